@@ -1,0 +1,38 @@
+// The Signer contract: every built-in, policy-driven and plug-in signer implements this.
+import type { ParsedCsr } from "../src/pki/types.js";
+
+/** Everything a signer may look at to decide: the CSR and the CSR object's spec fields. */
+export interface SigningRequest {
+  readonly signerName: string;
+  readonly csr: ParsedCsr;
+  /** spec.usages (seed strings, e.g. "digital signature"). */
+  readonly usages: readonly string[];
+  /** spec.expirationSeconds when set. */
+  readonly expirationSeconds?: number;
+  /** spec.username / uid / groups / extra of the requesting user (set by the API server). */
+  readonly username?: string;
+  readonly uid?: string;
+  readonly groups?: readonly string[];
+  readonly extra?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** Result of validate(): accepted, or a terminal reason a person can act on. */
+export type Validation =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: string };
+
+export interface Signer {
+  readonly signerName: string;
+  /** Terminal checks on subject, SANs, usages, extensions and lifetime. Pure: no I/O, no clock. */
+  validate(request: SigningRequest): Validation;
+  /**
+   * Issues the certificate. Returns the PEM chain (leaf first, then intermediates).
+   * Throws PlatformError: SIGNER_REJECTED (terminal, same as validate), or a retryable error
+   * (CA_EXPIRED, SIGNER_NOT_READY...) when a later attempt may succeed.
+   */
+  sign(request: SigningRequest, now: Date): Promise<string>;
+  /** PEM certificates to publish in this signer's ClusterTrustBundle. */
+  trustAnchors(): readonly string[];
+  /** Whether the signer can sign now (CA material loaded and valid). */
+  ready(): boolean;
+}

@@ -1,0 +1,82 @@
+// The storage contract of the API server: an etcd-like ordered key space with one global revision.
+//
+// Keys are `/<group>/<resource>/<namespace>/<name>` (cluster-scoped: `/<group>/<resource>/<name>`).
+// Values are JSON text of the object *without* metadata.resourceVersion: the registry sets it from
+// `modRevision` on the way out. Every write bumps the one global revision and is acknowledged only
+// after it is durable. A durable embedded backend (SQLite) and an in-memory backend implement this;
+// a distributed backend (etcd) can plug in behind the same interface.
+
+export interface KeyValue {
+  readonly key: string;
+  readonly value: string;
+  /** Revision of the write that created this key (etcd create_revision). */
+  readonly createRevision: number;
+  /** Revision of the last write to this key (etcd mod_revision): the object's resourceVersion. */
+  readonly modRevision: number;
+}
+
+export interface ListOptions {
+  /** Read the key space as it was at this revision (0 / undefined = latest). Older than the compacted revision → GONE. */
+  readonly revision?: number;
+  /** At most this many items (0 / undefined = all). */
+  readonly limit?: number;
+  /** Start strictly after this key (for `continue`). */
+  readonly startAfter?: string;
+}
+
+export interface ListResult {
+  readonly items: readonly KeyValue[];
+  /** The revision the list was read at; reuse it for the next page to get a consistent snapshot. */
+  readonly revision: number;
+  /** True when items were cut by `limit`. */
+  readonly more: boolean;
+  /** Number of keys after the last returned one, when known. */
+  readonly remaining?: number;
+}
+
+export type WatchEventType = "PUT" | "DELETE";
+
+export interface StorageEvent {
+  readonly type: WatchEventType;
+  readonly key: string;
+  /** The new value (PUT) or the last value before deletion (DELETE). */
+  readonly kv: KeyValue;
+  /** The value before this write (PUT of an existing key, DELETE); undefined for a create. */
+  readonly prev?: KeyValue;
+  /** Revision of this event (equals kv.modRevision for PUT; the delete's revision for DELETE). */
+  readonly revision: number;
+}
+
+export interface WatchOptions {
+  /** Deliver every event with revision > fromRevision (0 = only new events). Compacted → GONE. */
+  readonly fromRevision: number;
+}
+
+export interface Watch {
+  /** Stops delivery; idempotent. */
+  cancel(): void;
+}
+
+export interface Storage {
+  /** Current (latest) revision of the whole store. */
+  revision(): Promise<number>;
+  /** Oldest revision still readable by list/watch; anything older answers GONE. */
+  compactedRevision(): Promise<number>;
+  get(key: string): Promise<KeyValue | undefined>;
+  /** Keys with this prefix, in key order. */
+  list(prefix: string, options?: ListOptions): Promise<ListResult>;
+  /** Fails with ALREADY_EXISTS when the key exists. Returns the stored entry. */
+  create(key: string, value: string): Promise<KeyValue>;
+  /**
+   * Replaces the value. With `expectedModRevision`, fails with CONFLICT when the key's modRevision differs.
+   * Fails with NOT_FOUND when the key does not exist.
+   */
+  update(key: string, value: string, expectedModRevision?: number): Promise<KeyValue>;
+  /** Deletes and returns the last entry. NOT_FOUND when absent; CONFLICT on a stale expectedModRevision. */
+  delete(key: string, expectedModRevision?: number): Promise<{ readonly prev: KeyValue; readonly revision: number }>;
+  /** Streams events for keys under `prefix`, in revision order, starting after `fromRevision`. */
+  watch(prefix: string, options: WatchOptions, onEvent: (event: StorageEvent) => void, onError?: (err: Error) => void): Watch;
+  /** Forget history up to (not including) this revision. */
+  compact(revision: number): Promise<void>;
+  close(): Promise<void>;
+}
