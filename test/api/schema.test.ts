@@ -1,0 +1,106 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { groupNames, type GroupNames } from "../../src/api/group.js";
+import { childNode, listPatchMeta, schemaRegistry, type SchemaNode } from "../../src/api/schema.js";
+
+const defaults = groupNames();
+const k8s = groupNames("k8s.io");
+
+/** The node at a dotted path; `[]` steps into list items. */
+function nodeAt(root: SchemaNode | undefined, path: string): SchemaNode | undefined {
+  let node = root;
+  for (const step of path.split(".")) {
+    node = step === "[]" ? (node?.type === "list" ? node.items : undefined) : childNode(node, step);
+  }
+  return node;
+}
+
+const served: [keyof GroupNames | "core", string][] = [
+  ["core", "ServiceAccount"],
+  ["core", "Namespace"],
+  ["core", "Secret"],
+  ["core", "Pod"],
+  ["core", "Status"],
+  ["core", "DeleteOptions"],
+  ["authentication", "TokenRequest"],
+  ["authentication", "TokenReview"],
+  ["authentication", "SelfSubjectReview"],
+  ["authorization", "SubjectAccessReview"],
+  ["certificates", "CertificateSigningRequest"],
+  ["certificates", "ClusterTrustBundle"],
+  ["rbac", "Role"],
+  ["rbac", "ClusterRole"],
+  ["rbac", "RoleBinding"],
+  ["rbac", "ClusterRoleBinding"],
+  ["apps", "ControllerRevision"],
+  ["events", "Event"],
+  ["coordination", "Lease"],
+];
+
+const group = (names: GroupNames, role: keyof GroupNames | "core") => (role === "core" ? "" : (names[role] as string));
+
+describe("field schema registry", () => {
+  it.each(served)("serves the %s group's %s under either suffix", (role, kind) => {
+    expect(schemaRegistry(defaults).lookup(group(defaults, role), kind)?.type).toBe("object");
+    expect(schemaRegistry(k8s).lookup(group(k8s, role), kind)?.type).toBe("object");
+  });
+
+  it("lists exactly the served kinds and resolves groups from the suffix", () => {
+    const kinds = schemaRegistry(k8s).kinds();
+    expect(kinds).toHaveLength(served.length);
+    expect(kinds).toContainEqual({ group: "certificates.k8s.io", kind: "CertificateSigningRequest" });
+    expect(schemaRegistry(k8s).lookup("certificates.platform.io", "CertificateSigningRequest")).toBeUndefined();
+  });
+
+  it.each([
+    [{ apiVersion: "v1", kind: "Secret" }, true],
+    [{ apiVersion: `${defaults.events}/v1`, kind: "Event" }, true],
+    [{ apiVersion: "apps/v1", kind: "ControllerRevision" }, true],
+    [{ apiVersion: "example.com/v1", kind: "Widget" }, false],
+    [{ kind: "Secret" }, false],
+  ])("finds the schema of %j by its apiVersion: %s", (obj, found) => {
+    expect(schemaRegistry().forObject(obj) !== undefined).toBe(found);
+  });
+
+  it.each([
+    ["ServiceAccount", "", "secrets", { strategy: "merge", mergeKey: "name" }],
+    ["ServiceAccount", "", "imagePullSecrets", { strategy: "atomic", mergeKey: "" }],
+    ["ServiceAccount", "", "metadata.finalizers", { strategy: "merge", mergeKey: "" }],
+    ["ServiceAccount", "", "metadata.ownerReferences", { strategy: "merge", mergeKey: "uid" }],
+    ["ServiceAccount", "", "metadata.managedFields", { strategy: "atomic", mergeKey: "" }],
+    ["CertificateSigningRequest", defaults.certificates, "spec.usages", { strategy: "atomic", mergeKey: "" }],
+    ["CertificateSigningRequest", defaults.certificates, "spec.groups", { strategy: "atomic", mergeKey: "" }],
+    ["CertificateSigningRequest", defaults.certificates, "status.conditions", { strategy: "merge", mergeKey: "type" }],
+    ["RoleBinding", defaults.rbac, "subjects", { strategy: "atomic", mergeKey: "" }],
+    ["ClusterRole", defaults.rbac, "rules.[].verbs", { strategy: "atomic", mergeKey: "" }],
+    ["TokenRequest", defaults.authentication, "spec.audiences", { strategy: "atomic", mergeKey: "" }],
+    ["Pod", "", "spec.containers", { strategy: "merge", mergeKey: "name" }],
+    ["Pod", "", "spec.containers.[].env", { strategy: "merge", mergeKey: "name" }],
+    ["Pod", "", "spec.containers.[].ports", { strategy: "merge", mergeKey: "containerPort" }],
+    ["Pod", "", "spec.containers.[].args", { strategy: "atomic", mergeKey: "" }],
+    ["Namespace", "", "spec.finalizers", { strategy: "atomic", mergeKey: "" }],
+  ])("patches %s %s as the seed says", (kind, g, path, meta) => {
+    const { strategy, mergeKey } = listPatchMeta(nodeAt(schemaRegistry().lookup(g, kind), path));
+    expect({ strategy, mergeKey }).toEqual(meta);
+  });
+
+  it.each([
+    ["ServiceAccount", "", "metadata.labels", "map"],
+    ["Secret", "", "data", "map"],
+    ["SubjectAccessReview", defaults.authorization, "spec.extra", "map"],
+    ["SubjectAccessReview", defaults.authorization, "spec.resourceAttributes.subresource", "string"],
+    ["Event", defaults.events, "deprecatedSource.host", "string"],
+    ["Event", defaults.events, "series.count", "integer"],
+    ["Lease", defaults.coordination, "spec.leaseTransitions", "integer"],
+    ["ControllerRevision", "apps", "data", "any"],
+    ["ClusterTrustBundle", defaults.certificates, "spec.trustBundle", "string"],
+  ])("describes %s %s as %s", (kind, g, path, type) => {
+    expect(nodeAt(schemaRegistry().lookup(g, kind), path)?.type).toBe(type);
+  });
+
+  it("writes no group suffix into the schema sources", () => {
+    const dir = new URL("../../src/api/schema/", import.meta.url);
+    const sources = [new URL("../../src/api/schema.ts", import.meta.url), ...readdirSync(dir).map((f) => new URL(f, dir))];
+    for (const file of sources) expect(readFileSync(file, "utf8")).not.toMatch(/platform\.io|k8s\.io/);
+  });
+});

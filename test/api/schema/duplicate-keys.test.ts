@@ -1,0 +1,59 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { findDuplicateKeys } from "../../../src/api/schema.js";
+import { isPlatformError } from "../../../src/errors.js";
+
+describe("duplicate JSON key detection", () => {
+  it.each([
+    ["no duplicates", '{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}', []],
+    ["a top-level duplicate", '{"kind":"Pod","kind":"Secret"}', ["kind"]],
+    ["a nested duplicate", '{"metadata":{"name":"a","labels":{},"name":"b"}}', ["metadata.name"]],
+    ["a duplicate inside a list item", '{"spec":{"containers":[{"name":"a"},{"name":"b","image":"x","image":"y"}]}}', ["spec.containers[1].image"]],
+    ["the same key spelt with an escape", '{"a":1,"\\u0061":2}', ["a"]],
+    ["a key that repeats three times, twice", '{"x":1,"x":2,"x":3}', ["x", "x"]],
+    ["duplicates in sibling objects only once each", '[{"op":"add","op":"remove"},{"path":"/a","path":"/b"}]', ["[0].op", "[1].path"]],
+    ["keys equal only to a sibling's, which are fine", '{"a":{"k":1},"b":{"k":1}}', []],
+    ["strings that look like structure", '{"a":"{\\"a\\":1,\\"a\\":2}","b":"]["}', []],
+    ["a scalar document", " 42 ", []],
+  ])("finds %s", (_n, text, paths) => {
+    expect(findDuplicateKeys(text)).toEqual(paths);
+  });
+
+  it.each([['{"a":1'], ['{"a" 1}'], ["[1,]"], ['{"a":1}x'], ['{"a":"unterminated}'], [""], ["{'a':1}"]])("refuses %j as not JSON", (text) => {
+    let code: string | undefined;
+    try {
+      findDuplicateKeys(text);
+    } catch (e) {
+      code = isPlatformError(e) ? e.code : "untyped";
+    }
+    expect(code).toBe("BAD_REQUEST");
+  });
+
+  it("scans nesting far deeper than the call stack allows", () => {
+    const depth = 200_000;
+    const text = `${'{"a":'.repeat(depth)}{"b":1,"b":2}${"}".repeat(depth)}`;
+    const found = findDuplicateKeys(text);
+    expect(found).toHaveLength(1);
+    expect(found[0]!.endsWith("a.a.b")).toBe(true);
+  });
+
+  it("finds nothing in any JSON.stringify output", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        expect(findDuplicateKeys(JSON.stringify(v, null, 1))).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("finds a key repeated at the end of any object", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 5 }), (obj) => {
+        const [first] = Object.keys(obj);
+        const text = `${JSON.stringify(obj).slice(0, -1)},${JSON.stringify(first)}:null}`;
+        expect(findDuplicateKeys(text)).toEqual([first]);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
