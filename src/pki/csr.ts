@@ -3,13 +3,14 @@
 // Importing the public key dominates the cost of a CSR: node imports a JWK roughly twice (EC) to four
 // times (RSA) faster than SPKI DER, so the JWK is built from the SPKI fields read here.
 import { Buffer } from "node:buffer";
-import { constants, createPublicKey, verify, type JsonWebKey, type KeyObject } from "node:crypto";
+import { constants, createHash, createPublicKey, verify, type JsonWebKey, type KeyObject } from "node:crypto";
 import { invalidOption, PlatformError } from "../errors.js";
 import { DerReader, Tag, contextTag, type Tlv } from "./der.js";
 import { noSans, readGeneralNames, readName } from "./names.js";
 import { describeOid, OID } from "./oids.js";
 import { checkMaxBytes, decodeSinglePem } from "./pem.js";
 import type { Extension, KeyAlgorithm, NamedCurve, ParsedCsr, PublicKeyInfo, SubjectAltNames } from "./types.js";
+import { nativeEcdsaVerify } from "./native.js";
 
 export interface ParseCsrOptions {
   /** Upper bound on the input size in bytes (default 64 KiB). */
@@ -50,6 +51,8 @@ interface KeyMaterial {
   readonly info: PublicKeyInfo;
   /** JWK to import, or undefined when only the SPKI DER form can express the key (compressed EC points). */
   readonly jwk: JsonWebKey | undefined;
+  /** Uncompressed EC point, for the native verifier. */
+  readonly ecPoint?: Uint8Array;
 }
 
 interface SignatureCheck {
@@ -250,7 +253,7 @@ function ecKey(bytes: Uint8Array, spkiDer: Uint8Array, alg: Algorithm): KeyMater
   if (form === 0x04 && bytes.length === 1 + 2 * curve.size) {
     const x = b64url(bytes.subarray(1, 1 + curve.size));
     const y = b64url(bytes.subarray(1 + curve.size));
-    return { info, jwk: { kty: "EC", crv: curve.curve, x, y } };
+    return { info, jwk: { kty: "EC", crv: curve.curve, x, y }, ecPoint: bytes };
   }
   // JWK cannot carry a compressed point; these rare keys take the slower SPKI import.
   if ((form === 0x02 || form === 0x03) && bytes.length === 1 + curve.size) return { info, jwk: undefined };
@@ -348,6 +351,13 @@ function verifySignatureOnce(der: Uint8Array, key: KeyMaterial, check: Signature
 }
 
 function verifySignature(key: KeyMaterial, check: SignatureCheck, tbs: Uint8Array, signature: Uint8Array): void {
+  if (nativeEcdsaVerify !== undefined && key.ecPoint !== undefined && check.hash !== null) {
+    const digest = createHash(check.hash).update(tbs).digest();
+    const verdict = nativeEcdsaVerify(key.info.bits, key.ecPoint, digest, signature);
+    if (verdict === true) return;
+    if (verdict === false) throw new PlatformError("CSR_SIGNATURE", "CSR signature does not verify with the request's own public key");
+    // null: the native verifier cannot judge this key; node:crypto decides below.
+  }
   const keyObject = importKey(key);
   let ok = false;
   try {
