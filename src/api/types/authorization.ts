@@ -1,0 +1,43 @@
+// Authorization group (v1): SubjectAccessReview, the question "may this user do this?" and its answer.
+import type { ApiObject } from "../meta.js";
+
+export const SUBJECT_ACCESS_REVIEW_KIND = "SubjectAccessReview";
+export const AUTHORIZATION_VERSION = "v1";
+
+export interface ResourceAttributes {
+  namespace?: string;
+  verb?: string;
+  group?: string;
+  version?: string;
+  resource?: string;
+  subresource?: string;
+  name?: string;
+}
+
+export interface NonResourceAttributes {
+  path?: string;
+  verb?: string;
+}
+
+export interface SubjectAccessReviewSpec {
+  /** Exactly one of resourceAttributes and nonResourceAttributes. */
+  resourceAttributes?: ResourceAttributes;
+  nonResourceAttributes?: NonResourceAttributes;
+  /** At least one of user and groups. */
+  user?: string;
+  groups?: string[];
+  uid?: string;
+  extra?: Record<string, string[]>;
+}
+
+export interface SubjectAccessReviewStatus {
+  allowed: boolean;
+  denied?: boolean;
+  reason?: string;
+  evaluationError?: string;
+}
+
+export interface SubjectAccessReview extends ApiObject {
+  spec: SubjectAccessReviewSpec;
+  status?: SubjectAccessReviewStatus;
+}

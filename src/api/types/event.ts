@@ -1,0 +1,40 @@
+// Event (events group, v1): a report of something that happened to an object, optionally one of a series.
+import type { ApiObject, ApiList } from "../meta.js";
+import type { ObjectReference } from "./core.js";
+
+export const EVENT_KIND = "Event";
+export const EVENT_VERSION = "v1";
+
+export type EventType = "Normal" | "Warning";
+export const EVENT_TYPES: readonly EventType[] = ["Normal", "Warning"];
+
+export interface EventSeries {
+  count: number;
+  /** MicroTime of the last occurrence counted. */
+  lastObservedTime: string;
+}
+
+export interface EventSource {
+  component?: string;
+  host?: string;
+}
+
+export interface Event extends ApiObject {
+  /** MicroTime (RFC 3339 with microseconds) the event was first observed. */
+  eventTime: string;
+  action?: string;
+  reason?: string;
+  note?: string;
+  type?: EventType;
+  regarding?: ObjectReference;
+  related?: ObjectReference;
+  reportingController?: string;
+  reportingInstance?: string;
+  series?: EventSeries;
+  deprecatedCount?: number;
+  deprecatedFirstTimestamp?: string;
+  deprecatedLastTimestamp?: string;
+  deprecatedSource?: EventSource;
+}
+
+export type EventList = ApiList<Event>;

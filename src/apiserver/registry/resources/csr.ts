@@ -1,0 +1,129 @@
+// CertificateSigningRequest: definition, main strategy, and the /approval and /status subresources (seed 000 §2–§3).
+import type { ApiObject } from "../../../api/meta.js";
+import type { GroupNames } from "../../../api/group.js";
+import { CSR_KIND, CSR_VERSION } from "../../../api/types/csr.js";
+import { csrConditionSummary } from "../../../api/conditions.js";
+import type { ResourceDefinition, StrategyContext, SubresourceStrategy } from "../strategy.js";
+import { checkShape, dropNulls, isRecord } from "./shape.js";
+import { buildStrategy, immutableFields, keepAllBut, specChanged, defineResource, SUBRESOURCE_VERBS } from "./strategy-kit.js";
+import { column, ageColumn, humanDuration, nameColumn, NONE, orNone, since, text } from "./printing.js";
+import {
+  CSR_SHAPE,
+  populateConditionTimestamps,
+  preserveConditions,
+  validateCertificate,
+  validateConditions,
+  validateSpec,
+  validateTransition,
+  view,
+  type TransitionRules,
+} from "./csr-rules.js";
+
+const IMMUTABLE_SPEC = ["request", "signerName", "expirationSeconds", "usages", "username", "uid", "groups", "extra"].map((f) => `spec.${f}`);
+
+/** Sets the requester fields from the authenticated user; whatever the client sent there is dropped. */
+function setRequester(obj: ApiObject, ctx: StrategyContext): void {
+  const spec = obj.spec;
+  if (!isRecord(spec)) return;
+  for (const f of ["username", "uid", "groups", "extra"]) delete spec[f];
+  const user = ctx.user;
+  if (!user) return;
+  spec.username = user.username;
+  if (user.uid) spec.uid = user.uid;
+  if (user.groups?.length) spec.groups = [...user.groups];
+  if (user.extra && Object.keys(user.extra).length > 0) spec.extra = structuredClone(user.extra);
+}
+
+const statusRules = (obj: ApiObject) => [...validateConditions(view(obj).status?.conditions ?? []), ...validateCertificate(obj)];
+
+/** A subresource that may change conditions (and for /status the certificate), everything else kept from storage. */
+function conditionSubresource(prepare: (next: ApiObject, previous: ApiObject) => void, rules: TransitionRules): SubresourceStrategy {
+  return {
+    verbs: SUBRESOURCE_VERBS,
+    prepareForUpdate(next, previous, ctx) {
+      prepare(next, previous);
+      dropNulls(next, CSR_SHAPE);
+      for (const type of ["Approved", "Denied", "Failed"] as const) if (!rules.mayAdd.includes(type)) preserveConditions(next, previous, type);
+      populateConditionTimestamps(next, previous, ctx.now);
+    },
+    validateUpdate(next, previous) {
+      const typeErrors = checkShape(next, CSR_SHAPE, "");
+      return typeErrors.length > 0 ? typeErrors : [...statusRules(next), ...validateTransition(next, previous, rules)];
+    },
+  };
+}
+
+/** `/approval`: only status.conditions change; Approved and Denied may be added, Failed not. */
+const approval = conditionSubresource(
+  (next, previous) => {
+    const status = next.status;
+    keepAllBut(next, previous, []);
+    if (isRecord(status)) {
+      const kept = isRecord(previous.status) ? structuredClone(previous.status) : {};
+      if (status.conditions === undefined) delete kept.conditions;
+      else kept.conditions = status.conditions;
+      next.status = kept;
+    } else if (status !== undefined) next.status = status; // left for the type check to refuse
+  },
+  { mayAdd: ["Approved", "Denied"], maySetCertificate: false },
+);
+
+/** `/status`: conditions and the certificate change, the spec is kept; Failed may be added, Approved and Denied not. */
+const status = conditionSubresource((next, previous) => keepAllBut(next, previous, ["status"]), { mayAdd: ["Failed"], maySetCertificate: true });
+
+const strategy = buildStrategy({
+  shape: CSR_SHAPE,
+  prepareForCreate(obj, ctx) {
+    setRequester(obj, ctx);
+    // Be explicit that a request cannot be created approved or issued.
+    obj.status = {};
+  },
+  validate(obj, ctx) {
+    return [...validateSpec(obj, ctx.names), ...statusRules(obj)];
+  },
+  prepareForUpdate(next, previous) {
+    if (previous.status === undefined) delete next.status;
+    else next.status = structuredClone(previous.status);
+  },
+  validateUpdate(next, previous) {
+    return [...immutableFields(next, previous, IMMUTABLE_SPEC), ...validateTransition(next, previous, { mayAdd: [], maySetCertificate: false })];
+  },
+  specChanged,
+  subresources: { approval, status },
+});
+
+function row(obj: ApiObject, now: Date): unknown[] {
+  const { spec } = view(obj);
+  const seconds = spec?.expirationSeconds;
+  return [
+    obj.metadata.name,
+    since(obj.metadata.creationTimestamp, now),
+    orNone(spec?.signerName),
+    text(spec?.username),
+    typeof seconds === "number" ? humanDuration(seconds) : NONE,
+    csrConditionSummary(view(obj)),
+  ];
+}
+
+export function csrDefinition(names: GroupNames): ResourceDefinition {
+  return defineResource({
+    group: names.certificates,
+    version: CSR_VERSION,
+    kind: CSR_KIND,
+    plural: "certificatesigningrequests",
+    shortNames: ["csr"],
+    namespaced: false,
+    nameRule: "path-segment",
+    fieldSelectors: { "spec.signerName": (obj) => view(obj).spec?.signerName },
+    columns: [
+      nameColumn,
+      ageColumn,
+      column("SignerName", "Name of the signer asked to issue the certificate."),
+      column("Requestor", "Name of the user which submitted the request."),
+      column("RequestedDuration", "Requested certificate lifetime (spec.expirationSeconds)."),
+      column("Condition", "Approval and issuance state of the request."),
+    ],
+    row,
+    strategy,
+  });
+}

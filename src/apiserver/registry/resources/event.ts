@@ -1,0 +1,121 @@
+// Event (events v1, namespaced): required reporting fields and limits for new events, immutable after creation but for the series.
+import { Buffer } from "node:buffer";
+import type { ApiObject } from "../../../api/meta.js";
+import type { GroupNames } from "../../../api/group.js";
+import { EVENT_KIND, EVENT_TYPES, EVENT_VERSION, type Event } from "../../../api/types/event.js";
+import type { FieldError, ResourceDefinition } from "../strategy.js";
+import { invalid, notSupported, required, validateQualifiedName } from "../validation.js";
+import { fields, isRecord, OBJECT_REFERENCE } from "./shape.js";
+import { buildStrategy, defineResource, immutableFields } from "./strategy-kit.js";
+import { column, NONE, since, text } from "./printing.js";
+
+export const EVENT_FIELD_LIMIT = 128;
+export const EVENT_NOTE_LIMIT_BYTES = 1024;
+/**
+ * Upstream wants a series count of at least 2 (a series starts with the second occurrence); 1 is accepted here so
+ * a recorder may open a series with its first occurrence (a deliberate difference from upstream).
+ */
+export const EVENT_SERIES_MIN_COUNT = 1;
+
+const SHAPE = fields({
+  eventTime: "time",
+  action: "string",
+  reason: "string",
+  note: "string",
+  type: "string",
+  regarding: OBJECT_REFERENCE,
+  related: OBJECT_REFERENCE,
+  reportingController: "string",
+  reportingInstance: "string",
+  series: fields({ count: "int32", lastObservedTime: "time" }),
+  deprecatedCount: "int32",
+  deprecatedFirstTimestamp: "time",
+  deprecatedLastTimestamp: "time",
+  deprecatedSource: fields({ component: "string", host: "string" }),
+});
+
+/** Everything but the series is fixed once an event is written. */
+const IMMUTABLE = [
+  "eventTime", "action", "reason", "note", "type", "regarding", "related", "reportingController", "reportingInstance",
+  "deprecatedCount", "deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedSource",
+];
+
+function requiredShort(ev: Event, name: "action" | "reason" | "reportingInstance"): FieldError[] {
+  const value = ev[name];
+  if (!value) return [required(name)];
+  return value.length > EVENT_FIELD_LIMIT ? [invalid(name, "", `can have at most ${EVENT_FIELD_LIMIT} characters`)] : [];
+}
+
+function validateEvent(obj: ApiObject): FieldError[] {
+  const ev = obj as Event;
+  const errors: FieldError[] = [];
+  if (!ev.eventTime) errors.push(required("eventTime"));
+  errors.push(...requiredShort(ev, "action"), ...requiredShort(ev, "reason"), ...requiredShort(ev, "reportingInstance"));
+  if (!ev.reportingController) errors.push(required("reportingController"));
+  else errors.push(...validateQualifiedName("reportingController", ev.reportingController));
+  if (!(EVENT_TYPES as readonly string[]).includes(ev.type ?? "")) errors.push(notSupported("type", ev.type ?? "", EVENT_TYPES));
+  if (ev.note !== undefined && Buffer.byteLength(ev.note) > EVENT_NOTE_LIMIT_BYTES) {
+    errors.push(invalid("note", "", `can have at most ${EVENT_NOTE_LIMIT_BYTES} bytes`));
+  }
+  if (ev.series) {
+    if (ev.series.count === undefined) errors.push(required("series.count"));
+    else if (ev.series.count < EVENT_SERIES_MIN_COUNT) errors.push(invalid("series.count", ev.series.count, `should be at least ${EVENT_SERIES_MIN_COUNT}`));
+    if (!ev.series.lastObservedTime) errors.push(required("series.lastObservedTime"));
+  }
+  for (const f of ["deprecatedCount", "deprecatedFirstTimestamp", "deprecatedLastTimestamp"] as const) {
+    if (ev[f]) errors.push(invalid(f, "", "needs to be unset"));
+  }
+  if (ev.deprecatedSource?.component || ev.deprecatedSource?.host) errors.push(invalid("deprecatedSource", "", "needs to be unset"));
+  return errors;
+}
+
+const strategy = buildStrategy({
+  shape: SHAPE,
+  validate: validateEvent,
+  validateUpdate: (next, previous) => immutableFields(next, previous, IMMUTABLE),
+});
+
+/** Cells as upstream's event printer, wide columns included (kubectl hides them without -o wide). */
+function row(obj: ApiObject, now: Date): unknown[] {
+  const ev = obj as Partial<Record<keyof Event, unknown>> & ApiObject;
+  const series = isRecord(ev.series) ? ev.series : undefined;
+  const regarding = isRecord(ev.regarding) ? ev.regarding : {};
+  const source = isRecord(ev.deprecatedSource) ? ev.deprecatedSource : {};
+  const first = since(ev.deprecatedFirstTimestamp || ev.eventTime, now);
+  const last = series ? since(series.lastObservedTime, now) : ev.deprecatedLastTimestamp ? since(ev.deprecatedLastTimestamp, now) : first;
+  const count = series ? series.count : ev.deprecatedCount || 1;
+  const kind = text(regarding.kind).toLowerCase();
+  const target = regarding.name ? `${kind}/${text(regarding.name)}` : kind;
+  const component = text(source.component) || text(ev.reportingController);
+  const instance = text(source.host) || text(ev.reportingInstance);
+  return [
+    last, text(ev.type), text(ev.reason), target, text(regarding.fieldPath), instance ? `${component}, ${instance}` : component,
+    text(ev.note).trim(), first, count, obj.metadata.name ?? NONE,
+  ];
+}
+
+export function eventDefinition(names: GroupNames): ResourceDefinition {
+  return defineResource({
+    group: names.events,
+    version: EVENT_VERSION,
+    kind: EVENT_KIND,
+    plural: "events",
+    shortNames: ["ev"],
+    namespaced: true,
+    nameRule: "dns-subdomain",
+    columns: [
+      column("Last Seen", "Time of the last occurrence."),
+      column("Type", "Normal or Warning."),
+      column("Reason", "Why the action was taken."),
+      column("Object", "The object the event is about."),
+      column("Subobject", "Field path within the object.", 1),
+      column("Source", "Reporting controller and instance.", 1),
+      column("Message", "Human-readable description."),
+      column("First Seen", "Time of the first occurrence.", 1),
+      column("Count", "Number of occurrences.", 1, "integer"),
+      { ...column("Name", "Name of the event.", 1), format: "name" },
+    ],
+    row,
+    strategy,
+  });
+}

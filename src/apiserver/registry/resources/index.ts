@@ -1,0 +1,42 @@
+// Every resource the embedded API server serves, built for one group suffix.
+import type { GroupNames } from "../../../api/group.js";
+import type { ResourceDefinition } from "../strategy.js";
+import { clusterRoleBindingDefinition } from "./cluster-role-binding.js";
+import { clusterRoleDefinition } from "./cluster-role.js";
+import { clusterTrustBundleDefinition } from "./cluster-trust-bundle.js";
+import { controllerRevisionDefinition } from "./controller-revision.js";
+import { csrDefinition } from "./csr.js";
+import { eventDefinition } from "./event.js";
+import { leaseDefinition } from "./lease.js";
+import { namespaceDefinition } from "./namespace.js";
+import { podDefinition } from "./pod.js";
+import { roleBindingDefinition } from "./role-binding.js";
+import { roleDefinition } from "./role.js";
+import { secretDefinition } from "./secret.js";
+import { selfSubjectReviewDefinition } from "./self-subject-review.js";
+import { serviceAccountDefinition } from "./service-account.js";
+import { subjectAccessReviewDefinition } from "./subject-access-review.js";
+import { tokenReviewDefinition } from "./token-review.js";
+
+export { tokenRequestStrategy } from "./token-request.js";
+
+export function allResources(names: GroupNames): ResourceDefinition[] {
+  return [
+    namespaceDefinition(),
+    serviceAccountDefinition(),
+    secretDefinition(),
+    podDefinition(),
+    tokenReviewDefinition(names),
+    selfSubjectReviewDefinition(names),
+    subjectAccessReviewDefinition(names),
+    csrDefinition(names),
+    clusterTrustBundleDefinition(names),
+    roleDefinition(names),
+    clusterRoleDefinition(names),
+    roleBindingDefinition(names),
+    clusterRoleBindingDefinition(names),
+    controllerRevisionDefinition(names),
+    eventDefinition(names),
+    leaseDefinition(names),
+  ];
+}

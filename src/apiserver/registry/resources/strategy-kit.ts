@@ -1,0 +1,131 @@
+// Builds ResourceStrategy objects from a kind's shape and rules: type checks first, then rules, plus shared update functions.
+import type { ApiObject } from "../../../api/meta.js";
+import type { FieldError, ResourceDefinition, ResourceStrategy, StrategyContext, SubresourceStrategy, Verb } from "../strategy.js";
+import { immutable } from "../validation.js";
+import { checkShape, dropNulls, isRecord, type Shape } from "./shape.js";
+
+export const STANDARD_VERBS: readonly Verb[] = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"];
+export const CREATE_ONLY_VERBS: readonly Verb[] = ["create"];
+export const SUBRESOURCE_VERBS: readonly Verb[] = ["get", "update", "patch"];
+
+type DefinitionParts = Omit<ResourceDefinition, "listKind" | "singular" | "verbs"> & Partial<Pick<ResourceDefinition, "verbs">>;
+
+/** A definition with the derivable names filled in: `<Kind>List`, the lower-case singular, and all standard verbs. */
+export function defineResource(parts: DefinitionParts): ResourceDefinition {
+  return { listKind: `${parts.kind}List`, singular: parts.kind.toLowerCase(), verbs: STANDARD_VERBS, ...parts };
+}
+
+export interface StrategyParts {
+  /** Shape of the kind's own top-level fields (metadata is the registry's). */
+  readonly shape: Shape;
+  prepareForCreate?(obj: ApiObject, ctx: StrategyContext): void;
+  prepareForUpdate?(next: ApiObject, previous: ApiObject, ctx: StrategyContext): void;
+  /** Rules on a well-typed object; not called when type checks fail. */
+  validate?(obj: ApiObject, ctx: StrategyContext): FieldError[];
+  /** Update rules on a well-typed object; not called when type checks fail. */
+  validateUpdate?(next: ApiObject, previous: ApiObject, ctx: StrategyContext): FieldError[];
+  /** Defaults to: anything but metadata and status changed. */
+  specChanged?(next: ApiObject, previous: ApiObject): boolean;
+  readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
+}
+
+export function buildStrategy(parts: StrategyParts): ResourceStrategy {
+  const typeErrors = (obj: ApiObject): FieldError[] => checkShape(obj, parts.shape, "");
+  return {
+    prepareForCreate(obj, ctx) {
+      dropNulls(obj, parts.shape);
+      parts.prepareForCreate?.(obj, ctx);
+    },
+    validate(obj, ctx) {
+      const errors = typeErrors(obj);
+      return errors.length > 0 || !parts.validate ? errors : parts.validate(obj, ctx);
+    },
+    prepareForUpdate(next, previous, ctx) {
+      dropNulls(next, parts.shape);
+      parts.prepareForUpdate?.(next, previous, ctx);
+    },
+    validateUpdate(next, previous, ctx) {
+      // validate(next) has already reported type errors; rules below assume a well-typed object.
+      if (!parts.validateUpdate || typeErrors(next).length > 0) return [];
+      return parts.validateUpdate(next, previous, ctx);
+    },
+    specChanged: parts.specChanged ?? contentChanged,
+    ...(parts.subresources ? { subresources: parts.subresources } : {}),
+  };
+}
+
+export interface StatusParts {
+  readonly shape: Shape;
+  /** Runs after everything but `status` (and metadata) was taken from the stored object. */
+  prepareForUpdate?(next: ApiObject, previous: ApiObject, ctx: StrategyContext): void;
+  validateUpdate?(next: ApiObject, previous: ApiObject, ctx: StrategyContext): FieldError[];
+}
+
+/** A `/status` subresource: writes change `status` only; the main resource's fields come from the stored object. */
+export function statusSubresource(parts: StatusParts): SubresourceStrategy {
+  return {
+    verbs: SUBRESOURCE_VERBS,
+    prepareForUpdate(next, previous, ctx) {
+      keepAllBut(next, previous, ["status"]);
+      dropNulls(next, parts.shape);
+      parts.prepareForUpdate?.(next, previous, ctx);
+    },
+    validateUpdate(next, previous, ctx) {
+      const errors = checkShape(next, parts.shape, "");
+      return errors.length > 0 || !parts.validateUpdate ? errors : parts.validateUpdate(next, previous, ctx);
+    },
+  };
+}
+
+/** Copies every top-level field but metadata and `except` from `previous` onto `next` (dropping ones `previous` lacks). */
+export function keepAllBut(next: ApiObject, previous: ApiObject, except: readonly string[]): void {
+  const skip = new Set(["metadata", ...except]);
+  for (const k of Object.keys(next)) if (!skip.has(k) && !(k in previous)) delete next[k];
+  for (const [k, v] of Object.entries(previous)) if (!skip.has(k)) next[k] = structuredClone(v);
+}
+
+/** Whether a value is what an unset field decodes to upstream (absent, null, "", [] or {}). */
+function isEmpty(v: unknown): boolean {
+  return v === undefined || v === null || v === "" || (Array.isArray(v) && v.length === 0) || (isRecord(v) && Object.keys(v).length === 0);
+}
+
+/** Semantic JSON equality: key order does not matter, and empty values equal absent ones (as upstream compares). */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (isEmpty(a) && isEmpty(b)) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  }
+  if (isRecord(a) && isRecord(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    for (const k of keys) if (!deepEqual(a[k], b[k])) return false;
+    return true;
+  }
+  return false;
+}
+
+/** The value at a dotted path (`spec.signerName`), undefined when any step is missing. */
+export function valueAt(obj: unknown, path: string): unknown {
+  let cur = obj;
+  for (const step of path.split(".")) {
+    if (!isRecord(cur)) return undefined;
+    cur = cur[step];
+  }
+  return cur;
+}
+
+/** "field is immutable" for each dotted path whose value differs between `next` and `previous`. */
+export function immutableFields(next: ApiObject, previous: ApiObject, paths: readonly string[]): FieldError[] {
+  return paths.filter((p) => !deepEqual(valueAt(next, p), valueAt(previous, p))).map((p) => immutable(p, valueAt(next, p)));
+}
+
+/** Whether anything but metadata and status changed: what generation counts for kinds without a spec. */
+export function contentChanged(next: ApiObject, previous: ApiObject): boolean {
+  const strip = ({ metadata: _m, status: _s, ...rest }: ApiObject): Record<string, unknown> => rest;
+  return !deepEqual(strip(next), strip(previous));
+}
+
+/** Whether `spec` changed: what generation counts for kinds with a spec. */
+export function specChanged(next: ApiObject, previous: ApiObject): boolean {
+  return !deepEqual(next.spec, previous.spec);
+}

@@ -1,0 +1,32 @@
+// TokenReview (authentication v1, create-only): "whose token is this?"; the identity layer fills status.
+import type { GroupNames } from "../../../api/group.js";
+import { AUTHENTICATION_VERSION, TOKEN_REVIEW_KIND, type TokenReviewSpec } from "../../../api/types/authentication.js";
+import type { ResourceDefinition } from "../strategy.js";
+import { required } from "../validation.js";
+import { fields, STRING_LIST } from "./shape.js";
+import { buildStrategy, CREATE_ONLY_VERBS, defineResource } from "./strategy-kit.js";
+
+const strategy = buildStrategy({
+  shape: fields({ spec: fields({ token: "string", audiences: STRING_LIST }) }),
+  prepareForCreate(obj) {
+    delete obj.status;
+  },
+  validate(obj) {
+    const spec = obj.spec as TokenReviewSpec | undefined;
+    return spec?.token ? [] : [required("spec.token", "token is required for TokenReview")];
+  },
+});
+
+export function tokenReviewDefinition(names: GroupNames): ResourceDefinition {
+  return defineResource({
+    group: names.authentication,
+    version: AUTHENTICATION_VERSION,
+    kind: TOKEN_REVIEW_KIND,
+    plural: "tokenreviews",
+    namespaced: false,
+    verbs: CREATE_ONLY_VERBS,
+    nameRule: "dns-subdomain",
+    createOnly: true,
+    strategy,
+  });
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { checkShape, dropNulls, EXTRA, fields, listOf, mapOf, type Shape } from "../../../src/apiserver/registry/resources/shape.js";
+import { summary } from "./fixtures.js";
+
+const SHAPE: Shape = fields({
+  name: "string",
+  on: "boolean",
+  small: "int32",
+  big: "int64",
+  at: "time",
+  raw: "any",
+  tags: listOf("string"),
+  labels: mapOf("string"),
+  extra: EXTRA,
+  nested: fields({ items: listOf(fields({ n: "int32" })) }),
+});
+
+describe("checkShape", () => {
+  it.each([
+    ["every field well typed", { name: "a", on: true, small: -(2 ** 31), big: 2 ** 53 - 1, at: "2030-01-02T03:04:05.123456+01:00", raw: [null, { a: 1 }], tags: ["a"], labels: { a: "b" }, extra: { k: ["v"] }, nested: { items: [{ n: 1 }] } }],
+    ["nulls standing for absent fields", { name: null, tags: null, nested: null }],
+    ["unknown fields", { other: 5 }],
+  ])("accepts %s", (_, value) => {
+    expect(checkShape(value, SHAPE, "")).toEqual([]);
+  });
+
+  it.each([
+    ["a number for a string", { name: 1 }, ["name FieldValueTypeInvalid"]],
+    ["a string for a boolean", { on: "true" }, ["on FieldValueTypeInvalid"]],
+    ["a fraction for an int32", { small: 1.5 }, ["small FieldValueTypeInvalid"]],
+    ["an int32 out of range", { small: 2 ** 31 }, ["small FieldValueInvalid"]],
+    ["an unsafe int64", { big: 2 ** 53 }, ["big FieldValueTypeInvalid"]],
+    ["a date without zone", { at: "2030-01-02T03:04:05" }, ["at FieldValueInvalid"]],
+    ["an impossible date", { at: "2030-02-31T03:04:05Z" }, ["at FieldValueInvalid"]],
+    ["a number for a time", { at: 0 }, ["at FieldValueTypeInvalid"]],
+    ["an object for a list", { tags: { a: 1 } }, ["tags FieldValueTypeInvalid"]],
+    ["a null list item", { tags: ["a", null] }, ["tags[1] FieldValueInvalid"]],
+    ["a wrong map value", { labels: { a: 1 } }, ["labels[a] FieldValueTypeInvalid"]],
+    ["a wrong nested item", { nested: { items: [{ n: "1" }] } }, ["nested.items[0].n FieldValueTypeInvalid"]],
+    ["a list for an object", { nested: [] }, ["nested FieldValueTypeInvalid"]],
+  ])("refuses %s", (_, value, expected) => {
+    expect(summary(checkShape(value, SHAPE, ""))).toEqual(expected);
+  });
+
+  it("names the expected type in the message", () => {
+    expect(checkShape({ small: "7" }, SHAPE, "spec")[0]).toEqual({ field: "spec.small", reason: "FieldValueTypeInvalid", message: 'Invalid value: "7": must be of type int32' });
+  });
+});
+
+describe("dropNulls", () => {
+  it("removes null known fields and map entries but leaves raw data alone", () => {
+    const value = { name: null, raw: { a: null }, labels: { a: null, b: "x" }, nested: { items: [{ n: null }] } };
+    dropNulls(value, SHAPE);
+    expect(value).toEqual({ raw: { a: null }, labels: { b: "x" }, nested: { items: [{}] } });
+  });
+});

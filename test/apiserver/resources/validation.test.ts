@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import { PlatformError } from "../../../src/errors.js";
+import {
+  configKeyProblem, decodeBase64, duplicate, errorsFromCauses, forbidden, formatMicroTime, formatTime, invalid, isRfc3339, notSupported, required, tooLong, validateSignerName,
+} from "../../../src/apiserver/registry/validation.js";
+import { summary } from "./fixtures.js";
+
+describe("field error builders", () => {
+  it.each([
+    ["required", required("spec.a"), "FieldValueRequired", "Required value"],
+    ["required with detail", required("spec.a", "give one"), "FieldValueRequired", "Required value: give one"],
+    ["invalid", invalid("spec.a", "x", "is bad"), "FieldValueInvalid", 'Invalid value: "x": is bad'],
+    ["forbidden", forbidden("spec.a", "not here"), "FieldValueForbidden", "Forbidden: not here"],
+    ["duplicate", duplicate("spec.a[1]", "x"), "FieldValueDuplicate", 'Duplicate value: "x"'],
+    ["not supported", notSupported("spec.a", "c", ["a", "b"]), "FieldValueNotSupported", 'Unsupported value: "c": supported values: "a", "b"'],
+    ["too long", tooLong("note", 1024), "FieldValueTooLong", "Too long: may not be more than 1024 bytes"],
+  ])("builds %s errors with upstream's message shape", (_, error, reason, message) => {
+    expect(error).toMatchObject({ reason, message });
+  });
+
+  it("cuts long values in messages", () => {
+    expect(invalid("a", "x".repeat(500), "bad").message.length).toBeLessThan(200);
+  });
+
+  it.each([
+    ["each cause of a PlatformError, with its reason", new PlatformError("BUNDLE_INVALID", "bad", { causes: [{ message: "one" }, { message: "two", reason: "FieldValueDuplicate" }] }), ["f FieldValueInvalid", "f FieldValueDuplicate"]],
+    ["the message of a PlatformError without causes", new PlatformError("CSR_INVALID", "bad version"), ["f FieldValueInvalid"]],
+    ["anything else thrown", new TypeError("boom"), ["f FieldValueInvalid"]],
+  ])("turns %s into field errors", (_, err, expected) => {
+    const errors = errorsFromCauses("f", "<data>", err);
+    expect(summary(errors)).toEqual(expected);
+    expect(errors.every((e) => e.message.startsWith('Invalid value: "<data>": '))).toBe(true);
+  });
+});
+
+describe("validateSignerName", () => {
+  it.each(["example.com/foo", "a.b/c", "example.com/ns.name", "x.y/a-b.c-d"])("accepts %s", (name) => {
+    expect(validateSignerName("f", name)).toEqual([]);
+  });
+
+  it.each([
+    ["", ["f FieldValueRequired"]],
+    ["example.com", ["f FieldValueInvalid"]],
+    ["example.com/a/b", ["f FieldValueInvalid"]],
+    ["example/foo", ["f FieldValueInvalid"]],
+    ["exa_mple.com/foo", ["f FieldValueInvalid"]],
+    ["example.com/fo_o", ["f FieldValueInvalid"]],
+    ["example.com/a..b", ["f FieldValueInvalid"]],
+    [`${"a.".repeat(130)}com/x`, ["f FieldValueTooLong"]],
+  ])("refuses %j", (name, expected) => {
+    expect(summary(validateSignerName("f", name))).toEqual(expected);
+  });
+});
+
+describe("data keys, base64 and times", () => {
+  it.each(["a", "tls.crt", "a-b_c.d", ".hidden", "x".repeat(253)])("accepts the data key %s", (k) => {
+    expect(configKeyProblem(k)).toBeUndefined();
+  });
+
+  it.each([".", "..", "..a", "a/b", "a b", "", "x".repeat(254)])("refuses the data key %j", (k) => {
+    expect(configKeyProblem(k)).toBeDefined();
+  });
+
+  it.each([
+    ["padded base64", "aGVsbG8=", "hello"],
+    ["base64 with line breaks", "aGVs\nbG8=", "hello"],
+    ["empty text", "", ""],
+  ])("decodes %s", (_, encoded, decoded) => {
+    expect(decodeBase64(encoded)?.toString()).toBe(decoded);
+  });
+
+  it.each(["aGVsbG8", "aGVs bG8=", "a===", "URL_safe-"])("refuses the base64 text %j", (encoded) => {
+    expect(decodeBase64(encoded)).toBeUndefined();
+  });
+
+  it.each(["2030-01-02T03:04:05Z", "2030-01-02T03:04:05.123456Z", "2030-01-02T03:04:05+05:30"])("accepts the time %s", (t) => {
+    expect(isRfc3339(t)).toBe(true);
+  });
+
+  it.each(["2030-01-02", "2030-01-02 03:04:05Z", "2030-13-02T03:04:05Z", "now"])("refuses the time %s", (t) => {
+    expect(isRfc3339(t)).toBe(false);
+  });
+
+  it("writes Time with seconds and MicroTime with microseconds", () => {
+    const at = new Date("2030-01-02T03:04:05.678Z");
+    expect(formatTime(at)).toBe("2030-01-02T03:04:05Z");
+    expect(formatMicroTime(at)).toBe("2030-01-02T03:04:05.678000Z");
+  });
+});
