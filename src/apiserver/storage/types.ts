@@ -50,6 +50,12 @@ export interface StorageEvent {
 export interface WatchOptions {
   /** Deliver every event with revision > fromRevision (0 = only new events). Compacted → GONE. */
   readonly fromRevision: number;
+  /**
+   * Progress notification (etcd `progress_notify`), called in order with the events: once when the replay of
+   * history is done (from then on writes arrive as they commit), then whenever a write outside `prefix` moves the
+   * store's revision forward. Lets a cache prove it has seen everything up to a revision.
+   */
+  readonly onProgress?: (revision: number) => void;
 }
 
 export interface Watch {

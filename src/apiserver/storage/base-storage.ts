@@ -1,0 +1,181 @@
+// The semantics every embedded backend shares: argument checks, preconditions, the global revision, GONE rules and
+// watch fan-out. A backend supplies synchronous reads, a transaction, and how events are kept and compacted.
+import { PlatformError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import type { KeyValue, ListOptions, ListResult, Storage, StorageEvent, Watch, WatchOptions } from "./types.js";
+import type { Clock } from "./clock.js";
+import { alreadyExists, checkKey, checkPrefix, checkRevision, checkValue, closed, conflict, futureRevision, gone, notFound, prefixEnd } from "./checks.js";
+import { WatchHub } from "./watch-hub.js";
+
+/** A list request after checks: the key range [from, end), strictly after `startAfter`, `limit` 0 = all. */
+export interface ListRange {
+  readonly from: string;
+  readonly end: string;
+  readonly startAfter: string | undefined;
+  readonly limit: number;
+}
+
+export abstract class BaseStorage implements Storage {
+  protected readonly hub: WatchHub;
+  protected readonly clock: Clock;
+  protected readonly logger: Logger;
+  /** The one global revision; a fresh store starts at 1 like etcd, the first write gets 2. */
+  protected rev = 1;
+  protected compacted = 0;
+  #closed = false;
+
+  protected constructor(clock: Clock, logger: Logger) {
+    this.clock = clock;
+    this.logger = logger;
+    this.hub = new WatchHub(
+      {
+        readEvents: (prefix, end, after, limit) => this.guard(() => {
+          this.checkReadable(after);
+          return this.readEvents(prefix, end, after, limit);
+        }),
+        currentRevision: () => this.rev,
+      },
+      logger,
+    );
+  }
+
+  /** The key's latest entry; called inside a write transaction too. */
+  protected abstract readKey(key: string): KeyValue | undefined;
+  /** Persists one event as part of the current transaction. */
+  protected abstract append(event: StorageEvent, ts: number): void;
+  protected abstract transaction<T>(fn: () => T): T;
+  protected abstract listLatest(range: ListRange): ListResult;
+  protected abstract listAt(range: ListRange, revision: number): ListResult;
+  protected abstract readEvents(prefix: string, end: string, after: number, limit: number): StorageEvent[];
+  /** Forgets history up to and including `revision` (revision becomes the oldest readable). */
+  protected abstract compactTo(revision: number): void;
+  /** Applies the retention policy after a write. */
+  protected abstract retain(): void;
+  protected abstract release(): void;
+
+  /** Runs a backend call, turning backend failures into typed errors (overridden by backends with their own errors). */
+  protected guard<T>(fn: () => T): T {
+    return fn();
+  }
+
+  async revision(): Promise<number> {
+    this.checkOpen();
+    return this.rev;
+  }
+
+  async compactedRevision(): Promise<number> {
+    this.checkOpen();
+    return this.compacted;
+  }
+
+  async get(key: string): Promise<KeyValue | undefined> {
+    this.checkOpen();
+    checkKey(key);
+    return this.guard(() => this.readKey(key));
+  }
+
+  async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
+    this.checkOpen();
+    checkPrefix(prefix);
+    checkRevision("list revision", options.revision);
+    checkRevision("list limit", options.limit);
+    if (options.startAfter !== undefined) checkKey(options.startAfter);
+    const range: ListRange = { from: prefix, end: prefixEnd(prefix), startAfter: options.startAfter, limit: options.limit ?? 0 };
+    const revision = options.revision ?? 0;
+    if (revision === 0 || revision === this.rev) return this.guard(() => this.listLatest(range));
+    this.checkReadable(revision);
+    if (revision > this.rev) throw futureRevision(revision, this.rev);
+    return this.guard(() => this.listAt(range, revision));
+  }
+
+  async create(key: string, value: string): Promise<KeyValue> {
+    this.checkOpen();
+    checkKey(key);
+    checkValue(value);
+    return this.write(key, (prev) => {
+      if (prev) throw alreadyExists(key);
+      const revision = this.rev + 1;
+      const kv: KeyValue = { key, value, createRevision: revision, modRevision: revision };
+      return { type: "PUT", key, kv, revision };
+    }).kv;
+  }
+
+  async update(key: string, value: string, expectedModRevision?: number): Promise<KeyValue> {
+    this.checkOpen();
+    checkKey(key);
+    checkValue(value);
+    checkRevision("expectedModRevision", expectedModRevision);
+    return this.write(key, (prev) => {
+      const cur = this.precondition(key, prev, expectedModRevision);
+      const revision = this.rev + 1;
+      const kv: KeyValue = { key, value, createRevision: cur.createRevision, modRevision: revision };
+      return { type: "PUT", key, kv, prev: cur, revision };
+    }).kv;
+  }
+
+  async delete(key: string, expectedModRevision?: number): Promise<{ readonly prev: KeyValue; readonly revision: number }> {
+    this.checkOpen();
+    checkKey(key);
+    checkRevision("expectedModRevision", expectedModRevision);
+    const event = this.write(key, (prev) => {
+      const cur = this.precondition(key, prev, expectedModRevision);
+      return { type: "DELETE", key, kv: cur, prev: cur, revision: this.rev + 1 };
+    });
+    return { prev: event.kv, revision: event.revision };
+  }
+
+  watch(prefix: string, options: WatchOptions, onEvent: (event: StorageEvent) => void, onError?: (err: Error) => void): Watch {
+    this.checkOpen();
+    checkPrefix(prefix);
+    checkRevision("watch fromRevision", options.fromRevision, false);
+    return this.hub.subscribe(prefix, options, onEvent, onError);
+  }
+
+  async compact(revision: number): Promise<void> {
+    this.checkOpen();
+    checkRevision("compact revision", revision, false);
+    if (revision > this.rev) {
+      throw new PlatformError("INVALID_ARGUMENT", `cannot compact to revision ${revision}: the current revision is ${this.rev}`);
+    }
+    if (revision > this.compacted) this.guard(() => this.compactTo(revision));
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.hub.closeAll(closed());
+    this.release();
+  }
+
+  protected checkOpen(): void {
+    if (this.#closed) throw closed();
+  }
+
+  protected checkReadable(revision: number): void {
+    if (revision < this.compacted) throw gone(revision, this.compacted);
+  }
+
+  /** Read, decide, persist and publish one write; the revision moves only once the commit returned. */
+  private write(key: string, decide: (prev: KeyValue | undefined) => StorageEvent): StorageEvent {
+    const event = this.guard(() => this.transaction(() => {
+      const ev = decide(this.readKey(key));
+      this.append(ev, this.clock.now());
+      return ev;
+    }));
+    this.rev = event.revision;
+    this.hub.publish(event);
+    try {
+      this.guard(() => this.retain());
+    } catch (err) {
+      // The write is committed; failing it now would make the caller retry a write that already happened.
+      this.logger.warn({ err }, "storage compaction failed; history is kept until the next attempt");
+    }
+    return event;
+  }
+
+  private precondition(key: string, cur: KeyValue | undefined, expected: number | undefined): KeyValue {
+    if (!cur) throw notFound(key);
+    if (expected !== undefined && expected !== cur.modRevision) throw conflict(key, expected, cur.modRevision);
+    return cur;
+  }
+}

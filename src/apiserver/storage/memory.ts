@@ -1,0 +1,128 @@
+// In-memory storage: the current key space plus an event log for list-at-revision and watch-from-revision.
+import { silentLogger, type Logger } from "../../logger.js";
+import type { KeyValue, ListResult, StorageEvent } from "./types.js";
+import { systemClock, type Clock } from "./clock.js";
+import { BaseStorage, type ListRange } from "./base-storage.js";
+import { resolveRetention, revisionTarget, type RetentionOptions } from "./retention.js";
+import { SortedKeys } from "./sorted-keys.js";
+
+export interface MemoryStorageOptions {
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  /** History kept for list/watch at older revisions; default the last 10,000 revisions, no age limit. */
+  readonly retention?: RetentionOptions;
+}
+
+export class MemoryStorage extends BaseStorage {
+  readonly #current = new Map<string, KeyValue>();
+  readonly #keys = new SortedKeys();
+  /** Events with revision > compacted, oldest first, from index #head on; write times alongside. */
+  #log: StorageEvent[] = [];
+  #times: number[] = [];
+  #head = 0;
+  readonly #retention;
+
+  constructor(options: MemoryStorageOptions = {}) {
+    super(options.clock ?? systemClock, options.logger ?? silentLogger());
+    this.#retention = resolveRetention(options.retention, { revisions: 10_000, ageMs: Infinity });
+  }
+
+  protected readKey(key: string): KeyValue | undefined {
+    return this.#current.get(key);
+  }
+
+  protected transaction<T>(fn: () => T): T {
+    return fn();
+  }
+
+  protected append(event: StorageEvent, ts: number): void {
+    if (event.type === "PUT") {
+      if (!event.prev) this.#keys.insert(event.key);
+      this.#current.set(event.key, event.kv);
+    } else {
+      this.#keys.remove(event.key);
+      this.#current.delete(event.key);
+    }
+    this.#log.push(event);
+    this.#times.push(ts);
+  }
+
+  protected listLatest(range: ListRange): ListResult {
+    const [first, last] = this.#keys.range(range.from, range.end, range.startAfter);
+    const take = range.limit === 0 ? last - first : Math.min(range.limit, last - first);
+    const items: KeyValue[] = [];
+    for (let i = first; i < first + take; i++) items.push(this.#current.get(this.#keys.at(i)!)!);
+    const remaining = last - first - take;
+    return { items, revision: this.rev, more: remaining > 0, remaining };
+  }
+
+  /** Undoes the events after `revision`: each key takes the value it had before its earliest later event. */
+  protected listAt(range: ListRange, revision: number): ListResult {
+    const before = new Map<string, KeyValue | undefined>();
+    for (let i = this.#log.length - 1; i >= this.#head && this.#log[i]!.revision > revision; i--) {
+      const ev = this.#log[i]!;
+      if (this.#inRange(ev.key, range)) before.set(ev.key, ev.type === "PUT" ? ev.prev : ev.kv);
+    }
+    const [first, last] = this.#keys.range(range.from, range.end, range.startAfter);
+    const keys = new Set<string>(before.keys());
+    for (let i = first; i < last; i++) keys.add(this.#keys.at(i)!);
+    const present: KeyValue[] = [];
+    for (const key of [...keys].sort()) {
+      const kv = before.has(key) ? before.get(key) : this.#current.get(key);
+      if (kv) present.push(kv);
+    }
+    const items = range.limit === 0 ? present : present.slice(0, range.limit);
+    const remaining = present.length - items.length;
+    return { items, revision, more: remaining > 0, remaining };
+  }
+
+  protected readEvents(prefix: string, end: string, after: number, limit: number): StorageEvent[] {
+    const out: StorageEvent[] = [];
+    for (let i = this.#firstAfter(after); i < this.#log.length && out.length < limit; i++) {
+      const ev = this.#log[i]!;
+      if (ev.key >= prefix && ev.key < end) out.push(ev);
+    }
+    return out;
+  }
+
+  protected compactTo(revision: number): void {
+    this.#head = this.#firstAfter(revision);
+    this.compacted = revision;
+    // Drop the consumed front in bulk rather than shifting on every write.
+    if (this.#head > 1024 && this.#head * 2 > this.#log.length) {
+      this.#log = this.#log.slice(this.#head);
+      this.#times = this.#times.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+
+  protected retain(): void {
+    let target = revisionTarget(this.#retention, this.rev);
+    const cutoff = this.clock.now() - this.#retention.ageMs;
+    for (let i = this.#head; i < this.#log.length && this.#times[i]! < cutoff; i++) target = Math.max(target, this.#log[i]!.revision);
+    if (target > this.compacted) this.compactTo(target);
+  }
+
+  protected release(): void {
+    this.#current.clear();
+    this.#log = [];
+    this.#times = [];
+    this.#head = 0;
+  }
+
+  /** Index of the first retained event with revision > `revision`. */
+  #firstAfter(revision: number): number {
+    let lo = this.#head;
+    let hi = this.#log.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.#log[mid]!.revision <= revision) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  #inRange(key: string, range: ListRange): boolean {
+    return key >= range.from && key < range.end && (range.startAfter === undefined || key > range.startAfter);
+  }
+}

@@ -1,0 +1,296 @@
+// The watch cache of one resource prefix: ONE storage watch feeds a current-state map and a ring of recent events,
+// and every API watch and cache-served list is answered from memory.
+import { PlatformError, invalidOption } from "../../errors.js";
+import { silentLogger, type Logger } from "../../logger.js";
+import type { Storage, StorageEvent, Watch } from "../storage/types.js";
+import { checkKey, checkPrefix, checkRevision, gone, prefixEnd } from "../storage/checks.js";
+import { systemClock, type Clock } from "../storage/clock.js";
+import { SortedKeys } from "../storage/sorted-keys.js";
+import { CachedObject, RingEvent, type CacheEvent, type Decoder } from "./cached-object.js";
+import { CacheWatcher, type WatchFilter } from "./cache-watcher.js";
+import { INITIAL_EVENTS_END_ANNOTATION, historyEvents, initialEvents } from "./backlog.js";
+import { EventRing } from "./ring.js";
+import { FreshnessWaiters } from "./freshness.js";
+
+export interface WatchCacheOptions {
+  readonly storage: Storage;
+  /** Key prefix of the resource, e.g. `/<group>/<resource>/`. */
+  readonly prefix: string;
+  /** Events kept for watches that resume from a revision; default 10,000. */
+  readonly capacity?: number;
+  /** Interval of BOOKMARK events to watchers that allow them; default 60 s. */
+  readonly bookmarkIntervalMs?: number;
+  /** Live events a watcher may have unread before it is closed (GONE, relist); default 1,000. */
+  readonly watcherBufferSize?: number;
+  /** Default wait for a revision the cache has not seen yet; default 3 s, then TIMEOUT. */
+  readonly freshnessTimeoutMs?: number;
+  /** Delay before listing again after the storage watch failed; default 1 s. */
+  readonly retryDelayMs?: number;
+  readonly initialEventsEndAnnotation?: string;
+  readonly decode?: Decoder;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+}
+
+export interface CacheWatchOptions {
+  /** Events after this revision; 0/undefined: from now. Older than the ring → GONE; newer than the cache → wait. */
+  readonly fromRevision?: number;
+  readonly filter?: WatchFilter;
+  /** Start with ADDED for every current object (then, with allowBookmarks, the initial-events-end BOOKMARK). */
+  readonly sendInitialEvents?: boolean;
+  readonly allowBookmarks?: boolean;
+  readonly signal?: AbortSignal;
+}
+
+export interface CacheListOptions {
+  /** 0/undefined: whatever the cache holds (resourceVersion "0"); otherwise not older than this revision. */
+  readonly revision?: number;
+  readonly filter?: WatchFilter;
+  /** At most this many items (0/undefined: all). */
+  readonly limit?: number;
+  readonly startAfter?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface CacheListResult {
+  readonly items: readonly CachedObject[];
+  readonly revision: number;
+  readonly more: boolean;
+  /** Items after the last one returned; only without a filter. */
+  readonly remaining?: number;
+}
+
+const positive = (name: string, value: number | undefined, fallback: number, min = 1): number => {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v < min) throw invalidOption(name, `to be an integer ≥ ${min}`, v);
+  return v;
+};
+
+export class WatchCache {
+  readonly #storage: Storage;
+  readonly #prefix: string;
+  readonly #end: string;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #decode: Decoder;
+  readonly #annotation: string;
+  readonly #bookmarkMs: number;
+  readonly #bufferSize: number;
+  readonly #freshnessMs: number;
+  readonly #retryMs: number;
+  readonly #objects = new Map<string, CachedObject>();
+  readonly #keys = new SortedKeys();
+  readonly #ring: EventRing;
+  readonly #watchers = new Set<CacheWatcher>();
+  readonly #fresh: FreshnessWaiters;
+  #revision = 0;
+  /** Oldest revision a watch may resume from: every later event is in the ring. */
+  #floor = 0;
+  #ready = false;
+  #stopped = true;
+  #storageWatch: Watch | undefined;
+  /** The bookmark timer while ready, the relist timer while not. */
+  #timer: unknown;
+  /** Bumped on every reset so a list still in flight from before cannot install stale state. */
+  #generation = 0;
+  #synced: Promise<void> | undefined;
+
+  constructor(options: WatchCacheOptions) {
+    if (typeof options?.storage?.watch !== "function") throw invalidOption("storage", "to be a Storage", options?.storage);
+    checkPrefix(options.prefix);
+    this.#storage = options.storage;
+    this.#prefix = options.prefix;
+    this.#end = prefixEnd(options.prefix);
+    this.#clock = options.clock ?? systemClock;
+    this.#logger = options.logger ?? silentLogger();
+    this.#decode = options.decode ?? JSON.parse;
+    this.#annotation = options.initialEventsEndAnnotation ?? INITIAL_EVENTS_END_ANNOTATION;
+    this.#ring = new EventRing(positive("capacity", options.capacity, 10_000));
+    this.#bookmarkMs = positive("bookmarkIntervalMs", options.bookmarkIntervalMs, 60_000, 100);
+    this.#bufferSize = positive("watcherBufferSize", options.watcherBufferSize, 1000);
+    this.#freshnessMs = positive("freshnessTimeoutMs", options.freshnessTimeoutMs, 3000);
+    this.#retryMs = positive("retryDelayMs", options.retryDelayMs, 1000);
+    this.#fresh = new FreshnessWaiters(this.#clock, () => (this.#ready ? this.#revision : -1));
+  }
+
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  /** Newest revision the cache has seen (events or progress). */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  get watcherCount(): number {
+    return this.#watchers.size;
+  }
+
+  /** Lists and starts the one storage watch; resolves once the cache holds the current state. */
+  start(signal?: AbortSignal): Promise<void> {
+    if (this.#synced) return this.#synced;
+    this.#stopped = false;
+    signal?.addEventListener("abort", () => this.stop(), { once: true });
+    this.#synced = this.#fresh.wait(0, Infinity, undefined);
+    // A caller that does not await start() must not see an unhandled rejection when the cache stops first.
+    this.#synced.catch(() => {});
+    void this.#sync();
+    return this.#synced;
+  }
+
+  stop(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#reset();
+    this.#fresh.rejectAll(new PlatformError("NOT_READY", `watch cache of ${this.#prefix} stopped`));
+    this.#synced = undefined;
+  }
+
+  /** Resolves once the cache has seen `revision` (NotOlderThan); TIMEOUT after `timeoutMs`. */
+  waitUntilFresh(revision: number, options: { readonly timeoutMs?: number; readonly signal?: AbortSignal } = {}): Promise<void> {
+    checkRevision("revision", revision, false);
+    if (this.#stopped) return Promise.reject(new PlatformError("NOT_READY", `watch cache of ${this.#prefix} is not running`));
+    return this.#fresh.wait(revision, options.timeoutMs ?? this.#freshnessMs, options.signal);
+  }
+
+  get(key: string): CachedObject | undefined {
+    return this.#objects.get(key);
+  }
+
+  async list(options: CacheListOptions = {}): Promise<CacheListResult> {
+    checkRevision("revision", options.revision);
+    checkRevision("limit", options.limit);
+    if (options.startAfter !== undefined) checkKey(options.startAfter);
+    const revision = options.revision ?? 0;
+    if (!this.#ready || revision > this.#revision) await this.waitUntilFresh(revision, { signal: options.signal });
+    const [first, last] = this.#keys.range(this.#prefix, this.#end, options.startAfter);
+    const limit = options.limit || Infinity;
+    const items: CachedObject[] = [];
+    let i = first;
+    for (; i < last && items.length <= limit; i++) {
+      const object = this.#objects.get(this.#keys.at(i)!)!;
+      if (!options.filter || options.filter(object.object(), object.key)) items.push(object);
+    }
+    const more = items.length > limit;
+    if (more) items.pop();
+    const remaining = options.filter ? undefined : last - first - items.length;
+    return { items, revision: this.#revision, more, ...(remaining === undefined ? {} : { remaining }) };
+  }
+
+  async watch(options: CacheWatchOptions = {}): Promise<CacheWatcher> {
+    const from = options.fromRevision ?? 0;
+    checkRevision("fromRevision", from);
+    if (!this.#ready || from > this.#revision) await this.waitUntilFresh(from, { signal: options.signal });
+    // From here on everything is synchronous: the backlog ends exactly where live delivery starts.
+    let backlog: Iterator<CacheEvent> | undefined;
+    if (options.sendInitialEvents) {
+      const end = options.allowBookmarks ? { revision: this.#revision, annotation: this.#annotation } : undefined;
+      backlog = initialEvents([...this.#objects.values()], options.filter, end);
+    } else if (from > 0) {
+      if (from < this.#floor) throw gone(from, this.#floor);
+      backlog = historyEvents(this.#ring.since(from), options.filter);
+    }
+    const watcher = new CacheWatcher({
+      filter: options.filter,
+      allowBookmarks: options.allowBookmarks ?? false,
+      bufferSize: this.#bufferSize,
+      backlog,
+      signal: options.signal,
+      onClose: (w) => this.#watchers.delete(w),
+    });
+    if (!watcher.closed) this.#watchers.add(watcher);
+    return watcher;
+  }
+
+  async #sync(): Promise<void> {
+    const generation = this.#generation;
+    const current = () => !this.#stopped && generation === this.#generation;
+    try {
+      const items: CachedObject[] = [];
+      let revision = 0;
+      let startAfter: string | undefined;
+      for (let more = true; more && current(); ) {
+        const page = await this.#storage.list(this.#prefix, { limit: 1000, startAfter, revision });
+        for (const kv of page.items) items.push(new CachedObject(kv, this.#decode));
+        [revision, more, startAfter] = [page.revision, page.more, page.items.at(-1)?.key];
+      }
+      if (!current()) return;
+      for (const object of items) {
+        this.#objects.set(object.key, object);
+        this.#keys.insert(object.key);
+      }
+      this.#revision = this.#floor = revision;
+      this.#storageWatch = this.#storage.watch(
+        this.#prefix,
+        // The first progress report means the watch has replayed what was written while the list was read and
+        // now receives writes as they commit: from then on the cache is ready.
+        { fromRevision: revision, onProgress: (rev) => this.#progress(rev) },
+        (event) => this.#apply(event),
+        (err) => this.#failed(err),
+      );
+    } catch (err) {
+      if (current()) this.#failed(err as Error);
+    }
+  }
+
+  #apply(event: StorageEvent): void {
+    const existing = this.#objects.get(event.key);
+    let ringEvent: RingEvent;
+    if (event.type === "PUT") {
+      const current = new CachedObject(event.kv, this.#decode);
+      const previous = existing ?? (event.prev && new CachedObject(event.prev, this.#decode));
+      if (!existing) this.#keys.insert(event.key);
+      this.#objects.set(event.key, current);
+      ringEvent = new RingEvent(false, current, previous, event.revision);
+    } else {
+      const last = existing ?? new CachedObject(event.kv, this.#decode);
+      this.#keys.remove(event.key);
+      this.#objects.delete(event.key);
+      ringEvent = new RingEvent(true, last, last, event.revision);
+    }
+    const evicted = this.#ring.push(ringEvent);
+    if (evicted) this.#floor = evicted.revision;
+    this.#revision = event.revision;
+    for (const watcher of this.#watchers) watcher.offer(ringEvent);
+    this.#fresh.check();
+  }
+
+  #progress(revision: number): void {
+    this.#revision = revision;
+    if (!this.#ready) {
+      this.#ready = true;
+      this.#scheduleBookmarks();
+      this.#logger.debug({ prefix: this.#prefix, revision, objects: this.#objects.size }, "watch cache synced");
+    }
+    this.#fresh.check();
+  }
+
+  /** The storage watch ended: every watcher must relist, and the cache lists again after a pause. */
+  #failed(err: Error): void {
+    if (this.#stopped) return;
+    this.#logger.warn({ err, prefix: this.#prefix }, "watch cache lost its storage watch; listing again");
+    this.#reset();
+    this.#timer = this.#clock.setTimeout(() => void this.#sync(), this.#retryMs);
+  }
+
+  #reset(): void {
+    this.#generation++;
+    this.#ready = false;
+    this.#storageWatch?.cancel();
+    this.#storageWatch = undefined;
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const reason = new PlatformError("GONE", `watch cache of ${this.#prefix} is re-initializing; list again`);
+    for (const watcher of [...this.#watchers]) watcher.close(this.#stopped ? undefined : reason);
+    this.#objects.clear();
+    this.#keys.clear();
+    this.#ring.clear();
+  }
+
+  #scheduleBookmarks(): void {
+    this.#timer = this.#clock.setTimeout(() => {
+      for (const watcher of this.#watchers) watcher.offerBookmark(this.#revision);
+      this.#scheduleBookmarks();
+    }, this.#bookmarkMs);
+  }
+}

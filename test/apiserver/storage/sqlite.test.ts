@@ -1,0 +1,125 @@
+// Runs the storage contract against SQLite, plus what only a durable backend must do: restart, quota, one owner.
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { openSqliteStorage, type SqliteStorageOptions } from "../../../src/apiserver/storage/sqlite.js";
+import { storageContract, rejection, recorder } from "./contract.js";
+
+const dir = mkdtempSync(join(tmpdir(), "pca-sqlite-"));
+let n = 0;
+const dbPath = () => join(dir, `db-${++n}`, "store.db");
+const open = (options: Partial<SqliteStorageOptions> = {}) => openSqliteStorage({ path: dbPath(), ...options });
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+storageContract("sqlite", (options) => open(options));
+
+describe("sqlite storage", () => {
+  it("keeps data, history and the revision across a restart and keeps counting upward", async () => {
+    const path = dbPath();
+    const first = await openSqliteStorage({ path });
+    await first.create("/r/a", JSON.stringify({ v: 1 }));
+    const b = await first.create("/r/b", "{}");
+    await first.update("/r/a", JSON.stringify({ v: 2 }));
+    const before = await first.revision();
+    await first.close();
+    const second = await openSqliteStorage({ path });
+    expect(await second.revision()).toBe(before);
+    expect((await second.get("/r/a"))?.value).toBe(JSON.stringify({ v: 2 }));
+    expect((await second.list("/r/", { revision: b.modRevision })).items.map((i) => i.value)).toEqual([JSON.stringify({ v: 1 }), "{}"]);
+    const w = recorder(second, "/r/", b.modRevision);
+    const c = await second.create("/r/c", "{}");
+    expect(c.modRevision).toBe(before + 1);
+    expect((await w.until(2)).map((e) => [e.key, e.revision])).toEqual([["/r/a", before], ["/r/c", before + 1]]);
+    w.watch.cancel();
+    await second.close();
+  });
+
+  it("keeps the compacted revision across a restart", async () => {
+    const path = dbPath();
+    const first = await openSqliteStorage({ path });
+    for (let i = 0; i < 5; i++) await first.create(`/r/${i}`, "{}");
+    await first.compact(4);
+    await first.close();
+    const second = await openSqliteStorage({ path });
+    expect(await second.compactedRevision()).toBe(4);
+    await rejection(second.list("/r/", { revision: 3 }), "GONE");
+    await second.close();
+  });
+
+  it("leaves no trace of deleted keys in the file once their deletion is compacted", async () => {
+    const path = dbPath();
+    const s = await openSqliteStorage({ path });
+    for (let i = 0; i < 50; i++) await s.create(`/d/${i}`, JSON.stringify({ i }));
+    for (let i = 0; i < 50; i++) await s.update(`/d/${i}`, JSON.stringify({ i, again: true }));
+    for (let i = 0; i < 40; i++) await s.delete(`/d/${i}`);
+    await s.compact(await s.revision());
+    await s.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.prepare("SELECT COUNT(*) AS n FROM log").get()).toEqual({ n: 10 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it("creates the database file readable by its owner only", async () => {
+    const path = dbPath();
+    const s = await openSqliteStorage({ path });
+    await s.create("/r/a", "{}");
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(statSync(join(path, "..")).mode & 0o777).toBe(0o700);
+    await s.close();
+  });
+
+  it("lets one process own the database and tells a second opener it is unavailable", async () => {
+    const path = dbPath();
+    const s = await openSqliteStorage({ path });
+    const err = await rejection(openSqliteStorage({ path }), "STORAGE_UNAVAILABLE");
+    expect(err.message).toContain("SQLITE_BUSY");
+    await s.close();
+    const again = await openSqliteStorage({ path });
+    await again.close();
+  });
+
+  it("refuses a file that is not a database as unavailable and not worth retrying", async () => {
+    const path = dbPath();
+    mkdirSync(join(path, ".."), { recursive: true });
+    writeFileSync(path, "this is not a database file, it is plain text ".repeat(100));
+    const err = await rejection(openSqliteStorage({ path }), "STORAGE_UNAVAILABLE");
+    expect(err).toMatchObject({ retryable: false, details: { sqliteCode: "SQLITE_NOTADB" } });
+  });
+
+  it("fails a write past the quota with a retryable STORAGE_UNAVAILABLE and keeps serving reads", async () => {
+    const s = await open({ maxSizeBytes: 256 * 1024 });
+    const big = JSON.stringify({ pad: "x".repeat(4000) });
+    let failure: Error | undefined;
+    let written = 0;
+    for (let i = 0; i < 200 && !failure; i++) {
+      const revision = await s.revision();
+      try {
+        await s.create(`/q/${i}`, big);
+        written++;
+      } catch (err) {
+        failure = err as Error;
+        expect(await s.revision()).toBe(revision);
+      }
+    }
+    expect(failure).toMatchObject({ code: "STORAGE_UNAVAILABLE", retryable: true });
+    expect(failure!.message).toContain("SQLITE_FULL");
+    expect((await s.list("/q/")).items).toHaveLength(written);
+    await s.delete("/q/0");
+    await s.close();
+  });
+
+  it.each([
+    [{ path: "" }, "expected `path` to be a database file path, got \"\""],
+    [{ path: "/tmp/x.db", cacheSizeBytes: 10 }, "expected `cacheSizeBytes` ≥ 65536, got 10"],
+    [{ path: "/tmp/x.db", maxSizeBytes: 1.5 }, "expected `maxSizeBytes` ≥ 65536, got 1.5"],
+    [{ path: "/tmp/x.db", retention: { ageMs: 0 } }, "expected `retention.ageMs` ≥ 1000, got 0"],
+  ])("refuses options %j", async (options, message) => {
+    const err = await rejection(openSqliteStorage(options), "INVALID_OPTION");
+    expect(err.message).toBe(message);
+  });
+});

@@ -1,0 +1,273 @@
+// The watch cache: one storage watch fanned out, selector transitions, bookmarks, initial events, GONE, slow readers.
+import { afterEach, describe, expect, it } from "vitest";
+import { isPlatformError } from "../../../src/errors.js";
+import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
+import type { Storage } from "../../../src/apiserver/storage/types.js";
+import { WatchCache, type WatchCacheOptions } from "../../../src/apiserver/watch/cache.js";
+import type { CacheWatcher } from "../../../src/apiserver/watch/cache-watcher.js";
+import type { CacheEvent } from "../../../src/apiserver/watch/cached-object.js";
+import { FakeClock } from "../storage/fake-clock.js";
+import { rejection } from "../storage/contract.js";
+
+const PREFIX = "/certificates/csrs/";
+const keyOf = (name: string) => `${PREFIX}${name}`;
+const obj = (name: string, labels: Record<string, string> = {}, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ metadata: { name, labels }, ...extra });
+const web = (o: unknown, _key: string) => (o as { metadata: { labels: Record<string, string> } }).metadata.labels.app === "web";
+
+/** A memory store that counts the calls the cache makes and can break its watches. */
+function countingStorage() {
+  const inner = new MemoryStorage({ retention: { revisions: 100_000 } });
+  const calls = { watch: 0, list: 0 };
+  const breakers: Array<(err: Error) => void> = [];
+  const storage = new Proxy(inner, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        if (prop === "list") calls.list++;
+        if (prop === "watch") {
+          calls.watch++;
+          breakers.push(args[3] as (err: Error) => void);
+        }
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  }) as Storage;
+  return { storage, calls, breakWatch: (err: Error) => breakers.at(-1)!(err) };
+}
+
+const caches: WatchCache[] = [];
+afterEach(() => {
+  caches.splice(0).forEach((c) => c.stop());
+});
+
+async function fixture(options: Partial<WatchCacheOptions> = {}) {
+  const clock = new FakeClock();
+  const store = countingStorage();
+  const cache = new WatchCache({ storage: store.storage, prefix: PREFIX, clock, ...options });
+  caches.push(cache);
+  return { ...store, clock, cache, synced: cache.start() };
+}
+
+async function take(watcher: CacheWatcher, n: number): Promise<CacheEvent[]> {
+  const out: CacheEvent[] = [];
+  while (out.length < n) {
+    const r = await watcher.next();
+    if (r.done) throw new Error(`watch ended after ${out.length} events`);
+    out.push(r.value);
+  }
+  return out;
+}
+
+const brief = (events: CacheEvent[]) => events.map((e) => [e.type, e.key.slice(PREFIX.length), e.revision]);
+
+describe("watch cache", () => {
+  it("serves 100 watchers from one storage watch and one list", async () => {
+    const { storage, calls, cache, synced } = await fixture();
+    await storage.create(keyOf("before"), obj("before"));
+    await synced;
+    const watchers = await Promise.all(Array.from({ length: 100 }, () => cache.watch()));
+    const revs: number[] = [];
+    for (let i = 0; i < 10; i++) revs.push((await storage.create(keyOf(`n${i}`), obj(`n${i}`))).modRevision);
+    for (const w of watchers) expect((await take(w, 10)).map((e) => [e.type, e.revision])).toEqual(revs.map((r) => ["ADDED", r]));
+    expect(calls).toEqual({ watch: 1, list: 1 });
+    expect(cache.watcherCount).toBe(100);
+  });
+
+  it("decodes each stored value once for all watchers", async () => {
+    let decodes = 0;
+    const { storage, cache, synced } = await fixture({ decode: (t) => (decodes++, JSON.parse(t)) });
+    await synced;
+    const watchers = await Promise.all(Array.from({ length: 50 }, () => cache.watch({ filter: web })));
+    await storage.create(keyOf("a"), obj("a", { app: "web" }));
+    await storage.update(keyOf("a"), obj("a", { app: "web" }, { spec: 2 }));
+    for (const w of watchers) expect((await take(w, 2)).map((e) => e.type)).toEqual(["ADDED", "MODIFIED"]);
+    expect(decodes).toBe(2);
+  });
+
+  describe("selector transitions", () => {
+    it.each<[string, string | undefined, string | null, string | undefined]>([
+      ["an object created inside the selector is ADDED", undefined, "web", "ADDED"],
+      ["an object created outside the selector is not seen", undefined, "db", undefined],
+      ["an update that stays inside is MODIFIED", "web", "web", "MODIFIED"],
+      ["an update that enters the selector is ADDED", "db", "web", "ADDED"],
+      ["an update that leaves the selector is DELETED", "web", "db", "DELETED"],
+      ["an update that stays outside is not seen", "db", "db", undefined],
+      ["a delete inside the selector is DELETED", "web", null, "DELETED"],
+      ["a delete outside the selector is not seen", "db", null, undefined],
+    ])("%s", async (_name, before, after, expected) => {
+      const { storage, cache, synced } = await fixture();
+      if (before) await storage.create(keyOf("x"), obj("x", { app: before }, { v: "before" }));
+      await synced;
+      const w = await cache.watch({ filter: web });
+      const rev = after === null
+        ? (await storage.delete(keyOf("x"))).revision
+        : before
+          ? (await storage.update(keyOf("x"), obj("x", { app: after }, { v: "after" }))).modRevision
+          : (await storage.create(keyOf("x"), obj("x", { app: after }, { v: "after" }))).modRevision;
+      const sentinel = await storage.create(keyOf("sentinel"), obj("sentinel", { app: "web" }));
+      const events = await take(w, expected ? 2 : 1);
+      const want = expected ? [[expected, "x", rev], ["ADDED", "sentinel", sentinel.modRevision]] : [["ADDED", "sentinel", sentinel.modRevision]];
+      expect(brief(events)).toEqual(want);
+      if (expected === "DELETED") expect((events[0]!.object() as { v: string }).v).toBe("before");
+      if (expected === "ADDED" || expected === "MODIFIED") expect((events[0]!.object() as { v: string }).v).toBe("after");
+    });
+  });
+
+  it("sends BOOKMARK events on the interval with the revision the cache has seen, only to watchers that allow them", async () => {
+    const { storage, cache, clock, synced } = await fixture({ bookmarkIntervalMs: 30_000 });
+    await synced;
+    const withBookmarks = await cache.watch({ allowBookmarks: true });
+    const without = await cache.watch();
+    const other = await storage.create("/other/a", "{}");
+    clock.advance(29_999);
+    expect(withBookmarks.buffered).toBe(0);
+    clock.advance(1);
+    const [mark] = await take(withBookmarks, 1);
+    expect([mark!.type, mark!.revision]).toEqual(["BOOKMARK", other.modRevision]);
+    clock.advance(30_000);
+    expect((await take(withBookmarks, 1))[0]!.type).toBe("BOOKMARK");
+    const next = await storage.create(keyOf("a"), obj("a"));
+    expect(brief(await take(without, 1))).toEqual([["ADDED", "a", next.modRevision]]);
+  });
+
+  it("sends the initial state then a BOOKMARK marking its end", async () => {
+    const { storage, cache, synced } = await fixture();
+    await storage.create(keyOf("a"), obj("a", { app: "web" }));
+    await storage.create(keyOf("b"), obj("b", { app: "db" }));
+    await storage.create(keyOf("c"), obj("c", { app: "web" }));
+    await synced;
+    const w = await cache.watch({ sendInitialEvents: true, allowBookmarks: true, filter: web });
+    const plain = await cache.watch({ sendInitialEvents: true });
+    const initial = await take(w, 3);
+    expect(initial.slice(0, 2).map((e) => [e.type, e.key]).sort()).toEqual([["ADDED", keyOf("a")], ["ADDED", keyOf("c")]]);
+    expect(initial[2]).toMatchObject({ type: "BOOKMARK", revision: cache.revision, annotations: { "k8s.io/initial-events-end": "true" } });
+    const d = await storage.create(keyOf("d"), obj("d", { app: "web" }));
+    expect(brief(await take(w, 1))).toEqual([["ADDED", "d", d.modRevision]]);
+    expect((await take(plain, 4)).map((e) => e.type)).toEqual(["ADDED", "ADDED", "ADDED", "ADDED"]);
+  });
+
+  it("resumes from a revision in the ring and answers GONE below it", async () => {
+    const { storage, cache, synced } = await fixture({ capacity: 5 });
+    await synced;
+    const revs: number[] = [];
+    for (let i = 0; i < 10; i++) revs.push((await storage.create(keyOf(`k${i}`), obj(`k${i}`))).modRevision);
+    const err = await rejection(cache.watch({ fromRevision: revs[3]! }), "GONE");
+    expect(err.message).toContain(`oldest available revision is ${revs[4]}`);
+    const w = await cache.watch({ fromRevision: revs[4]! });
+    expect((await take(w, 5)).map((e) => e.revision)).toEqual(revs.slice(5));
+  });
+
+  it("waits for a revision it has not seen yet, and times out with TIMEOUT", async () => {
+    const { storage, cache, clock, synced } = await fixture({ freshnessTimeoutMs: 2000 });
+    await synced;
+    const future = cache.revision + 2;
+    const pending = cache.watch({ fromRevision: future });
+    await storage.create("/other/a", "{}");
+    await storage.create(keyOf("b"), obj("b"));
+    const w = await pending;
+    const c = await storage.create(keyOf("c"), obj("c"));
+    expect(brief(await take(w, 1))).toEqual([["ADDED", "c", c.modRevision]]);
+    const late = cache.waitUntilFresh(cache.revision + 1);
+    clock.advance(2000);
+    const err = await rejection(late, "TIMEOUT");
+    expect(err.message).toContain("too large resource version");
+  });
+
+  it("closes a watcher whose reader falls behind, and keeps serving the others", async () => {
+    const { storage, cache, synced } = await fixture({ watcherBufferSize: 10 });
+    await synced;
+    const slow = await cache.watch();
+    const fast = await cache.watch();
+    const got: CacheEvent[] = [];
+    for (let i = 0; i < 11; i++) {
+      await storage.create(keyOf(`k${i}`), obj(`k${i}`));
+      got.push(...(await take(fast, 1)));
+    }
+    expect(slow.closed).toBe(true);
+    expect(cache.watcherCount).toBe(1);
+    const err = await rejection(() => slow.next(), "GONE");
+    expect((err as { details?: Record<string, unknown> }).details?.reason).toBe("SlowConsumer");
+    expect(got).toHaveLength(11);
+  });
+
+  it("lists from memory in key order with filter, limit and startAfter", async () => {
+    const { storage, cache, synced } = await fixture();
+    for (const [n, app] of [["d", "web"], ["a", "web"], ["c", "db"], ["b", "web"]] as const) await storage.create(keyOf(n), obj(n, { app }));
+    await synced;
+    const all = await cache.list();
+    expect(all.items.map((i) => i.key)).toEqual(["a", "b", "c", "d"].map(keyOf));
+    expect(all).toMatchObject({ revision: await storage.revision(), more: false, remaining: 0 });
+    const page = await cache.list({ filter: web, limit: 2 });
+    expect([page.items.map((i) => i.key), page.more]).toEqual([[keyOf("a"), keyOf("b")], true]);
+    const rest = await cache.list({ filter: web, limit: 2, startAfter: keyOf("b") });
+    expect([rest.items.map((i) => i.key), rest.more]).toEqual([[keyOf("d")], false]);
+    expect((await cache.list({ limit: 1 })).remaining).toBe(3);
+  });
+
+  it("serves a not-older-than list once it has seen the revision, including progress from other prefixes", async () => {
+    const { storage, cache, synced } = await fixture();
+    await synced;
+    const target = (await storage.revision()) + 1;
+    const listed = cache.list({ revision: target });
+    await storage.create("/other/x", "{}");
+    expect((await listed).revision).toBe(target);
+    await cache.waitUntilFresh(target);
+  });
+
+  it("keeps decoded objects only while their events are in the ring", async () => {
+    const { storage, cache, synced } = await fixture({ capacity: 2 });
+    await synced;
+    await storage.create(keyOf("a"), obj("a"));
+    const a = cache.get(keyOf("a"))!;
+    expect(a.object()).toBe(a.object());
+    await storage.create(keyOf("b"), obj("b"));
+    await storage.create(keyOf("c"), obj("c"));
+    expect(a.object()).not.toBe(a.object());
+    expect(a.object()).toEqual({ metadata: { name: "a", labels: {} } });
+  });
+
+  it("closes every watcher with GONE and lists again when its storage watch fails", async () => {
+    const { storage, calls, breakWatch, cache, clock, synced } = await fixture({ retryDelayMs: 500 });
+    await synced;
+    const w = await cache.watch();
+    breakWatch(new Error("connection lost"));
+    expect(cache.ready).toBe(false);
+    await rejection(() => w.next(), "GONE");
+    await storage.create(keyOf("while-down"), obj("while-down"));
+    const back = cache.waitUntilFresh(0);
+    clock.advance(500);
+    await back;
+    expect(calls).toEqual({ watch: 2, list: 2 });
+    expect(cache.get(keyOf("while-down"))).toBeDefined();
+  });
+
+  it("ends a watch when its signal aborts and when the cache stops", async () => {
+    const { cache, synced } = await fixture();
+    await synced;
+    const ac = new AbortController();
+    const aborted = await cache.watch({ signal: ac.signal });
+    const other = await cache.watch();
+    ac.abort();
+    expect(await aborted.next()).toEqual({ done: true, value: undefined });
+    cache.stop();
+    expect(await other.next()).toEqual({ done: true, value: undefined });
+    await rejection(cache.waitUntilFresh(1), "NOT_READY");
+  });
+
+  it.each<[Partial<WatchCacheOptions>, string]>([
+    [{ capacity: 0 }, "expected `capacity` to be an integer ≥ 1, got 0"],
+    [{ bookmarkIntervalMs: 5 }, "expected `bookmarkIntervalMs` to be an integer ≥ 100, got 5"],
+    [{ watcherBufferSize: 1.5 }, "expected `watcherBufferSize` to be an integer ≥ 1, got 1.5"],
+  ])("refuses options %j", (options, message) => {
+    let err: unknown;
+    try {
+      new WatchCache({ storage: new MemoryStorage(), prefix: PREFIX, ...options });
+    } catch (e) {
+      err = e;
+    }
+    expect(isPlatformError(err, "INVALID_OPTION")).toBe(true);
+    expect((err as Error).message).toBe(message);
+  });
+});
