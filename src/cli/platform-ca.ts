@@ -2,9 +2,10 @@
 // Entry point of the `platform-ca` command: offline signing, the dev PKI, the API server and the controllers.
 import { buildProgram, runProgram, type CommandModule } from "./program.js";
 import { VERSION } from "../version.js";
+import { apiserverCommand } from "./commands/apiserver.js";
 
 // Each subcommand module adds itself here (one import + one list entry per module).
-const modules: CommandModule[] = [];
+const modules: CommandModule[] = [apiserverCommand];
 
 const code = await runProgram(buildProgram("platform-ca", VERSION, modules), process.argv);
 process.exitCode = code;

@@ -1,0 +1,151 @@
+// The fastify application: one catch-all route, authentication and authorization, discovery, health, resources, Status errors.
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import type { TLSSocket } from "node:tls";
+import { PlatformError } from "../../errors.js";
+import type { Pipeline } from "../pipeline.js";
+import { openApiV3, openApiV3Index } from "../discovery.js";
+import { negotiate } from "./content.js";
+import { isPretty, listParams, type RawQuery } from "./query.js";
+import { ResourceHandler, verbOf, type ResourceHandlerDeps } from "./resource-handler.js";
+import { send } from "./respond.js";
+import { route, type Target } from "./routes.js";
+import { BODY_LIMIT_BYTES, classify, statusOf } from "./status.js";
+
+export interface TlsServing {
+  readonly key: string | Buffer;
+  readonly cert: string | Buffer;
+  /** CA bundle that client certificates are checked against. */
+  readonly ca?: string | Buffer;
+  /** Ask clients for a certificate (verified by the authentication hook, so unverified ones are not refused here). */
+  readonly requestCert?: boolean;
+}
+
+export interface HttpAppOptions extends ResourceHandlerDeps {
+  readonly tls?: TlsServing;
+  /** Whether the server is ready to serve (readyz). */
+  ready(): boolean;
+}
+
+const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
+
+export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
+  const https = o.tls ? { key: o.tls.key, cert: o.tls.cert, ca: o.tls.ca, requestCert: o.tls.requestCert ?? false, rejectUnauthorized: false } : undefined;
+  const app = Fastify({
+    ...(https ? { https } : {}),
+    logger: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    exposeHeadRoutes: false,
+    forceCloseConnections: true,
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 4096 },
+  }) as unknown as FastifyInstance;
+  // Bodies stay raw: decoding depends on the endpoint (object, patch, DeleteOptions) and errors must become Status.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: BODY_LIMIT_BYTES }, (_req, body, done) => done(null, body));
+  const resources = new ResourceHandler(o);
+  const fail = (req: FastifyRequest, reply: FastifyReply, err: unknown) => {
+    const { error, internal } = classify(err);
+    if (internal) o.logger.error({ err, method: req.method, url: req.url }, "request failed");
+    const status = statusOf(error);
+    if (status.details?.retryAfterSeconds) reply.header("Retry-After", String(status.details.retryAfterSeconds));
+    return reply.code(status.code).type("application/json").send(JSON.stringify(status));
+  };
+  app.setErrorHandler((err, req, reply) => fail(req, reply, err));
+  app.setNotFoundHandler((req, reply) => fail(req, reply, notFound()));
+  app.route({
+    method: [...METHODS],
+    url: "*",
+    handler: async (req, reply) => {
+      try {
+        return await serve(req, reply, o, resources);
+      } catch (err) {
+        if (reply.sent) {
+          o.logger.error({ err, url: req.url }, "error after the response started");
+          return;
+        }
+        return fail(req, reply, err);
+      }
+    },
+  });
+  return app;
+}
+
+const notFound = () => new PlatformError("NOT_FOUND", "the server could not find the requested resource");
+
+async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, resources: ResourceHandler): Promise<unknown> {
+  const path = req.url.split("?")[0]!;
+  const target = route(path, o.registry.catalog);
+  if (!target) throw notFound();
+  const user = await o.pipeline.authenticate({
+    headers: req.headers,
+    tlsSocket: (req.raw.socket as TLSSocket).encrypted ? (req.raw.socket as TLSSocket) : undefined,
+    remoteAddress: req.ip,
+  });
+  if (!user) throw new PlatformError("UNAUTHORIZED", "Unauthorized");
+  if (target.type === "resource") {
+    const watch = req.method === "GET" && target.name === undefined && listParams(req.query as RawQuery).watch;
+    const verb = verbOf(req.method, target, watch);
+    await authorize(o, {
+      user,
+      verb: verb === "action" ? "create" : verb,
+      resourceRequest: true,
+      path,
+      group: target.def.group,
+      version: target.def.version,
+      resource: target.def.plural,
+      subresource: target.subresource,
+      namespace: target.namespace,
+      name: target.name,
+    });
+    return resources.handle(req, reply, target, verb, user);
+  }
+  if (req.method !== "GET" && req.method !== "HEAD") throw new PlatformError("METHOD_NOT_ALLOWED", `the server does not allow ${req.method} on ${path}`);
+  await authorize(o, { user, verb: "get", resourceRequest: false, path });
+  return serveNonResource(req, reply, target, o);
+}
+
+async function authorize(o: HttpAppOptions, attributes: Parameters<Pipeline["authorize"]>[0]): Promise<void> {
+  const decision = await o.pipeline.authorize(attributes);
+  if (decision.allowed) return;
+  const what = attributes.resourceRequest
+    ? `${attributes.verb} resource "${attributes.resource}${attributes.subresource ? `/${attributes.subresource}` : ""}" in API group "${attributes.group}"${attributes.namespace ? ` in the namespace "${attributes.namespace}"` : " at the cluster scope"}`
+    : `${attributes.verb} path "${attributes.path}"`;
+  throw new PlatformError("FORBIDDEN", `User "${attributes.user.username}" cannot ${what}${decision.reason ? `: ${decision.reason}` : ""}`);
+}
+
+function serveNonResource(req: FastifyRequest, reply: FastifyReply, target: Exclude<Target, { type: "resource" }>, o: HttpAppOptions): unknown {
+  const out = { negotiated: negotiate(req.headers.accept, false), pretty: isPretty(req.query as RawQuery), warnings: [] };
+  const catalog = o.registry.catalog;
+  switch (target.type) {
+    case "health":
+      return health(req, reply, target.check, o);
+    case "root":
+      return send(reply, 200, { paths: ["/api", "/api/v1", "/apis", ...catalog.apiGroupList().groups.flatMap((g) => [`/apis/${g.name}`, ...g.versions.map((v) => `/apis/${v.groupVersion}`)]), "/healthz", "/livez", "/readyz", "/version"] }, out);
+    case "version":
+      return send(reply, 200, catalog.version(), out);
+    case "apiVersions":
+      return send(reply, 200, catalog.apiVersions(`${req.hostname}`), out);
+    case "apiGroupList":
+      return send(reply, 200, catalog.apiGroupList(), out);
+    case "apiGroup":
+      return send(reply, 200, catalog.apiGroup(target.group), out);
+    case "resourceList":
+      return send(reply, 200, catalog.resourceList(target.group, target.version), out);
+    case "openapiIndex":
+      return send(reply, 200, openApiV3Index(catalog), out);
+    case "openapi":
+      return send(reply, 200, openApiV3(catalog, target.group, target.version), out);
+  }
+}
+
+/** healthz/livez/readyz: "ok", or with `?verbose` one line per check as upstream prints them. */
+async function health(req: FastifyRequest, reply: FastifyReply, check: "healthz" | "livez" | "readyz", o: HttpAppOptions): Promise<FastifyReply> {
+  const storageOk = await o.registry.storage.revision().then(() => true, () => false);
+  const checks: [string, boolean][] = [["ping", true], ["storage", storageOk]];
+  if (check !== "livez") checks.push(["registry-bootstrap", o.ready()]);
+  const ok = checks.every(([, passed]) => passed);
+  const verbose = (req.query as RawQuery).verbose !== undefined;
+  const body = verbose
+    ? `${checks.map(([name, passed]) => `[${passed ? "+" : "-"}]${name} ${passed ? "ok" : "failed"}`).join("\n")}\n${check} check ${ok ? "passed" : "failed"}\n`
+    : ok ? "ok" : `${check} check failed\n`;
+  return reply.code(ok ? 200 : 503).type("text/plain; charset=utf-8").header("X-Content-Type-Options", "nosniff").send(body);
+}

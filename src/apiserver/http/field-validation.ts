@@ -1,0 +1,51 @@
+// fieldValidation=Ignore|Warn|Strict: unknown and duplicate fields are refused, warned about or dropped; unknown ones never stored.
+import { findDuplicateKeys, inspectFields, type SchemaNode } from "../../api/schema.js";
+import { PlatformError } from "../../errors.js";
+import type { FieldValidation } from "./query.js";
+
+/** Removes fields the schema does not know, in place. */
+export function pruneUnknown(value: unknown, node: SchemaNode): void {
+  if (value === null || typeof value !== "object") return;
+  if (node.type === "object" && !Array.isArray(value)) {
+    const obj = value as Record<string, unknown>;
+    for (const key of Object.keys(obj)) {
+      if (Object.hasOwn(node.fields, key)) pruneUnknown(obj[key], node.fields[key]!);
+      else if (!node.preserveUnknown) delete obj[key];
+    }
+  } else if (node.type === "map" && !Array.isArray(value)) {
+    for (const child of Object.values(value as Record<string, unknown>)) pruneUnknown(child, node.values);
+  } else if (node.type === "list" && Array.isArray(value)) {
+    for (const item of value) pruneUnknown(item, node.items);
+  }
+}
+
+/**
+ * Checks a decoded body against its kind's schema. Returns the warnings to send (Warn); throws BAD_REQUEST
+ * for wrong JSON types always and for unknown/duplicate fields under Strict. Unknown fields are dropped.
+ * `jsonText` is the raw JSON body when there is one (duplicate keys are only visible there).
+ */
+export function checkFields(body: unknown, schema: SchemaNode | undefined, mode: FieldValidation, jsonText?: string): string[] {
+  if (schema === undefined || body === null || typeof body !== "object" || Array.isArray(body)) return [];
+  const issues = inspectFields(body, schema);
+  if (issues.wrongType.length > 0) {
+    const list = issues.wrongType.map((m) => `${m.path || "<root>"}: expected ${m.expected}, got ${m.got}`);
+    throw new PlatformError("BAD_REQUEST", `the request body has fields of the wrong type: ${list.join("; ")}`, {
+      causes: issues.wrongType.map((m) => ({ reason: "FieldValueTypeInvalid", field: m.path, message: `expected ${m.expected}, got ${m.got}` })),
+    });
+  }
+  if (mode === "Ignore") {
+    pruneUnknown(body, schema);
+    return [];
+  }
+  const problems = [
+    ...issues.unknown.map((p) => `unknown field ${JSON.stringify(p)}`),
+    ...(jsonText !== undefined ? findDuplicateKeys(jsonText).map((p) => `duplicate field ${JSON.stringify(p)}`) : []),
+  ];
+  if (problems.length > 0 && mode === "Strict") {
+    throw new PlatformError("BAD_REQUEST", `strict decoding error: ${problems.join(", ")}`, {
+      causes: problems.map((message) => ({ reason: "FieldValueInvalid", message })),
+    });
+  }
+  pruneUnknown(body, schema);
+  return problems;
+}

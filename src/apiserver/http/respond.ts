@@ -1,0 +1,31 @@
+// Writing responses: negotiated encoding, pretty printing, Warning headers and the no-parse LIST body.
+import type { FastifyReply } from "fastify";
+import type { StoredObject } from "../registry/stored.js";
+import { contentTypeOf, encode, type Negotiated } from "./content.js";
+
+export interface ResponseSettings {
+  readonly negotiated: Negotiated;
+  readonly pretty: boolean;
+  /** Warning texts, each sent as `Warning: 299 - "<text>"`. */
+  readonly warnings: string[];
+}
+
+function warningHeader(text: string): string {
+  return `299 - ${JSON.stringify(text)}`;
+}
+
+export function send(reply: FastifyReply, code: number, value: unknown, s: ResponseSettings): FastifyReply {
+  if (s.warnings.length > 0) reply.header("Warning", s.warnings.map(warningHeader));
+  return reply.code(code).type(contentTypeOf(s.negotiated.format)).send(encode(value, s.negotiated.format, s.pretty));
+}
+
+/**
+ * A List body assembled from the stored texts without parsing them; only for compact JSON. The items are
+ * the stored bytes with resourceVersion spliced in, so a 10,000-item list costs string joins, not JSON work.
+ */
+export function sendRawList(reply: FastifyReply, head: { kind: string; apiVersion: string; metadata: object }, items: readonly StoredObject[]): FastifyReply {
+  const parts = new Array<string>(items.length);
+  for (let i = 0; i < items.length; i++) parts[i] = items[i]!.json();
+  const body = `{"kind":${JSON.stringify(head.kind)},"apiVersion":${JSON.stringify(head.apiVersion)},"metadata":${JSON.stringify(head.metadata)},"items":[${parts.join(",")}]}`;
+  return reply.code(200).type("application/json").send(body);
+}

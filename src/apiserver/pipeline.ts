@@ -1,0 +1,67 @@
+// The request pipeline hooks: who is asking (authentication), may they (authorization), and admission of writes.
+import type { IncomingHttpHeaders } from "node:http";
+import type { TLSSocket } from "node:tls";
+import type { ApiObject, UserInfo } from "../api/meta.js";
+import type { Logger } from "../logger.js";
+
+/** What authentication sees of a request. */
+export interface RequestCredentials {
+  readonly headers: IncomingHttpHeaders;
+  /** The TLS socket when served over HTTPS (client certificate via getPeerCertificate). */
+  readonly tlsSocket?: TLSSocket;
+  readonly remoteAddress?: string;
+}
+
+/** What authorization and admission decide on, as upstream's request attributes. */
+export interface RequestAttributes {
+  readonly user: UserInfo;
+  readonly verb: string;
+  /** False for non-resource paths such as /version or /healthz. */
+  readonly resourceRequest: boolean;
+  readonly path: string;
+  readonly group?: string;
+  readonly version?: string;
+  readonly resource?: string;
+  readonly subresource?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  /** Kind of the object written (admission only). */
+  readonly kind?: string;
+  readonly dryRun?: boolean;
+}
+
+export interface AuthorizationDecision {
+  readonly allowed: boolean;
+  readonly reason?: string;
+}
+
+export interface Pipeline {
+  /** The requesting user, or undefined when the request carries no acceptable credentials (answered 401). */
+  authenticate(request: RequestCredentials): Promise<UserInfo | undefined>;
+  authorize(attributes: RequestAttributes): Promise<AuthorizationDecision>;
+  /**
+   * Mutating then validating admission of a create, update or delete. May change `obj`; throws a PlatformError
+   * (FORBIDDEN, INVALID) to refuse. `old` is the stored object for updates and deletes.
+   */
+  admit(attributes: RequestAttributes, obj: ApiObject | undefined, old: ApiObject | undefined): Promise<void>;
+}
+
+/** The identity every request gets on a loopback development server without authentication. */
+export const LOCAL_ADMIN: UserInfo = Object.freeze({
+  username: "local-admin",
+  uid: "local-admin",
+  groups: ["system:masters", "system:authenticated"],
+});
+
+/**
+ * Treats every request as LOCAL_ADMIN and allows everything: only for a loopback server started with
+ * `--insecure-local`. Says so loudly once, at creation.
+ */
+export function insecureLocalPipeline(logger: Logger): Pipeline {
+  logger.warn("authentication and authorization are OFF: every request is treated as a local administrator (insecure-local)");
+  return {
+    authenticate: async () => LOCAL_ADMIN,
+    authorize: async () => ({ allowed: true }),
+    admit: async () => undefined,
+  };
+}

@@ -1,0 +1,319 @@
+// The generic registry: get, create, update, patch and delete of any ResourceDefinition over Storage, with upstream semantics.
+import type { ApiObject, Status, UserInfo } from "../../api/meta.js";
+import type { GroupNames } from "../../api/group.js";
+import { isPlatformError, PlatformError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import type { Storage } from "../storage/types.js";
+import type { Clock } from "../storage/clock.js";
+import type { Pipeline, RequestAttributes } from "../pipeline.js";
+import type { FieldError, ResourceDefinition, StrategyContext, SubresourceStrategy } from "./strategy.js";
+import { alreadyExists, badRequest, conflict, invalid, notFound } from "./errors.js";
+import { generateName, initCreateMetadata, keepSystemMetadata, recordManager, rfc3339, validateMetadata } from "./metadata.js";
+import { copyObject, serializeForStorage, StoredObject } from "./stored.js";
+
+/** What every resource store shares. */
+export interface RegistryContext {
+  readonly storage: Storage;
+  readonly names: GroupNames;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly admit: Pipeline["admit"];
+  /** Whether a Namespace object exists; namespaced creates need one. */
+  namespaceExists(namespace: string): Promise<boolean>;
+}
+
+/** Per-request write settings (query parameters and the requester). */
+export interface WriteOptions {
+  readonly dryRun?: boolean;
+  readonly fieldManager?: string;
+  readonly user?: UserInfo;
+  readonly subresource?: string;
+}
+
+export interface DeleteOptions extends WriteOptions {
+  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
+  readonly propagationPolicy?: string;
+  readonly gracePeriodSeconds?: number;
+}
+
+export interface WriteResult {
+  readonly object: ApiObject;
+  /** 201 for a stored create, 200 otherwise. */
+  readonly code: 200 | 201;
+}
+
+export interface DeleteResult {
+  /** The object as it was last (or as it now is, when finalizers keep it). */
+  readonly object: ApiObject;
+  /** True when the object is gone; false when finalizers keep it with a deletionTimestamp. */
+  readonly deleted: boolean;
+}
+
+const GENERATE_NAME_ATTEMPTS = 8;
+const UPDATE_ATTEMPTS = 10;
+const DEFAULT_MANAGER = "unknown";
+
+/** A producer of the next object from the current one (an update body or an applied patch). */
+export type Mutation = (current: ApiObject) => ApiObject;
+
+export class ResourceStore {
+  readonly apiVersion: string;
+  readonly collectionPrefix: string;
+
+  constructor(
+    readonly def: ResourceDefinition,
+    private readonly ctx: RegistryContext,
+  ) {
+    this.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
+    this.collectionPrefix = `/${def.group || "core"}/${def.plural}/`;
+  }
+
+  /** The storage prefix of a namespace's objects, or of every object when no namespace is given. */
+  prefix(namespace?: string): string {
+    return this.def.namespaced && namespace ? `${this.collectionPrefix}${namespace}/` : this.collectionPrefix;
+  }
+
+  key(namespace: string | undefined, name: string): string {
+    return this.def.namespaced ? `${this.collectionPrefix}${namespace ?? ""}/${name}` : `${this.collectionPrefix}${name}`;
+  }
+
+  async get(namespace: string | undefined, name: string): Promise<StoredObject> {
+    const kv = await this.ctx.storage.get(this.key(namespace, name));
+    if (!kv) throw notFound(this.def, name);
+    return StoredObject.of(kv);
+  }
+
+  async create(namespace: string | undefined, body: unknown, opts: WriteOptions): Promise<WriteResult> {
+    const obj = this.checkBody(body, namespace, undefined);
+    if (this.def.namespaced && !(await this.ctx.namespaceExists(namespace!))) {
+      throw new PlatformError("NOT_FOUND", `namespaces "${namespace}" not found`, { details: { name: namespace, kind: "namespaces" } });
+    }
+    const now = new Date(this.ctx.clock.now());
+    const sctx = this.strategyContext(now, opts);
+    const explicitName = typeof obj.metadata.name === "string" && obj.metadata.name !== "";
+    const prefix = obj.metadata.generateName;
+    if (!explicitName && typeof prefix === "string" && prefix !== "") obj.metadata.name = generateName(prefix);
+    initCreateMetadata(obj, now);
+    this.guard(() => this.def.strategy.prepareForCreate(obj, sctx));
+    recordManager(obj, this.managerEntry(now, opts));
+    await this.ctx.admit(this.attributes("create", opts, namespace, obj.metadata.name), obj, undefined);
+    this.validate(obj, [...validateMetadata(this.def, obj.metadata), ...this.guard(() => this.def.strategy.validate(obj, sctx))]);
+    if (opts.dryRun) return { object: obj, code: 200 };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const kv = await this.ctx.storage.create(this.key(namespace, obj.metadata.name!), serializeForStorage(obj));
+        obj.metadata.resourceVersion = String(kv.modRevision);
+        return { object: obj, code: 201 };
+      } catch (err) {
+        if (!isPlatformError(err, "ALREADY_EXISTS")) throw err;
+        // A generated name collided: draw another suffix, as upstream retries.
+        if (explicitName || attempt >= GENERATE_NAME_ATTEMPTS) throw alreadyExists(this.def, obj.metadata.name!);
+        obj.metadata.name = generateName(prefix!);
+      }
+    }
+  }
+
+  /** PUT: replace with `body`; a resourceVersion in the body is a precondition, none means unconditional. */
+  async update(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions): Promise<WriteResult> {
+    const next = this.checkBody(body, namespace, name);
+    const precondition = next.metadata.resourceVersion;
+    return this.write(namespace, name, opts, precondition, () => copyObject(next));
+  }
+
+  /** PATCH: `mutation` applies the patch to a copy of the current object; retried on a concurrent write. */
+  patch(namespace: string | undefined, name: string, mutation: Mutation, opts: WriteOptions): Promise<WriteResult> {
+    return this.write(namespace, name, opts, undefined, (current) => {
+      const next = this.checkBody(mutation(copyObject(current)), namespace, name);
+      const rv = next.metadata.resourceVersion;
+      // A patch that sets a resourceVersion makes it a precondition, as upstream does.
+      if (rv !== undefined && rv !== current.metadata.resourceVersion) throw conflict(this.def, name);
+      return next;
+    });
+  }
+
+  private async write(namespace: string | undefined, name: string, opts: WriteOptions, precondition: string | undefined, produce: Mutation): Promise<WriteResult> {
+    const sub = this.subresourceStrategy(opts.subresource);
+    for (let attempt = 1; ; attempt++) {
+      const stored = await this.get(namespace, name);
+      if (precondition !== undefined && precondition !== String(stored.revision)) {
+        if (!/^\d+$/.test(precondition)) throw this.invalidOne(name, "metadata.resourceVersion", `Invalid value: ${JSON.stringify(precondition)}: must be a decimal revision`);
+        throw conflict(this.def, name);
+      }
+      const previous = stored.object;
+      const next = produce(previous);
+      const now = new Date(this.ctx.clock.now());
+      const sctx = this.strategyContext(now, opts);
+      keepSystemMetadata(next, previous);
+      if (sub) this.guard(() => sub.prepareForUpdate(next, previous, sctx));
+      else {
+        this.guard(() => this.def.strategy.prepareForUpdate(next, previous, sctx));
+        if (this.def.strategy.specChanged?.(next, previous)) next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
+      }
+      recordManager(next, this.managerEntry(now, opts));
+      await this.ctx.admit(this.attributes("update", opts, namespace, name), next, previous);
+      const errors = sub
+        ? [...validateMetadata(this.def, next.metadata), ...this.guard(() => sub.validateUpdate(next, previous, sctx))]
+        : [
+            ...validateMetadata(this.def, next.metadata),
+            ...this.guard(() => this.def.strategy.validate(next, sctx)),
+            ...this.guard(() => this.def.strategy.validateUpdate(next, previous, sctx)),
+          ];
+      this.validate(next, errors);
+      if (unchanged(next, previous)) return { object: previous, code: 200 };
+      const finalized = next.metadata.deletionTimestamp !== undefined && !(next.metadata.finalizers?.length);
+      if (opts.dryRun) return { object: next, code: 200 };
+      try {
+        if (finalized) {
+          // The last finalizer is gone from an object being deleted: the delete completes now.
+          await this.ctx.storage.delete(stored.key, stored.revision);
+          next.metadata.resourceVersion = String(stored.revision);
+          return { object: next, code: 200 };
+        }
+        const kv = await this.ctx.storage.update(stored.key, serializeForStorage(next), stored.revision);
+        next.metadata.resourceVersion = String(kv.modRevision);
+        return { object: next, code: 200 };
+      } catch (err) {
+        if (isPlatformError(err, "NOT_FOUND")) throw notFound(this.def, name);
+        if (!isPlatformError(err, "CONFLICT")) throw err;
+        if (precondition !== undefined || attempt >= UPDATE_ATTEMPTS) throw conflict(this.def, name);
+      }
+    }
+  }
+
+  async delete(namespace: string | undefined, name: string, opts: DeleteOptions): Promise<DeleteResult> {
+    for (let attempt = 1; ; attempt++) {
+      const stored = await this.get(namespace, name);
+      const current = stored.object;
+      const pre = opts.preconditions;
+      if (pre?.uid !== undefined && pre.uid !== current.metadata.uid) {
+        throw conflict(this.def, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid ?? ""}`);
+      }
+      if (pre?.resourceVersion !== undefined && pre.resourceVersion !== String(stored.revision)) {
+        throw conflict(this.def, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in meta: ${stored.revision}`);
+      }
+      await this.ctx.admit(this.attributes("delete", opts, namespace, name), undefined, current);
+      const finalizers = current.metadata.finalizers ?? [];
+      try {
+        if (finalizers.length > 0) {
+          if (current.metadata.deletionTimestamp !== undefined) return { object: current, deleted: false };
+          const next = copyObject(current);
+          next.metadata.deletionTimestamp = rfc3339(new Date(this.ctx.clock.now()));
+          next.metadata.deletionGracePeriodSeconds = 0;
+          if (opts.dryRun) return { object: next, deleted: false };
+          const kv = await this.ctx.storage.update(stored.key, serializeForStorage(next), stored.revision);
+          next.metadata.resourceVersion = String(kv.modRevision);
+          return { object: next, deleted: false };
+        }
+        if (!opts.dryRun) await this.ctx.storage.delete(stored.key, stored.revision);
+        return { object: current, deleted: true };
+      } catch (err) {
+        if (isPlatformError(err, "NOT_FOUND")) throw notFound(this.def, name);
+        if (!isPlatformError(err, "CONFLICT") || pre !== undefined || attempt >= UPDATE_ATTEMPTS) throw isPlatformError(err, "CONFLICT") ? conflict(this.def, name) : err;
+      }
+    }
+  }
+
+  /** The Status a delete answers with when the kind does not return the object. */
+  deletedStatus(result: DeleteResult): Status {
+    return {
+      apiVersion: "v1",
+      kind: "Status",
+      metadata: {},
+      status: "Success",
+      details: { name: result.object.metadata.name, group: this.def.group, kind: this.def.plural, uid: result.object.metadata.uid },
+      code: 200,
+    };
+  }
+
+  /** Validates body shape against the endpoint: an object of this kind, namespace and name as the path says. */
+  checkBody(body: unknown, namespace: string | undefined, name: string | undefined): ApiObject {
+    if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("the request body must be a JSON or YAML object");
+    const obj = body as ApiObject;
+    if (obj.kind === undefined || obj.kind === "") throw badRequest(`Object 'Kind' is missing in the request body (expected ${this.def.kind})`);
+    if (obj.apiVersion === undefined || obj.apiVersion === "") throw badRequest(`Object 'apiVersion' is missing in the request body (expected ${this.apiVersion})`);
+    if (obj.kind !== this.def.kind || obj.apiVersion !== this.apiVersion) {
+      throw badRequest(`the API version and kind in the body (${String(obj.apiVersion)}, ${String(obj.kind)}) do not match the endpoint (${this.apiVersion}, ${this.def.kind})`);
+    }
+    if (obj.metadata === undefined) obj.metadata = {};
+    if (typeof obj.metadata !== "object" || obj.metadata === null || Array.isArray(obj.metadata)) throw badRequest("metadata must be an object");
+    const m = obj.metadata;
+    for (const f of ["name", "generateName", "namespace", "resourceVersion", "uid"] as const) {
+      if (m[f] !== undefined && typeof m[f] !== "string") throw this.invalidOne(String(m.name ?? name ?? ""), `metadata.${f}`, "must be a string", "FieldValueTypeInvalid");
+    }
+    if (m.resourceVersion === "") delete m.resourceVersion;
+    if (this.def.namespaced) {
+      if (m.namespace && m.namespace !== namespace) throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+      m.namespace = namespace;
+    } else delete m.namespace;
+    if (name !== undefined) {
+      if (m.name && m.name !== name) throw badRequest(`the name of the object (${m.name}) does not match the name on the URL (${name})`);
+      m.name = name;
+    }
+    return obj;
+  }
+
+  private subresourceStrategy(name: string | undefined): SubresourceStrategy | undefined {
+    if (name === undefined) return undefined;
+    const sub = this.def.strategy.subresources?.[name];
+    if (!sub) throw new PlatformError("NOT_FOUND", `${this.def.plural}/${name} is not served`);
+    return sub;
+  }
+
+  private strategyContext(now: Date, opts: WriteOptions): StrategyContext {
+    return { now, names: this.ctx.names, user: opts.user, subresource: opts.subresource };
+  }
+
+  private managerEntry(now: Date, opts: WriteOptions) {
+    return { manager: opts.fieldManager || DEFAULT_MANAGER, operation: "Update" as const, apiVersion: this.apiVersion, time: now, subresource: opts.subresource };
+  }
+
+  private attributes(verb: string, opts: WriteOptions, namespace: string | undefined, name: string | undefined): RequestAttributes {
+    return {
+      user: opts.user ?? { username: "system:anonymous" },
+      verb,
+      resourceRequest: true,
+      path: "",
+      group: this.def.group,
+      version: this.def.version,
+      resource: this.def.plural,
+      subresource: opts.subresource,
+      namespace,
+      name,
+      kind: this.def.kind,
+      dryRun: opts.dryRun,
+    };
+  }
+
+  private validate(obj: ApiObject, errors: readonly FieldError[]): void {
+    if (errors.length > 0) throw invalid(this.def, obj.metadata.name ?? "", errors);
+  }
+
+  private invalidOne(name: string, field: string, message: string, reason: FieldError["reason"] = "FieldValueInvalid"): PlatformError {
+    return invalid(this.def, name, [{ field, message, reason }]);
+  }
+
+  /**
+   * Runs a strategy step. A strategy that trips over a malformed body (a TypeError on an unexpected JSON type) must
+   * still answer 4xx, not 500: the body is what is wrong. Logged so the strategy can be tightened.
+   */
+  private guard<T>(step: () => T): T {
+    try {
+      return step();
+    } catch (err) {
+      if (err instanceof PlatformError) throw err;
+      this.ctx.logger.warn({ err, resource: this.def.plural }, "strategy failed on a malformed object");
+      throw badRequest(`the object could not be processed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}
+
+/** No-op writes are not stored (upstream skips them too), ignoring the writer's managedFields timestamp. */
+function unchanged(next: ApiObject, previous: ApiObject): boolean {
+  const strip = (o: ApiObject) => ({ ...o, metadata: { ...o.metadata, managedFields: undefined, resourceVersion: undefined } });
+  return JSON.stringify(strip(next)) === JSON.stringify(strip(previous)) && sameManagers(next, previous);
+}
+
+function sameManagers(next: ApiObject, previous: ApiObject): boolean {
+  const names = (o: ApiObject) => (o.metadata.managedFields ?? []).map((e) => `${e.manager}|${e.operation}|${e.subresource ?? ""}`).join(",");
+  return names(next) === names(previous);
+}

@@ -1,0 +1,109 @@
+// LIST over storage or the watch cache: resourceVersion semantics, selectors, limit/continue on one snapshot.
+import type { ApiObject } from "../../api/meta.js";
+import { isPlatformError, PlatformError } from "../../errors.js";
+import type { Storage } from "../storage/types.js";
+import { badRequest } from "./errors.js";
+import { decodeContinue, encodeContinue } from "./continue.js";
+import { StoredObject } from "./stored.js";
+
+export type ResourceVersionMatch = "NotOlderThan" | "Exact";
+
+export interface ListQuery {
+  readonly resourceVersion?: string;
+  readonly resourceVersionMatch?: ResourceVersionMatch;
+  readonly limit?: number;
+  readonly continue?: string;
+  /** Selector filter over decoded objects; undefined selects everything (and keeps the no-parse fast path). */
+  readonly filter?: (obj: ApiObject) => boolean;
+}
+
+export interface ListPage {
+  readonly items: readonly StoredObject[];
+  readonly revision: number;
+  readonly continue?: string;
+  readonly remainingItemCount?: number;
+}
+
+/** The watch cache's view of one collection, as LIST needs it. */
+export interface CachedCollection {
+  /** Current objects under `prefix` matching `filter`, and the revision the cache has seen. */
+  list(prefix: string, filter: ((obj: ApiObject) => boolean) | undefined): Promise<{ items: readonly StoredObject[]; revision: number }>;
+  /** Resolves once the cache has seen `revision` (or rejects with TIMEOUT). */
+  waitUntilFresh(revision: number): Promise<void>;
+}
+
+const MAX_PAGE_READS = 1000;
+
+export function parseRevision(text: string, what = "resourceVersion"): number {
+  if (!/^\d{1,15}$/.test(text)) throw badRequest(`invalid ${what} ${JSON.stringify(text)}: expected a decimal revision`);
+  return Number(text);
+}
+
+/** Reads one page (or the whole collection) under `prefix` with upstream's resourceVersion rules. */
+export async function listCollection(storage: Storage, cache: CachedCollection | undefined, prefix: string, q: ListQuery): Promise<ListPage> {
+  const rv = q.resourceVersion ?? "";
+  if (q.resourceVersionMatch !== undefined && rv === "") throw badRequest("resourceVersionMatch is forbidden unless resourceVersion is provided");
+  if (q.continue !== undefined && q.continue !== "") {
+    if (rv !== "" && rv !== "0") throw badRequest("specifying resourceVersion is not allowed when using continue");
+    const token = decodeContinue(q.continue, prefix);
+    return readPages(storage, prefix, q, token.revision, token.startAfter, true);
+  }
+  if (q.resourceVersionMatch === "Exact") {
+    if (rv === "0") throw badRequest('resourceVersionMatch "Exact" is forbidden for resourceVersion "0"');
+    return readPages(storage, prefix, q, parseRevision(rv), undefined, false);
+  }
+  if (rv !== "" && cache !== undefined && !(q.limit && rv !== "0" && q.resourceVersionMatch === undefined)) {
+    // "0": any recent state, straight from the cache. NotOlderThan N: wait until the cache has seen N.
+    const min = parseRevision(rv);
+    if (min > 0) await cache.waitUntilFresh(min);
+    const { items, revision } = await cache.list(prefix, q.filter);
+    return { items, revision };
+  }
+  if (rv !== "") {
+    const min = parseRevision(rv);
+    const latest = await storage.revision();
+    if (min > latest) throw new PlatformError("TIMEOUT", `Too large resource version: ${min}, current resource version: ${latest}`, { details: { retryAfterSeconds: 1 } });
+    if (q.resourceVersionMatch === undefined && q.limit && min > 0) return readPages(storage, prefix, q, min, undefined, false);
+  }
+  return readPages(storage, prefix, q, undefined, undefined, false);
+}
+
+async function readPages(storage: Storage, prefix: string, q: ListQuery, revision: number | undefined, startAfter: string | undefined, continuing: boolean): Promise<ListPage> {
+  const limit = q.limit && q.limit > 0 ? q.limit : 0;
+  const items: StoredObject[] = [];
+  let after = startAfter;
+  let rev = revision;
+  let more = false;
+  let remaining: number | undefined;
+  for (let reads = 0; reads < MAX_PAGE_READS; reads++) {
+    let page;
+    try {
+      page = await storage.list(prefix, { revision: rev, limit: limit ? limit - items.length : 0, startAfter: after });
+    } catch (err) {
+      if (isPlatformError(err, "GONE")) {
+        throw new PlatformError("GONE", continuing
+          ? "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results."
+          : `The resourceVersion for the provided list is too old (relist without resourceVersion): ${err.message}`);
+      }
+      throw err;
+    }
+    rev = page.revision;
+    for (const kv of page.items) {
+      const stored = StoredObject.of(kv);
+      after = kv.key;
+      if (q.filter && !q.filter(stored.object)) continue;
+      items.push(stored);
+    }
+    more = page.more;
+    remaining = page.remaining;
+    if (!more || (limit && items.length >= limit)) break;
+  }
+  const result: ListPage = { items, revision: rev ?? 0 };
+  if (!more) return result;
+  return {
+    ...result,
+    continue: encodeContinue({ revision: rev!, startAfter: after! }, prefix),
+    // Only exact without a filter: with selectors the count of matching items ahead is unknown.
+    ...(q.filter === undefined && remaining !== undefined ? { remainingItemCount: remaining } : {}),
+  };
+}

@@ -1,0 +1,133 @@
+// Server-owned object metadata: names and generateName, uid, timestamps, generation, labels/annotations rules, managedFields.
+import { randomUUID, randomInt } from "node:crypto";
+import type { ApiObject, ManagedFieldsEntry, ObjectMeta } from "../../api/meta.js";
+import type { FieldError, ResourceDefinition } from "./strategy.js";
+import { labelValueProblem, qualifiedNameProblem } from "../selectors.js";
+
+export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
+/** Upstream's generateName alphabet: no vowels (no accidental words) and no look-alike digits. */
+const SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
+const GENERATED_SUFFIX = 5;
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** RFC 3339 with seconds precision, as ObjectMeta timestamps are serialized. */
+export function rfc3339(date: Date): string {
+  return new Date(Math.floor(date.getTime() / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** Why `name` breaks the definition's name rule, or undefined. */
+export function nameProblem(rule: ResourceDefinition["nameRule"], name: string): string | undefined {
+  switch (rule) {
+    case "dns-label":
+      return name.length <= 63 && DNS_LABEL.test(name)
+        ? undefined
+        : "a lowercase RFC 1123 label must consist of at most 63 lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+    case "dns-subdomain":
+      return name.length <= 253 && DNS_SUBDOMAIN.test(name)
+        ? undefined
+        : "a lowercase RFC 1123 subdomain must consist of at most 253 lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+    case "path-segment":
+      if (name === "." || name === "..") return `may not be '${name}'`;
+      return /[/%]/.test(name) ? "may not contain '/' or '%'" : undefined;
+  }
+}
+
+/** A name for `generateName`: the prefix plus five random characters. */
+export function generateName(prefix: string): string {
+  let suffix = "";
+  for (let i = 0; i < GENERATED_SUFFIX; i++) suffix += SUFFIX_ALPHABET[randomInt(SUFFIX_ALPHABET.length)];
+  return prefix + suffix;
+}
+
+const invalid = (field: string, message: string): FieldError => ({ field, message, reason: "FieldValueInvalid" });
+
+/** Rules every object's metadata obeys, whatever its kind. */
+export function validateMetadata(def: ResourceDefinition, meta: ObjectMeta): FieldError[] {
+  const errors: FieldError[] = [];
+  if (!meta.name) errors.push({ field: "metadata.name", message: "name or generateName is required", reason: "FieldValueRequired" });
+  else {
+    const why = nameProblem(def.nameRule, meta.name);
+    if (why) errors.push(invalid("metadata.name", `Invalid value: ${JSON.stringify(meta.name)}: ${why}`));
+  }
+  errors.push(...mapProblems(meta.labels, "metadata.labels", true), ...mapProblems(meta.annotations, "metadata.annotations", false));
+  if (meta.annotations && typeof meta.annotations === "object") {
+    let size = 0;
+    for (const [k, v] of Object.entries(meta.annotations)) size += Buffer.byteLength(k) + Buffer.byteLength(String(v));
+    if (size > MAX_ANNOTATIONS_BYTES) {
+      errors.push({ field: "metadata.annotations", message: `Too long: must have at most ${MAX_ANNOTATIONS_BYTES} bytes, got ${size}`, reason: "FieldValueTooLong" });
+    }
+  }
+  if (meta.finalizers !== undefined) {
+    if (!Array.isArray(meta.finalizers)) errors.push({ field: "metadata.finalizers", message: "must be a list of strings", reason: "FieldValueTypeInvalid" });
+    else {
+      meta.finalizers.forEach((f, i) => {
+        const why = typeof f === "string" ? qualifiedNameProblem(f) : "must be a string";
+        if (why) errors.push(invalid(`metadata.finalizers[${i}]`, `Invalid value: ${JSON.stringify(f)}: ${why}`));
+      });
+    }
+  }
+  return errors;
+}
+
+function mapProblems(map: unknown, field: string, labels: boolean): FieldError[] {
+  if (map === undefined || map === null) return [];
+  if (typeof map !== "object" || Array.isArray(map)) return [{ field, message: "must be a map of strings", reason: "FieldValueTypeInvalid" }];
+  const errors: FieldError[] = [];
+  for (const [k, v] of Object.entries(map)) {
+    const keyWhy = qualifiedNameProblem(k);
+    if (keyWhy) errors.push(invalid(field, `Invalid value: ${JSON.stringify(k)}: ${keyWhy}`));
+    if (typeof v !== "string") errors.push({ field: `${field}[${k}]`, message: "must be a string", reason: "FieldValueTypeInvalid" });
+    else if (labels) {
+      const valueWhy = labelValueProblem(v);
+      if (valueWhy) errors.push(invalid(`${field}[${k}]`, `Invalid value: ${JSON.stringify(v)}: ${valueWhy}`));
+    }
+  }
+  return errors;
+}
+
+/** Server-set metadata of a new object; the client's values for these fields are ignored as upstream does. */
+export function initCreateMetadata(obj: ApiObject, now: Date): void {
+  const m = obj.metadata;
+  m.uid = randomUUID();
+  m.creationTimestamp = rfc3339(now);
+  m.generation = 1;
+  delete m.resourceVersion;
+  delete m.deletionTimestamp;
+  delete m.deletionGracePeriodSeconds;
+}
+
+/** Carries the fields clients may not change on update from the stored object. */
+export function keepSystemMetadata(next: ApiObject, previous: ApiObject): void {
+  const m = next.metadata;
+  const p = previous.metadata;
+  for (const f of ["uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds", "generateName"] as const) {
+    if (p[f] === undefined) delete m[f];
+    else (m as Record<string, unknown>)[f] = p[f];
+  }
+}
+
+export interface ManagerEntry {
+  readonly manager: string;
+  readonly operation: "Update";
+  readonly apiVersion: string;
+  readonly time: Date;
+  readonly subresource?: string;
+}
+
+/** Records (or refreshes) the writer's managedFields entry; field sets are not computed (see docs/api.md). */
+export function recordManager(obj: ApiObject, entry: ManagerEntry): void {
+  const list = Array.isArray(obj.metadata.managedFields) ? obj.metadata.managedFields : [];
+  const fresh: ManagedFieldsEntry = {
+    manager: entry.manager,
+    operation: entry.operation,
+    apiVersion: entry.apiVersion,
+    time: rfc3339(entry.time),
+    fieldsType: "FieldsV1",
+    fieldsV1: {},
+    ...(entry.subresource ? { subresource: entry.subresource } : {}),
+  };
+  const same = (e: ManagedFieldsEntry) => e.manager === entry.manager && e.operation === entry.operation && (e.subresource ?? "") === (entry.subresource ?? "");
+  obj.metadata.managedFields = [...list.filter((e) => e && typeof e === "object" && !same(e)), fresh];
+}

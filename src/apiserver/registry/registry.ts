@@ -1,0 +1,102 @@
+// The set of served resources: one ResourceStore per definition, create handlers, and the namespaces every server starts with.
+import type { ApiObject } from "../../api/meta.js";
+import type { GroupNames } from "../../api/group.js";
+import { isPlatformError, PlatformError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import type { Clock } from "../storage/clock.js";
+import type { Storage } from "../storage/types.js";
+import type { Pipeline } from "../pipeline.js";
+import { ApiCatalog } from "../discovery.js";
+import type { CreateHandler, ResourceDefinition } from "./strategy.js";
+import { ResourceStore } from "./generic.js";
+import { qualifiedResource } from "./errors.js";
+
+/** Namespaces created on first start: the default one and the one the platform's own objects live in. */
+export const BOOTSTRAP_NAMESPACES = ["default", "platform-system"] as const;
+
+/** The identity of the server's own writes. */
+const SERVER_USER = { username: "system:apiserver", groups: ["system:masters"] };
+
+export interface RegistryOptions {
+  readonly storage: Storage;
+  readonly names: GroupNames;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly pipeline: Pipeline;
+  readonly definitions: readonly ResourceDefinition[];
+}
+
+export class Registry {
+  readonly catalog: ApiCatalog;
+  readonly #stores = new Map<ResourceDefinition, ResourceStore>();
+  readonly #handlers = new Map<string, CreateHandler>();
+  readonly #namespaces: ResourceStore | undefined;
+
+  constructor(private readonly options: RegistryOptions) {
+    this.catalog = new ApiCatalog(options.definitions, options.names);
+    const ctx = {
+      storage: options.storage,
+      names: options.names,
+      clock: options.clock,
+      logger: options.logger,
+      admit: options.pipeline.admit.bind(options.pipeline),
+      namespaceExists: (ns: string) => this.namespaceExists(ns),
+    };
+    for (const def of options.definitions) this.#stores.set(def, new ResourceStore(def, ctx));
+    const nsDef = options.definitions.find((d) => d.group === "" && d.kind === "Namespace");
+    this.#namespaces = nsDef ? this.#stores.get(nsDef) : undefined;
+  }
+
+  get storage(): Storage {
+    return this.options.storage;
+  }
+
+  get names(): GroupNames {
+    return this.options.names;
+  }
+
+  store(def: ResourceDefinition): ResourceStore {
+    const s = this.#stores.get(def);
+    if (!s) throw new PlatformError("NOT_FOUND", `${qualifiedResource(def)} is not served`);
+    return s;
+  }
+
+  /**
+   * Serves a create-only kind (`resource` = plural) or an action subresource (`resource` = `plural/action`) of `group`.
+   * Replaces an earlier handler for the same slot.
+   */
+  registerCreateHandler(group: string, resource: string, handler: CreateHandler): void {
+    this.#handlers.set(`${group}/${resource}`, handler);
+  }
+
+  createHandler(group: string, resource: string): CreateHandler {
+    const handler = this.#handlers.get(`${group}/${resource}`);
+    if (!handler) throw new PlatformError("NOT_FOUND", `${resource}${group ? `.${group}` : ""} is not served: no handler registered`);
+    return handler;
+  }
+
+  private async namespaceExists(namespace: string): Promise<boolean> {
+    if (!this.#namespaces) return true;
+    try {
+      await this.#namespaces.get(undefined, namespace);
+      return true;
+    } catch (err) {
+      if (isPlatformError(err, "NOT_FOUND")) return false;
+      throw err;
+    }
+  }
+
+  /** Creates the bootstrap namespaces that do not exist yet; idempotent across restarts. */
+  async bootstrap(): Promise<void> {
+    if (!this.#namespaces) return;
+    for (const name of BOOTSTRAP_NAMESPACES) {
+      const ns: ApiObject = { apiVersion: "v1", kind: "Namespace", metadata: { name } };
+      try {
+        await this.#namespaces.create(undefined, ns, { fieldManager: "platform-ca-apiserver", user: SERVER_USER });
+        this.options.logger.info({ namespace: name }, "namespace created");
+      } catch (err) {
+        if (!isPlatformError(err, "ALREADY_EXISTS")) throw err;
+      }
+    }
+  }
+}

@@ -1,0 +1,179 @@
+// Label and field selectors of list, watch and deletecollection requests: parsing (errors are 400s) and matching.
+import { PlatformError } from "../errors.js";
+import type { ApiObject } from "../api/meta.js";
+
+export type LabelOperator = "=" | "!=" | "in" | "notin" | "exists" | "!exists";
+
+export interface LabelRequirement {
+  readonly key: string;
+  readonly operator: LabelOperator;
+  readonly values: readonly string[];
+}
+
+export interface FieldRequirement {
+  readonly field: string;
+  readonly operator: "=" | "!=";
+  readonly value: string;
+}
+
+const NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+/** Why `key` is not a qualified name (`[prefix/]name`), or undefined when it is one. */
+export function qualifiedNameProblem(key: string): string | undefined {
+  const slash = key.indexOf("/");
+  const name = slash < 0 ? key : key.slice(slash + 1);
+  const prefix = slash < 0 ? undefined : key.slice(0, slash);
+  if (prefix !== undefined && (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) {
+    return "prefix part must be a DNS subdomain of at most 253 characters";
+  }
+  if (name.length === 0 || name.length > 63 || !NAME_PART.test(name)) {
+    return "name part must be at most 63 characters of alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric";
+  }
+  return undefined;
+}
+
+/** Why `value` is not a valid label value, or undefined when it is one. */
+export function labelValueProblem(value: string): string | undefined {
+  if (value.length > 63) return "must be no more than 63 characters";
+  if (!LABEL_VALUE.test(value)) return "must be empty or alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric";
+  return undefined;
+}
+
+function badSelector(kind: string, text: string, why: string): PlatformError {
+  return new PlatformError("BAD_REQUEST", `unable to parse requirement: invalid ${kind} selector ${JSON.stringify(text)}: ${why}`);
+}
+
+/** Splits on commas that are outside parentheses. */
+function splitTop(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === "(") depth++;
+    else if (ch === ")") depth--;
+    else if (ch === "," && depth === 0) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts;
+}
+
+const SET_RE = /^(\S+?)\s+(in|notin)\s*\(([^()]*)\)$/;
+const EQ_RE = /^([^=!\s]+)\s*(==|=|!=)\s*(.*)$/;
+
+/** Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h`. Empty text selects everything. */
+export function parseLabelSelector(text: string): LabelRequirement[] {
+  if (text.trim() === "") return [];
+  return splitTop(text).map((raw) => {
+    const part = raw.trim();
+    const checkKey = (key: string): string => {
+      const why = qualifiedNameProblem(key);
+      if (why) throw badSelector("label", text, `key ${JSON.stringify(key)}: ${why}`);
+      return key;
+    };
+    const checkValue = (value: string): string => {
+      const why = labelValueProblem(value);
+      if (why) throw badSelector("label", text, `value ${JSON.stringify(value)}: ${why}`);
+      return value;
+    };
+    if (part === "") throw badSelector("label", text, "empty requirement");
+    const set = SET_RE.exec(part);
+    if (set) {
+      const values = set[3]!.split(",").map((v) => checkValue(v.trim()));
+      if (values.length === 1 && values[0] === "" && set[3]!.trim() === "") {
+        throw badSelector("label", text, `${set[2]} needs at least one value`);
+      }
+      return { key: checkKey(set[1]!), operator: set[2] as "in" | "notin", values };
+    }
+    const eq = EQ_RE.exec(part);
+    if (eq) {
+      const operator = eq[2] === "!=" ? "!=" : "=";
+      return { key: checkKey(eq[1]!), operator, values: [checkValue(eq[3]!.trim())] };
+    }
+    if (part.startsWith("!")) return { key: checkKey(part.slice(1).trim()), operator: "!exists", values: [] };
+    return { key: checkKey(part), operator: "exists", values: [] };
+  });
+}
+
+export function matchesLabels(requirements: readonly LabelRequirement[], labels: Readonly<Record<string, string>> | undefined): boolean {
+  for (const r of requirements) {
+    const has = labels !== undefined && Object.hasOwn(labels, r.key);
+    const value = has ? labels[r.key] : undefined;
+    switch (r.operator) {
+      case "=":
+        if (value !== r.values[0]) return false;
+        break;
+      case "!=":
+        if (has && value === r.values[0]) return false;
+        break;
+      case "in":
+        if (!has || !r.values.includes(value!)) return false;
+        break;
+      case "notin":
+        if (has && r.values.includes(value!)) return false;
+        break;
+      case "exists":
+        if (!has) return false;
+        break;
+      case "!exists":
+        if (has) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+/** Splits field-selector text on unescaped commas and unescapes `\,` `\=` `\\` in values. */
+function splitEscaped(text: string, sep: string): string[] {
+  const out: string[] = [];
+  let cur = "";
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (ch === "\\" && i + 1 < text.length) {
+      cur += ch + text[i + 1];
+      i++;
+    } else if (ch === sep) {
+      out.push(cur);
+      cur = "";
+    } else cur += ch;
+  }
+  out.push(cur);
+  return out;
+}
+
+const unescape = (s: string): string => s.replace(/\\(.)/g, "$1");
+
+/** Parses `metadata.name=x,spec.signerName!=y`; every field must be in `supported`. */
+export function parseFieldSelector(text: string, supported: readonly string[]): FieldRequirement[] {
+  if (text.trim() === "") return [];
+  return splitEscaped(text, ",").map((raw) => {
+    const part = raw.trim();
+    const m = /^([^=!\s]+)\s*(==|=|!=)(.*)$/s.exec(part);
+    if (!m) throw badSelector("field", text, `${JSON.stringify(part)} is not of the form field=value, field==value or field!=value`);
+    const field = m[1]!;
+    if (!supported.includes(field)) {
+      throw new PlatformError("BAD_REQUEST", `field label not supported: ${field} (supported: ${supported.join(", ")})`);
+    }
+    return { field, operator: m[2] === "!=" ? "!=" : "=", value: unescape(m[3]!) };
+  });
+}
+
+export function matchesFields(requirements: readonly FieldRequirement[], valueOf: (field: string) => string | undefined): boolean {
+  for (const r of requirements) {
+    const v = valueOf(r.field) ?? "";
+    if (r.operator === "=" ? v !== r.value : v === r.value) return false;
+  }
+  return true;
+}
+
+/** Field values every object offers to field selectors. */
+export function metadataField(obj: ApiObject, field: string): string | undefined {
+  if (field === "metadata.name") return obj.metadata?.name;
+  if (field === "metadata.namespace") return obj.metadata?.namespace ?? "";
+  return undefined;
+}

@@ -1,0 +1,118 @@
+// The embedded API server: registry + HTTP over a Storage, with start(signal)/stop() and loopback-by-default listening.
+import type { FastifyInstance } from "fastify";
+import { groupNames, DEFAULT_GROUP_SUFFIX, type GroupNames } from "../api/group.js";
+import { schemaRegistry } from "../api/schema.js";
+import { invalidOption } from "../errors.js";
+import { silentLogger, type Logger } from "../logger.js";
+import { systemClock, type Clock } from "./storage/clock.js";
+import type { Storage } from "./storage/types.js";
+import type { Pipeline } from "./pipeline.js";
+import { allResources } from "./registry/resources/index.js";
+import { Registry } from "./registry/registry.js";
+import type { CreateHandler, ResourceDefinition } from "./registry/strategy.js";
+import { buildHttpApp, type TlsServing } from "./http/app.js";
+import { WatchCaches, type WatchCacheSettings } from "./registry/watch-caches.js";
+
+export interface ListenOptions {
+  /** Default 127.0.0.1: the server is loopback-only unless told otherwise. */
+  readonly host?: string;
+  /** Default 0: a free port (read it from `address`). */
+  readonly port?: number;
+}
+
+export interface ApiServerOptions {
+  readonly storage: Storage;
+  readonly pipeline: Pipeline;
+  readonly groupSuffix?: string;
+  readonly logger?: Logger;
+  readonly clock?: Clock;
+  readonly listen?: ListenOptions;
+  /** HTTPS serving. Plain HTTP needs `insecure: true`. */
+  readonly tls?: TlsServing;
+  readonly insecure?: boolean;
+  /** The resources to serve; default every seed resource (`allResources`). */
+  readonly definitions?: (names: GroupNames) => readonly ResourceDefinition[];
+  /** Longest watch when a client sets no timeoutSeconds; default 30 minutes. */
+  readonly maxWatchSeconds?: number;
+  readonly watchCache?: WatchCacheSettings;
+}
+
+export interface ApiServer {
+  start(signal?: AbortSignal): Promise<void>;
+  stop(): Promise<void>;
+  /** `http://127.0.0.1:PORT` (or https://) once started. */
+  readonly address: string;
+  readonly names: GroupNames;
+  readonly registry: Registry;
+  /** The fastify instance (for in-process `inject` in tests). */
+  readonly app: FastifyInstance;
+  registerCreateHandler(group: string, resource: string, handler: CreateHandler): void;
+}
+
+export function createApiServer(options: ApiServerOptions): ApiServer {
+  if (!options || typeof options !== "object") throw invalidOption("options", "to be an object", options);
+  if (!options.storage) throw invalidOption("storage", "to be a Storage", options.storage);
+  if (!options.pipeline) throw invalidOption("pipeline", "to be a Pipeline", options.pipeline);
+  if (!options.tls && options.insecure !== true) throw invalidOption("tls", "to be set (or `insecure: true` for plain HTTP)", options.tls);
+  const host = options.listen?.host ?? "127.0.0.1";
+  const port = options.listen?.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalidOption("listen.port", "to be an integer 0–65535", port);
+  const maxWatchSeconds = options.maxWatchSeconds ?? 1800;
+  if (!Number.isInteger(maxWatchSeconds) || maxWatchSeconds < 1) throw invalidOption("maxWatchSeconds", "≥ 1", maxWatchSeconds);
+  let names: GroupNames;
+  try {
+    names = groupNames(options.groupSuffix ?? DEFAULT_GROUP_SUFFIX);
+  } catch {
+    throw invalidOption("groupSuffix", "to be a DNS name with at least two labels", options.groupSuffix);
+  }
+  const logger = options.logger ?? silentLogger();
+  const clock = options.clock ?? systemClock;
+  const definitions = (options.definitions ?? allResources)(names);
+  const registry = new Registry({ storage: options.storage, names, clock, logger, pipeline: options.pipeline, definitions });
+  const caches = new WatchCaches(options.storage, clock, logger, options.watchCache);
+  let ready = false;
+  const app = buildHttpApp({
+    registry,
+    schemas: schemaRegistry(names),
+    pipeline: options.pipeline,
+    clock,
+    logger,
+    cache: (store) => caches.for(store),
+    maxWatchSeconds,
+    tls: options.tls,
+    ready: () => ready,
+  });
+  let address = "";
+  let started = false;
+  const stop = async () => {
+    if (!started) return;
+    started = false;
+    ready = false;
+    await app.close();
+    caches.stop();
+    logger.info({ address }, "API server stopped");
+  };
+  return {
+    names,
+    registry,
+    app,
+    get address() {
+      return address;
+    },
+    registerCreateHandler: (group, resource, handler) => registry.registerCreateHandler(group, resource, handler),
+    async start(signal?: AbortSignal) {
+      if (started) return;
+      started = true;
+      await registry.bootstrap();
+      await app.listen({ host, port });
+      const bound = app.server.address();
+      const where = typeof bound === "object" && bound ? bound : { address: host, port };
+      const shownHost = where.address.includes(":") ? `[${where.address}]` : where.address;
+      address = `${options.tls ? "https" : "http"}://${shownHost}:${where.port}`;
+      ready = true;
+      logger.info({ address, groupSuffix: names.suffix, tls: Boolean(options.tls) }, "API server listening");
+      signal?.addEventListener("abort", () => void stop(), { once: true });
+    },
+    stop,
+  };
+}

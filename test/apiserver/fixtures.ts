@@ -1,0 +1,115 @@
+// Option-function builders for API server tests: a registry over memory storage, objects of a few kinds, an in-process server.
+import { afterAll, beforeAll } from "vitest";
+import type { ApiObject } from "../../src/api/meta.js";
+import { groupNames, type GroupNames } from "../../src/api/group.js";
+import { silentLogger } from "../../src/logger.js";
+import { insecureLocalPipeline, type Pipeline } from "../../src/apiserver/pipeline.js";
+import { Registry } from "../../src/apiserver/registry/registry.js";
+import { allResources } from "../../src/apiserver/registry/resources/index.js";
+import { MemoryStorage } from "../../src/apiserver/storage/memory.js";
+import type { Storage } from "../../src/apiserver/storage/types.js";
+import { createApiServer, type ApiServer, type ApiServerOptions } from "../../src/apiserver/server.js";
+import { FakeClock } from "./storage/fake-clock.js";
+
+export { FakeClock };
+
+export interface RegistryFixtureOptions {
+  readonly suffix?: string;
+  readonly clock?: FakeClock;
+  readonly storage?: Storage;
+  readonly pipeline?: Pipeline;
+}
+
+export async function registryFixture(opts: RegistryFixtureOptions = {}) {
+  const names = groupNames(opts.suffix);
+  const clock = opts.clock ?? new FakeClock();
+  const storage = opts.storage ?? new MemoryStorage({ clock });
+  const definitions = allResources(names);
+  const registry = new Registry({ storage, names, clock, logger: silentLogger(), pipeline: opts.pipeline ?? insecureLocalPipeline(silentLogger()), definitions });
+  await registry.bootstrap();
+  const store = (kind: string) => registry.store(definitions.find((d) => d.kind === kind)!);
+  return { names, clock, storage, registry, store };
+}
+
+export interface MetaOptions {
+  readonly name?: string;
+  readonly generateName?: string;
+  readonly namespace?: string;
+  readonly labels?: Record<string, string>;
+  readonly annotations?: Record<string, string>;
+  readonly finalizers?: string[];
+  readonly resourceVersion?: string;
+}
+
+function meta(o: MetaOptions, defaultName: string | undefined) {
+  const m: Record<string, unknown> = {};
+  const name = o.name ?? (o.generateName ? undefined : defaultName);
+  if (name !== undefined) m.name = name;
+  for (const k of ["generateName", "namespace", "labels", "annotations", "finalizers", "resourceVersion"] as const) if (o[k] !== undefined) m[k] = o[k];
+  return m;
+}
+
+export function serviceAccount(o: MetaOptions & { automount?: boolean; extra?: Record<string, unknown> } = {}): ApiObject {
+  return {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: meta(o, "builder"),
+    ...(o.automount !== undefined ? { automountServiceAccountToken: o.automount } : {}),
+    ...(o.extra ?? {}),
+  };
+}
+
+export function namespaceObject(o: MetaOptions = {}): ApiObject {
+  return { apiVersion: "v1", kind: "Namespace", metadata: meta(o, "team-a") };
+}
+
+export function controllerRevision(o: MetaOptions & { revision?: number; data?: unknown } = {}): ApiObject {
+  return { apiVersion: "apps/v1", kind: "ControllerRevision", metadata: meta(o, "rev-1"), revision: o.revision ?? 1, data: o.data ?? { replicas: 1 } };
+}
+
+export function csrObject(names: GroupNames, o: MetaOptions & { request: string; signerName?: string; usages?: string[]; expirationSeconds?: number }): ApiObject {
+  return {
+    apiVersion: `${names.certificates}/v1`,
+    kind: "CertificateSigningRequest",
+    metadata: meta(o, "csr-1"),
+    spec: {
+      request: Buffer.from(o.request).toString("base64"),
+      signerName: o.signerName ?? names.signers.apiserverClient,
+      usages: o.usages ?? ["digital signature", "client auth"],
+      ...(o.expirationSeconds !== undefined ? { expirationSeconds: o.expirationSeconds } : {}),
+    },
+  };
+}
+
+/** An API server over memory storage on a free loopback port, plain HTTP, every request a local admin. */
+export async function serverFixture(opts: Partial<ApiServerOptions> & { clock?: FakeClock } = {}): Promise<ApiServer & { storage: Storage }> {
+  const storage = opts.storage ?? new MemoryStorage();
+  const server = createApiServer({ insecure: true, pipeline: insecureLocalPipeline(silentLogger()), ...opts, storage });
+  await server.start();
+  return Object.assign(server, { storage });
+}
+
+/** The Accept list kubectl sends for `get`: Table first, plain JSON as the fallback. */
+export const TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+export const SA_PATH = "/api/v1/namespaces/default/serviceaccounts";
+
+/** One server for a whole test file (started before, stopped after), and unique names for its objects. */
+export function sharedServer(): { readonly server: ApiServer & { storage: Storage }; readonly base: string; unique(prefix: string): string } {
+  let server: (ApiServer & { storage: Storage }) | undefined;
+  let counter = 0;
+  beforeAll(async () => {
+    server = await serverFixture();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return {
+    get server() {
+      return server!;
+    },
+    get base() {
+      return server!.address;
+    },
+    unique: (prefix) => `${prefix}-${++counter}`,
+  };
+}

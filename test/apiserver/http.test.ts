@@ -1,0 +1,302 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { get as httpsGet } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { silentLogger } from "../../src/logger.js";
+import { insecureLocalPipeline } from "../../src/apiserver/pipeline.js";
+import { createApiServer } from "../../src/apiserver/server.js";
+import { MemoryStorage } from "../../src/apiserver/storage/memory.js";
+import { stringify as toYaml, parse as fromYaml } from "yaml";
+import { csr } from "../fixtures/csr.js";
+import { call } from "./http-client.js";
+import { csrObject, SA_PATH, serverFixture, serviceAccount, sharedServer, TABLE_ACCEPT } from "./fixtures.js";
+
+const shared = sharedServer();
+const SA = SA_PATH;
+const unique = shared.unique;
+
+describe("errors are Status objects", () => {
+  it.each([
+    ["GET", "/nowhere", 404, "NotFound"],
+    ["GET", "/openapi/v2", 404, "NotFound"],
+    ["GET", "/openapi/v3/apis/unknown.example.com/v1", 404, "NotFound"],
+    ["PUT", SA, 405, "MethodNotAllowed"],
+    ["POST", `${SA}/x`, 405, "MethodNotAllowed"],
+    ["GET", `${SA}/absent`, 404, "NotFound"],
+    ["GET", "/api/v1/namespaces/default/serviceaccounts/absent/nosuch", 404, "NotFound"],
+    ["DELETE", "/version", 405, "MethodNotAllowed"],
+  ])("%s %s answers %i %s", async (method, path, code, reason) => {
+    const r = await call(shared.base, method, path);
+    expect(r.status).toBe(code);
+    expect(r.body).toMatchObject({ kind: "Status", apiVersion: "v1", status: "Failure", reason, code });
+    expect(typeof r.body.message).toBe("string");
+  });
+
+  it.each([
+    ["malformed JSON", '{"apiVersion": "v1", kind', "application/json", 400, "not valid JSON"],
+    ["malformed YAML", "apiVersion: v1\nkind: [unclosed", "application/yaml", 400, "not valid YAML"],
+    ["two YAML documents", "a: 1\n---\nb: 2\n", "application/yaml", 400, "exactly one YAML document"],
+    ["a JSON array", "[1,2]", "application/json", 400, "must be a JSON or YAML object"],
+    ["an empty body", "", "application/json", 400, "empty"],
+    ["a wrong kind", JSON.stringify({ apiVersion: "v1", kind: "Secret", metadata: { name: "a" } }), "application/json", 400, "do not match the endpoint"],
+    ["an invalid name", JSON.stringify(serviceAccount({ name: "Bad Name" })), "application/json", 422, "metadata.name"],
+    ["a mismatched namespace", JSON.stringify(serviceAccount({ namespace: "platform-system" })), "application/json", 400, "does not match the namespace"],
+    ["an unsupported media type", "x", "application/cbor", 415, "not supported"],
+    ["a protobuf body without the envelope", "x", "application/vnd.kubernetes.protobuf", 400, "envelope"],
+  ])("refuses %s with a clear Status and stores nothing", async (_what, body, contentType, code, words) => {
+    const before = await shared.server.storage.revision();
+    const r = await call(shared.base, "POST", SA, { body, contentType });
+    expect(r.status).toBe(code);
+    expect(r.body.message).toContain(words);
+    expect(await shared.server.storage.revision()).toBe(before);
+  });
+
+  it("answers 413 for a body over 3 MiB", async () => {
+    const big = JSON.stringify(serviceAccount({ annotations: { a: "x".repeat(3 * 1024 * 1024) } }));
+    const r = await call(shared.base, "POST", SA, { body: big });
+    expect(r.status).toBe(413);
+    expect(r.body).toMatchObject({ kind: "Status", reason: "RequestEntityTooLarge", code: 413 });
+    expect(r.body.message).toContain("3 MiB");
+  });
+});
+
+describe("create, read and write over HTTP", () => {
+  it("creates from JSON (201) and serves it back as JSON, pretty JSON and YAML", async () => {
+    const name = unique("json");
+    const created = await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
+    expect(created.status).toBe(201);
+    expect(created.headers.get("content-type")).toContain("application/json");
+    const got = await call(shared.base, "GET", `${SA}/${name}`);
+    expect(got.body).toEqual(created.body);
+    const pretty = await call(shared.base, "GET", `${SA}/${name}?pretty=true`);
+    expect(pretty.text).toContain('\n  "kind": "ServiceAccount"');
+    const yaml = await call(shared.base, "GET", `${SA}/${name}`, { accept: "application/yaml" });
+    expect(yaml.headers.get("content-type")).toContain("application/yaml");
+    expect(fromYaml(yaml.text)).toEqual(created.body);
+  });
+
+  it("creates from YAML", async () => {
+    const name = unique("yaml");
+    const r = await call(shared.base, "POST", SA, { body: toYaml(serviceAccount({ name })), contentType: "application/yaml" });
+    expect([r.status, r.body.metadata.name]).toEqual([201, name]);
+  });
+
+  it("answers 200 and stores nothing for dryRun=All", async () => {
+    const name = unique("dry");
+    const r = await call(shared.base, "POST", `${SA}?dryRun=All`, { body: serviceAccount({ name }) });
+    expect(r.status).toBe(200);
+    expect((await call(shared.base, "GET", `${SA}/${name}`)).status).toBe(404);
+  });
+
+  it("answers 409 AlreadyExists and 409 Conflict", async () => {
+    const name = unique("dup");
+    const first = await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
+    const again = await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
+    expect([again.status, again.body.reason, again.body.details]).toEqual([409, "AlreadyExists", { name, group: "", kind: "serviceaccounts" }]);
+    await call(shared.base, "PUT", `${SA}/${name}`, { body: { ...first.body, automountServiceAccountToken: true } });
+    const stale = await call(shared.base, "PUT", `${SA}/${name}`, { body: { ...first.body, automountServiceAccountToken: false } });
+    expect([stale.status, stale.body.reason]).toEqual([409, "Conflict"]);
+  });
+
+  it.each([
+    ["Strict", 400, undefined],
+    ["Warn", 201, 'unknown field \\"spec\\"'],
+    ["Ignore", 201, undefined],
+  ] as [string, number, string | undefined][])("fieldValidation=%s handles an unknown field", async (mode, code, warning) => {
+    const name = unique("fv");
+    const r = await call(shared.base, "POST", `${SA}?fieldValidation=${mode}`, { body: { ...serviceAccount({ name }), spec: { foo: 1 } } });
+    expect(r.status).toBe(code);
+    if (code === 400) expect(r.body.message).toContain('unknown field "spec"');
+    else expect(r.body).not.toHaveProperty("spec");
+    expect(r.headers.get("warning") ?? undefined).toBe(warning === undefined ? undefined : `299 - "${warning}"`);
+    if (code === 201) expect((await call(shared.base, "GET", `${SA}/${name}`)).body).not.toHaveProperty("spec");
+  });
+
+  it("refuses duplicate JSON keys under fieldValidation=Strict", async () => {
+    const name = unique("dupkey");
+    const body = `{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"${name}","name":"${name}"}}`;
+    const r = await call(shared.base, "POST", `${SA}?fieldValidation=Strict`, { body });
+    expect([r.status, r.body.message]).toEqual([400, expect.stringContaining('duplicate field "metadata.name"')]);
+  });
+
+  it("refuses a field of the wrong JSON type", async () => {
+    const r = await call(shared.base, "POST", SA, { body: { ...serviceAccount({ name: unique("type") }), automountServiceAccountToken: "yes" } });
+    expect([r.status, r.body.message]).toEqual([400, expect.stringContaining("automountServiceAccountToken")]);
+  });
+
+  it.each([
+    ["application/json-patch+json", [{ op: "add", path: "/metadata/labels", value: { via: "json" } }], "json"],
+    ["application/merge-patch+json", { metadata: { labels: { via: "merge" } } }, "merge"],
+    ["application/strategic-merge-patch+json", { metadata: { labels: { via: "strategic" } } }, "strategic"],
+  ])("patches with %s", async (contentType, patch, via) => {
+    const name = unique("patch");
+    await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
+    const r = await call(shared.base, "PATCH", `${SA}/${name}`, { body: patch, contentType });
+    expect([r.status, r.body.metadata.labels]).toEqual([200, { via }]);
+  });
+
+  it.each([
+    ["application/apply-patch+yaml", "a: 1", 415, "server-side apply"],
+    ["text/plain", "{}", 415, "not supported"],
+    ["application/json-patch+json", JSON.stringify([{ op: "remove", path: "/nope" }]), 422, ""],
+    ["application/merge-patch+json", "{not json", 400, "not valid JSON"],
+    ["application/merge-patch+json", JSON.stringify({ metadata: { name: "renamed" } }), 400, "does not match the name"],
+    ["application/merge-patch+json", JSON.stringify({ kind: "Secret" }), 400, "do not match the endpoint"],
+  ])("refuses a %s patch %s and changes nothing", async (contentType, body, code, words) => {
+    const name = unique("badpatch");
+    const created = await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
+    const r = await call(shared.base, "PATCH", `${SA}/${name}`, { body, contentType });
+    expect(r.status).toBe(code);
+    expect(r.body.message).toContain(words);
+    expect((await call(shared.base, "GET", `${SA}/${name}`)).body.metadata.resourceVersion).toBe(created.body.metadata.resourceVersion);
+  });
+
+  it("deletes a ServiceAccount answering with the object, and a CSR answering with a Status", async () => {
+    const name = unique("del");
+    await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
+    const r = await call(shared.base, "DELETE", `${SA}/${name}`);
+    expect([r.status, r.body.kind, r.body.metadata.name]).toEqual([200, "ServiceAccount", name]);
+    const pem = (await csr({ cn: "del" })).pem;
+    const csrName = unique("csr");
+    const path = `/apis/${shared.server.names.certificates}/v1/certificatesigningrequests`;
+    expect((await call(shared.base, "POST", path, { body: csrObject(shared.server.names, { name: csrName, request: pem }) })).status).toBe(201);
+    const d = await call(shared.base, "DELETE", `${path}/${csrName}`);
+    expect(d.body).toMatchObject({ kind: "Status", status: "Success", details: { name: csrName, kind: "certificatesigningrequests" } });
+  });
+
+  it("honours DeleteOptions preconditions from the body", async () => {
+    const name = unique("pre");
+    await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
+    const r = await call(shared.base, "DELETE", `${SA}/${name}`, { body: { kind: "DeleteOptions", apiVersion: "v1", preconditions: { uid: "other" }, propagationPolicy: "Background" } });
+    expect([r.status, r.body.reason]).toEqual([409, "Conflict"]);
+  });
+
+  it("deletes a collection by label selector", async () => {
+    const keep = unique("keep");
+    const drop = unique("drop");
+    await call(shared.base, "POST", SA, { body: serviceAccount({ name: keep, labels: { set: "a" } }) });
+    await call(shared.base, "POST", SA, { body: serviceAccount({ name: drop, labels: { set: "b" } }) });
+    const r = await call(shared.base, "DELETE", `${SA}?labelSelector=set%3Db`);
+    expect(r.body).toMatchObject({ kind: "Status", status: "Success" });
+    expect((await call(shared.base, "GET", `${SA}/${drop}`)).status).toBe(404);
+    expect((await call(shared.base, "GET", `${SA}/${keep}`)).status).toBe(200);
+  });
+});
+
+describe("lists, selectors and Table", () => {
+  it("lists across namespaces and by selectors", async () => {
+    const name = unique("sel");
+    await call(shared.base, "POST", SA, { body: serviceAccount({ name, labels: { pick: "me" } }) });
+    const all = await call(shared.base, "GET", "/api/v1/serviceaccounts");
+    expect(all.body.kind).toBe("ServiceAccountList");
+    expect(all.body.items.some((i: any) => i.metadata.name === name)).toBe(true);
+    const picked = await call(shared.base, "GET", `${SA}?labelSelector=pick%20in%20(me)`);
+    expect(picked.body.items.map((i: any) => i.metadata.name)).toEqual([name]);
+    const byName = await call(shared.base, "GET", `${SA}?fieldSelector=metadata.name%3D${name}`);
+    expect(byName.body.items).toHaveLength(1);
+    expect(Number(byName.body.metadata.resourceVersion)).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ["labelSelector=a%20b%20c", "unable to parse"],
+    ["fieldSelector=spec.foo%3Dx", "field label not supported: spec.foo"],
+    ["limit=-1", "limit"],
+    ["watch=maybe", "watch"],
+  ])("refuses %s with 400", async (query, words) => {
+    const r = await call(shared.base, "GET", `${SA}?${query}`);
+    expect([r.status, r.body.reason]).toEqual([400, "BadRequest"]);
+    expect(r.body.message).toContain(words);
+  });
+
+  it("filters CSRs by spec.signerName", async () => {
+    const pem = (await csr({ cn: "sel" })).pem;
+    const path = `/apis/${shared.server.names.certificates}/v1/certificatesigningrequests`;
+    const name = unique("signer");
+    await call(shared.base, "POST", path, { body: csrObject(shared.server.names, { name, request: pem, signerName: "example.com/custom" }) });
+    const r = await call(shared.base, "GET", `${path}?fieldSelector=spec.signerName%3Dexample.com%2Fcustom`);
+    expect(r.body.items.map((i: any) => i.metadata.name)).toEqual([name]);
+  });
+
+  it("serves a Table to kubectl's Accept list", async () => {
+    const name = unique("tbl");
+    await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
+    const r = await call(shared.base, "GET", `${SA}?fieldSelector=metadata.name%3D${name}`, { accept: TABLE_ACCEPT });
+    expect(r.body).toMatchObject({ kind: "Table", apiVersion: "meta.k8s.io/v1" });
+    expect(r.body.columnDefinitions[0].name).toBe("Name");
+    expect(r.body.rows[0].cells[0]).toBe(name);
+    expect(r.body.rows[0].object).toMatchObject({ kind: "PartialObjectMetadata", metadata: { name } });
+    const one = await call(shared.base, "GET", `${SA}/${name}`, { accept: TABLE_ACCEPT });
+    expect(one.body.rows).toHaveLength(1);
+  });
+
+  it("answers 406 when nothing acceptable is offered", async () => {
+    const r = await call(shared.base, "GET", SA, { accept: "application/vnd.kubernetes.protobuf" });
+    expect([r.status, r.body.reason]).toEqual([406, "NotAcceptable"]);
+  });
+});
+
+describe("discovery, health and handlers", () => {
+  it("serves /api, /apis, /version and group resource lists", async () => {
+    expect((await call(shared.base, "GET", "/api")).body).toMatchObject({ kind: "APIVersions", versions: ["v1"] });
+    const groups = (await call(shared.base, "GET", "/apis")).body.groups.map((g: any) => g.name);
+    expect(groups).toContain(shared.server.names.certificates);
+    expect((await call(shared.base, "GET", "/version")).body.gitVersion).toMatch(/^v1\.\d+\.\d+-platform-ca$/);
+    const list = await call(shared.base, "GET", `/apis/${shared.server.names.certificates}/v1`);
+    expect(list.body.resources.map((r: any) => r.name)).toContain("certificatesigningrequests/approval");
+  });
+
+  it("serves a minimal OpenAPI v3 telling kubectl that fields are validated by the server", async () => {
+    const index = (await call(shared.base, "GET", "/openapi/v3")).body;
+    const url = index.paths[`apis/${shared.server.names.certificates}/v1`].serverRelativeURL;
+    const doc = (await call(shared.base, "GET", url)).body;
+    const patch = doc.paths[`/apis/${shared.server.names.certificates}/v1/certificatesigningrequests/{name}`].patch;
+    expect(patch["x-kubernetes-group-version-kind"]).toEqual({ group: shared.server.names.certificates, version: "v1", kind: "CertificateSigningRequest" });
+    expect(patch.parameters.map((p: any) => p.name)).toContain("fieldValidation");
+  });
+
+  it.each(["/healthz", "/livez", "/readyz"])("answers %s with ok, and per check with ?verbose", async (path) => {
+    expect((await call(shared.base, "GET", path)).text).toBe("ok");
+    const verbose = await call(shared.base, "GET", `${path}?verbose`);
+    expect(verbose.text).toContain("[+]storage ok");
+    expect(verbose.text).toContain("check passed");
+  });
+
+  it("answers 404 for a create-only kind until a handler is registered", async () => {
+    const path = `/apis/${shared.server.names.authentication}/v1/tokenreviews`;
+    const body = { apiVersion: `${shared.server.names.authentication}/v1`, kind: "TokenReview", spec: { token: "t" } };
+    const before = await call(shared.base, "POST", path, { body });
+    expect([before.status, before.body.message]).toEqual([404, expect.stringContaining("no handler registered")]);
+    shared.server.registerCreateHandler(shared.server.names.authentication, "tokenreviews", async (obj, ctx) => ({ ...obj, metadata: {}, status: { authenticated: false, user: { username: ctx.user?.username ?? "" } } }));
+    const after = await call(shared.base, "POST", path, { body });
+    expect([after.status, after.body.status]).toEqual([201, { authenticated: false, user: { username: "local-admin" } }]);
+    expect((await call(shared.base, "GET", path)).status).toBe(405);
+  });
+});
+
+describe("serving options", () => {
+  it("refuses plain HTTP unless insecure is set", () => {
+    expect(() => createApiServer({ storage: new MemoryStorage(), pipeline: insecureLocalPipeline(silentLogger()) })).toThrow("expected `tls` to be set");
+  });
+
+  it("serves HTTPS with the given key and certificate", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "apiserver-tls-"));
+    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
+    const cert = readFileSync(join(dir, "cert.pem"));
+    const tlsServer = await serverFixture({ insecure: false, tls: { key: readFileSync(join(dir, "key.pem")), cert } });
+    try {
+      expect(tlsServer.address).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      const body = await new Promise<string>((resolve, reject) => {
+        httpsGet(`${tlsServer.address}/version`, { ca: cert }, (res) => {
+          let text = "";
+          res.on("data", (d) => (text += d));
+          res.on("end", () => resolve(text));
+        }).on("error", reject);
+      });
+      expect(JSON.parse(body).major).toBe("1");
+    } finally {
+      await tlsServer.stop();
+    }
+  });
+});

@@ -1,0 +1,147 @@
+import { spawn } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify as toYaml } from "yaml";
+import { csr } from "../fixtures/csr.js";
+import { ensureBuilt, kubectlFails, kubectlFor, startApiserver, type ApiserverProcess, type Kubectl } from "./apiserver-process.js";
+
+function csrManifest(suffix: string, name: string, pem: string): string {
+  return toYaml({
+    apiVersion: `certificates.${suffix}/v1`,
+    kind: "CertificateSigningRequest",
+    metadata: { name },
+    spec: { request: Buffer.from(pem).toString("base64"), signerName: `${suffix}/apiserver-client`, expirationSeconds: 86400, usages: ["digital signature", "client auth"] },
+  });
+}
+
+const serviceAccountYaml = (name: string, team: string) => `apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: ${name}\n  labels:\n    team: ${team}\n`;
+
+describe("kubectl against the embedded API server (platform.io)", () => {
+  let server: ApiserverProcess;
+  let kubectl: Kubectl;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    server = await startApiserver();
+    kubectl = kubectlFor(server.address);
+  }, 240_000);
+  afterAll(async () => {
+    expect(await server?.stop()).toBe(0);
+  });
+
+  it("discovers every resource with short names", () => {
+    const out = kubectl(["api-resources", "--no-headers"]);
+    expect(out).toMatch(/^certificatesigningrequests\s+csr\s+certificates\.platform\.io\/v1\s+false\s+CertificateSigningRequest$/m);
+    expect(out).toMatch(/^serviceaccounts\s+sa\s+v1\s+true\s+ServiceAccount$/m);
+    expect(out).toMatch(/^clustertrustbundles\s+certificates\.platform\.io\/v1beta1\s+false\s+ClusterTrustBundle$/m);
+  });
+
+  it("creates from a file and reads back as table, wide, json and yaml", () => {
+    expect(kubectl(["create", "-f", "-"], serviceAccountYaml("reader", "a"))).toContain("serviceaccount/reader created");
+    expect(kubectl(["get", "sa", "reader"])).toMatch(/^NAME\s+SECRETS\s+AGE\nreader\s+0\s+\d+s\n$/);
+    expect(kubectl(["get", "sa", "reader", "-o", "wide"])).toMatch(/^reader\s/m);
+    const json = JSON.parse(kubectl(["get", "sa", "reader", "-o", "json"]));
+    expect(json).toMatchObject({ kind: "ServiceAccount", metadata: { name: "reader", namespace: "default", labels: { team: "a" } } });
+    expect(kubectl(["get", "sa", "reader", "-o", "yaml"])).toContain(`uid: ${json.metadata.uid}`);
+  });
+
+  it("applies a manifest client-side, twice, changing it", () => {
+    expect(kubectl(["apply", "-f", "-"], serviceAccountYaml("applied", "a"))).toContain("serviceaccount/applied created");
+    expect(kubectl(["apply", "-f", "-"], serviceAccountYaml("applied", "b"))).toContain("serviceaccount/applied configured");
+    expect(kubectl(["apply", "-f", "-"], serviceAccountYaml("applied", "b"))).toContain("serviceaccount/applied unchanged");
+    expect(kubectl(["get", "sa", "applied", "-o", "jsonpath={.metadata.labels.team}"])).toBe("b");
+  });
+
+  it.each([
+    ["json", '[{"op":"add","path":"/metadata/labels/via","value":"json"}]', "json"],
+    ["merge", '{"metadata":{"labels":{"via":"merge"}}}', "merge"],
+    ["strategic", '{"metadata":{"labels":{"via":"strategic"}}}', "strategic"],
+  ])("patches with --type %s", (type, patch, via) => {
+    kubectl(["create", "-f", "-"], serviceAccountYaml(`patched-${type}`, "a"));
+    expect(kubectl(["patch", "sa", `patched-${type}`, "--type", type, "-p", patch])).toContain("patched");
+    expect(kubectl(["get", "sa", `patched-${type}`, "-o", "jsonpath={.metadata.labels.via}"])).toBe(via);
+  });
+
+  it("describes an object", () => {
+    kubectl(["create", "-f", "-"], serviceAccountYaml("described", "a"));
+    expect(kubectl(["describe", "sa", "described"])).toMatch(/Name:\s+described[\s\S]*Labels:\s+team=a/);
+  });
+
+  it("creates and lists CSRs by short name with the CSR columns", async () => {
+    const pem = (await csr({ cn: "alice", o: ["devs"] })).pem;
+    expect(kubectl(["create", "-f", "-"], csrManifest("platform.io", "alice", pem))).toContain("certificatesigningrequest.certificates.platform.io/alice created");
+    const out = kubectl(["get", "csr"]);
+    expect(out).toMatch(/^NAME\s+AGE\s+SIGNERNAME\s+REQUESTOR\s+REQUESTEDDURATION\s+CONDITION$/m);
+    expect(out).toMatch(/^alice\s+\d+s\s+platform\.io\/apiserver-client\s+local-admin\s+24h\s+Pending$/m);
+    expect(kubectl(["get", "csr", "alice", "-o", "jsonpath={.spec.username}"])).toBe("local-admin");
+  });
+
+  it("watches with get -w and sees a change", async () => {
+    kubectl(["create", "-f", "-"], serviceAccountYaml("watched", "a"));
+    const watchedOutput = await new Promise<string>((resolve, reject) => {
+      const child = spawn("kubectl", [...kubectl.baseArgs, "get", "sa", "watched", "-w", "--show-labels"], { stdio: ["ignore", "pipe", "ignore"] });
+      let out = "";
+      let labeled = false;
+      const bound = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      child.stdout.on("data", (d) => {
+        out += d;
+        if (!labeled && /^watched\s/m.test(out)) {
+          labeled = true;
+          kubectl(["label", "sa", "watched", "seen=yes"]);
+        }
+        if (/^watched\s.*seen=yes/m.test(out)) child.kill("SIGTERM");
+      });
+      child.on("exit", () => {
+        clearTimeout(bound);
+        resolve(out);
+      });
+      child.on("error", reject);
+    });
+    expect(watchedOutput).toMatch(/^NAME\s+SECRETS\s+AGE\s+LABELS$/m);
+    expect(watchedOutput).toMatch(/^watched\s+0\s+\d+s\s+team=a$/m);
+    expect(watchedOutput).toMatch(/^watched\s+0\s+\d+s\s+seen=yes,team=a$/m);
+  });
+
+  it("deletes, and then reports NotFound", () => {
+    kubectl(["create", "-f", "-"], serviceAccountYaml("doomed", "a"));
+    expect(kubectl(["delete", "sa", "doomed"])).toContain('serviceaccount "doomed" deleted');
+    expect(kubectlFails(kubectl, ["get", "sa", "doomed"])).toContain('serviceaccounts "doomed" not found');
+  });
+
+  it("shows the server's validation message for an invalid object", () => {
+    const err = kubectlFails(kubectl, ["create", "-f", "-"], serviceAccountYaml("Not_Valid", "a"));
+    expect(err).toContain('ServiceAccount "Not_Valid" is invalid');
+    expect(err).toContain("metadata.name");
+  });
+
+  it("refuses unknown fields under --validate=strict with the server's message", () => {
+    const err = kubectlFails(kubectl, ["create", "--validate=strict", "-f", "-"], `${serviceAccountYaml("strict", "a")}bogus: 1\n`);
+    expect(err).toContain('unknown field "bogus"');
+  });
+});
+
+describe("kubectl certificate approve|deny with the k8s.io suffix", () => {
+  let server: ApiserverProcess;
+  let kubectl: Kubectl;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    server = await startApiserver({ groupSuffix: "k8s.io" });
+    kubectl = kubectlFor(server.address);
+  }, 240_000);
+  afterAll(async () => {
+    expect(await server?.stop()).toBe(0);
+  });
+
+  it.each([
+    ["approve", "Approved", "KubectlApprove"],
+    ["deny", "Denied", "KubectlDeny"],
+  ])("kubectl certificate %s sets the %s condition", async (verb, condition, reason) => {
+    const name = `csr-${verb}`;
+    kubectl(["create", "-f", "-"], csrManifest("k8s.io", name, (await csr({ cn: name })).pem));
+    expect(kubectl(["certificate", verb, name])).toContain(`certificatesigningrequest.certificates.k8s.io/${name} ${verb === "approve" ? "approved" : "denied"}`);
+    const conditions = JSON.parse(kubectl(["get", "csr", name, "-o", "jsonpath={.status.conditions}"]));
+    expect(conditions).toEqual([expect.objectContaining({ type: condition, status: "True", reason })]);
+    expect(conditions[0]).not.toHaveProperty("lastTransitionTime", "1970-01-01T00:00:00Z");
+    expect(kubectl(["get", "csr", name])).toMatch(new RegExp(`^${name}\\s.*\\s${condition}$`, "m"));
+  });
+});
