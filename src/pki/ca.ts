@@ -1,0 +1,205 @@
+// CA material: a certificate + private key pair checked and prepared for signing, from PEM, files, or generated.
+import { createPublicKey } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { invalidOption, isPlatformError, PlatformError } from "../errors.js";
+import { DerReader, Tag, contextTag } from "./der.js";
+import { explicit, integer, objectIdentifier, sequence, setOf, utf8String } from "./der-writer.js";
+import { describeKey, generateKeyPair, KEY_TYPES, loadPrivateKey, privateKeyMatchesCertificate, subjectKeyIdentifier, type KeyType } from "./keys.js";
+import { KeyUsageBit, keyUsageMask } from "./usages.js";
+import { OID } from "./oids.js";
+import { decodePem, encodePem } from "./pem.js";
+import {
+  basicConstraintsExtension,
+  keyUsageExtension,
+  randomSerial,
+  signatureScheme,
+  signCertificate,
+  subjectKeyIdentifierExtension,
+  validityDer,
+  VERSION_V3,
+} from "./tbs-template.js";
+import type { CaKeyPair } from "./types.js";
+import { BACKDATE_SECONDS } from "./validity.js";
+
+export interface CaFromPemOptions {
+  /** Accept certificates after the first in the certificate text as intermediates (CaKeyPair.chainPem). */
+  readonly intermediates?: boolean;
+  /** How the two inputs are named in messages (file paths when loaded from files). */
+  readonly certName?: string;
+  readonly keyName?: string;
+}
+
+/** The parts of a certificate the CA needs, read with the strict DER reader. */
+export interface CertificateFacts {
+  readonly subjectDer: Uint8Array;
+  readonly spki: Uint8Array;
+  readonly notBefore: Date;
+  readonly notAfter: Date;
+  readonly isCa: boolean;
+  readonly subjectKeyId?: Uint8Array;
+  /** KeyUsage mask (bit i = 1 << i) when the extension is present. */
+  readonly keyUsage?: number;
+}
+
+/** Reads subject, key, validity, BasicConstraints, SKI and KeyUsage from a DER certificate. */
+export function readCertificateFacts(der: Uint8Array): CertificateFacts {
+  const top = new DerReader(der);
+  const cert = top.sequence("Certificate");
+  top.finish("Certificate");
+  const tbs = cert.sequence("TBSCertificate");
+  tbs.optional(contextTag(0, true), "version");
+  tbs.next(Tag.INTEGER, "serialNumber");
+  tbs.next(Tag.SEQUENCE, "signature");
+  tbs.next(Tag.SEQUENCE, "issuer");
+  const validity = tbs.sequence("validity");
+  const notBefore = validity.time("notBefore");
+  const notAfter = validity.time("notAfter");
+  validity.finish("validity");
+  const subjectDer = tbs.bytes(tbs.next(Tag.SEQUENCE, "subject"));
+  const spki = tbs.bytes(tbs.next(Tag.SEQUENCE, "subjectPublicKeyInfo"));
+  tbs.optional(contextTag(1, false), "issuerUniqueID");
+  tbs.optional(contextTag(2, false), "subjectUniqueID");
+  const extsTlv = tbs.optional(contextTag(3, true), "extensions");
+  tbs.finish("TBSCertificate");
+  let isCa = false;
+  let subjectKeyId: Uint8Array | undefined;
+  let keyUsage: number | undefined;
+  const list = extsTlv === undefined ? undefined : tbs.child(extsTlv).sequence("extensions");
+  while (list?.hasMore()) {
+    const ext = list.sequence("extension");
+    const oid = ext.oid("extension id");
+    if (ext.peekTag() === Tag.BOOLEAN) ext.boolean("critical");
+    const value = ext.viewReader(ext.octetString("extension value"));
+    if (oid === OID.basicConstraints) {
+      const bc = value.sequence("basicConstraints");
+      isCa = bc.peekTag() === Tag.BOOLEAN && bc.boolean("cA");
+    } else if (oid === OID.subjectKeyIdentifier) {
+      subjectKeyId = value.octetString("subjectKeyIdentifier");
+    } else if (oid === OID.keyUsage) {
+      keyUsage = maskOf(value.bitString("keyUsage").bytes);
+    }
+  }
+  return { subjectDer, spki, notBefore, notAfter, isCa, ...(subjectKeyId && { subjectKeyId }), ...(keyUsage !== undefined && { keyUsage }) };
+}
+
+function maskOf(bytes: Uint8Array): number {
+  let mask = 0;
+  for (let i = 0; i < Math.min(bytes.length * 8, 16); i++) if (bytes[i >> 3]! & (0x80 >> (i & 7))) mask |= 1 << i;
+  return mask;
+}
+
+/** Builds a CaKeyPair: one CA certificate (plus intermediates when allowed), a matching key, CA=true. */
+export function caFromPem(certPem: string, keyPem: string, options: CaFromPemOptions = {}): CaKeyPair {
+  const certName = options.certName ?? "CA certificate";
+  const keyName = options.keyName ?? "CA private key";
+  const blocks = withName(certName, () => decodePem(certPem, { label: "CERTIFICATE" }));
+  if (blocks.length > 1 && options.intermediates !== true) {
+    throw new PlatformError(
+      "CERT_INVALID",
+      `${certName}: expected exactly one certificate, found ${blocks.length}; intermediates after the CA certificate need the intermediates option`,
+    );
+  }
+  const headers = blocks.find((b) => b.hasHeaders);
+  if (headers) throw new PlatformError("PEM_HEADERS", `${certName}: certificate ${headers.index + 1} carries PEM headers`);
+  const [leaf, ...chain] = blocks.map((b) => ({ der: b.der, facts: withName(certName, () => readCertificateFacts(b.der), "CERT_INVALID") }));
+  const { der: certDer, facts } = leaf!;
+  const privateKey = withName(keyName, () => loadPrivateKey(keyPem));
+  const key = describeKey(privateKey);
+  if (!facts.isCa) throw new PlatformError("CA_NOT_A_CA", `${certName}: certificate lacks BasicConstraints CA=true`);
+  if (facts.keyUsage !== undefined && (facts.keyUsage & keyUsageMask("keyCertSign")) === 0) {
+    throw new PlatformError("CA_NOT_A_CA", `${certName}: certificate KeyUsage lacks keyCertSign (bit ${KeyUsageBit.keyCertSign})`);
+  }
+  if (!withName(certName, () => privateKeyMatchesCertificate(privateKey, certDer), "CERT_INVALID")) {
+    throw new PlatformError("KEY_MISMATCH", `${keyName} does not belong to ${certName}`);
+  }
+  return {
+    certDer,
+    certPem: encodePem("CERTIFICATE", certDer),
+    subjectDer: facts.subjectDer,
+    subjectKeyId: facts.subjectKeyId ?? subjectKeyIdentifier(facts.spki),
+    notBefore: facts.notBefore,
+    notAfter: facts.notAfter,
+    privateKey,
+    publicKey: createPublicKey(privateKey),
+    keyAlgorithm: key.algorithm,
+    ...(key.curve && { curve: key.curve }),
+    chainPem: chain.map((c) => encodePem("CERTIFICATE", c.der)),
+  };
+}
+
+/** Prefixes errors with the input's name; errors of other codes than PlatformErrors become `fallback`. */
+function withName<T>(name: string, fn: () => T, fallback: "CERT_INVALID" | "CA_INVALID" = "CA_INVALID"): T {
+  try {
+    return fn();
+  } catch (err) {
+    const code = isPlatformError(err) && err.code !== "DER_INVALID" ? err.code : fallback;
+    throw new PlatformError(code, `${name}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+export interface CaFiles {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly intermediates?: boolean;
+}
+
+/** Reads and checks a CA certificate file and key file (CSRSigningConfiguration CertFile/KeyFile). */
+export async function loadCaFiles(files: CaFiles): Promise<CaKeyPair> {
+  const [cert, key] = await Promise.all([readCaFile(files.certFile, "certificate"), readCaFile(files.keyFile, "key")]);
+  return caFromPem(cert, key, { intermediates: files.intermediates === true, certName: files.certFile, keyName: files.keyFile });
+}
+
+async function readCaFile(path: string, what: string): Promise<string> {
+  try {
+    return await readFile(path, "latin1");
+  } catch (err) {
+    throw new PlatformError("CA_INVALID", `cannot read CA ${what} file ${path}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+export interface GenerateCaOptions {
+  readonly commonName: string;
+  readonly keyType: KeyType;
+  readonly lifetimeSeconds: number;
+  readonly now: Date;
+}
+
+export interface GeneratedCa {
+  readonly certPem: string;
+  /** PKCS#8 PEM; write it with writePrivateKeyFile. */
+  readonly keyPem: string;
+  readonly ca: CaKeyPair;
+}
+
+const CA_KEY_USAGE = keyUsageMask("keyCertSign") | keyUsageMask("cRLSign") | keyUsageMask("digitalSignature");
+
+/** A self-signed development CA: KeyUsage and BasicConstraints critical, SKI, backdated by 5 minutes. */
+export async function generateCa(options: GenerateCaOptions): Promise<GeneratedCa> {
+  const { commonName, keyType, lifetimeSeconds, now } = options;
+  if (typeof commonName !== "string" || commonName.length === 0 || commonName.length > 64) {
+    throw invalidOption("commonName", "to be 1–64 characters", commonName);
+  }
+  if (!KEY_TYPES.includes(keyType)) throw invalidOption("keyType", `to be one of ${KEY_TYPES.join(", ")}`, keyType);
+  if (!Number.isSafeInteger(lifetimeSeconds) || lifetimeSeconds < 3600) throw invalidOption("lifetimeSeconds", "to be an integer ≥ 3600", lifetimeSeconds);
+  if (!(now instanceof Date) || Number.isNaN(now.getTime())) throw invalidOption("now", "to be a valid Date", String(now));
+
+  const keys = await generateKeyPair(keyType);
+  const key = describeKey(keys.privateKey);
+  const spki = new Uint8Array(keys.publicKey.export({ type: "spki", format: "der" }));
+  const name = sequence(setOf(sequence(objectIdentifier(OID.commonName), utf8String(commonName))));
+  const start = Math.floor(now.getTime() / 1000) * 1000;
+  const validity = { notBefore: new Date(start - BACKDATE_SECONDS * 1000), notAfter: new Date(start + lifetimeSeconds * 1000) };
+  const scheme = signatureScheme(key.algorithm, key.curve);
+  const extensions = [
+    keyUsageExtension(CA_KEY_USAGE)!,
+    basicConstraintsExtension(true),
+    subjectKeyIdentifierExtension(subjectKeyIdentifier(spki)),
+  ];
+  const der = signCertificate(
+    [VERSION_V3, integer(randomSerial()), scheme.algorithmDer, name, validityDer(validity), name, spki, explicit(3, sequence(...extensions))],
+    scheme,
+    keys.privateKey,
+  );
+  const certPem = encodePem("CERTIFICATE", der);
+  return { certPem, keyPem: keys.privateKeyPem, ca: caFromPem(certPem, keys.privateKeyPem) };
+}
