@@ -1,0 +1,200 @@
+// Shared machinery of signers that issue from a CA: request basics, lifetime, issuance, chain and trust anchors.
+import { invalidOption, PlatformError, toPlatformError } from "../src/errors.js";
+import { silentLogger, type Logger } from "../src/logger.js";
+import { issueCertificate } from "../src/pki/issue.js";
+import type { CaKeyPair, CertificateProfile, ParsedCsr } from "../src/pki/types.js";
+import { findDuplicateUsages, isKnownUsage, resolveUsages } from "../src/pki/usages.js";
+import { computeValidity, MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
+import type { Signer, SigningRequest, Validation } from "./signer.js";
+import { signerNameProblem } from "./signer-name.js";
+
+/** The cluster maximum signing duration when none is configured: one year (8760h), like ClusterSigningDuration. */
+export const DEFAULT_MAX_DURATION_SECONDS = 8760 * 3600;
+
+/**
+ * Where a signer gets its CA: a fixed key pair, or a source that reloads and rotates it. CaSource (src/pki/ca-source.ts)
+ * has this shape; its owner starts it, and sign() refreshes it before each issuance.
+ */
+export interface CaProvider {
+  /** The CA to issue from now; undefined, or a thrown error, while none is loaded. */
+  current(): CaKeyPair | undefined;
+  /** Cheap check for changed files; called before each signature. */
+  refresh?(): Promise<unknown>;
+  /** PEM certificates to publish at `now`: the current CA and earlier ones that still have live certificates. */
+  trustAnchors?(now: Date): readonly string[];
+  /** Told about each issued certificate, so a rotated-out CA stays published while its certificates live. */
+  recordIssued?(ca: CaKeyPair, notAfter: Date): void;
+}
+
+export type CaInput = CaKeyPair | CaProvider;
+
+/** Options every CA-backed signer takes. */
+export interface CaBackingOptions {
+  readonly ca: CaInput;
+  /** Cluster maximum certificate lifetime in seconds (ClusterSigningDuration); default 1 year. */
+  readonly maxDurationSeconds?: number;
+  /** Clock for ready() and trustAnchors(); sign() takes its time as an argument. */
+  readonly now?: () => Date;
+  readonly logger?: Logger;
+}
+
+/** What to issue for an accepted request. */
+export interface IssuePlan {
+  /** The CSR to issue from (a policy may rewrite its subject). */
+  readonly csr: ParsedCsr;
+  readonly profile: CertificateProfile;
+  /** Lifetime to ask for before the cluster maximum and the CA NotAfter apply; undefined for the maximum. */
+  readonly expirationSeconds?: number;
+}
+
+export type TrustPublication = "ca" | "ca-and-intermediates" | { readonly pems: readonly string[] };
+
+export interface CaSignerOptions extends CaBackingOptions {
+  readonly signerName: string;
+  /** The signer's own rules, run after the common request checks. */
+  readonly check: (request: SigningRequest) => string | undefined;
+  /** How to issue an accepted request; default: requested usages, SANs copied, not a CA, requested lifetime. */
+  readonly plan?: (request: SigningRequest) => IssuePlan;
+  /** What trustAnchors() publishes; default the CA certificate (and earlier CAs still worth trusting). */
+  readonly publish?: TrustPublication;
+}
+
+export function defaultPlan(request: SigningRequest): IssuePlan {
+  const profile: CertificateProfile = { usages: resolveUsages(request.usages), isCa: false, includeSans: true };
+  return request.expirationSeconds === undefined
+    ? { csr: request.csr, profile }
+    : { csr: request.csr, profile, expirationSeconds: request.expirationSeconds };
+}
+
+/** A Signer issuing from a CA; built-in, policy and plug-in signers are this class with their own rules. */
+export class CaSigner implements Signer {
+  readonly signerName: string;
+  readonly maxDurationSeconds: number;
+  readonly #provider: CaProvider;
+  readonly #check: (request: SigningRequest) => string | undefined;
+  readonly #plan: (request: SigningRequest) => IssuePlan;
+  readonly #publish: TrustPublication;
+  readonly #now: () => Date;
+  readonly #logger: Logger;
+
+  constructor(options: CaSignerOptions) {
+    const nameProblem = signerNameProblem(options.signerName);
+    if (nameProblem) throw invalidOption("signerName", "to be a qualified name domain/path", options.signerName);
+    const max = options.maxDurationSeconds ?? DEFAULT_MAX_DURATION_SECONDS;
+    if (!Number.isSafeInteger(max) || max < MIN_EXPIRATION_SECONDS) {
+      throw invalidOption("maxDurationSeconds", `to be an integer ≥ ${MIN_EXPIRATION_SECONDS}`, options.maxDurationSeconds);
+    }
+    if (typeof options.check !== "function") throw invalidOption("check", "to be a function", typeof options.check);
+    this.signerName = options.signerName;
+    this.maxDurationSeconds = max;
+    this.#provider = toProvider(options.ca);
+    this.#check = options.check;
+    this.#plan = options.plan ?? defaultPlan;
+    this.#publish = options.publish ?? "ca";
+    this.#now = options.now ?? (() => new Date());
+    this.#logger = options.logger ?? silentLogger();
+  }
+
+  validate(request: SigningRequest): Validation {
+    const reason = this.#commonProblem(request) ?? this.#check(request);
+    return reason === undefined ? { ok: true } : { ok: false, reason };
+  }
+
+  async sign(request: SigningRequest, now: Date): Promise<string> {
+    const validation = this.validate(request);
+    if (!validation.ok) {
+      throw new PlatformError("SIGNER_REJECTED", validation.reason, { details: { signerName: this.signerName } });
+    }
+    await this.#provider.refresh?.().catch(() => undefined);
+    const ca = this.#currentCa();
+    if (ca instanceof PlatformError) throw ca;
+    try {
+      const plan = this.#plan(request);
+      const validity = computeValidity({
+        now,
+        ...(plan.expirationSeconds !== undefined && { expirationSeconds: plan.expirationSeconds }),
+        maxDurationSeconds: this.maxDurationSeconds,
+        caNotBefore: ca.notBefore,
+        caNotAfter: ca.notAfter,
+      });
+      const issued = issueCertificate({ csr: plan.csr, profile: plan.profile, validity, ca });
+      this.#provider.recordIssued?.(ca, issued.notAfter);
+      this.#logger.debug({ signerName: this.signerName, serial: issued.serialHex, notAfter: issued.notAfter.toISOString() }, "issued certificate");
+      return [issued.pem, ...presentedChain(ca)].map(withNewline).join("");
+    } catch (error) {
+      throw toPlatformError(error);
+    }
+  }
+
+  trustAnchors(): readonly string[] {
+    if (typeof this.#publish === "object") return [...this.#publish.pems];
+    const ca = this.#currentCa();
+    const current = ca instanceof PlatformError ? undefined : ca;
+    const anchors = this.#provider.trustAnchors ? [...this.#provider.trustAnchors(this.#now())] : current ? [current.certPem] : [];
+    if (this.#publish === "ca-and-intermediates" && current !== undefined) anchors.push(...current.chainPem);
+    return [...new Set(anchors.map(withNewline))];
+  }
+
+  ready(): boolean {
+    const ca = this.#currentCa();
+    if (ca instanceof PlatformError) return false;
+    const t = this.#now().getTime();
+    return t >= ca.notBefore.getTime() && t < ca.notAfter.getTime();
+  }
+
+  /** The CA in use, or the retryable error that says why there is none. */
+  #currentCa(): CaKeyPair | PlatformError {
+    let ca: CaKeyPair | undefined;
+    let cause: unknown;
+    try {
+      ca = this.#provider.current();
+    } catch (error) {
+      cause = error;
+    }
+    if (ca !== undefined) return ca;
+    const message = cause instanceof Error ? `signer ${this.signerName} cannot sign: ${cause.message}` : `signer ${this.signerName} has no CA loaded yet`;
+    return new PlatformError("SIGNER_NOT_READY", message, {
+      cause,
+      details: { signerName: this.signerName },
+    });
+  }
+
+  #commonProblem(request: SigningRequest): string | undefined {
+    if (request.signerName !== this.signerName) {
+      return `the request names signer ${request.signerName}, not ${this.signerName}`;
+    }
+    if (request.usages.length === 0) return `signer ${this.signerName} needs at least one usage in spec.usages`;
+    const unknown = request.usages.find((u) => !isKnownUsage(u));
+    if (unknown !== undefined) return `usage ${JSON.stringify(unknown)} is not a known usage`;
+    const duplicate = findDuplicateUsages(request.usages)[0];
+    if (duplicate !== undefined) return `usage ${JSON.stringify(duplicate)} is listed more than once`;
+    const seconds = request.expirationSeconds;
+    if (seconds !== undefined && (!Number.isSafeInteger(seconds) || seconds < MIN_EXPIRATION_SECONDS)) {
+      return `expirationSeconds must be a whole number of at least ${MIN_EXPIRATION_SECONDS}, got ${seconds}`;
+    }
+    return undefined;
+  }
+}
+
+function isKeyPair(ca: CaInput): ca is CaKeyPair {
+  return typeof (ca as CaKeyPair).certPem === "string" && (ca as CaKeyPair).privateKey !== undefined;
+}
+
+function toProvider(ca: CaInput | undefined): CaProvider {
+  if (ca === undefined || ca === null || typeof ca !== "object") throw invalidOption("ca", "to be a CA key pair or a CA source", ca);
+  if (isKeyPair(ca)) return { current: () => ca };
+  if (typeof ca.current !== "function") throw invalidOption("ca", "to be a CA key pair or a CA source", Object.keys(ca));
+  return ca;
+}
+
+/**
+ * What follows the leaf: nothing for a root CA; for a CA loaded with its chain, the CA certificate itself and then
+ * the chain, so a client that trusts only the root can build the path.
+ */
+function presentedChain(ca: CaKeyPair): readonly string[] {
+  return ca.chainPem.length === 0 ? [] : [ca.certPem, ...ca.chainPem];
+}
+
+function withNewline(pem: string): string {
+  return pem.endsWith("\n") ? pem : `${pem}\n`;
+}

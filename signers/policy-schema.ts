@@ -1,0 +1,287 @@
+// The custom signer's policy document: its compiled shape and the one validation pass that builds it.
+import { isAbsolute, resolve } from "node:path";
+import { PlatformError } from "../src/errors.js";
+import { NAME_ATTRIBUTE_SHORT_NAMES, OID } from "../src/pki/oids.js";
+import { isKnownUsage, KNOWN_USAGES, resolveUsages } from "../src/pki/usages.js";
+import { MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
+import { DURATION_SYNTAX, parseDurationSeconds } from "./duration.js";
+import { FieldReader, join, type Doc } from "./policy-fields.js";
+import { compileCidrs, compilePatterns, type Matcher, type PatternOptions } from "./patterns.js";
+import { signerNameProblem } from "./signer-name.js";
+
+export type SanKind = "dns" | "ip" | "email" | "uri";
+export const SAN_KINDS: readonly SanKind[] = ["dns", "ip", "email", "uri"];
+export type TrustPublish = "ca" | "ca-and-intermediates" | "files";
+export type ForbiddenSubjectAction = "deny" | "strip";
+
+export interface NameRule {
+  readonly permitted: readonly string[];
+  readonly forbidden: readonly string[];
+  readonly isPermitted: Matcher;
+  readonly isForbidden: Matcher;
+}
+
+export interface SubjectAttributeRule {
+  /** The attribute as written in the policy (CN, O, 2.5.4.97...). */
+  readonly name: string;
+  readonly oid: string;
+  readonly patterns: readonly string[];
+  readonly matches: Matcher;
+}
+
+export interface SignerPolicy {
+  readonly signerName: string;
+  /** CA certificate and key files, resolved against the policy file's directory. */
+  readonly issuer?: { readonly certFile: string; readonly keyFile: string };
+  /** Anchors to publish; `pems` holds the contents of `files` once a loader has read them. */
+  readonly trust: { readonly publish: TrustPublish; readonly files: readonly string[]; readonly pems?: readonly string[] };
+  readonly subject: {
+    /** Permitted attributes by OID; absent means any subject is permitted. */
+    readonly permitted?: ReadonlyMap<string, SubjectAttributeRule>;
+    /** OIDs that must be present (after stripping), with their policy spelling. */
+    readonly required: readonly { readonly name: string; readonly oid: string }[];
+    readonly onForbiddenSubject: ForbiddenSubjectAction;
+  };
+  readonly subjectAltNames: {
+    readonly dns?: NameRule & { readonly allowWildcardNames: boolean };
+    readonly ip?: NameRule;
+    readonly email?: NameRule;
+    readonly uri?: NameRule;
+    readonly otherNames: boolean;
+    readonly required: readonly SanKind[];
+    readonly minCount: number;
+    readonly maxCount?: number;
+  };
+  readonly extensions: { readonly required: readonly string[]; readonly permitted: readonly string[]; readonly forbidden: readonly string[] };
+  readonly usages: { readonly required: readonly string[]; readonly permitted?: readonly string[]; readonly forbidden: readonly string[] };
+  readonly lifetime: { readonly defaultSeconds?: number; readonly minimumSeconds?: number; readonly maximumSeconds?: number };
+  readonly caCertificates: { readonly allowCa: boolean; readonly maxPathLen?: number };
+}
+
+export interface ParsePolicyOptions {
+  /** Where the document came from, for messages (a file path). */
+  readonly source?: string;
+  /** Directory that relative file paths are resolved against (default: the working directory). */
+  readonly baseDir?: string;
+}
+
+const TOP_FIELDS = ["signerName", "issuer", "trust", "subject", "subjectAltNames", "extensions", "usages", "lifetime", "caCertificates"];
+const OID_RE = /^[0-2](\.(0|[1-9]\d*))+$/;
+
+// Extensions the issuer writes from other policy points; listing them under `extensions` would contradict those.
+const MANAGED_EXTENSIONS: Readonly<Record<string, string>> = {
+  [OID.subjectAltName]: "subjectAltNames",
+  [OID.basicConstraints]: "caCertificates",
+  [OID.keyUsage]: "usages",
+  [OID.extKeyUsage]: "usages",
+  [OID.subjectKeyIdentifier]: "the issuer",
+  [OID.authorityKeyIdentifier]: "the issuer",
+};
+
+const ATTRIBUTE_OIDS = new Map<string, string>(
+  Object.entries(NAME_ATTRIBUTE_SHORT_NAMES).map(([oid, short]) => [short.toUpperCase(), oid]),
+);
+
+/** Validates a parsed YAML/JSON document and compiles it; every problem is reported at once as POLICY_INVALID. */
+export function parsePolicy(document: unknown, options: ParsePolicyOptions = {}): SignerPolicy {
+  const r = new FieldReader();
+  const baseDir = options.baseDir ?? process.cwd();
+  const top = r.object(document ?? undefined, "", TOP_FIELDS) ?? {};
+  if (document === undefined || document === null) r.problem("signerName", "the policy is empty");
+
+  const signerName = r.string(top.signerName, "signerName");
+  const nameProblem = top.signerName === undefined ? "is required" : signerName && signerNameProblem(signerName);
+  if (nameProblem) r.problem("signerName", nameProblem);
+
+  const policy: SignerPolicy = {
+    signerName: signerName ?? "",
+    ...readIssuer(r, top.issuer, baseDir),
+    trust: readTrust(r, top.trust, baseDir),
+    subject: readSubject(r, top.subject),
+    subjectAltNames: readSans(r, top.subjectAltNames),
+    extensions: readExtensions(r, top.extensions),
+    usages: readUsages(r, top.usages),
+    lifetime: readLifetime(r, top.lifetime),
+    caCertificates: readCa(r, top.caCertificates),
+  };
+  if (r.issues.length > 0) {
+    const where = options.source ? `policy ${options.source}` : "signer policy";
+    const list = r.issues.map((i) => `${i.field}: ${i.message}`).join("; ");
+    throw new PlatformError("POLICY_INVALID", `${where} is invalid: ${list}`, { causes: r.issues });
+  }
+  return policy;
+}
+
+function readIssuer(r: FieldReader, value: unknown, baseDir: string): Pick<SignerPolicy, "issuer"> {
+  if (value === undefined || value === null) return {};
+  const doc = r.object(value, "issuer", ["certFile", "keyFile"]) ?? {};
+  const certFile = r.string(doc.certFile, "issuer.certFile") ?? r.problem("issuer.certFile", "is required");
+  const keyFile = r.string(doc.keyFile, "issuer.keyFile") ?? r.problem("issuer.keyFile", "is required");
+  if (!certFile || !keyFile) return {};
+  return { issuer: { certFile: resolveFrom(baseDir, certFile), keyFile: resolveFrom(baseDir, keyFile) } };
+}
+
+function readTrust(r: FieldReader, value: unknown, baseDir: string): SignerPolicy["trust"] {
+  const doc = r.object(value, "trust", ["publish", "files"]) ?? {};
+  const publish = r.oneOf<TrustPublish>(doc.publish, "trust.publish", ["ca", "ca-and-intermediates", "files"], "ca");
+  const files = r.strings(doc.files, "trust.files").map((f) => resolveFrom(baseDir, f));
+  if (publish === "files" && files.length === 0) r.problem("trust.files", "list at least one PEM file when trust.publish is files");
+  if (publish !== "files" && files.length > 0) r.problem("trust.files", "is only read when trust.publish is files");
+  return { publish, files };
+}
+
+function readSubject(r: FieldReader, value: unknown): SignerPolicy["subject"] {
+  const doc = r.object(value, "subject", ["permitted", "required", "onForbiddenSubject"]) ?? {};
+  const onForbiddenSubject = r.oneOf<ForbiddenSubjectAction>(doc.onForbiddenSubject, "subject.onForbiddenSubject", ["deny", "strip"], "deny");
+  let permitted: Map<string, SubjectAttributeRule> | undefined;
+  if (doc.permitted !== undefined && doc.permitted !== null) {
+    permitted = new Map();
+    const perm = r.object(doc.permitted, "subject.permitted", Object.keys(doc.permitted as object)) ?? {};
+    for (const [name, patterns] of Object.entries(perm)) {
+      const field = join("subject.permitted", name);
+      const oid = attributeOid(name);
+      if (!oid) r.problem(field, `unknown subject attribute; use ${[...ATTRIBUTE_OIDS.keys()].join(", ")} or a dotted OID`);
+      const list = compiled(r, field, r.strings(patterns, field), {});
+      if (oid && list) permitted.set(oid, { name, oid, patterns: list.texts, matches: list.matcher });
+    }
+  }
+  const required = r.strings(doc.required, "subject.required").flatMap((name, i) => {
+    const oid = attributeOid(name);
+    if (!oid) return r.problem(`subject.required[${i}]`, `unknown subject attribute ${JSON.stringify(name)}`) ?? [];
+    if (permitted && !permitted.has(oid)) return r.problem(`subject.required[${i}]`, `${name} is required but not listed in subject.permitted`) ?? [];
+    return [{ name, oid }];
+  });
+  if (onForbiddenSubject === "strip" && !permitted) r.problem("subject.onForbiddenSubject", "strip needs subject.permitted to say what to keep");
+  return permitted ? { permitted, required, onForbiddenSubject } : { required, onForbiddenSubject };
+}
+
+function attributeOid(name: string): string | undefined {
+  return OID_RE.test(name) ? name : ATTRIBUTE_OIDS.get(name.toUpperCase());
+}
+
+const SAN_OPTIONS: Readonly<Record<Exclude<SanKind, "ip">, PatternOptions>> = {
+  dns: { separator: ".", ignoreCase: true },
+  email: { separator: "@", ignoreCase: true },
+  uri: { separator: "/" },
+};
+
+function readSans(r: FieldReader, value: unknown): SignerPolicy["subjectAltNames"] {
+  const doc = r.object(value, "subjectAltNames", [...SAN_KINDS, "otherNames", "required", "minCount", "maxCount"]) ?? {};
+  const rules: Partial<Record<SanKind, NameRule>> = {};
+  let allowWildcardNames = false;
+  for (const kind of SAN_KINDS) {
+    if (doc[kind] === undefined || doc[kind] === null) continue;
+    const field = `subjectAltNames.${kind}`;
+    const kindDoc = r.object(doc[kind], field, kind === "dns" ? ["permitted", "forbidden", "allowWildcardNames"] : ["permitted", "forbidden"]) ?? {};
+    if (kind === "dns") allowWildcardNames = r.boolean(kindDoc.allowWildcardNames, `${field}.allowWildcardNames`, false);
+    const permitted = readNameList(r, kind, `${field}.permitted`, kindDoc.permitted);
+    const forbidden = readNameList(r, kind, `${field}.forbidden`, kindDoc.forbidden);
+    if (kindDoc.permitted === undefined) r.problem(`${field}.permitted`, `is required; use ${kind === "ip" ? '["0.0.0.0/0", "::/0"]' : '["**"]'} to permit any`);
+    if (permitted && forbidden) {
+      rules[kind] = { permitted: permitted.texts, forbidden: forbidden.texts, isPermitted: permitted.matcher, isForbidden: forbidden.matcher };
+    }
+  }
+  const required = r.strings(doc.required, "subjectAltNames.required", (k) =>
+    !(SAN_KINDS as readonly string[]).includes(k) ? `expected one of ${SAN_KINDS.join(", ")}`
+    : doc[k] === undefined ? `${k} names are required but subjectAltNames.${k} does not permit any` : undefined,
+  ) as SanKind[];
+  const minCount = r.integer(doc.minCount, "subjectAltNames.minCount", 0) ?? 0;
+  const maxCount = r.integer(doc.maxCount, "subjectAltNames.maxCount", 0);
+  if (maxCount !== undefined && maxCount < Math.max(minCount, required.length)) {
+    r.problem("subjectAltNames.maxCount", `must be at least minCount and the number of required kinds, got ${maxCount}`);
+  }
+  return {
+    ...(rules.dns && { dns: { ...rules.dns, allowWildcardNames } }),
+    ...(rules.ip && { ip: rules.ip }),
+    ...(rules.email && { email: rules.email }),
+    ...(rules.uri && { uri: rules.uri }),
+    otherNames: r.boolean(doc.otherNames, "subjectAltNames.otherNames", false),
+    required,
+    minCount,
+    ...(maxCount !== undefined && { maxCount }),
+  };
+}
+
+function readNameList(r: FieldReader, kind: SanKind, field: string, value: unknown): { texts: string[]; matcher: Matcher } | undefined {
+  const texts = r.strings(value, field);
+  if (kind !== "ip") return compiled(r, field, texts, SAN_OPTIONS[kind]);
+  try {
+    return { texts, matcher: compileCidrs(texts) };
+  } catch (error) {
+    return r.problem(field, (error as Error).message);
+  }
+}
+
+function compiled(r: FieldReader, field: string, texts: string[], options: PatternOptions): { texts: string[]; matcher: Matcher } | undefined {
+  try {
+    return { texts, matcher: compilePatterns(texts, options) };
+  } catch (error) {
+    return r.problem(field, (error as Error).message);
+  }
+}
+
+function readExtensions(r: FieldReader, value: unknown): SignerPolicy["extensions"] {
+  const doc = r.object(value, "extensions", ["required", "permitted", "forbidden"]) ?? {};
+  const check = (oid: string): string | undefined =>
+    !OID_RE.test(oid) ? "expected a dotted object identifier such as 1.3.6.1.4.1.99999.1"
+    : MANAGED_EXTENSIONS[oid] ? `is governed by ${MANAGED_EXTENSIONS[oid]}, not by extensions` : undefined;
+  const lists = {
+    required: r.strings(doc.required, "extensions.required", check),
+    permitted: r.strings(doc.permitted, "extensions.permitted", check),
+    forbidden: r.strings(doc.forbidden, "extensions.forbidden", check),
+  };
+  for (const oid of lists.forbidden) {
+    if (lists.required.includes(oid) || lists.permitted.includes(oid)) r.problem("extensions.forbidden", `${oid} is also required or permitted`);
+  }
+  return lists;
+}
+
+function readUsages(r: FieldReader, value: unknown): SignerPolicy["usages"] {
+  const doc = r.object(value, "usages", ["required", "permitted", "forbidden"]) ?? {};
+  const check = (u: string): string | undefined => (isKnownUsage(u) ? undefined : `unknown usage; allowed: ${KNOWN_USAGES.join(", ")}`);
+  const required = r.strings(doc.required, "usages.required", check);
+  const permitted = doc.permitted === undefined || doc.permitted === null ? undefined : r.strings(doc.permitted, "usages.permitted", check);
+  const forbidden = r.strings(doc.forbidden, "usages.forbidden", check);
+  for (const u of forbidden) {
+    const clash = [...required, ...(permitted ?? [])].find((other) => sameUsage(u, other));
+    if (clash) r.problem("usages.forbidden", `${JSON.stringify(u)} contradicts required or permitted ${JSON.stringify(clash)}`);
+  }
+  return permitted ? { required, permitted, forbidden } : { required, forbidden };
+}
+
+/** Two usage strings that mean the same bit or purpose ("signing" and "digital signature"). */
+export function sameUsage(a: string, b: string): boolean {
+  const x = resolveUsages([a]);
+  const y = resolveUsages([b]);
+  return x.keyUsage === y.keyUsage && x.extKeyUsage[0] === y.extKeyUsage[0];
+}
+
+function readLifetime(r: FieldReader, value: unknown): SignerPolicy["lifetime"] {
+  const doc = r.object(value, "lifetime", ["default", "minimum", "maximum"]) ?? {};
+  const read = (key: string): number | undefined => {
+    if (doc[key] === undefined || doc[key] === null) return undefined;
+    const seconds = parseDurationSeconds(doc[key]);
+    if (seconds === undefined) return r.problem(`lifetime.${key}`, `expected ${DURATION_SYNTAX}, got ${JSON.stringify(doc[key])}`);
+    if (seconds < MIN_EXPIRATION_SECONDS) return r.problem(`lifetime.${key}`, `must be at least ${MIN_EXPIRATION_SECONDS} seconds (10m), got ${seconds}`);
+    return seconds;
+  };
+  const lifetime = { defaultSeconds: read("default"), minimumSeconds: read("minimum"), maximumSeconds: read("maximum") };
+  const { defaultSeconds: def, minimumSeconds: min, maximumSeconds: max } = lifetime;
+  if (min !== undefined && max !== undefined && min > max) r.problem("lifetime.minimum", `is above lifetime.maximum (${min}s > ${max}s)`);
+  if (def !== undefined && min !== undefined && def < min) r.problem("lifetime.default", `is below lifetime.minimum (${def}s < ${min}s)`);
+  if (def !== undefined && max !== undefined && def > max) r.problem("lifetime.default", `is above lifetime.maximum (${def}s > ${max}s)`);
+  return Object.fromEntries(Object.entries(lifetime).filter(([, v]) => v !== undefined));
+}
+
+function readCa(r: FieldReader, value: unknown): SignerPolicy["caCertificates"] {
+  const doc = r.object(value, "caCertificates", ["allowCa", "maxPathLen"]) ?? {};
+  const allowCa = r.boolean(doc.allowCa, "caCertificates.allowCa", false);
+  const maxPathLen = r.integer(doc.maxPathLen, "caCertificates.maxPathLen", 0);
+  if (maxPathLen !== undefined && !allowCa) r.problem("caCertificates.maxPathLen", "only applies when allowCa is true");
+  return maxPathLen === undefined ? { allowCa } : { allowCa, maxPathLen };
+}
+
+function resolveFrom(baseDir: string, file: string): string {
+  return isAbsolute(file) ? file : resolve(baseDir, file);
+}
+
