@@ -2,10 +2,12 @@
 // Entry point of the `platform-ca` command: offline signing, the dev PKI, the API server and the controllers.
 import { buildProgram, runProgram, type CommandModule } from "./program.js";
 import { VERSION } from "../version.js";
+import { devCertsCommand } from "./commands/dev-certs.js";
+import { signCommand } from "./commands/sign.js";
 import { apiserverCommand } from "./commands/apiserver.js";
 
 // Each subcommand module adds itself here (one import + one list entry per module).
-const modules: CommandModule[] = [apiserverCommand];
+const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand];
 
 const code = await runProgram(buildProgram("platform-ca", VERSION, modules), process.argv);
 process.exitCode = code;

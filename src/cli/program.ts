@@ -16,6 +16,8 @@ export class UsageError extends Error {
 export function buildProgram(name: string, version: string, modules: readonly CommandModule[]): Command {
   const program = new Command(name).version(version).showHelpAfterError("(run with --help for usage)");
   program.exitOverride();
+  // Options belong to the command they follow: `dev-certs issue … --out D` is issue's --out, not dev-certs'.
+  program.enablePositionalOptions();
   program.configureOutput({ writeErr: (s) => process.stderr.write(s) });
   for (const add of modules) add(program);
   return program;

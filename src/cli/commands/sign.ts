@@ -1,0 +1,122 @@
+// `platform-ca sign`: sign one CSR offline with a CA and a signer's rules (built-in, policy file or plug-in); PEM on stdout.
+import { readFile } from "node:fs/promises";
+import { text } from "node:stream/consumers";
+import type { Command } from "commander";
+import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
+import { PlatformError } from "../../errors.js";
+import { UsageError, type CommandModule } from "../program.js";
+import { durationFlag } from "../duration.js";
+import { MIN_EXPIRATION_SECONDS } from "../../pki/validity.js";
+
+interface SignFlags {
+  readonly signerName: string;
+  readonly usages: string;
+  readonly csr: string;
+  readonly caCert: string;
+  readonly caKey: string;
+  readonly expirationSeconds?: string;
+  readonly maxDuration?: string;
+  readonly policy?: string;
+  readonly plugin?: string;
+  readonly username?: string;
+  readonly groups?: string;
+  readonly groupSuffix: string;
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? "").split(",").map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+async function readCsr(path: string): Promise<string> {
+  try {
+    return path === "-" ? await text(process.stdin) : await readFile(path, "latin1");
+  } catch (err) {
+    throw new PlatformError("IO_ERROR", `cannot read CSR ${path === "-" ? "from stdin" : `file ${path}`}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+  }
+}
+
+/** Flag checks that make a usage error (exit 2) rather than a refusal. */
+async function checkFlags(flags: SignFlags): Promise<{ usages: string[]; expirationSeconds?: number; maxDurationSeconds?: number }> {
+  if (flags.policy !== undefined && flags.plugin !== undefined) throw new UsageError("--policy and --plugin exclude each other");
+  let names;
+  try {
+    names = groupNames(flags.groupSuffix);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (flags.policy === undefined && flags.plugin === undefined && !Object.values(names.signers).includes(flags.signerName)) {
+    throw new UsageError(
+      `${JSON.stringify(flags.signerName)} is not a built-in signer (${Object.values(names.signers).join(", ")}); give a custom signer --policy or --plugin`,
+    );
+  }
+  const usages = list(flags.usages);
+  const { isKnownUsage, KNOWN_USAGES } = await import("../../pki/usages.js");
+  const unknown = usages.find((u) => !isKnownUsage(u));
+  if (usages.length === 0 || unknown !== undefined) {
+    throw new UsageError(`expected \`--usages\` to be a comma-separated list of ${KNOWN_USAGES.join(", ")}, got ${JSON.stringify(flags.usages)}`);
+  }
+  let expirationSeconds: number | undefined;
+  if (flags.expirationSeconds !== undefined) {
+    expirationSeconds = Number(flags.expirationSeconds);
+    if (!/^\d+$/.test(flags.expirationSeconds) || !Number.isSafeInteger(expirationSeconds) || expirationSeconds < MIN_EXPIRATION_SECONDS) {
+      throw new UsageError(`expected \`--expiration-seconds\` to be a whole number ≥ ${MIN_EXPIRATION_SECONDS}, got ${JSON.stringify(flags.expirationSeconds)}`);
+    }
+  }
+  const maxDurationSeconds = flags.maxDuration === undefined ? undefined : durationFlag(flags.maxDuration, "--max-duration");
+  return { usages, ...(expirationSeconds !== undefined && { expirationSeconds }), ...(maxDurationSeconds !== undefined && { maxDurationSeconds }) };
+}
+
+async function sign(flags: SignFlags): Promise<void> {
+  const checked = await checkFlags(flags);
+  const [{ parseCsr }, { loadCaFiles }, { createSignerFor, signWith }, { loadSignerPlugin }] = await Promise.all([
+    import("../../pki/csr.js"),
+    import("../../pki/ca.js"),
+    import("../../devpki/signer-factory.js"),
+    import("../../../signers/plugin.js"),
+  ]);
+  const csr = parseCsr(await readCsr(flags.csr));
+  const signer = flags.plugin !== undefined
+    ? await loadSignerPlugin(flags.plugin, {
+        groupSuffix: flags.groupSuffix,
+        ...(checked.maxDurationSeconds !== undefined && { maxDurationSeconds: checked.maxDurationSeconds }),
+        options: { caCertFile: flags.caCert, caKeyFile: flags.caKey },
+      })
+    : await createSignerFor({
+        signerName: flags.signerName,
+        ca: await loadCaFiles({ certFile: flags.caCert, keyFile: flags.caKey, intermediates: true }),
+        groupSuffix: flags.groupSuffix,
+        ...(checked.maxDurationSeconds !== undefined && { maxDurationSeconds: checked.maxDurationSeconds }),
+        ...(flags.policy !== undefined && { policyFile: flags.policy }),
+      });
+  if (signer.signerName !== flags.signerName) {
+    throw new PlatformError("SIGNER_UNKNOWN", `plug-in ${flags.plugin} provides signer ${signer.signerName}, not ${flags.signerName}`);
+  }
+  const request = {
+    signerName: flags.signerName,
+    csr,
+    usages: checked.usages,
+    ...(checked.expirationSeconds !== undefined && { expirationSeconds: checked.expirationSeconds }),
+    ...(flags.username !== undefined && { username: flags.username }),
+    ...(flags.groups !== undefined && { groups: list(flags.groups) }),
+  };
+  process.stdout.write(await signWith(signer, request, new Date()));
+}
+
+export const signCommand: CommandModule = (program: Command) => {
+  program
+    .command("sign")
+    .description("sign one CSR with a CA and a signer's rules, offline; prints the PEM certificate chain on stdout")
+    .requiredOption("--signer-name <name>", "the signer whose rules apply (a built-in name, or the one of --policy/--plugin)")
+    .requiredOption("--usages <list>", 'comma-separated usages, e.g. "digital signature,client auth"')
+    .requiredOption("--csr <file>", "PEM or DER certificate signing request; - reads stdin")
+    .requiredOption("--ca-cert <file>", "CA certificate (PEM; intermediates may follow it)")
+    .requiredOption("--ca-key <file>", "CA private key (PEM)")
+    .option("--expiration-seconds <n>", "requested lifetime in seconds (≥ 600)")
+    .option("--max-duration <duration>", "cluster maximum lifetime, e.g. 8760h (default 8760h)")
+    .option("--policy <file>", "custom signer policy file")
+    .option("--plugin <module>", "signer plug-in module (gets caCertFile and caKeyFile as options)")
+    .option("--username <name>", "requesting user, as the API server would record it")
+    .option("--groups <list>", "comma-separated groups of the requesting user")
+    .option("--group-suffix <suffix>", "API group suffix of the built-in signer names", DEFAULT_GROUP_SUFFIX)
+    .action((flags: SignFlags) => sign(flags));
+};

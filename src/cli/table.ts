@@ -1,0 +1,12 @@
+// Prints rows as a plain-text table with upper-case headers, columns padded to their widest cell (kubectl style).
+
+export type TableRow = readonly string[];
+
+/** Renders `headers` and `rows` as aligned columns separated by three spaces; the last column is not padded. */
+export function formatTable(headers: readonly string[], rows: readonly TableRow[]): string {
+  const all = [headers.map((h) => h.toUpperCase()), ...rows];
+  const widths = headers.map((_, i) => Math.max(...all.map((r) => (r[i] ?? "").length)));
+  const line = (r: TableRow): string =>
+    r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join("   ").trimEnd();
+  return `${all.map(line).join("\n")}\n`;
+}

@@ -1,0 +1,243 @@
+// Loads and validates the dev PKI manifest (`certs-dev/pki.yaml`): CAs, which CA backs each signer, named leaf certificates.
+import { readFile } from "node:fs/promises";
+import { isIP } from "node:net";
+import { dirname, resolve } from "node:path";
+import { parseDocument } from "yaml";
+import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
+import { PlatformError, type ErrorCause } from "../errors.js";
+import { DURATION_SYNTAX, parseDurationSeconds } from "../../signers/duration.js";
+import { signerNameProblem } from "../../signers/signer-name.js";
+import { FieldReader, type Doc } from "../../signers/policy-fields.js";
+import { isKnownUsage, KNOWN_USAGES } from "../pki/usages.js";
+import { KEY_TYPES, type KeyType } from "../pki/keys.js";
+
+export const LEAF_KINDS = ["server", "client", "both"] as const;
+export type LeafKind = (typeof LEAF_KINDS)[number];
+
+/** Usages a leaf gets when its entry lists none: what the seed calls a typical serving / client request. */
+export const DEFAULT_USAGES: Readonly<Record<LeafKind, readonly string[]>> = {
+  server: ["digital signature", "key encipherment", "server auth"],
+  client: ["digital signature", "key encipherment", "client auth"],
+  both: ["digital signature", "key encipherment", "server auth", "client auth"],
+};
+
+export interface ManifestCa {
+  readonly name: string;
+  readonly commonName: string;
+  readonly organizations: readonly string[];
+  readonly keyType: KeyType;
+  readonly lifetimeSeconds: number;
+}
+
+export interface ManifestSigner {
+  /** Full signer name (`platform.io/apiserver-client`, `example.com/foo`). */
+  readonly name: string;
+  readonly ca: string;
+  /** Absolute path of a custom signer's policy file. */
+  readonly policy?: string;
+}
+
+export interface ManifestCertificate {
+  readonly name: string;
+  readonly kind: LeafKind;
+  readonly commonName: string;
+  readonly organizations: readonly string[];
+  readonly organizationalUnits: readonly string[];
+  readonly dns: readonly string[];
+  readonly ip: readonly string[];
+  readonly email: readonly string[];
+  readonly uri: readonly string[];
+  readonly usages: readonly string[];
+  readonly lifetimeSeconds: number;
+  readonly keyType: KeyType;
+  /** Full name of the signer whose rules issue it; absent when the CA mints it directly. */
+  readonly signer?: string;
+  /** The CA that issues it (the signer's CA when a signer is named). */
+  readonly ca: string;
+}
+
+export interface PkiManifest {
+  readonly source: string;
+  readonly groupSuffix: string;
+  readonly cas: readonly ManifestCa[];
+  readonly signers: readonly ManifestSigner[];
+  readonly certificates: readonly ManifestCertificate[];
+}
+
+const NAME_RE = /^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$/;
+const MIN_LIFETIME_SECONDS = 600;
+const DEFAULT_CA_LIFETIME = 10 * 365 * 86_400;
+const DEFAULT_LEAF_LIFETIME = 365 * 86_400;
+
+/** The policy files' field reader plus the few shapes only the manifest has. */
+class ManifestReader extends FieldReader {
+  doc(value: unknown, field: string, known: readonly string[]): Doc {
+    return this.object(value, field, known) ?? {};
+  }
+  list(value: unknown, field: string): unknown[] {
+    if (value === undefined || value === null) return [];
+    if (Array.isArray(value)) return value;
+    this.problem(field, `expected a list, got ${describe(value)}`);
+    return [];
+  }
+  required(value: unknown, field: string, fallback?: string): string {
+    if (value === undefined || value === null) {
+      if (fallback !== undefined) return fallback;
+      this.problem(field, "required");
+    }
+    return this.string(value, field) ?? "";
+  }
+  lifetime(value: unknown, field: string, fallback: number): number {
+    if (value === undefined) return fallback;
+    const seconds = parseDurationSeconds(value);
+    if (seconds === undefined) this.problem(field, `expected ${DURATION_SYNTAX}, got ${describe(value)}`);
+    else if (seconds < MIN_LIFETIME_SECONDS) this.problem(field, `expected a duration of at least 10m, got ${describe(value)}`);
+    return seconds ?? MIN_LIFETIME_SECONDS;
+  }
+  name(value: unknown, field: string, seen: Set<string>): string {
+    const name = this.required(value, field);
+    if (!name) return name;
+    if (!NAME_RE.test(name)) this.problem(field, `expected lower-case letters, digits, '.', '_' or '-' (a file name), got ${describe(name)}`);
+    else if (seen.has(name)) this.problem(field, `duplicate name ${describe(name)} (CA and certificate names share one directory)`);
+    seen.add(name);
+    return name;
+  }
+}
+
+function describe(v: unknown): string {
+  if (v === undefined) return "nothing";
+  if (Array.isArray(v)) return "a list";
+  if (v !== null && typeof v === "object") return "a mapping";
+  return JSON.stringify(v);
+}
+
+const expected = (what: string, test: (s: string) => boolean) => (s: string): string | undefined =>
+  test(s) ? undefined : `expected ${what}, got ${describe(s)}`;
+const checkIp = expected("an IPv4 or IPv6 address", (s) => isIP(s) !== 0);
+const checkEmail = expected("an email address", (s) => /^[^@\s]+@[^@\s]+$/.test(s));
+const checkDns = expected("a DNS name", (s) => /^(\*\.)?([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(s));
+const checkUri = expected("an absolute URI", (s) => /^[a-z][a-z0-9+.-]*:\S+$/i.test(s) && URL.canParse(s));
+const checkUsage = expected(`one of ${KNOWN_USAGES.join(", ")}`, isKnownUsage);
+
+/** Parses manifest text; `source` is the file it came from (relative policy paths resolve against its directory). */
+export function parsePkiManifest(text: string, source: string): PkiManifest {
+  const doc = parseDocument(text, { prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new PlatformError("MANIFEST_INVALID", `invalid dev PKI manifest ${source}: ${doc.errors[0]!.message.split("\n")[0]}`);
+  }
+  const ck = new ManifestReader();
+  const top = ck.doc(doc.toJS(), "", ["version", "groupSuffix", "defaults", "cas", "signers", "certificates"]);
+  if (top.version !== 1) ck.problem("version", `expected 1, got ${describe(top.version)}`);
+  const groupSuffix = ck.required(top.groupSuffix, "groupSuffix", DEFAULT_GROUP_SUFFIX);
+  let names = groupNames(DEFAULT_GROUP_SUFFIX);
+  try {
+    names = groupNames(groupSuffix);
+  } catch {
+    ck.problem("groupSuffix", `expected a DNS name with at least two labels, got ${describe(groupSuffix)}`);
+  }
+  const wellKnown = new Map(Object.values(names.signers).map((full) => [full.slice(names.suffix.length + 1), full]));
+  const builtin = new Set(wellKnown.values());
+  const fullSignerName = (s: string): string => wellKnown.get(s) ?? s;
+
+  const defaults = ck.doc(top.defaults, "defaults", ["keyType", "lifetime"]);
+  const defaultKey = ck.oneOf(defaults.keyType, "defaults.keyType", KEY_TYPES, "p256");
+  const defaultLifetime = ck.lifetime(defaults.lifetime, "defaults.lifetime", DEFAULT_LEAF_LIFETIME);
+
+  const seen = new Set<string>();
+  const cas = ck.list(top.cas, "cas").map((raw, i): ManifestCa => {
+    const f = `cas[${i}]`;
+    const o = ck.doc(raw, f, ["name", "commonName", "organizations", "keyType", "lifetime"]);
+    const name = ck.name(o.name, `${f}.name`, seen);
+    return {
+      name,
+      commonName: ck.required(o.commonName, `${f}.commonName`, name),
+      organizations: ck.strings(o.organizations, `${f}.organizations`),
+      keyType: ck.oneOf(o.keyType, `${f}.keyType`, KEY_TYPES, defaultKey),
+      lifetimeSeconds: ck.lifetime(o.lifetime, `${f}.lifetime`, DEFAULT_CA_LIFETIME),
+    };
+  });
+  if (cas.length === 0) ck.problem("cas", "expected at least one CA");
+  const caNames = new Set(cas.map((c) => c.name));
+  const defaultCa = cas[0]?.name ?? "";
+  const checkCaRef = (value: unknown, field: string): string => {
+    const ca = ck.required(value, field, defaultCa);
+    if (ca && !caNames.has(ca)) ck.problem(field, `expected the name of a CA in cas, got ${describe(ca)}`);
+    return ca;
+  };
+
+  const signers = ck.list(top.signers, "signers").map((raw, i): ManifestSigner => {
+    const f = `signers[${i}]`;
+    const o = ck.doc(raw, f, ["name", "ca", "policy"]);
+    const name = fullSignerName(ck.required(o.name, `${f}.name`));
+    const problem = name ? signerNameProblem(name) : undefined;
+    if (problem) ck.problem(`${f}.name`, `expected a well-known signer (${[...wellKnown.keys()].join(", ")}) or a qualified name: ${problem}`);
+    if (!problem && !builtin.has(name) && o.policy === undefined) ck.problem(`${f}.policy`, `required for the custom signer ${describe(name)}`);
+    const policy = o.policy === undefined ? undefined : resolve(dirname(source), ck.required(o.policy, `${f}.policy`));
+    return { name, ca: checkCaRef(o.ca, `${f}.ca`), ...(policy ? { policy } : {}) };
+  });
+  const signerNames = new Set(signers.map((s) => s.name));
+  if (signerNames.size !== signers.length) ck.problem("signers", "expected each signer once");
+
+  const certificates = ck.list(top.certificates, "certificates").map((raw, i): ManifestCertificate => {
+    const f = `certificates[${i}]`;
+    const o = ck.doc(raw, f, [
+      "name", "kind", "commonName", "organizations", "organizationalUnits", "dns", "ip", "email", "uri",
+      "usages", "lifetime", "keyType", "signer", "ca",
+    ]);
+    const name = ck.name(o.name, `${f}.name`, seen);
+    const kind = ck.oneOf(o.kind, `${f}.kind`, LEAF_KINDS, "server");
+    const dns = ck.strings(o.dns, `${f}.dns`, checkDns);
+    const ip = ck.strings(o.ip, `${f}.ip`, checkIp);
+    if (kind !== "client" && dns.length + ip.length === 0) ck.problem(`${f}.dns`, `a ${kind} certificate needs at least one dns or ip name`);
+    const usages = ck.strings(o.usages, `${f}.usages`, checkUsage);
+    let signer: string | undefined;
+    let ca: string;
+    if (o.signer !== undefined) {
+      signer = fullSignerName(ck.required(o.signer, `${f}.signer`));
+      if (o.ca !== undefined) ck.problem(`${f}.ca`, "set either signer (its CA issues) or ca (minted directly), not both");
+      const listed = signers.find((s) => s.name === signer);
+      if (!listed && !builtin.has(signer)) {
+        ck.problem(`${f}.signer`, `expected a well-known signer or one listed in signers, got ${describe(o.signer)}`);
+      }
+      ca = listed?.ca ?? defaultCa;
+    } else {
+      ca = checkCaRef(o.ca, `${f}.ca`);
+    }
+    return {
+      name,
+      kind,
+      commonName: ck.required(o.commonName, `${f}.commonName`, name),
+      organizations: ck.strings(o.organizations, `${f}.organizations`),
+      organizationalUnits: ck.strings(o.organizationalUnits, `${f}.organizationalUnits`),
+      dns,
+      ip,
+      email: ck.strings(o.email, `${f}.email`, checkEmail),
+      uri: ck.strings(o.uri, `${f}.uri`, checkUri),
+      usages: usages.length > 0 ? usages : DEFAULT_USAGES[kind],
+      lifetimeSeconds: ck.lifetime(o.lifetime, `${f}.lifetime`, defaultLifetime),
+      keyType: ck.oneOf(o.keyType, `${f}.keyType`, KEY_TYPES, defaultKey),
+      ...(signer ? { signer } : {}),
+      ca,
+    };
+  });
+
+  if (ck.issues.length > 0) throw manifestError(source, ck.issues);
+  return { source, groupSuffix: names.suffix, cas, signers, certificates };
+}
+
+function manifestError(source: string, causes: readonly ErrorCause[]): PlatformError {
+  const [first] = causes;
+  if (causes.length === 1) return new PlatformError("MANIFEST_INVALID", `invalid dev PKI manifest ${source}: ${first!.field}: ${first!.message}`);
+  return new PlatformError("MANIFEST_INVALID", `invalid dev PKI manifest ${source}: ${causes.length} problems`, { causes });
+}
+
+/** Reads and validates a manifest file. */
+export async function loadPkiManifest(path: string): Promise<PkiManifest> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    throw new PlatformError("IO_ERROR", `cannot read dev PKI manifest ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+  }
+  return parsePkiManifest(text, path);
+}

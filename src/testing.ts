@@ -1,0 +1,160 @@
+// `platform-ca/testing`: a throw-away CA for other projects' test suites, issuing through the product's real signers.
+import { DEFAULT_USAGES, type LeafKind } from "./config/pki-manifest.js";
+import { invalidOption } from "./errors.js";
+import { generateCa } from "./pki/ca.js";
+import { parseCsr } from "./pki/csr.js";
+import type { KeyType } from "./pki/keys.js";
+import type { CaKeyPair } from "./pki/types.js";
+import { createBuiltinSigners } from "../signers/builtins.js";
+import { parsePolicy } from "../signers/policy-schema.js";
+import { parsePolicyText } from "../signers/policy.js";
+import { createPolicySigner } from "../signers/policy-signer.js";
+import { SignerRegistry } from "../signers/registry.js";
+import type { Signer } from "../signers/signer.js";
+import { ensureDir } from "./devpki/files.js";
+import { issueLeaf } from "./devpki/leaf.js";
+import { pairPaths, writePair } from "./devpki/material.js";
+import { signWith } from "./devpki/signer-factory.js";
+import { builtinSignerNames } from "../signers/signer-name.js";
+import { decodePem, encodePem } from "./pki/pem.js";
+
+export type { Signer } from "../signers/signer.js";
+export type { KeyType } from "./pki/keys.js";
+
+export interface TestAuthorityOptions {
+  /** CA common name (default "platform-ca test CA"). */
+  readonly commonName?: string;
+  /** CA key type (default p256: fast). */
+  readonly keyType?: KeyType;
+  /** CA lifetime in seconds (default one year). */
+  readonly lifetimeSeconds?: number;
+  /** Clock for the CA and every certificate (default the wall clock); pass a fake one to test expiry. */
+  readonly now?: () => Date;
+  /** API group suffix of the built-in signer names (default platform.io). */
+  readonly groupSuffix?: string;
+  /** Custom signer policies (YAML text or a parsed document), available to signCsr and signer(). */
+  readonly policies?: readonly (string | Record<string, unknown>)[];
+}
+
+export interface IssueOptions {
+  readonly cn?: string;
+  readonly o?: readonly string[];
+  readonly ou?: readonly string[];
+  readonly dns?: readonly string[];
+  readonly ip?: readonly string[];
+  readonly email?: readonly string[];
+  readonly uri?: readonly string[];
+  /** Default one day. */
+  readonly lifetimeSeconds?: number;
+  /** Default p256. */
+  readonly keyType?: KeyType;
+  /** Seed usage strings; default the typical serving or client set. */
+  readonly usages?: readonly string[];
+}
+
+export interface IssuedPair {
+  /** The leaf certificate alone. */
+  readonly certPem: string;
+  /** PKCS#8 private key of the leaf. */
+  readonly keyPem: string;
+  /** Leaf then intermediates: what a TLS peer presents. */
+  readonly chainPem: string;
+  readonly caPem: string;
+  /** Ready for `https.createServer(tls)`, `tls.connect({ ...tls })`. */
+  readonly tls: { readonly cert: string; readonly key: string; readonly ca: string };
+}
+
+export interface SignCsrOptions {
+  /** Default the built-in legacy-unknown signer, which accepts any subject and known usages. */
+  readonly signerName?: string;
+  readonly usages: readonly string[];
+  readonly expirationSeconds?: number;
+  readonly username?: string;
+  readonly groups?: readonly string[];
+}
+
+export interface TestAuthority {
+  readonly caPem: string;
+  /** The CA key pair, for code that takes a CaKeyPair (signers, the controller). */
+  readonly ca: CaKeyPair;
+  /** A serving certificate; with no names, for localhost, 127.0.0.1 and ::1. */
+  issueServer(options?: IssueOptions): Promise<IssuedPair>;
+  /** A client certificate for `cn` (and groups as `o`). */
+  issueClient(options: IssueOptions & { readonly cn: string }): Promise<IssuedPair>;
+  /** Signs a CSR through a built-in or custom signer's rules; a refusal throws SIGNER_REJECTED with the reason. */
+  signCsr(csrPem: string, options: SignCsrOptions): Promise<string>;
+  /** The signer registered under `name` (built-in or from `policies`), backed by this CA. */
+  signer(name: string): Signer;
+  /** Writes ca.crt (0644) and ca.key (0600) into `dir`; returns their paths. */
+  writeTo(dir: string): Promise<{ readonly certFile: string; readonly keyFile: string }>;
+}
+
+const DEFAULT_CA_LIFETIME = 365 * 86_400;
+const DEFAULT_LEAF_LIFETIME = 86_400;
+
+/** Creates a CA in memory (nothing is written unless writeTo is called). */
+export async function createTestAuthority(options: TestAuthorityOptions = {}): Promise<TestAuthority> {
+  const clock = options.now ?? (() => new Date());
+  if (typeof clock !== "function") throw invalidOption("now", "to be a function returning a Date", typeof clock);
+  const lifetimeSeconds = options.lifetimeSeconds ?? DEFAULT_CA_LIFETIME;
+  const made = await generateCa({ commonName: options.commonName ?? "platform-ca test CA", keyType: options.keyType ?? "p256", lifetimeSeconds, now: clock() });
+  const { ca } = made;
+  const backing = { ca, now: clock, maxDurationSeconds: lifetimeSeconds };
+  const registry = new SignerRegistry(createBuiltinSigners({ ...backing, ...(options.groupSuffix !== undefined && { groupSuffix: options.groupSuffix }) }));
+  for (const policy of options.policies ?? []) {
+    registry.register(createPolicySigner(typeof policy === "string" ? parsePolicyText(policy) : parsePolicy(policy), backing));
+  }
+  const legacyUnknown = builtinSignerNames(options.groupSuffix).legacyUnknown;
+
+  const issue = async (kind: LeafKind, o: IssueOptions): Promise<IssuedPair> => {
+    const leaf = await issueLeaf({
+      ...(o.cn !== undefined && { commonName: o.cn }),
+      organizations: o.o ?? [],
+      organizationalUnits: o.ou ?? [],
+      dns: o.dns ?? [],
+      ip: o.ip ?? [],
+      email: o.email ?? [],
+      uri: o.uri ?? [],
+      keyType: o.keyType ?? "p256",
+      usages: o.usages ?? DEFAULT_USAGES[kind],
+      lifetimeSeconds: o.lifetimeSeconds ?? DEFAULT_LEAF_LIFETIME,
+      ca,
+      now: clock(),
+    });
+    const certPem = encodePem("CERTIFICATE", decodePem(leaf.certPem)[0]!.der);
+    return { certPem, keyPem: leaf.keyPem, chainPem: leaf.certPem, caPem: ca.certPem, tls: { cert: leaf.certPem, key: leaf.keyPem, ca: ca.certPem } };
+  };
+
+  return {
+    caPem: ca.certPem,
+    ca,
+    issueServer(o = {}) {
+      const named = (o.dns?.length ?? 0) + (o.ip?.length ?? 0) > 0;
+      const withNames = named ? o : { ...o, dns: ["localhost"], ip: ["127.0.0.1", "::1"] };
+      return issue("server", { ...withNames, cn: o.cn ?? withNames.dns?.[0] ?? withNames.ip?.[0] });
+    },
+    issueClient(o) {
+      if (typeof o?.cn !== "string" || o.cn.length === 0) return Promise.reject(invalidOption("cn", "to be a non-empty string", o?.cn));
+      return issue("client", o);
+    },
+    async signCsr(csrPem, o) {
+      const signer = registry.get(o.signerName ?? legacyUnknown);
+      const request = {
+        signerName: signer.signerName,
+        csr: parseCsr(csrPem),
+        usages: o.usages,
+        ...(o.expirationSeconds !== undefined && { expirationSeconds: o.expirationSeconds }),
+        ...(o.username !== undefined && { username: o.username }),
+        ...(o.groups !== undefined && { groups: o.groups }),
+      };
+      return signWith(signer, request, clock());
+    },
+    signer: (name) => registry.get(name),
+    async writeTo(dir) {
+      await ensureDir(dir);
+      const paths = pairPaths(dir, "ca");
+      await writePair(paths, made.certPem, made.keyPem);
+      return { certFile: paths.cert, keyFile: paths.key };
+    },
+  };
+}
