@@ -1,0 +1,184 @@
+// Loads PlatformControllerManagerConfiguration: typed, defaulted, cross-checked, with unknown and ignored fields reported.
+import { dirname, isAbsolute, resolve } from "node:path";
+import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
+import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOptions } from "./config-document.js";
+import { formatGoDuration } from "./duration.js";
+import { fail, type ReadContext } from "./fields.js";
+import { validateLeaderMigration } from "./leader-migration.js";
+import {
+  controllerManagerShape,
+  ignoredBlocks,
+  type CSRSigningControllerConfiguration,
+  type LeaderElectionConfiguration,
+  type PlatformControllerManagerConfiguration,
+} from "./controller-manager-schema.js";
+
+export * from "./controller-manager-schema.js";
+
+export const CONTROLLER_MANAGER_KIND = "PlatformControllerManagerConfiguration";
+const WHAT = "controller manager configuration";
+
+/** The product's controllers, by the names `Generic.Controllers` uses. */
+export const KNOWN_CONTROLLERS = ["csrsigning", "csrapproving", "csrcleaner", "clustertrustbundle-publisher"] as const;
+/** Acquire attempts are jittered by up to 1.2 × retryPeriod, so the renew deadline must leave room for one. */
+const RETRY_JITTER = 1.2;
+const CONTROLLER_ENTRY_RE = /^-?[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export function controllerManagerApiVersion(groupSuffix: string = DEFAULT_GROUP_SUFFIX): string {
+  return `platformcontrollermanager.config.${groupNames(groupSuffix).suffix}/v1alpha1`;
+}
+
+export interface SigningFiles {
+  readonly certFile: string;
+  readonly keyFile: string;
+}
+
+export interface ControllerManagerLoadOptions extends ConfigLoadOptions {
+  /** Relative file paths in the document are resolved against this (default: the file's directory, or the working directory). */
+  readonly baseDir?: string;
+  /** Controller names `Generic.Controllers` may use without a warning (default KNOWN_CONTROLLERS). */
+  readonly knownControllers?: readonly string[];
+}
+
+export interface LoadedControllerManagerConfig {
+  readonly source: string;
+  readonly config: PlatformControllerManagerConfiguration;
+  /** CA files per built-in signer name (from the cluster pair, or the per-signer blocks that are set). */
+  readonly signingFiles: ReadonlyMap<string, SigningFiles>;
+  /** Unknown fields and unknown controller names, for the caller to log. */
+  readonly warnings: readonly string[];
+  /** Blocks of the file the product accepts but does not act on, for the caller to log. */
+  readonly ignored: readonly string[];
+}
+
+/**
+ * Whether controller `name` runs under `controllers` (`*` = every default-enabled controller, `name`, `-name`):
+ * the first entry naming it wins; without one, `*` enables it unless it is disabled by default.
+ */
+export function isControllerEnabled(name: string, controllers: readonly string[], disabledByDefault: readonly string[] = []): boolean {
+  let star = false;
+  for (const entry of controllers) {
+    if (entry === name) return true;
+    if (entry === `-${name}`) return false;
+    if (entry === "*") star = true;
+  }
+  return star && !disabledByDefault.includes(name);
+}
+
+export function parseControllerManagerConfig(text: string, source: string, options: ControllerManagerLoadOptions = {}): LoadedControllerManagerConfig {
+  const doc = parseConfigText(text, source, WHAT);
+  const ctx: ReadContext = { errors: [], unknown: [] };
+  checkHeader(doc, { apiVersion: controllerManagerApiVersion(options.groupSuffix), kind: CONTROLLER_MANAGER_KIND }, ctx);
+  const config = controllerManagerShape.read(doc, "", ctx);
+  const base = options.baseDir ?? process.cwd();
+  resolvePaths(config, base);
+  const generic = config.Generic;
+  // As upstream: an empty list means the default, every default-enabled controller.
+  if (generic.Controllers.length === 0) generic.Controllers = ["*"];
+  if (generic.LeaderElection.leaderElect) checkLeaderElection(generic.LeaderElection, "Generic.LeaderElection", ctx);
+  if (generic.ClientConnection.qps > 0 && generic.ClientConnection.burst < 1) {
+    fail(ctx, "Generic.ClientConnection.burst", `must be at least 1 when qps is positive, got ${generic.ClientConnection.burst}`);
+  }
+  const extraWarnings = checkControllers(generic.Controllers, options.knownControllers ?? KNOWN_CONTROLLERS, ctx);
+  if (generic.LeaderMigrationEnabled) validateLeaderMigration(generic.LeaderMigration, "Generic.LeaderMigration", ctx);
+  const signingFiles = checkSigning(config.CSRSigningController, options.groupSuffix ?? DEFAULT_GROUP_SUFFIX, ctx);
+  checkExtensions(config, ctx);
+  const warnings = [...finish(ctx, options, WHAT, source), ...extraWarnings];
+  const ignored = Object.keys(ignoredBlocks).filter((block) => doc[block] !== undefined && doc[block] !== null);
+  return { source, config, signingFiles, warnings, ignored };
+}
+
+export async function loadControllerManagerConfig(path: string, options: ControllerManagerLoadOptions = {}): Promise<LoadedControllerManagerConfig> {
+  const text = await readConfigFile(path, WHAT);
+  return parseControllerManagerConfig(text, path, { ...options, baseDir: options.baseDir ?? dirname(resolve(path)) });
+}
+
+/** All positive, renewDeadline ≤ leaseDuration, room for a jittered retry inside renewDeadline, a lock we implement. */
+function checkLeaderElection(le: LeaderElectionConfiguration, path: string, ctx: ReadContext): void {
+  for (const field of ["leaseDuration", "renewDeadline", "retryPeriod"] as const) {
+    if (le[field] <= 0) fail(ctx, `${path}.${field}`, `must be greater than 0, got ${formatGoDuration(le[field])}`);
+  }
+  if (le.renewDeadline > le.leaseDuration) {
+    fail(ctx, `${path}.renewDeadline`, `must be at most leaseDuration (${formatGoDuration(le.leaseDuration)}), got ${formatGoDuration(le.renewDeadline)}`);
+  } else if (le.retryPeriod > 0 && le.renewDeadline <= RETRY_JITTER * le.retryPeriod) {
+    fail(ctx, `${path}.retryPeriod`, `must be less than renewDeadline / ${RETRY_JITTER} (${formatGoDuration(le.renewDeadline / RETRY_JITTER)}), got ${formatGoDuration(le.retryPeriod)}`);
+  }
+  if (le.resourceLock !== "leases") fail(ctx, `${path}.resourceLock`, `expected "leases", got ${JSON.stringify(le.resourceLock)}`);
+  if (le.resourceName === "") fail(ctx, `${path}.resourceName`, "required when leaderElect is true");
+  if (le.resourceNamespace === "") fail(ctx, `${path}.resourceNamespace`, "required when leaderElect is true");
+}
+
+/** Entry syntax is an error; a well-formed name of a controller we do not have is a warning (it changes nothing). */
+function checkControllers(controllers: readonly string[], known: readonly string[], ctx: ReadContext): string[] {
+  const warnings: string[] = [];
+  controllers.forEach((entry, i) => {
+    const path = `Generic.Controllers[${i}]`;
+    if (entry === "*") return;
+    if (!CONTROLLER_ENTRY_RE.test(entry)) return fail(ctx, path, `expected "*", a controller name or "-name", got ${JSON.stringify(entry)}`);
+    const name = entry.replace(/^-/, "");
+    if (!known.includes(name)) warnings.push(`${path}: unknown controller ${JSON.stringify(name)} (known: ${known.join(", ")})`);
+  });
+  return warnings;
+}
+
+/** The seed's signer blocks, mapped to our built-in signers. */
+const SIGNER_BLOCKS = [
+  ["KubeletServingSignerConfiguration", "nodeagentServing"],
+  ["KubeletClientSignerConfiguration", "nodeagentClient"],
+  ["KubeAPIServerClientSignerConfiguration", "apiserverClient"],
+  ["LegacyUnknownSignerConfiguration", "legacyUnknown"],
+] as const;
+
+function checkSigning(signing: CSRSigningControllerConfiguration, suffix: string, ctx: ReadContext): Map<string, SigningFiles> {
+  const path = "CSRSigningController";
+  const names = groupNames(suffix).signers;
+  const files = new Map<string, SigningFiles>();
+  const pair = (cert: string, key: string, at: string, certField: string, keyField: string): boolean => {
+    if (cert !== "" && key === "") fail(ctx, `${at}.${keyField}`, `required when ${certField} is set`);
+    if (key !== "" && cert === "") fail(ctx, `${at}.${certField}`, `required when ${keyField} is set`);
+    return cert !== "" && key !== "";
+  };
+  const cluster = pair(signing.ClusterSigningCertFile, signing.ClusterSigningKeyFile, path, "ClusterSigningCertFile", "ClusterSigningKeyFile");
+  const perSigner = SIGNER_BLOCKS.filter(([block]) => signing[block].CertFile !== "" || signing[block].KeyFile !== "");
+  if ((cluster || signing.ClusterSigningCertFile !== "" || signing.ClusterSigningKeyFile !== "") && perSigner.length > 0) {
+    fail(ctx, path, `ClusterSigningCertFile/ClusterSigningKeyFile cannot be combined with per-signer blocks (${perSigner.map(([b]) => b).join(", ")})`);
+  } else if (cluster) {
+    for (const [, signer] of SIGNER_BLOCKS) files.set(names[signer], { certFile: signing.ClusterSigningCertFile, keyFile: signing.ClusterSigningKeyFile });
+  } else {
+    for (const [block, signer] of perSigner) {
+      const { CertFile, KeyFile } = signing[block];
+      if (pair(CertFile, KeyFile, `${path}.${block}`, "CertFile", "KeyFile")) files.set(names[signer], { certFile: CertFile, keyFile: KeyFile });
+    }
+  }
+  if (signing.ClusterSigningDuration < 1000) {
+    fail(ctx, `${path}.ClusterSigningDuration`, `must be at least 1s, got ${formatGoDuration(signing.ClusterSigningDuration)}`);
+  }
+  return files;
+}
+
+function checkExtensions(config: PlatformControllerManagerConfiguration, ctx: ReadContext): void {
+  const ext = config.PlatformCAExtensions;
+  ext.CustomSigners.forEach((s, i) => {
+    if (s.policyFile === "") fail(ctx, `PlatformCAExtensions.CustomSigners[${i}].policyFile`, "required");
+  });
+  ext.SignerPlugins.forEach((p, i) => {
+    if (p.module === "") fail(ctx, `PlatformCAExtensions.SignerPlugins[${i}].module`, "required");
+  });
+  if (ext.Cleaner.Period <= 0) fail(ctx, "PlatformCAExtensions.Cleaner.Period", "must be greater than 0, got 0s");
+}
+
+/** File paths in the document are relative to the document, not to wherever the process was started. */
+function resolvePaths(config: PlatformControllerManagerConfiguration, base: string): void {
+  const abs = (p: string): string => (p === "" || isAbsolute(p) ? p : resolve(base, p));
+  const signing = config.CSRSigningController;
+  signing.ClusterSigningCertFile = abs(signing.ClusterSigningCertFile);
+  signing.ClusterSigningKeyFile = abs(signing.ClusterSigningKeyFile);
+  for (const [block] of SIGNER_BLOCKS) {
+    signing[block].CertFile = abs(signing[block].CertFile);
+    signing[block].KeyFile = abs(signing[block].KeyFile);
+  }
+  config.Generic.ClientConnection.kubeconfig = abs(config.Generic.ClientConnection.kubeconfig);
+  for (const s of config.PlatformCAExtensions.CustomSigners) s.policyFile = abs(s.policyFile);
+  // Plug-in modules are paths only when they look like one; bare names stay package names.
+  for (const p of config.PlatformCAExtensions.SignerPlugins) if (p.module.startsWith(".")) p.module = abs(p.module);
+}

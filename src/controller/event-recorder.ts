@@ -1,0 +1,233 @@
+// Records events/v1 Events about objects: best effort, repeats folded into a series, spam limited per object.
+import type { ApiObject } from "../api/meta.js";
+import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
+import type { ObjectReference } from "../api/types/core.js";
+import { EVENT_KIND, EVENT_TYPES, EVENT_VERSION, type Event, type EventType } from "../api/types/event.js";
+import type { ResourceClient } from "../client/types.js";
+import { invalidOption, isPlatformError } from "../errors.js";
+import { silentLogger, type Logger } from "../logger.js";
+import { TokenBucket } from "./backoff.js";
+import { microTime, realClock, type Clock } from "./clock.js";
+
+/** Seed limits for new events. */
+export const EVENT_TEXT_LIMIT = 128;
+export const EVENT_NOTE_LIMIT_BYTES = 1024;
+
+export interface EventRecorderOptions {
+  /** Client for Events (all namespaces: the recorder names the namespace on every write). */
+  readonly client: ResourceClient<Event>;
+  readonly reportingController: string;
+  /** This replica, at most 128 characters. */
+  readonly reportingInstance: string;
+  readonly groupSuffix?: string;
+  /** Repeats within this time of the previous one extend a series (default 6 min). */
+  readonly seriesWindowMs?: number;
+  /** Series and rate-limit entries kept, least recently used dropped first (default 4096). */
+  readonly cacheSize?: number;
+  /** Per regarding object: `burst` events, then `qps` per second (default 25 and 1/300); false disables. */
+  readonly rateLimit?: { readonly burst: number; readonly qps: number } | false;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+}
+
+interface SeriesEntry {
+  namespace: string;
+  name: string;
+  /** The event as first written; its series is the only part that changes. */
+  readonly base: Event;
+  count: number;
+  lastObserved: number;
+  created: boolean;
+  dirty: boolean;
+  writing: Promise<void> | undefined;
+}
+
+/** A Map kept in use order, dropping the least recently used entry past `size`. */
+class Lru<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly size: number) {}
+  get(key: string): V | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+  set(key: string, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.size) this.map.delete(this.map.keys().next().value!);
+  }
+}
+
+export class EventRecorder {
+  private readonly client: ResourceClient<Event>;
+  private readonly apiVersion: string;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly windowMs: number;
+  private readonly series: Lru<SeriesEntry>;
+  private readonly buckets: Lru<TokenBucket> | undefined;
+  private readonly rateLimit: { readonly burst: number; readonly qps: number } | undefined;
+  private readonly pending = new Set<Promise<void>>();
+  private lastNanos = 0n;
+
+  constructor(private readonly options: EventRecorderOptions) {
+    const { reportingController, reportingInstance } = options;
+    if (!reportingController || reportingController.length > EVENT_TEXT_LIMIT) {
+      throw invalidOption("reportingController", `to be 1 to ${EVENT_TEXT_LIMIT} characters`, reportingController);
+    }
+    if (!reportingInstance || reportingInstance.length > EVENT_TEXT_LIMIT) {
+      throw invalidOption("reportingInstance", `to be 1 to ${EVENT_TEXT_LIMIT} characters`, reportingInstance);
+    }
+    this.windowMs = options.seriesWindowMs ?? 6 * 60_000;
+    if (!(this.windowMs > 0)) throw invalidOption("seriesWindowMs", "> 0", options.seriesWindowMs);
+    const cacheSize = options.cacheSize ?? 4096;
+    if (!Number.isSafeInteger(cacheSize) || cacheSize < 1) throw invalidOption("cacheSize", "to be a whole number ≥ 1", options.cacheSize);
+    const limit = options.rateLimit ?? { burst: 25, qps: 1 / 300 };
+    if (limit && !(limit.burst >= 1 && limit.qps > 0)) throw invalidOption("rateLimit", "to have burst ≥ 1 and qps > 0", limit);
+    this.client = options.client;
+    this.apiVersion = `${groupNames(options.groupSuffix ?? DEFAULT_GROUP_SUFFIX).events}/${EVENT_VERSION}`;
+    this.clock = options.clock ?? realClock;
+    this.log = (options.logger ?? silentLogger()).child({ component: "event-recorder" });
+    this.series = new Lru(cacheSize);
+    this.buckets = limit ? new Lru(cacheSize) : undefined;
+    this.rateLimit = limit || undefined;
+  }
+
+  /**
+   * Records that `action` happened to `regarding` for `reason`. Never throws and never waits: problems are
+   * logged. Text over the seed limits is truncated (reason and action 128 characters, note 1 KiB).
+   */
+  event(regarding: ObjectReference | ApiObject, type: EventType, reason: string, action: string, note: string, related?: ObjectReference | ApiObject): void {
+    try {
+      this.record(toReference(regarding), type, reason, action, note, related && toReference(related));
+    } catch (err) {
+      this.log.warn({ err: err instanceof Error ? err.message : String(err) }, "event not recorded");
+    }
+  }
+
+  /** Waits for writes in flight (for shutdown and tests). */
+  async flush(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all(this.pending);
+  }
+
+  private record(regarding: ObjectReference, type: EventType, reason: string, action: string, note: string, related?: ObjectReference): void {
+    if (!regarding.name) return void this.log.warn({ reason }, "event without a regarding object name; dropped");
+    if (!EVENT_TYPES.includes(type)) return void this.log.warn({ type, reason }, "event type must be Normal or Warning; dropped");
+    if (!reason || !action) return void this.log.warn({ reason, action }, "event without a reason or action; dropped");
+    const now = this.clock.now();
+    const objectId = JSON.stringify([regarding.apiVersion, regarding.kind, regarding.namespace, regarding.name, regarding.uid]);
+    if (!this.allow(objectId, now.getTime())) return void this.log.debug({ regarding, reason }, "event rate limit reached; dropped");
+    const text = { reason: truncateChars(reason, EVENT_TEXT_LIMIT), action: truncateChars(action, EVENT_TEXT_LIMIT), note: truncateBytes(note ?? "", EVENT_NOTE_LIMIT_BYTES) };
+    const key = JSON.stringify([objectId, type, text.reason, text.action, text.note]);
+    const existing = this.series.get(key);
+    if (existing && now.getTime() - existing.lastObserved <= this.windowMs) {
+      existing.count++;
+      existing.lastObserved = now.getTime();
+      return this.schedule(existing);
+    }
+    const namespace = regarding.namespace || "default";
+    const base: Event = {
+      apiVersion: this.apiVersion,
+      kind: EVENT_KIND,
+      metadata: { name: "", namespace },
+      eventTime: microTime(now),
+      type,
+      ...text,
+      regarding,
+      ...(related ? { related } : {}),
+      reportingController: this.options.reportingController,
+      reportingInstance: this.options.reportingInstance,
+    };
+    const entry: SeriesEntry = { namespace, name: this.eventName(regarding.name, now), base, count: 1, lastObserved: now.getTime(), created: false, dirty: false, writing: undefined };
+    this.series.set(key, entry);
+    this.schedule(entry);
+  }
+
+  private allow(objectId: string, nowMs: number): boolean {
+    if (!this.buckets || !this.rateLimit) return true;
+    let bucket = this.buckets.get(objectId);
+    if (!bucket) {
+      bucket = new TokenBucket(this.rateLimit.burst, this.rateLimit.qps);
+      this.buckets.set(objectId, bucket);
+    }
+    return bucket.take(nowMs);
+  }
+
+  /** `<name>.<hex nanoseconds>`, kept unique when two events fall in the same millisecond. */
+  private eventName(regardingName: string, now: Date): string {
+    let nanos = BigInt(now.getTime()) * 1_000_000n;
+    if (nanos <= this.lastNanos) nanos = this.lastNanos + 1n;
+    this.lastNanos = nanos;
+    return `${regardingName}.${nanos.toString(16)}`;
+  }
+
+  /** One writer per series; repeats arriving during a write are folded into one follow-up write. */
+  private schedule(entry: SeriesEntry): void {
+    if (entry.writing) {
+      entry.dirty = true;
+      return;
+    }
+    const run = (async () => {
+      do {
+        entry.dirty = false;
+        await this.write(entry);
+      } while (entry.dirty);
+      entry.writing = undefined;
+    })();
+    entry.writing = run;
+    this.pending.add(run);
+    void run.finally(() => this.pending.delete(run));
+  }
+
+  private async write(entry: SeriesEntry): Promise<void> {
+    const series = entry.count > 1 ? { count: entry.count, lastObservedTime: microTime(new Date(entry.lastObserved)) } : undefined;
+    try {
+      if (entry.created) {
+        try {
+          await this.client.patch(entry.name, "merge", { series }, { namespace: entry.namespace });
+          return;
+        } catch (err) {
+          // The event expired or was deleted: start it over under a new name.
+          if (!isPlatformError(err, "NOT_FOUND")) throw err;
+          entry.created = false;
+          entry.name = this.eventName(entry.base.regarding?.name ?? "event", this.clock.now());
+        }
+      }
+      const obj: Event = { ...entry.base, metadata: { name: entry.name, namespace: entry.namespace }, ...(series ? { series } : {}) };
+      await this.client.create(obj, { namespace: entry.namespace });
+      entry.created = true;
+    } catch (err) {
+      this.log.warn({ err: isPlatformError(err) ? { code: err.code, message: err.message } : String(err), event: entry.name }, "event write failed");
+    }
+  }
+}
+
+function toReference(obj: ObjectReference | ApiObject): ObjectReference {
+  if (!("metadata" in obj) || typeof obj.metadata !== "object" || obj.metadata === null) return obj as ObjectReference;
+  const o = obj as ApiObject;
+  const ref: ObjectReference = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name };
+  if (o.metadata.namespace) ref.namespace = o.metadata.namespace;
+  if (o.metadata.uid) ref.uid = o.metadata.uid;
+  if (o.metadata.resourceVersion) ref.resourceVersion = o.metadata.resourceVersion;
+  return ref;
+}
+
+function truncateChars(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  // Do not leave half of a surrogate pair at the end.
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+}
+
+/** Cuts UTF-8 text to at most `max` bytes without splitting a character. */
+export function truncateBytes(text: string, max: number): string {
+  const bytes = Buffer.from(text, "utf8");
+  if (bytes.length <= max) return text;
+  let end = max;
+  // Step back over continuation bytes (10xxxxxx) so the cut lands on a character boundary.
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString("utf8");
+}

@@ -1,0 +1,362 @@
+// Keeps a local cache of one resource in step with the server (list, then watch) and tells handlers what changed.
+import type { ApiObject, Status } from "../api/meta.js";
+import type { ListWatcher, WatchEvent } from "../client/types.js";
+import { invalidOption, isPlatformError, PlatformError } from "../errors.js";
+import { silentLogger, type Logger } from "../logger.js";
+import { JitteredBackoff, type JitteredBackoffOptions } from "./backoff.js";
+import { realClock, type CancelTimer, type Clock } from "./clock.js";
+
+export interface InformerHandlers<T extends ApiObject> {
+  /** `initial` is true for objects of the first list (and for replays to handlers added later). */
+  onAdd?(obj: T, initial: boolean): unknown;
+  onUpdate?(oldObj: T, newObj: T): unknown;
+  /** The object's last known state (the final state when a watch delivered the deletion). */
+  onDelete?(obj: T): unknown;
+}
+
+/** Read access to the cache. */
+export interface Lister<T extends ApiObject> {
+  get(key: string): T | undefined;
+  list(): T[];
+}
+
+export interface InformerOptions<T extends ApiObject> {
+  readonly listWatcher: ListWatcher<T>;
+  /** Names the informer in logs (e.g. the resource). */
+  readonly name?: string;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+  readonly random?: () => number;
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  /** List page size (default 500). */
+  readonly pageSize?: number;
+  /** Restart a watch that delivers no event or bookmark for this long (default 5 min). */
+  readonly stallTimeoutMs?: number;
+  /** Deliver onUpdate(obj, obj) for every cached object periodically; the period is drawn once between v and 2v. 0 = off. */
+  readonly minResyncPeriodMs?: number;
+  /** Server-side watch timeout asked for, drawn between v and 2v seconds (default 300). */
+  readonly watchTimeoutSeconds?: number;
+  readonly backoff?: JitteredBackoffOptions;
+}
+
+/** The cache key: `namespace/name`, or `name` for cluster-scoped objects. */
+export function objectKey(obj: ApiObject): string {
+  const { namespace, name } = obj.metadata;
+  return namespace ? `${namespace}/${name ?? ""}` : (name ?? "");
+}
+
+/** A watch that ends this soon without any event counts as a failure (a server refusing or dropping watches). */
+const SHORT_WATCH_MS = 1000;
+
+type WatchEnd = "closed" | "stalled" | "gone" | "failed" | "stopped";
+
+interface WatchResult {
+  readonly end: WatchEnd;
+  readonly resourceVersion: string;
+  readonly events: number;
+  readonly error?: unknown;
+}
+
+export class Informer<T extends ApiObject> implements Lister<T> {
+  readonly name: string;
+  private readonly lw: ListWatcher<T>;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly random: () => number;
+  private readonly pageSize: number;
+  private readonly stallTimeoutMs: number;
+  private readonly resyncMs: number;
+  private readonly watchTimeoutSeconds: number;
+  private readonly backoff: JitteredBackoff;
+  private readonly handlers = new Set<InformerHandlers<T>>();
+  private cache = new Map<string, T>();
+  private synced = false;
+  private syncWaiters: (() => void)[] = [];
+  private resourceVersion: string | undefined;
+  private controller: AbortController | undefined;
+  private running: Promise<void> | undefined;
+  private cancelResync: CancelTimer | undefined;
+
+  constructor(private readonly options: InformerOptions<T>) {
+    this.lw = options.listWatcher;
+    this.name = options.name ?? "informer";
+    this.clock = options.clock ?? realClock;
+    this.log = (options.logger ?? silentLogger()).child({ informer: this.name });
+    this.random = options.random ?? Math.random;
+    this.pageSize = wholeAtLeast("pageSize", options.pageSize, 500, 1);
+    this.stallTimeoutMs = wholeAtLeast("stallTimeoutMs", options.stallTimeoutMs, 300_000, 1);
+    this.watchTimeoutSeconds = wholeAtLeast("watchTimeoutSeconds", options.watchTimeoutSeconds, 300, 1);
+    const minResync = wholeAtLeast("minResyncPeriodMs", options.minResyncPeriodMs, 0, 0);
+    this.resyncMs = minResync === 0 ? 0 : Math.round(minResync * (1 + this.random()));
+    this.backoff = new JitteredBackoff(options.backoff, this.random);
+  }
+
+  /** Adds handlers; when the cache already holds objects they are replayed as adds. Returns a remover. */
+  addHandlers(handlers: InformerHandlers<T>): () => void {
+    this.handlers.add(handlers);
+    for (const obj of this.cache.values()) this.call(handlers, "onAdd", obj, true);
+    return () => void this.handlers.delete(handlers);
+  }
+
+  get(key: string): T | undefined {
+    return this.cache.get(key);
+  }
+
+  list(): T[] {
+    return [...this.cache.values()];
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves true once the first full list is delivered, false if `signal` aborts or the informer stops first. */
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (this.synced) return Promise.resolve(true);
+    if (signal?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const onAbort = (): void => resolve(false);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.syncWaiters.push(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve(this.synced);
+      });
+    });
+  }
+
+  /** The resourceVersion the informer is caught up to. */
+  lastSyncResourceVersion(): string | undefined {
+    return this.resourceVersion;
+  }
+
+  start(signal?: AbortSignal): void {
+    if (this.controller) throw new PlatformError("INVALID_ARGUMENT", `informer ${this.name} is already started`);
+    const controller = new AbortController();
+    this.controller = controller;
+    if (signal?.aborted) controller.abort();
+    else signal?.addEventListener("abort", () => controller.abort(), { once: true });
+    this.running = this.run(controller.signal).finally(() => {
+      this.cancelResync?.();
+      for (const wake of this.syncWaiters.splice(0)) wake();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.controller?.abort();
+    await this.running;
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      let rv: string;
+      try {
+        rv = await this.listAndReplace(signal);
+      } catch (err) {
+        if (signal.aborted) return;
+        await this.pause("list failed", err, signal);
+        continue;
+      }
+      for (;;) {
+        const result = await this.watchOnce(rv, signal);
+        rv = result.resourceVersion;
+        if (result.end === "stopped") return;
+        if (result.end === "stalled") {
+          this.log.warn({ resourceVersion: rv, stallTimeoutMs: this.stallTimeoutMs }, "watch stalled; restarting it");
+          continue;
+        }
+        if (result.end === "closed") continue;
+        // GONE after a healthy watch is ordinary compaction: relist at once; anything else waits first.
+        if (result.end === "failed" || result.events === 0) await this.pause(`watch ${result.end}`, result.error, signal);
+        else this.log.info({ resourceVersion: rv }, "resource version expired; relisting");
+        break;
+      }
+    }
+  }
+
+  private async pause(what: string, err: unknown, signal: AbortSignal): Promise<void> {
+    const delay = this.backoff.next(this.clock.now().getTime());
+    this.log.warn({ err: describeError(err), retryInMs: Math.round(delay) }, `${what}; retrying`);
+    await this.clock.sleep(delay, signal);
+  }
+
+  /** Lists every page, replaces the cache and tells handlers the difference; returns the list's resourceVersion. */
+  private async listAndReplace(signal: AbortSignal): Promise<string> {
+    const items: T[] = [];
+    let cont: string | undefined;
+    let rv = "";
+    do {
+      const params = { namespace: this.options.namespace, labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector };
+      const page = await this.bounded((s) => this.lw.list({ ...params, limit: this.pageSize, continue: cont, signal: s }), signal, "list");
+      items.push(...page.items);
+      cont = page.metadata.continue || undefined;
+      rv = page.metadata.resourceVersion ?? rv;
+    } while (cont);
+    this.replace(items);
+    this.resourceVersion = rv;
+    if (!this.synced) {
+      this.synced = true;
+      for (const wake of this.syncWaiters.splice(0)) wake();
+      this.armResync();
+    }
+    return rv;
+  }
+
+  /** Runs one request with the stall timeout as its deadline, so a hung list cannot hold the informer. */
+  private async bounded<R>(run: (signal: AbortSignal) => Promise<R>, outer: AbortSignal, what: string): Promise<R> {
+    const controller = new AbortController();
+    const stop = (): void => controller.abort();
+    outer.addEventListener("abort", stop, { once: true });
+    let timedOut = false;
+    const cancel = this.clock.setTimer(this.stallTimeoutMs, () => {
+      timedOut = true;
+      controller.abort();
+    });
+    const aborted = new Promise<never>((_, reject) =>
+      controller.signal.addEventListener("abort", () => reject(new PlatformError("TIMEOUT", timedOut ? `${what} took longer than ${this.stallTimeoutMs} ms` : `${what} cancelled`)), { once: true }),
+    );
+    aborted.catch(() => {});
+    try {
+      if (outer.aborted) controller.abort();
+      return await Promise.race([run(controller.signal), aborted]);
+    } finally {
+      cancel();
+      outer.removeEventListener("abort", stop);
+      controller.abort();
+    }
+  }
+
+  private replace(items: readonly T[]): void {
+    const old = this.cache;
+    const initial = !this.synced;
+    const next = new Map<string, T>();
+    for (const obj of items) next.set(objectKey(obj), obj);
+    this.cache = next;
+    for (const [key, obj] of next) {
+      const before = old.get(key);
+      if (!before) this.emit("onAdd", obj, initial);
+      else if (before.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit("onUpdate", before, obj);
+    }
+    for (const [key, obj] of old) if (!next.has(key)) this.emit("onDelete", obj);
+  }
+
+  private async watchOnce(fromRv: string, outer: AbortSignal): Promise<WatchResult> {
+    const controller = new AbortController();
+    const stop = (): void => controller.abort();
+    outer.addEventListener("abort", stop, { once: true });
+    let stalled = false;
+    let cancelStall: CancelTimer = () => {};
+    const armStall = (): void => {
+      cancelStall();
+      cancelStall = this.clock.setTimer(this.stallTimeoutMs, () => {
+        stalled = true;
+        controller.abort();
+      });
+    };
+    const aborted = new Promise<"aborted">((resolve) => controller.signal.addEventListener("abort", () => resolve("aborted"), { once: true }));
+    const startedAt = this.clock.now().getTime();
+    let rv = fromRv;
+    let events = 0;
+    const result = (end: WatchEnd, error?: unknown): WatchResult => ({ end, resourceVersion: rv, events, error });
+    armStall();
+    let iterator: AsyncIterator<WatchEvent<T>> | undefined;
+    try {
+      iterator = this.lw
+        .watch({
+          namespace: this.options.namespace,
+          labelSelector: this.options.labelSelector,
+          fieldSelector: this.options.fieldSelector,
+          resourceVersion: fromRv,
+          allowWatchBookmarks: true,
+          timeoutSeconds: Math.round(this.watchTimeoutSeconds * (1 + this.random())),
+          signal: controller.signal,
+        })
+        [Symbol.asyncIterator]();
+      for (;;) {
+        // Racing the abort keeps a client that ignores the signal from holding the informer forever.
+        const next = iterator.next();
+        // Once abandoned on abort, a late rejection of this read must not surface as unhandled.
+        next.catch(() => {});
+        const step = await Promise.race([next, aborted]);
+        if (step === "aborted") break;
+        if (step.done) {
+          const short = events === 0 && this.clock.now().getTime() - startedAt < SHORT_WATCH_MS;
+          return short ? result("failed", new PlatformError("NOT_READY", "watch closed at once without events")) : result("closed");
+        }
+        armStall();
+        const ev = step.value;
+        if (ev.type === "ERROR") {
+          const status = ev.object as Status;
+          const error = new PlatformError(status.code === 410 ? "GONE" : "INTERNAL", status.message ?? `watch error ${status.code}`);
+          return result(status.code === 410 ? "gone" : "failed", error);
+        }
+        events++;
+        rv = ev.object.metadata.resourceVersion ?? rv;
+        this.resourceVersion = rv;
+        if (ev.type !== "BOOKMARK") this.apply(ev.type, ev.object as T);
+      }
+    } catch (err) {
+      if (!stalled && !outer.aborted) return result(isPlatformError(err, "GONE") ? "gone" : "failed", err);
+    } finally {
+      cancelStall();
+      outer.removeEventListener("abort", stop);
+      controller.abort();
+      void iterator?.return?.().catch(() => {});
+    }
+    return result(outer.aborted ? "stopped" : "stalled");
+  }
+
+  private apply(type: "ADDED" | "MODIFIED" | "DELETED", obj: T): void {
+    if (!obj?.metadata?.name) {
+      this.log.warn({ type }, "watch event without an object name; skipped");
+      return;
+    }
+    const key = objectKey(obj);
+    const before = this.cache.get(key);
+    if (type === "DELETED") {
+      this.cache.delete(key);
+      this.emit("onDelete", obj);
+    } else {
+      this.cache.set(key, obj);
+      if (before) this.emit("onUpdate", before, obj);
+      else this.emit("onAdd", obj, false);
+    }
+  }
+
+  private armResync(): void {
+    if (this.resyncMs === 0 || this.controller?.signal.aborted) return;
+    this.cancelResync = this.clock.setTimer(this.resyncMs, () => {
+      for (const obj of this.cache.values()) this.emit("onUpdate", obj, obj);
+      this.armResync();
+    });
+  }
+
+  private emit<K extends keyof InformerHandlers<T>>(kind: K, ...args: Parameters<NonNullable<InformerHandlers<T>[K]>>): void {
+    for (const h of this.handlers) this.call(h, kind, ...args);
+  }
+
+  /** One handler's failure is logged and must not stop the others or the informer. */
+  private call<K extends keyof InformerHandlers<T>>(h: InformerHandlers<T>, kind: K, ...args: Parameters<NonNullable<InformerHandlers<T>[K]>>): void {
+    const fn = h[kind] as ((...a: unknown[]) => unknown) | undefined;
+    if (!fn) return;
+    const report = (err: unknown): void => this.log.error({ err: describeError(err), handler: kind }, "informer handler failed");
+    try {
+      const out = fn.apply(h, args);
+      if (out instanceof Promise) out.catch(report);
+    } catch (err) {
+      report(err);
+    }
+  }
+}
+
+function wholeAtLeast(name: string, value: number | undefined, fallback: number, min: number): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v < min) throw invalidOption(name, `to be a whole number ≥ ${min}`, value);
+  return v;
+}
+
+function describeError(err: unknown): unknown {
+  if (err instanceof PlatformError) return { code: err.code, message: err.message };
+  return err instanceof Error ? { message: err.message } : err;
+}
