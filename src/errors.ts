@@ -58,6 +58,10 @@ export const ERROR_CODES = {
   CONFIG_INVALID: c(400, "BadRequest"),
   MANIFEST_INVALID: c(400, "BadRequest"),
 
+  // --- API client ---
+  TLS_VERIFY_FAILED: c(502, "BadGateway"),
+  CREDENTIALS_UNAVAILABLE: c(401, "Unauthorized"),
+
   // --- API server and storage ---
   NOT_FOUND: c(404, "NotFound"),
   ALREADY_EXISTS: c(409, "AlreadyExists"),

@@ -1,0 +1,186 @@
+// HTTP(S) transport: one keep-alive agent per (server, TLS identity), fixed headers, gzip decoding, proxy tunnel.
+import { createHash } from "node:crypto";
+import http, { type IncomingHttpHeaders } from "node:http";
+import https from "node:https";
+import { pipeline, type Readable } from "node:stream";
+import { createGunzip } from "node:zlib";
+import { abortReason } from "./clock.js";
+import { connectionError, type CallContext } from "./status-errors.js";
+import { tunnelAgent } from "./proxy-tunnel.js";
+import type { Impersonation, RestConfig } from "./rest-config.js";
+
+export interface ClientIdentity {
+  readonly cert: string;
+  readonly key: string;
+}
+
+export interface TransportRequest {
+  readonly method: string;
+  /** Path below the server's base path, with its query string. */
+  readonly path: string;
+  readonly headers?: Readonly<Record<string, string | readonly string[]>>;
+  readonly body?: Buffer;
+  readonly signal?: AbortSignal;
+  /** A certificate from an exec plugin, in place of the configured one. */
+  readonly identity?: ClientIdentity;
+}
+
+export interface TransportResponse {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  /** The body, already gunzipped. */
+  readonly body: Readable;
+}
+
+const MAX_SOCKETS = 256;
+const MAX_FREE_SOCKETS = 32;
+
+/** Agents shared by every client of the process with the same server and TLS identity, counted by use. */
+export class AgentPool {
+  readonly #agents = new Map<string, { agent: http.Agent; refs: number }>();
+
+  acquire(config: RestConfig, identity: ClientIdentity | undefined): { key: string; agent: http.Agent } {
+    const tls = { ...config.tls, ...(identity ?? {}) };
+    const key = createHash("sha256")
+      .update(JSON.stringify([config.server, tls.ca, tls.cert, tls.key, tls.insecureSkipVerify === true, tls.serverName, config.proxyUrl]))
+      .digest("hex");
+    let entry = this.#agents.get(key);
+    if (!entry) {
+      const secure = config.server.startsWith("https:");
+      const options: https.AgentOptions = { keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_FREE_SOCKETS };
+      if (secure) {
+        Object.assign(options, {
+          ca: tls.ca,
+          cert: tls.cert,
+          key: tls.key,
+          rejectUnauthorized: tls.insecureSkipVerify !== true,
+          ...(tls.serverName ? { servername: tls.serverName } : {}),
+        });
+      }
+      const agent = config.proxyUrl && secure ? tunnelAgent(options, new URL(config.proxyUrl)) : secure ? new https.Agent(options) : new http.Agent(options);
+      entry = { agent, refs: 0 };
+      this.#agents.set(key, entry);
+    }
+    entry.refs++;
+    return { key, agent: entry.agent };
+  }
+
+  release(key: string): void {
+    const entry = this.#agents.get(key);
+    if (!entry || --entry.refs > 0) return;
+    entry.agent.destroy();
+    this.#agents.delete(key);
+  }
+
+  get size(): number {
+    return this.#agents.size;
+  }
+}
+
+export const sharedAgents = new AgentPool();
+
+/** client-go's escaping of Impersonate-Extra-<key>: header-token characters stay, the rest (and %) are %XX. */
+export function extraHeaderName(key: string): string {
+  const escaped = [...Buffer.from(key, "utf8")]
+    .map((b) => (/[A-Za-z0-9!#$&'*+\-.^_`|~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`))
+    .join("");
+  return `Impersonate-Extra-${escaped}`;
+}
+
+export function impersonationHeaders(imp: Impersonation | undefined): Record<string, string | string[]> {
+  if (!imp?.user) return {};
+  const h: Record<string, string | string[]> = { "Impersonate-User": imp.user };
+  if (imp.groups && imp.groups.length > 0) h["Impersonate-Group"] = [...imp.groups];
+  if (imp.uid) h["Impersonate-Uid"] = imp.uid;
+  for (const [k, values] of Object.entries(imp.extra ?? {})) if (values.length > 0) h[extraHeaderName(k)] = [...values];
+  return h;
+}
+
+/** Sends requests for one RestConfig; resolves when the response headers arrive. */
+export class Transport {
+  readonly #config: RestConfig;
+  readonly #pool: AgentPool;
+  readonly #base: URL;
+  readonly #fixed: Record<string, string | string[]>;
+  readonly #held = new Set<string>();
+  #identityKey: string | undefined;
+
+  constructor(config: RestConfig, pool: AgentPool = sharedAgents) {
+    this.#config = config;
+    this.#pool = pool;
+    this.#base = new URL(config.server);
+    this.#fixed = {
+      "User-Agent": config.userAgent,
+      Accept: config.accept ?? "application/json",
+      ...(config.disableCompression ? {} : { "Accept-Encoding": "gzip" }),
+      ...impersonationHeaders(config.impersonate),
+    };
+  }
+
+  get server(): string {
+    return this.#config.server;
+  }
+
+  #agent(identity: ClientIdentity | undefined): http.Agent {
+    const { key, agent } = this.#pool.acquire(this.#config, identity);
+    // One reference per distinct agent this transport uses; extra acquisitions are returned at once.
+    if (this.#held.has(key)) {
+      this.#pool.release(key);
+    } else {
+      this.#held.add(key);
+      // A rotated plugin certificate retires the previous one's agent and its connections, as client-go does.
+      if (identity && this.#identityKey !== undefined) {
+        this.#held.delete(this.#identityKey);
+        this.#pool.release(this.#identityKey);
+      }
+    }
+    if (identity) this.#identityKey = key;
+    return agent;
+  }
+
+  send(req: TransportRequest): Promise<TransportResponse> {
+    const ctx: CallContext = { method: req.method, path: req.path };
+    const secure = this.#base.protocol === "https:";
+    const proxied = !secure && this.#config.proxyUrl !== undefined;
+    const target = `${this.#base.pathname.replace(/\/$/, "")}${req.path}`;
+    const proxy = proxied ? new URL(this.#config.proxyUrl!) : undefined;
+    const headers: Record<string, string | string[]> = { ...this.#fixed, ...(req.headers as Record<string, string | string[]>) };
+    if (req.body) headers["Content-Length"] = String(req.body.length);
+    if (proxied) headers.Host = this.#base.host;
+    const options: http.RequestOptions = {
+      method: req.method,
+      host: proxy ? proxy.hostname : this.#base.hostname.replace(/^\[|\]$/g, ""),
+      port: proxy ? proxy.port || 80 : this.#base.port || (secure ? 443 : 80),
+      // A plain-HTTP request through a proxy names the whole URL.
+      path: proxied ? `${this.#base.origin}${target}` : target,
+      headers,
+      agent: this.#agent(req.identity),
+    };
+    return new Promise((resolve, reject) => {
+      if (req.signal?.aborted) return reject(abortReason(req.signal));
+      const request = (secure ? https : http).request(options);
+      const onAbort = () => request.destroy(abortReason(req.signal!) as Error);
+      req.signal?.addEventListener("abort", onAbort, { once: true });
+      const cleanup = () => req.signal?.removeEventListener("abort", onAbort);
+      request.once("error", (err) => {
+        cleanup();
+        reject(req.signal?.aborted ? abortReason(req.signal) : connectionError(err, this.#config.server, ctx));
+      });
+      request.once("response", (res) => {
+        // The listener stays until the body is done, so an abort also ends a streaming body.
+        res.once("close", cleanup);
+        const gzip = String(res.headers["content-encoding"] ?? "").toLowerCase() === "gzip";
+        const body = gzip ? pipeline(res, createGunzip(), () => undefined) : res;
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+      });
+      request.end(req.body);
+    });
+  }
+
+  /** Returns this transport's agents to the pool; the last user of an agent closes its sockets. */
+  close(): void {
+    for (const key of this.#held) this.#pool.release(key);
+    this.#held.clear();
+    this.#identityKey = undefined;
+  }
+}
