@@ -1,0 +1,125 @@
+// Admission: an ordered chain of mutating then validating plugins run on every write before it is stored.
+import type { GroupNames } from "../../api/group.js";
+import type { ApiObject, UserInfo } from "../../api/meta.js";
+import { PlatformError, toPlatformError } from "../../errors.js";
+import { silentLogger, type Logger } from "../../logger.js";
+import type { RequestAttributes } from "../pipeline.js";
+import type { Authorizer } from "./authorizer.js";
+
+export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+
+export interface AdmissionAttributes {
+  readonly operation: AdmissionOperation;
+  /** API group; "" for the core group. */
+  readonly group: string;
+  readonly version?: string;
+  /** Plural resource name, e.g. `certificatesigningrequests`. */
+  readonly resource: string;
+  readonly subresource?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  readonly kind?: string;
+  readonly user: UserInfo;
+  readonly dryRun: boolean;
+}
+
+export interface AdmissionContext {
+  readonly names: GroupNames;
+  /** Asked for the extra permissions some writes need (approve, sign, attest). */
+  readonly authorizer: Authorizer;
+  readonly logger: Logger;
+}
+
+/** May change `obj`; throws a PlatformError to refuse. Runs before every validating plugin. */
+export interface MutatingPlugin {
+  readonly name: string;
+  admit(attributes: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined, ctx: AdmissionContext): void | Promise<void>;
+}
+
+/** Must not change `obj`; throws a PlatformError to refuse. */
+export interface ValidatingPlugin {
+  readonly name: string;
+  admit(attributes: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined, ctx: AdmissionContext): void | Promise<void>;
+}
+
+export interface AdmissionChainOptions {
+  readonly names: GroupNames;
+  readonly authorizer: Authorizer;
+  readonly mutating?: readonly MutatingPlugin[];
+  readonly validating?: readonly ValidatingPlugin[];
+  readonly logger?: Logger;
+}
+
+/** The pipeline's request attributes (verb `create`/`update`/`delete`, or `connect`) as admission attributes. */
+export function admissionAttributes(a: Omit<RequestAttributes, "resourceRequest" | "path">): AdmissionAttributes {
+  const operation = ({ create: "CREATE", update: "UPDATE", patch: "UPDATE", delete: "DELETE", deletecollection: "DELETE", connect: "CONNECT" } as const)[
+    a.verb as "create"
+  ];
+  if (operation === undefined) throw new PlatformError("INTERNAL", `admission has no operation for the verb ${JSON.stringify(a.verb)}`);
+  return {
+    operation,
+    group: a.group ?? "",
+    resource: a.resource ?? "",
+    user: a.user,
+    dryRun: a.dryRun === true,
+    ...(a.version !== undefined && { version: a.version }),
+    ...(a.subresource !== undefined && { subresource: a.subresource }),
+    ...(a.namespace !== undefined && { namespace: a.namespace }),
+    ...(a.name !== undefined && { name: a.name }),
+    ...(a.kind !== undefined && { kind: a.kind }),
+  };
+}
+
+export class AdmissionChain {
+  readonly #mutating: readonly MutatingPlugin[];
+  readonly #validating: readonly ValidatingPlugin[];
+  readonly #ctx: AdmissionContext;
+
+  constructor(options: AdmissionChainOptions) {
+    this.#mutating = [...(options.mutating ?? [])];
+    this.#validating = [...(options.validating ?? [])];
+    this.#ctx = { names: options.names, authorizer: options.authorizer, logger: options.logger ?? silentLogger() };
+  }
+
+  /** Every mutating plugin in order, then every validating one; the first refusal stops the chain. */
+  async admit(attributes: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined): Promise<void> {
+    for (const plugins of [this.#mutating, this.#validating]) {
+      for (const plugin of plugins) {
+        try {
+          await plugin.admit(attributes, obj, oldObj, this.#ctx);
+        } catch (err) {
+          const e = toPlatformError(err);
+          this.#ctx.logger.debug({ plugin: plugin.name, code: e.code, resource: attributes.resource, name: attributes.name, user: attributes.user.username }, "admission refused a write");
+          throw e;
+        }
+      }
+    }
+  }
+}
+
+/** Whether `verb` is allowed on `signers` named `signerName` or its `<domain>/*` (certificates group), as upstream. */
+export async function authorizedForSigner(ctx: AdmissionContext, user: UserInfo, verb: string, signerName: string): Promise<boolean> {
+  const base = { user, verb, resourceRequest: true, group: ctx.names.certificates, resource: "signers" } as const;
+  if ((await ctx.authorizer.authorize({ ...base, name: signerName })).allowed) return true;
+  const slash = signerName.indexOf("/");
+  if (slash <= 0) return false;
+  return (await ctx.authorizer.authorize({ ...base, name: `${signerName.slice(0, slash)}/*` })).allowed;
+}
+
+/** Whether a write addresses `resource` of the certificates group (optionally a subresource of it). */
+export function targets(a: AdmissionAttributes, names: GroupNames, resource: string, subresource?: string): boolean {
+  return a.group === names.certificates && a.resource === resource && a.subresource === subresource;
+}
+
+/** `obj.spec` as a record, or undefined when the body has no object spec (validation reports that). */
+export function specOf(obj: ApiObject | undefined): Record<string, unknown> | undefined {
+  const spec = obj?.spec;
+  return typeof spec === "object" && spec !== null && !Array.isArray(spec) ? (spec as Record<string, unknown>) : undefined;
+}
+
+/** FORBIDDEN as upstream admission words it: `certificatesigningrequests.certificates.platform.io "x" is forbidden: <why>`. */
+export function admissionForbidden(a: AdmissionAttributes, why: string): PlatformError {
+  const qualified = a.group ? `${a.resource}.${a.group}` : a.resource;
+  const prefix = a.name ? `${qualified} ${JSON.stringify(a.name)}` : qualified;
+  return new PlatformError("FORBIDDEN", `${prefix} is forbidden: ${why}`, { details: { name: a.name ?? "", group: a.group, kind: a.resource } });
+}

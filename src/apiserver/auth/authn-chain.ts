@@ -1,0 +1,108 @@
+// The authentication order: client certificate, then bearer token (token file, ServiceAccount JWT), basic auth, anonymous.
+import type { IncomingHttpHeaders } from "node:http";
+import type { TLSSocket } from "node:tls";
+import { silentLogger, type Logger } from "../../logger.js";
+import type { BasicAuthFileAuthenticator, TokenFileAuthenticator } from "./authn-token-file.js";
+import type { ServiceAccountAuthenticator } from "./authn-service-account.js";
+import { peerCertificateChain, type X509Authenticator } from "./authn-x509.js";
+import { addGroups, anonymousUser, isAuthenticated, SYSTEM_AUTHENTICATED, type AuthnResult } from "./identity.js";
+
+/** What authentication reads of a request; the pipeline's RequestCredentials fits this shape. */
+export interface AuthnRequest {
+  readonly headers: IncomingHttpHeaders;
+  readonly tlsSocket?: TLSSocket;
+  /** The presented chain (DER, leaf first) when already taken from the socket; read from `tlsSocket` otherwise. */
+  readonly peerCertificates?: readonly Uint8Array[];
+}
+
+export interface AuthenticatorChainOptions {
+  readonly x509?: X509Authenticator;
+  readonly tokenFile?: TokenFileAuthenticator;
+  readonly serviceAccount?: ServiceAccountAuthenticator;
+  /** Without it, a Basic Authorization header is refused as unsupported. */
+  readonly basicAuth?: BasicAuthFileAuthenticator;
+  /** Requests without credentials become `system:anonymous` (group `system:unauthenticated`); default false (401). */
+  readonly anonymous?: boolean;
+  readonly logger?: Logger;
+}
+
+/** Longest Authorization header looked at; anything longer is refused unread. */
+const MAX_AUTHORIZATION_BYTES = 32 * 1024;
+
+export class AuthenticatorChain {
+  readonly #o: AuthenticatorChainOptions;
+  readonly #logger: Logger;
+
+  constructor(options: AuthenticatorChainOptions = {}) {
+    this.#o = options;
+    this.#logger = options.logger ?? silentLogger();
+  }
+
+  /**
+   * The user, or why the request is not authenticated. A failing method does not stop later ones (a bad client
+   * certificate with a good token authenticates); anonymous applies only when no credentials were presented at all.
+   * Never throws.
+   */
+  async authenticate(request: AuthnRequest): Promise<AuthnResult> {
+    try {
+      const errors: string[] = [];
+      const found = this.#certificate(request, errors) ?? (await this.#authorization(request.headers?.authorization, errors));
+      if (found) return { user: { ...found.user, groups: addGroups(found.user.groups, SYSTEM_AUTHENTICATED) } };
+      if (errors.length > 0) return { error: errors.join("; ") };
+      if (this.#o.anonymous) return { user: anonymousUser() };
+      return { error: "no credentials were presented (a client certificate or a bearer token is required)" };
+    } catch (err) {
+      this.#logger.error({ err }, "authentication failed unexpectedly");
+      return { error: "authentication failed: internal error" };
+    }
+  }
+
+  #certificate(request: AuthnRequest, errors: string[]): Extract<AuthnResult, { user: unknown }> | undefined {
+    if (!this.#o.x509) return undefined;
+    const chain = request.peerCertificates ?? peerCertificateChain(request.tlsSocket);
+    const r = this.#o.x509.authenticate(chain);
+    if (r === undefined) return undefined;
+    if (isAuthenticated(r)) return r;
+    errors.push(r.error);
+    return undefined;
+  }
+
+  async #authorization(header: unknown, errors: string[]): Promise<Extract<AuthnResult, { user: unknown }> | undefined> {
+    if (header === undefined) return undefined;
+    if (typeof header !== "string") {
+      errors.push("the Authorization header must be given once");
+      return undefined;
+    }
+    if (header.length > MAX_AUTHORIZATION_BYTES) {
+      errors.push(`the Authorization header is above ${MAX_AUTHORIZATION_BYTES} bytes`);
+      return undefined;
+    }
+    const m = /^\s*(\S+)(?:\s+(.*?))?\s*$/s.exec(header);
+    const scheme = m?.[1]?.toLowerCase();
+    const value = m?.[2] ?? "";
+    let r: AuthnResult | undefined;
+    if (scheme === "bearer") r = await this.#bearer(value);
+    else if (scheme === "basic") r = this.#basic(value);
+    else r = { error: `the authentication scheme ${JSON.stringify((m?.[1] ?? "").slice(0, 32))} is not supported (use Bearer or a client certificate)` };
+    if (isAuthenticated(r)) return r;
+    errors.push(r.error);
+    return undefined;
+  }
+
+  async #bearer(token: string): Promise<AuthnResult> {
+    if (token === "") return { error: "the bearer token is empty" };
+    const fromFile = this.#o.tokenFile?.authenticateToken(token);
+    if (fromFile) return fromFile;
+    const fromServiceAccount = await this.#o.serviceAccount?.authenticateToken(token);
+    if (fromServiceAccount) return fromServiceAccount;
+    return { error: "invalid bearer token" };
+  }
+
+  #basic(value: string): AuthnResult {
+    if (!this.#o.basicAuth) return { error: "basic authentication is not supported" };
+    const decoded = /^[A-Za-z0-9+/]+={0,2}$/.test(value) ? Buffer.from(value, "base64").toString("utf8") : "";
+    const colon = decoded.indexOf(":");
+    if (colon <= 0) return { error: "malformed basic credentials (expected base64 of user:password)" };
+    return this.#o.basicAuth.authenticate(decoded.slice(0, colon), decoded.slice(colon + 1));
+  }
+}

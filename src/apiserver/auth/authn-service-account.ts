@@ -1,0 +1,30 @@
+// Bearer-token authentication with ServiceAccount JWTs: the API server's own audiences and live object checks.
+import { invalidOption } from "../../errors.js";
+import type { AuthnResult } from "./identity.js";
+import type { ServiceAccountTokens, TokenLookups } from "./service-account-tokens.js";
+
+export interface ServiceAccountAuthenticatorOptions {
+  readonly tokens: ServiceAccountTokens;
+  readonly lookups: TokenLookups;
+}
+
+export class ServiceAccountAuthenticator {
+  readonly #tokens: ServiceAccountTokens;
+  readonly #lookups: TokenLookups;
+
+  constructor(options: ServiceAccountAuthenticatorOptions) {
+    if (!options?.tokens) throw invalidOption("tokens", "to be ServiceAccountTokens", options?.tokens);
+    if (typeof options.lookups?.serviceAccount !== "function") throw invalidOption("lookups.serviceAccount", "to be a function", options.lookups?.serviceAccount);
+    this.#tokens = options.tokens;
+    this.#lookups = options.lookups;
+  }
+
+  /** undefined when the token is not a ServiceAccount token of this server (another authenticator may know it). */
+  async authenticateToken(token: string): Promise<AuthnResult | undefined> {
+    if (!this.#tokens.looksLikeOurs(token)) return undefined;
+    // No audiences: the review checks the token against the API server's own.
+    const status = await this.#tokens.review(token, { lookups: this.#lookups });
+    if (status.authenticated && status.user) return { user: status.user };
+    return { error: `invalid ServiceAccount token: ${status.error ?? "not authenticated"}` };
+  }
+}

@@ -1,0 +1,161 @@
+// Client-certificate authentication: the TLS peer chain verified against the client CA pool; CN is the user, O the groups.
+import { X509Certificate } from "node:crypto";
+import type { TLSSocket, DetailedPeerCertificate } from "node:tls";
+import { invalidOption } from "../../errors.js";
+import { readCertificateFacts } from "../../pki/ca.js";
+import { DerReader } from "../../pki/der.js";
+import { readName } from "../../pki/names.js";
+import { decodePem } from "../../pki/pem.js";
+import type { DistinguishedName } from "../../pki/types.js";
+import { ExtKeyUsageOid } from "../../pki/usages.js";
+import { addGroups, SYSTEM_AUTHENTICATED, type AuthnResult } from "./identity.js";
+
+export interface X509AuthenticatorOptions {
+  /**
+   * PEM text of the CA certificates a client certificate must chain to (the apiserver-client signer's CAs).
+   * A function is read on every request, so a rotated CA is picked up; its parse is cached per text.
+   */
+  readonly trustPool: string | readonly string[] | (() => string | readonly string[]);
+  readonly clock: { now(): number };
+  /** Longest accepted chain, leaf and intermediates (anchor excluded); default 5. */
+  readonly maxChainLength?: number;
+}
+
+interface Parsed {
+  readonly cert: X509Certificate;
+  readonly notBefore: Date;
+  readonly notAfter: Date;
+  readonly subjectDer: Uint8Array;
+}
+
+const CLIENT_AUTH = ExtKeyUsageOid.clientAuth;
+const ANY_EKU = ExtKeyUsageOid.any;
+
+/** The DER certificates a TLS client presented, leaf first; empty when it presented none. */
+export function peerCertificateChain(socket: TLSSocket | undefined): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let cert: DetailedPeerCertificate | undefined = socket?.getPeerCertificate(true);
+  const seen = new Set<string>();
+  // The issuer links end in a self-reference at a root; stop at any repeat.
+  while (cert?.raw && !seen.has(cert.fingerprint256)) {
+    seen.add(cert.fingerprint256);
+    out.push(new Uint8Array(cert.raw));
+    cert = cert.issuerCertificate;
+  }
+  return out;
+}
+
+export class X509Authenticator {
+  readonly #pool: () => string | readonly string[];
+  readonly #clock: { now(): number };
+  readonly #maxChain: number;
+  #anchorsText: string | undefined;
+  #anchors: readonly Parsed[] = [];
+
+  constructor(options: X509AuthenticatorOptions) {
+    if (options?.trustPool === undefined) throw invalidOption("trustPool", "to be PEM text of CA certificates", options?.trustPool);
+    if (typeof options.clock?.now !== "function") throw invalidOption("clock", "to have now()", options.clock);
+    const max = options.maxChainLength ?? 5;
+    if (!Number.isInteger(max) || max < 1 || max > 16) throw invalidOption("maxChainLength", "to be an integer 1–16", max);
+    const pool = options.trustPool;
+    this.#pool = typeof pool === "function" ? pool : () => pool;
+    this.#clock = options.clock;
+    this.#maxChain = max;
+    // Parsing is CPU only; failing here reports a broken pool at configuration time.
+    this.#trustAnchors();
+  }
+
+  /** `undefined` when no certificate was presented; otherwise the user or why the chain is refused. */
+  authenticate(chain: readonly Uint8Array[]): AuthnResult | undefined {
+    if (chain.length === 0) return undefined;
+    if (chain.length > this.#maxChain) return { error: `x509: the client presented ${chain.length} certificates, more than the limit of ${this.#maxChain}` };
+    let certs: Parsed[];
+    try {
+      certs = chain.map(parse);
+    } catch {
+      return { error: "x509: the client certificate cannot be parsed" };
+    }
+    const now = this.#clock.now();
+    const leaf = certs[0]!;
+    const problem = validityProblem(leaf, now) ?? (hasEku(leaf.cert, true) ? undefined : "x509: certificate specifies an incompatible key usage (client auth is required)");
+    if (problem) return { error: problem };
+    const chainProblem = this.#verifyPath(leaf, certs.slice(1), now);
+    if (chainProblem) return { error: chainProblem };
+    let subject: DistinguishedName;
+    try {
+      subject = readName(new DerReader(leaf.subjectDer), "subject");
+    } catch {
+      return { error: "x509: the client certificate's subject cannot be read" };
+    }
+    if (!subject.commonName) return { error: "x509: the client certificate has no common name" };
+    return { user: { username: subject.commonName, groups: addGroups(subject.organizations, SYSTEM_AUTHENTICATED) } };
+  }
+
+  #verifyPath(leaf: Parsed, intermediates: readonly Parsed[], now: number): string | undefined {
+    const anchors = this.#trustAnchors();
+    const unused = [...intermediates];
+    let current = leaf;
+    for (let depth = 0; depth < this.#maxChain; depth++) {
+      const anchor = anchors.find((a) => issued(a, current));
+      if (anchor) return validityProblem(anchor, now, "CA certificate");
+      const i = unused.findIndex((c) => c.cert.ca && issued(c, current));
+      if (i < 0) return "x509: certificate signed by unknown authority";
+      const next = unused.splice(i, 1)[0]!;
+      const problem = validityProblem(next, now, "intermediate certificate") ?? (hasEku(next.cert, false) ? undefined : "x509: an intermediate certificate does not permit client auth");
+      if (problem) return problem;
+      current = next;
+    }
+    return "x509: certificate signed by unknown authority";
+  }
+
+  #trustAnchors(): readonly Parsed[] {
+    const value = this.#pool();
+    const text = typeof value === "string" ? value : value.join("\n");
+    if (text === this.#anchorsText) return this.#anchors;
+    let anchors: Parsed[] = [];
+    let problem: string | undefined;
+    try {
+      anchors = decodePem(text, { label: "CERTIFICATE" }).map((b) => parse(b.der));
+      if (anchors.length === 0) problem = "no certificate";
+    } catch (err) {
+      problem = (err as Error).message;
+    }
+    if (problem === undefined) {
+      this.#anchors = anchors;
+      this.#anchorsText = text;
+    } else if (this.#anchorsText === undefined) {
+      throw invalidOption("trustPool", "to be PEM text of at least one CA certificate", problem);
+    }
+    // A rotated pool that does not parse leaves the last good one in use rather than locking every client out.
+    return this.#anchors;
+  }
+}
+
+function parse(der: Uint8Array): Parsed {
+  const cert = new X509Certificate(der);
+  const facts = readCertificateFacts(new Uint8Array(cert.raw));
+  return { cert, notBefore: facts.notBefore, notAfter: facts.notAfter, subjectDer: facts.subjectDer };
+}
+
+function issued(issuer: Parsed, subject: Parsed): boolean {
+  try {
+    return subject.cert.checkIssued(issuer.cert) && subject.cert.verify(issuer.cert.publicKey);
+  } catch {
+    return false;
+  }
+}
+
+function validityProblem(p: Parsed, now: number, what = "certificate"): string | undefined {
+  if (now < p.notBefore.getTime()) return `x509: ${what} is not yet valid: current time ${iso(now)} is before ${p.notBefore.toISOString()}`;
+  if (now > p.notAfter.getTime()) return `x509: ${what} has expired: current time ${iso(now)} is after ${p.notAfter.toISOString()}`;
+  return undefined;
+}
+
+/** The leaf must list client auth; an intermediate may also omit the extension (no restriction) or allow any. */
+function hasEku(cert: X509Certificate, leaf: boolean): boolean {
+  const ekus = cert.keyUsage as string[] | undefined;
+  if (ekus === undefined || ekus.length === 0) return !leaf;
+  return ekus.includes(CLIENT_AUTH) || ekus.includes(ANY_EKU);
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();

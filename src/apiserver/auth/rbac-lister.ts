@@ -1,0 +1,154 @@
+// An RbacLister over the API server's storage: lists the four RBAC collections, then follows their watches to stay current.
+import type { GroupNames } from "../../api/group.js";
+import type { ApiObject } from "../../api/meta.js";
+import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from "../../api/types/rbac.js";
+import { invalidOption } from "../../errors.js";
+import { silentLogger, type Logger } from "../../logger.js";
+import { systemClock, type Clock } from "../storage/clock.js";
+import type { Storage, StorageEvent, Watch } from "../storage/types.js";
+import type { RbacLister } from "./rbac.js";
+
+export interface StorageRbacListerOptions {
+  readonly storage: Storage;
+  readonly names: GroupNames;
+  readonly logger?: Logger;
+  readonly clock?: Clock;
+  /** Wait before listing again after a failed list or a broken watch; default 1000 ms. */
+  readonly retryMs?: number;
+}
+
+const PLURALS = ["roles", "clusterroles", "rolebindings", "clusterrolebindings"] as const;
+type Plural = (typeof PLURALS)[number];
+
+class Collection {
+  readonly objects = new Map<string, ApiObject>();
+  watch: Watch | undefined;
+  snapshot: readonly ApiObject[] | undefined;
+  retry: unknown;
+}
+
+export class StorageRbacLister implements RbacLister {
+  readonly #storage: Storage;
+  readonly #prefixes: Record<Plural, string>;
+  readonly #logger: Logger;
+  readonly #clock: Clock;
+  readonly #retryMs: number;
+  readonly #collections = new Map<Plural, Collection>(PLURALS.map((p) => [p, new Collection()]));
+  #version = 0;
+  #running = false;
+
+  constructor(options: StorageRbacListerOptions) {
+    if (!options?.storage) throw invalidOption("storage", "to be a Storage", options?.storage);
+    if (!options.names) throw invalidOption("names", "to be GroupNames", options.names);
+    const retryMs = options.retryMs ?? 1000;
+    if (!Number.isInteger(retryMs) || retryMs < 1) throw invalidOption("retryMs", "to be an integer ≥ 1", retryMs);
+    this.#storage = options.storage;
+    // The storage key layout `/<group>/<resource>/...` is part of the Storage contract.
+    this.#prefixes = Object.fromEntries(PLURALS.map((p) => [p, `/${options.names.rbac}/${p}/`])) as Record<Plural, string>;
+    this.#logger = options.logger ?? silentLogger();
+    this.#clock = options.clock ?? systemClock;
+    this.#retryMs = retryMs;
+  }
+
+  /** Lists every collection (resolves once all four are loaded; rejects when a first list fails), then keeps them current. */
+  async start(signal?: AbortSignal): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    signal?.addEventListener("abort", () => this.stop(), { once: true });
+    try {
+      await Promise.all(PLURALS.map((p) => this.#sync(p, true)));
+    } catch (err) {
+      this.stop();
+      throw err;
+    }
+  }
+
+  stop(): void {
+    this.#running = false;
+    for (const c of this.#collections.values()) {
+      c.watch?.cancel();
+      c.watch = undefined;
+      if (c.retry !== undefined) this.#clock.clearTimeout(c.retry);
+      c.retry = undefined;
+    }
+  }
+
+  version(): number {
+    return this.#version;
+  }
+
+  roles(): readonly Role[] {
+    return this.#list("roles") as Role[];
+  }
+
+  clusterRoles(): readonly ClusterRole[] {
+    return this.#list("clusterroles") as ClusterRole[];
+  }
+
+  roleBindings(): readonly RoleBinding[] {
+    return this.#list("rolebindings") as RoleBinding[];
+  }
+
+  clusterRoleBindings(): readonly ClusterRoleBinding[] {
+    return this.#list("clusterrolebindings") as ClusterRoleBinding[];
+  }
+
+  #list(plural: Plural): readonly ApiObject[] {
+    const c = this.#collections.get(plural)!;
+    c.snapshot ??= [...c.objects.values()];
+    return c.snapshot;
+  }
+
+  #changed(c: Collection): void {
+    c.snapshot = undefined;
+    this.#version++;
+  }
+
+  async #sync(plural: Plural, initial = false): Promise<void> {
+    const c = this.#collections.get(plural)!;
+    const prefix = this.#prefixes[plural];
+    c.watch?.cancel();
+    c.watch = undefined;
+    try {
+      const { items, revision } = await this.#storage.list(prefix);
+      if (!this.#running) return;
+      c.objects.clear();
+      for (const kv of items) this.#put(c, kv.key, kv.value);
+      this.#changed(c);
+      c.watch = this.#storage.watch(
+        prefix,
+        { fromRevision: revision },
+        (event) => this.#apply(c, event),
+        (err) => this.#retry(plural, err),
+      );
+    } catch (err) {
+      if (initial) throw err;
+      this.#retry(plural, err);
+    }
+  }
+
+  #apply(c: Collection, event: StorageEvent): void {
+    if (event.type === "DELETE") c.objects.delete(event.key);
+    else this.#put(c, event.key, event.kv.value);
+    this.#changed(c);
+  }
+
+  #put(c: Collection, key: string, value: string): void {
+    try {
+      c.objects.set(key, JSON.parse(value) as ApiObject);
+    } catch (err) {
+      this.#logger.error({ key, err }, "stored RBAC object is not JSON; ignored");
+    }
+  }
+
+  #retry(plural: Plural, err: unknown): void {
+    if (!this.#running) return;
+    const c = this.#collections.get(plural)!;
+    this.#logger.warn({ resource: plural, err }, "RBAC cache lost its watch; listing again");
+    if (c.retry !== undefined) return;
+    c.retry = this.#clock.setTimeout(() => {
+      c.retry = undefined;
+      void this.#sync(plural);
+    }, this.#retryMs);
+  }
+}

@@ -1,0 +1,49 @@
+// Adapters from the API server's registry to what the identity layer consumes: object lookups and bootstrap writes.
+import type { UserInfo } from "../../api/meta.js";
+import { isPlatformError, PlatformError } from "../../errors.js";
+import type { ResourceStore } from "../registry/generic.js";
+import type { Registry } from "../registry/registry.js";
+import type { BootstrapCreate } from "./bootstrap-policy.js";
+import { SYSTEM_MASTERS } from "./identity.js";
+import type { FoundObject, ObjectLookup, TokenLookups } from "./service-account-tokens.js";
+
+/** The identity of the server's own bootstrap writes. */
+const SERVER_USER: UserInfo = { username: "system:apiserver", groups: [SYSTEM_MASTERS] };
+
+function storeOf(registry: Registry, group: string, plural: string): ResourceStore | undefined {
+  const def = registry.catalog.definition(group, "v1", plural);
+  return def ? registry.store(def) : undefined;
+}
+
+function lookup(registry: Registry, plural: "serviceaccounts" | "pods" | "secrets"): ObjectLookup {
+  let store: ResourceStore | undefined;
+  return async (namespace, name): Promise<FoundObject | undefined> => {
+    store ??= storeOf(registry, "", plural);
+    if (!store) return undefined;
+    try {
+      const obj = (await store.get(namespace, name)).object;
+      const spec = obj.spec as { serviceAccountName?: unknown } | undefined;
+      return {
+        ...(obj.metadata.uid && { uid: obj.metadata.uid }),
+        ...(plural === "pods" && typeof spec?.serviceAccountName === "string" && { serviceAccountName: spec.serviceAccountName }),
+      };
+    } catch (err) {
+      if (isPlatformError(err, "NOT_FOUND")) return undefined;
+      throw err;
+    }
+  };
+}
+
+/** ServiceAccount, Pod and Secret lookups that read the registry's storage (uncached: a deleted object is seen at once). */
+export function registryLookups(registry: Registry): TokenLookups {
+  return { serviceAccount: lookup(registry, "serviceaccounts"), pod: lookup(registry, "pods"), secret: lookup(registry, "secrets") };
+}
+
+/** Creates bootstrap RBAC objects through the registry (validation and admission included) as the server itself. */
+export function registryBootstrapCreate(registry: Registry): BootstrapCreate {
+  return async (obj) => {
+    const store = storeOf(registry, registry.names.rbac, `${obj.kind.toLowerCase()}s`);
+    if (!store) throw new PlatformError("NOT_FOUND", `${obj.kind} is not served, so the bootstrap policy cannot be created`);
+    return store.create(obj.metadata.namespace, obj, { fieldManager: "platform-ca-apiserver", user: SERVER_USER });
+  };
+}

@@ -1,0 +1,197 @@
+// Admission: the chain's order and attribute mapping, and both sides of every built-in plugin.
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ApiObject, UserInfo } from "../../../src/api/meta.js";
+import { AdmissionChain, admissionAttributes, type AdmissionAttributes, type AdmissionOperation } from "../../../src/apiserver/auth/admission.js";
+import { defaultAdmissionPlugins } from "../../../src/apiserver/auth/admission-plugins.js";
+import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
+import { PlatformError } from "../../../src/errors.js";
+import { csr } from "../../fixtures/csr.js";
+import { clusterRole, clusterRoleBinding, names, rule, StaticLister, user, userSubject } from "./fixtures.js";
+
+const CERT = names.certificates;
+const signers = (verb: string, resourceNames?: string[]) => rule({ apiGroups: [CERT], resources: ["signers"], verbs: [verb], ...(resourceNames && { resourceNames }) });
+const authorizer = new RbacAuthorizer({
+  names,
+  lister: new StaticLister({
+    clusterRoles: [
+      clusterRole("approve-node", [signers("approve", [names.signers.nodeagentClient])]),
+      clusterRole("approve-domain", [signers("approve", [`${names.suffix}/*`])]),
+      clusterRole("sign-all", [signers("sign")]),
+      clusterRole("attest-example", [signers("attest", ["example.com/foo"])]),
+    ],
+    clusterRoleBindings: [
+      clusterRoleBinding("a", "approve-node", [userSubject("node-approver")]),
+      clusterRoleBinding("b", "approve-domain", [userSubject("domain-approver")]),
+      clusterRoleBinding("c", "sign-all", [userSubject("signer")]),
+      clusterRoleBinding("d", "attest-example", [userSubject("attester")]),
+    ],
+  }),
+});
+const chain = new AdmissionChain({ names, authorizer, ...defaultAdmissionPlugins() });
+
+let requestPlain = "";
+let requestMasters = "";
+beforeAll(async () => {
+  requestPlain = Buffer.from((await csr({ cn: "carol", o: ["devs"] })).pem).toString("base64");
+  requestMasters = Buffer.from((await csr({ cn: "carol", o: ["devs", "system:masters"] })).pem).toString("base64");
+});
+
+function csrObject(o: { signerName?: string; request?: string; spec?: Record<string, unknown>; certificate?: string; conditions?: unknown[] } = {}): ApiObject {
+  return {
+    apiVersion: `${CERT}/v1`,
+    kind: "CertificateSigningRequest",
+    metadata: { name: "req-1" },
+    spec: { request: o.request ?? requestPlain, signerName: o.signerName ?? names.signers.nodeagentClient, usages: ["client auth"], ...o.spec },
+    status: { ...(o.certificate !== undefined && { certificate: o.certificate }), ...(o.conditions && { conditions: o.conditions }) },
+  };
+}
+
+function bundle(signerName?: string, trustBundle = "PEM-1"): ApiObject {
+  return { apiVersion: `${CERT}/v1beta1`, kind: "ClusterTrustBundle", metadata: { name: "b" }, spec: { trustBundle, ...(signerName !== undefined && { signerName }) } };
+}
+
+const attrs = (operation: AdmissionOperation, resource: string, who: UserInfo, subresource?: string): AdmissionAttributes => ({
+  operation,
+  group: CERT,
+  resource,
+  ...(subresource && { subresource }),
+  name: resource === "clustertrustbundles" ? "b" : "req-1",
+  user: who,
+  dryRun: false,
+});
+
+async function outcome(a: AdmissionAttributes, obj: ApiObject | undefined, old?: ApiObject): Promise<string> {
+  try {
+    await chain.admit(a, obj, old);
+    return "allowed";
+  } catch (err) {
+    if (err instanceof PlatformError) return `${err.code}: ${err.message}`;
+    throw err;
+  }
+}
+
+describe("CSR requester plugin", () => {
+  it("replaces requester fields the client sent with the authenticated user", async () => {
+    const obj = csrObject({ spec: { username: "system:admin", groups: ["system:masters"], uid: "forged", extra: { x: ["y"] } } });
+    const who = user({ username: "carol", uid: "uid-c", groups: ["devs", "system:authenticated"], extra: { scopes: ["a"] } });
+    expect(await outcome(attrs("CREATE", "certificatesigningrequests", who), obj)).toBe("allowed");
+    expect(obj.spec).toMatchObject({ username: "carol", uid: "uid-c", groups: ["devs", "system:authenticated"], extra: { scopes: ["a"] } });
+  });
+
+  it("drops forged fields the requester does not have", async () => {
+    const obj = csrObject({ spec: { uid: "forged", extra: { x: ["y"] } } });
+    await chain.admit(attrs("CREATE", "certificatesigningrequests", { username: "carol" }), obj, undefined);
+    expect(obj.spec).not.toHaveProperty("uid");
+    expect(obj.spec).not.toHaveProperty("extra");
+    expect(obj.spec).not.toHaveProperty("groups");
+  });
+
+  it("leaves updates and other resources alone", async () => {
+    const obj = csrObject({ spec: { username: "original" } });
+    await chain.admit(attrs("UPDATE", "certificatesigningrequests", user()), obj, csrObject());
+    expect(obj.spec).toHaveProperty("username", "original");
+  });
+});
+
+describe("CSR subject restriction plugin", () => {
+  it.each([
+    ["an apiserver-client request for system:masters", names.signers.apiserverClient, () => requestMasters, `FORBIDDEN: certificatesigningrequests.${CERT} "req-1" is forbidden: use of the ${names.signers.apiserverClient} signer with the system:masters group is not allowed`],
+    ["an apiserver-client request for other groups", names.signers.apiserverClient, () => requestPlain, "allowed"],
+    ["a system:masters request to another signer", "example.com/custom", () => requestMasters, "allowed"],
+    ["an unparseable request (left to validation)", names.signers.apiserverClient, () => "bm90IGEgY3Ny", "allowed"],
+  ])("answers %s", async (_name, signerName, request, expected) => {
+    expect(await outcome(attrs("CREATE", "certificatesigningrequests", user()), csrObject({ signerName, request: request() }))).toBe(expected);
+  });
+});
+
+describe("CSR approval plugin", () => {
+  const approve = (who: string, signerName = names.signers.nodeagentClient) =>
+    outcome(attrs("UPDATE", "certificatesigningrequests", user({ username: who }), "approval"), csrObject({ signerName, conditions: [{ type: "Approved", status: "True" }] }), csrObject({ signerName }));
+
+  it.each([
+    ["a user with approve on the signer name", "node-approver", names.signers.nodeagentClient, "allowed"],
+    ["a user with approve on <domain>/*", "domain-approver", names.signers.apiserverClient, "allowed"],
+    ["a user with approve on another signer", "node-approver", names.signers.apiserverClient, `FORBIDDEN: certificatesigningrequests.${CERT} "req-1" is forbidden: user not permitted to approve requests with signerName "${names.signers.apiserverClient}"`],
+    ["a user without approve", "signer", names.signers.nodeagentClient, `FORBIDDEN: certificatesigningrequests.${CERT} "req-1" is forbidden: user not permitted to approve requests with signerName "${names.signers.nodeagentClient}"`],
+    ["<domain>/* for a signer of another domain", "domain-approver", "example.com/foo", `FORBIDDEN: certificatesigningrequests.${CERT} "req-1" is forbidden: user not permitted to approve requests with signerName "example.com/foo"`],
+  ])("answers %s", async (_name, who, signerName, expected) => {
+    expect(await approve(who, signerName)).toBe(expected);
+  });
+
+  it("does not apply to updates of the main resource", async () => {
+    expect(await outcome(attrs("UPDATE", "certificatesigningrequests", user()), csrObject(), csrObject())).toBe("allowed");
+  });
+});
+
+describe("CSR signing plugin", () => {
+  const status = (who: string, next: ApiObject, old: ApiObject) => outcome(attrs("UPDATE", "certificatesigningrequests", user({ username: who }), "status"), next, old);
+
+  it.each([
+    ["setting a certificate with sign", "signer", csrObject({ certificate: "Q0VSVA==" }), csrObject(), "allowed"],
+    ["setting a certificate without sign", "node-approver", csrObject({ certificate: "Q0VSVA==" }), csrObject(), /user not permitted to sign requests with signerName/],
+    ["changing a certificate without sign", "node-approver", csrObject({ certificate: "TkVX" }), csrObject({ certificate: "Q0VSVA==" }), /user not permitted to sign/],
+    ["adding a Failed condition without sign", "node-approver", csrObject({ conditions: [{ type: "Failed", status: "True" }] }), csrObject(), "allowed"],
+  ])("answers %s", async (_name, who, next, old, expected) => {
+    const r = await status(who, next, old);
+    if (typeof expected === "string") expect(r).toBe(expected);
+    else expect(r).toMatch(expected);
+  });
+});
+
+describe("ClusterTrustBundle attest plugin", () => {
+  const write = (op: AdmissionOperation, who: string, next: ApiObject, old?: ApiObject) => outcome(attrs(op, "clustertrustbundles", user({ username: who })), next, old);
+
+  it.each([
+    ["creating a signer bundle with attest", "CREATE", "attester", bundle("example.com/foo"), undefined, "allowed"],
+    ["creating a signer bundle without attest", "CREATE", "signer", bundle("example.com/foo"), undefined, `FORBIDDEN: clustertrustbundles.${CERT} "b" is forbidden: user not permitted to attest for signerName "example.com/foo"`],
+    ["creating a bundle for another signer", "CREATE", "attester", bundle("example.com/bar"), undefined, /not permitted to attest for signerName "example.com\/bar"/],
+    ["creating a bundle without a signer", "CREATE", "signer", bundle(), undefined, "allowed"],
+    ["an update that keeps signer and anchors", "UPDATE", "signer", bundle("example.com/foo"), bundle("example.com/foo"), "allowed"],
+    ["an update that changes the anchors", "UPDATE", "signer", bundle("example.com/foo", "PEM-2"), bundle("example.com/foo"), /not permitted to attest/],
+    ["an update that adds a signer", "UPDATE", "signer", bundle("example.com/foo"), bundle(), /not permitted to attest/],
+  ] as const)("answers %s", async (_name, op, who, next, old, expected) => {
+    const r = await write(op, who, next, old);
+    if (typeof expected === "string") expect(r).toBe(expected);
+    else expect(r).toMatch(expected);
+  });
+});
+
+describe("AdmissionChain", () => {
+  it("runs mutating plugins before validating ones and stops at the first refusal", async () => {
+    const seen: string[] = [];
+    const c = new AdmissionChain({
+      names,
+      authorizer,
+      validating: [
+        { name: "v1", admit: () => void seen.push("v1") },
+        { name: "v2", admit: () => { seen.push("v2"); throw new PlatformError("FORBIDDEN", "no"); } },
+        { name: "v3", admit: () => void seen.push("v3") },
+      ],
+      mutating: [{ name: "m1", admit: (_a, obj) => { seen.push(`m1:${obj?.metadata.name}`); } }],
+    });
+    await expect(c.admit(attrs("CREATE", "things", user()), bundle(), undefined)).rejects.toThrow("no");
+    expect(seen).toEqual(["m1:b", "v1", "v2"]);
+  });
+
+  it("wraps a plain error from a plugin into a PlatformError", async () => {
+    const c = new AdmissionChain({ names, authorizer, validating: [{ name: "bad", admit: () => { throw new Error("boom"); } }] });
+    const err = await c.admit(attrs("CREATE", "things", user()), bundle(), undefined).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PlatformError);
+    expect((err as PlatformError).code).toBe("INTERNAL");
+  });
+
+  it.each([
+    ["create", "CREATE"],
+    ["update", "UPDATE"],
+    ["patch", "UPDATE"],
+    ["delete", "DELETE"],
+    ["connect", "CONNECT"],
+  ])("maps the pipeline verb %s to %s", (verb, operation) => {
+    const a = admissionAttributes({ user: user(), verb, group: CERT, resource: "certificatesigningrequests", subresource: "approval", name: "x", dryRun: true });
+    expect(a).toEqual({ operation, group: CERT, resource: "certificatesigningrequests", subresource: "approval", name: "x", user: user(), dryRun: true });
+  });
+
+  it("refuses a verb that is not a write", () => {
+    expect(() => admissionAttributes({ user: user(), verb: "get" })).toThrow('admission has no operation for the verb "get"');
+  });
+});

@@ -1,0 +1,158 @@
+// The identity layer wired into a real API server over HTTPS: client certificates, tokens, RBAC, impersonation, admission.
+import { request as httpsRequest } from "node:https";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { defaultAdmissionPlugins } from "../../../src/apiserver/auth/admission-plugins.js";
+import { AdmissionChain } from "../../../src/apiserver/auth/admission.js";
+import { createAuthPipeline } from "../../../src/apiserver/auth/auth-pipeline.js";
+import { AuthenticatorChain } from "../../../src/apiserver/auth/authn-chain.js";
+import { ServiceAccountAuthenticator } from "../../../src/apiserver/auth/authn-service-account.js";
+import { parseCredentialFile, TokenFileAuthenticator } from "../../../src/apiserver/auth/authn-token-file.js";
+import { X509Authenticator } from "../../../src/apiserver/auth/authn-x509.js";
+import { privilegedGroupsAuthorizer } from "../../../src/apiserver/auth/authorizer.js";
+import { applyBootstrapPolicy } from "../../../src/apiserver/auth/bootstrap-policy.js";
+import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
+import { StorageRbacLister } from "../../../src/apiserver/auth/rbac-lister.js";
+import { registryBootstrapCreate, registryLookups } from "../../../src/apiserver/auth/registry-adapters.js";
+import { ServiceAccountTokens } from "../../../src/apiserver/auth/service-account-tokens.js";
+import { createSubjectAccessReviewHandler } from "../../../src/apiserver/auth/subject-access-review.js";
+import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../../../src/apiserver/auth/token-handlers.js";
+import { createApiServer, type ApiServer } from "../../../src/apiserver/server.js";
+import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
+import { csr } from "../../fixtures/csr.js";
+import { FakeClock } from "../storage/fake-clock.js";
+import { issueCert, names, T0, tempDir, testCa } from "./fixtures.js";
+
+const ISSUER = "https://platform-ca.test";
+const clock = new FakeClock(T0 + 60_000);
+const storage = new MemoryStorage({ clock });
+const lister = new StorageRbacLister({ storage, names, clock });
+const authorizer = privilegedGroupsAuthorizer(new RbacAuthorizer({ lister, names }));
+const tokens = new ServiceAccountTokens({ dataDir: tempDir(), issuer: ISSUER, names, clock });
+const tokenFile = new TokenFileAuthenticator(parseCredentialFile('admin-token,admin,uid-admin,"system:masters"\nbob-token,bob,uid-bob\n'));
+let server: ApiServer;
+let clientCert: { pem: string; keyPem: string };
+
+interface Reply {
+  status: number;
+  body: any;
+}
+
+/** One HTTPS request; `as` picks the credentials: a token, the client certificate, or none. */
+function call(method: string, path: string, o: { token?: string; cert?: boolean; body?: unknown; headers?: Record<string, string> } = {}): Promise<Reply> {
+  const url = new URL(server.address + path);
+  const payload = o.body === undefined ? undefined : JSON.stringify(o.body);
+  const headers: Record<string, string> = { ...(o.headers ?? {}), ...(payload && { "content-type": "application/json" }), ...(o.token && { authorization: `Bearer ${o.token}` }) };
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: url.hostname, port: url.port, path: url.pathname, method, headers, rejectUnauthorized: false, ...(o.cert && { cert: clientCert.pem, key: clientCert.keyPem }) },
+      (res) => {
+        let text = "";
+        res.on("data", (c) => (text += c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
+      },
+    );
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+beforeAll(async () => {
+  const serverCert = await issueCert({ cn: "localhost", usages: ["digital signature", "server auth"], issuer: await testCa("server CA") });
+  clientCert = await issueCert({ cn: "carol", o: ["system:masters"] });
+  const x509 = new X509Authenticator({ trustPool: (await testCa()).certPem, clock });
+  const serviceAccount = new ServiceAccountAuthenticator({ tokens, lookups: { serviceAccount: (ns, n) => registryLookups(server.registry).serviceAccount(ns, n) } });
+  const admission = new AdmissionChain({ names, authorizer, ...defaultAdmissionPlugins() });
+  const pipeline = createAuthPipeline({ authenticator: new AuthenticatorChain({ x509, tokenFile, serviceAccount }), authorizer, admission, names });
+  server = createApiServer({ storage, pipeline, clock, tls: { key: serverCert.keyPem, cert: serverCert.pem, requestCert: true } });
+  const lookups = registryLookups(server.registry);
+  server.registerCreateHandler("", "serviceaccounts/token", createTokenRequestHandler({ tokens, lookups }));
+  server.registerCreateHandler(names.authentication, "tokenreviews", createTokenReviewHandler({ tokens, lookups, tokenFile }));
+  server.registerCreateHandler(names.authentication, "selfsubjectreviews", createSelfSubjectReviewHandler());
+  server.registerCreateHandler(names.authorization, "subjectaccessreviews", createSubjectAccessReviewHandler(authorizer));
+  await tokens.start();
+  await lister.start();
+  await server.start();
+  await applyBootstrapPolicy(names, registryBootstrapCreate(server.registry));
+  for (let i = 0; i < 200 && lister.clusterRoleBindings().length === 0; i++) await new Promise((r) => setImmediate(r));
+});
+
+afterAll(async () => {
+  lister.stop();
+  await server?.stop();
+});
+
+const SSR = `/apis/${names.authentication}/v1/selfsubjectreviews`;
+const ssrBody = { apiVersion: `${names.authentication}/v1`, kind: "SelfSubjectReview", metadata: {} };
+
+describe("the auth pipeline in a running server", () => {
+  it.each([
+    ["no credentials", {}, /no credentials were presented/],
+    ["basic credentials", { headers: { authorization: `Basic ${Buffer.from("a:b").toString("base64")}` } }, /basic authentication is not supported/],
+    ["an unknown token", { token: "nope" }, /invalid bearer token/],
+  ])("answers 401 for %s", async (_name, o, message) => {
+    const r = await call("GET", `/apis/${names.certificates}/v1/certificatesigningrequests`, o);
+    expect(r.status).toBe(401);
+    expect(r.body).toMatchObject({ kind: "Status", code: 401, reason: "Unauthorized", message: expect.stringMatching(message) });
+  });
+
+  it("authenticates a client certificate from the TLS handshake", async () => {
+    const r = await call("POST", SSR, { cert: true, body: ssrBody });
+    expect(r.status).toBe(201);
+    expect(r.body.status.userInfo).toEqual({ username: "carol", groups: ["system:masters", "system:authenticated"] });
+  });
+
+  it("issues a ServiceAccount token that then authenticates with the bootstrap permissions", async () => {
+    const sa = await call("POST", "/api/v1/namespaces/default/serviceaccounts", { token: "admin-token", body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "builder" } } });
+    expect(sa.status).toBe(201);
+    const issued = await call("POST", "/api/v1/namespaces/default/serviceaccounts/builder/token", { token: "admin-token", body: { apiVersion: `${names.authentication}/v1`, kind: "TokenRequest", spec: {} } });
+    expect(issued.status).toBe(201);
+    const token = issued.body.status.token as string;
+
+    const me = await call("POST", SSR, { token, body: ssrBody });
+    expect(me.body.status.userInfo).toMatchObject({ username: "system:serviceaccount:default:builder", uid: sa.body.metadata.uid });
+    expect((await call("GET", `/apis/${names.certificates}/v1beta1/clustertrustbundles`, { token })).status).toBe(200);
+    const csrs = await call("GET", `/apis/${names.certificates}/v1/certificatesigningrequests`, { token });
+    expect(csrs.status).toBe(403);
+
+    const review = await call("POST", `/apis/${names.authentication}/v1/tokenreviews`, { token: "admin-token", body: { apiVersion: `${names.authentication}/v1`, kind: "TokenReview", spec: { token } } });
+    expect(review.body.status).toMatchObject({ authenticated: true, user: { username: "system:serviceaccount:default:builder" } });
+
+    expect((await call("DELETE", "/api/v1/namespaces/default/serviceaccounts/builder", { token: "admin-token" })).status).toBe(200);
+    const after = await call("POST", SSR, { token, body: ssrBody });
+    expect(after.status).toBe(401);
+    expect(after.body.message).toMatch(/has been deleted/);
+  });
+
+  it("lets a privileged user impersonate and refuses one without the permission", async () => {
+    const headers = { "impersonate-user": "jane", "impersonate-group": "devs" };
+    const asJane = await call("POST", SSR, { token: "admin-token", body: ssrBody, headers });
+    expect(asJane.body.status.userInfo).toEqual({ username: "jane", groups: ["devs", "system:authenticated"] });
+    const refused = await call("POST", SSR, { token: "bob-token", body: ssrBody, headers });
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toBe('users "jane" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope');
+  });
+
+  it("refuses an apiserver-client CSR for system:masters in admission, and records the requester otherwise", async () => {
+    const body = async (o: string[], name: string) => ({
+      apiVersion: `${names.certificates}/v1`,
+      kind: "CertificateSigningRequest",
+      metadata: { name },
+      spec: { request: Buffer.from((await csr({ cn: "x", o })).pem).toString("base64"), signerName: names.signers.apiserverClient, usages: ["digital signature", "client auth"], username: "forged" },
+    });
+    const path = `/apis/${names.certificates}/v1/certificatesigningrequests`;
+    const refused = await call("POST", path, { token: "admin-token", body: await body(["system:masters"], "masters") });
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toMatch(/signer with the system:masters group is not allowed/);
+    const created = await call("POST", path, { token: "admin-token", body: await body(["devs"], "devs") });
+    expect(created.status).toBe(201);
+    expect(created.body.spec).toMatchObject({ username: "admin", uid: "uid-admin", groups: ["system:masters", "system:authenticated"] });
+  });
+
+  it("answers SubjectAccessReviews with the same authorizer", async () => {
+    const r = await call("POST", `/apis/${names.authorization}/v1/subjectaccessreviews`, {
+      token: "admin-token",
+      body: { apiVersion: `${names.authorization}/v1`, kind: "SubjectAccessReview", spec: { user: "bob", groups: ["system:authenticated"], resourceAttributes: { verb: "list", group: names.certificates, resource: "clustertrustbundles" } } },
+    });
+    expect(r.body.status).toMatchObject({ allowed: true, reason: expect.stringMatching(/system:basic-user/) });
+  });
+});

@@ -1,0 +1,121 @@
+// The authentication order over real authenticators: certificate, token file, ServiceAccount JWT, basic auth, anonymous.
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { AuthenticatorChain, type AuthenticatorChainOptions, type AuthnRequest } from "../../../src/apiserver/auth/authn-chain.js";
+import { ServiceAccountAuthenticator } from "../../../src/apiserver/auth/authn-service-account.js";
+import { BasicAuthFileAuthenticator, parseCredentialFile, TokenFileAuthenticator } from "../../../src/apiserver/auth/authn-token-file.js";
+import { X509Authenticator } from "../../../src/apiserver/auth/authn-x509.js";
+import { ServiceAccountTokens } from "../../../src/apiserver/auth/service-account-tokens.js";
+import { issueCert, names, T0, tempDir, testCa } from "./fixtures.js";
+
+const ISSUER = "https://platform-ca.test";
+const clock = { now: () => T0 + 60_000 };
+const tokens = new ServiceAccountTokens({ dataDir: tempDir(), issuer: ISSUER, names, clock });
+const accounts = new Map([["team/builder", "sa-uid-1"]]);
+const serviceAccount = new ServiceAccountAuthenticator({
+  tokens,
+  lookups: { serviceAccount: (ns, name) => (accounts.has(`${ns}/${name}`) ? { uid: accounts.get(`${ns}/${name}`) } : undefined) },
+});
+const tokenFile = new TokenFileAuthenticator(parseCredentialFile('admin-token,admin,uid-admin,"system:masters"\n'));
+const basicAuth = new BasicAuthFileAuthenticator(parseCredentialFile("pw,basil,uid-basil\n", "basic-auth file", "password"));
+let x509: X509Authenticator;
+let saToken: string;
+let goodCert: Uint8Array;
+let expiredCert: Uint8Array;
+
+beforeAll(async () => {
+  await tokens.start();
+  saToken = (await tokens.issue({ namespace: "team", serviceAccount: { name: "builder", uid: "sa-uid-1" }, audiences: [ISSUER] })).token;
+  x509 = new X509Authenticator({ trustPool: (await testCa()).certPem, clock });
+  goodCert = (await issueCert({ cn: "carol", o: ["devs"] })).der;
+  expiredCert = (await issueCert({ cn: "carol", to: 1 })).der;
+});
+
+function chain(o: Partial<AuthenticatorChainOptions> = {}) {
+  return new AuthenticatorChain({ x509, tokenFile, serviceAccount, ...o });
+}
+
+const req = (o: { authorization?: string | string[]; certs?: Uint8Array[] } = {}): AuthnRequest => ({
+  headers: o.authorization === undefined ? {} : { authorization: o.authorization as string },
+  peerCertificates: o.certs ?? [],
+});
+const basic = (text: string) => `Basic ${Buffer.from(text).toString("base64")}`;
+
+describe("AuthenticatorChain", () => {
+  it.each([
+    ["a client certificate", () => req({ certs: [goodCert] }), "carol", ["devs", "system:authenticated"]],
+    ["a token from the token file", () => req({ authorization: "Bearer admin-token" }), "admin", ["system:masters", "system:authenticated"]],
+    ["a ServiceAccount token", () => req({ authorization: `Bearer ${saToken}` }), "system:serviceaccount:team:builder", ["system:serviceaccounts", "system:serviceaccounts:team", "system:authenticated"]],
+    ["a lower-case scheme and extra spaces", () => req({ authorization: "bearer   admin-token  " }), "admin", ["system:masters", "system:authenticated"]],
+    ["a good token beside an expired certificate", () => req({ certs: [expiredCert], authorization: "Bearer admin-token" }), "admin", ["system:masters", "system:authenticated"]],
+    ["a certificate before a token of another user", () => req({ certs: [goodCert], authorization: "Bearer admin-token" }), "carol", ["devs", "system:authenticated"]],
+  ])("authenticates %s", async (_name, make, username, groups) => {
+    const r = await chain().authenticate(make());
+    expect(r).toEqual({ user: expect.objectContaining({ username, groups }) });
+  });
+
+  it.each([
+    ["no credentials", () => req(), /no credentials were presented/],
+    ["an unknown bearer token", () => req({ authorization: "Bearer nope" }), /^invalid bearer token$/],
+    ["an empty bearer token", () => req({ authorization: "Bearer " }), /the bearer token is empty/],
+    ["basic credentials without a basic-auth file", () => req({ authorization: basic("basil:pw") }), /^basic authentication is not supported$/],
+    ["another scheme", () => req({ authorization: "Digest abc" }), /scheme "Digest" is not supported/],
+    ["an expired certificate alone", () => req({ certs: [expiredCert] }), /has expired/],
+    ["a repeated Authorization header", () => req({ authorization: ["Bearer a", "Bearer b"] }), /must be given once/],
+    ["a huge Authorization header", () => req({ authorization: `Bearer ${"x".repeat(40_000)}` }), /above 32768 bytes/],
+  ])("refuses %s", async (_name, make, error) => {
+    expect(await chain().authenticate(make())).toEqual({ error: expect.stringMatching(error) });
+  });
+
+  it("refuses a ServiceAccount token once the account is gone", async () => {
+    accounts.delete("team/builder");
+    try {
+      expect(await chain().authenticate(req({ authorization: `Bearer ${saToken}` }))).toEqual({ error: "invalid ServiceAccount token: the ServiceAccount team/builder has been deleted" });
+    } finally {
+      accounts.set("team/builder", "sa-uid-1");
+    }
+  });
+
+  it.each([
+    ["the right password", basic("basil:pw"), { user: { username: "basil", uid: "uid-basil", groups: ["system:authenticated"] } }],
+    ["a wrong password", basic("basil:no"), { error: "invalid username or password" }],
+    ["a value that is not base64", "Basic !!!", { error: "malformed basic credentials (expected base64 of user:password)" }],
+    ["no colon", basic("basil"), { error: "malformed basic credentials (expected base64 of user:password)" }],
+  ])("with a basic-auth file, answers %s", async (_name, authorization, expected) => {
+    expect(await chain({ basicAuth }).authenticate(req({ authorization }))).toEqual(expected);
+  });
+
+  it("makes a request without credentials anonymous only when enabled", async () => {
+    expect(await chain({ anonymous: true }).authenticate(req())).toEqual({ user: { username: "system:anonymous", groups: ["system:unauthenticated"] } });
+    expect(await chain({ anonymous: true }).authenticate(req({ authorization: "Bearer nope" }))).toEqual({ error: "invalid bearer token" });
+  });
+
+  it("never throws on arbitrary headers and certificate bytes", async () => {
+    const c = chain({ basicAuth, anonymous: false });
+    const header = fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.string({ maxLength: 100 }).map((s) => `Bearer ${s}`),
+      fc.string({ maxLength: 100 }).map((s) => `Basic ${s}`),
+      fc.string({ maxLength: 60 }).map((s) => basic(s)),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.option(header, { nil: undefined }), fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 3 }), async (authorization, certs) => {
+        const r = await c.authenticate(req({ ...(authorization !== undefined && { authorization }), certs }));
+        expect("user" in r || typeof (r as { error: string }).error === "string").toBe(true);
+        if ("user" in r) expect(["admin", "basil"]).toContain(r.user.username);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("ServiceAccountAuthenticator", () => {
+  it("leaves tokens that are not its own to other authenticators", async () => {
+    expect(await serviceAccount.authenticateToken("admin-token")).toBeUndefined();
+  });
+
+  it("refuses a token meant for another audience than the API server", async () => {
+    const { token } = await tokens.issue({ namespace: "team", serviceAccount: { name: "builder", uid: "sa-uid-1" }, audiences: ["vault"] });
+    expect(await serviceAccount.authenticateToken(token)).toEqual({ error: expect.stringMatching(/do not include any of \["https:\/\/platform-ca.test"\]/) });
+  });
+});

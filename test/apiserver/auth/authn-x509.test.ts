@@ -1,0 +1,174 @@
+// Client-certificate authentication: chains, validity, EKU, subjects, openssl-made certificates and a real TLS handshake.
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { connect, createServer, type TLSSocket } from "node:tls";
+import { describe, expect, it } from "vitest";
+import { peerCertificateChain, X509Authenticator } from "../../../src/apiserver/auth/authn-x509.js";
+import { isPlatformError } from "../../../src/errors.js";
+import { decodeSinglePem } from "../../../src/pki/pem.js";
+import { intermediateCa, issueCert, T0, tempDir, testCa } from "./fixtures.js";
+
+async function authenticator(o: { at?: number; pool?: string } = {}) {
+  const clock = { now: () => o.at ?? T0 + 3600_000 };
+  return new X509Authenticator({ trustPool: o.pool ?? (await testCa()).certPem, clock });
+}
+
+describe("X509Authenticator", () => {
+  it("takes the user from CN and the groups from O, adding system:authenticated", async () => {
+    const cert = await issueCert({ cn: "system:node:worker-1", o: ["system:nodes", "ops"] });
+    const r = (await authenticator()).authenticate([cert.der]);
+    expect(r).toEqual({ user: { username: "system:node:worker-1", groups: ["system:nodes", "ops", "system:authenticated"] } });
+  });
+
+  it("answers undefined when no certificate was presented", async () => {
+    expect((await authenticator()).authenticate([])).toBeUndefined();
+  });
+
+  it.each([
+    ["refuses a certificate that has expired", { to: 3600 }, T0 + 7200_000, /has expired/],
+    ["refuses a certificate that is not yet valid", { from: 3600 }, T0, /not yet valid/],
+    ["accepts a certificate in its last second", { to: 3600 }, T0 + 3600_000, undefined],
+  ])("%s", async (_name, validity, at, error) => {
+    const cert = await issueCert(validity);
+    const r = (await authenticator({ at })).authenticate([cert.der]);
+    if (error) expect(r).toEqual({ error: expect.stringMatching(error) });
+    else expect(r).toHaveProperty("user.username", "bob");
+  });
+
+  it.each([
+    ["server auth only", ["digital signature", "server auth"]],
+    ["no extended key usage at all", ["digital signature"]],
+  ])("refuses a leaf without the client auth usage (%s)", async (_name, usages) => {
+    const cert = await issueCert({ usages });
+    expect((await authenticator()).authenticate([cert.der])).toEqual({ error: expect.stringMatching(/incompatible key usage/) });
+  });
+
+  it("refuses a certificate issued by a CA outside the trust pool", async () => {
+    const cert = await issueCert({ issuer: await testCa("another CA") });
+    expect((await authenticator()).authenticate([cert.der])).toEqual({ error: "x509: certificate signed by unknown authority" });
+  });
+
+  it("accepts a certificate of any CA in a pool of several", async () => {
+    const other = await testCa("another CA");
+    const pool = `${other.certPem}${(await testCa()).certPem}`;
+    const cert = await issueCert({ issuer: other });
+    expect((await authenticator({ pool })).authenticate([cert.der])).toHaveProperty("user.username", "bob");
+  });
+
+  it("follows an intermediate the client presents, and refuses the leaf without it", async () => {
+    const mid = await intermediateCa();
+    const cert = await issueCert({ issuer: mid, cn: "carol" });
+    const a = await authenticator();
+    expect(a.authenticate([cert.der, mid.der])).toHaveProperty("user.username", "carol");
+    expect(a.authenticate([cert.der])).toEqual({ error: "x509: certificate signed by unknown authority" });
+  });
+
+  it("refuses an intermediate whose own usages exclude client auth", async () => {
+    const mid = await intermediateCa({ cn: "server-only intermediate", usages: ["cert sign", "server auth"] });
+    const cert = await issueCert({ issuer: mid });
+    expect((await authenticator()).authenticate([cert.der, mid.der])).toEqual({ error: expect.stringMatching(/intermediate certificate does not permit client auth/) });
+  });
+
+  it("refuses a leaf posing as an intermediate (not a CA)", async () => {
+    const fakeMid = await issueCert({ cn: "not-a-ca" });
+    const cert = await issueCert({ cn: "dave", issuer: await testCa("another CA") });
+    expect((await authenticator()).authenticate([cert.der, fakeMid.der])).toEqual({ error: "x509: certificate signed by unknown authority" });
+  });
+
+  it("refuses a certificate without a common name", async () => {
+    const cert = await issueCert({ cn: "" });
+    expect((await authenticator()).authenticate([cert.der])).toEqual({ error: "x509: the client certificate has no common name" });
+  });
+
+  it.each([
+    ["random bytes", Uint8Array.from([0x30, 0x03, 1, 2, 3])],
+    ["an empty buffer", new Uint8Array()],
+  ])("answers an error, not an exception, for %s", async (_name, der) => {
+    expect((await authenticator()).authenticate([der])).toEqual({ error: "x509: the client certificate cannot be parsed" });
+  });
+
+  it("refuses an unusable trust pool at construction", async () => {
+    let err: unknown;
+    try {
+      new X509Authenticator({ trustPool: "no pem here", clock: { now: () => T0 } });
+    } catch (e) {
+      err = e;
+    }
+    expect(isPlatformError(err, "INVALID_OPTION")).toBe(true);
+  });
+
+  it("reads a rotated pool from a function", async () => {
+    let pool = (await testCa()).certPem;
+    const a = new X509Authenticator({ trustPool: () => pool, clock: { now: () => T0 + 1000 } });
+    const other = await testCa("rotated CA");
+    const cert = await issueCert({ issuer: other });
+    expect(a.authenticate([cert.der])).toHaveProperty("error");
+    pool = other.certPem;
+    expect(a.authenticate([cert.der])).toHaveProperty("user.username", "bob");
+  });
+});
+
+describe("X509Authenticator with openssl-made certificates", () => {
+  const dir = tempDir();
+  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"], timeout: 20_000 }).toString();
+
+  // openssl dates the leaf from the machine's time; a long lifetime makes it cover the fixed test clock.
+  async function opensslCert(eku: string): Promise<Uint8Array> {
+    const ca = await testCa();
+    writeFileSync(join(dir, "ca.pem"), ca.certPem);
+    writeFileSync(join(dir, "ca.key"), ca.keyPem, { mode: 0o600 });
+    writeFileSync(join(dir, "ext.cnf"), `extendedKeyUsage=${eku}\nkeyUsage=critical,digitalSignature\n`);
+    openssl("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "leaf.key", "-subj", "/O=qa/CN=erin", "-out", "leaf.csr");
+    openssl("x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "36500", "-extfile", "ext.cnf", "-out", "leaf.pem");
+    return decodeSinglePem(openssl("x509", "-in", "leaf.pem"), "CERTIFICATE").der;
+  }
+
+  it("accepts a client certificate openssl signed with the pool's CA", async () => {
+    const a = new X509Authenticator({ trustPool: (await testCa()).certPem, clock: { now: () => T0 + 3600_000 } });
+    expect(a.authenticate([await opensslCert("clientAuth")])).toEqual({ user: { username: "erin", groups: ["qa", "system:authenticated"] } });
+  });
+
+  it("refuses an openssl certificate for server auth only", async () => {
+    const a = new X509Authenticator({ trustPool: (await testCa()).certPem, clock: { now: () => T0 + 3600_000 } });
+    expect(a.authenticate([await opensslCert("serverAuth")])).toHaveProperty("error");
+  });
+});
+
+describe("peerCertificateChain over a real TLS handshake", () => {
+  it("hands the presented chain to the authenticator, leaf first", async () => {
+    const serverCa = await testCa("server CA");
+    const server = await issueCert({ cn: "localhost", usages: ["digital signature", "server auth"], issuer: serverCa });
+    const mid = await intermediateCa({ cn: "tls intermediate" });
+    const client = await issueCert({ cn: "frank", o: ["tls"], issuer: mid });
+    const a = new X509Authenticator({ trustPool: (await testCa()).certPem, clock: { now: () => T0 + 3600_000 } });
+    const seen = new Promise<unknown>((resolve) => {
+      const srv = createServer({ cert: server.pem, key: server.keyPem, requestCert: true, rejectUnauthorized: false }, (socket: TLSSocket) => {
+        resolve(a.authenticate(peerCertificateChain(socket)));
+        socket.end();
+        srv.close();
+      });
+      srv.listen(0, "127.0.0.1", () => {
+        const port = (srv.address() as { port: number }).port;
+        const c = connect({ host: "127.0.0.1", port, cert: client.pem + mid.certPem, key: client.keyPem, rejectUnauthorized: false });
+        c.on("error", () => undefined);
+        c.on("end", () => c.destroy());
+      });
+    });
+    expect(await seen).toEqual({ user: { username: "frank", groups: ["tls", "system:authenticated"] } });
+  });
+
+  it("gives an empty chain for a socket without a client certificate", () => {
+    expect(peerCertificateChain(undefined)).toEqual([]);
+  });
+});
+
+describe("X509Authenticator pool rotation", () => {
+  it("keeps the last good pool when a rotated one does not parse", async () => {
+    let pool = (await testCa()).certPem;
+    const a = new X509Authenticator({ trustPool: () => pool, clock: { now: () => T0 + 1000 } });
+    const cert = await issueCert();
+    pool = "-----BEGIN CERTIFICATE-----\nbroken\n-----END CERTIFICATE-----\n";
+    expect(a.authenticate([cert.der])).toHaveProperty("user.username", "bob");
+  });
+});

@@ -1,0 +1,125 @@
+// Bootstrap policy: valid objects, what each built-in identity may and may not do, another suffix, and idempotent creation.
+import { describe, expect, it } from "vitest";
+import { groupNames } from "../../../src/api/group.js";
+import type { ApiObject } from "../../../src/api/meta.js";
+import type { AuthorizationAttributes } from "../../../src/apiserver/auth/authorizer.js";
+import { applyBootstrapPolicy, bootstrapPolicy, CONTROLLER_SERVICE_ACCOUNT, CONTROLLER_USER } from "../../../src/apiserver/auth/bootstrap-policy.js";
+import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
+import { allResources } from "../../../src/apiserver/registry/resources/index.js";
+import { PlatformError } from "../../../src/errors.js";
+import { names, StaticLister, user } from "./fixtures.js";
+
+const CERT = names.certificates;
+const policy = bootstrapPolicy(names);
+const rbac = new RbacAuthorizer({ names, lister: StaticLister.of([...policy.clusterRoles, ...policy.clusterRoleBindings]) });
+
+const controller = user({ username: CONTROLLER_USER, groups: ["system:authenticated"] });
+const controllerSa = user({ username: `system:serviceaccount:${CONTROLLER_SERVICE_ACCOUNT.namespace}:${CONTROLLER_SERVICE_ACCOUNT.name}`, groups: ["system:serviceaccounts", "system:authenticated"] });
+const bootstrapper = user({ username: "system:bootstrap:abcdef", groups: ["system:bootstrappers", "system:authenticated"] });
+const node = user({ username: "system:node:worker-1", groups: ["system:nodes", "system:authenticated"] });
+const someone = user({ username: "dave", groups: ["system:authenticated"] });
+const anonymous = user({ username: "system:anonymous", groups: ["system:unauthenticated"] });
+const master = user({ username: "root", groups: ["system:masters", "system:authenticated"] });
+
+const res = (who: typeof someone, verb: string, group: string, resource: string, o: { subresource?: string; name?: string; namespace?: string } = {}): AuthorizationAttributes => ({
+  user: who,
+  verb,
+  resourceRequest: true,
+  group,
+  resource,
+  ...o,
+});
+const url = (who: typeof someone, path: string): AuthorizationAttributes => ({ user: who, verb: "get", resourceRequest: false, path });
+
+describe("bootstrapPolicy", () => {
+  it("passes the registry's validation for every object", () => {
+    const defs = allResources(names);
+    for (const obj of [...policy.clusterRoles, ...policy.clusterRoleBindings]) {
+      const def = defs.find((d) => d.kind === obj.kind)!;
+      const copy = structuredClone(obj) as ApiObject;
+      const ctx = { now: new Date(0), names };
+      def.strategy.prepareForCreate(copy, ctx);
+      expect({ name: obj.metadata.name, errors: def.strategy.validate(copy, ctx) }).toEqual({ name: obj.metadata.name, errors: [] });
+    }
+  });
+
+  it.each<[string, AuthorizationAttributes, boolean]>([
+    ["system:masters may do anything", res(master, "deletecollection", "x.io", "things", { namespace: "n" }), true],
+    ["system:masters may read any path", url(master, "/metrics"), true],
+    ["the controller lists CSRs", res(controller, "list", CERT, "certificatesigningrequests"), true],
+    ["the controller may not delete CSRs", res(controller, "delete", CERT, "certificatesigningrequests", { name: "x" }), false],
+    ["the controller updates /approval", res(controller, "update", CERT, "certificatesigningrequests", { subresource: "approval", name: "x" }), true],
+    ["the controller updates /status", res(controller, "update", CERT, "certificatesigningrequests", { subresource: "status", name: "x" }), true],
+    ["the controller approves for the node-agent client signer", res(controller, "approve", CERT, "signers", { name: names.signers.nodeagentClient }), true],
+    ["the controller may not approve for a custom signer", res(controller, "approve", CERT, "signers", { name: "example.com/x" }), false],
+    ["the controller signs for a custom signer", res(controller, "sign", CERT, "signers", { name: "example.com/x" }), true],
+    ["the controller attests", res(controller, "attest", CERT, "signers", { name: names.signers.apiserverClient }), true],
+    ["the controller creates trust bundles", res(controller, "create", CERT, "clustertrustbundles"), true],
+    ["the controller records core Events", res(controller, "create", "", "events", { namespace: "default" }), true],
+    ["the controller patches events.<suffix> Events", res(controller, "patch", names.events, "events", { namespace: "default", name: "e" }), true],
+    ["the controller may not delete Events", res(controller, "delete", "", "events", { namespace: "default", name: "e" }), false],
+    ["the controller updates its lease", res(controller, "update", names.coordination, "leases", { namespace: "platform-system", name: "platform-ca" }), true],
+    ["the controller may not delete leases", res(controller, "delete", names.coordination, "leases", { namespace: "platform-system", name: "platform-ca" }), false],
+    ["the controller asks SubjectAccessReviews", res(controller, "create", names.authorization, "subjectaccessreviews"), true],
+    ["the controller's ServiceAccount has the same role", res(controllerSa, "update", CERT, "certificatesigningrequests", { subresource: "status", name: "x" }), true],
+    ["a bootstrapper creates CSRs", res(bootstrapper, "create", CERT, "certificatesigningrequests"), true],
+    ["a bootstrapper passes the nodeclient check", res(bootstrapper, "create", CERT, "certificatesigningrequests", { subresource: "nodeclient" }), true],
+    ["a bootstrapper does not pass the selfnodeclient check", res(bootstrapper, "create", CERT, "certificatesigningrequests", { subresource: "selfnodeclient" }), false],
+    ["a bootstrapper may not approve", res(bootstrapper, "update", CERT, "certificatesigningrequests", { subresource: "approval", name: "x" }), false],
+    ["a node passes the selfnodeclient check", res(node, "create", CERT, "certificatesigningrequests", { subresource: "selfnodeclient" }), true],
+    ["a node does not pass the nodeclient check", res(node, "create", CERT, "certificatesigningrequests", { subresource: "nodeclient" }), false],
+    ["any authenticated user lists trust bundles", res(someone, "list", CERT, "clustertrustbundles"), true],
+    ["a ServiceAccount watches trust bundles", res(controllerSa, "watch", CERT, "clustertrustbundles"), true],
+    ["an authenticated user may not create trust bundles", res(someone, "create", CERT, "clustertrustbundles"), false],
+    ["an authenticated user asks who they are", res(someone, "create", names.authentication, "selfsubjectreviews"), true],
+    ["an authenticated user reads discovery", url(someone, `/apis/${CERT}/v1`), true],
+    ["an authenticated user may not read /metrics", url(someone, "/metrics"), false],
+    ["anonymous may not read trust bundles", res(anonymous, "get", CERT, "clustertrustbundles", { name: "b" }), false],
+    ["anonymous reads /healthz", url(anonymous, "/healthz"), true],
+    ["anonymous may not read discovery", url(anonymous, "/apis"), false],
+  ])("%s", (_name, attributes, allowed) => {
+    const d = rbac.authorize(attributes);
+    expect(d.allowed).toBe(allowed);
+    expect(d.evaluationErrors).toEqual([]);
+  });
+
+  it("derives every group from the configured suffix", () => {
+    const k8s = groupNames("k8s.io");
+    const text = JSON.stringify(bootstrapPolicy(k8s));
+    expect(text).toContain('"certificates.k8s.io"');
+    expect(text).toContain('"rbac.authorization.k8s.io"');
+    expect(text).not.toContain("platform.io");
+  });
+});
+
+describe("applyBootstrapPolicy", () => {
+  function store() {
+    const objects = new Map<string, ApiObject>();
+    const create = async (obj: ApiObject) => {
+      const key = `${obj.kind}/${obj.metadata.name}`;
+      if (objects.has(key)) throw new PlatformError("ALREADY_EXISTS", `${key} already exists`);
+      objects.set(key, obj);
+    };
+    return { objects, create };
+  }
+
+  it("creates every object on first start and nothing on the next", async () => {
+    const s = store();
+    const first = await applyBootstrapPolicy(names, s.create);
+    expect(first).toHaveLength(policy.clusterRoles.length + policy.clusterRoleBindings.length);
+    expect(first.indexOf("ClusterRole/cluster-admin")).toBeLessThan(first.indexOf("ClusterRoleBinding/cluster-admin"));
+    expect(await applyBootstrapPolicy(names, s.create)).toEqual([]);
+  });
+
+  it("leaves an object an administrator changed as it is", async () => {
+    const s = store();
+    const mine = { apiVersion: `${names.rbac}/v1`, kind: "ClusterRole", metadata: { name: "system:basic-user" }, rules: [] };
+    s.objects.set("ClusterRole/system:basic-user", mine);
+    await applyBootstrapPolicy(names, s.create);
+    expect(s.objects.get("ClusterRole/system:basic-user")).toBe(mine);
+  });
+
+  it("passes on failures other than ALREADY_EXISTS", async () => {
+    await expect(applyBootstrapPolicy(names, () => Promise.reject(new PlatformError("STORAGE_UNAVAILABLE", "down")))).rejects.toThrow("down");
+  });
+});

@@ -1,0 +1,138 @@
+// Option-function builders for identity tests: users, RBAC objects, a static lister, CAs and client certificates.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll } from "vitest";
+import { groupNames, type GroupNames } from "../../../src/api/group.js";
+import type { ApiObject, UserInfo } from "../../../src/api/meta.js";
+import type { ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, Subject } from "../../../src/api/types/rbac.js";
+import type { RbacLister } from "../../../src/apiserver/auth/rbac.js";
+import { caFromPem, generateCa, type GeneratedCa } from "../../../src/pki/ca.js";
+import { parseCsr } from "../../../src/pki/csr.js";
+import { Issuer } from "../../../src/pki/issue.js";
+import { encodePem } from "../../../src/pki/pem.js";
+import { resolveUsages } from "../../../src/pki/usages.js";
+import { csr } from "../../fixtures/csr.js";
+
+export const names: GroupNames = groupNames();
+export const T0 = Date.UTC(2030, 0, 1);
+
+export function user(o: Partial<UserInfo> & { username?: string } = {}): UserInfo {
+  return { username: o.username ?? "bob", groups: o.groups ?? ["system:authenticated"], ...(o.uid && { uid: o.uid }), ...(o.extra && { extra: o.extra }) };
+}
+
+/** A temp directory removed after the test file. */
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "platform-ca-auth-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+// --- RBAC objects ---
+
+const rbacVersion = `${names.rbac}/v1`;
+
+export function rule(o: Partial<PolicyRule> & { verbs: string[] }): PolicyRule {
+  return { ...o };
+}
+
+export function clusterRole(name: string, rules: PolicyRule[]): ClusterRole {
+  return { apiVersion: rbacVersion, kind: "ClusterRole", metadata: { name }, rules };
+}
+
+export function role(namespace: string, name: string, rules: PolicyRule[]): Role {
+  return { apiVersion: rbacVersion, kind: "Role", metadata: { name, namespace }, rules };
+}
+
+export const userSubject = (name: string): Subject => ({ kind: "User", apiGroup: names.rbac, name });
+export const groupSubject = (name: string): Subject => ({ kind: "Group", apiGroup: names.rbac, name });
+export const saSubject = (namespace: string, name: string): Subject => ({ kind: "ServiceAccount", apiGroup: "", name, namespace });
+
+export function clusterRoleBinding(name: string, roleName: string, subjects: Subject[], o: { kind?: string; apiGroup?: string } = {}): ClusterRoleBinding {
+  return {
+    apiVersion: rbacVersion,
+    kind: "ClusterRoleBinding",
+    metadata: { name },
+    roleRef: { apiGroup: o.apiGroup ?? names.rbac, kind: (o.kind ?? "ClusterRole") as "ClusterRole", name: roleName },
+    subjects,
+  };
+}
+
+export function roleBinding(namespace: string, name: string, ref: { kind: "Role" | "ClusterRole"; name: string }, subjects: Subject[]): RoleBinding {
+  return { apiVersion: rbacVersion, kind: "RoleBinding", metadata: { name, namespace }, roleRef: { apiGroup: names.rbac, ...ref }, subjects };
+}
+
+/** A lister over mutable arrays; `bump()` after changing them. */
+export class StaticLister implements RbacLister {
+  #version = 1;
+  constructor(
+    readonly objects: { roles?: Role[]; clusterRoles?: ClusterRole[]; roleBindings?: RoleBinding[]; clusterRoleBindings?: ClusterRoleBinding[] } = {},
+  ) {}
+  static of(objects: readonly ApiObject[]): StaticLister {
+    const by = (kind: string) => objects.filter((o) => o.kind === kind) as never[];
+    return new StaticLister({ roles: by("Role"), clusterRoles: by("ClusterRole"), roleBindings: by("RoleBinding"), clusterRoleBindings: by("ClusterRoleBinding") });
+  }
+  roles = () => this.objects.roles ?? [];
+  clusterRoles = () => this.objects.clusterRoles ?? [];
+  roleBindings = () => this.objects.roleBindings ?? [];
+  clusterRoleBindings = () => this.objects.clusterRoleBindings ?? [];
+  version = () => this.#version;
+  bump(): void {
+    this.#version++;
+  }
+}
+
+// --- certificates ---
+
+const cas = new Map<string, Promise<GeneratedCa>>();
+
+/** One P-256 CA per name per test file, valid 10 years from T0 − 5 minutes. */
+export function testCa(commonName = "client CA"): Promise<GeneratedCa> {
+  let ca = cas.get(commonName);
+  if (!ca) cas.set(commonName, (ca = generateCa({ commonName, keyType: "p256", lifetimeSeconds: 10 * 365 * 86400, now: new Date(T0) })));
+  return ca;
+}
+
+export interface CertOptions {
+  readonly cn?: string;
+  readonly o?: readonly string[];
+  readonly usages?: readonly string[];
+  readonly isCa?: boolean;
+  /** Validity relative to T0, in seconds. */
+  readonly from?: number;
+  readonly to?: number;
+  readonly issuer?: GeneratedCa | IssuedCa;
+}
+
+export interface IssuedCa {
+  readonly certPem: string;
+  readonly issuer: Issuer;
+}
+
+/** A certificate for a fresh CSR, issued by `issuer` (default the shared client CA). */
+export async function issueCert(o: CertOptions = {}): Promise<{ pem: string; der: Uint8Array; keyPem: string }> {
+  const request = await csr({ cn: o.cn ?? "bob", o: o.o ?? [], key: "p256" });
+  const parent = o.issuer ?? (await testCa());
+  const issuer = "issuer" in parent ? parent.issuer : new Issuer(parent.ca);
+  const cert = issuer.issue({
+    csr: parseCsr(request.pem),
+    profile: { usages: resolveUsages(o.usages ?? (o.isCa ? ["cert sign", "digital signature"] : ["digital signature", "client auth"])), isCa: o.isCa ?? false, includeSans: false },
+    validity: { notBefore: new Date(T0 + (o.from ?? -300) * 1000), notAfter: new Date(T0 + (o.to ?? 86400) * 1000) },
+  });
+  return { pem: cert.pem, der: cert.der, keyPem: request.keyPem };
+}
+
+/** An intermediate CA issued by the shared client CA, able to issue further certificates. */
+export async function intermediateCa(o: CertOptions = {}): Promise<IssuedCa & { der: Uint8Array }> {
+  const request = await csr({ cn: o.cn ?? "intermediate", key: "p256", requestCa: true });
+  const parent = await testCa();
+  const cert = new Issuer(parent.ca).issue({
+    csr: parseCsr(request.pem),
+    profile: { usages: resolveUsages(o.usages ?? ["cert sign", "digital signature"]), isCa: true, includeSans: false },
+    validity: { notBefore: new Date(T0 - 300_000), notAfter: new Date(T0 + (o.to ?? 365 * 86400) * 1000) },
+  });
+  const ca = caFromPem(cert.pem, request.keyPem);
+  return { certPem: cert.pem, der: cert.der, issuer: new Issuer(ca) };
+}
+
+export const pemOf = (der: Uint8Array) => encodePem("CERTIFICATE", der);
