@@ -131,11 +131,18 @@ const WRITE_PARAMETERS = ["dryRun", "fieldManager", "fieldValidation", "pretty"]
 export function openApiV3(catalog: ApiCatalog, group: string, version: string) {
   const paths: Record<string, unknown> = {};
   for (const def of catalog.definitions) {
-    if (def.group !== group || def.version !== version || def.createOnly) continue;
+    if (def.group !== group || def.version !== version) continue;
     const gvk = { group, version, kind: def.kind };
     const op = (id: string) => ({ operationId: id, parameters: WRITE_PARAMETERS, responses: { "200": { description: "OK" } }, "x-kubernetes-group-version-kind": gvk });
     const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
     const collection = def.namespaced ? `${base}/namespaces/{namespace}/${def.plural}` : `${base}/${def.plural}`;
+    if (def.createOnly) {
+      // Reviews are never stored, so there is no item path. kubectl decides whether the server validates fields
+      // by looking for a PATCH operation of the kind; without one it falls back to OpenAPI v2 and refuses
+      // `create -f`. The PATCH listed here only carries that signal: the server answers it with 405.
+      paths[collection] = { post: op(`create${def.kind}`), patch: op(`patch${def.kind}`) };
+      continue;
+    }
     paths[collection] = { post: op(`create${def.kind}`) };
     paths[`${collection}/{name}`] = { put: op(`replace${def.kind}`), patch: op(`patch${def.kind}`) };
   }

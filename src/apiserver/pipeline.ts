@@ -7,6 +7,8 @@ import type { Logger } from "../logger.js";
 /** What authentication sees of a request. */
 export interface RequestCredentials {
   readonly headers: IncomingHttpHeaders;
+  /** Every header as a list (`req.headersDistinct`), so repeated Impersonate-Group values arrive intact. */
+  readonly headersDistinct?: Readonly<Record<string, string[] | undefined>>;
   /** The TLS socket when served over HTTPS (client certificate via getPeerCertificate). */
   readonly tlsSocket?: TLSSocket;
   readonly remoteAddress?: string;

@@ -5,9 +5,10 @@ import { VERSION } from "../version.js";
 import { devCertsCommand } from "./commands/dev-certs.js";
 import { signCommand } from "./commands/sign.js";
 import { apiserverCommand } from "./commands/apiserver.js";
+import { upCommand } from "./commands/up.js";
 
 // Each subcommand module adds itself here (one import + one list entry per module).
-const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand];
+const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand, upCommand];
 
 const code = await runProgram(buildProgram("platform-ca", VERSION, modules), process.argv);
 process.exitCode = code;

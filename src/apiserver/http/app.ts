@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { TLSSocket } from "node:tls";
 import { PlatformError } from "../../errors.js";
 import type { Pipeline } from "../pipeline.js";
+import { forbiddenError } from "../auth/authorizer.js";
 import { openApiV3, openApiV3Index } from "../discovery.js";
 import { negotiate } from "./content.js";
 import { isPretty, listParams, type RawQuery } from "./query.js";
@@ -77,6 +78,7 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
   if (!target) throw notFound();
   const user = await o.pipeline.authenticate({
     headers: req.headers,
+    headersDistinct: req.raw.headersDistinct,
     tlsSocket: (req.raw.socket as TLSSocket).encrypted ? (req.raw.socket as TLSSocket) : undefined,
     remoteAddress: req.ip,
   });
@@ -105,11 +107,7 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
 
 async function authorize(o: HttpAppOptions, attributes: Parameters<Pipeline["authorize"]>[0]): Promise<void> {
   const decision = await o.pipeline.authorize(attributes);
-  if (decision.allowed) return;
-  const what = attributes.resourceRequest
-    ? `${attributes.verb} resource "${attributes.resource}${attributes.subresource ? `/${attributes.subresource}` : ""}" in API group "${attributes.group}"${attributes.namespace ? ` in the namespace "${attributes.namespace}"` : " at the cluster scope"}`
-    : `${attributes.verb} path "${attributes.path}"`;
-  throw new PlatformError("FORBIDDEN", `User "${attributes.user.username}" cannot ${what}${decision.reason ? `: ${decision.reason}` : ""}`);
+  if (!decision.allowed) throw forbiddenError(attributes, decision.reason);
 }
 
 function serveNonResource(req: FastifyRequest, reply: FastifyReply, target: Exclude<Target, { type: "resource" }>, o: HttpAppOptions): unknown {

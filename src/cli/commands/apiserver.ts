@@ -1,17 +1,21 @@
-// `platform-ca apiserver`: the embedded API server on durable SQLite storage in a data directory.
+// `platform-ca apiserver`: the embedded API server on durable storage in a data directory, HTTPS with identity by default.
 import { join } from "node:path";
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX } from "../../api/group.js";
-import { createLogger } from "../../logger.js";
+import type { Component } from "../../apiserver/bootstrap/run-server.js";
+import { createLogger, type Logger } from "../../logger.js";
 import { UsageError } from "../program.js";
 
-export const TLS_PENDING_MESSAGE =
-  "TLS serving arrives with authentication; pass --insecure-local for a loopback-only development server";
-
-interface ApiserverFlags {
+export interface ServeFlags {
   dataDir: string;
   listen: string;
   groupSuffix: string;
+  tokenFile?: string;
+  clientCaFile?: string;
+  anonymousAuth?: boolean;
+}
+
+interface ApiserverFlags extends ServeFlags {
   insecureLocal?: boolean;
 }
 
@@ -25,52 +29,86 @@ export function parseListen(text: string): { host: string; port: number } {
 
 const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 
-export const apiserverCommand = (program: Command): void => {
-  program
-    .command("apiserver")
-    .description("run the embedded API server on durable storage in a data directory")
-    .requiredOption("--data-dir <dir>", "directory of the durable store (store.db)")
+/** The flags `apiserver` and `up` share: where, which groups, and who may connect. */
+export function addServeOptions(command: Command, dataDir?: string): Command {
+  return command
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
     .option("--group-suffix <suffix>", "API group suffix", DEFAULT_GROUP_SUFFIX)
-    .option("--insecure-local", "plain HTTP on loopback, every request treated as a local administrator")
+    .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
+    .option("--client-ca-file <file>", "extra CA certificates trusted for client certificates, beside the cluster CA")
+    .option("--anonymous-auth", "serve requests without credentials as system:anonymous instead of refusing them (401)")
+    .option("--data-dir <dir>", "directory of the store, the PKI and admin.conf", dataDir);
+}
+
+/** Aborts `controller` on the first SIGTERM or SIGINT, so the process stops cleanly. */
+export function abortOnSignals(controller: AbortController, logger: Logger): void {
+  const stop = (signal: NodeJS.Signals) => {
+    logger.info({ signal }, "stopping");
+    process.off("SIGTERM", stop);
+    process.off("SIGINT", stop);
+    controller.abort();
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+/** Runs the HTTPS server with identity until a signal; `banner` picks what is printed at start. */
+export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver", logger: Logger, components: readonly Component[] = []): Promise<void> {
+  const listen = parseListen(flags.listen);
+  // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
+  const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
+  const controller = new AbortController();
+  abortOnSignals(controller, logger);
+  await runSecureServer({
+    dataDir: flags.dataDir,
+    listen,
+    groupSuffix: flags.groupSuffix,
+    ...(flags.tokenFile !== undefined && { tokenFile: flags.tokenFile }),
+    ...(flags.clientCaFile !== undefined && { clientCaFile: flags.clientCaFile }),
+    anonymous: flags.anonymousAuth === true,
+    logger,
+    signal: controller.signal,
+    write: (text) => process.stdout.write(text),
+    banner,
+    components,
+  });
+}
+
+/** The plain-HTTP development mode: loopback only, every request the local administrator. */
+async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promise<void> {
+  const listen = parseListen(flags.listen);
+  if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
+  const ignored = (["tokenFile", "clientCaFile", "anonymousAuth"] as const).filter((k) => flags[k] !== undefined);
+  if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
+  const [{ insecureLocalPipeline }, { createApiServer }, { openSqliteStorage }] = await Promise.all([
+    import("../../apiserver/pipeline.js"),
+    import("../../apiserver/server.js"),
+    import("../../apiserver/storage/sqlite.js"),
+  ]);
+  const storage = await openSqliteStorage({ path: join(flags.dataDir, "store.db"), logger });
+  const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen, insecure: true });
+  try {
+    await server.start();
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
+  process.stdout.write(`API server listening on ${server.address}\n`);
+  const controller = new AbortController();
+  abortOnSignals(controller, logger);
+  await new Promise<void>((resolve) => controller.signal.addEventListener("abort", () => resolve(), { once: true }));
+  await server.stop();
+  await storage.close();
+}
+
+export const apiserverCommand = (program: Command): void => {
+  const command = program.command("apiserver").description("run the embedded API server (HTTPS, client certificates and tokens, RBAC) on durable storage in a data directory");
+  addServeOptions(command)
+    .option("--insecure-local", "plain HTTP on loopback, every request treated as a local administrator (development only)")
     .action(async (flags: ApiserverFlags) => {
-      const listen = parseListen(flags.listen);
-      if (!flags.insecureLocal) throw new UsageError(TLS_PENDING_MESSAGE);
-      if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
-      // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
-      const [{ insecureLocalPipeline }, { createApiServer }, { openSqliteStorage }] = await Promise.all([
-        import("../../apiserver/pipeline.js"),
-        import("../../apiserver/server.js"),
-        import("../../apiserver/storage/sqlite.js"),
-      ]);
+      if (!flags.dataDir) throw new UsageError("--data-dir is required");
       const logger = createLogger({ name: "apiserver" });
-      const storage = await openSqliteStorage({ path: join(flags.dataDir, "store.db"), logger });
-      const server = createApiServer({
-        storage,
-        pipeline: insecureLocalPipeline(logger),
-        groupSuffix: flags.groupSuffix,
-        logger,
-        listen,
-        insecure: true,
-      });
-      try {
-        await server.start();
-      } catch (err) {
-        await storage.close();
-        throw err;
-      }
-      process.stdout.write(`API server listening on ${server.address}\n`);
-      await new Promise<void>((resolve) => {
-        const stop = (signal: NodeJS.Signals) => {
-          logger.info({ signal }, "stopping");
-          process.off("SIGTERM", stop);
-          process.off("SIGINT", stop);
-          resolve();
-        };
-        process.on("SIGTERM", stop);
-        process.on("SIGINT", stop);
-      });
-      await server.stop();
-      await storage.close();
+      if (flags.insecureLocal) return serveInsecureLocal(flags, logger);
+      return serveSecure(flags, "apiserver", logger);
     });
 };

@@ -1,0 +1,120 @@
+// Assembles identity and access for a secure server: authenticators, RBAC with system:masters, admission, token handlers.
+import type { GroupNames } from "../../api/group.js";
+import { invalidOption, PlatformError } from "../../errors.js";
+import { silentLogger, type Logger } from "../../logger.js";
+import { defaultAdmissionPlugins } from "../auth/admission-plugins.js";
+import { AdmissionChain } from "../auth/admission.js";
+import { createAuthPipeline } from "../auth/auth-pipeline.js";
+import { AuthenticatorChain, type AuthnRequest } from "../auth/authn-chain.js";
+import { ServiceAccountAuthenticator } from "../auth/authn-service-account.js";
+import { loadCredentialFile, TokenFileAuthenticator } from "../auth/authn-token-file.js";
+import { X509Authenticator } from "../auth/authn-x509.js";
+import { privilegedGroupsAuthorizer, type Authorizer } from "../auth/authorizer.js";
+import { applyBootstrapPolicy } from "../auth/bootstrap-policy.js";
+import { StorageRbacLister } from "../auth/rbac-lister.js";
+import { RbacAuthorizer } from "../auth/rbac.js";
+import { registryBootstrapCreate, registryLookups } from "../auth/registry-adapters.js";
+import { ServiceAccountTokens, type ObjectLookup, type TokenLookups } from "../auth/service-account-tokens.js";
+import { createSubjectAccessReviewHandler } from "../auth/subject-access-review.js";
+import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../auth/token-handlers.js";
+import type { Pipeline } from "../pipeline.js";
+import type { Registry } from "../registry/registry.js";
+import type { Clock } from "../storage/clock.js";
+import type { Storage } from "../storage/types.js";
+
+/** The `iss` of ServiceAccount tokens and the API server's own audience: stable across restarts and ports. */
+export const DEFAULT_TOKEN_ISSUER = "https://platform-ca.platform-system.svc";
+
+export interface SecureAuthOptions {
+  readonly storage: Storage;
+  readonly names: GroupNames;
+  readonly clock: Clock;
+  readonly logger?: Logger;
+  /** Directory of the ServiceAccount token signing key (created there on first start). */
+  readonly keyDir: string;
+  /** PEM CA certificates client certificates must chain to; read on every request, so a rotated CA is picked up. */
+  readonly clientCaPool: () => readonly string[];
+  /** Static token file (`token,user,uid,"groups"`). */
+  readonly tokenFile?: string;
+  /** Requests without credentials become system:anonymous instead of a 401. Default false. */
+  readonly anonymous?: boolean;
+  readonly issuer?: string;
+}
+
+export interface SecureAuth {
+  readonly pipeline: Pipeline;
+  readonly authorizer: Authorizer;
+  readonly tokens: ServiceAccountTokens;
+  /** Loads the token file and the signing key; call before the server serves. */
+  load(): Promise<void>;
+  /** Registers TokenRequest, TokenReview, SelfSubjectReview and SubjectAccessReview, and the object lookups tokens need. */
+  attach(server: { readonly registry: Registry; registerCreateHandler: Registry["registerCreateHandler"] }): void;
+  /** Creates the missing bootstrap RBAC objects, then loads RBAC from storage and follows it. */
+  start(signal?: AbortSignal): Promise<string[]>;
+  stop(): void;
+}
+
+/** Identity and access of a secure server; load() → attach(server) → start(), in that order. */
+export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
+  if (!options?.storage) throw invalidOption("storage", "to be a Storage", options?.storage);
+  if (!options.names) throw invalidOption("names", "to be GroupNames", options.names);
+  if (typeof options.clientCaPool !== "function") throw invalidOption("clientCaPool", "to be a function", options.clientCaPool);
+  const { storage, names, clock } = options;
+  const logger = options.logger ?? silentLogger();
+  const lister = new StorageRbacLister({ storage, names, clock, logger });
+  const authorizer = privilegedGroupsAuthorizer(new RbacAuthorizer({ lister, names, logger }));
+  const tokens = new ServiceAccountTokens({ dataDir: options.keyDir, issuer: options.issuer ?? DEFAULT_TOKEN_ISSUER, names, clock, logger });
+  const admission = new AdmissionChain({ names, authorizer, logger, ...defaultAdmissionPlugins() });
+  let tokenFile: TokenFileAuthenticator | undefined;
+  let chain: AuthenticatorChain | undefined;
+  let registry: Registry | undefined;
+  let lookups: TokenLookups | undefined;
+  // The registry exists only once the server is built from this pipeline, so object lookups are bound in attach().
+  const late = (pick: (l: TokenLookups) => ObjectLookup | undefined): ObjectLookup => (ns, name) => {
+    if (!lookups) throw new PlatformError("NOT_READY", "the API server is not attached to identity yet");
+    return pick(lookups)!(ns, name);
+  };
+  const lateLookups: TokenLookups = { serviceAccount: late((l) => l.serviceAccount), pod: late((l) => l.pod), secret: late((l) => l.secret) };
+  const authenticator = {
+    async authenticate(request: AuthnRequest) {
+      if (!chain) return { error: "the server is starting: authentication is not loaded yet" };
+      return chain.authenticate(request);
+    },
+  };
+  const pipeline = createAuthPipeline({ authenticator, authorizer, admission, names, logger });
+  return {
+    pipeline,
+    authorizer,
+    tokens,
+    async load() {
+      if (options.tokenFile) tokenFile = new TokenFileAuthenticator(await loadCredentialFile(options.tokenFile));
+      await tokens.start();
+      chain = new AuthenticatorChain({
+        x509: new X509Authenticator({ trustPool: options.clientCaPool, clock }),
+        ...(tokenFile && { tokenFile }),
+        serviceAccount: new ServiceAccountAuthenticator({ tokens, lookups: lateLookups }),
+        anonymous: options.anonymous === true,
+        logger,
+      });
+    },
+    attach(server) {
+      if (!chain) throw new PlatformError("NOT_READY", "load() identity before attach()");
+      registry = server.registry;
+      lookups = registryLookups(server.registry);
+      server.registerCreateHandler("", "serviceaccounts/token", createTokenRequestHandler({ tokens, lookups: lateLookups }));
+      server.registerCreateHandler(names.authentication, "tokenreviews", createTokenReviewHandler({ tokens, lookups: lateLookups, ...(tokenFile && { tokenFile }) }));
+      server.registerCreateHandler(names.authentication, "selfsubjectreviews", createSelfSubjectReviewHandler());
+      server.registerCreateHandler(names.authorization, "subjectaccessreviews", createSubjectAccessReviewHandler(authorizer));
+    },
+    async start(signal) {
+      if (!registry) throw new PlatformError("NOT_READY", "attach() the API server before start()");
+      const created = await applyBootstrapPolicy(names, registryBootstrapCreate(registry), logger);
+      await lister.start(signal);
+      return created;
+    },
+    stop() {
+      lister.stop();
+      tokens.stop();
+    },
+  };
+}

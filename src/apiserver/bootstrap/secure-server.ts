@@ -1,0 +1,154 @@
+// The API server secure by default: data-directory PKI, HTTPS with client certificates, identity, RBAC, admin.conf.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Server as TlsServer } from "node:tls";
+import { groupNames, DEFAULT_GROUP_SUFFIX, type GroupNames } from "../../api/group.js";
+import { invalidOption, PlatformError } from "../../errors.js";
+import { silentLogger, type Logger } from "../../logger.js";
+import { CaSource } from "../../pki/ca-source.js";
+import { decodePem, encodePem } from "../../pki/pem.js";
+import { createApiserverClientSigner } from "../../../signers/apiserver-client.js";
+import { createApiServer, type ApiServer } from "../server.js";
+import { systemClock, type Clock } from "../storage/clock.js";
+import type { Storage } from "../storage/types.js";
+import { ADMIN_CONFIG_FILE, ensureAdminConfig, type AdminConfigResult } from "./admin-config.js";
+import { createSecureAuth, type SecureAuth } from "./auth.js";
+import { bootstrapPki, PKI_DIR, type DataDirPki } from "./pki.js";
+
+export interface SecureServerOptions {
+  readonly dataDir: string;
+  readonly storage: Storage;
+  readonly listen: { readonly host: string; readonly port: number };
+  readonly groupSuffix?: string;
+  readonly logger?: Logger;
+  readonly clock?: Clock;
+  /** Static bearer tokens (`token,user,uid,"groups"`). */
+  readonly tokenFile?: string;
+  /** Extra CA certificates trusted for client certificates, beside the cluster CA (e.g. the previous CA while rotating). */
+  readonly clientCaFile?: string;
+  /** Requests without credentials run as system:anonymous instead of getting a 401. */
+  readonly anonymous?: boolean;
+  /** How often ca.crt is checked for a rotated CA; default 30 s, 0 turns it off. */
+  readonly caPollMs?: number;
+}
+
+/** What a started secure server tells its owner. */
+export interface SecureServerState {
+  readonly server: ApiServer;
+  readonly pki: DataDirPki;
+  readonly adminConfig: AdminConfigResult;
+}
+
+export interface SecureServer {
+  readonly names: GroupNames;
+  /** The identity layer (ServiceAccount tokens, authorizer): available at once, loaded by start(). */
+  readonly auth: SecureAuth;
+  start(signal?: AbortSignal): Promise<SecureServerState>;
+  stop(): Promise<void>;
+}
+
+/** The address clients use: a wildcard listen address is reached through loopback. */
+export function clientAddress(address: string): string {
+  return address.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
+}
+
+async function readClientCaFile(path: string | undefined): Promise<string[]> {
+  if (path === undefined) return [];
+  let text: string;
+  try {
+    text = await readFile(path, "latin1");
+  } catch (err) {
+    throw new PlatformError("IO_ERROR", `cannot read the client CA file ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  let pems: string[];
+  try {
+    pems = decodePem(text, { label: "CERTIFICATE" }).map((b) => encodePem("CERTIFICATE", b.der));
+  } catch (err) {
+    throw new PlatformError("CONFIG_INVALID", `the client CA file ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  if (pems.length === 0) throw new PlatformError("CONFIG_INVALID", `the client CA file ${path} holds no certificate`);
+  return pems;
+}
+
+export function createSecureServer(options: SecureServerOptions): SecureServer {
+  if (typeof options?.dataDir !== "string" || options.dataDir === "") throw invalidOption("dataDir", "to be a directory path", options?.dataDir);
+  if (!options.storage) throw invalidOption("storage", "to be a Storage", options.storage);
+  if (typeof options.listen?.host !== "string" || !Number.isInteger(options.listen.port)) throw invalidOption("listen", "to be { host, port }", options.listen);
+  const pollMs = options.caPollMs ?? 30_000;
+  if (!Number.isInteger(pollMs) || pollMs < 0) throw invalidOption("caPollMs", "to be an integer ≥ 0", pollMs);
+  const suffix = options.groupSuffix ?? DEFAULT_GROUP_SUFFIX;
+  let names: GroupNames;
+  try {
+    names = groupNames(suffix);
+  } catch {
+    throw invalidOption("groupSuffix", "to be a DNS name with at least two labels", suffix);
+  }
+  const logger = options.logger ?? silentLogger();
+  const clock = options.clock ?? systemClock;
+  const now = () => new Date(clock.now());
+  let extraClientCas: string[] = [];
+  let clientSigner: ReturnType<typeof createApiserverClientSigner> | undefined;
+  // Client certificates are trusted when the apiserver-client signer issued them: its CA(s), the CA it replaced while
+  // that is still valid (certificates from before a rotation keep working), and the extra file.
+  const clientCaPool = () => {
+    const t = clock.now();
+    const replaced = (caSource?.history() ?? []).filter((h) => h.ca.notAfter.getTime() > t).map((h) => h.ca.certPem);
+    return [...new Set([...(clientSigner?.trustAnchors() ?? []), ...replaced])].concat(extraClientCas);
+  };
+  const auth = createSecureAuth({
+    storage: options.storage,
+    names,
+    clock,
+    logger,
+    keyDir: join(options.dataDir, PKI_DIR),
+    clientCaPool,
+    ...(options.tokenFile !== undefined && { tokenFile: options.tokenFile }),
+    anonymous: options.anonymous === true,
+  });
+  let caSource: CaSource | undefined;
+  let server: ApiServer | undefined;
+
+  const stop = async () => {
+    await server?.stop();
+    auth.stop();
+    caSource?.stop();
+  };
+  return {
+    names,
+    auth,
+    async start(signal) {
+      const pki = await bootstrapPki({ dataDir: options.dataDir, listenHost: options.listen.host, now, logger });
+      extraClientCas = await readClientCaFile(options.clientCaFile);
+      // After a rotation the TLS layer advertises the new client CA list, so clients pick a matching certificate.
+      const advertise = () => (server?.app.server as TlsServer | undefined)?.setSecureContext({ key: pki.serving.keyPem, cert: pki.serving.certPem, ca: clientCaPool().join("") });
+      caSource = new CaSource({ ...pki.caFiles, intermediates: true, clock: now, logger, pollIntervalMs: pollMs, onChange: () => advertise() });
+      await caSource.start(signal);
+      if (caSource.lastError) throw caSource.lastError;
+      clientSigner = createApiserverClientSigner({ ca: caSource, groupSuffix: suffix, now, logger });
+      await auth.load();
+      server = createApiServer({
+        storage: options.storage,
+        pipeline: auth.pipeline,
+        groupSuffix: suffix,
+        logger,
+        clock,
+        listen: options.listen,
+        // Certificates are asked for but not required: token clients connect without one, and a presented chain is
+        // verified by the X509 authenticator (which also follows a rotated CA), not by the TLS layer.
+        tls: { key: pki.serving.keyPem, cert: pki.serving.certPem, ca: clientCaPool().join(""), requestCert: true },
+      });
+      auth.attach(server);
+      try {
+        await auth.start(signal);
+        await server.start(signal);
+        const adminConfig = await ensureAdminConfig({ path: join(options.dataDir, ADMIN_CONFIG_FILE), server: clientAddress(server.address), ca: pki.ca, now, logger });
+        signal?.addEventListener("abort", () => void stop(), { once: true });
+        return { server, pki, adminConfig };
+      } catch (err) {
+        await stop();
+        throw err;
+      }
+    },
+    stop,
+  };
+}

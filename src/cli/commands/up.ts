@@ -1,0 +1,25 @@
+// `platform-ca up`: the secure API server plus every registered component (the controllers) in one process, on loopback.
+import type { Command } from "commander";
+import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
+import { createLogger } from "../../logger.js";
+import { addServeOptions, serveSecure, type ServeFlags } from "./apiserver.js";
+
+export type UpComponent = Component;
+export type UpContext = ComponentContext;
+
+/**
+ * What `up` starts after the API server serves, in order, each with `{ adminConfigPath, dataDir, names, caFiles,
+ * logger, signal }`. A component module adds itself here (one entry), e.g. the controller manager.
+ */
+export const upComponents: UpComponent[] = [];
+
+export const DEFAULT_DATA_DIR = ".platform";
+
+export const upCommand = (program: Command): void => {
+  const command = program
+    .command("up")
+    .description("run the API server (HTTPS, identity, RBAC) and the controllers with durable storage in a data directory; writes admin.conf");
+  addServeOptions(command, DEFAULT_DATA_DIR).action(async (flags: ServeFlags) => {
+    await serveSecure(flags, "up", createLogger({ name: "platform-ca" }), upComponents);
+  });
+};

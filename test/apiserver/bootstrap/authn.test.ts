@@ -1,0 +1,126 @@
+// Authentication of the secure server over real HTTPS: each refused credential (401) beside its accepted counterpart.
+import { describe, expect, it } from "vitest";
+import { testCa } from "../auth/fixtures.js";
+import { TOKENS, useSecureFixture, type CallOptions, type SecureFixture } from "./fixtures.js";
+
+const fx = useSecureFixture({ clientCa: async () => (await testCa("extra client CA")).certPem });
+
+const ssr = (f: SecureFixture) => ({ apiVersion: `${f.names.authentication}/v1`, kind: "SelfSubjectReview", metadata: {} });
+const ssrPath = (f: SecureFixture) => `/apis/${f.names.authentication}/v1/selfsubjectreviews`;
+
+/** Asks the server who the caller is (every authenticated user may). */
+const whoAmI = (f: SecureFixture, o: CallOptions) => f.call("POST", ssrPath(f), { ...o, body: ssr(f) });
+
+async function serviceAccountToken(f: SecureFixture, name: string, expirationSeconds = 3600): Promise<string> {
+  const admin = { token: TOKENS.admin };
+  await f.call("POST", "/api/v1/namespaces/default/serviceaccounts", { ...admin, body: { apiVersion: "v1", kind: "ServiceAccount", metadata: { name } } });
+  const r = await f.call("POST", `/api/v1/namespaces/default/serviceaccounts/${name}/token`, {
+    ...admin,
+    body: { apiVersion: `${f.names.authentication}/v1`, kind: "TokenRequest", spec: { expirationSeconds } },
+  });
+  expect(r.status).toBe(201);
+  return r.body.status.token;
+}
+
+describe("the secure server refuses what it cannot authenticate (401) and accepts the counterpart", () => {
+  it("refuses a request without credentials and accepts the same request with a token", async () => {
+    const f = fx();
+    const refused = await f.call("GET", "/api/v1/namespaces");
+    expect(refused.status).toBe(401);
+    expect(refused.body).toMatchObject({ kind: "Status", reason: "Unauthorized", message: expect.stringMatching(/no credentials were presented/) });
+    expect((await f.call("GET", "/api/v1/namespaces", { token: TOKENS.admin })).status).toBe(200);
+  });
+
+  it.each([
+    ["an unknown token", "not-a-token"],
+    ["a token differing in one character", `${TOKENS.admin.slice(0, -1)}X`],
+    ["a JWT from nobody", "eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJ4In0.c2ln"],
+  ])("refuses %s", async (_name, token) => {
+    const r = await whoAmI(fx(), { token });
+    expect(r.status).toBe(401);
+    expect(r.body.message).toMatch(/invalid bearer token/);
+  });
+
+  it("accepts a token from the token file as its user", async () => {
+    const r = await whoAmI(fx(), { token: TOKENS.bob });
+    expect(r.status).toBe(201);
+    expect(r.body.status.userInfo).toEqual({ username: "bob", uid: "uid-bob", groups: ["devs", "system:authenticated"] });
+  });
+
+  it("refuses a ServiceAccount token once it has expired on the server's clock, and accepts a fresh one", async () => {
+    const f = fx();
+    const token = await serviceAccountToken(f, "short-lived", 600);
+    expect((await whoAmI(f, { token })).body.status.userInfo.username).toBe("system:serviceaccount:default:short-lived");
+    f.clock.advance((600 + 61) * 1000);
+    const expired = await whoAmI(f, { token });
+    expect(expired.status).toBe(401);
+    expect(expired.body.message).toMatch(/invalid ServiceAccount token: the token has expired/);
+    const fresh = await whoAmI(f, { token: await serviceAccountToken(f, "short-lived-2", 600) });
+    expect(fresh.status).toBe(201);
+  });
+
+  it("authenticates a client certificate from the cluster CA as CN and O", async () => {
+    const f = fx();
+    const cert = await f.clientCert({ cn: "carol", o: ["team-a", "team-b"] });
+    const r = await whoAmI(f, { cert });
+    expect(r.status).toBe(201);
+    expect(r.body.status.userInfo).toEqual({ username: "carol", groups: ["team-a", "team-b", "system:authenticated"] });
+  });
+
+  it("accepts a client certificate from a CA given with --client-ca-file", async () => {
+    const f = fx();
+    const r = await whoAmI(f, { cert: await f.clientCert({ cn: "erin", issuer: await testCa("extra client CA") }) });
+    expect(r.status).toBe(201);
+    expect(r.body.status.userInfo.username).toBe("erin");
+  });
+
+  it("refuses a client certificate from another CA", async () => {
+    const f = fx();
+    const cert = await f.clientCert({ cn: "mallory", o: ["system:masters"], issuer: await testCa("another CA") });
+    const r = await whoAmI(f, { cert });
+    expect(r.status).toBe(401);
+    expect(r.body.message).toMatch(/x509: certificate signed by unknown authority/);
+  });
+
+  it.each([
+    ["expired", { from: -7200, to: -3600 }, /x509: certificate has expired/],
+    ["not yet valid", { from: 86_400, to: 2 * 86_400 }, /x509: certificate is not yet valid/],
+    ["without client auth", { usages: ["digital signature", "server auth"] }, /client auth is required/],
+  ])("refuses a client certificate from the cluster CA that is %s", async (_name, o, message) => {
+    const f = fx();
+    const r = await whoAmI(f, { cert: await f.clientCert({ cn: "dave", ...o }) });
+    expect(r.status).toBe(401);
+    expect(r.body.message).toMatch(message);
+  });
+
+  it("falls back to the token when a refused certificate comes with a valid token", async () => {
+    const f = fx();
+    const cert = await f.clientCert({ cn: "dave", from: -7200, to: -3600 });
+    const r = await whoAmI(f, { cert, token: TOKENS.alice });
+    expect(r.status).toBe(201);
+    expect(r.body.status.userInfo.username).toBe("alice");
+  });
+
+  it("refuses basic credentials, which this server does not take", async () => {
+    const r = await whoAmI(fx(), { headers: { authorization: `Basic ${Buffer.from("admin:admin").toString("base64")}` } });
+    expect(r.status).toBe(401);
+    expect(r.body.message).toMatch(/basic authentication is not supported/);
+  });
+});
+
+describe("with --anonymous-auth", () => {
+  const anon = useSecureFixture({ anonymous: true });
+
+  it("serves a request without credentials as system:anonymous, within what RBAC grants it", async () => {
+    const f = anon();
+    expect((await f.call("GET", "/version")).status).toBe(200);
+    const listed = await f.call("GET", "/api/v1/namespaces");
+    expect(listed.status).toBe(403);
+    expect(listed.body.message).toBe('namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope');
+  });
+
+  it("still refuses a wrong token instead of falling back to anonymous", async () => {
+    const r = await anon().call("GET", "/version", { token: "wrong" });
+    expect(r.status).toBe(401);
+  });
+});
