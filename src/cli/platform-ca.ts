@@ -6,9 +6,10 @@ import { devCertsCommand } from "./commands/dev-certs.js";
 import { signCommand } from "./commands/sign.js";
 import { apiserverCommand } from "./commands/apiserver.js";
 import { upCommand } from "./commands/up.js";
+import { controllerCommand } from "./commands/controller.js";
 
 // Each subcommand module adds itself here (one import + one list entry per module).
-const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand, upCommand];
+const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand, upCommand, controllerCommand];
 
 const code = await runProgram(buildProgram("platform-ca", VERSION, modules), process.argv);
 process.exitCode = code;

@@ -161,7 +161,7 @@ export class EventRecorder {
     let nanos = BigInt(now.getTime()) * 1_000_000n;
     if (nanos <= this.lastNanos) nanos = this.lastNanos + 1n;
     this.lastNanos = nanos;
-    return `${regardingName}.${nanos.toString(16)}`;
+    return `${eventNamePrefix(regardingName)}.${nanos.toString(16)}`;
   }
 
   /** One writer per series; repeats arriving during a write are folded into one follow-up write. */
@@ -230,4 +230,18 @@ export function truncateBytes(text: string, max: number): string {
   // Step back over continuation bytes (10xxxxxx) so the cut lands on a character boundary.
   while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
   return bytes.subarray(0, end).toString("utf8");
+}
+
+/**
+ * Event names must be DNS subdomains, but the objects they are about may have names that are not (trust bundles
+ * carry `:`, CSR names may have upper case): keep what is allowed, map the rest to `-`, and leave room for the suffix.
+ */
+export function eventNamePrefix(regardingName: string): string {
+  const cleaned = regardingName
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]/g, "-")
+    .replace(/^[^a-z0-9]+/, "")
+    .slice(0, 230)
+    .replace(/[^a-z0-9]+$/, "");
+  return cleaned || "object";
 }

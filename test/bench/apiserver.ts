@@ -171,17 +171,30 @@ async function main(): Promise<void> {
     const restarted = await startServer(dataDir);
     child = restarted.child;
     const rssIdle = rssMiB(child.pid!);
-    t = performance.now();
-    const full = await http(restarted.base, "GET", CSR_PATH);
-    const fullListMs = performance.now() - t;
-    const rssAfterList = rssMiB(child.pid!);
-    // A watch loads the resource's watch cache: every object's text in memory.
+    // A watch loads the resource's watch cache (every object's text in memory); a LIST with resourceVersion=0 is
+    // served from that cache, so its answer means the cache is synced.
     const rv2 = JSON.parse((await http(restarted.base, "GET", `${CSR_PATH}?limit=1`)).text).metadata.resourceVersion as string;
     const cacheWatch = await new Promise<ReturnType<typeof request>>((resolve) => {
       const req = request(`${restarted.base}${CSR_PATH}?watch=1&resourceVersion=${rv2}`, { agent: new Agent({ keepAlive: false }) }, () => resolve(req));
       req.end();
     });
+    await http(restarted.base, "GET", `${CSR_PATH}?resourceVersion=0&limit=1`);
     const rssWithCache = rssMiB(child.pid!);
+    // How clients read a large collection: pages of 500 (kubectl and informers page).
+    t = performance.now();
+    let pages = 0;
+    for (let next = ""; ; pages++) {
+      const page = JSON.parse((await http(restarted.base, "GET", `${CSR_PATH}?limit=500${next ? `&continue=${encodeURIComponent(next)}` : ""}`)).text);
+      next = page.metadata.continue ?? "";
+      if (!next) break;
+    }
+    const pagedListMs = performance.now() - t;
+    const rssAfterPagedList = rssMiB(child.pid!);
+    // And the worst case: all objects in one response (124 MB of JSON), which the server must hold while sending.
+    t = performance.now();
+    const full = await http(restarted.base, "GET", CSR_PATH);
+    const fullListMs = performance.now() - t;
+    const rssAfterList = rssMiB(child.pid!);
     cacheWatch.destroy();
 
     const report = {
@@ -191,7 +204,7 @@ async function main(): Promise<void> {
       createConcurrency: CONCURRENCY,
       list: { items: LIST_SIZE, bytes: listBytes, medianMs: Math.round(percentile(listTimes, 50)), p90Ms: Math.round(percentile(listTimes, 90)) },
       fanout: { watchers: WATCHERS, writes: FANOUT_WRITES, p50Ms: +percentile(latencies, 50).toFixed(1), p99Ms: +percentile(latencies, 99).toFixed(1), maxMs: +latencies.at(-1)!.toFixed(1) },
-      rss: { objects: RSS_SIZE, idleMiB: rssIdle, afterFullListMiB: rssAfterList, withWatchCacheMiB: rssWithCache, fullListMs: Math.round(fullListMs), fullListBytes: full.text.length },
+      rss: { objects: RSS_SIZE, idleMiB: rssIdle, withWatchCacheMiB: rssWithCache, afterPagedListMiB: rssAfterPagedList, pagedListMs: Math.round(pagedListMs), pages: pages + 1, afterUnpagedFullListMiB: rssAfterList, fullListMs: Math.round(fullListMs), fullListBytes: full.text.length },
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } finally {

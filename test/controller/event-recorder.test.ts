@@ -185,3 +185,16 @@ describe("truncateBytes", () => {
     expect(truncateBytes(text, max)).toBe(expected);
   });
 });
+
+describe("event names", () => {
+  it.each([
+    ["example.com:foo:abc123", "example.com-foo-abc123"],
+    ["Node-CSR-1", "node-csr-1"],
+    ["--x--", "x"],
+    [":::", "object"],
+    ["a".repeat(300), "a".repeat(230)],
+  ])("turns %j into the valid prefix %j", async (name, prefix) => {
+    const { eventNamePrefix } = await import("../../src/controller/event-recorder.js");
+    expect(eventNamePrefix(name)).toBe(prefix);
+  });
+});

@@ -53,7 +53,8 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
       { nonResourceURLs: ["*"], verbs: ["*"] },
     ]),
     role(CONTROLLER_ROLE, [
-      { apiGroups: [cert], resources: ["certificatesigningrequests"], verbs: READ },
+      // delete: the cleaner removes old requests.
+      { apiGroups: [cert], resources: ["certificatesigningrequests"], verbs: [...READ, "delete"] },
       { apiGroups: [cert], resources: ["certificatesigningrequests/approval", "certificatesigningrequests/status"], verbs: ["update", "patch"] },
       { apiGroups: [cert], resources: ["signers"], resourceNames: [s.apiserverClient, s.nodeagentClient, s.nodeagentServing, s.legacyUnknown], verbs: ["approve"] },
       // Custom signers are configured at run time, so signing and attesting are not limited to the built-in names.
@@ -67,7 +68,12 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
       { apiGroups: [cert], resources: ["certificatesigningrequests"], verbs: ["create", ...READ] },
       { apiGroups: [cert], resources: ["certificatesigningrequests/nodeclient"], verbs: ["create"] },
     ]),
-    role(NODEAGENT_SELFNODECLIENT_ROLE, [{ apiGroups: [cert], resources: ["certificatesigningrequests/selfnodeclient"], verbs: ["create"] }]),
+    // Nodes renew their own client certificates: they create (and watch) CSRs, and selfnodeclient lets the approver
+    // approve a request whose subject is the node itself.
+    role(NODEAGENT_SELFNODECLIENT_ROLE, [
+      { apiGroups: [cert], resources: ["certificatesigningrequests"], verbs: ["create", ...READ] },
+      { apiGroups: [cert], resources: ["certificatesigningrequests/selfnodeclient"], verbs: ["create"] },
+    ]),
     // Seed 000 §2 rule 1: every authenticated user (service accounts included) reads trust bundles.
     role(BASIC_USER_ROLE, [
       { apiGroups: [names.authentication], resources: ["selfsubjectreviews"], verbs: ["create"] },

@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger } from "../../logger.js";
 import { addServeOptions, serveSecure, type ServeFlags } from "./apiserver.js";
+import { controllerComponent } from "./controller.js";
 
 export type UpComponent = Component;
 export type UpContext = ComponentContext;
@@ -11,7 +12,7 @@ export type UpContext = ComponentContext;
  * What `up` starts after the API server serves, in order, each with `{ adminConfigPath, dataDir, names, caFiles,
  * logger, signal }`. A component module adds itself here (one entry), e.g. the controller manager.
  */
-export const upComponents: UpComponent[] = [];
+export const upComponents: UpComponent[] = [controllerComponent];
 
 export const DEFAULT_DATA_DIR = ".platform";
 

@@ -1,0 +1,183 @@
+// `platform-ca controller`: the controller manager against an API server (signing, approving, trust bundles, cleaning).
+import { readFile } from "node:fs/promises";
+import type { Command } from "commander";
+import { parse as parseYaml } from "yaml";
+import { DEFAULT_GROUP_SUFFIX, groupNames, type GroupNames } from "../../api/group.js";
+import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
+import type { PlatformControllerManagerConfiguration } from "../../config/controller-manager.js";
+import { invalidOption } from "../../errors.js";
+import { createLogger, type Logger } from "../../logger.js";
+import { durationFlag } from "../duration.js";
+import { UsageError } from "../program.js";
+import { abortOnSignals, parseListen } from "./apiserver.js";
+
+interface ControllerFlags {
+  readonly config?: string;
+  readonly platformconfig?: string;
+  readonly context?: string;
+  readonly groupSuffix: string;
+  readonly clusterSigningCertFile?: string;
+  readonly clusterSigningKeyFile?: string;
+  readonly clusterSigningDuration?: string;
+  readonly controllers?: string;
+  readonly leaderElect?: boolean;
+  readonly bindAddress?: string;
+  readonly kubeApiQps?: number;
+  readonly kubeApiBurst?: number;
+}
+
+/** The manager's inputs once file and flags are merged (flags win). */
+export interface ControllerSettings {
+  readonly names: GroupNames;
+  readonly config: PlatformControllerManagerConfiguration;
+  readonly signingFiles: ReadonlyMap<string, { readonly certFile: string; readonly keyFile: string }>;
+  readonly kubeconfig: string;
+  readonly ops: { readonly host: string; readonly port: number };
+}
+
+function parseBool(value: string | undefined): boolean {
+  if (value === undefined || value === "true") return true;
+  if (value === "false") return false;
+  throw invalidOption("--leader-elect", "to be true or false", value);
+}
+
+function numberFlag(flag: string, whole = false): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === "" || !Number.isFinite(n) || (whole && (!Number.isInteger(n) || n < 0))) throw invalidOption(flag, whole ? "to be a whole number ≥ 0" : "to be a number", value);
+    return n;
+  };
+}
+
+/** Reads the file (if any), applies the flags over it, and logs what the file sets that nothing acts on. */
+export async function controllerSettings(flags: ControllerFlags, logger: Logger): Promise<ControllerSettings> {
+  const names = groupNames(flags.groupSuffix);
+  const { defaultControllerManagerConfig } = await import("../../controller/manager.js");
+  const { loadControllerManagerConfig } = await import("../../config/controller-manager.js");
+  let config = defaultControllerManagerConfig(names.suffix);
+  let signingFiles = new Map<string, { certFile: string; keyFile: string }>();
+  let addressSet = false;
+  if (flags.config) {
+    const loaded = await loadControllerManagerConfig(flags.config, { groupSuffix: names.suffix });
+    for (const warning of loaded.warnings) logger.warn({ file: flags.config }, warning);
+    if (loaded.ignored.length > 0) logger.info({ file: flags.config, blocks: loaded.ignored }, "configuration blocks accepted but not acted on");
+    config = loaded.config;
+    signingFiles = new Map(loaded.signingFiles);
+    // The file's Address is used only when the file sets it; otherwise health and metrics stay on loopback.
+    const doc = parseYaml(await readFile(flags.config, "utf8")) as { Generic?: { Address?: unknown } } | null;
+    addressSet = typeof doc?.Generic?.Address === "string";
+  }
+  const generic = config.Generic;
+  const cert = flags.clusterSigningCertFile;
+  const key = flags.clusterSigningKeyFile;
+  if ((cert === undefined) !== (key === undefined)) throw new UsageError("--cluster-signing-cert-file and --cluster-signing-key-file go together");
+  if (cert !== undefined && key !== undefined) signingFiles = new Map(Object.values(names.signers).map((n) => [n, { certFile: cert, keyFile: key }]));
+  if (flags.clusterSigningDuration !== undefined) {
+    config.CSRSigningController.ClusterSigningDuration = durationFlag(flags.clusterSigningDuration, "--cluster-signing-duration") * 1000;
+  }
+  if (flags.controllers !== undefined) generic.Controllers = flags.controllers.split(",").map((s) => s.trim()).filter(Boolean);
+  if (flags.leaderElect !== undefined) generic.LeaderElection.leaderElect = flags.leaderElect;
+  if (flags.kubeApiQps !== undefined) generic.ClientConnection.qps = flags.kubeApiQps;
+  if (flags.kubeApiBurst !== undefined) generic.ClientConnection.burst = flags.kubeApiBurst;
+  const ops = flags.bindAddress !== undefined ? parseListen(flags.bindAddress) : { host: addressSet ? generic.Address : "127.0.0.1", port: generic.Port };
+  return { names, config, signingFiles, kubeconfig: flags.platformconfig ?? generic.ClientConnection.kubeconfig, ops };
+}
+
+export interface RunControllerOptions {
+  readonly settings: ControllerSettings;
+  readonly context?: string;
+  readonly logger: Logger;
+  readonly signal: AbortSignal;
+  /** Told the ops address once the manager runs. */
+  readonly onStarted?: (opsAddress: string) => void;
+}
+
+/** Builds the signers and the manager and runs them until `signal` aborts; returns after a clean stop. */
+export async function runController(o: RunControllerOptions): Promise<{ stop(): Promise<void> }> {
+  const { settings, logger } = o;
+  const [{ restConfigFromConnection }, { signersFromConfig }, { createControllerManager }] = await Promise.all([
+    import("../../client/connection-config.js"),
+    import("../../controller/controllers/signers-from-config.js"),
+    import("../../controller/manager.js"),
+  ]);
+  const { config, names } = settings;
+  const conn = config.Generic.ClientConnection;
+  const restConfig = await restConfigFromConnection(
+    { kubeconfig: settings.kubeconfig, acceptContentTypes: conn.acceptContentTypes, contentType: conn.contentType, qps: conn.qps, burst: conn.burst },
+    { groupSuffix: names.suffix, ...(o.context !== undefined && { context: o.context }) },
+  );
+  const ext = config.PlatformCAExtensions;
+  const signers = await signersFromConfig({
+    names,
+    signingFiles: settings.signingFiles,
+    maxDurationSeconds: Math.floor(config.CSRSigningController.ClusterSigningDuration / 1000),
+    customSigners: ext.CustomSigners,
+    plugins: ext.SignerPlugins,
+    logger,
+  });
+  if (signers.registry.size === 0) {
+    throw new UsageError("no signer is configured: give --cluster-signing-cert-file and --cluster-signing-key-file, CSRSigningController files, CustomSigners or SignerPlugins");
+  }
+  await signers.start(o.signal);
+  const manager = createControllerManager({ restConfig, signers: signers.registry, config, names, logger, ops: settings.ops, processMetrics: true });
+  const stop = async (): Promise<void> => {
+    await manager.stop();
+    signers.stop();
+  };
+  try {
+    await manager.start(o.signal);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  logger.info({ signers: signers.registry.names(), ops: manager.opsAddress }, "controller manager running");
+  o.onStarted?.(manager.opsAddress);
+  return { stop };
+}
+
+/** Runs the controllers inside `platform-ca up`, as the administrator of admin.conf, over the wire like any client. */
+export const controllerComponent: Component = {
+  name: "controller-manager",
+  async start(ctx: ComponentContext) {
+    const { defaultControllerManagerConfig } = await import("../../controller/manager.js");
+    const config = defaultControllerManagerConfig(ctx.names.suffix);
+    // One process on loopback: nobody to elect against.
+    config.Generic.LeaderElection.leaderElect = false;
+    const signingFiles = new Map(Object.values(ctx.names.signers).map((n) => [n, ctx.caFiles]));
+    const settings: ControllerSettings = { names: ctx.names, config, signingFiles, kubeconfig: ctx.adminConfigPath, ops: { host: "127.0.0.1", port: 0 } };
+    return runController({ settings, logger: ctx.logger, signal: ctx.signal });
+  },
+};
+
+export const controllerCommand = (program: Command): void => {
+  program
+    .command("controller")
+    .description("run the controllers against an API server: sign approved CSRs, auto-approve node-agent client CSRs, publish trust bundles, clean up")
+    .option("--config <file>", "a PlatformControllerManagerConfiguration file")
+    .option("--platformconfig <file>", "client config file of the API server (overrides ClientConnection.kubeconfig)")
+    .option("--context <name>", "context of the client config file to use")
+    .option("--group-suffix <suffix>", "API group suffix", DEFAULT_GROUP_SUFFIX)
+    .option("--cluster-signing-cert-file <file>", "CA certificate of the four built-in signers (overrides CSRSigningController)")
+    .option("--cluster-signing-key-file <file>", "CA private key of the four built-in signers")
+    .option("--cluster-signing-duration <duration>", "longest certificate lifetime (e.g. 8760h)")
+    .option("--controllers <list>", "controllers to run: * for all, name to enable, -name to disable (csrsigning, csrapproving, csrcleaner, clustertrustbundle-publisher)")
+    .option("--leader-elect [bool]", "run only while holding the lease (true or false)", parseBool)
+    .option("--kube-api-qps <number>", "requests per second to the API server once the burst is spent; ≤ 0 for no limit (overrides ClientConnection.qps, default 20)", numberFlag("--kube-api-qps"))
+    .option("--kube-api-burst <number>", "burst of requests to the API server (overrides ClientConnection.burst, default 30)", numberFlag("--kube-api-burst", true))
+    .option("--bind-address <host:port>", "where /healthz, /readyz and /metrics listen; port 0 picks a free port (default 127.0.0.1:10257)")
+    .action(async (flags: ControllerFlags) => {
+      const logger = createLogger({ name: "controller-manager" });
+      const settings = await controllerSettings(flags, logger);
+      const controller = new AbortController();
+      abortOnSignals(controller, logger);
+      const running = await runController({
+        settings,
+        ...(flags.context !== undefined && { context: flags.context }),
+        logger,
+        signal: controller.signal,
+        onStarted: (ops) => process.stdout.write(`controller manager running; health and metrics on ${ops || "(disabled)"}\n`),
+      });
+      if (!controller.signal.aborted) await new Promise<void>((resolve) => controller.signal.addEventListener("abort", () => resolve(), { once: true }));
+      await running.stop();
+    });
+};

@@ -1,0 +1,111 @@
+// One term of work: the informers, the event recorder and the enabled controllers, started and stopped together.
+import type { GroupNames } from "../../api/group.js";
+import type { CertificateSigningRequest } from "../../api/types/csr.js";
+import type { ClusterTrustBundle } from "../../api/types/trust-bundle.js";
+import type { Logger } from "../../logger.js";
+import type { SignerRegistry } from "../../../signers/registry.js";
+import type { Clock } from "../clock.js";
+import { EventRecorder } from "../event-recorder.js";
+import { Informer } from "../informer.js";
+import type { ControllerMetrics } from "../metrics.js";
+import type { ServingApprovalPolicy } from "./approval-policy.js";
+import { ApprovingController, APPROVING_CONTROLLER } from "./approving.js";
+import { CLEANER_CONTROLLER, CsrCleaner, type CleanerRules } from "./cleaner.js";
+import { CsrParser } from "./csr-request.js";
+import type { Controller } from "./queue-controller.js";
+import type { ControllerResources } from "./resources.js";
+import { SigningController, SIGNING_CONTROLLER } from "./signing.js";
+import { PUBLISHER_CONTROLLER, TrustBundlePublisher } from "./trust-bundle-publisher.js";
+
+/** The names `Generic.Controllers` and `--controllers` use. */
+export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER] as const;
+export type ControllerName = (typeof CONTROLLER_NAMES)[number];
+
+/** Reported as `reportingController` on every Event. */
+export const REPORTING_CONTROLLER = "platform-ca-controller-manager";
+
+export interface ControllerSetOptions {
+  readonly resources: ControllerResources;
+  readonly names: GroupNames;
+  readonly signers: SignerRegistry;
+  readonly enabled: ReadonlySet<ControllerName>;
+  readonly identity: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly metrics: ControllerMetrics;
+  readonly csrWorkers: number;
+  readonly minResyncPeriodMs: number;
+  /** How long syncs in flight may finish when the term ends. */
+  readonly stopTimeoutMs: number;
+  readonly autoApproveClient: boolean;
+  readonly servingPolicy?: ServingApprovalPolicy;
+  readonly cleaner: { readonly periodMs: number; readonly rules: CleanerRules };
+  readonly publisherResyncMs: number;
+}
+
+export class ControllerSet {
+  readonly controllers: readonly Controller[];
+  private readonly csrInformer: Informer<CertificateSigningRequest>;
+  private readonly bundleInformer: Informer<ClusterTrustBundle> | undefined;
+  private readonly recorder: EventRecorder;
+  private stopping: Promise<void> | undefined;
+
+  constructor(o: ControllerSetOptions) {
+    const { clock, logger, metrics, resources } = o;
+    const base = { clock, logger, minResyncPeriodMs: o.minResyncPeriodMs };
+    this.csrInformer = new Informer({ ...base, listWatcher: resources.csrs, name: "certificatesigningrequests" });
+    this.bundleInformer = o.enabled.has(PUBLISHER_CONTROLLER) ? new Informer({ ...base, listWatcher: resources.trustBundles, name: "clustertrustbundles" }) : undefined;
+    this.recorder = new EventRecorder({ client: resources.events, reportingController: REPORTING_CONTROLLER, reportingInstance: o.identity.slice(0, 128), groupSuffix: o.names.suffix, clock, logger });
+    const common = { clock, logger, metrics, stopTimeoutMs: o.stopTimeoutMs };
+    const parser = new CsrParser();
+    const csr = { csrs: resources.csrs, informer: this.csrInformer, events: this.recorder, parser };
+    const controllers: Controller[] = [];
+    if (o.enabled.has(APPROVING_CONTROLLER)) {
+      controllers.push(
+        new ApprovingController({
+          ...common,
+          ...csr,
+          reviews: resources.subjectAccessReviews,
+          names: o.names,
+          signers: o.signers,
+          workers: o.csrWorkers,
+          autoApproveClient: o.autoApproveClient,
+          ...(o.servingPolicy && { servingPolicy: o.servingPolicy }),
+        }),
+      );
+    }
+    if (o.enabled.has(SIGNING_CONTROLLER)) controllers.push(new SigningController({ ...common, ...csr, signers: o.signers, workers: o.csrWorkers }));
+    if (this.bundleInformer) {
+      controllers.push(
+        new TrustBundlePublisher({ ...common, bundles: resources.trustBundles, informer: this.bundleInformer, signers: o.signers, names: o.names, resyncMs: o.publisherResyncMs }),
+      );
+    }
+    if (o.enabled.has(CLEANER_CONTROLLER)) controllers.push(new CsrCleaner({ ...common, csrs: resources.csrs, informer: this.csrInformer, periodMs: o.cleaner.periodMs, rules: o.cleaner.rules }));
+    this.controllers = controllers;
+  }
+
+  /** Starts the informers and every controller; resolves once all caches synced and workers run (or `signal` aborted). */
+  async start(signal: AbortSignal): Promise<void> {
+    this.csrInformer.start(signal);
+    this.bundleInformer?.start(signal);
+    await Promise.all(this.controllers.map((c) => c.start(signal)));
+  }
+
+  /** Stops the controllers (syncs in flight finish up to the stop timeout), then the informers, then flushes events. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      await Promise.all(this.controllers.map((c) => c.stop()));
+      await Promise.all([this.csrInformer.stop(), this.bundleInformer?.stop()]);
+      await this.recorder.flush();
+    })();
+    return this.stopping;
+  }
+
+  synced(): boolean {
+    return this.csrInformer.hasSynced() && (this.bundleInformer?.hasSynced() ?? true);
+  }
+
+  ready(): boolean {
+    return this.synced() && this.controllers.every((c) => c.ready());
+  }
+}

@@ -1,0 +1,240 @@
+// The controller manager: the enabled controllers under leader election, with health, readiness and metrics.
+import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
+import { hostname } from "node:os";
+import { DEFAULT_GROUP_SUFFIX, groupNames, type GroupNames } from "../api/group.js";
+import { createClient, type RestClient } from "../client/rest-client.js";
+import type { RestConfig } from "../client/rest-config.js";
+import {
+  controllerManagerApiVersion,
+  CONTROLLER_MANAGER_KIND,
+  isControllerEnabled,
+  parseControllerManagerConfig,
+  type PlatformControllerManagerConfiguration,
+} from "../config/controller-manager.js";
+import { invalidOption } from "../errors.js";
+import { silentLogger, type Logger } from "../logger.js";
+import type { SignerRegistry } from "../../signers/registry.js";
+import { realClock, type Clock } from "./clock.js";
+import { REQUESTER_MATCHES_SUBJECT, type ServingApprovalPolicy } from "./controllers/approval-policy.js";
+import { CONTROLLER_NAMES, ControllerSet, type ControllerName } from "./controllers/controller-set.js";
+import { PUBLISHER_CONTROLLER } from "./controllers/trust-bundle-publisher.js";
+import { controllerResources, type ControllerResources } from "./controllers/resources.js";
+import { LeaderElector } from "./leader-election.js";
+import { ControllerMetrics } from "./metrics.js";
+import { OpsServer, type OpsCheck } from "./ops-server.js";
+
+export interface ControllerManagerOptions {
+  /** A client for the API server; or `restConfig` to build one (then closed on stop). */
+  readonly client?: RestClient;
+  readonly restConfig?: RestConfig;
+  readonly signers: SignerRegistry;
+  /** The loaded configuration; every default when absent. */
+  readonly config?: PlatformControllerManagerConfiguration;
+  readonly names?: GroupNames;
+  readonly logger?: Logger;
+  readonly clock?: Clock;
+  /** This replica in the lease and in Events (default `<host name>_<random>`). */
+  readonly identity?: string;
+  /** Where /healthz, /readyz and /metrics listen (default Generic.Address:Port); false for nowhere. */
+  readonly ops?: { readonly host: string; readonly port: number } | false;
+  /** Overrides Approver.ServingPolicy with a detailed policy. */
+  readonly servingApproval?: ServingApprovalPolicy;
+  /** Export process metrics too (default false). */
+  readonly processMetrics?: boolean;
+  /** How often the publisher compares every signer's anchors (default 60 s). */
+  readonly publisherResyncMs?: number;
+}
+
+export interface ControllerManager {
+  readonly identity: string;
+  readonly metrics: ControllerMetrics;
+  /** The controllers this manager runs while it leads. */
+  readonly enabled: readonly ControllerName[];
+  /** `http://host:port` of /healthz, /readyz and /metrics once started (empty without one). */
+  readonly opsAddress: string;
+  /** Serves health and metrics, then campaigns for the lease (or runs at once without leader election). */
+  start(signal?: AbortSignal): Promise<void>;
+  /** Finishes syncs in flight, releases the lease, stops serving. */
+  stop(): Promise<void>;
+  isLeader(): boolean;
+  /** Leading with every cache synced and every controller running (always false on a standby replica). */
+  working(): boolean;
+}
+
+/** Every default of the configuration kind, for callers without a file. */
+export function defaultControllerManagerConfig(groupSuffix = DEFAULT_GROUP_SUFFIX): PlatformControllerManagerConfiguration {
+  const text = `apiVersion: ${controllerManagerApiVersion(groupSuffix)}\nkind: ${CONTROLLER_MANAGER_KIND}\n`;
+  return parseControllerManagerConfig(text, "defaults", { groupSuffix }).config;
+}
+
+export function createControllerManager(options: ControllerManagerOptions): ControllerManager {
+  if (!options?.signers) throw invalidOption("signers", "to be a SignerRegistry", options?.signers);
+  if (!options.client && !options.restConfig) throw invalidOption("client", "or `restConfig` to be set", undefined);
+  return new Manager(options);
+}
+
+class Manager implements ControllerManager {
+  readonly identity: string;
+  readonly metrics: ControllerMetrics;
+  readonly enabled: readonly ControllerName[];
+  private readonly o: ControllerManagerOptions;
+  private readonly names: GroupNames;
+  private readonly config: PlatformControllerManagerConfiguration;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private client: RestClient | undefined;
+  private resources: ControllerResources | undefined;
+  private ops: OpsServer | undefined;
+  private elector: LeaderElector | undefined;
+  private term: ControllerSet | undefined;
+  private started = false;
+  private stopping: Promise<void> | undefined;
+  private readonly own = new AbortController();
+
+  constructor(o: ControllerManagerOptions) {
+    this.o = o;
+    this.names = o.names ?? groupNames(DEFAULT_GROUP_SUFFIX);
+    this.config = o.config ?? defaultControllerManagerConfig(this.names.suffix);
+    this.clock = o.clock ?? realClock;
+    this.identity = o.identity ?? `${hostname()}_${randomUUID()}`;
+    this.log = (o.logger ?? silentLogger()).child({ identity: this.identity });
+    this.metrics = new ControllerMetrics({ processMetrics: o.processMetrics === true });
+    const list = this.config.Generic.Controllers;
+    const ext = this.config.PlatformCAExtensions;
+    this.enabled = CONTROLLER_NAMES.filter(
+      (name) => isControllerEnabled(name, list) && !(name === PUBLISHER_CONTROLLER && !ext.TrustBundlePublisher.Enabled),
+    );
+  }
+
+  get opsAddress(): string {
+    return this.ops?.address ?? "";
+  }
+
+  async start(signal?: AbortSignal): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    setMaxListeners(0, this.own.signal);
+    signal?.addEventListener("abort", () => void this.stop(), { once: true });
+    this.client = this.o.client ?? createClient(this.o.restConfig!, { logger: this.log, groupSuffix: this.names.suffix });
+    this.resources = controllerResources(this.client, this.names);
+    const where = this.o.ops === undefined ? { host: this.config.Generic.Address, port: this.config.Generic.Port } : this.o.ops;
+    if (where) {
+      this.ops = new OpsServer({ ...where, metrics: this.metrics, health: () => this.health(), ready: () => this.readiness(), logger: this.log });
+      await this.ops.start();
+    }
+    const le = this.config.Generic.LeaderElection;
+    this.log.info({ controllers: this.enabled, leaderElect: le.leaderElect, ops: this.opsAddress || undefined }, "controller manager starting");
+    if (!le.leaderElect) {
+      this.metrics.leader.set(1);
+      void this.lead(this.own.signal);
+      return;
+    }
+    this.elector = new LeaderElector({
+      client: this.resources.leases,
+      name: le.resourceName,
+      namespace: le.resourceNamespace,
+      identity: this.identity,
+      leaseDurationMs: le.leaseDuration,
+      renewDeadlineMs: le.renewDeadline,
+      retryPeriodMs: le.retryPeriod,
+      groupSuffix: this.names.suffix,
+      clock: this.clock,
+      logger: this.log,
+      callbacks: {
+        onStartedLeading: (leading) => {
+          this.metrics.leader.set(1);
+          return this.lead(leading);
+        },
+        onStoppedLeading: () => this.metrics.leader.set(0),
+        onNewLeader: (leader) => this.log.info({ leader }, "leader observed"),
+      },
+    });
+    this.elector.start(this.own.signal);
+  }
+
+  /** Runs one term of controllers until `leading` aborts (lease lost, or stop()). */
+  private async lead(leading: AbortSignal): Promise<void> {
+    if (this.stopping || leading.aborted) return;
+    // Every informer, queue and worker of the term listens on this one signal.
+    setMaxListeners(0, leading);
+    const term = this.newTerm();
+    this.term = term;
+    leading.addEventListener("abort", () => void term.stop(), { once: true });
+    await term.start(leading);
+    if (!leading.aborted) this.log.info({ controllers: this.enabled }, "controllers running");
+  }
+
+  private newTerm(): ControllerSet {
+    const c = this.config;
+    const le = c.Generic.LeaderElection;
+    const ext = c.PlatformCAExtensions;
+    const servingPolicy = this.o.servingApproval ?? (ext.Approver.ServingPolicy === "RequesterMatchesSubject" ? REQUESTER_MATCHES_SUBJECT : undefined);
+    return new ControllerSet({
+      resources: this.resources!,
+      names: this.names,
+      signers: this.o.signers,
+      enabled: new Set(this.enabled),
+      identity: this.identity,
+      clock: this.clock,
+      logger: this.log,
+      metrics: this.metrics,
+      csrWorkers: ext.ConcurrentCSRSyncs,
+      minResyncPeriodMs: c.Generic.MinResyncPeriod,
+      // A replica that lost the lease must be done before another may take it: the lease outlives the renew deadline by this much.
+      stopTimeoutMs: le.leaderElect ? Math.max(0, Math.min(30_000, le.leaseDuration - le.renewDeadline - 1000)) : 30_000,
+      autoApproveClient: ext.Approver.AutoApproveNodeAgentClient,
+      ...(servingPolicy && { servingPolicy }),
+      cleaner: {
+        periodMs: ext.Cleaner.Period,
+        rules: {
+          pendingMs: ext.Cleaner.PendingExpiration,
+          approvedMs: ext.Cleaner.ApprovedExpiration,
+          deniedMs: ext.Cleaner.DeniedExpiration,
+          failedMs: ext.Cleaner.FailedExpiration,
+          issuedGraceMs: ext.Cleaner.IssuedGracePeriod,
+        },
+      },
+      publisherResyncMs: this.o.publisherResyncMs ?? 60_000,
+    });
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      // Syncs in flight finish while the lease is still held; only then is it released.
+      await this.term?.stop();
+      this.own.abort();
+      await this.elector?.stop();
+      this.metrics.leader.set(0);
+      await this.ops?.stop();
+      if (!this.o.client) this.client?.close();
+      this.log.info("controller manager stopped");
+    })();
+    return this.stopping;
+  }
+
+  isLeader(): boolean {
+    return this.elector ? this.elector.isLeader() : this.started && !this.stopping;
+  }
+
+  working(): boolean {
+    return this.isLeader() && this.term !== undefined && this.term.ready();
+  }
+
+  private health(): OpsCheck[] {
+    return [{ name: "ping", ok: true }, { name: "shutdown", ok: !this.stopping, ...(this.stopping && { detail: "stopping" }) }];
+  }
+
+  private readiness(): OpsCheck[] {
+    const checks: OpsCheck[] = [...this.health()];
+    if (this.elector && !this.elector.isLeader()) {
+      const leader = this.elector.leader();
+      checks.push({ name: "leader-election", ok: true, detail: `standby${leader ? `, leader is ${leader}` : ""}` });
+      return checks;
+    }
+    checks.push({ name: "leader-election", ok: true, detail: this.elector ? "leading" : "disabled" });
+    checks.push({ name: "informers-synced", ok: this.term?.synced() ?? false });
+    for (const c of this.term?.controllers ?? []) checks.push({ name: `controller-${c.name}`, ok: c.ready() });
+    return checks;
+  }
+}

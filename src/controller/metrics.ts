@@ -1,0 +1,72 @@
+// Prometheus metrics of one controller manager: its own prom-client registry, so two managers in a process never clash.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { WorkQueueMetrics } from "./workqueue.js";
+
+export interface ControllerMetricsOptions {
+  /** Also export process metrics (CPU, memory, event loop, GC); default false, as a library should not. */
+  readonly processMetrics?: boolean;
+  /** Metric name prefix (default `platform_ca_`). */
+  readonly prefix?: string;
+}
+
+/** Buckets in seconds for work that takes from a fraction of a millisecond (a signature) to seconds (a slow API call). */
+const FAST_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Certificate lifetimes: 10 minutes to 10 years. */
+const LIFETIME_BUCKETS = [600, 3600, 6 * 3600, 86_400, 7 * 86_400, 30 * 86_400, 90 * 86_400, 365 * 86_400, 3650 * 86_400];
+
+export class ControllerMetrics {
+  readonly registry: Registry;
+  readonly queueDepth: Gauge<"name">;
+  readonly queueAdds: Counter<"name">;
+  readonly queueRetries: Counter<"name">;
+  readonly queueLatency: Histogram<"name">;
+  readonly syncDuration: Histogram<"name">;
+  readonly csrSigned: Counter<"signer">;
+  readonly csrFailed: Counter<"signer" | "reason">;
+  readonly csrApproved: Counter<"signer">;
+  readonly signingDuration: Histogram<"signer">;
+  readonly requestedDuration: Histogram<"signer">;
+  readonly honouredDuration: Histogram<"signer">;
+  readonly trustBundleSyncs: Counter<"signer" | "result">;
+  readonly csrCleaned: Counter<"rule">;
+  readonly leader: Gauge;
+
+  constructor(options: ControllerMetricsOptions = {}) {
+    const p = options.prefix ?? "platform_ca_";
+    const registers = [(this.registry = new Registry())];
+    const counter = <L extends string>(name: string, help: string, labelNames: L[]) => new Counter<L>({ name: p + name, help, labelNames, registers });
+    const histogram = <L extends string>(name: string, help: string, labelNames: L[], buckets: number[]) =>
+      new Histogram<L>({ name: p + name, help, labelNames, buckets, registers });
+    this.queueDepth = new Gauge({ name: `${p}workqueue_depth`, help: "Keys waiting in a controller's work queue.", labelNames: ["name"], registers });
+    this.queueAdds = counter("workqueue_adds_total", "Keys added to a controller's work queue.", ["name"]);
+    this.queueRetries = counter("workqueue_retries_total", "Keys re-queued with backoff after a failed sync.", ["name"]);
+    this.queueLatency = histogram("workqueue_queue_duration_seconds", "Time a key waited in the queue before a worker took it.", ["name"], FAST_BUCKETS);
+    this.syncDuration = histogram("controller_sync_duration_seconds", "Time one sync of a key took.", ["name"], FAST_BUCKETS);
+    this.csrSigned = counter("csr_signed_total", "CertificateSigningRequests issued, per signer.", ["signer"]);
+    this.csrFailed = counter("csr_failed_total", "CertificateSigningRequests marked Failed, per signer and condition reason.", ["signer", "reason"]);
+    this.csrApproved = counter("csr_approved_total", "CertificateSigningRequests auto-approved, per signer.", ["signer"]);
+    this.signingDuration = histogram("csr_signing_duration_seconds", "Time the signer took to issue one certificate.", ["signer"], FAST_BUCKETS);
+    this.requestedDuration = histogram("csr_requested_duration_seconds", "Lifetimes asked for with spec.expirationSeconds.", ["signer"], LIFETIME_BUCKETS);
+    this.honouredDuration = histogram("csr_honoured_duration_seconds", "Lifetimes of the certificates issued (NotAfter − NotBefore).", ["signer"], LIFETIME_BUCKETS);
+    this.trustBundleSyncs = counter("trust_bundle_syncs_total", "Trust-bundle publisher syncs per signer, by result.", ["signer", "result"]);
+    this.csrCleaned = counter("csr_cleaned_total", "CertificateSigningRequests deleted by the cleaner, per rule.", ["rule"]);
+    this.leader = new Gauge({ name: `${p}leader`, help: "1 while this replica holds the lease (or runs without leader election).", registers });
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: p });
+  }
+
+  /** Observers for a WorkQueue's `metrics` option. */
+  workQueue(): WorkQueueMetrics {
+    return {
+      depth: (name, depth) => this.queueDepth.set({ name }, depth),
+      add: (name) => this.queueAdds.inc({ name }),
+      retry: (name) => this.queueRetries.inc({ name }),
+      queueLatency: (name, ms) => this.queueLatency.observe({ name }, ms / 1000),
+      workDuration: (name, ms) => this.syncDuration.observe({ name }, ms / 1000),
+    };
+  }
+
+  /** The text exposition format, and its content type. */
+  async scrape(): Promise<{ readonly contentType: string; readonly body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}

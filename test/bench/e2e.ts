@@ -1,0 +1,200 @@
+// bench:e2e — node-agent CSRs through real `platform-ca apiserver` (HTTPS, SQLite) and `platform-ca controller` processes:
+// throughput of a burst from parallel clients, approve→issued latency at a paced rate, and the same under qps 20 / burst 30.
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isApproved, isIssued } from "../../src/api/conditions.js";
+import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
+import { Informer } from "../../src/controller/informer.js";
+import { createPersistently, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
+import { csr as csrFixture } from "../fixtures/csr.js";
+
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const CSRS = env("BENCH_CSRS", 10_000);
+const CLIENTS = env("BENCH_CLIENTS", 32);
+const PACED_RATE = env("BENCH_PACED_RATE", 50);
+const PACED_SECONDS = env("BENCH_PACED_SECONDS", 20);
+const THROTTLED_CSRS = env("BENCH_THROTTLED_CSRS", 500);
+const NODEAGENT = "platform.io/apiserver-client-nodeagent";
+/** Which phases run (default all): burst, paced, throttled-burst, throttled-paced. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? "burst,paced,throttled-burst,throttled-paced").split(","));
+
+interface Timeline {
+  created?: number;
+  approved?: number;
+  issued?: number;
+}
+
+/** Watches every CSR and notes, by name, when the approval and the certificate were first seen (this process's clock). */
+function observe(c: Cluster): { readonly times: Map<string, Timeline>; informer: Informer<CertificateSigningRequest>; issuedCount(): number } {
+  const times = new Map<string, Timeline>();
+  let issued = 0;
+  const informer = new Informer<CertificateSigningRequest>({ listWatcher: c.admin.csrs, name: "bench" });
+  const seen = (csr: CertificateSigningRequest): void => {
+    const t = times.get(csr.metadata.name!) ?? {};
+    const now = performance.now();
+    if (t.approved === undefined && isApproved(csr)) t.approved = now;
+    if (t.issued === undefined && isIssued(csr)) {
+      t.issued = now;
+      issued++;
+    }
+    times.set(csr.metadata.name!, t);
+  };
+  informer.addHandlers({ onAdd: seen, onUpdate: (_o, n) => seen(n) });
+  return { times, informer, issuedCount: () => issued };
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+/** CPU seconds (user + system) a process has used, from /proc. */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+async function waitFor(done: () => boolean, limitMs: number): Promise<boolean> {
+  const until = Date.now() + limitMs;
+  while (!done()) {
+    if (Date.now() > until) return false;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return true;
+}
+
+interface Phase {
+  readonly c: Cluster;
+  readonly controller: ControllerProc;
+  readonly watch: ReturnType<typeof observe>;
+}
+
+async function phase(controllerArgs: readonly string[]): Promise<Phase> {
+  const c = await startCluster();
+  const controller = await c.startController(["--leader-elect=false", ...controllerArgs]);
+  const watch = observe(c);
+  watch.informer.start();
+  await watch.informer.waitForSync();
+  return { c, controller, watch };
+}
+
+/** Requests are made before the clock starts, so making keys and CSRs is not measured. */
+async function prepare(c: Cluster, prefix: string, count: number): Promise<CertificateSigningRequest[]> {
+  const out: CertificateSigningRequest[] = [];
+  for (let i = 0; i < count; i++) {
+    const name = `${prefix}-${i}`;
+    const request = await csrFixture({ cn: `system:node:${name}`, o: ["system:nodes"] });
+    out.push({
+      apiVersion: `${c.names.certificates}/v1`,
+      kind: "CertificateSigningRequest",
+      metadata: { name },
+      spec: { request: Buffer.from(request.pem).toString("base64"), signerName: c.names.signers.nodeagentClient, usages: ["digital signature", "client auth"] },
+    });
+  }
+  return out;
+}
+
+async function summary(p: Phase): Promise<{ metrics: string; apiserverCpu: number; controllerCpu: number }> {
+  const metrics = await (await fetch(`${p.controller.ops}/metrics`)).text();
+  return { metrics, apiserverCpu: cpuSeconds(p.c.apiserver.child.pid), controllerCpu: cpuSeconds(p.controller.child.pid) };
+}
+
+/** What the controller's metrics and the processes' CPU times say about where the time went. */
+async function report(p: Phase): Promise<void> {
+  const s = await summary(p);
+  const syncs = (name: string) => {
+    const sum = sample(s.metrics, `platform_ca_controller_sync_duration_seconds_sum{name="${name}"}`);
+    const n = sample(s.metrics, `platform_ca_controller_sync_duration_seconds_count{name="${name}"}`);
+    const waited = sample(s.metrics, `platform_ca_workqueue_queue_duration_seconds_sum{name="${name}"}`);
+    return `${n} syncs, mean ${((sum / n) * 1000).toFixed(1)} ms, mean queue wait ${((waited / n) * 1000).toFixed(1)} ms`;
+  };
+  const signSum = sample(s.metrics, `platform_ca_csr_signing_duration_seconds_sum{signer="${NODEAGENT}"}`);
+  const signed = sample(s.metrics, `platform_ca_csr_signed_total{signer="${NODEAGENT}"}`);
+  console.log(`signed ${signed}, approved ${sample(s.metrics, `platform_ca_csr_approved_total{signer="${NODEAGENT}"}`)}; signer CPU per certificate ${((signSum / signed) * 1000).toFixed(3)} ms`);
+  console.log(`csrapproving: ${syncs("csrapproving")}; csrsigning: ${syncs("csrsigning")}`);
+  console.log(`CPU used: apiserver ${s.apiserverCpu.toFixed(1)} s, controller ${s.controllerCpu.toFixed(1)} s, bench (clients + watch) ${(process.cpuUsage().user / 1e6).toFixed(1)} s user`);
+}
+
+async function finish(p: Phase): Promise<void> {
+  await p.watch.informer.stop();
+  await p.c.stop();
+}
+
+/** `count` CSRs from CLIENTS parallel clients as fast as they go; seconds until the last one is issued. */
+async function burst(label: string, count: number, controllerArgs: readonly string[]): Promise<void> {
+  const p = await phase(controllerArgs);
+  const csrs = await prepare(p.c, "burst", count);
+  const start = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (next < csrs.length) {
+        const csr = csrs[next++]!;
+        const t = p.watch.times.get(csr.metadata.name!) ?? {};
+        t.created = performance.now();
+        p.watch.times.set(csr.metadata.name!, t);
+        await createPersistently(p.c.bootstrapper, csr);
+      }
+    }),
+  );
+  const created = (performance.now() - start) / 1000;
+  const complete = await waitFor(() => p.watch.issuedCount() >= count, 3_600_000);
+  const total = (performance.now() - start) / 1000;
+  console.log(`\n## ${label}: ${count} CSRs from ${CLIENTS} clients (controller ${controllerArgs.join(" ") || "defaults"})`);
+  console.log(`all created after ${created.toFixed(1)} s (${(count / created).toFixed(0)} creates/s); ${complete ? "all" : "NOT all"} issued after ${total.toFixed(1)} s → ${(count / total).toFixed(1)} CSRs/s`);
+  await report(p);
+  await finish(p);
+}
+
+/** PACED_RATE CSRs per second for PACED_SECONDS; approve→issued and create→issued latency as the watch saw them. */
+async function paced(label: string, controllerArgs: readonly string[], seconds = PACED_SECONDS): Promise<void> {
+  const p = await phase(controllerArgs);
+  const count = PACED_RATE * seconds;
+  const csrs = await prepare(p.c, "paced", count);
+  const start = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < count; i++) {
+    const due = start + (i * 1000) / PACED_RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const csr = csrs[i]!;
+    p.watch.times.set(csr.metadata.name!, { created: performance.now() });
+    pending.push(createPersistently(p.c.bootstrapper, csr));
+  }
+  await Promise.all(pending);
+  const complete = await waitFor(() => p.watch.issuedCount() >= count, 600_000);
+  const timelines = [...p.watch.times.values()].filter((t) => t.issued !== undefined && t.approved !== undefined && t.created !== undefined);
+  const approveToIssued = timelines.map((t) => t.issued! - t.approved!);
+  const createToIssued = timelines.map((t) => t.issued! - t.created!);
+  const createToApproved = timelines.map((t) => t.approved! - t.created!);
+  console.log(`\n## ${label}: ${count} CSRs paced at ${PACED_RATE}/s (controller ${controllerArgs.join(" ") || "defaults"})`);
+  console.log(`${complete ? "all" : "NOT all"} issued; approve→issued p50 ${percentile(approveToIssued, 50).toFixed(1)} ms, p99 ${percentile(approveToIssued, 99).toFixed(1)} ms, max ${Math.max(...approveToIssued).toFixed(1)} ms`);
+  console.log(`create→approved p50 ${percentile(createToApproved, 50).toFixed(1)} ms, p99 ${percentile(createToApproved, 99).toFixed(1)} ms`);
+  console.log(`create→issued p50 ${percentile(createToIssued, 50).toFixed(1)} ms, p99 ${percentile(createToIssued, 99).toFixed(1)} ms`);
+  await report(p);
+  await finish(p);
+}
+
+/** BENCH_WORKERS sets PlatformCAExtensions.ConcurrentCSRSyncs (workers of the approver and of the signer; default 5). */
+const WORKERS = process.env.BENCH_WORKERS;
+const workerArgs = (): string[] => {
+  if (WORKERS === undefined) return [];
+  const file = join(mkdtempSync(join(tmpdir(), "bench-e2e-")), "cm.yaml");
+  writeFileSync(file, `apiVersion: platformcontrollermanager.config.platform.io/v1alpha1\nkind: PlatformControllerManagerConfiguration\nPlatformCAExtensions:\n  ConcurrentCSRSyncs: ${Number(WORKERS)}\n`);
+  return ["--config", file];
+};
+const UNTHROTTLED = ["--kube-api-qps", "0", ...workerArgs()];
+const UPSTREAM_THROTTLE = ["--kube-api-qps", "20", "--kube-api-burst", "30", ...workerArgs()];
+
+console.log(`bench:e2e — ${new Date().toISOString()}, node ${process.version}`);
+if (PHASES.has("burst")) await burst("burst, no client throttle", CSRS, UNTHROTTLED);
+if (PHASES.has("paced")) await paced("paced, no client throttle", UNTHROTTLED);
+if (PHASES.has("throttled-burst")) await burst("burst, qps 20 / burst 30", THROTTLED_CSRS, UPSTREAM_THROTTLE);
+// At 50/s the throttled controller falls behind from the start, so a shorter run shows the backlog without waiting minutes.
+if (PHASES.has("throttled-paced")) await paced("paced, qps 20 / burst 30", UPSTREAM_THROTTLE, Math.min(PACED_SECONDS, 10));

@@ -1,0 +1,168 @@
+// Real processes for end-to-end tests and benchmarks: `platform-ca apiserver` (HTTPS, admin.conf) and `platform-ca controller`.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { groupNames, type GroupNames } from "../../../src/api/group.js";
+import type { CertificateSigningRequest } from "../../../src/api/types/csr.js";
+import { restConfigFromConnection } from "../../../src/client/connection-config.js";
+import { createClient, type RestClient } from "../../../src/client/rest-client.js";
+import { controllerResources, type ControllerResources } from "../../../src/controller/controllers/resources.js";
+import { isPlatformError } from "../../../src/errors.js";
+
+// The same file runs from test/ (vitest) and from dist/test/ (benchmarks); the CLI is always the built one.
+const HERE = new URL(".", import.meta.url).pathname;
+const REPO = HERE.includes("/dist/test/") ? HERE.slice(0, HERE.indexOf("/dist/test/") + 1) : new URL("../../../", import.meta.url).pathname;
+export const CLI = join(REPO, "dist/src/cli/platform-ca.js");
+
+/** The bootstrap token of the token file: a node agent asking for its first client certificate. */
+export const BOOTSTRAP_TOKEN = "e2e-bootstrap-secret";
+
+export interface Proc {
+  readonly child: ChildProcess;
+  /** What the process printed on stdout, and its pino lines on stderr, so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Sends `signal` (default SIGTERM) and waits for the exit; resolves to the exit code (null after a kill). */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Spawns the CLI and waits (bounded) for `ready` on stdout; resolves with the process and the first capture group. */
+export function spawnCli(args: readonly string[], ready: RegExp, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<{ proc: Proc; match: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PLATFORM_LOG_LEVEL: "info", ...env } });
+  let out = "";
+  let err = "";
+  child.stdout!.on("data", (d) => (out += d));
+  child.stderr!.on("data", (d) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const proc: Proc = {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    stop(signal = "SIGTERM") {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`platform-ca ${args[0]} did not start within ${timeoutMs} ms:\n${err.slice(-2000)}`));
+    }, timeoutMs);
+    const early = (code: number | null) => {
+      clearTimeout(timer);
+      reject(new Error(`platform-ca ${args[0]} exited with ${code}:\n${err.slice(-2000)}`));
+    };
+    child.once("exit", early);
+    child.stdout!.on("data", () => {
+      const m = ready.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      child.off("exit", early);
+      resolve({ proc, match: m[1] ?? "" });
+    });
+  });
+}
+
+export interface ControllerProc extends Proc {
+  /** `http://127.0.0.1:PORT` of /healthz, /readyz and /metrics. */
+  readonly ops: string;
+}
+
+export interface Cluster {
+  readonly names: GroupNames;
+  readonly dataDir: string;
+  readonly address: string;
+  readonly adminConfig: string;
+  readonly caFiles: { readonly certFile: string; readonly keyFile: string };
+  readonly apiserver: Proc;
+  /** Resources as the administrator of admin.conf. */
+  readonly admin: ControllerResources;
+  /** Resources as a node agent with the bootstrap token. */
+  readonly bootstrapper: ControllerResources;
+  /** Starts `platform-ca controller` against this server with the cluster CA and `args`. */
+  startController(args?: readonly string[]): Promise<ControllerProc>;
+  /** Stops the API server and starts it again on the same port and data directory (after `downMs`). */
+  restartApiserver(downMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface ClusterOptions {
+  /** Extra API server flags. */
+  readonly apiserverArgs?: readonly string[];
+  /** Client rate limit of the test's own clients (default unlimited). */
+  readonly qps?: number;
+}
+
+export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
+  const dir = mkdtempSync(join(tmpdir(), "platform-ca-e2e-"));
+  const dataDir = join(dir, "data");
+  const tokenFile = join(dir, "tokens.csv");
+  writeFileSync(tokenFile, `${BOOTSTRAP_TOKEN},system:bootstrap:e2e001,e2e-bootstrap-uid,"system:bootstrappers"\n`, { mode: 0o600 });
+  const serve = (listen: string) =>
+    spawnCli(["apiserver", "--data-dir", dataDir, "--listen", listen, "--token-file", tokenFile, ...(o.apiserverArgs ?? [])], /API server listening on (https:\/\/\S+)/);
+  let { proc: apiserver, match: address } = await serve("127.0.0.1:0");
+  const adminConfig = join(dataDir, "admin.conf");
+  const caFiles = { certFile: join(dataDir, "pki", "ca.crt"), keyFile: join(dataDir, "pki", "ca.key") };
+  const names = groupNames();
+  const clients: RestClient[] = [];
+  const adminRest = await restConfigFromConnection({ kubeconfig: adminConfig, qps: o.qps ?? 0, burst: 1 });
+  const admin = createClient(adminRest, { groupSuffix: names.suffix });
+  const node = createClient(
+    { ...adminRest, tls: { ca: readFileSync(caFiles.certFile, "latin1") }, credentials: { type: "token", token: BOOTSTRAP_TOKEN } },
+    { groupSuffix: names.suffix },
+  );
+  clients.push(admin, node);
+  const controllers: Proc[] = [];
+  return {
+    names,
+    dataDir,
+    address,
+    adminConfig,
+    caFiles,
+    get apiserver() {
+      return apiserver;
+    },
+    admin: controllerResources(admin, names),
+    bootstrapper: controllerResources(node, names),
+    async startController(args = []) {
+      const { proc, match } = await spawnCli(
+        ["controller", "--platformconfig", adminConfig, "--cluster-signing-cert-file", caFiles.certFile, "--cluster-signing-key-file", caFiles.keyFile, "--bind-address", "127.0.0.1:0", ...args],
+        /health and metrics on (http:\/\/\S+)/,
+      );
+      controllers.push(proc);
+      return { ...proc, ops: match };
+    },
+    async restartApiserver(downMs = 0) {
+      await apiserver.stop();
+      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+      ({ proc: apiserver } = await serve(new URL(address).host));
+    },
+    async stop() {
+      await Promise.all(controllers.map((c) => c.stop()));
+      for (const c of clients) c.close();
+      await apiserver.stop();
+    },
+  } as Cluster;
+}
+
+/** Creates `csr`, retrying while the server is away; an object already there (an earlier attempt got through) counts as created. */
+export async function createPersistently(resources: ControllerResources, csr: CertificateSigningRequest, deadlineMs = 60_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      await resources.csrs.create(csr);
+      return;
+    } catch (err) {
+      if (isPlatformError(err, "ALREADY_EXISTS")) return;
+      if (!(isPlatformError(err) && err.retryable) || Date.now() > until) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+/** The value of one Prometheus sample (`name{labels}`) in a scrape, or 0 when absent. */
+export function sample(text: string, series: string): number {
+  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
