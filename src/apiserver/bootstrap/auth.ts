@@ -3,6 +3,7 @@ import type { GroupNames } from "../../api/group.js";
 import { invalidOption, PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { defaultAdmissionPlugins } from "../auth/admission-plugins.js";
+import { rbacEscalationPlugin } from "../auth/admission-rbac-escalation.js";
 import { AdmissionChain } from "../auth/admission.js";
 import { createAuthPipeline } from "../auth/auth-pipeline.js";
 import { AuthenticatorChain, type AuthnRequest } from "../auth/authn-chain.js";
@@ -64,7 +65,8 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
   const lister = new StorageRbacLister({ storage, names, clock, logger });
   const authorizer = privilegedGroupsAuthorizer(new RbacAuthorizer({ lister, names, logger }));
   const tokens = new ServiceAccountTokens({ dataDir: options.keyDir, issuer: options.issuer ?? DEFAULT_TOKEN_ISSUER, names, clock, logger });
-  const admission = new AdmissionChain({ names, authorizer, logger, ...defaultAdmissionPlugins() });
+  const plugins = defaultAdmissionPlugins();
+  const admission = new AdmissionChain({ names, authorizer, logger, mutating: plugins.mutating, validating: [...plugins.validating, rbacEscalationPlugin(lister)] });
   let tokenFile: TokenFileAuthenticator | undefined;
   let chain: AuthenticatorChain | undefined;
   let registry: Registry | undefined;
