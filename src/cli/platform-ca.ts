@@ -7,9 +7,10 @@ import { signCommand } from "./commands/sign.js";
 import { apiserverCommand } from "./commands/apiserver.js";
 import { upCommand } from "./commands/up.js";
 import { controllerCommand } from "./commands/controller.js";
+import { credentialCommand } from "./commands/credential.js";
 
 // Each subcommand module adds itself here (one import + one list entry per module).
-const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand, upCommand, controllerCommand];
+const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand, upCommand, controllerCommand, credentialCommand];
 
 const code = await runProgram(buildProgram("platform-ca", VERSION, modules), process.argv);
 process.exitCode = code;

@@ -1,0 +1,120 @@
+// `platformctl apply -f`: client-side apply: create, or a three-way merge patch against the last-applied annotation.
+import { isDeepStrictEqual } from "node:util";
+import type { Command } from "commander";
+import type { GroupNames } from "../../api/group.js";
+import type { ApiObject } from "../../api/meta.js";
+import { PATCH_CONTENT_TYPES } from "../../client/index.js";
+import { isPlatformError } from "../../errors.js";
+import { UsageError, type CommandModule } from "../program.js";
+import { withContext, type CtlContext } from "./context.js";
+import { createObject } from "./create.js";
+import { addWriteFlags, checkFilenames, dryRunSuffix, outputOf, writeQuery, writeSettingsOf, type WriteFlags } from "./flags.js";
+import { printObject, qualifiedName } from "./output/printer.js";
+import { fileTargets, objectPath } from "./targets.js";
+
+type Json = unknown;
+type JsonMap = Record<string, Json>;
+
+/** The annotation holding what was applied last, under the product's group suffix. */
+export function lastAppliedAnnotation(names: GroupNames): string {
+  return `platformctl.${names.suffix}/last-applied-configuration`;
+}
+
+const isMap = (v: Json): v is JsonMap => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Keys of `modified` that `current` lacks or holds differently (maps compared key by key). */
+function additions(current: Json, modified: JsonMap): JsonMap {
+  const out: JsonMap = {};
+  for (const [key, value] of Object.entries(modified)) {
+    const cur = isMap(current) ? current[key] : undefined;
+    if (isMap(value) && isMap(cur)) {
+      const sub = additions(cur, value);
+      if (Object.keys(sub).length > 0) out[key] = sub;
+    } else if (!isDeepStrictEqual(cur, value)) out[key] = value;
+  }
+  return out;
+}
+
+/** Keys applied before (`original`), gone from `modified`, and still present in `current`: set to null. */
+function deletions(original: JsonMap, modified: JsonMap, current: Json): JsonMap {
+  const out: JsonMap = {};
+  for (const [key, value] of Object.entries(original)) {
+    if (!isMap(current) || !(key in current)) continue;
+    if (!(key in modified)) out[key] = null;
+    else if (isMap(value) && isMap(modified[key])) {
+      const sub = deletions(value, modified[key] as JsonMap, current[key]);
+      if (Object.keys(sub).length > 0) out[key] = sub;
+    }
+  }
+  return out;
+}
+
+function deepMerge(a: JsonMap, b: JsonMap): JsonMap {
+  const out: JsonMap = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = isMap(v) && isMap(out[k]) ? deepMerge(out[k] as JsonMap, v) : v;
+  return out;
+}
+
+/** The JSON merge patch taking `current` to `modified` while removing only what was applied before. */
+export function threeWayMergePatch(original: JsonMap | undefined, modified: JsonMap, current: JsonMap): JsonMap {
+  return deepMerge(original ? deletions(original, modified, current) : {}, additions(current, modified));
+}
+
+/** The manifest with the annotation recording it (the recorded copy leaves the annotation out). */
+export function withLastApplied(obj: ApiObject, key: string): ApiObject {
+  const annotations = { ...(obj.metadata.annotations ?? {}) };
+  delete annotations[key];
+  const recorded = { ...obj, metadata: { ...obj.metadata, ...(Object.keys(annotations).length > 0 ? { annotations } : { annotations: undefined }) } };
+  return { ...obj, metadata: { ...obj.metadata, annotations: { ...annotations, [key]: `${JSON.stringify(recorded)}\n` } } };
+}
+
+async function run(ctx: CtlContext, args: readonly string[], flags: WriteFlags): Promise<void> {
+  const files = checkFilenames(flags, args);
+  if (files.length === 0) throw new UsageError("must specify -f/--filename with the objects to apply");
+  const { spec, print } = outputOf(flags);
+  const w = writeSettingsOf(flags, ctx.io);
+  const key = lastAppliedAnnotation(ctx.names);
+  const client = await ctx.client();
+  for (const t of await fileTargets(ctx, files, flags.recursive === true)) {
+    const modified = withLastApplied(t.object!, key);
+    let current: ApiObject | undefined;
+    try {
+      current = await client.request<ApiObject>("GET", objectPath(client, t));
+    } catch (err) {
+      if (!isPlatformError(err, "NOT_FOUND")) throw err;
+    }
+    let result: ApiObject;
+    let verb: string;
+    if (!current) {
+      result = await createObject(ctx, t, modified, w);
+      verb = "created";
+    } else {
+      const recorded = current.metadata.annotations?.[key];
+      let original: JsonMap | undefined;
+      try {
+        original = recorded ? (JSON.parse(recorded) as JsonMap) : undefined;
+      } catch {
+        original = undefined;
+      }
+      const patch = threeWayMergePatch(original, modified as unknown as JsonMap, current as unknown as JsonMap);
+      if (Object.keys(patch).length === 0) {
+        result = current;
+        verb = "unchanged";
+      } else {
+        result = w.dryRun === "client" ? current : await client.request<ApiObject>("PATCH", objectPath(client, t, undefined, writeQuery(w)), patch, { contentType: PATCH_CONTENT_TYPES.merge });
+        verb = "configured";
+      }
+    }
+    ctx.io.out(spec.format === "default" ? `${qualifiedName(result)} ${verb}${dryRunSuffix(w.dryRun)}\n` : printObject(spec, result, print));
+  }
+}
+
+export const applyVerb: CommandModule = (program: Command) => {
+  const cmd = program
+    .command("apply")
+    .description("apply a configuration to resources from files or stdin (client-side: create, or patch what changed)")
+    .argument("[args...]");
+  addWriteFlags(cmd, "platformctl-client-side-apply", "holding the objects to apply")
+    .addHelpText("after", "\nThe applied manifest is recorded in the annotation platformctl.<group suffix>/last-applied-configuration;\nfields removed from the manifest since are removed from the object.\n\nExamples:\n  platformctl apply -f sa.yaml\n  platformctl apply -f manifests/ -R\n")
+    .action((args: string[], flags: WriteFlags, self: Command) => withContext(self, (ctx) => run(ctx, args, flags)));
+};

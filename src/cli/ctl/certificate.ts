@@ -1,0 +1,161 @@
+// `platformctl certificate approve|deny|request`: decide on CSRs through /approval, or request a certificate end to end.
+import { writeFile } from "node:fs/promises";
+import { Option, type Command } from "commander";
+import { CsrConditionMessage, CsrConditionReason } from "../../api/conditions.js";
+import type { CertificateSigningRequest } from "../../api/types/csr.js";
+import { isPlatformError, PlatformError } from "../../errors.js";
+import { writePrivateKeyFile } from "../../pki/keys.js";
+import { UsageError, type CommandModule } from "../program.js";
+import { withContext, type CtlContext } from "./context.js";
+import { generateRequest, parseExpirationSeconds, parseKeyType, parseTimeout, parseUsages, submitCsr, waitForCertificate } from "./csr-issuance.js";
+import { addFilenameFlags, addOutputFlags, checkFilenames, outputOf, type FilenameFlags, type OutputFlags } from "./flags.js";
+import { printObject, qualifiedName } from "./output/printer.js";
+import { objectPath, targetsOf } from "./targets.js";
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+const MAX_CONFLICT_RETRIES = 10;
+
+interface DecideFlags extends OutputFlags, FilenameFlags {
+  readonly force?: boolean;
+}
+
+type Decision = "Approved" | "Denied";
+
+/** Adds the condition unless present; the opposite decision is refused, as upstream refuses it. */
+function decide(csr: CertificateSigningRequest, decision: Decision, now: Date): { csr: CertificateSigningRequest; had: boolean } {
+  const opposite = decision === "Approved" ? "Denied" : "Approved";
+  const conditions = csr.status?.conditions ?? [];
+  for (const c of conditions) {
+    if (c.type === opposite) throw new PlatformError("CONFLICT", `certificate signing request "${csr.metadata.name}" is already ${opposite}`);
+    if (c.type === decision) return { csr, had: true };
+  }
+  const reason = decision === "Approved" ? CsrConditionReason.PlatformctlApprove : CsrConditionReason.PlatformctlDeny;
+  const message = decision === "Approved" ? CsrConditionMessage.PlatformctlApprove : CsrConditionMessage.PlatformctlDeny;
+  const condition = { type: decision, status: "True" as const, reason, message, lastUpdateTime: now.toISOString().replace(/\.\d+Z$/, "Z") };
+  return { csr: { ...csr, status: { ...csr.status, conditions: [...conditions, condition] } }, had: false };
+}
+
+async function runDecide(ctx: CtlContext, args: readonly string[], flags: DecideFlags, decision: Decision): Promise<void> {
+  const files = checkFilenames(flags, args);
+  if (files.length === 0 && args.length === 0) throw new UsageError(`name the certificate signing requests to ${decision === "Approved" ? "approve" : "deny"}, or give -f`);
+  const { spec, print } = outputOf(flags);
+  const client = await ctx.client();
+  const csrArgs = files.length > 0 ? args : ["certificatesigningrequests", ...args];
+  for (const t of await targetsOf(ctx, csrArgs, files, flags.recursive === true, "approve")) {
+    if (t.info.kind !== "CertificateSigningRequest") throw new UsageError(`can only ${decision === "Approved" ? "approve" : "deny"} CertificateSigningRequests, got ${t.info.kind}`);
+    let csr = await client.request<CertificateSigningRequest>("GET", objectPath(client, t));
+    for (let attempt = 0; ; attempt++) {
+      const next = decide(csr, decision, new Date());
+      if (next.had && !flags.force) break;
+      try {
+        csr = await client.request<CertificateSigningRequest>("PUT", objectPath(client, t, "approval"), next.csr);
+        break;
+      } catch (err) {
+        // Someone else wrote in between: read again and decide again on what is there now.
+        if (!isPlatformError(err, "CONFLICT") || attempt >= MAX_CONFLICT_RETRIES) throw err;
+        csr = await client.request<CertificateSigningRequest>("GET", objectPath(client, t));
+      }
+    }
+    ctx.io.out(spec.format === "default" ? `${qualifiedName(csr)} ${decision.toLowerCase()}\n` : printObject(spec, csr, print));
+  }
+}
+
+interface RequestFlags {
+  readonly signer?: string;
+  readonly usages?: string[];
+  readonly cn?: string;
+  readonly o?: string[];
+  readonly ou?: string[];
+  readonly dns?: string[];
+  readonly ip?: string[];
+  readonly email?: string[];
+  readonly uri?: string[];
+  readonly keyType?: string;
+  readonly expirationSeconds?: string;
+  readonly wait?: boolean;
+  readonly timeout: string;
+  readonly certOut?: string;
+  readonly keyOut?: string;
+}
+
+async function runRequest(ctx: CtlContext, name: string, flags: RequestFlags): Promise<void> {
+  const keyType = parseKeyType(flags.keyType);
+  const usages = parseUsages(flags.usages);
+  const expirationSeconds = parseExpirationSeconds(flags.expirationSeconds);
+  const timeoutMs = parseTimeout(flags.timeout);
+  if (!flags.keyOut) throw new UsageError("--key-out is required: the private key is made here and exists nowhere else");
+  if (flags.certOut && !flags.wait) throw new UsageError("--cert-out needs --wait (the certificate exists only once issued)");
+  const subject = { commonName: flags.cn, organizations: flags.o, organizationalUnits: flags.ou, dns: flags.dns, ip: flags.ip, email: flags.email, uri: flags.uri };
+  let generated;
+  try {
+    generated = await generateRequest(subject, keyType);
+  } catch (err) {
+    throw isPlatformError(err) ? err : new PlatformError("INVALID_ARGUMENT", `cannot build the request: ${(err as Error).message}`);
+  }
+  // The key is on disk before the request exists, so an issued certificate is never without its key.
+  await writePrivateKeyFile(flags.keyOut, generated.keyPem);
+  const client = await ctx.client();
+  const signerName = flags.signer ?? ctx.names.signers.apiserverClient;
+  const created = await submitCsr(client, ctx.names, { name, signerName, usages, expirationSeconds, csrPem: generated.csrPem });
+  ctx.io.out(`${qualifiedName(created)} created\n`);
+  if (!flags.wait) return;
+  const certPem = await waitForCertificate(client, ctx.names, name, {
+    timeoutMs,
+    onWaiting: (what) => ctx.io.err(`waiting for CSR ${name} to be ${what === "approval" ? "approved" : "issued"} (signer ${signerName})\n`),
+  });
+  if (flags.certOut) {
+    try {
+      await writeFile(flags.certOut, certPem, { mode: 0o644 });
+    } catch (err) {
+      throw new PlatformError("IO_ERROR", `cannot write certificate file ${flags.certOut}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+    }
+    ctx.io.err(`certificate written to ${flags.certOut}, key to ${flags.keyOut}\n`);
+  } else ctx.io.out(certPem);
+}
+
+const REQUEST_HELP = `
+Generates a private key (written to --key-out, mode 0600) and a CSR, creates the CertificateSigningRequest,
+and with --wait waits until it is approved and issued, then writes the certificate to --cert-out (or stdout).
+
+Examples:
+  platformctl certificate request alice --cn alice --o devs --key-out alice.key --wait --cert-out alice.crt
+  platformctl certificate request web --signer example.com/serving --usages "digital signature,server auth" \\
+      --dns web.example.com --ip 10.0.0.5 --key-type rsa2048 --key-out web.key
+`;
+
+export const certificateVerb: CommandModule = (program: Command) => {
+  const certificate = program.command("certificate").description("approve, deny or request certificates (CertificateSigningRequests)");
+  for (const [verb, decision] of [["approve", "Approved"], ["deny", "Denied"]] as const) {
+    const cmd = certificate
+      .command(verb)
+      .description(`${verb} certificate signing requests (adds the ${decision} condition through /approval)`)
+      .argument("[names...]", "CSR names")
+      .option("--force", `update the CSR even when it is already ${decision.toLowerCase()}`);
+    addFilenameFlags(cmd, `naming the CSRs to ${verb}`);
+    addOutputFlags(cmd, "json|yaml|name|jsonpath=…|go-template=…");
+    cmd
+      .addHelpText("after", `\nA CSR that is already ${decision === "Approved" ? "denied" : "approved"} is refused.\n\nExamples:\n  platformctl certificate ${verb} alice bob\n`)
+      .action((names: string[], flags: DecideFlags, self: Command) => withContext(self, (ctx) => runDecide(ctx, names, flags, decision)));
+  }
+  certificate
+    .command("request")
+    .description("generate a key and CSR, create the CertificateSigningRequest, optionally wait for the certificate")
+    .argument("<name>", "name of the CertificateSigningRequest")
+    .option("--signer <name>", "signer name (default <group suffix>/apiserver-client)")
+    .addOption(new Option("--usages <list>", 'key usages, comma-separated (default "digital signature,client auth")').argParser(collect))
+    .option("--cn <name>", "subject common name")
+    .addOption(new Option("--o <org>", "subject organization; repeatable").argParser(collect))
+    .addOption(new Option("--ou <unit>", "subject organizational unit; repeatable").argParser(collect))
+    .addOption(new Option("--dns <name>", "DNS subject alternative name; repeatable").argParser(collect))
+    .addOption(new Option("--ip <address>", "IP subject alternative name; repeatable").argParser(collect))
+    .addOption(new Option("--email <address>", "email subject alternative name; repeatable").argParser(collect))
+    .addOption(new Option("--uri <uri>", "URI subject alternative name; repeatable").argParser(collect))
+    .option("--key-type <type>", "p256, p384, p521, rsa2048, rsa3072, rsa4096 or ed25519 (default p256)")
+    .option("--expiration-seconds <n>", "requested lifetime in seconds (≥ 600)")
+    .option("--wait", "wait for approval and issuance")
+    .option("--timeout <duration>", "how long --wait waits (5m, 90s, …)", "5m")
+    .option("--cert-out <file>", "write the issued certificate here (needs --wait)")
+    .option("--key-out <file>", "write the private key here (0600)")
+    .addHelpText("after", REQUEST_HELP)
+    .action((name: string, flags: RequestFlags, self: Command) => withContext(self, (ctx) => runRequest(ctx, name, flags)));
+};

@@ -1,0 +1,168 @@
+// Real processes for platformctl tests: `platform-ca up` (HTTPS, admin.conf, controllers), platformctl and kubectl.
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { afterAll, beforeAll, expect } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ensureBuilt } from "../../e2e/apiserver-process.js";
+
+export const REPO = fileURLToPath(new URL("../../..", import.meta.url));
+export const CTL = join(REPO, "dist/src/cli/platformctl.js");
+export const PLATFORM_CA = join(REPO, "dist/src/cli/platform-ca.js");
+
+export interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface RunOptions {
+  readonly stdin?: string;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+  readonly cwd?: string;
+  readonly timeoutMs?: number;
+}
+
+/** Runs `node <script> ...args` to completion; a failure is a result, not an exception. */
+export function runNode(script: string, args: readonly string[], o: RunOptions = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    const env = { ...process.env, PLATFORM_DEBUG: "", PLATFORMCONFIG: "", PLATFORMRC: "", ...o.env };
+    const child = execFile(process.execPath, [script, ...args], { cwd: o.cwd ?? REPO, env, timeout: o.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
+      resolve({ code: err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : null) : 0, stdout, stderr }),
+    );
+    child.stdin!.end(o.stdin ?? "");
+  });
+}
+
+/** A temp directory; `cleanup` removes every one made. */
+const made: string[] = [];
+export function tempDir(prefix = "platformctl-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+export function cleanupTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+export interface UpServer {
+  readonly address: string;
+  readonly dataDir: string;
+  readonly adminConf: string;
+  readonly caFile: string;
+  readonly caKeyFile: string;
+  /** HOME of the platformctl runs (discovery cache, preferences), private to this server. */
+  readonly home: string;
+  /** platformctl as the administrator. */
+  ctl(args: readonly string[], o?: RunOptions): Promise<Run>;
+  /** kubectl as the administrator (its own cache directory). */
+  kubectl(args: readonly string[], input?: string): Promise<Run>;
+  stop(): Promise<number | null>;
+}
+
+/** Waits for a line of stdout matching `re` (the first group is returned) or fails with what stderr said. */
+function awaitLine(child: ChildProcess, re: RegExp, what: string, timeoutMs = 60_000): Promise<string> {
+  let out = "";
+  let err = "";
+  child.stderr!.on("data", (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${what} did not start within ${timeoutMs} ms: ${err.slice(-2000)}`));
+    }, timeoutMs);
+    const early = (code: number | null) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code}: ${err.slice(-2000)}`));
+    };
+    child.once("exit", early);
+    child.stdout!.on("data", (d) => {
+      out += d;
+      const m = re.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      child.off("exit", early);
+      resolve(m[1] ?? m[0]);
+    });
+  });
+}
+
+function stopper(child: ChildProcess): () => Promise<number | null> {
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    return exited;
+  };
+}
+
+/** `platform-ca up` on a free loopback port with a fresh data directory. */
+export async function startUp(): Promise<UpServer> {
+  ensureBuilt();
+  const dataDir = tempDir("platformctl-up-");
+  const home = tempDir("platformctl-home-");
+  const child = spawn(process.execPath, [PLATFORM_CA, "up", "--listen", "127.0.0.1:0", "--data-dir", dataDir], { stdio: ["ignore", "pipe", "pipe"] });
+  const address = await awaitLine(child, /API server listening on (https:\/\/\S+)/, "platform-ca up");
+  const adminConf = join(dataDir, "admin.conf");
+  const kubeCache = join(home, "kubectl-cache");
+  return {
+    address,
+    dataDir,
+    adminConf,
+    caFile: join(dataDir, "pki", "ca.crt"),
+    caKeyFile: join(dataDir, "pki", "ca.key"),
+    home,
+    ctl: (args, o = {}) => runNode(CTL, ["--platformconfig", adminConf, ...args], { ...o, env: { HOME: home, ...o.env } }),
+    kubectl: (args, input) => runTool("kubectl", ["--kubeconfig", adminConf, "--cache-dir", kubeCache, "--request-timeout", "20s", ...args], { stdin: input }),
+    stop: stopper(child),
+  };
+}
+
+/** Runs any program to completion (kubectl, openssl, ...). */
+export function runTool(command: string, args: readonly string[], o: RunOptions = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = execFile(command, [...args], { cwd: o.cwd, env: { ...process.env, ...o.env }, timeout: o.timeoutMs ?? 90_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+    child.stdin!.end(o.stdin ?? "");
+  });
+}
+
+/** `platform-ca up` (the API server and its controllers) for the tests of one file: started before them, stopped cleanly after. */
+export function useUpServer(): { readonly up: UpServer } {
+  let up: UpServer | undefined;
+  beforeAll(async () => {
+    up = await startUp();
+  }, 180_000);
+  afterAll(async () => {
+    expect(await up?.stop()).toBe(0);
+    cleanupTempDirs();
+  });
+  return {
+    get up() {
+      return up!;
+    },
+  };
+}
+
+/** Writes `text` to a new file in a temp directory; returns its path. */
+export function tempFile(name: string, text: string): string {
+  const path = join(tempDir(), name);
+  writeFileSync(path, text);
+  return path;
+}
+
+/** Objects as the API returns them, with what differs between runs replaced by placeholders. */
+export function normalize(text: string): string {
+  return text
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, "<uid>")
+    .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g, "<time>")
+    .replace(/("resourceVersion":\s*")\d+"/g, '$1<rv>"')
+    .replace(/(resourceVersion: )"\d+"/g, '$1"<rv>"');
+}
+
+/** stderr of a failed run: the first line says what went wrong, no stack trace anywhere. */
+export function oneClearError(r: Run): string {
+  const lines = r.stderr.trim().split("\n");
+  if (!lines[0]!.startsWith("error:") || lines.some((l) => /^\s+at \S+ \(|node:internal/.test(l))) throw new Error(`not one clear error line: ${r.stderr}`);
+  return lines[0]!;
+}
