@@ -15,6 +15,9 @@ export interface ListRange {
   readonly limit: number;
 }
 
+/** Turns the key's current entry into the write's event, or throws when a precondition fails. */
+export type WriteDecision = (prev: KeyValue | undefined) => StorageEvent;
+
 export abstract class BaseStorage implements Storage {
   protected readonly hub: WatchHub;
   protected readonly clock: Clock;
@@ -92,12 +95,13 @@ export abstract class BaseStorage implements Storage {
     this.checkOpen();
     checkKey(key);
     checkValue(value);
-    return this.write(key, (prev) => {
+    const event = await this.write(key, (prev) => {
       if (prev) throw alreadyExists(key);
       const revision = this.rev + 1;
       const kv: KeyValue = { key, value, createRevision: revision, modRevision: revision };
       return { type: "PUT", key, kv, revision };
-    }).kv;
+    });
+    return event.kv;
   }
 
   async update(key: string, value: string, expectedModRevision?: number): Promise<KeyValue> {
@@ -105,19 +109,20 @@ export abstract class BaseStorage implements Storage {
     checkKey(key);
     checkValue(value);
     checkRevision("expectedModRevision", expectedModRevision);
-    return this.write(key, (prev) => {
+    const event = await this.write(key, (prev) => {
       const cur = this.precondition(key, prev, expectedModRevision);
       const revision = this.rev + 1;
       const kv: KeyValue = { key, value, createRevision: cur.createRevision, modRevision: revision };
       return { type: "PUT", key, kv, prev: cur, revision };
-    }).kv;
+    });
+    return event.kv;
   }
 
   async delete(key: string, expectedModRevision?: number): Promise<{ readonly prev: KeyValue; readonly revision: number }> {
     this.checkOpen();
     checkKey(key);
     checkRevision("expectedModRevision", expectedModRevision);
-    const event = this.write(key, (prev) => {
+    const event = await this.write(key, (prev) => {
       const cur = this.precondition(key, prev, expectedModRevision);
       return { type: "DELETE", key, kv: cur, prev: cur, revision: this.rev + 1 };
     });
@@ -155,22 +160,43 @@ export abstract class BaseStorage implements Storage {
     if (revision < this.compacted) throw gone(revision, this.compacted);
   }
 
-  /** Read, decide, persist and publish one write; the revision moves only once the commit returned. */
-  private write(key: string, decide: (prev: KeyValue | undefined) => StorageEvent): StorageEvent {
-    const event = this.guard(() => this.transaction(() => {
-      const ev = decide(this.readKey(key));
-      this.append(ev, this.clock.now());
-      return ev;
-    }));
+  /**
+   * Read, decide, persist and publish one write in its own transaction; the revision moves only once the commit
+   * returned. A backend may override this to commit several writes together (see `apply` and `committed`).
+   */
+  protected write(key: string, decide: WriteDecision): StorageEvent | Promise<StorageEvent> {
+    const start = this.rev;
+    let event: StorageEvent;
+    try {
+      event = this.guard(() => this.transaction(() => this.apply(key, decide)));
+    } catch (err) {
+      this.rev = start;
+      throw err;
+    }
+    this.committed([event]);
+    return event;
+  }
+
+  /**
+   * Decides and persists one write inside the current transaction, and advances the revision so that the next write
+   * of the same transaction sees it; a backend that groups writes resets `rev` itself when its commit fails.
+   */
+  protected apply(key: string, decide: WriteDecision): StorageEvent {
+    const event = decide(this.readKey(key));
+    this.append(event, this.clock.now());
     this.rev = event.revision;
-    this.hub.publish(event);
+    return event;
+  }
+
+  /** After a commit: publishes its events in revision order, then applies retention. */
+  protected committed(events: readonly StorageEvent[]): void {
+    for (const event of events) this.hub.publish(event);
     try {
       this.guard(() => this.retain());
     } catch (err) {
-      // The write is committed; failing it now would make the caller retry a write that already happened.
+      // The writes are committed; failing them now would make the callers retry writes that already happened.
       this.logger.warn({ err }, "storage compaction failed; history is kept until the next attempt");
     }
-    return event;
   }
 
   private precondition(key: string, cur: KeyValue | undefined, expected: number | undefined): KeyValue {

@@ -1,4 +1,5 @@
-// Durable embedded storage on SQLite (WAL, synchronous=FULL): a write resolves only after its commit is fsynced.
+// Durable embedded storage on SQLite (WAL, synchronous=FULL) with group commit: a write resolves only after the
+// fsynced commit of the batch it joined.
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
@@ -6,7 +7,7 @@ import { PlatformError, invalidOption } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import type { KeyValue, ListResult, StorageEvent } from "./types.js";
 import { systemClock, type Clock } from "./clock.js";
-import { BaseStorage, type ListRange } from "./base-storage.js";
+import { BaseStorage, type ListRange, type WriteDecision } from "./base-storage.js";
 import { ageCheckInterval, resolveRetention, revisionTarget, type Retention, type RetentionOptions } from "./retention.js";
 import { SCHEMA, prepareStatements, type KvRow, type LogRow, type Statements } from "./sqlite-schema.js";
 
@@ -26,8 +27,10 @@ export interface SqliteStorageOptions {
 const DEFAULT_RETENTION: Retention = { revisions: 100_000, ageMs: 10 * 60_000 };
 /** Revisions compacted per transaction, so one compaction pass never holds the writer for long. */
 const COMPACT_CHUNK = 2000;
-/** At most this many revisions are compacted after one write; a large backlog is worked off over later writes. */
+/** At most this many revisions are compacted after one commit; a large backlog is worked off over later commits. */
 const COMPACT_PER_WRITE = 5 * COMPACT_CHUNK;
+/** At most this many writes share one transaction, so one commit never holds the event loop for long. */
+const MAX_BATCH = 256;
 /** SQLite result codes that no retry will fix. */
 const PERMANENT = new Set(["SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_READONLY", "SQLITE_CANTOPEN"]);
 
@@ -76,6 +79,9 @@ export class SqliteStorage extends BaseStorage {
   /** One reusable transaction wrapper (BEGIN … COMMIT, ROLLBACK on throw). */
   readonly #tx: (fn: () => unknown) => unknown;
   #nextAgeCheck: number;
+  /** Writes waiting for the next group commit, in arrival order. */
+  readonly #pending: PendingWrite[] = [];
+  #flushScheduled = false;
 
   /** Use openSqliteStorage: it opens and checks the file; this only wires the opened database. */
   constructor(db: Database.Database, stmt: Statements, state: { revision: number; compacted: number }, retention: Retention, clock: Clock, logger: Logger) {
@@ -116,6 +122,73 @@ export class SqliteStorage extends BaseStorage {
       this.#stmt.deleteKv.run(key);
     }
     this.#stmt.setMeta.run(revision, "revision");
+  }
+
+  /**
+   * Queues the write for the next group commit. The flush runs in the check phase, after the event loop handled
+   * every request that arrived during the previous commit, so one fsync covers all of them.
+   */
+  protected override write(key: string, decide: WriteDecision): Promise<StorageEvent> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ key, decide, resolve, reject });
+      this.#scheduleFlush();
+    });
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => {
+      this.#flushScheduled = false;
+      const batch = this.#pending.splice(0, MAX_BATCH);
+      if (this.#pending.length > 0) this.#scheduleFlush();
+      if (batch.length > 0) this.#commit(batch);
+    });
+  }
+
+  /**
+   * Commits a batch in one transaction. Each write runs in its own savepoint against the state left by the earlier
+   * writes of the batch, so a failed precondition or statement fails only that write. Some statement errors (disk
+   * full, I/O) make SQLite roll back the whole transaction: that write fails and the batch runs again without it.
+   * When the commit itself fails nothing of the batch is durable: every write fails and the revision goes back.
+   */
+  #commit(batch: readonly PendingWrite[]): void {
+    let writes = batch;
+    while (writes.length > 0) {
+      const start = this.rev;
+      const done: Array<{ write: PendingWrite; event: StorageEvent }> = [];
+      const failed = new Map<PendingWrite, Error>();
+      let culprit: PendingWrite | undefined;
+      try {
+        this.#tx(() => {
+          for (const write of writes) {
+            try {
+              done.push({ write, event: this.#tx(() => this.apply(write.key, write.decide)) as StorageEvent });
+            } catch (err) {
+              if (!this.#db.inTransaction) {
+                culprit = write;
+                throw err;
+              }
+              failed.set(write, storageError(err, "storage failure"));
+            }
+          }
+        });
+      } catch (err) {
+        this.rev = start;
+        const error = storageError(err, culprit ? "storage failure" : "storage commit failed");
+        if (culprit) {
+          culprit.reject(error);
+          writes = writes.filter((w) => w !== culprit);
+          continue;
+        }
+        for (const write of writes) write.reject(failed.get(write) ?? error);
+        return;
+      }
+      for (const [write, err] of failed) write.reject(err);
+      this.committed(done.map((d) => d.event));
+      for (const { write, event } of done) write.resolve(event);
+      return;
+    }
   }
 
   protected listLatest(range: ListRange): ListResult {
@@ -160,7 +233,9 @@ export class SqliteStorage extends BaseStorage {
     if (target > this.compacted) this.compactTo(Math.min(target, this.compacted + COMPACT_PER_WRITE));
   }
 
+  /** Writes accepted before close are still committed (and acknowledged) before the database closes. */
   protected release(): void {
+    while (this.#pending.length > 0) this.#commit(this.#pending.splice(0, MAX_BATCH));
     this.#db.close();
   }
 
@@ -178,6 +253,13 @@ export class SqliteStorage extends BaseStorage {
     const kv: KvRow = { key: row.key, value: row.value!, createRevision: row.createRevision, modRevision: row.rev };
     return prev ? { type: "PUT", key: row.key, kv, prev, revision: row.rev } : { type: "PUT", key: row.key, kv, revision: row.rev };
   }
+}
+
+interface PendingWrite {
+  readonly key: string;
+  readonly decide: WriteDecision;
+  readonly resolve: (event: StorageEvent) => void;
+  readonly reject: (err: Error) => void;
 }
 
 /** SQLite failures become STORAGE_UNAVAILABLE (retryable unless the file itself is unusable); typed errors pass. */

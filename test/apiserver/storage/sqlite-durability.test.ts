@@ -22,8 +22,8 @@ afterAll(() => {
 });
 
 /** Runs the writer, SIGKILLs it once `killAfter` writes were acknowledged, and returns the acknowledged lines. */
-async function killMidStream(path: string, run: string, killAfter: number): Promise<Array<[string, number]>> {
-  const child = spawn(process.execPath, [build.script, path, "100000", run], { stdio: ["ignore", "pipe", "inherit"] });
+async function killMidStream(path: string, run: string, killAfter: number, concurrency = 1): Promise<Array<[string, number]>> {
+  const child = spawn(process.execPath, [build.script, path, "100000", run, String(concurrency)], { stdio: ["ignore", "pipe", "inherit"] });
   const acked: Array<[string, number]> = [];
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
   for await (const line of createInterface({ input: child.stdout })) {
@@ -36,10 +36,10 @@ async function killMidStream(path: string, run: string, killAfter: number): Prom
 }
 
 describe("sqlite durability", () => {
-  it("keeps every acknowledged write after SIGKILL and continues the revision upward", async () => {
+  it("keeps every acknowledged write after SIGKILL, one or many in flight, and continues the revision upward", async () => {
     const path = join(work, "kill", "store.db");
     const first = await killMidStream(path, "one", 300);
-    const second = await killMidStream(path, "two", 150);
+    const second = await killMidStream(path, "two", 150, 16);
     expect(first.length).toBeGreaterThanOrEqual(300);
     const s = await openSqliteStorage({ path });
     try {
@@ -57,25 +57,44 @@ describe("sqlite durability", () => {
   });
 
   it.skipIf(!hasStrace)("fsyncs the write-ahead log before acknowledging each write", () => {
-    const path = join(work, "trace", "store.db");
-    const trace = join(work, "trace.txt");
-    const run = spawnSync("strace", ["-f", "-e", "trace=openat,pwrite64,write,fsync,fdatasync", "-o", trace, process.execPath, build.script, path, "40"], { encoding: "utf8" });
-    expect(run.status).toBe(0);
-    const lines = readFileSync(trace, "utf8").split("\n");
-    const walFd = lines.map((l) => /openat\(.*store\.db-wal".*= (\d+)$/.exec(l)?.[1]).find((fd) => fd !== undefined);
-    expect(walFd).toBeDefined();
-    let walWritten = false;
-    let synced = false;
-    const acks: boolean[] = [];
-    for (const line of lines) {
-      if (line.includes(`pwrite64(${walFd},`)) [walWritten, synced] = [true, false];
-      else if (line.includes(`fsync(${walFd})`) || line.includes(`fdatasync(${walFd})`)) synced = walWritten;
-      else if (/ write\(1, "\/crash\//.test(line)) {
-        acks.push(synced);
-        [walWritten, synced] = [false, false];
-      }
-    }
+    const acks = traceAcks("trace", 40, 1);
     expect(acks).toHaveLength(40);
-    expect(acks.every(Boolean)).toBe(true);
+    expect(acks.every((a) => a.fresh && !a.dirty)).toBe(true);
+  });
+
+  it.skipIf(!hasStrace)("acknowledges concurrent writes only after the one fsync of the commit they share", () => {
+    const acks = traceAcks("group", 128, 32);
+    expect(acks).toHaveLength(128);
+    expect(acks.filter((a) => a.dirty)).toEqual([]);
+    const commits = acks.filter((a) => a.fresh).length;
+    expect(commits).toBeGreaterThan(0);
+    expect(commits).toBeLessThanOrEqual(128 / 4);
   });
 });
+
+/**
+ * Runs the writer under strace and describes each acknowledgement: `dirty` when the write-ahead log had bytes not yet
+ * fsynced, `fresh` when the log was written and fsynced since the previous acknowledgement (a new commit).
+ */
+function traceAcks(name: string, count: number, concurrency: number): Array<{ dirty: boolean; fresh: boolean }> {
+  const path = join(work, name, "store.db");
+  const trace = join(work, `${name}.txt`);
+  const args = ["-f", "-e", "trace=openat,pwrite64,write,fsync,fdatasync", "-o", trace, process.execPath, build.script, path, String(count), name, String(concurrency)];
+  const run = spawnSync("strace", args, { encoding: "utf8" });
+  expect(run.status).toBe(0);
+  const lines = readFileSync(trace, "utf8").split("\n");
+  const walFd = lines.map((l) => /openat\(.*store\.db-wal".*= (\d+)$/.exec(l)?.[1]).find((fd) => fd !== undefined);
+  expect(walFd).toBeDefined();
+  let dirty = false;
+  let fresh = false;
+  const acks: Array<{ dirty: boolean; fresh: boolean }> = [];
+  for (const line of lines) {
+    if (line.includes(`pwrite64(${walFd},`)) dirty = true;
+    else if (line.includes(`fsync(${walFd})`) || line.includes(`fdatasync(${walFd})`)) [fresh, dirty] = [fresh || dirty, false];
+    else if (/ write\(1, "\/crash\//.test(line)) {
+      acks.push({ dirty, fresh });
+      fresh = false;
+    }
+  }
+  return acks;
+}

@@ -1,0 +1,120 @@
+// Group commit of the SQLite backend: writes issued together share one transaction yet keep per-write revisions,
+// preconditions, failures and watch order.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { isPlatformError } from "../../../src/errors.js";
+import { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from "../../../src/apiserver/storage/sqlite.js";
+import { recorder } from "./contract.js";
+
+const dir = mkdtempSync(join(tmpdir(), "pca-group-"));
+let n = 0;
+const dbPath = () => join(dir, `db-${++n}`, "store.db");
+const open = (options: Partial<SqliteStorageOptions> = {}) => openSqliteStorage({ path: dbPath(), ...options });
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type Op = (s: SqliteStorage) => Promise<unknown>;
+
+/** Issues every operation in the same event-loop turn (one batch) and reports each outcome: a revision or an error code. */
+async function batch(s: SqliteStorage, ops: readonly Op[]): Promise<Array<number | string>> {
+  const settled = await Promise.allSettled(ops.map((op) => op(s)));
+  return settled.map((r) => {
+    if (r.status === "rejected") return isPlatformError(r.reason) ? r.reason.code : `not typed: ${String(r.reason)}`;
+    const v = r.value as { modRevision?: number; revision?: number };
+    return v.modRevision ?? v.revision ?? -1;
+  });
+}
+
+const create = (key: string, value = "{}"): Op => (s) => s.create(key, value);
+const update = (key: string, value: string, expected?: number): Op => (s) => s.update(key, value, expected);
+const remove = (key: string, expected?: number): Op => (s) => s.delete(key, expected);
+
+describe("sqlite group commit", () => {
+  it("lets the first of two creates of one key in a batch win and fails the second with ALREADY_EXISTS", async () => {
+    const s = await open();
+    const r = await s.revision();
+    expect(await batch(s, [create("/g/a", '{"first":true}'), create("/g/a", '{"second":true}'), create("/g/b")])).toEqual([r + 1, "ALREADY_EXISTS", r + 2]);
+    expect((await s.get("/g/a"))?.value).toBe('{"first":true}');
+    expect(await s.revision()).toBe(r + 2);
+    await s.close();
+  });
+
+  it("applies an update and a delete issued in the same batch as the create they depend on", async () => {
+    const s = await open();
+    const r = await s.revision();
+    const outcome = await batch(s, [create("/g/k", '{"v":1}'), update("/g/k", '{"v":2}', r + 1), create("/g/gone"), remove("/g/gone", r + 3)]);
+    expect(outcome).toEqual([r + 1, r + 2, r + 3, r + 4]);
+    expect(await s.get("/g/k")).toEqual({ key: "/g/k", value: '{"v":2}', createRevision: r + 1, modRevision: r + 2 });
+    expect(await s.get("/g/gone")).toBeUndefined();
+    await s.close();
+  });
+
+  it("checks preconditions in order against the earlier writes of the batch", async () => {
+    const s = await open();
+    const base = (await s.create("/g/c", '{"v":0}')).modRevision;
+    const outcome = await batch(s, [
+      update("/g/c", '{"v":1}', base),
+      update("/g/c", '{"v":"stale"}', base),
+      remove("/g/c", base + 1),
+      update("/g/c", '{"v":"late"}'),
+      remove("/g/missing"),
+    ]);
+    expect(outcome).toEqual([base + 1, "CONFLICT", base + 2, "NOT_FOUND", "NOT_FOUND"]);
+    expect(await s.get("/g/c")).toBeUndefined();
+    expect(await s.revision()).toBe(base + 2);
+    await s.close();
+  });
+
+  it("fails a write past the quota alone and commits the rest of its batch", async () => {
+    const s = await open({ maxSizeBytes: 256 * 1024 });
+    const r = await s.revision();
+    const huge = JSON.stringify({ pad: "x".repeat(400 * 1024) });
+    const outcome = await batch(s, [create("/g/small-1"), create("/g/huge", huge), create("/g/small-2")]);
+    expect(outcome).toEqual([r + 1, "STORAGE_UNAVAILABLE", r + 2]);
+    expect((await s.list("/g/")).items.map((kv) => [kv.key, kv.modRevision])).toEqual([["/g/small-1", r + 1], ["/g/small-2", r + 2]]);
+    await s.close();
+  });
+
+  it("delivers the events of a batch to watchers in revision order, matching the acknowledged revisions", async () => {
+    const s = await open();
+    const w = recorder(s, "/w/", await s.revision());
+    await w.live;
+    const keys = Array.from({ length: 40 }, (_, i) => `/w/${String(39 - i).padStart(2, "0")}`);
+    const ops: Op[] = [...keys.map((k) => create(k)), ...keys.slice(0, 10).map((k) => remove(k))];
+    const acked = await batch(s, ops);
+    const events = await w.until(ops.length);
+    expect(events.map((e) => e.revision)).toEqual([...acked].sort((a, b) => Number(a) - Number(b)));
+    expect(events.map((e) => `${e.type} ${e.key}`)).toEqual([...keys.map((k) => `PUT ${k}`), ...keys.slice(0, 10).map((k) => `DELETE ${k}`)]);
+    w.watch.cancel();
+    await s.close();
+  });
+
+  it("commits at most 256 writes per transaction, each with its own consecutive revision, and keeps them across a restart", async () => {
+    const path = dbPath();
+    const s = await openSqliteStorage({ path });
+    const r = await s.revision();
+    const count = 700;
+    const writes = Array.from({ length: count }, (_, i) => s.create(`/many/${i}`, JSON.stringify({ i })));
+    // The first write is acknowledged with its batch, before the next batch commits.
+    expect(await writes[0]!.then(() => s.revision())).toBe(r + 256);
+    const acked = (await Promise.all(writes)).map((kv) => kv.modRevision);
+    expect(acked).toEqual(Array.from({ length: count }, (_, i) => r + 1 + i));
+    await s.close();
+    const again = await openSqliteStorage({ path });
+    expect(await again.revision()).toBe(r + count);
+    expect((await again.list("/many/")).items).toHaveLength(count);
+    await again.close();
+  });
+
+  it("commits and acknowledges writes still queued when the store closes", async () => {
+    const path = dbPath();
+    const s = await openSqliteStorage({ path });
+    const pending = [s.create("/late/a", "{}"), s.create("/late/b", "{}")];
+    await s.close();
+    const acked = await Promise.all(pending);
+    const again = await openSqliteStorage({ path });
+    expect((await again.list("/late/")).items.map((kv) => kv.modRevision)).toEqual(acked.map((kv) => kv.modRevision));
+    await again.close();
+  });
+});
