@@ -137,6 +137,8 @@ export class ApprovingController extends QueueController {
       subresource: "approval",
       change: (copy) => setCondition(copy, { type: "Approved", status: "True", reason, message, lastUpdateTime: now, lastTransitionTime: now }),
       settled: decided,
+      // Our own approval, committed though its answer was lost: same reason and message from the same sync.
+      landed: (fresh) => fresh.status?.conditions?.some((c) => c.type === "Approved" && c.reason === reason && c.message === message && c.lastUpdateTime === now) === true,
       signal,
     });
     if (!written) return;

@@ -10,6 +10,11 @@ export interface CsrWrite {
   readonly change: (copy: CertificateSigningRequest) => void;
   /** Whether the object as re-read after a conflict no longer wants this write (issued, denied, failed...). */
   readonly settled: (fresh: CertificateSigningRequest) => boolean;
+  /**
+   * Whether the object as re-read already carries this very change: a write whose answer was lost (the client
+   * retried it and got a conflict, or the server restarted after committing) counts as written.
+   */
+  readonly landed?: (fresh: CertificateSigningRequest) => boolean;
   readonly signal?: AbortSignal;
   /** Writes tried before giving up with a retryable CONFLICT (default 5). */
   readonly attempts?: number;
@@ -38,7 +43,9 @@ export async function writeCsr(from: CertificateSigningRequest, w: CsrWrite): Pr
       if (isPlatformError(err, "NOT_FOUND")) return undefined;
       throw err;
     }
-    if (fresh.metadata.uid !== from.metadata.uid || w.settled(fresh)) return undefined;
+    if (fresh.metadata.uid !== from.metadata.uid) return undefined;
+    if (w.landed?.(fresh)) return fresh;
+    if (w.settled(fresh)) return undefined;
     current = fresh;
   }
   throw new PlatformError("CONFLICT", `certificatesigningrequest ${from.metadata.name} kept changing during ${attempts} writes to /${w.subresource}`, {

@@ -41,6 +41,11 @@ export class SigningController extends QueueController {
   private readonly parser: CsrParser;
   /** uids this replica issued whose cached copy may still lack the certificate: a second signature would be waste. */
   private readonly recent = new Set<string>();
+  /**
+   * Writes that failed without an answer (connection lost, server restarted): the server may have committed them.
+   * When the certificate shows up in the cache byte for byte, it is this replica's, and is counted then.
+   */
+  private readonly unanswered = new Map<string, { readonly certificate: string; readonly record: (written: CertificateSigningRequest) => void }>();
 
   constructor(options: SigningControllerOptions) {
     super(SIGNING_CONTROLLER, [options.informer], options);
@@ -60,7 +65,11 @@ export class SigningController extends QueueController {
 
   private enqueue(csr: CertificateSigningRequest): void {
     if (isIssued(csr)) {
-      this.recent.delete(csr.metadata.uid ?? "");
+      const uid = csr.metadata.uid ?? "";
+      this.recent.delete(uid);
+      const pending = this.unanswered.get(uid);
+      this.unanswered.delete(uid);
+      if (pending && pending.certificate === csr.status?.certificate) pending.record(csr);
       return;
     }
     if (this.wanted(csr)) this.queue.add(csr.metadata.name!);
@@ -103,22 +112,35 @@ export class SigningController extends QueueController {
     } catch (err) {
       return this.fail(csr, CsrConditionReason.SigningFailed, `signer ${signerName} returned an unusable certificate: ${toPlatformError(err).message}`, signal);
     }
-    const written = await writeCsr(csr, {
-      client: this.o.csrs,
-      subresource: "status",
-      change: (copy) => void ((copy.status ??= {}).certificate = Buffer.from(pem, "latin1").toString("base64")),
-      settled: (fresh) => !this.wanted(fresh),
-      signal,
-    });
+    const certificate = Buffer.from(pem, "latin1").toString("base64");
+    const record = (written: CertificateSigningRequest): void => {
+      const m = this.metrics;
+      m?.csrSigned.inc({ signer: signerName });
+      m?.signingDuration.observe({ signer: signerName }, seconds);
+      if (request.expirationSeconds !== undefined) m?.requestedDuration.observe({ signer: signerName }, request.expirationSeconds);
+      m?.honouredDuration.observe({ signer: signerName }, (notAfter.getTime() - notBefore.getTime()) / 1000);
+      this.o.events.event(written, "Normal", SigningEvent.Issued, "Sign", `certificate issued by ${signerName}, valid until ${notAfter.toISOString()}`);
+      this.log.debug({ name: key, signerName, notAfter: notAfter.toISOString() }, "certificate issued");
+    };
+    let written: CertificateSigningRequest | undefined;
+    try {
+      written = await writeCsr(csr, {
+        client: this.o.csrs,
+        subresource: "status",
+        change: (copy) => void ((copy.status ??= {}).certificate = certificate),
+        settled: (fresh) => !this.wanted(fresh),
+        landed: (fresh) => fresh.status?.certificate === certificate,
+        signal,
+      });
+    } catch (err) {
+      const uid = csr.metadata.uid ?? "";
+      if (this.unanswered.size >= RECENT_LIMIT) this.unanswered.delete(this.unanswered.keys().next().value!);
+      this.unanswered.set(uid, { certificate, record });
+      throw err;
+    }
     if (!written) return;
     this.remember(csr.metadata.uid);
-    const m = this.metrics;
-    m?.csrSigned.inc({ signer: signerName });
-    m?.signingDuration.observe({ signer: signerName }, seconds);
-    if (request.expirationSeconds !== undefined) m?.requestedDuration.observe({ signer: signerName }, request.expirationSeconds);
-    m?.honouredDuration.observe({ signer: signerName }, (notAfter.getTime() - notBefore.getTime()) / 1000);
-    this.o.events.event(written, "Normal", SigningEvent.Issued, "Sign", `certificate issued by ${signerName}, valid until ${notAfter.toISOString()}`);
-    this.log.debug({ name: key, signerName, notAfter: notAfter.toISOString() }, "certificate issued");
+    record(written);
   }
 
   /** A terminal problem: the Failed condition through /status and a Warning event; the sync itself succeeds. */

@@ -1,0 +1,61 @@
+// writeCsr: conflicts re-read; a write whose answer was lost but which landed counts as written, once.
+import { describe, expect, it } from "vitest";
+import type { CertificateSigningRequest } from "../../../src/api/types/csr.js";
+import type { ResourceClient } from "../../../src/client/types.js";
+import { writeCsr } from "../../../src/controller/controllers/csr-write.js";
+import { PlatformError } from "../../../src/errors.js";
+
+const base = (certificate?: string): CertificateSigningRequest =>
+  ({
+    apiVersion: "certificates.platform.io/v1",
+    kind: "CertificateSigningRequest",
+    metadata: { name: "r", uid: "u1", resourceVersion: "2" },
+    spec: { request: "", signerName: "example.com/s" },
+    status: certificate === undefined ? {} : { certificate },
+  }) as CertificateSigningRequest;
+
+/** A server that committed the first update but whose answer was lost: the client's retry then conflicts. */
+function lostAnswerClient(stored: CertificateSigningRequest): ResourceClient<CertificateSigningRequest> {
+  return {
+    update: async () => {
+      throw new PlatformError("CONFLICT", "the object has been modified");
+    },
+    get: async () => structuredClone(stored),
+  } as unknown as ResourceClient<CertificateSigningRequest>;
+}
+
+describe("writeCsr", () => {
+  it("returns the stored object when the re-read shows this very change landed", async () => {
+    const written = await writeCsr(base(), {
+      client: lostAnswerClient(base("OURS")),
+      subresource: "status",
+      change: (c) => void (c.status!.certificate = "OURS"),
+      settled: (f) => f.status?.certificate !== undefined,
+      landed: (f) => f.status?.certificate === "OURS",
+    });
+    expect(written?.status?.certificate).toBe("OURS");
+  });
+
+  it("returns nothing when someone else's change settled the object", async () => {
+    const written = await writeCsr(base(), {
+      client: lostAnswerClient(base("THEIRS")),
+      subresource: "status",
+      change: (c) => void (c.status!.certificate = "OURS"),
+      settled: (f) => f.status?.certificate !== undefined,
+      landed: (f) => f.status?.certificate === "OURS",
+    });
+    expect(written).toBeUndefined();
+  });
+
+  it("gives up with a retryable CONFLICT when the object keeps changing", async () => {
+    await expect(
+      writeCsr(base(), {
+        client: lostAnswerClient(base()),
+        subresource: "status",
+        change: (c) => void (c.status!.certificate = "OURS"),
+        settled: () => false,
+        attempts: 3,
+      }),
+    ).rejects.toMatchObject({ code: "CONFLICT", retryable: true });
+  });
+});
