@@ -5,7 +5,7 @@ import { AdmissionChain, type AdmissionAttributes, type AdmissionOperation } fro
 import { rbacEscalationPlugin } from "../../../src/apiserver/auth/admission-rbac-escalation.js";
 import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
 import { PlatformError } from "../../../src/errors.js";
-import { clusterRole, clusterRoleBinding, names, role, roleBinding, rule, StaticLister, user, userSubject } from "./fixtures.js";
+import { clusterRole, clusterRoleBinding, names, role, roleBinding, rule, StaticLister, user, userSubject, admissionOutcome } from "./fixtures.js";
 
 const RBAC = names.rbac;
 const CERT = names.certificates;
@@ -38,15 +38,7 @@ const attrs = (operation: AdmissionOperation, resource: string, username: string
 });
 const asObject = (o: object) => structuredClone(o) as unknown as ApiObject;
 
-async function outcome(a: AdmissionAttributes, obj: ApiObject, old?: ApiObject): Promise<string> {
-  try {
-    await chain.admit(a, obj, old);
-    return "allowed";
-  } catch (err) {
-    if (err instanceof PlatformError) return `${err.code}: ${err.message}`;
-    throw err;
-  }
-}
+const outcome = (a: AdmissionAttributes, obj: ApiObject | undefined, old?: ApiObject) => admissionOutcome(chain, a, obj, old);
 
 describe("RBAC escalation prevention", () => {
   it.each([

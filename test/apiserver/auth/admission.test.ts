@@ -6,7 +6,7 @@ import { defaultAdmissionPlugins } from "../../../src/apiserver/auth/admission-p
 import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
 import { PlatformError } from "../../../src/errors.js";
 import { csr } from "../../fixtures/csr.js";
-import { clusterRole, clusterRoleBinding, names, rule, StaticLister, user, userSubject } from "./fixtures.js";
+import { clusterRole, clusterRoleBinding, names, rule, StaticLister, user, userSubject, admissionOutcome } from "./fixtures.js";
 
 const CERT = names.certificates;
 const signers = (verb: string, resourceNames?: string[]) => rule({ apiGroups: [CERT], resources: ["signers"], verbs: [verb], ...(resourceNames && { resourceNames }) });
@@ -60,15 +60,7 @@ const attrs = (operation: AdmissionOperation, resource: string, who: UserInfo, s
   dryRun: false,
 });
 
-async function outcome(a: AdmissionAttributes, obj: ApiObject | undefined, old?: ApiObject): Promise<string> {
-  try {
-    await chain.admit(a, obj, old);
-    return "allowed";
-  } catch (err) {
-    if (err instanceof PlatformError) return `${err.code}: ${err.message}`;
-    throw err;
-  }
-}
+const outcome = (a: AdmissionAttributes, obj: ApiObject | undefined, old?: ApiObject) => admissionOutcome(chain, a, obj, old);
 
 describe("CSR requester plugin", () => {
   it("replaces requester fields the client sent with the authenticated user", async () => {

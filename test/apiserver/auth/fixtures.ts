@@ -9,10 +9,12 @@ import type { ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, Su
 import type { RbacLister } from "../../../src/apiserver/auth/rbac.js";
 import { caFromPem, generateCa, type GeneratedCa } from "../../../src/pki/ca.js";
 import { parseCsr } from "../../../src/pki/csr.js";
+import { PlatformError } from "../../../src/errors.js";
 import { Issuer } from "../../../src/pki/issue.js";
 import { encodePem } from "../../../src/pki/pem.js";
 import { resolveUsages } from "../../../src/pki/usages.js";
 import { csr } from "../../fixtures/csr.js";
+import type { AdmissionAttributes, AdmissionChain } from "../../../src/apiserver/auth/admission.js";
 
 export const names: GroupNames = groupNames();
 export const T0 = Date.UTC(2030, 0, 1);
@@ -136,3 +138,14 @@ export async function intermediateCa(o: CertOptions = {}): Promise<IssuedCa & { 
 }
 
 export const pemOf = (der: Uint8Array) => encodePem("CERTIFICATE", der);
+
+/** Runs an admission chain and says what happened: "allowed", or "CODE: message" for a typed refusal. */
+export async function admissionOutcome(chain: AdmissionChain, a: AdmissionAttributes, obj: ApiObject | undefined, old?: ApiObject): Promise<string> {
+  try {
+    await chain.admit(a, obj, old);
+    return "allowed";
+  } catch (err) {
+    if (err instanceof PlatformError) return `${err.code}: ${err.message}`;
+    throw err;
+  }
+}
