@@ -90,3 +90,15 @@ export interface TableColumnDefinition {
   /** 0 = shown by default; >0 = only with -o wide. */
   priority: number;
 }
+
+/** PATCH request content types, by the patch type names kubectl uses (`--type`). */
+export const PATCH_CONTENT_TYPES = {
+  json: "application/json-patch+json",
+  merge: "application/merge-patch+json",
+  strategic: "application/strategic-merge-patch+json",
+} as const;
+
+/** MicroTime as the API writes it: RFC 3339 in UTC with six fractional digits. */
+export function formatMicroTime(date: Date): string {
+  return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}

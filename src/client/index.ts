@@ -1,7 +1,8 @@
 // The client's public surface: configuration, credentials, the REST + watch client and its parts.
 export * from "./types.js";
 export { createClient, pathWithQuery, type ClientOptions, type Query, type RequestOptions, type RestClient } from "./rest-client.js";
-export { PATCH_CONTENT_TYPES, ResourceClientImpl, type ResourceRef } from "./resource-client.js";
+export { PATCH_CONTENT_TYPES } from "../api/meta.js";
+export { ResourceClientImpl, type ResourceRef } from "./resource-client.js";
 export {
   DEFAULT_BURST, DEFAULT_NAMESPACE, DEFAULT_QPS, defaultUserAgent, normalizeServer,
   type Credentials, type ExecConfig, type Impersonation, type InteractiveMode, type RestConfig, type TlsConfig,

@@ -4,6 +4,7 @@ import { PlatformError } from "../errors.js";
 import type { Query, RestClient } from "./rest-client.js";
 import type { ListParams, ResourceClient, WatchEvent, WatchParams, WriteParams } from "./types.js";
 import { watchEvents } from "./watch.js";
+import { PATCH_CONTENT_TYPES } from "../api/meta.js";
 
 export interface ResourceRef {
   /** API group ("" for the core group served under /api). */
@@ -13,12 +14,6 @@ export interface ResourceRef {
   readonly plural: string;
   readonly namespaced: boolean;
 }
-
-export const PATCH_CONTENT_TYPES = {
-  json: "application/json-patch+json",
-  merge: "application/merge-patch+json",
-  strategic: "application/strategic-merge-patch+json",
-} as const;
 
 const SEGMENT_RE = /^[^/]+$/;
 

@@ -10,11 +10,6 @@ export interface Clock {
   setTimer(ms: number, fn: () => void): CancelTimer;
 }
 
-/** MicroTime as the API writes it: RFC 3339 in UTC with six fractional digits. */
-export function microTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
-}
-
 function sleepWith(setTimer: Clock["setTimer"], ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.resolve();
   return new Promise((resolve) => {

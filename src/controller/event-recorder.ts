@@ -7,7 +7,8 @@ import type { ResourceClient } from "../client/types.js";
 import { invalidOption, isPlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { TokenBucket } from "./backoff.js";
-import { microTime, realClock, type Clock } from "./clock.js";
+import { formatMicroTime } from "../api/meta.js";
+import { realClock, type Clock } from "./clock.js";
 
 /** Seed limits for new events. */
 export const EVENT_TEXT_LIMIT = 128;
@@ -133,7 +134,7 @@ export class EventRecorder {
       apiVersion: this.apiVersion,
       kind: EVENT_KIND,
       metadata: { name: "", namespace },
-      eventTime: microTime(now),
+      eventTime: formatMicroTime(now),
       type,
       ...text,
       regarding,
@@ -183,7 +184,7 @@ export class EventRecorder {
   }
 
   private async write(entry: SeriesEntry): Promise<void> {
-    const series = entry.count > 1 ? { count: entry.count, lastObservedTime: microTime(new Date(entry.lastObserved)) } : undefined;
+    const series = entry.count > 1 ? { count: entry.count, lastObservedTime: formatMicroTime(new Date(entry.lastObserved)) } : undefined;
     try {
       if (entry.created) {
         try {

@@ -1,5 +1,5 @@
 // The controller runtime in one import: clock, work queue, informer, runner, leader election, event recorder.
-export { FakeClock, microTime, realClock, settle, type CancelTimer, type Clock } from "./clock.js";
+export { FakeClock, realClock, settle, type CancelTimer, type Clock } from "./clock.js";
 export {
   ItemExponentialBackoff,
   JitteredBackoff,

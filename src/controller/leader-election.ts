@@ -4,7 +4,8 @@ import { LEASE_KIND, LEASE_VERSION, type Lease, type LeaseSpec } from "../api/ty
 import type { ResourceClient } from "../client/types.js";
 import { invalidOption, isPlatformError, PlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
-import { microTime, realClock, type Clock } from "./clock.js";
+import { formatMicroTime } from "../api/meta.js";
+import { realClock, type Clock } from "./clock.js";
 
 export interface LeaderCallbacks {
   /** Called once leadership is won; `signal` aborts when it is lost or released. */
@@ -180,7 +181,7 @@ export class LeaderElector {
         apiVersion: this.apiVersion,
         kind: LEASE_KIND,
         metadata: { name, namespace },
-        spec: this.spec(now, { holderIdentity: identity, acquireTime: microTime(now), leaseTransitions: 0 }),
+        spec: this.spec(now, { holderIdentity: identity, acquireTime: formatMicroTime(now), leaseTransitions: 0 }),
       };
       try {
         this.observe(await client.create(fresh, { namespace, signal }));
@@ -196,7 +197,7 @@ export class LeaderElector {
     const mine = holder === identity;
     const spec = this.spec(now, {
       holderIdentity: identity,
-      acquireTime: mine ? (current.spec?.acquireTime ?? microTime(now)) : microTime(now),
+      acquireTime: mine ? (current.spec?.acquireTime ?? formatMicroTime(now)) : formatMicroTime(now),
       leaseTransitions: (current.spec?.leaseTransitions ?? 0) + (mine ? 0 : 1),
     });
     try {
@@ -209,7 +210,7 @@ export class LeaderElector {
   }
 
   private spec(now: Date, fields: Pick<LeaseSpec, "holderIdentity" | "acquireTime" | "leaseTransitions">): LeaseSpec {
-    return { ...fields, leaseDurationSeconds: Math.max(1, Math.ceil(this.o.leaseDurationMs / 1000)), renewTime: microTime(now) };
+    return { ...fields, leaseDurationSeconds: Math.max(1, Math.ceil(this.o.leaseDurationMs / 1000)), renewTime: formatMicroTime(now) };
   }
 
   /** Records the lease; the local observation time moves only when the record changed. */
@@ -242,7 +243,7 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const lease = this.observed;
     if (!lease || lease.spec?.holderIdentity !== this.o.identity) return;
-    const now = microTime(this.clock.now());
+    const now = formatMicroTime(this.clock.now());
     const spec: LeaseSpec = { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, acquireTime: now, renewTime: now };
     try {
       this.observe(await this.o.client.update({ ...lease, metadata: { ...lease.metadata }, spec }));

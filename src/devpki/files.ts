@@ -1,6 +1,6 @@
 // Writes dev PKI files without ever leaving a half-written one: temp file in the same directory, then rename.
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { PlatformError } from "../errors.js";
 
@@ -40,4 +40,14 @@ export async function ensureDir(dir: string): Promise<void> {
 /** IO_ERROR naming what failed and the system error code (ENOENT, EACCES...). */
 export function ioError(what: string, err: unknown): PlatformError {
   return new PlatformError("IO_ERROR", `${what}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+}
+
+/** The file's text, or undefined when it does not exist; any other failure is IO_ERROR. */
+export async function readOptional(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw ioError(`cannot read ${path}`, err);
+  }
 }

@@ -1,13 +1,12 @@
 // Dev PKI files on disk: where a CA or leaf lives, what is there now, and writing a new pair (key 0600, cert 0644).
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PlatformError } from "../errors.js";
 import { caFromPem, readCertificateFacts } from "../pki/ca.js";
 import { writePrivateKeyFile } from "../pki/keys.js";
 import { decodePem } from "../pki/pem.js";
 import type { CaKeyPair } from "../pki/types.js";
-import { CERT_MODE, ioError, writeFileAtomic } from "./files.js";
+import { CERT_MODE, readOptional, writeFileAtomic } from "./files.js";
 import type { Observation } from "./plan.js";
 
 export interface PairPaths {
@@ -26,15 +25,6 @@ export interface FoundPair extends Observation {
   readonly keyPem: string;
 }
 
-async function readIfPresent(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "latin1");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw ioError(`cannot read ${path}`, err);
-  }
-}
-
 /** sha256 (hex) of DER bytes: how state records name a certificate. */
 export function sha256Hex(der: Uint8Array): string {
   return createHash("sha256").update(der).digest("hex");
@@ -45,7 +35,7 @@ export function sha256Hex(der: Uint8Array): string {
  * the run (`isCa`), since replacing a CA invalidates everything it issued.
  */
 export async function findPair(paths: PairPaths, isCa = false): Promise<FoundPair | undefined> {
-  const [certPem, keyPem] = await Promise.all([readIfPresent(paths.cert), readIfPresent(paths.key)]);
+  const [certPem, keyPem] = await Promise.all([readOptional(paths.cert), readOptional(paths.key)]);
   if (certPem === undefined || keyPem === undefined) return undefined;
   try {
     return { certPem, keyPem, ...certificateObservation(certPem, paths.cert) };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock, microTime, realClock } from "../../src/controller/clock.js";
+import { formatMicroTime } from "../../src/api/meta.js";
+import { FakeClock, realClock } from "../../src/controller/clock.js";
 
 const T0 = Date.UTC(2025, 0, 1);
 
@@ -76,7 +77,7 @@ describe("FakeClock", () => {
   });
 });
 
-describe("realClock and microTime", () => {
+describe("realClock and formatMicroTime", () => {
   it("sleeps with real timers and can be cancelled by its signal", async () => {
     const controller = new AbortController();
     const sleeping = realClock.sleep(60_000, controller.signal);
@@ -88,6 +89,6 @@ describe("realClock and microTime", () => {
     [Date.UTC(2025, 0, 1, 12, 30, 45, 123), "2025-01-01T12:30:45.123000Z"],
     [Date.UTC(2024, 1, 29), "2024-02-29T00:00:00.000000Z"],
   ])("writes %s as an RFC 3339 MicroTime", (ms, text) => {
-    expect(microTime(new Date(ms))).toBe(text);
+    expect(formatMicroTime(new Date(ms))).toBe(text);
   });
 });

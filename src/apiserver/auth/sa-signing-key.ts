@@ -3,6 +3,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, ran
 import { link, readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PlatformError } from "../../errors.js";
+import { ioError, readOptional } from "../../devpki/files.js";
 import { writePrivateKeyFile } from "../../pki/keys.js";
 import type { Logger } from "../../logger.js";
 
@@ -66,15 +67,3 @@ function parseKey(pem: string, path: string): SigningKey {
   };
 }
 
-async function readOptional(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw ioError(`cannot read ${path}`, err);
-  }
-}
-
-function ioError(what: string, err: unknown): PlatformError {
-  return new PlatformError("IO_ERROR", `${what}: ${(err as Error).message}`, { cause: err });
-}

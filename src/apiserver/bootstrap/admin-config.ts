@@ -7,7 +7,8 @@ import { writeFileAtomic } from "../../devpki/files.js";
 import { issueLeaf } from "../../devpki/leaf.js";
 import { loadPrivateKey, privateKeyMatchesCertificate } from "../../pki/keys.js";
 import type { CaKeyPair } from "../../pki/types.js";
-import { expiryProblem, readOptional } from "./pki.js";
+import { readOptional } from "../../devpki/files.js";
+import { expiryProblem } from "./pki.js";
 
 export const ADMIN_CONFIG_FILE = "admin.conf";
 export const ADMIN_USER = "platform-ca:admin";

@@ -6,7 +6,7 @@ import { isIP } from "node:net";
 import { join } from "node:path";
 import { invalidOption, PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import { ensureDir, ioError } from "../../devpki/files.js";
+import { ensureDir, ioError, readOptional } from "../../devpki/files.js";
 import { issueLeaf } from "../../devpki/leaf.js";
 import { pairPaths, writePair, type PairPaths } from "../../devpki/material.js";
 import { caFromPem, generateCa } from "../../pki/ca.js";
@@ -83,16 +83,6 @@ export function servingProblem(certPem: string, keyPem: string, ca: CaKeyPair, n
 export function expiryProblem(notAfter: Date, now: Date): string | undefined {
   if (notAfter.getTime() - now.getTime() > RENEW_WITHIN_SECONDS * 1000) return undefined;
   return notAfter <= now ? `it expired at ${notAfter.toISOString()}` : `it expires at ${notAfter.toISOString()}, within 30 days`;
-}
-
-/** The file's text, or undefined when it does not exist. */
-export async function readOptional(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw ioError(`cannot read ${path}`, err);
-  }
 }
 
 /** Creates `dir` 0700, or narrows an existing one that others could read: it holds private keys. */

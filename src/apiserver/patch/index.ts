@@ -11,11 +11,9 @@ export { applyMergePatch } from "./merge.js";
 export { applyStrategicMergePatch } from "./strategic.js";
 export type { JsonObject } from "./json-value.js";
 
-export const PATCH_CONTENT_TYPES = {
-  json: "application/json-patch+json",
-  merge: "application/merge-patch+json",
-  strategic: "application/strategic-merge-patch+json",
-} as const;
+import { PATCH_CONTENT_TYPES } from "../../api/meta.js";
+
+export { PATCH_CONTENT_TYPES };
 
 export type PatchType = keyof typeof PATCH_CONTENT_TYPES;
 

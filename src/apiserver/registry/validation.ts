@@ -189,7 +189,3 @@ export function isRfc3339(text: string): boolean {
   return at.getUTCFullYear() === y && at.getUTCMonth() === mo - 1 && at.getUTCDate() === d && at.getUTCHours() === h && at.getUTCMinutes() === mi && at.getUTCSeconds() === s;
 }
 
-/** Microsecond-precision RFC 3339, as MicroTime fields are written. */
-export function formatMicroTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
-}

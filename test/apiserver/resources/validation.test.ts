@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { PlatformError } from "../../../src/errors.js";
+import { formatMicroTime } from "../../../src/api/meta.js";
 import {
-  configKeyProblem, decodeBase64, duplicate, errorsFromCauses, forbidden, formatMicroTime, formatTime, invalid, isRfc3339, notSupported, required, tooLong, validateSignerName,
+  configKeyProblem, decodeBase64, duplicate, errorsFromCauses, forbidden, formatTime, invalid, isRfc3339, notSupported, required, tooLong, validateSignerName,
 } from "../../../src/apiserver/registry/validation.js";
 import { summary } from "./fixtures.js";
 
