@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "platform_ca_native",
-      "sources": ["native/ecdsa-verify.c"],
+      "sources": ["native/crypto.c"],
       "cflags": ["-O2"]
     }
   ]

@@ -3,20 +3,26 @@
 // Importing the public key dominates the cost of a CSR: node imports a JWK roughly twice (EC) to four
 // times (RSA) faster than SPKI DER, so the JWK is built from the SPKI fields read here.
 import { Buffer } from "node:buffer";
-import { constants, createHash, createPublicKey, verify, type JsonWebKey, type KeyObject } from "node:crypto";
+import { constants, createPublicKey, verify, type JsonWebKey, type KeyObject } from "node:crypto";
 import { invalidOption, PlatformError } from "../errors.js";
 import { DerReader, Tag, contextTag, type Tlv } from "./der.js";
 import { noSans, readGeneralNames, readName } from "./names.js";
 import { describeOid, OID } from "./oids.js";
 import { checkMaxBytes, decodeSinglePem } from "./pem.js";
 import type { Extension, KeyAlgorithm, NamedCurve, ParsedCsr, PublicKeyInfo, SubjectAltNames } from "./types.js";
-import { nativeEcdsaVerify } from "./native.js";
+import { nativeCrypto, nativeHashBits } from "./native.js";
+import { copyBytes } from "./bytes.js";
 
 export interface ParseCsrOptions {
   /** Upper bound on the input size in bytes (default 64 KiB). */
   readonly maxBytes?: number;
   /** Check the self-signature (default true). */
   readonly verify?: boolean;
+  /**
+   * Consult and fill the process-wide memory of recently verified requests (default true). Callers that see
+   * each request once (a signing worker thread) turn it off: it can never hit there, and keying it costs.
+   */
+  readonly remember?: boolean;
 }
 
 export const CSR_MAX_BYTES = 64 * 1024;
@@ -53,6 +59,8 @@ interface KeyMaterial {
   readonly jwk: JsonWebKey | undefined;
   /** Uncompressed EC point, for the native verifier. */
   readonly ecPoint?: Uint8Array;
+  /** RSA modulus and exponent, for the native verifier. */
+  readonly rsa?: { readonly n: Uint8Array; readonly e: Uint8Array };
 }
 
 interface SignatureCheck {
@@ -90,7 +98,10 @@ export function parseCsr(input: string | Uint8Array, opts: ParseCsrOptions = {})
   const sans = readSans(der, extensions);
 
   const check = signatureCheck(sigAlg, key.info.algorithm);
-  if (opts.verify !== false) verifySignatureOnce(der, key, check, info.bytes(infoTlv), signature.bytes);
+  if (opts.verify !== false) {
+    if (opts.remember === false) verifySignature(key, check, info.bytes(infoTlv), signature.bytes);
+    else verifySignatureOnce(der, key, check, info.bytes(infoTlv), signature.bytes);
+  }
 
   return { der, subject, sans, extensions, publicKey: key.info, signatureAlgorithm: sigAlg.oid };
 }
@@ -104,7 +115,7 @@ function toDer(input: string | Uint8Array, maxBytes: number): Uint8Array {
   if (input.length > maxBytes) throw tooLarge(input.length, maxBytes);
   // DER starts with a SEQUENCE tag; anything else is read as PEM text. The copy keeps the result
   // (whose views are handed to issuance) independent of a buffer the caller may reuse.
-  if (input[0] === Tag.SEQUENCE) return input.slice();
+  if (input[0] === Tag.SEQUENCE) return copyBytes(input);
   return decodeSinglePem(Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString("latin1"), CSR_PEM_LABELS).der;
 }
 
@@ -236,7 +247,15 @@ function rsaKey(outer: DerReader, spkiDer: Uint8Array, alg: Algorithm): KeyMater
   if ((e[e.length - 1]! & 1) === 0 || bitLength(e) < 2 || e.length > 8) {
     throw keyError("KEY_INVALID", "RSA public exponent must be odd, at least 3 and at most 64 bits");
   }
-  return { info: { algorithm: "rsa", bits, spki: spkiDer }, jwk: { kty: "RSA", n: b64url(n), e: b64url(e) } };
+  const info: PublicKeyInfo = { algorithm: "rsa", bits, spki: spkiDer };
+  // The JWK is only needed when node:crypto verifies (no accelerator, or RSASSA-PSS): built on demand.
+  return {
+    info,
+    rsa: { n, e },
+    get jwk(): JsonWebKey {
+      return { kty: "RSA", n: b64url(n), e: b64url(e) };
+    },
+  };
 }
 
 function ecKey(bytes: Uint8Array, spkiDer: Uint8Array, alg: Algorithm): KeyMaterial {
@@ -251,9 +270,13 @@ function ecKey(bytes: Uint8Array, spkiDer: Uint8Array, alg: Algorithm): KeyMater
   const info: PublicKeyInfo = { algorithm: "ecdsa", bits: curve.bits, curve: curve.curve, spki: spkiDer };
   const form = bytes[0];
   if (form === 0x04 && bytes.length === 1 + 2 * curve.size) {
-    const x = b64url(bytes.subarray(1, 1 + curve.size));
-    const y = b64url(bytes.subarray(1 + curve.size));
-    return { info, jwk: { kty: "EC", crv: curve.curve, x, y }, ecPoint: bytes };
+    return {
+      info,
+      ecPoint: bytes,
+      get jwk(): JsonWebKey {
+        return { kty: "EC", crv: curve.curve, x: b64url(bytes.subarray(1, 1 + curve.size)), y: b64url(bytes.subarray(1 + curve.size)) };
+      },
+    };
   }
   // JWK cannot carry a compressed point; these rare keys take the slower SPKI import.
   if ((form === 0x02 || form === 0x03) && bytes.length === 1 + curve.size) return { info, jwk: undefined };
@@ -343,7 +366,8 @@ const VERIFIED = new Map<string, true>();
 const VERIFIED_LIMIT = 1024;
 
 function verifySignatureOnce(der: Uint8Array, key: KeyMaterial, check: SignatureCheck, tbs: Uint8Array, signature: Uint8Array): void {
-  const id = Buffer.from(der.buffer, der.byteOffset, der.byteLength).toString("base64");
+  // latin1 maps each byte to one character: the cheapest exact string key for the bytes.
+  const id = Buffer.from(der.buffer, der.byteOffset, der.byteLength).toString("latin1");
   if (VERIFIED.has(id)) return;
   verifySignature(key, check, tbs, signature);
   if (VERIFIED.size >= VERIFIED_LIMIT) VERIFIED.delete(VERIFIED.keys().next().value!);
@@ -351,9 +375,14 @@ function verifySignatureOnce(der: Uint8Array, key: KeyMaterial, check: Signature
 }
 
 function verifySignature(key: KeyMaterial, check: SignatureCheck, tbs: Uint8Array, signature: Uint8Array): void {
-  if (nativeEcdsaVerify !== undefined && key.ecPoint !== undefined && check.hash !== null) {
-    const digest = createHash(check.hash).update(tbs).digest();
-    const verdict = nativeEcdsaVerify(key.info.bits, key.ecPoint, digest, signature);
+  const bits = nativeHashBits(check.hash);
+  if (nativeCrypto !== undefined && bits !== undefined && check.pssSaltLength === undefined) {
+    const verdict =
+      key.ecPoint !== undefined
+        ? nativeCrypto.verifyEcdsa(key.info.bits, key.ecPoint, bits, tbs, signature)
+        : key.rsa !== undefined
+          ? nativeCrypto.verifyRsa(key.rsa.n, key.rsa.e, bits, tbs, signature)
+          : null;
     if (verdict === true) return;
     if (verdict === false) throw new PlatformError("CSR_SIGNATURE", "CSR signature does not verify with the request's own public key");
     // null: the native verifier cannot judge this key; node:crypto decides below.

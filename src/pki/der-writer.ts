@@ -6,6 +6,7 @@
 // certificate (the generic generator path) was measured at ~660 certificates/s for the whole issuance.
 import { PlatformError } from "../errors.js";
 import { Tag } from "./der.js";
+import { allocBytes } from "./bytes.js";
 
 
 /** DER NULL (05 00). */
@@ -35,19 +36,54 @@ export function concat(parts: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+/** Octets of the tag and length of a value of `length` octets. */
+export function headerLength(length: number): number {
+  return length < 0x80 ? 2 : length < 0x100 ? 3 : length < 0x10000 ? 4 : 1 + encodeLength(length).length;
+}
+
+/** Writes tag and length at `at`; returns the offset of the value. */
+export function writeHeader(out: Uint8Array, at: number, tag: number, length: number): number {
+  out[at++] = tag;
+  if (length < 0x80) {
+    out[at++] = length;
+  } else if (length < 0x100) {
+    out[at++] = 0x81;
+    out[at++] = length;
+  } else if (length < 0x10000) {
+    out[at++] = 0x82;
+    out[at++] = length >> 8;
+    out[at++] = length & 0xff;
+  } else {
+    const encoded = encodeLength(length);
+    out.set(encoded, at);
+    at += encoded.length;
+  }
+  return at;
+}
+
+/** Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue BIT STRING }, in one buffer. */
+export function assembleCertificate(tbs: Uint8Array, algorithmDer: Uint8Array, signature: Uint8Array): Uint8Array {
+  const bitsLength = signature.length + 1;
+  const length = tbs.length + algorithmDer.length + headerLength(bitsLength) + bitsLength;
+  const out = allocBytes(headerLength(length) + length);
+  let at = writeHeader(out, 0, Tag.SEQUENCE, length);
+  out.set(tbs, at);
+  at += tbs.length;
+  out.set(algorithmDer, at);
+  at += algorithmDer.length;
+  at = writeHeader(out, at, Tag.BIT_STRING, bitsLength);
+  out[at++] = 0; // no unused bits
+  out.set(signature, at);
+  return out;
+}
+
 /** One tag-length-value; `contents` are concatenated into the value. */
 export function tlv(tag: number, ...contents: readonly Uint8Array[]): Uint8Array {
   let length = 0;
   for (const c of contents) length += c.length;
   // Short and two-byte lengths cover every certificate part; encodeLength handles the rest.
-  const header = length < 0x80 ? 1 : length < 0x100 ? 2 : length < 0x10000 ? 3 : encodeLength(length).length;
-  const out = new Uint8Array(1 + header + length);
-  out[0] = tag;
-  if (header === 1) out[1] = length;
-  else if (header === 2) out.set([0x81, length], 1);
-  else if (header === 3) out.set([0x82, length >> 8, length & 0xff], 1);
-  else out.set(encodeLength(length), 1);
-  let at = 1 + header;
+  const out = allocBytes(headerLength(length) + length);
+  let at = writeHeader(out, 0, tag, length);
   for (const c of contents) {
     out.set(c, at);
     at += c.length;

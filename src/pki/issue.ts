@@ -4,23 +4,26 @@
 // algorithm, issuer Name, AuthorityKeyIdentifier) is encoded once in the constructor, the extensions of a profile
 // once per distinct profile, and per certificate only the serial, validity, subject, key and SKI are added.
 import { PlatformError } from "../errors.js";
-import { integer, sequence, explicit } from "./der-writer.js";
+import { assembleCertificate, headerLength, writeHeader } from "./der-writer.js";
+import { Tag } from "./der.js";
+import { allocBytes } from "./bytes.js";
 import { subjectKeyIdentifier } from "./keys.js";
 import { OID } from "./oids.js";
 import { encodePem } from "./pem.js";
 import {
   authorityKeyIdentifierExtension,
   basicConstraintsExtension,
+  caSignFunction,
   extension,
   extKeyUsageExtension,
   hex,
   keyUsageExtension,
   randomSerial,
   signatureScheme,
-  signCertificate,
   subjectKeyIdentifierExtension,
   validityDer,
   VERSION_V3,
+  type CaSignFunction,
   type SignatureScheme,
 } from "./tbs-template.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr, Validity } from "./types.js";
@@ -51,18 +54,24 @@ const MANAGED_EXTENSIONS: ReadonlySet<string> = new Set([
 ]);
 
 const EMPTY_NAME_LENGTH = 2; // SEQUENCE {} — 30 00
+const SERIAL_HEADER = Uint8Array.of(Tag.INTEGER, 16);
+const EXTENSIONS_TAG = 0xa3; // [3] EXPLICIT
 const PROFILE_CACHE_LIMIT = 256;
 
 /** Issues certificates for one CA; build it once per CA (it precomputes the constant parts) and reuse it. */
 export class Issuer {
   readonly ca: CaKeyPair;
   private readonly scheme: SignatureScheme;
+  private readonly signer: CaSignFunction;
   private readonly authorityKeyId: Uint8Array;
   private readonly profileExtensions = new Map<string, readonly Uint8Array[]>();
+  private readonly profileObjects = new WeakMap<CertificateProfile, readonly Uint8Array[]>();
+  private lastValidity: { readonly from: number; readonly to: number; readonly der: Uint8Array } | undefined;
 
   constructor(ca: CaKeyPair) {
     this.ca = ca;
     this.scheme = signatureScheme(ca.keyAlgorithm, ca.curve);
+    this.signer = caSignFunction(this.scheme, ca.privateKey);
     this.authorityKeyId = authorityKeyIdentifierExtension(ca.subjectKeyId);
   }
 
@@ -79,25 +88,54 @@ export class Issuer {
         extensions.push(extension(ext.oid, ext.critical, ext.value));
       }
     }
-    const der = signCertificate(
-      [
-        VERSION_V3,
-        integer(serial),
-        this.scheme.algorithmDer,
-        this.ca.subjectDer,
-        validityDer(validity),
-        csr.subject.der,
-        csr.publicKey.spki,
-        explicit(3, sequence(...extensions)),
-      ],
-      this.scheme,
-      this.ca.privateKey,
-    );
+    // TBSCertificate written into one buffer: the serial is always 16 content octets (randomSerial), so its
+    // INTEGER header is constant; the extensions get their SEQUENCE and [3] headers here.
+    let extLength = 0;
+    for (const e of extensions) extLength += e.length;
+    const extSeqLength = headerLength(extLength) + extLength;
+    const validityBytes = this.validityDer(validity);
+    const parts = [VERSION_V3, SERIAL_HEADER, serial, this.scheme.algorithmDer, this.ca.subjectDer, validityBytes, csr.subject.der, csr.publicKey.spki];
+    let tbsLength = headerLength(extSeqLength) + extSeqLength;
+    for (const p of parts) tbsLength += p.length;
+    const tbs = allocBytes(headerLength(tbsLength) + tbsLength);
+    let at = writeHeader(tbs, 0, Tag.SEQUENCE, tbsLength);
+    for (const p of parts) {
+      tbs.set(p, at);
+      at += p.length;
+    }
+    at = writeHeader(tbs, at, EXTENSIONS_TAG, extSeqLength);
+    at = writeHeader(tbs, at, Tag.SEQUENCE, extLength);
+    for (const e of extensions) {
+      tbs.set(e, at);
+      at += e.length;
+    }
+    const der = assembleCertificate(tbs, this.scheme.algorithmDer, this.signer(tbs));
     return { der, pem: encodePem("CERTIFICATE", der), serialHex: hex(serial), notBefore: validity.notBefore, notAfter: validity.notAfter };
+  }
+
+  /** Validity DER, remembered for the last window: a burst signs many certificates within the same second. */
+  private validityDer(validity: Validity): Uint8Array {
+    const from = validity.notBefore.getTime();
+    const to = validity.notAfter.getTime();
+    const last = this.lastValidity;
+    // DER holds whole seconds: two windows in the same seconds encode the same.
+    if (last !== undefined && Math.floor(last.from / 1000) === Math.floor(from / 1000) && Math.floor(last.to / 1000) === Math.floor(to / 1000)) return last.der;
+    const der = validityDer(validity);
+    this.lastValidity = { from, to, der };
+    return der;
   }
 
   /** BasicConstraints, KeyUsage and ExtKeyUsage of a profile, encoded once per distinct profile. */
   private extensionsFor(profile: CertificateProfile): readonly Uint8Array[] {
+    // Callers reuse profile objects: look them up by identity before building the structural key.
+    const known = this.profileObjects.get(profile);
+    if (known !== undefined) return known;
+    const exts = this.extensionsByShape(profile);
+    this.profileObjects.set(profile, exts);
+    return exts;
+  }
+
+  private extensionsByShape(profile: CertificateProfile): readonly Uint8Array[] {
     const { usages, isCa, pathLen } = profile;
     const key = `${isCa ? `ca:${pathLen ?? ""}` : "leaf"}|${usages.keyUsage}|${usages.extKeyUsage.join(",")}`;
     let exts = this.profileExtensions.get(key);

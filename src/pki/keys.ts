@@ -2,6 +2,7 @@
 import { Buffer } from "node:buffer";
 import {
   createHash,
+  hash,
   createPrivateKey,
   generateKeyPair as generateKeyPairCallback,
   X509Certificate,
@@ -150,7 +151,9 @@ export function subjectPublicKeyBits(spki: Uint8Array): Uint8Array {
 
 /** RFC 5280 §4.2.1.2 method (1) key identifier: SHA-1 of the subjectPublicKey bits (an identifier, not a security use). */
 export function subjectKeyIdentifier(spki: Uint8Array): Uint8Array {
-  return new Uint8Array(createHash("sha1").update(subjectPublicKeyBits(spki)).digest());
+  const bits = subjectPublicKeyBits(spki);
+  // crypto.hash (Node ≥ 20.12) is the one-shot form: no Hash object per certificate.
+  return typeof hash === "function" ? hash("sha1", bits, "buffer") : new Uint8Array(createHash("sha1").update(bits).digest());
 }
 
 /**

@@ -25,12 +25,11 @@ export function readName(reader: DerReader, what = "name"): DistinguishedName {
       const valueTlv = atv.next(undefined, `${what} attribute value`);
       atv.finish(`${what} attribute`);
       const shortName = NAME_ATTRIBUTE_SHORT_NAMES[oid];
-      const hexValue = `#${hex(atv.bytes(valueTlv))}`;
       const isText = isStringTag(valueTlv.tag);
-      const value = isText ? decodeString(atv.buf, valueTlv, `${what} attribute ${oid}`) : hexValue;
+      const value = isText ? decodeString(atv.buf, valueTlv, `${what} attribute ${oid}`) : `#${hex(atv.bytes(valueTlv))}`;
       rdn.push(shortName === undefined ? { oid, value } : { oid, shortName, value });
       // RFC 4514 §2.4: types without a short name, and values that are not strings, are written as '#' + hex DER.
-      const valueText = shortName === undefined || !isText ? hexValue : escapeRfc4514(value);
+      const valueText = !isText ? value : shortName === undefined ? `#${hex(atv.bytes(valueTlv))}` : escapeRfc4514(value);
       rdnText += `${rdnText === "" ? "" : "+"}${shortName ?? oid}=${valueText}`;
       if (oid === OID.commonName) commonName ??= value;
       else if (oid === OID.organizationName) organizations.push(value);
@@ -51,7 +50,10 @@ function hex(bytes: Uint8Array): string {
 }
 
 // RFC 4514 §2.4: escape the specials anywhere, a leading '#' or space, a trailing space, and NUL.
+const NEEDS_ESCAPE = /[\0"+,;<>\\]|^[ #]| $/;
+
 export function escapeRfc4514(value: string): string {
+  if (!NEEDS_ESCAPE.test(value)) return value;
   let out = "";
   for (let i = 0; i < value.length; i++) {
     const ch = value[i]!;

@@ -1,10 +1,27 @@
-// Loads the optional native ECDSA verifier (native/ecdsa-verify.c); absent or disabled, callers use node:crypto.
+// Loads the optional native accelerator (native/crypto.c); absent or disabled, callers use node:crypto.
 import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { dirname, join } from "node:path";
 
-export type NativeEcdsaVerify = (curveBits: number, point: Uint8Array, digest: Uint8Array, signature: Uint8Array) => boolean | null;
+/** SHA-2 size the native functions hash with. */
+export type NativeHashBits = 256 | 384 | 512;
+
+/** An opaque CA private key held by OpenSSL (EC_KEY or RSA) for the life of an Issuer. */
+export type NativeSigningKey = { readonly __nativeSigningKey: unique symbol };
+
+export interface NativeCrypto {
+  /** ECDSA check of `message` (hashed in C): true / false, or null when the key or input is not handled natively. */
+  verifyEcdsa(curveBits: number, point: Uint8Array, hashBits: NativeHashBits, message: Uint8Array, signature: Uint8Array): boolean | null;
+  /** RSA PKCS#1 v1.5 check from the modulus and exponent (big-endian magnitudes); null when not handled natively. */
+  verifyRsa(modulus: Uint8Array, exponent: Uint8Array, hashBits: NativeHashBits, message: Uint8Array, signature: Uint8Array): boolean | null;
+  /** Imports a PKCS#8 DER private key; null for key types signed through node:crypto (Ed25519). */
+  signingKey(pkcs8: Uint8Array): NativeSigningKey | null;
+  /** ECDSA (DER signature) or RSA PKCS#1 v1.5 over `message`, hashed in C; null on failure. */
+  sign(key: NativeSigningKey, hashBits: NativeHashBits, message: Uint8Array): Buffer | null;
+}
+
+const FUNCTIONS = ["verifyEcdsa", "verifyRsa", "signingKey", "sign"] as const;
 
 function findPackageRoot(start: string): string | undefined {
   let dir = start;
@@ -17,7 +34,7 @@ function findPackageRoot(start: string): string | undefined {
   return undefined;
 }
 
-function load(): NativeEcdsaVerify | undefined {
+function load(): NativeCrypto | undefined {
   // PLATFORM_CA_NATIVE=0 forces the node:crypto path (tests run both).
   if (process.env.PLATFORM_CA_NATIVE === "0") return undefined;
   const root = findPackageRoot(dirname(fileURLToPath(import.meta.url)));
@@ -25,12 +42,17 @@ function load(): NativeEcdsaVerify | undefined {
   const file = join(root, "build", "Release", "platform_ca_native.node");
   if (!existsSync(file)) return undefined;
   try {
-    const mod = createRequire(import.meta.url)(file) as { verify?: unknown };
-    return typeof mod.verify === "function" ? (mod.verify as NativeEcdsaVerify) : undefined;
+    const mod = createRequire(import.meta.url)(file) as Record<string, unknown>;
+    return FUNCTIONS.every((name) => typeof mod[name] === "function") ? (mod as unknown as NativeCrypto) : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** The native verifier when built and enabled, else undefined. */
-export const nativeEcdsaVerify: NativeEcdsaVerify | undefined = load();
+/** The native accelerator when built and enabled, else undefined. */
+export const nativeCrypto: NativeCrypto | undefined = load();
+
+/** "sha256" → 256 …; undefined for anything the native functions do not hash. */
+export function nativeHashBits(hash: string | null): NativeHashBits | undefined {
+  return hash === "sha256" ? 256 : hash === "sha384" ? 384 : hash === "sha512" ? 512 : undefined;
+}

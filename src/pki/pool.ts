@@ -10,7 +10,7 @@ import { invalidOption, PlatformError, type ErrorCode, ERROR_CODES } from "../er
 import { silentLogger, type Logger } from "../logger.js";
 import type { IssuedCertificate, Issuer } from "./issue.js";
 import { exportPrivateKeyPem } from "./keys.js";
-import { issuerFor, POOL_WORKER_KIND, processBatch, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireResult } from "./pool-worker.js";
+import { issuerFor, POOL_WORKER_KIND, processBatch, resultAt, transferList, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireResults } from "./pool-worker.js";
 import type { CaKeyPair, CertificateProfile, Validity } from "./types.js";
 
 export interface SigningPoolOptions {
@@ -165,7 +165,8 @@ export class SigningPool {
       const pending = this.queue.splice(0, this.batchSize);
       const id = this.nextId++;
       slot.inFlight.set(id, pending);
-      slot.worker.postMessage({ type: "batch", id, batch: toWire(pending) } satisfies ToWorker);
+      const batch = toWire(pending);
+      slot.worker.postMessage({ type: "batch", id, batch } satisfies ToWorker, transferList(batch.csrBytes, batch.csrEnds, batch.profileIndex, batch.times));
     }
     this.checkIdle();
   }
@@ -184,7 +185,7 @@ export class SigningPool {
     else this.checkIdle();
   }
 
-  private settle(slot: Slot, id: number, results: readonly WireResult[]): void {
+  private settle(slot: Slot, id: number, results: WireResults): void {
     const pending = slot.inFlight.get(id);
     if (pending === undefined) return;
     slot.inFlight.delete(id);
@@ -232,21 +233,42 @@ export class SigningPool {
 }
 
 function toWire(pending: readonly Pending[]): WireBatch {
+  const count = pending.length;
   const profiles: CertificateProfile[] = [];
-  const jobs = pending.map(({ job }) => {
+  const texts: Record<number, string> = {};
+  const csrEnds = new Uint32Array(count);
+  const profileIndex = new Uint16Array(count);
+  const times = new Float64Array(2 * count);
+  let size = 0;
+  for (const { job } of pending) if (typeof job.csr !== "string") size += job.csr.length;
+  const csrBytes = new Uint8Array(size);
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    const job = pending[i]!.job;
+    if (typeof job.csr === "string") texts[i] = job.csr;
+    else {
+      csrBytes.set(job.csr, at);
+      at += job.csr.length;
+    }
+    csrEnds[i] = at;
     let index = profiles.indexOf(job.profile);
     if (index < 0) index = profiles.push(job.profile) - 1;
-    return { csr: job.csr, profile: index, notBefore: job.validity.notBefore.getTime(), notAfter: job.validity.notAfter.getTime() };
-  });
-  return { jobs, profiles };
+    profileIndex[i] = index;
+    times[2 * i] = job.validity.notBefore.getTime();
+    times[2 * i + 1] = job.validity.notAfter.getTime();
+  }
+  return { csrBytes, csrEnds, texts, profileIndex, times, profiles };
 }
 
-function deliver(pending: readonly Pending[], results: readonly WireResult[]): void {
+function deliver(pending: readonly Pending[], results: WireResults): void {
+  if (results.derEnds.length < pending.length) {
+    for (const p of pending) p.reject(new PlatformError("INTERNAL", "signing worker returned fewer results than jobs"));
+    return;
+  }
   pending.forEach((p, i) => {
-    const r = results[i];
-    if (r === undefined) p.reject(new PlatformError("INTERNAL", "signing worker returned fewer results than jobs"));
-    else if (r.ok) p.resolve({ der: r.der, pem: r.pem, serialHex: r.serialHex, notBefore: new Date(r.notBefore), notAfter: new Date(r.notAfter) });
-    else p.reject(new PlatformError(asCode(r.code, "INTERNAL"), r.message));
+    const r = resultAt(results, i);
+    if ("code" in r) p.reject(new PlatformError(asCode(r.code, "INTERNAL"), r.message));
+    else p.resolve({ der: r.der, pem: r.pem, serialHex: r.serialHex, notBefore: p.job.validity.notBefore, notAfter: p.job.validity.notAfter });
   });
 }
 

@@ -3,7 +3,7 @@ import { Buffer } from "node:buffer";
 import { randomBytes, sign, type KeyObject } from "node:crypto";
 import { PlatformError } from "../errors.js";
 import {
-  bitString,
+  assembleCertificate,
   boolean,
   DER_NULL,
   explicit,
@@ -15,6 +15,7 @@ import {
   sequence,
   time,
 } from "./der-writer.js";
+import { nativeCrypto, nativeHashBits } from "./native.js";
 import { OID } from "./oids.js";
 import type { KeyAlgorithm, NamedCurve, Validity } from "./types.js";
 
@@ -131,16 +132,40 @@ export function randomSerial(): Uint8Array {
   }
 }
 
-/** Signs the TBSCertificate made of `tbsParts` and returns the DER Certificate. */
-export function signCertificate(tbsParts: readonly Uint8Array[], scheme: SignatureScheme, key: KeyObject): Uint8Array {
-  const tbs = sequence(...tbsParts);
-  let signature: Buffer;
-  try {
-    signature = sign(scheme.hash, tbs, key);
-  } catch (err) {
-    throw new PlatformError("CA_INVALID", `signing with the CA key failed: ${(err as Error).message}`, { cause: err });
+/** Signs a TBSCertificate with one CA key: made once per Issuer, it keeps the key in the form that signs fastest. */
+export type CaSignFunction = (tbs: Uint8Array) => Uint8Array;
+
+/**
+ * The CA key as a sign function: held by OpenSSL through the native accelerator when it is built and handles the
+ * key type (ECDSA, RSA), else node:crypto's sign with the imported KeyObject (Ed25519, or no accelerator).
+ */
+export function caSignFunction(scheme: SignatureScheme, key: KeyObject): CaSignFunction {
+  const bits = nativeHashBits(scheme.hash);
+  const handle = nativeCrypto !== undefined && bits !== undefined ? nativeCrypto.signingKey(key.export({ type: "pkcs8", format: "der" })) : null;
+  const failed = (cause: unknown) =>
+    new PlatformError("CA_INVALID", `signing with the CA key failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  if (handle !== null && bits !== undefined) {
+    const native = nativeCrypto!;
+    return (tbs) => {
+      const signature = native.sign(handle, bits, tbs);
+      if (signature === null) throw failed("OpenSSL refused to sign");
+      return signature;
+    };
   }
-  return sequence(tbs, scheme.algorithmDer, bitString(signature));
+  return (tbs) => {
+    try {
+      return sign(scheme.hash, tbs, key);
+    } catch (err) {
+      throw failed(err);
+    }
+  };
+}
+
+/** Signs the TBSCertificate made of `tbsParts` and returns the DER Certificate. */
+export function signCertificate(tbsParts: readonly Uint8Array[], scheme: SignatureScheme, signer: CaSignFunction | KeyObject): Uint8Array {
+  const tbs = sequence(...tbsParts);
+  const signature = typeof signer === "function" ? signer(tbs) : caSignFunction(scheme, signer)(tbs);
+  return assembleCertificate(tbs, scheme.algorithmDer, signature);
 }
 
 export function hex(bytes: Uint8Array): string {

@@ -12,7 +12,7 @@ import { generateCa, type GeneratedCa } from "../../src/pki/ca.js";
 import { parseCsr } from "../../src/pki/csr.js";
 import { bitString, DER_NULL, explicit, implicitPrimitive, integer, objectIdentifier, octetString, sequence, setOf, utf8String } from "../../src/pki/der-writer.js";
 import { Issuer } from "../../src/pki/issue.js";
-import { nativeEcdsaVerify } from "../../src/pki/native.js";
+import { nativeCrypto } from "../../src/pki/native.js";
 import { OID } from "../../src/pki/oids.js";
 import { SigningPool } from "../../src/pki/pool.js";
 import { resolveUsages } from "../../src/pki/usages.js";
@@ -104,8 +104,8 @@ async function main(): Promise<void> {
   let t = performance.now();
   const csrs = Array.from({ length: DISTINCT_CSRS }, (_, i) => makeCsr(i));
   console.log(`${DISTINCT_CSRS} distinct P-256 CSRs built in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-  const verifier = nativeEcdsaVerify ? "native ECDSA addon (native/ecdsa-verify.c)" : "node:crypto (JWK import + crypto.verify)";
-  console.log(`CSR signature check: ${verifier}; PLATFORM_CA_NATIVE=0 forces node:crypto`);
+  const accel = nativeCrypto ? "native accelerator (native/crypto.c): CSR checks and CA signatures in OpenSSL" : "node:crypto (JWK import + crypto.verify, crypto.sign)";
+  console.log(`crypto: ${accel}; PLATFORM_CA_NATIVE=0 forces node:crypto`);
 
   const now = new Date();
   const cas: Record<string, GeneratedCa> = {

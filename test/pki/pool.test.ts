@@ -74,6 +74,33 @@ describe("SigningPool", () => {
     }
   });
 
+  it.each([0, 2])("keeps PEM and DER jobs, profiles and windows apart within one packed batch (%i workers)", async (workers) => {
+    const { ca } = await testCa("p256");
+    const fixtures = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => csr({ cn: `mixed-${i}`, dns: [`m${i}.example`] }, true)));
+    const server = profile({ usages: ["digital signature", "server auth"] });
+    const client = profile({ usages: ["digital signature", "client auth"] });
+    const jobs = fixtures.map((f, i) => ({
+      csr: i % 2 === 0 ? f.pem : f.der,
+      profile: i % 3 === 0 ? server : client,
+      validity: { notBefore: T0, notAfter: new Date(T0.getTime() + (i + 1) * 3_600_000) },
+    }));
+    const p = pool(ca, workers, 64);
+    try {
+      const certs = await Promise.all(jobs.map((j) => p.issue(j)));
+      certs.forEach((cert, i) => {
+        const x = new X509Certificate(cert.pem);
+        expect(x.subject).toBe(`CN=mixed-${i}`);
+        expect(Buffer.from(x.raw)).toEqual(Buffer.from(cert.der));
+        expect(x.serialNumber.toLowerCase()).toBe(cert.serialHex);
+        expect(new Date(x.validTo).getTime()).toBe(jobs[i]!.validity.notAfter.getTime());
+        expect(cert.notAfter).toEqual(jobs[i]!.validity.notAfter);
+        expect(x.toLegacyObject().ext_key_usage).toEqual([i % 3 === 0 ? "1.3.6.1.5.5.7.3.1" : "1.3.6.1.5.5.7.3.2"]);
+      });
+    } finally {
+      await p.close();
+    }
+  });
+
   it("refuses to start when a worker cannot load the CA", async () => {
     const { ca } = await testCa("p256");
     const other = await testCa("p384");
