@@ -53,7 +53,7 @@ export const SERVING_APPROVAL_POLICIES = ["Manual", "RequesterMatchesSubject"] a
 /** Product extensions (not in seed 002): custom signers, plug-ins, approval and clean-up policy. */
 export const extensionsShape = object({
   /** Workers of the signing controller. */
-  ConcurrentCSRSyncs: int32(5, { min: 1 }),
+  ConcurrentCSRSyncs: int32(16, { min: 1 }),
   CustomSigners: list(object({ policyFile: text() })),
   SignerPlugins: list(object({ module: text(), options: opaque() })),
   Approver: object({

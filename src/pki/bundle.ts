@@ -1,9 +1,7 @@
 // PEM rules for ClusterTrustBundle spec.trustBundle and CSR status.certificate, and the canonical bundle form.
 import { Buffer } from "node:buffer";
-import * as asn1js from "asn1js";
-import * as pkijs from "pkijs";
 import { isPlatformError, PlatformError, type ErrorCause } from "../errors.js";
-import { OID } from "./oids.js";
+import { readCertificateFacts, type CertificateFacts } from "./ca.js";
 import { decodePem, describeBlock, encodePem, type PemBlock } from "./pem.js";
 
 export interface BundleResult {
@@ -18,7 +16,7 @@ export interface BundleOptions {
 
 const CERTIFICATE = "CERTIFICATE";
 
-type Rule = (block: PemBlock, cert: pkijs.Certificate) => string | undefined;
+type Rule = (block: PemBlock, cert: CertificateFacts) => string | undefined;
 
 /** Checks spec.trustBundle: CERTIFICATE blocks only, each a CA certificate, no duplicates, no headers, at least one. */
 export function validateTrustBundle(pem: string, opts: BundleOptions = {}): BundleResult {
@@ -30,11 +28,9 @@ export function validateIssuedCertificate(pem: string, opts: BundleOptions = {})
   return validate(pem, opts.field ?? "status.certificate", "certificate chain", () => undefined, false);
 }
 
-function requireCa(_block: PemBlock, cert: pkijs.Certificate): string | undefined {
-  const ext = cert.extensions?.find((e) => e.extnID === OID.basicConstraints);
-  if (ext === undefined) return "certificate has no BasicConstraints extension (a trust anchor must be a CA)";
-  const bc = ext.parsedValue as pkijs.BasicConstraints | undefined;
-  if (!(bc instanceof pkijs.BasicConstraints) || bc.cA !== true) return "certificate's BasicConstraints does not set CA=true";
+function requireCa(_block: PemBlock, cert: CertificateFacts): string | undefined {
+  if (!cert.basicConstraints) return "certificate has no BasicConstraints extension (a trust anchor must be a CA)";
+  if (!cert.isCa) return "certificate's BasicConstraints does not set CA=true";
   return undefined;
 }
 
@@ -77,15 +73,13 @@ function validate(pem: string, field: string, what: string, rule: Rule, refuseDu
   return { certificates };
 }
 
-/** A parsed certificate, or the reason it does not parse. */
-function parseCertificate(der: Uint8Array): pkijs.Certificate | string {
-  const asn1 = asn1js.fromBER(der);
-  if (asn1.offset === -1) return asn1.result.error || "not ASN.1";
-  if (asn1.offset !== der.byteLength) return `${der.byteLength - asn1.offset} trailing bytes after the certificate`;
+/** A parsed certificate, or the reason it does not parse (the strict DER reader's message). */
+function parseCertificate(der: Uint8Array): CertificateFacts | string {
   try {
-    return new pkijs.Certificate({ schema: asn1.result });
+    return readCertificateFacts(der);
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    if (isPlatformError(err)) return err.message;
+    throw err;
   }
 }
 

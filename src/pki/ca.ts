@@ -3,6 +3,7 @@ import { createPublicKey } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { invalidOption, isPlatformError, PlatformError } from "../errors.js";
 import { DerReader, Tag, contextTag } from "./der.js";
+import { readName } from "./names.js";
 import { explicit, integer, objectIdentifier, sequence, setOf, utf8String } from "./der-writer.js";
 import { describeKey, generateKeyPair, KEY_TYPES, loadPrivateKey, privateKeyMatchesCertificate, subjectKeyIdentifier, type KeyType } from "./keys.js";
 import { KeyUsageBit, keyUsageMask } from "./usages.js";
@@ -36,12 +37,17 @@ export interface CertificateFacts {
   readonly notBefore: Date;
   readonly notAfter: Date;
   readonly isCa: boolean;
+  /** Whether the certificate has a BasicConstraints extension at all. */
+  readonly basicConstraints: boolean;
   readonly subjectKeyId?: Uint8Array;
   /** KeyUsage mask (bit i = 1 << i) when the extension is present. */
   readonly keyUsage?: number;
 }
 
-/** Reads subject, key, validity, BasicConstraints, SKI and KeyUsage from a DER certificate. */
+/**
+ * Reads subject, key, validity, BasicConstraints, SKI and KeyUsage from a DER certificate, checking the whole
+ * structure on the way (names, key info, every extension, signature): what does not read is not a certificate.
+ */
 export function readCertificateFacts(der: Uint8Array): CertificateFacts {
   const top = new DerReader(der);
   const cert = top.sequence("Certificate");
@@ -50,18 +56,27 @@ export function readCertificateFacts(der: Uint8Array): CertificateFacts {
   tbs.optional(contextTag(0, true), "version");
   tbs.next(Tag.INTEGER, "serialNumber");
   tbs.next(Tag.SEQUENCE, "signature");
-  tbs.next(Tag.SEQUENCE, "issuer");
+  readName(tbs, "issuer");
   const validity = tbs.sequence("validity");
   const notBefore = validity.time("notBefore");
   const notAfter = validity.time("notAfter");
   validity.finish("validity");
-  const subjectDer = tbs.bytes(tbs.next(Tag.SEQUENCE, "subject"));
-  const spki = tbs.bytes(tbs.next(Tag.SEQUENCE, "subjectPublicKeyInfo"));
+  const subjectDer = readName(tbs, "subject").der;
+  const spkiTlv = tbs.next(Tag.SEQUENCE, "subjectPublicKeyInfo");
+  const spki = tbs.bytes(spkiTlv);
+  const key = tbs.child(spkiTlv);
+  key.next(Tag.SEQUENCE, "subjectPublicKeyInfo algorithm");
+  key.bitString("subjectPublicKey");
+  key.finish("subjectPublicKeyInfo");
   tbs.optional(contextTag(1, false), "issuerUniqueID");
   tbs.optional(contextTag(2, false), "subjectUniqueID");
   const extsTlv = tbs.optional(contextTag(3, true), "extensions");
   tbs.finish("TBSCertificate");
+  cert.next(Tag.SEQUENCE, "signatureAlgorithm");
+  cert.bitString("signatureValue");
+  cert.finish("Certificate");
   let isCa = false;
+  let basicConstraints = false;
   let subjectKeyId: Uint8Array | undefined;
   let keyUsage: number | undefined;
   const list = extsTlv === undefined ? undefined : tbs.child(extsTlv).sequence("extensions");
@@ -71,6 +86,7 @@ export function readCertificateFacts(der: Uint8Array): CertificateFacts {
     if (ext.peekTag() === Tag.BOOLEAN) ext.boolean("critical");
     const value = ext.viewReader(ext.octetString("extension value"));
     if (oid === OID.basicConstraints) {
+      basicConstraints = true;
       const bc = value.sequence("basicConstraints");
       isCa = bc.peekTag() === Tag.BOOLEAN && bc.boolean("cA");
     } else if (oid === OID.subjectKeyIdentifier) {
@@ -79,7 +95,7 @@ export function readCertificateFacts(der: Uint8Array): CertificateFacts {
       keyUsage = maskOf(value.bitString("keyUsage").bytes);
     }
   }
-  return { subjectDer, spki, notBefore, notAfter, isCa, ...(subjectKeyId && { subjectKeyId }), ...(keyUsage !== undefined && { keyUsage }) };
+  return { subjectDer, spki, notBefore, notAfter, isCa, basicConstraints, ...(subjectKeyId && { subjectKeyId }), ...(keyUsage !== undefined && { keyUsage }) };
 }
 
 function maskOf(bytes: Uint8Array): number {

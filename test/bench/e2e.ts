@@ -181,7 +181,7 @@ async function paced(label: string, controllerArgs: readonly string[], seconds =
   await finish(p);
 }
 
-/** BENCH_WORKERS sets PlatformCAExtensions.ConcurrentCSRSyncs (workers of the approver and of the signer; default 5). */
+/** BENCH_WORKERS sets PlatformCAExtensions.ConcurrentCSRSyncs (workers of the approver and of the signer; default 16). */
 const WORKERS = process.env.BENCH_WORKERS;
 const workerArgs = (): string[] => {
   if (WORKERS === undefined) return [];

@@ -135,6 +135,28 @@ describe("transport: headers and connections", () => {
     }
   });
 
+  it("keeps the connections of a burst for the next one: no new TLS handshakes", async () => {
+    const sockets = new Set<unknown>();
+    const slow = await startServer(
+      (_req, res, raw) => {
+        sockets.add(raw.socket);
+        setTimeout(() => sendJson(res, 200, {}), 20);
+      },
+      { tls: { cert: pki.server.cert, key: pki.server.key, ca: pki.ca, requireClientCert: true } },
+    );
+    try {
+      const c = client(slow.url, { ca: pki.ca, cert: pki.client.cert, key: pki.client.key });
+      const burst = () => Promise.all(Array.from({ length: 64 }, (_, i) => c.request("GET", `/${i}`)));
+      await burst();
+      const afterFirst = sockets.size;
+      expect(afterFirst).toBeGreaterThan(32); // a burst of 64 slow requests runs on many connections
+      await burst();
+      expect(sockets.size).toBe(afterFirst);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it("tunnels through an HTTP proxy with CONNECT for an https server", async () => {
     const seen: string[] = [];
     const proxy = http.createServer((_req, res) => res.writeHead(405).end());

@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPlatformError, type ErrorCause } from "../../src/errors.js";
 import { canonicalizeBundle, validateIssuedCertificate, validateTrustBundle } from "../../src/pki/bundle.js";
@@ -84,7 +85,7 @@ describe("validateTrustBundle", () => {
     ["PEM headers", () => caA + withHeaders(caB), "block 2 (label \"CERTIFICATE\"): PEM headers are not allowed"],
     ["a wrong label", () => caA.replace(/CERTIFICATE/g, "X509 CRL"), "block 1 (label \"X509 CRL\"): only CERTIFICATE blocks are allowed"],
     ["a garbage block", () => caA + garbageBlock, "block 2 (label \"CERTIFICATE\"): not a valid X.509 certificate"],
-    ["trailing bytes inside a block", () => encodePem("CERTIFICATE", Uint8Array.from([...decodePem(caA)[0]!.der, 0])), "1 trailing bytes after the certificate"],
+    ["trailing bytes inside a block", () => encodePem("CERTIFICATE", Uint8Array.from([...decodePem(caA)[0]!.der, 0])), "1 unexpected trailing bytes after Certificate"],
     ["text without blocks", () => "no pem here", "must contain at least one CERTIFICATE block"],
     ["an empty string", () => "", "must contain at least one CERTIFICATE block"],
     ["broken base64", () => caA.replace(/\n[A-Za-z0-9+/]{10}/, "\n!!!!!!!!!!"), "content is not valid base64"],
@@ -156,5 +157,43 @@ describe("canonicalizeBundle", () => {
 
   it("refuses blocks that are not certificates", () => {
     expect(causesOf(() => canonicalizeBundle([caA, "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"])).code).toBe("PEM_LABEL");
+  });
+});
+
+describe("certificate parsing under mutation", () => {
+  // Each mutated certificate either still reads as one (a change inside a value) or is refused with BUNDLE_INVALID
+  // naming the block; nothing else may come out. openssl decides independently for a sample of the refusals.
+  it("answers every mutated certificate with a verdict or BUNDLE_INVALID, never another error", () => {
+    const der = decodePem(caA)[0]!.der;
+    let refused = 0;
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat({ max: der.length - 1 }), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }),
+        fc.integer({ min: -3, max: 3 }),
+        (edits, resize) => {
+          let bytes = Uint8Array.from(der);
+          for (const [at, value] of edits) bytes[at] = value;
+          if (resize < 0) bytes = bytes.subarray(0, bytes.length + resize);
+          else if (resize > 0) bytes = Uint8Array.from([...bytes, ...new Array<number>(resize).fill(0)]);
+          const outcome = causesOf(() => validateIssuedCertificate(encodePem("CERTIFICATE", bytes)));
+          expect(["none", "BUNDLE_INVALID"]).toContain(outcome.code);
+          if (outcome.code === "BUNDLE_INVALID") {
+            refused++;
+            expect(outcome.message).toContain('block 1 (label "CERTIFICATE"): not a valid X.509 certificate');
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    );
+    expect(refused).toBeGreaterThan(100);
+  });
+
+  it("refuses what openssl cannot read: truncations and a corrupted outer length", () => {
+    const der = decodePem(caA)[0]!.der;
+    for (const bytes of [der.subarray(0, der.length - 1), der.subarray(0, 40), Uint8Array.from([der[0]!, der[1]! ^ 0x01, ...der.subarray(2)])]) {
+      const pem = encodePem("CERTIFICATE", bytes);
+      expect(() => execFileSync("openssl", ["x509", "-noout"], { input: pem, stdio: ["pipe", "ignore", "ignore"] })).toThrow();
+      expect(causesOf(() => validateIssuedCertificate(pem)).code).toBe("BUNDLE_INVALID");
+    }
   });
 });

@@ -1,4 +1,5 @@
 // Client-certificate authentication: the TLS peer chain verified against the client CA pool; CN is the user, O the groups.
+import { Buffer } from "node:buffer";
 import { X509Certificate } from "node:crypto";
 import type { TLSSocket, DetailedPeerCertificate } from "node:tls";
 import { invalidOption } from "../../errors.js";
@@ -31,10 +32,17 @@ interface Parsed {
 const CLIENT_AUTH = ExtKeyUsageOid.clientAuth;
 const ANY_EKU = ExtKeyUsageOid.any;
 
+// A TLS connection's peer chain cannot change once the handshake is done: the server disables renegotiation
+// (http/app.ts), so the chain is read from OpenSSL once per connection rather than once per request.
+const chainsBySocket = new WeakMap<TLSSocket, Uint8Array[]>();
+
 /** The DER certificates a TLS client presented, leaf first; empty when it presented none. */
 export function peerCertificateChain(socket: TLSSocket | undefined): Uint8Array[] {
+  if (socket === undefined) return [];
+  const known = chainsBySocket.get(socket);
+  if (known !== undefined) return known;
   const out: Uint8Array[] = [];
-  let cert: DetailedPeerCertificate | undefined = socket?.getPeerCertificate(true);
+  let cert: DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
   const seen = new Set<string>();
   // The issuer links end in a self-reference at a root; stop at any repeat.
   while (cert?.raw && !seen.has(cert.fingerprint256)) {
@@ -42,8 +50,25 @@ export function peerCertificateChain(socket: TLSSocket | undefined): Uint8Array[
     out.push(new Uint8Array(cert.raw));
     cert = cert.issuerCertificate;
   }
+  chainsBySocket.set(socket, out);
   return out;
 }
+
+/**
+ * One check of a chain's verdict, in the order the checks are made: the time-independent ones are decided once per
+ * chain and trust pool (parsing, EKU, path building, signatures, subject), the validity windows at every request.
+ */
+type Step =
+  | { readonly validity: Parsed; readonly what: string }
+  | { readonly error: string }
+  | { readonly user: Extract<AuthnResult, { user: unknown }>["user"] };
+
+interface Plan {
+  readonly anchorsText: string;
+  readonly steps: readonly Step[];
+}
+
+const PLAN_CACHE_LIMIT = 1024;
 
 export class X509Authenticator {
   readonly #pool: () => string | readonly string[];
@@ -51,6 +76,8 @@ export class X509Authenticator {
   readonly #maxChain: number;
   #anchorsText: string | undefined;
   #anchors: readonly Parsed[] = [];
+  /** Verdicts per presented chain (its DER), valid while the trust pool text is the same. */
+  readonly #plans = new Map<string, Plan>();
 
   constructor(options: X509AuthenticatorOptions) {
     if (options?.trustPool === undefined) throw invalidOption("trustPool", "to be PEM text of CA certificates", options?.trustPool);
@@ -69,43 +96,68 @@ export class X509Authenticator {
   authenticate(chain: readonly Uint8Array[]): AuthnResult | undefined {
     if (chain.length === 0) return undefined;
     if (chain.length > this.#maxChain) return { error: `x509: the client presented ${chain.length} certificates, more than the limit of ${this.#maxChain}` };
+    const anchors = this.#trustAnchors();
+    const key = chainKey(chain);
+    let plan = this.#plans.get(key);
+    if (plan === undefined || plan.anchorsText !== this.#anchorsText) {
+      plan = { anchorsText: this.#anchorsText!, steps: this.#plan(chain, anchors) };
+      if (this.#plans.size >= PLAN_CACHE_LIMIT) this.#plans.delete(this.#plans.keys().next().value!);
+      this.#plans.set(key, plan);
+    }
+    const now = this.#clock.now();
+    for (const step of plan.steps) {
+      if ("user" in step) return { user: step.user };
+      if ("error" in step) return { error: step.error };
+      const problem = validityProblem(step.validity, now, step.what);
+      if (problem) return { error: problem };
+    }
+    return { error: "x509: certificate signed by unknown authority" };
+  }
+
+  /** The checks for one chain against the current anchors, in order; the first failing one is the answer. */
+  #plan(chain: readonly Uint8Array[], anchors: readonly Parsed[]): Step[] {
     let certs: Parsed[];
     try {
       certs = chain.map(parse);
     } catch {
-      return { error: "x509: the client certificate cannot be parsed" };
+      return [{ error: "x509: the client certificate cannot be parsed" }];
     }
-    const now = this.#clock.now();
     const leaf = certs[0]!;
-    const problem = validityProblem(leaf, now) ?? (hasEku(leaf.cert, true) ? undefined : "x509: certificate specifies an incompatible key usage (client auth is required)");
-    if (problem) return { error: problem };
-    const chainProblem = this.#verifyPath(leaf, certs.slice(1), now);
-    if (chainProblem) return { error: chainProblem };
+    const steps: Step[] = [{ validity: leaf, what: "certificate" }];
+    if (!hasEku(leaf.cert, true)) return [...steps, { error: "x509: certificate specifies an incompatible key usage (client auth is required)" }];
+    if (!this.#pathSteps(leaf, certs.slice(1), anchors, steps)) return steps;
     let subject: DistinguishedName;
     try {
       subject = readName(new DerReader(leaf.subjectDer), "subject");
     } catch {
-      return { error: "x509: the client certificate's subject cannot be read" };
+      return [...steps, { error: "x509: the client certificate's subject cannot be read" }];
     }
-    if (!subject.commonName) return { error: "x509: the client certificate has no common name" };
-    return { user: { username: subject.commonName, groups: addGroups(subject.organizations, SYSTEM_AUTHENTICATED) } };
+    if (!subject.commonName) return [...steps, { error: "x509: the client certificate has no common name" }];
+    return [...steps, { user: { username: subject.commonName, groups: addGroups(subject.organizations, SYSTEM_AUTHENTICATED) } }];
   }
 
-  #verifyPath(leaf: Parsed, intermediates: readonly Parsed[], now: number): string | undefined {
-    const anchors = this.#trustAnchors();
+  /** Appends the path checks to `steps`; false when the path is refused (the refusal is the last step). */
+  #pathSteps(leaf: Parsed, intermediates: readonly Parsed[], anchors: readonly Parsed[], steps: Step[]): boolean {
     const unused = [...intermediates];
     let current = leaf;
     for (let depth = 0; depth < this.#maxChain; depth++) {
       const anchor = anchors.find((a) => issued(a, current));
-      if (anchor) return validityProblem(anchor, now, "CA certificate");
+      if (anchor) {
+        steps.push({ validity: anchor, what: "CA certificate" });
+        return true;
+      }
       const i = unused.findIndex((c) => c.cert.ca && issued(c, current));
-      if (i < 0) return "x509: certificate signed by unknown authority";
+      if (i < 0) break;
       const next = unused.splice(i, 1)[0]!;
-      const problem = validityProblem(next, now, "intermediate certificate") ?? (hasEku(next.cert, false) ? undefined : "x509: an intermediate certificate does not permit client auth");
-      if (problem) return problem;
+      steps.push({ validity: next, what: "intermediate certificate" });
+      if (!hasEku(next.cert, false)) {
+        steps.push({ error: "x509: an intermediate certificate does not permit client auth" });
+        return false;
+      }
       current = next;
     }
-    return "x509: certificate signed by unknown authority";
+    steps.push({ error: "x509: certificate signed by unknown authority" });
+    return false;
   }
 
   #trustAnchors(): readonly Parsed[] {
@@ -129,6 +181,12 @@ export class X509Authenticator {
     // A rotated pool that does not parse leaves the last good one in use rather than locking every client out.
     return this.#anchors;
   }
+}
+
+function chainKey(chain: readonly Uint8Array[]): string {
+  let key = "";
+  for (const der of chain) key += `${der.length}:${Buffer.from(der.buffer, der.byteOffset, der.byteLength).toString("latin1")}`;
+  return key;
 }
 
 function parse(der: Uint8Array): Parsed {

@@ -39,6 +39,9 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
     forceCloseConnections: true,
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 4096 },
   }) as unknown as FastifyInstance;
+  // No TLS renegotiation (as Go's servers): a connection's client certificate is then fixed at the handshake,
+  // which lets authentication read it once per connection (auth/authn-x509.ts).
+  if (https) app.server.on("secureConnection", (socket: TLSSocket) => socket.disableRenegotiation());
   // Bodies stay raw: decoding depends on the endpoint (object, patch, DeleteOptions) and errors must become Status.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: BODY_LIMIT_BYTES }, (_req, body, done) => done(null, body));

@@ -98,6 +98,29 @@ describe("X509Authenticator", () => {
     expect(isPlatformError(err, "INVALID_OPTION")).toBe(true);
   });
 
+  it("re-checks validity at every call for a chain it has seen (leaf and intermediate)", async () => {
+    let now = T0 + 1000;
+    const mid = await intermediateCa({ to: 7200 });
+    const cert = await issueCert({ issuer: mid, to: 3600 });
+    const a = new X509Authenticator({ trustPool: (await testCa()).certPem, clock: { now: () => now } });
+    const chain = [cert.der, mid.der];
+    expect(a.authenticate(chain)).toHaveProperty("user.username", "bob");
+    now = T0 + 5000_000;
+    expect(a.authenticate(chain)).toEqual({ error: expect.stringMatching(/^x509: certificate has expired/) });
+    now = T0 + 1000;
+    expect(a.authenticate(chain)).toHaveProperty("user.username", "bob");
+  });
+
+  it("refuses a chain it accepted once the pool no longer holds its CA", async () => {
+    const first = await testCa();
+    let pool = first.certPem;
+    const a = new X509Authenticator({ trustPool: () => pool, clock: { now: () => T0 + 1000 } });
+    const cert = await issueCert();
+    expect(a.authenticate([cert.der])).toHaveProperty("user.username", "bob");
+    pool = (await testCa("rotated CA")).certPem;
+    expect(a.authenticate([cert.der])).toEqual({ error: "x509: certificate signed by unknown authority" });
+  });
+
   it("reads a rotated pool from a function", async () => {
     let pool = (await testCa()).certPem;
     const a = new X509Authenticator({ trustPool: () => pool, clock: { now: () => T0 + 1000 } });

@@ -1,4 +1,6 @@
 // Authentication of the secure server over real HTTPS: each refused credential (401) beside its accepted counterpart.
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { connect as tlsConnect } from "node:tls";
 import { describe, expect, it } from "vitest";
 import { testCa } from "../auth/fixtures.js";
 import { TOKENS, useSecureFixture, type CallOptions, type SecureFixture } from "./fixtures.js";
@@ -122,5 +124,65 @@ describe("with --anonymous-auth", () => {
   it("still refuses a wrong token instead of falling back to anonymous", async () => {
     const r = await anon().call("GET", "/version", { token: "wrong" });
     expect(r.status).toBe(401);
+  });
+});
+
+describe("client certificates on a kept-alive connection", () => {
+  /** Requests over one TLS connection (a keep-alive agent with a single socket). */
+  function onOneConnection(f: SecureFixture, cert: { pem: string; keyPem: string }) {
+    const agent = new HttpsAgent({ keepAlive: true, maxSockets: 1, cert: cert.pem, key: cert.keyPem, rejectUnauthorized: false });
+    const sockets = new Set<unknown>();
+    agent.on("free", (socket) => sockets.add(socket));
+    const url = new URL(f.state.server.address);
+    const whoami = () =>
+      new Promise<{ status: number; body: any }>((resolve, reject) => {
+        const req = httpsRequest(
+          { host: url.hostname, port: url.port, path: ssrPath(f), method: "POST", agent, headers: { "content-type": "application/json" } },
+          (res) => {
+            let text = "";
+            res.on("data", (c) => (text += c));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+          },
+        );
+        req.on("error", reject);
+        req.end(JSON.stringify(ssr(f)));
+      });
+    return { whoami, sockets, close: () => agent.destroy() };
+  }
+
+  it("checks the certificate's validity at every request, not once per connection", async () => {
+    const f = fx();
+    // Valid from T0 to T0 + 2 h; the fixture's clock starts at T0 + 1 min.
+    const cert = await f.clientCert({ cn: "kept", from: 0, to: 7200 });
+    const c = onOneConnection(f, cert);
+    try {
+      expect((await c.whoami()).body.status.userInfo.username).toBe("kept");
+      expect((await c.whoami()).status).toBe(201);
+      f.clock.advance(3 * 3600_000);
+      const late = await c.whoami();
+      expect(late.status).toBe(401);
+      expect(late.body.message).toMatch(/x509: certificate has expired/);
+      expect(c.sockets.size).toBe(1); // all of it on one connection
+    } finally {
+      f.clock.advance(-3 * 3600_000);
+      c.close();
+    }
+  });
+
+  it("refuses TLS renegotiation, so a connection cannot swap its client certificate", async () => {
+    const f = fx();
+    const cert = await f.clientCert({ cn: "renegotiator" });
+    const url = new URL(f.state.server.address);
+    const outcome = await new Promise<string>((resolve) => {
+      const socket = tlsConnect({ host: url.hostname, port: Number(url.port), cert: cert.pem, key: cert.keyPem, rejectUnauthorized: false, maxVersion: "TLSv1.2" }, () => {
+        const started = socket.renegotiate({ rejectUnauthorized: false }, (err) => resolve(err ? `refused: ${err.message}` : "renegotiated"));
+        if (!started) resolve("refused: not started");
+        // Data drives the new handshake forward.
+        socket.write(`GET /healthz HTTP/1.1\r\nhost: ${url.host}\r\n\r\n`);
+      });
+      socket.on("error", (err) => resolve(`refused: ${err.message}`));
+      socket.on("close", () => resolve("refused: connection closed"));
+    });
+    expect(outcome).toMatch(/^refused/);
   });
 });

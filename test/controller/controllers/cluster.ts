@@ -29,7 +29,9 @@ export interface Proc {
 
 /** Spawns the CLI and waits (bounded) for `ready` on stdout; resolves with the process and the first capture group. */
 export function spawnCli(args: readonly string[], ready: RegExp, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<{ proc: Proc; match: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PLATFORM_LOG_LEVEL: "info", ...env } });
+  // BENCH_NODE_ARGS adds node flags to the spawned processes (e.g. "--cpu-prof --cpu-prof-dir=DIR" to profile a bench).
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
+  const child = spawn(process.execPath, [...nodeArgs, CLI, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PLATFORM_LOG_LEVEL: "info", ...env } });
   let out = "";
   let err = "";
   child.stdout!.on("data", (d) => (out += d));
