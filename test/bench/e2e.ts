@@ -75,7 +75,22 @@ interface Phase {
   readonly watch: ReturnType<typeof observe>;
 }
 
-async function phase(controllerArgs: readonly string[]): Promise<Phase> {
+/**
+ * BENCH_TARGET=up (default) runs the unthrottled phases through `platform-ca up` (server and controllers in one process,
+ * the controllers on their own thread); BENCH_TARGET=split uses `platform-ca apiserver` + `platform-ca controller`.
+ * The throttled phases always use a controller process: `up` has no client-throttle flags.
+ */
+const TARGET = process.env.BENCH_TARGET ?? "up";
+
+async function phase(controllerArgs: readonly string[] | "up"): Promise<Phase> {
+  if (controllerArgs === "up") {
+    const c = await startCluster({ mode: "up" });
+    if (c.controllersOps === undefined) throw new Error(`platform-ca up did not print the controllers' address:\n${c.apiserver.stdout()}`);
+    const watch = observe(c);
+    watch.informer.start();
+    await watch.informer.waitForSync();
+    return { c, controller: { ...c.apiserver, ops: c.controllersOps }, watch };
+  }
   const c = await startCluster();
   const controller = await c.startController(["--leader-elect=false", ...controllerArgs]);
   const watch = observe(c);
@@ -118,7 +133,9 @@ async function report(p: Phase): Promise<void> {
   const signed = sample(s.metrics, `platform_ca_csr_signed_total{signer="${NODEAGENT}"}`);
   console.log(`signed ${signed}, approved ${sample(s.metrics, `platform_ca_csr_approved_total{signer="${NODEAGENT}"}`)}; signer CPU per certificate ${((signSum / signed) * 1000).toFixed(3)} ms`);
   console.log(`csrapproving: ${syncs("csrapproving")}; csrsigning: ${syncs("csrsigning")}`);
-  console.log(`CPU used: apiserver ${s.apiserverCpu.toFixed(1)} s, controller ${s.controllerCpu.toFixed(1)} s, bench (clients + watch) ${(process.cpuUsage().user / 1e6).toFixed(1)} s user`);
+  const bench = `bench (clients + watch) ${(process.cpuUsage().user / 1e6).toFixed(1)} s user`;
+  if (p.controller.child === p.c.apiserver.child) console.log(`CPU used: platform-ca up ${s.apiserverCpu.toFixed(1)} s (server and controller threads), ${bench}`);
+  else console.log(`CPU used: apiserver ${s.apiserverCpu.toFixed(1)} s, controller ${s.controllerCpu.toFixed(1)} s, ${bench}`);
 }
 
 async function finish(p: Phase): Promise<void> {
@@ -127,7 +144,7 @@ async function finish(p: Phase): Promise<void> {
 }
 
 /** `count` CSRs from CLIENTS parallel clients as fast as they go; seconds until the last one is issued. */
-async function burst(label: string, count: number, controllerArgs: readonly string[]): Promise<void> {
+async function burst(label: string, count: number, controllerArgs: readonly string[] | "up"): Promise<void> {
   const p = await phase(controllerArgs);
   const csrs = await prepare(p.c, "burst", count);
   const start = performance.now();
@@ -146,14 +163,14 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
   const created = (performance.now() - start) / 1000;
   const complete = await waitFor(() => p.watch.issuedCount() >= count, 3_600_000);
   const total = (performance.now() - start) / 1000;
-  console.log(`\n## ${label}: ${count} CSRs from ${CLIENTS} clients (controller ${controllerArgs.join(" ") || "defaults"})`);
+  console.log(`\n## ${label}: ${count} CSRs from ${CLIENTS} clients (${describeTarget(controllerArgs)})`);
   console.log(`all created after ${created.toFixed(1)} s (${(count / created).toFixed(0)} creates/s); ${complete ? "all" : "NOT all"} issued after ${total.toFixed(1)} s → ${(count / total).toFixed(1)} CSRs/s`);
   await report(p);
   await finish(p);
 }
 
 /** PACED_RATE CSRs per second for PACED_SECONDS; approve→issued and create→issued latency as the watch saw them. */
-async function paced(label: string, controllerArgs: readonly string[], seconds = PACED_SECONDS): Promise<void> {
+async function paced(label: string, controllerArgs: readonly string[] | "up", seconds = PACED_SECONDS): Promise<void> {
   const p = await phase(controllerArgs);
   const count = PACED_RATE * seconds;
   const csrs = await prepare(p.c, "paced", count);
@@ -173,7 +190,7 @@ async function paced(label: string, controllerArgs: readonly string[], seconds =
   const approveToIssued = timelines.map((t) => t.issued! - t.approved!);
   const createToIssued = timelines.map((t) => t.issued! - t.created!);
   const createToApproved = timelines.map((t) => t.approved! - t.created!);
-  console.log(`\n## ${label}: ${count} CSRs paced at ${PACED_RATE}/s (controller ${controllerArgs.join(" ") || "defaults"})`);
+  console.log(`\n## ${label}: ${count} CSRs paced at ${PACED_RATE}/s (${describeTarget(controllerArgs)})`);
   console.log(`${complete ? "all" : "NOT all"} issued; approve→issued p50 ${percentile(approveToIssued, 50).toFixed(1)} ms, p99 ${percentile(approveToIssued, 99).toFixed(1)} ms, max ${Math.max(...approveToIssued).toFixed(1)} ms`);
   console.log(`create→approved p50 ${percentile(createToApproved, 50).toFixed(1)} ms, p99 ${percentile(createToApproved, 99).toFixed(1)} ms`);
   console.log(`create→issued p50 ${percentile(createToIssued, 50).toFixed(1)} ms, p99 ${percentile(createToIssued, 99).toFixed(1)} ms`);
@@ -189,7 +206,8 @@ const workerArgs = (): string[] => {
   writeFileSync(file, `apiVersion: platformcontrollermanager.config.platform.io/v1alpha1\nkind: PlatformControllerManagerConfiguration\nPlatformCAExtensions:\n  ConcurrentCSRSyncs: ${Number(WORKERS)}\n`);
   return ["--config", file];
 };
-const UNTHROTTLED = ["--kube-api-qps", "0", ...workerArgs()];
+const UNTHROTTLED: readonly string[] | "up" = TARGET === "up" ? "up" : ["--kube-api-qps", "0", ...workerArgs()];
+const describeTarget = (args: readonly string[] | "up"): string => (args === "up" ? "platform-ca up, defaults" : `apiserver + controller ${args.join(" ") || "defaults"}`);
 const UPSTREAM_THROTTLE = ["--kube-api-qps", "20", "--kube-api-burst", "30", ...workerArgs()];
 
 console.log(`bench:e2e — ${new Date().toISOString()}, node ${process.version}`);

@@ -25,8 +25,11 @@ export interface ComponentContext {
 /** Something that runs beside the API server (the controllers), started once the server serves. */
 export interface Component {
   readonly name: string;
-  /** Resolves once running; the returned stop() is awaited at shutdown, in reverse start order. */
-  start(context: ComponentContext): Promise<{ stop(): Promise<void> } | void>;
+  /**
+   * Resolves once running; the returned stop() is awaited at shutdown, in reverse start order. A summary is a
+   * banner line (where the component can be reached).
+   */
+  start(context: ComponentContext): Promise<{ stop(): Promise<void>; readonly summary?: string } | void>;
 }
 
 export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logger"> {
@@ -41,12 +44,13 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
 }
 
 /** The lines printed at start: where the server is and the kubectl (and platformctl) command lines for admin.conf. */
-export function bannerText(state: SecureServerState, o: Pick<RunOptions, "dataDir" | "banner" | "components">): string {
+export function bannerText(state: SecureServerState, o: Pick<RunOptions, "dataDir" | "banner" | "components">, summaries: readonly string[] = []): string {
   const address = clientAddress(state.server.address);
   const conf = state.adminConfig.path;
   const lines = [
     ...(o.banner === "up" ? ["platform-ca is up", `  API server   ${address} (group suffix ${state.server.names.suffix})`, `  data         ${o.dataDir} (${STORE_FILE}, pki/, admin.conf)`] : []),
     ...(o.banner === "up" && o.components?.length ? [`  components   ${o.components.map((c) => c.name).join(", ")}`] : []),
+    ...(o.banner === "up" ? summaries.map((s) => `  ${s}`) : []),
     `  admin.conf   ${conf} (user ${ADMIN_USER}, group ${ADMIN_GROUP}, valid until ${state.adminConfig.notAfter.toISOString()})`,
     "",
     `  kubectl --kubeconfig ${conf} get csr`,
@@ -63,6 +67,7 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
   const storage = await openSqliteStorage({ path: join(o.dataDir, STORE_FILE), logger });
   const secure = createSecureServer({ ...o, storage, logger });
   const stops: { name: string; stop(): Promise<void> }[] = [];
+  const summaries: string[] = [];
   try {
     const state = await secure.start();
     const context: ComponentContext = {
@@ -76,10 +81,11 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
     for (const component of o.components ?? []) {
       const started = await component.start(context);
       if (started) stops.push({ name: component.name, stop: () => started.stop() });
+      if (started?.summary) summaries.push(started.summary);
       logger.info({ component: component.name }, "component started");
     }
     // Printed once everything runs: the last line (the address) tells scripts the process is ready.
-    o.write(bannerText(state, o));
+    o.write(bannerText(state, o, summaries));
     if (!o.signal.aborted) await new Promise<void>((resolve) => o.signal.addEventListener("abort", () => resolve(), { once: true }));
   } finally {
     for (const c of stops.reverse()) {

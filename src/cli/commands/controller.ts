@@ -136,16 +136,24 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
 }
 
 /** Runs the controllers inside `platform-ca up`, as the administrator of admin.conf, over the wire like any client. */
+/** The settings of the controllers beside an embedded server: defaults, the cluster CA for every built-in signer. */
+export async function embeddedControllerSettings(ctx: Pick<ComponentContext, "names" | "caFiles" | "adminConfigPath">): Promise<ControllerSettings> {
+  const { defaultControllerManagerConfig } = await import("../../controller/manager.js");
+  const config = defaultControllerManagerConfig(ctx.names.suffix);
+  // One process on loopback: nobody to elect against.
+  config.Generic.LeaderElection.leaderElect = false;
+  // Nor a shared server to protect from this client: the controllers talk to their own server, and an upstream-style
+  // 20 requests/s throttle would hold them to 4 CSRs/s (five requests per CSR). Their workers bound the load.
+  config.Generic.ClientConnection.qps = 0;
+  const signingFiles = new Map(Object.values(ctx.names.signers).map((n) => [n, ctx.caFiles]));
+  return { names: ctx.names, config, signingFiles, kubeconfig: ctx.adminConfigPath, ops: { host: "127.0.0.1", port: 0 } };
+}
+
+/** The controller manager on the server's own thread (`up` runs it on a thread of its own: controller-thread.ts). */
 export const controllerComponent: Component = {
   name: "controller-manager",
   async start(ctx: ComponentContext) {
-    const { defaultControllerManagerConfig } = await import("../../controller/manager.js");
-    const config = defaultControllerManagerConfig(ctx.names.suffix);
-    // One process on loopback: nobody to elect against.
-    config.Generic.LeaderElection.leaderElect = false;
-    const signingFiles = new Map(Object.values(ctx.names.signers).map((n) => [n, ctx.caFiles]));
-    const settings: ControllerSettings = { names: ctx.names, config, signingFiles, kubeconfig: ctx.adminConfigPath, ops: { host: "127.0.0.1", port: 0 } };
-    return runController({ settings, logger: ctx.logger, signal: ctx.signal });
+    return runController({ settings: await embeddedControllerSettings(ctx), logger: ctx.logger, signal: ctx.signal });
   },
 };
 

@@ -3,16 +3,17 @@ import type { Command } from "commander";
 import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger } from "../../logger.js";
 import { addServeOptions, serveSecure, type ServeFlags } from "./apiserver.js";
-import { controllerComponent } from "./controller.js";
+import { controllerThreadComponent } from "./controller-thread.js";
 
 export type UpComponent = Component;
 export type UpContext = ComponentContext;
 
 /**
  * What `up` starts after the API server serves, in order, each with `{ adminConfigPath, dataDir, names, caFiles,
- * logger, signal }`. A component module adds itself here (one entry), e.g. the controller manager.
+ * logger, signal }`. A component module adds itself here (one entry), e.g. the controller manager (on its own
+ * thread, so the API server and the controllers each have a core).
  */
-export const upComponents: UpComponent[] = [controllerComponent];
+export const upComponents: UpComponent[] = [controllerThreadComponent];
 
 export const DEFAULT_DATA_DIR = ".platform";
 

@@ -78,6 +78,8 @@ export interface Cluster {
   readonly adminConfig: string;
   readonly caFiles: { readonly certFile: string; readonly keyFile: string };
   readonly apiserver: Proc;
+  /** With `mode: "up"`: health and metrics of the embedded controllers, from the banner. */
+  readonly controllersOps?: string;
   /** Resources as the administrator of admin.conf. */
   readonly admin: ControllerResources;
   /** Resources as a node agent with the bootstrap token. */
@@ -90,6 +92,11 @@ export interface Cluster {
 }
 
 export interface ClusterOptions {
+  /**
+   * `apiserver` (default): `platform-ca apiserver` alone, controllers started with startController(); `up`:
+   * `platform-ca up`, the server with its embedded controllers (their ops address in `controllersOps`).
+   */
+  readonly mode?: "apiserver" | "up";
   /** Extra API server flags. */
   readonly apiserverArgs?: readonly string[];
   /** Client rate limit of the test's own clients (default unlimited). */
@@ -102,8 +109,9 @@ export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
   const tokenFile = join(dir, "tokens.csv");
   writeFileSync(tokenFile, `${BOOTSTRAP_TOKEN},system:bootstrap:e2e001,e2e-bootstrap-uid,"system:bootstrappers"\n`, { mode: 0o600 });
   const serve = (listen: string) =>
-    spawnCli(["apiserver", "--data-dir", dataDir, "--listen", listen, "--token-file", tokenFile, ...(o.apiserverArgs ?? [])], /API server listening on (https:\/\/\S+)/);
+    spawnCli([o.mode ?? "apiserver", "--data-dir", dataDir, "--listen", listen, "--token-file", tokenFile, ...(o.apiserverArgs ?? [])], /API server listening on (https:\/\/\S+)/);
   let { proc: apiserver, match: address } = await serve("127.0.0.1:0");
+  const controllersOps = /controllers {2}health and metrics on (http:\/\/\S+)/.exec(apiserver.stdout())?.[1];
   const adminConfig = join(dataDir, "admin.conf");
   const caFiles = { certFile: join(dataDir, "pki", "ca.crt"), keyFile: join(dataDir, "pki", "ca.key") };
   const names = groupNames();
@@ -125,6 +133,7 @@ export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
     get apiserver() {
       return apiserver;
     },
+    controllersOps,
     admin: controllerResources(admin, names),
     bootstrapper: controllerResources(node, names),
     async startController(args = []) {

@@ -1,0 +1,159 @@
+// The controller manager of `platform-ca up` on its own thread: the API server keeps one core's event loop, the
+// controllers (which talk to it over loopback HTTPS, as they would to a remote server) get the other.
+//
+// The main side starts the worker, waits for "started" (or the reason it could not start), and at stop asks it to
+// finish its syncs, release what it holds and exit. A worker that dies on its own is started again with backoff.
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import type { GroupNames } from "../../api/group.js";
+import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
+import { ERROR_CODES, PlatformError, toPlatformError, type ErrorCode } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+
+const THREAD_KIND = "platform-ca-controller-thread";
+const RESTART_DELAYS_MS = [1000, 2000, 5000, 10_000, 30_000];
+
+interface ThreadData {
+  readonly kind: typeof THREAD_KIND;
+  readonly names: GroupNames;
+  readonly adminConfigPath: string;
+  readonly caFiles: { readonly certFile: string; readonly keyFile: string };
+}
+
+type FromThread = { readonly type: "started"; readonly ops: string } | { readonly type: "failed"; readonly code: string; readonly message: string } | { readonly type: "stopped" };
+
+/** The compiled sibling of this module, or the build output when running from TypeScript sources (tests). */
+function threadScript(): URL {
+  const sibling = new URL("./controller-thread.js", import.meta.url);
+  if (existsSync(sibling)) return sibling;
+  const built = new URL("../../../dist/src/cli/commands/controller-thread.js", import.meta.url);
+  if (existsSync(built)) return built;
+  throw new PlatformError("NOT_READY", `controller thread script not found next to ${fileURLToPath(import.meta.url)} nor in dist/; run npm run build`);
+}
+
+/** Starts one worker and resolves once its controller manager runs (with its ops address). */
+function startThread(data: ThreadData): Promise<{ worker: Worker; ops: string }> {
+  const worker = new Worker(threadScript(), { workerData: data });
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number) => reject(new PlatformError("INTERNAL", `the controller thread exited with code ${code} before it started`));
+    worker.once("exit", onExit);
+    worker.once("error", reject);
+    worker.once("message", (msg: FromThread) => {
+      worker.off("exit", onExit);
+      worker.off("error", reject);
+      if (msg.type === "started") resolve({ worker, ops: msg.ops });
+      else {
+        const failed = msg.type === "failed" ? msg : { code: "INTERNAL", message: "unexpected message" };
+        void worker.terminate();
+        reject(new PlatformError(failed.code in ERROR_CODES ? (failed.code as ErrorCode) : "INTERNAL", failed.message));
+      }
+    });
+  });
+}
+
+export interface SupervisedThread {
+  /** Address of the running thread's health and metrics server. */
+  readonly ops: string;
+  /** How many times the thread was started again after dying. */
+  readonly restarts: number;
+  /** Asks the thread to stop and waits for it (ending it after `graceMs`). */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Runs the thread `start` makes, and starts it again (after `delaysMs[i]`, the last delay repeating) whenever it
+ * exits without being asked to; stop() sends `{ type: "stop" }` and waits for the exit.
+ */
+export async function superviseThread(
+  start: () => Promise<{ worker: Worker; ops: string }>,
+  logger: Logger,
+  delaysMs: readonly number[] = RESTART_DELAYS_MS,
+): Promise<SupervisedThread> {
+  let stopping = false;
+  let current = await start();
+  let restarts = 0;
+  const watch = (worker: Worker): void => {
+    worker.on("error", (err) => logger.error({ err: toPlatformError(err) }, "controller thread failed"));
+    worker.once("exit", (code) => {
+      if (stopping) return;
+      const delay = delaysMs[Math.min(restarts, delaysMs.length - 1)]!;
+      logger.error({ code, retryInMs: delay }, "controller thread exited unexpectedly; starting it again");
+      setTimeout(() => {
+        if (stopping) return;
+        start().then(
+          (next) => {
+            restarts++;
+            current = next;
+            watch(next.worker);
+            logger.info({ ops: next.ops }, "controller thread running again");
+          },
+          (err: unknown) => logger.error({ err: toPlatformError(err) }, "controller thread could not start again"),
+        );
+      }, delay).unref();
+    });
+  };
+  watch(current.worker);
+  return {
+    get ops() {
+      return current.ops;
+    },
+    get restarts() {
+      return restarts;
+    },
+    async stop(graceMs = 30_000) {
+      stopping = true;
+      const { worker } = current;
+      if (worker.threadId < 0) return; // already exited
+      const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+      worker.postMessage({ type: "stop" });
+      const timer = setTimeout(() => void worker.terminate(), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+export const controllerThreadComponent: Component = {
+  name: "controller-manager",
+  async start(ctx: ComponentContext) {
+    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles };
+    const thread = await superviseThread(() => startThread(data), ctx.logger);
+    return { summary: `controllers  health and metrics on ${thread.ops} (own thread)`, stop: () => thread.stop() };
+  },
+};
+
+async function serve(port: NonNullable<typeof parentPort>, data: ThreadData): Promise<void> {
+  const [{ createLogger }, { embeddedControllerSettings, runController }] = await Promise.all([import("../../logger.js"), import("./controller.js")]);
+  const logger = createLogger({ name: "controller-manager" });
+  const abort = new AbortController();
+  let ops = "";
+  let running: { stop(): Promise<void> };
+  try {
+    running = await runController({
+      settings: await embeddedControllerSettings(data),
+      logger,
+      signal: abort.signal,
+      onStarted: (address) => (ops = address),
+    });
+  } catch (err) {
+    const e = toPlatformError(err);
+    port.postMessage({ type: "failed", code: e.code, message: e.message } satisfies FromThread);
+    return;
+  }
+  port.postMessage({ type: "started", ops } satisfies FromThread);
+  port.on("message", (msg: { type: string }) => {
+    if (msg.type !== "stop") return;
+    abort.abort();
+    // In a worker, process.exit ends this thread only, once the manager has stopped.
+    running.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err: toPlatformError(err) }, "controller manager did not stop cleanly");
+        process.exit(1);
+      },
+    );
+  });
+}
+
+if (!isMainThread && parentPort && (workerData as Partial<ThreadData> | null)?.kind === THREAD_KIND) void serve(parentPort, workerData as ThreadData);

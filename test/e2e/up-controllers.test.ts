@@ -1,0 +1,80 @@
+// `platform-ca up` runs the controller manager on a thread of its own: banner, health and metrics, a node-agent CSR
+// approved and issued, and a clean SIGTERM that stops the controllers before the server.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { csr } from "../fixtures/csr.js";
+import { ensureBuilt, type Kubectl } from "./apiserver-process.js";
+import { kubectlWith, startUp, type UpProcess } from "./up-process.js";
+
+describe("platform-ca up: the controllers on their own thread", () => {
+  let up: UpProcess;
+  let kubectl: Kubectl;
+  let ops: string;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    up = await startUp();
+    kubectl = kubectlWith(up.adminConfig);
+    ops = /controllers {2}health and metrics on (http:\/\/127\.0\.0\.1:\d+) \(own thread\)/.exec(up.stdout())?.[1] ?? "";
+  }, 240_000);
+  afterAll(async () => {
+    if (up.child.exitCode === null) await up.stop();
+  });
+
+  it("names the controllers' health and metrics address in the banner, and it answers", async () => {
+    expect(ops).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // Ready once the caches have synced: shortly after the banner.
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      status = (await fetch(`${ops}/readyz`)).status;
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(status).toBe(200);
+    const metrics = await (await fetch(`${ops}/metrics`)).text();
+    expect(metrics).toMatch(/^platform_ca_workqueue_depth\{name="clustertrustbundle-publisher"\} \d+$/m);
+  });
+
+  it("approves and issues a node-agent client CSR created through the server", async () => {
+    const request = await csr({ cn: "system:node:thread-1", o: ["system:nodes"] });
+    const manifest = JSON.stringify({
+      apiVersion: "certificates.platform.io/v1",
+      kind: "CertificateSigningRequest",
+      metadata: { name: "thread-1" },
+      spec: { request: Buffer.from(request.pem).toString("base64"), signerName: "platform.io/apiserver-client-nodeagent", usages: ["digital signature", "client auth"] },
+    });
+    kubectl(["create", "-f", "-"], manifest);
+    let certificate = "";
+    for (let i = 0; i < 100 && certificate === ""; i++) {
+      certificate = kubectl(["get", "csr", "thread-1", "-o", "jsonpath={.status.certificate}"]);
+      if (certificate === "") await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(Buffer.from(certificate, "base64").toString()).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(kubectl(["get", "csr", "thread-1"])).toMatch(/Approved,Issued/);
+    const signed = await (await fetch(`${ops}/metrics`)).text();
+    expect(signed).toMatch(/^platform_ca_csr_signed_total\{signer="platform\.io\/apiserver-client-nodeagent"\} 1$/m);
+  });
+
+  it("stops the controller thread, then the server, on SIGTERM (exit 0)", async () => {
+    expect(await up.stop()).toBe(0);
+    const log = up.stderr();
+    const controllers = log.indexOf('"msg":"controller manager stopped"');
+    const server = log.indexOf('"msg":"API server stopped"');
+    expect(controllers).toBeGreaterThan(0);
+    expect(server).toBeGreaterThan(controllers);
+    await expect(fetch(`${ops}/readyz`)).rejects.toThrow();
+  });
+});
+
+describe("embeddedControllerSettings", () => {
+  it("runs the embedded controllers without leader election and without a client rate limit, with the cluster CA for every built-in signer", async () => {
+    const { embeddedControllerSettings } = await import("../../src/cli/commands/controller.js");
+    const { groupNames } = await import("../../src/api/group.js");
+    const names = groupNames();
+    const caFiles = { certFile: "/d/pki/ca.crt", keyFile: "/d/pki/ca.key" };
+    const s = await embeddedControllerSettings({ names, caFiles, adminConfigPath: "/d/admin.conf" });
+    expect(s.config.Generic.LeaderElection.leaderElect).toBe(false);
+    expect(s.config.Generic.ClientConnection.qps).toBe(0);
+    expect([...s.signingFiles.keys()].sort()).toEqual(Object.values(names.signers).sort());
+    expect([...s.signingFiles.values()].every((f) => f === caFiles)).toBe(true);
+    expect(s.kubeconfig).toBe("/d/admin.conf");
+  });
+});
