@@ -61,4 +61,26 @@ describe("superviseThread", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(started).toBe(1);
   });
+
+  it("ends a thread that finishes starting after stop() was called", async () => {
+    const workers: Worker[] = [];
+    let calls = 0;
+    const thread = await superviseThread(
+      async () => {
+        calls++;
+        const worker = new Worker(SCRIPT, { eval: true, workerData: { crashAfterMs: calls === 1 ? 30 : undefined } });
+        workers.push(worker);
+        await new Promise((resolve) => worker.once("online", resolve));
+        // The second start takes a while: stop() arrives in the middle of it.
+        if (calls === 2) await new Promise((resolve) => setTimeout(resolve, 200));
+        return { worker, ops: `thread-${calls}` };
+      },
+      silentLogger(),
+      [10],
+    );
+    expect(await until(() => calls === 2)).toBe(true);
+    await thread.stop();
+    expect(await until(() => workers[1]!.threadId === -1)).toBe(true);
+    expect(thread.restarts).toBe(0);
+  });
 });

@@ -83,6 +83,8 @@ export async function superviseThread(
         if (stopping) return;
         start().then(
           (next) => {
+            // stop() came while this thread was starting: it is not wanted any more.
+            if (stopping) return void next.worker.terminate();
             restarts++;
             current = next;
             watch(next.worker);
