@@ -80,13 +80,18 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
   const ignored = (["tokenFile", "clientCaFile", "anonymousAuth"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
-  const [{ insecureLocalPipeline }, { createApiServer }, { openSqliteStorage }] = await Promise.all([
+  const [{ insecureLocalPipeline }, { createApiServer }, { openSqliteStorage }, { createSubjectAccessReviewHandler }] = await Promise.all([
     import("../../apiserver/pipeline.js"),
     import("../../apiserver/server.js"),
     import("../../apiserver/storage/sqlite.js"),
+    import("../../apiserver/auth/subject-access-review.js"),
   ]);
   const storage = await openSqliteStorage({ path: join(flags.dataDir, "store.db"), logger });
   const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen, insecure: true });
+  // Authorization is off, so every access review is allowed (upstream's AlwaysAllow answers the same): a controller
+  // beside this server then approves node-agent CSRs instead of failing its SubjectAccessReview.
+  const allowAll = { authorize: () => ({ allowed: true, reason: "insecure-local: authorization is off", evaluationErrors: [] }) };
+  server.registerCreateHandler(server.names.authorization, "subjectaccessreviews", createSubjectAccessReviewHandler(allowAll));
   try {
     await server.start();
   } catch (err) {
