@@ -48,7 +48,7 @@ export const csrSigningShape = object({
   ClusterSigningDuration: duration("8760h"),
 });
 
-export const SERVING_APPROVAL_POLICIES = ["Manual", "RequesterMatchesSubject"] as const;
+export const SERVING_APPROVAL_POLICIES = ["Manual", "RequesterMatchesSubject", "Custom"] as const;
 
 /** Product extensions (not in seed 002): custom signers, plug-ins, approval and clean-up policy. */
 export const extensionsShape = object({
@@ -59,8 +59,19 @@ export const extensionsShape = object({
   Approver: object({
     /** Approve node-agent client CSRs after an authorization check of the requester. */
     AutoApproveNodeAgentClient: bool(true),
-    /** Serving CSRs: left to a person, or approved when the requester is the node the subject names. */
+    /**
+     * Serving CSRs: left to a person (Manual), approved when the requester is the node the subject names
+     * (RequesterMatchesSubject), or approved under the Serving block (Custom).
+     */
     ServingPolicy: oneOf(SERVING_APPROVAL_POLICIES, "Manual"),
+    /** The Custom serving policy: names and addresses the certificate may carry, longest lifetime, requester. */
+    Serving: object({
+      DNSPatterns: list(text()),
+      IPCIDRs: list(text()),
+      /** 0s: no maximum. Otherwise a request without spec.expirationSeconds is left to a person. */
+      MaxDuration: duration("0s"),
+      UsernameMustMatchCN: bool(true),
+    }),
   }),
   Cleaner: object({
     Period: duration("1h"),

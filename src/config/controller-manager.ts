@@ -1,5 +1,6 @@
 // Loads PlatformControllerManagerConfiguration: typed, defaulted, cross-checked, with unknown and ignored fields reported.
 import { dirname, isAbsolute, resolve } from "node:path";
+import { REQUESTER_MATCHES_SUBJECT, ServingApprover, type ServingApprovalPolicy } from "../controller/controllers/approval-policy.js";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOptions } from "./config-document.js";
 import { formatGoDuration } from "./duration.js";
@@ -165,6 +166,44 @@ function checkExtensions(config: PlatformControllerManagerConfiguration, ctx: Re
     if (p.module === "") fail(ctx, `PlatformCAExtensions.SignerPlugins[${i}].module`, "required");
   });
   if (ext.Cleaner.Period <= 0) fail(ctx, "PlatformCAExtensions.Cleaner.Period", "must be greater than 0, got 0s");
+  checkServingPolicy(ext.Approver, ctx);
+}
+
+/** The Custom serving policy must say what it allows; its patterns, CIDRs and lifetime must be usable. */
+function checkServingPolicy(approver: PlatformControllerManagerConfiguration["PlatformCAExtensions"]["Approver"], ctx: ReadContext): void {
+  const path = "PlatformCAExtensions.Approver.Serving";
+  const serving = approver.Serving;
+  if (approver.ServingPolicy !== "Custom") {
+    const set = serving.DNSPatterns.length > 0 || serving.IPCIDRs.length > 0 || serving.MaxDuration !== 0;
+    if (set) fail(ctx, path, `is used only with ServingPolicy: Custom (ServingPolicy is ${approver.ServingPolicy})`);
+    return;
+  }
+  if (serving.DNSPatterns.length === 0 && serving.IPCIDRs.length === 0) {
+    fail(ctx, path, "ServingPolicy Custom needs DNSPatterns or IPCIDRs (what a serving certificate may name)");
+    return;
+  }
+  try {
+    new ServingApprover(servingPolicyOf(approver)!);
+  } catch (err) {
+    const message = (err as Error).message
+      .replace("servingApproval.dnsPatterns", "DNSPatterns")
+      .replace("servingApproval.ipCidrs", "IPCIDRs")
+      .replace("servingApproval.maxExpirationSeconds", "MaxDuration");
+    fail(ctx, path, message);
+  }
+}
+
+/** The serving approval policy a configuration asks for; undefined for Manual. */
+export function servingPolicyOf(approver: PlatformControllerManagerConfiguration["PlatformCAExtensions"]["Approver"]): ServingApprovalPolicy | undefined {
+  if (approver.ServingPolicy === "RequesterMatchesSubject") return REQUESTER_MATCHES_SUBJECT;
+  if (approver.ServingPolicy !== "Custom") return undefined;
+  const s = approver.Serving;
+  return {
+    dnsPatterns: s.DNSPatterns,
+    ipCidrs: s.IPCIDRs,
+    ...(s.MaxDuration > 0 && { maxExpirationSeconds: Math.floor(s.MaxDuration / 1000) }),
+    usernameMustMatchCn: s.UsernameMustMatchCN,
+  };
 }
 
 /** File paths in the document are relative to the document, not to wherever the process was started. */

@@ -10,13 +10,14 @@ import {
   CONTROLLER_MANAGER_KIND,
   isControllerEnabled,
   parseControllerManagerConfig,
+  servingPolicyOf,
   type PlatformControllerManagerConfiguration,
 } from "../config/controller-manager.js";
 import { invalidOption } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import type { SignerRegistry } from "../../signers/registry.js";
 import { realClock, type Clock } from "./clock.js";
-import { REQUESTER_MATCHES_SUBJECT, type ServingApprovalPolicy } from "./controllers/approval-policy.js";
+import type { ServingApprovalPolicy } from "./controllers/approval-policy.js";
 import { CONTROLLER_NAMES, ControllerSet, type ControllerName } from "./controllers/controller-set.js";
 import { PUBLISHER_CONTROLLER } from "./controllers/trust-bundle-publisher.js";
 import { controllerResources, type ControllerResources } from "./controllers/resources.js";
@@ -169,7 +170,7 @@ class Manager implements ControllerManager {
     const c = this.config;
     const le = c.Generic.LeaderElection;
     const ext = c.PlatformCAExtensions;
-    const servingPolicy = this.o.servingApproval ?? (ext.Approver.ServingPolicy === "RequesterMatchesSubject" ? REQUESTER_MATCHES_SUBJECT : undefined);
+    const servingPolicy = this.o.servingApproval ?? servingPolicyOf(ext.Approver);
     return new ControllerSet({
       resources: this.resources!,
       names: this.names,

@@ -129,7 +129,12 @@ describe("parseControllerManagerConfig: fields", () => {
     ["a negative concurrency", { ValidatingAdmissionPolicyStatusController: { ConcurrentPolicySyncs: -1 } }, "ValidatingAdmissionPolicyStatusController.ConcurrentPolicySyncs"],
     ["a group that is a number", { GarbageCollectorController: { GCIgnoredResources: [{ Group: 5 }] } }, "GarbageCollectorController.GCIgnoredResources[0].Group: expected a string"],
     ["a block that is a list", { HPAController: [] }, "HPAController: expected a mapping"],
-    ["an unknown serving policy", { PlatformCAExtensions: { Approver: { ServingPolicy: "Always" } } }, "PlatformCAExtensions.Approver.ServingPolicy: expected one of Manual, RequesterMatchesSubject"],
+    ["an unknown serving policy", { PlatformCAExtensions: { Approver: { ServingPolicy: "Always" } } }, "PlatformCAExtensions.Approver.ServingPolicy: expected one of Manual, RequesterMatchesSubject, Custom"],
+    ["a Custom serving policy that allows nothing", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom" } } }, "PlatformCAExtensions.Approver.Serving: ServingPolicy Custom needs DNSPatterns or IPCIDRs"],
+    ["a Custom serving policy with a bad CIDR", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { IPCIDRs: ["10.0.0.0/99"] } } } }, "PlatformCAExtensions.Approver.Serving: "],
+    ["a Custom serving policy with a bad pattern", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { DNSPatterns: ["/[/"] } } } }, "DNSPatterns"],
+    ["a Custom lifetime below ten minutes", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { DNSPatterns: ["{node}.example"], MaxDuration: "5m" } } } }, "MaxDuration"],
+    ["a Serving block without the Custom policy", { PlatformCAExtensions: { Approver: { Serving: { DNSPatterns: ["**"] } } } }, "PlatformCAExtensions.Approver.Serving: is used only with ServingPolicy: Custom (ServingPolicy is Manual)"],
   ])("refuses %s, naming the field", (_name, blocks, fragment) => {
     expect(refused(doc(blocks)).message).toContain(fragment);
   });
@@ -245,5 +250,19 @@ describe("loadControllerManagerConfig", () => {
 
   it("answers IO_ERROR for a file that does not exist", async () => {
     await expect(loadControllerManagerConfig(join(dir, "missing.yaml"))).rejects.toMatchObject({ code: "IO_ERROR", message: expect.stringContaining("ENOENT") });
+  });
+});
+
+describe("the serving approval policy a configuration asks for", () => {
+  const approverOf = (approver: unknown) => parseControllerManagerConfig(doc({ PlatformCAExtensions: { Approver: approver } })).config.PlatformCAExtensions.Approver;
+
+  it("is none for Manual, the built-in one for RequesterMatchesSubject, and the Serving block for Custom", async () => {
+    const { servingPolicyOf } = await import("../../src/config/controller-manager.js");
+    const { REQUESTER_MATCHES_SUBJECT } = await import("../../src/controller/controllers/approval-policy.js");
+    expect(servingPolicyOf(approverOf({}))).toBeUndefined();
+    expect(servingPolicyOf(approverOf({ ServingPolicy: "RequesterMatchesSubject" }))).toBe(REQUESTER_MATCHES_SUBJECT);
+    const custom = { ServingPolicy: "Custom", Serving: { DNSPatterns: ["{node}.nodes.example"], IPCIDRs: ["10.0.0.0/8"], MaxDuration: "720h", UsernameMustMatchCN: false } };
+    expect(servingPolicyOf(approverOf(custom))).toEqual({ dnsPatterns: ["{node}.nodes.example"], ipCidrs: ["10.0.0.0/8"], maxExpirationSeconds: 720 * 3600, usernameMustMatchCn: false });
+    expect(servingPolicyOf(approverOf({ ServingPolicy: "Custom", Serving: { IPCIDRs: ["10.0.0.1"] } }))).toEqual({ dnsPatterns: [], ipCidrs: ["10.0.0.1"], usernameMustMatchCn: true });
   });
 });

@@ -272,3 +272,50 @@ describe("failures", () => {
     }
   }, 120_000);
 });
+
+describe("platform-ca controller --config with a Custom serving approval policy", () => {
+  let c: Cluster;
+  beforeAll(async () => {
+    c = await startCluster();
+    const config = join(work, "serving-policy.yaml");
+    writeFileSync(
+      config,
+      [
+        "apiVersion: platformcontrollermanager.config.platform.io/v1alpha1",
+        "kind: PlatformControllerManagerConfiguration",
+        "PlatformCAExtensions:",
+        "  Approver:",
+        "    ServingPolicy: Custom",
+        "    Serving:",
+        '      DNSPatterns: ["{node}.nodes.example"]',
+        '      IPCIDRs: ["10.0.0.0/8"]',
+        "      MaxDuration: 720h",
+        "      UsernameMustMatchCN: false",
+        "",
+      ].join("\n"),
+    );
+    await c.startController(["--config", config, "--leader-elect=false"]);
+  }, 120_000);
+  afterAll(async () => {
+    await c?.stop();
+  });
+
+  const serving = (name: string, node: string, san: string, expirationSeconds?: number) =>
+    csrObject(c, name, opensslCsr(name, `/O=system:nodes/CN=system:node:${node}`, ["-addext", `subjectAltName=${san}`]), {
+      signerName: c.names.signers.nodeagentServing,
+      usages: ["digital signature", "key encipherment", "server auth"],
+      ...(expirationSeconds !== undefined && { expirationSeconds }),
+    });
+
+  it("approves and issues a serving request the policy allows, and leaves the others pending", async () => {
+    await c.admin.csrs.create(serving("fits", "node-7", "DNS:node-7.nodes.example,IP:10.1.2.3", 3600));
+    await c.admin.csrs.create(serving("other-name", "node-8", "DNS:node-9.nodes.example", 3600));
+    await c.admin.csrs.create(serving("no-lifetime", "node-10", "DNS:node-10.nodes.example"));
+    const fits = await issued(c, "fits");
+    expect(findCondition(fits, "Approved")).toMatchObject({ reason: "AutoApproved" });
+    expect(openssl(["x509", "-in", leafFile(fits, "fits"), "-noout", "-ext", "subjectAltName"])).toMatch(/DNS:node-7\.nodes\.example, IP Address:10\.1\.2\.3/);
+    // The approver has seen the others by now (the queue is one); they wait for a person.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    for (const name of ["other-name", "no-lifetime"]) expect((await c.admin.csrs.get(name)).status?.conditions ?? []).toEqual([]);
+  });
+});
