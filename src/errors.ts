@@ -124,6 +124,11 @@ export function isPlatformError(value: unknown, code?: ErrorCode): value is Plat
   return value instanceof PlatformError && (code === undefined || value.code === code);
 }
 
+/** A code that crossed a thread or process boundary as text, when it is one of ours; else `fallback`. */
+export function asErrorCode(code: string, fallback: ErrorCode): ErrorCode {
+  return code in ERROR_CODES ? (code as ErrorCode) : fallback;
+}
+
 /** Wraps anything thrown into a PlatformError, keeping typed errors as they are. */
 export function toPlatformError(value: unknown, fallback: ErrorCode = "INTERNAL"): PlatformError {
   if (value instanceof PlatformError) return value;

@@ -3,10 +3,9 @@
 // Worker script: the compiled sibling `pool-worker.js`. When this module runs from TypeScript sources (tests), the
 // sibling does not exist and the build output `dist/src/pki/pool-worker.js` is used instead; `workerScript`
 // overrides both (the pool tests compile the worker into a temporary directory and pass it here).
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { invalidOption, PlatformError, type ErrorCode, ERROR_CODES } from "../errors.js";
+import { compiledScript } from "../compiled-script.js";
+import { asErrorCode, invalidOption, PlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import type { IssuedCertificate, Issuer } from "./issue.js";
 import { exportPrivateKeyPem } from "./keys.js";
@@ -120,7 +119,7 @@ export class SigningPool {
         if (msg.type === "results") return;
         slot.worker.off("message", onMessage);
         if (msg.type === "ready") resolve();
-        else reject(new PlatformError(asCode(msg.code, "CA_INVALID"), `signing worker cannot load the CA: ${msg.message}`));
+        else reject(new PlatformError(asErrorCode(msg.code, "CA_INVALID"), `signing worker cannot load the CA: ${msg.message}`));
       };
       slot.worker.on("message", onMessage);
       slot.worker.postMessage({ type: "ca", ca } satisfies ToWorker);
@@ -267,20 +266,12 @@ function deliver(pending: readonly Pending[], results: WireResults): void {
   }
   pending.forEach((p, i) => {
     const r = resultAt(results, i);
-    if ("code" in r) p.reject(new PlatformError(asCode(r.code, "INTERNAL"), r.message));
+    if ("code" in r) p.reject(new PlatformError(asErrorCode(r.code, "INTERNAL"), r.message));
     else p.resolve({ der: r.der, pem: r.pem, serialHex: r.serialHex, notBefore: p.job.validity.notBefore, notAfter: p.job.validity.notAfter });
   });
 }
 
-function asCode(code: string, fallback: ErrorCode): ErrorCode {
-  return code in ERROR_CODES ? (code as ErrorCode) : fallback;
-}
-
 /** The compiled worker next to this module, or the build output when running from TypeScript sources. */
 export function resolveWorkerScript(): URL {
-  const sibling = new URL("./pool-worker.js", import.meta.url);
-  if (existsSync(sibling)) return sibling;
-  const built = new URL("../../dist/src/pki/pool-worker.js", import.meta.url);
-  if (existsSync(built)) return built;
-  throw new PlatformError("NOT_READY", `signing pool worker not found next to ${fileURLToPath(import.meta.url)} nor in dist/; run npm run build`);
+  return compiledScript(import.meta.url, "pool-worker.js", "signing pool worker");
 }

@@ -254,7 +254,7 @@ describe("loadControllerManagerConfig", () => {
 });
 
 describe("the serving approval policy a configuration asks for", () => {
-  const approverOf = (approver: unknown) => parseControllerManagerConfig(doc({ PlatformCAExtensions: { Approver: approver } })).config.PlatformCAExtensions.Approver;
+  const approverOf = (approver: unknown) => parse(doc({ PlatformCAExtensions: { Approver: approver } })).config.PlatformCAExtensions.Approver;
 
   it("is none for Manual, the built-in one for RequesterMatchesSubject, and the Serving block for Custom", async () => {
     const { servingPolicyOf } = await import("../../src/config/controller-manager.js");

@@ -3,12 +3,11 @@
 //
 // The main side starts the worker, waits for "started" (or the reason it could not start), and at stop asks it to
 // finish its syncs, release what it holds and exit. A worker that dies on its own is started again with backoff.
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import type { GroupNames } from "../../api/group.js";
 import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
-import { ERROR_CODES, PlatformError, toPlatformError, type ErrorCode } from "../../errors.js";
+import { compiledScript } from "../../compiled-script.js";
+import { asErrorCode, PlatformError, toPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 
 const THREAD_KIND = "platform-ca-controller-thread";
@@ -21,20 +20,11 @@ interface ThreadData {
   readonly caFiles: { readonly certFile: string; readonly keyFile: string };
 }
 
-type FromThread = { readonly type: "started"; readonly ops: string } | { readonly type: "failed"; readonly code: string; readonly message: string } | { readonly type: "stopped" };
-
-/** The compiled sibling of this module, or the build output when running from TypeScript sources (tests). */
-function threadScript(): URL {
-  const sibling = new URL("./controller-thread.js", import.meta.url);
-  if (existsSync(sibling)) return sibling;
-  const built = new URL("../../../dist/src/cli/commands/controller-thread.js", import.meta.url);
-  if (existsSync(built)) return built;
-  throw new PlatformError("NOT_READY", `controller thread script not found next to ${fileURLToPath(import.meta.url)} nor in dist/; run npm run build`);
-}
+type FromThread = { readonly type: "started"; readonly ops: string } | { readonly type: "failed"; readonly code: string; readonly message: string };
 
 /** Starts one worker and resolves once its controller manager runs (with its ops address). */
 function startThread(data: ThreadData): Promise<{ worker: Worker; ops: string }> {
-  const worker = new Worker(threadScript(), { workerData: data });
+  const worker = new Worker(compiledScript(import.meta.url, "controller-thread.js", "controller thread script"), { workerData: data });
   return new Promise((resolve, reject) => {
     const onExit = (code: number) => reject(new PlatformError("INTERNAL", `the controller thread exited with code ${code} before it started`));
     worker.once("exit", onExit);
@@ -44,9 +34,8 @@ function startThread(data: ThreadData): Promise<{ worker: Worker; ops: string }>
       worker.off("error", reject);
       if (msg.type === "started") resolve({ worker, ops: msg.ops });
       else {
-        const failed = msg.type === "failed" ? msg : { code: "INTERNAL", message: "unexpected message" };
         void worker.terminate();
-        reject(new PlatformError(failed.code in ERROR_CODES ? (failed.code as ErrorCode) : "INTERNAL", failed.message));
+        reject(new PlatformError(asErrorCode(msg.code, "INTERNAL"), msg.message));
       }
     });
   });

@@ -135,8 +135,10 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
   return { stop };
 }
 
-/** Runs the controllers inside `platform-ca up`, as the administrator of admin.conf, over the wire like any client. */
-/** The settings of the controllers beside an embedded server: defaults, the cluster CA for every built-in signer. */
+/**
+ * The settings of the controllers beside an embedded server (`platform-ca up`): defaults, the cluster CA for every
+ * built-in signer, as the administrator of admin.conf, over the wire like any client.
+ */
 export async function embeddedControllerSettings(ctx: Pick<ComponentContext, "names" | "caFiles" | "adminConfigPath">): Promise<ControllerSettings> {
   const { defaultControllerManagerConfig } = await import("../../controller/manager.js");
   const config = defaultControllerManagerConfig(ctx.names.suffix);

@@ -1,0 +1,27 @@
+// compiledScript: the compiled sibling of a module, else its dist/ twin, else a NOT_READY error naming both.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { describe, expect, it } from "vitest";
+import { compiledScript } from "../src/compiled-script.js";
+import { tempDir } from "./pki/issuance-fixtures.js";
+
+describe("compiledScript", () => {
+  const root = tempDir("compiled-");
+  mkdirSync(join(root, "src/pki"), { recursive: true });
+  mkdirSync(join(root, "dist/src/pki"), { recursive: true });
+  const moduleUrl = pathToFileURL(join(root, "src/pki/pool.ts")).href;
+
+  it("takes the dist/ twin when the module runs from sources, and the sibling once there is one", () => {
+    writeFileSync(join(root, "dist/src/pki/worker.js"), "");
+    expect(compiledScript(moduleUrl, "worker.js", "a worker").pathname).toBe(join(root, "dist/src/pki/worker.js"));
+    writeFileSync(join(root, "src/pki/worker.js"), "");
+    expect(compiledScript(moduleUrl, "worker.js", "a worker").pathname).toBe(join(root, "src/pki/worker.js"));
+  });
+
+  it("says what is missing and what to run", () => {
+    expect(() => compiledScript(moduleUrl, "absent.js", "the absent worker")).toThrow(
+      expect.objectContaining({ code: "NOT_READY", message: expect.stringMatching(/^the absent worker not found next to .*pool\.ts nor in dist\/; run npm run build$/) }),
+    );
+  });
+});
