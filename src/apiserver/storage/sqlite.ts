@@ -1,6 +1,7 @@
-// Durable embedded storage on SQLite (WAL, synchronous=FULL) with group commit: a write resolves only after the
-// fsynced commit of the batch it joined.
-import { closeSync, mkdirSync, openSync } from "node:fs";
+// Durable embedded storage on SQLite (WAL) with group commit: a write resolves only after the batch it joined is
+// committed and the write-ahead log holding it is flushed to disk. The flush (fdatasync) runs on a libuv thread, so
+// the event loop goes on serving while the disk works; SQLite itself syncs only around checkpoints.
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { PlatformError, invalidOption } from "../../errors.js";
@@ -22,6 +23,11 @@ export interface SqliteStorageOptions {
   readonly cacheSizeBytes?: number;
   /** Quota for the database file; writes past it fail with STORAGE_UNAVAILABLE. Default: none. */
   readonly maxSizeBytes?: number;
+  /**
+   * Flushes the write-ahead log (by descriptor) to disk, calling back once it is durable. Default: `fs.fdatasync`.
+   * Tests replace it to hold or fail a flush.
+   */
+  readonly syncLog?: (fd: number, done: (err: Error | null) => void) => void;
 }
 
 const DEFAULT_RETENTION: Retention = { revisions: 100_000, ageMs: 10 * 60_000 };
@@ -31,6 +37,8 @@ const COMPACT_CHUNK = 2000;
 const COMPACT_PER_WRITE = 5 * COMPACT_CHUNK;
 /** At most this many writes share one transaction, so one commit never holds the event loop for long. */
 const MAX_BATCH = 256;
+/** Writes acknowledged between checkpoints; SQLite's own automatic checkpoint (which would not sync) is off. */
+const CHECKPOINT_WRITES = 1000;
 /** SQLite result codes that no retry will fix. */
 const PERMANENT = new Set(["SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_READONLY", "SQLITE_CANTOPEN"]);
 
@@ -54,7 +62,11 @@ export async function openSqliteStorage(options: SqliteStorageOptions): Promise<
     // server own the revision counter; a second opener gets SQLITE_BUSY.
     db.pragma("locking_mode = EXCLUSIVE");
     db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = FULL");
+    // Commits do not fsync: the storage flushes the log itself, off the event loop, before acknowledging (#sync).
+    // Checkpoints copy the log into the database file, so they run by hand with synchronous=FULL, which makes SQLite
+    // sync the log before the copy and the database after it; an automatic checkpoint would run unsynced.
+    db.pragma("synchronous = OFF");
+    db.pragma("wal_autocheckpoint = 0");
     db.pragma(`cache_size = ${-Math.floor(cacheSizeBytes / 1024)}`);
     db.pragma("journal_size_limit = 67108864");
     if (options.maxSizeBytes !== undefined) {
@@ -63,12 +75,26 @@ export async function openSqliteStorage(options: SqliteStorageOptions): Promise<
     db.exec(SCHEMA);
     const stmt = prepareStatements(db);
     const state = { revision: stmt.meta.get("revision")!.value, compacted: stmt.meta.get("compacted")!.value };
+    const log = openLog(options.path);
     logger.info({ path: options.path, ...state }, "storage opened");
-    return new SqliteStorage(db, stmt, state, retention, options.clock ?? systemClock, logger);
+    return new SqliteStorage(db, stmt, state, retention, options.clock ?? systemClock, logger, log, options.syncLog ?? fdatasync);
   } catch (err) {
     db?.close();
     throw storageError(err, `cannot open storage at ${options.path}`);
   }
+}
+
+/** The write-ahead log file, opened (created 0600 if SQLite has not yet) so the storage can flush it by descriptor. */
+interface LogFile {
+  readonly path: string;
+  fd: number;
+  ino: number;
+}
+
+function openLog(dbPath: string): LogFile {
+  const path = `${dbPath}-wal`;
+  const fd = openSync(path, "a", 0o600);
+  return { path, fd, ino: fstatSync(fd).ino };
 }
 
 export class SqliteStorage extends BaseStorage {
@@ -82,10 +108,31 @@ export class SqliteStorage extends BaseStorage {
   /** Writes waiting for the next group commit, in arrival order. */
   readonly #pending: PendingWrite[] = [];
   #flushScheduled = false;
+  readonly #log: LogFile;
+  readonly #syncLog: (fd: number, done: (err: Error | null) => void) => void;
+  /** Committed batches waiting for a log flush, in commit order. */
+  #unsynced: UnsyncedBatch[] = [];
+  /** Batches the flush in progress will acknowledge; undefined when no flush runs. */
+  #syncing: UnsyncedBatch[] | undefined;
+  #writesSinceCheckpoint = 0;
+  /** Set once a flush failed: what is committed may not be on disk, so no further write is accepted. */
+  #broken: PlatformError | undefined;
+  #released = false;
 
   /** Use openSqliteStorage: it opens and checks the file; this only wires the opened database. */
-  constructor(db: Database.Database, stmt: Statements, state: { revision: number; compacted: number }, retention: Retention, clock: Clock, logger: Logger) {
+  constructor(
+    db: Database.Database,
+    stmt: Statements,
+    state: { revision: number; compacted: number },
+    retention: Retention,
+    clock: Clock,
+    logger: Logger,
+    log: LogFile,
+    syncLog: (fd: number, done: (err: Error | null) => void) => void,
+  ) {
     super(clock, logger);
+    this.#log = log;
+    this.#syncLog = syncLog;
     this.#db = db;
     this.#stmt = stmt;
     this.#tx = db.transaction((fn: () => unknown) => fn());
@@ -102,6 +149,12 @@ export class SqliteStorage extends BaseStorage {
     } catch (err) {
       throw storageError(err, "storage failure");
     }
+  }
+
+  /** Fails once a log flush failed, so health checks (which ask for the revision) report the storage down. */
+  override async revision(): Promise<number> {
+    if (this.#broken) throw this.#broken;
+    return super.revision();
   }
 
   protected readKey(key: string): KeyValue | undefined {
@@ -130,6 +183,7 @@ export class SqliteStorage extends BaseStorage {
    */
   protected override write(key: string, decide: WriteDecision): Promise<StorageEvent> {
     return new Promise((resolve, reject) => {
+      if (this.#broken) return reject(this.#broken);
       this.#pending.push({ key, decide, resolve, reject });
       this.#scheduleFlush();
     });
@@ -184,11 +238,88 @@ export class SqliteStorage extends BaseStorage {
         for (const write of writes) write.reject(failed.get(write) ?? error);
         return;
       }
-      for (const [write, err] of failed) write.reject(err);
-      this.committed(done.map((d) => d.event));
-      for (const { write, event } of done) write.resolve(event);
+      // Outcomes (refusals too: they were decided against the batch's earlier writes) wait for the log flush.
+      this.#writesSinceCheckpoint += done.length;
+      this.#unsynced.push({
+        acknowledge: () => {
+          for (const [write, err] of failed) write.reject(err);
+          this.committed(done.map((d) => d.event));
+          for (const { write, event } of done) write.resolve(event);
+        },
+        fail: (error) => {
+          for (const write of [...failed.keys(), ...done.map((d) => d.write)]) write.reject(error);
+        },
+      });
+      this.#sync();
       return;
     }
+  }
+
+  #sync(): void {
+    if (this.#syncing || this.#unsynced.length === 0 || this.#released) return;
+    const batches = (this.#syncing = this.#unsynced);
+    this.#unsynced = [];
+    this.#syncLog(this.#log.fd, (err) => {
+      // close() flushed synchronously and acknowledged these already.
+      if (this.#syncing !== batches) return this.#closeLogIfReleased();
+      this.#syncing = undefined;
+      if (err) return this.#fail(err, batches);
+      for (const batch of batches) batch.acknowledge();
+      this.#checkpointIfDue();
+      this.#sync();
+    });
+  }
+
+  /**
+   * After a failed flush the state of the file is unknown (the kernel may have dropped the dirty pages), so the
+   * storage stops accepting writes until a restart lets SQLite recover from what is on disk.
+   */
+  #fail(err: Error, batches: readonly UnsyncedBatch[]): void {
+    const broken = new PlatformError("STORAGE_UNAVAILABLE", `storage failure: the write-ahead log could not be flushed to disk: ${err.message}; writes are refused until the server restarts`, {
+      cause: err,
+      retryable: false,
+    });
+    this.#broken = broken;
+    this.logger.error({ err }, "write-ahead log flush failed; storage refuses writes until restarted");
+    for (const batch of [...batches, ...this.#unsynced.splice(0)]) batch.fail(broken);
+    for (const write of this.#pending.splice(0)) write.reject(broken);
+  }
+
+  /** Copies the log into the database with synchronous=FULL (log synced before, database after), then resets the mode. */
+  #checkpointIfDue(): void {
+    if (this.#writesSinceCheckpoint < CHECKPOINT_WRITES) return;
+    this.#writesSinceCheckpoint = 0;
+    try {
+      this.#db.pragma("synchronous = FULL");
+      this.#db.pragma("wal_checkpoint(PASSIVE)");
+    } catch (err) {
+      this.logger.warn({ err }, "checkpoint failed; the next one retries");
+    } finally {
+      this.#db.pragma("synchronous = OFF");
+    }
+    this.#checkLogFile();
+  }
+
+  /** SQLite keeps one log file while it holds the database; should it ever be replaced, follow it (flushing both). */
+  #checkLogFile(): void {
+    let ino: number | undefined;
+    try {
+      ino = statSync(this.#log.path).ino;
+    } catch {
+      ino = undefined;
+    }
+    if (ino === this.#log.ino) return;
+    this.logger.warn({ path: this.#log.path }, "write-ahead log file replaced; flushing through the new one");
+    // Runs between flushes (never while one is on the thread pool), so the old descriptor is free to close.
+    fdatasyncSync(this.#log.fd);
+    closeSync(this.#log.fd);
+    const fresh = openLog(this.#log.path.slice(0, -"-wal".length));
+    this.#log.fd = fresh.fd;
+    this.#log.ino = fresh.ino;
+  }
+
+  #closeLogIfReleased(): void {
+    if (this.#released) closeSync(this.#log.fd);
   }
 
   protected listLatest(range: ListRange): ListResult {
@@ -233,10 +364,29 @@ export class SqliteStorage extends BaseStorage {
     if (target > this.compacted) this.compactTo(Math.min(target, this.compacted + COMPACT_PER_WRITE));
   }
 
-  /** Writes accepted before close are still committed (and acknowledged) before the database closes. */
+  /**
+   * Writes accepted before close are still committed, flushed and acknowledged before the database closes; a flush
+   * still running on the thread pool then finds its batches acknowledged and only closes the log descriptor.
+   */
   protected release(): void {
-    while (this.#pending.length > 0) this.#commit(this.#pending.splice(0, MAX_BATCH));
+    while (this.#pending.length > 0 && !this.#broken) this.#commit(this.#pending.splice(0, MAX_BATCH));
+    const waiting = [...(this.#syncing ?? []), ...this.#unsynced];
+    const flushing = this.#syncing !== undefined;
+    this.#syncing = undefined;
+    this.#unsynced = [];
+    this.#released = true;
+    let flushed = true;
+    try {
+      if (waiting.length > 0) fdatasyncSync(this.#log.fd);
+    } catch (err) {
+      flushed = false;
+      this.#fail(err as Error, waiting);
+    }
+    if (flushed) for (const batch of waiting) batch.acknowledge();
+    // Closing checkpoints the log into the database; with synchronous=FULL that copy is synced too.
+    this.#db.pragma("synchronous = FULL");
     this.#db.close();
+    if (!flushing) closeSync(this.#log.fd);
   }
 
   /** A log row as a watch event; the previous row of the key supplies prev (and the value a DELETE removed). */
@@ -253,6 +403,12 @@ export class SqliteStorage extends BaseStorage {
     const kv: KvRow = { key: row.key, value: row.value!, createRevision: row.createRevision, modRevision: row.rev };
     return prev ? { type: "PUT", key: row.key, kv, prev, revision: row.rev } : { type: "PUT", key: row.key, kv, revision: row.rev };
   }
+}
+
+/** A committed batch whose outcomes wait for the log flush that makes it durable. */
+interface UnsyncedBatch {
+  acknowledge(): void;
+  fail(error: Error): void;
 }
 
 interface PendingWrite {

@@ -62,6 +62,14 @@ describe("sqlite durability", () => {
     expect(acks.every((a) => a.fresh && !a.dirty)).toBe(true);
   });
 
+  it.skipIf(!hasStrace)("syncs the database file after each checkpoint, before the next acknowledgement", () => {
+    const acks = traceAcks("checkpoint", 2500, 8);
+    expect(acks).toHaveLength(2500);
+    expect(acks.filter((a) => a.dirty || a.dbDirty)).toEqual([]);
+    // 2,500 writes pass the checkpoint interval twice: the database file was written while the store ran.
+    expect(acks.at(-1)!.dbWrites).toBeGreaterThan(0);
+  });
+
   it.skipIf(!hasStrace)("acknowledges concurrent writes only after the one fsync of the commit they share", () => {
     const acks = traceAcks("group", 128, 32);
     expect(acks).toHaveLength(128);
@@ -76,23 +84,31 @@ describe("sqlite durability", () => {
  * Runs the writer under strace and describes each acknowledgement: `dirty` when the write-ahead log had bytes not yet
  * fsynced, `fresh` when the log was written and fsynced since the previous acknowledgement (a new commit).
  */
-function traceAcks(name: string, count: number, concurrency: number): Array<{ dirty: boolean; fresh: boolean }> {
+function traceAcks(name: string, count: number, concurrency: number): Array<{ dirty: boolean; fresh: boolean; dbDirty: boolean; dbWrites: number }> {
   const path = join(work, name, "store.db");
   const trace = join(work, `${name}.txt`);
   const args = ["-f", "-e", "trace=openat,pwrite64,write,fsync,fdatasync", "-o", trace, process.execPath, build.script, path, String(count), name, String(concurrency)];
   const run = spawnSync("strace", args, { encoding: "utf8" });
   expect(run.status).toBe(0);
   const lines = readFileSync(trace, "utf8").split("\n");
-  const walFd = lines.map((l) => /openat\(.*store\.db-wal".*= (\d+)$/.exec(l)?.[1]).find((fd) => fd !== undefined);
-  expect(walFd).toBeDefined();
+  // SQLite writes the log through its descriptor; the storage flushes it through its own: any of them counts.
+  const walFds = new Set(lines.map((l) => /openat\(.*store\.db-wal".*= (\d+)$/.exec(l)?.[1]).filter((fd) => fd !== undefined));
+  expect(walFds.size).toBeGreaterThan(0);
+  const dbFds = new Set(lines.map((l) => /openat\(.*store\.db", .*= (\d+)$/.exec(l)?.[1]).filter((fd) => fd !== undefined));
+  const on = (fds: Set<string | undefined>, line: string, call: string) => [...fds].some((fd) => new RegExp(`\\b${call}\\(${fd}[,)]`).test(line));
   let dirty = false;
   let fresh = false;
-  const acks: Array<{ dirty: boolean; fresh: boolean }> = [];
+  // Checkpoints copy the log into the database file: that copy must be on disk before anything else is acknowledged.
+  let dbDirty = false;
+  let dbWrites = 0;
+  const acks: Array<{ dirty: boolean; fresh: boolean; dbDirty: boolean; dbWrites: number }> = [];
   for (const line of lines) {
-    if (line.includes(`pwrite64(${walFd},`)) dirty = true;
-    else if (line.includes(`fsync(${walFd})`) || line.includes(`fdatasync(${walFd})`)) [fresh, dirty] = [fresh || dirty, false];
+    if (on(walFds, line, "pwrite64")) dirty = true;
+    else if (on(walFds, line, "fsync") || on(walFds, line, "fdatasync")) [fresh, dirty] = [fresh || dirty, false];
+    else if (on(dbFds, line, "pwrite64")) [dbDirty, dbWrites] = [true, dbWrites + 1];
+    else if (on(dbFds, line, "fsync") || on(dbFds, line, "fdatasync")) dbDirty = false;
     else if (/ write\(1, "\/crash\//.test(line)) {
-      acks.push({ dirty, fresh });
+      acks.push({ dirty, fresh, dbDirty, dbWrites });
       fresh = false;
     }
   }

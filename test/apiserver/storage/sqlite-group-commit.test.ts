@@ -1,6 +1,6 @@
 // Group commit of the SQLite backend: writes issued together share one transaction yet keep per-write revisions,
 // preconditions, failures and watch order.
-import { mkdtempSync, rmSync } from "node:fs";
+import { fdatasync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -25,6 +25,36 @@ async function batch(s: SqliteStorage, ops: readonly Op[]): Promise<Array<number
     return v.modRevision ?? v.revision ?? -1;
   });
 }
+
+/** A log flush that waits to be released: writes stay unacknowledged until then. `releaseAll` lets every flush through. */
+function heldFlushes() {
+  const held: Array<() => void> = [];
+  let open = false;
+  let fail: Error | undefined;
+  return {
+    held,
+    syncLog(fd: number, done: (err: Error | null) => void): void {
+      const run = () => (fail ? done(fail) : fdatasync(fd, done));
+      if (open) run();
+      else held.push(run);
+    },
+    releaseAll(): void {
+      open = true;
+      for (const run of held.splice(0)) run();
+    },
+    failAll(err: Error): void {
+      fail = err;
+      this.releaseAll();
+    },
+  };
+}
+
+const settledYet = async (p: Promise<unknown>): Promise<boolean> => {
+  let settled = false;
+  p.then(() => (settled = true), () => (settled = true));
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+};
 
 const create = (key: string, value = "{}"): Op => (s) => s.create(key, value);
 const update = (key: string, value: string, expected?: number): Op => (s) => s.update(key, value, expected);
@@ -92,12 +122,17 @@ describe("sqlite group commit", () => {
 
   it("commits at most 256 writes per transaction, each with its own consecutive revision, and keeps them across a restart", async () => {
     const path = dbPath();
-    const s = await openSqliteStorage({ path });
+    const flushes = heldFlushes();
+    const s = await openSqliteStorage({ path, syncLog: flushes.syncLog });
     const r = await s.revision();
     const count = 700;
     const writes = Array.from({ length: count }, (_, i) => s.create(`/many/${i}`, JSON.stringify({ i })));
-    // The first write is acknowledged with its batch, before the next batch commits.
-    expect(await writes[0]!.then(() => s.revision())).toBe(r + 256);
+    // One check phase commits one batch: the first 256 writes, then the next 256 in the following phase.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await s.revision()).toBe(r + 256);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await s.revision()).toBe(r + 512);
+    flushes.releaseAll();
     const acked = (await Promise.all(writes)).map((kv) => kv.modRevision);
     expect(acked).toEqual(Array.from({ length: count }, (_, i) => r + 1 + i));
     await s.close();
@@ -116,5 +151,79 @@ describe("sqlite group commit", () => {
     const again = await openSqliteStorage({ path });
     expect((await again.list("/late/")).items.map((kv) => kv.modRevision)).toEqual(acked.map((kv) => kv.modRevision));
     await again.close();
+  });
+
+  it("acknowledges a write and publishes its watch event only once the log flush is done", async () => {
+    const flushes = heldFlushes();
+    const s = await open({ syncLog: flushes.syncLog });
+    const w = recorder(s, "/f/", await s.revision());
+    await w.live;
+    const write = s.create("/f/a", "{}");
+    expect(await settledYet(write)).toBe(false);
+    expect(flushes.held).toHaveLength(1);
+    expect(w.events).toEqual([]);
+    // Writes committed while a flush is out wait for the next one, which covers them all.
+    const more = [s.create("/f/b", "{}"), s.create("/f/c", "{}")];
+    expect(await settledYet(Promise.race(more))).toBe(false);
+    expect(flushes.held).toHaveLength(1);
+    flushes.held.shift()!();
+    const first = await write;
+    expect(w.events.map((e) => e.revision)).toEqual([first.modRevision]);
+    expect(await settledYet(Promise.race(more))).toBe(false);
+    expect(flushes.held).toHaveLength(1);
+    flushes.releaseAll();
+    expect((await Promise.all(more)).map((kv) => kv.modRevision)).toEqual([first.modRevision + 1, first.modRevision + 2]);
+    expect((await w.until(3)).map((e) => e.key)).toEqual(["/f/a", "/f/b", "/f/c"]);
+    w.watch.cancel();
+    await s.close();
+  });
+
+  it("fails the writes of a failed flush and every later write with STORAGE_UNAVAILABLE, and still closes", async () => {
+    const path = dbPath();
+    const flushes = heldFlushes();
+    const s = await openSqliteStorage({ path, syncLog: flushes.syncLog });
+    const r = await s.revision();
+    const outcome = batch(s, [create("/x/a"), create("/x/a"), create("/x/b")]);
+    expect(await settledYet(outcome)).toBe(false);
+    flushes.failAll(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" }));
+    expect(await outcome).toEqual(["STORAGE_UNAVAILABLE", "STORAGE_UNAVAILABLE", "STORAGE_UNAVAILABLE"]);
+    const later = await s.create("/x/c", "{}").catch((err: unknown) => err);
+    expect(isPlatformError(later, "STORAGE_UNAVAILABLE")).toBe(true);
+    expect((later as Error).message).toMatch(/could not be flushed to disk: EIO.*until the server restarts/);
+    expect((later as { retryable?: boolean }).retryable).toBe(false);
+    // Health checks ask for the revision: the server reports its storage down until restarted.
+    await expect(s.revision()).rejects.toThrow(/could not be flushed/);
+    await s.close();
+    // A restart opens what reached the disk (here, in the absence of a real I/O error, the whole batch).
+    const again = await openSqliteStorage({ path });
+    expect(await again.revision()).toBe(r + 2);
+    await again.close();
+  });
+
+  it("acknowledges the writes of a flush still running when the store closes, and closes cleanly after it", async () => {
+    const path = dbPath();
+    const flushes = heldFlushes();
+    const s = await openSqliteStorage({ path, syncLog: flushes.syncLog });
+    const write = s.create("/c/a", "{}");
+    expect(await settledYet(write)).toBe(false);
+    await s.close();
+    const kv = await write;
+    // The flush the thread pool was running finishes after the close: nothing is acknowledged twice, nothing throws.
+    flushes.releaseAll();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const again = await openSqliteStorage({ path });
+    expect((await again.get("/c/a"))?.modRevision).toBe(kv.modRevision);
+    await again.close();
+  });
+
+  it("checkpoints the log into the database file as writes accumulate, not only at close", async () => {
+    const path = dbPath();
+    const s = await openSqliteStorage({ path });
+    const before = statSync(path).size;
+    const pad = "p".repeat(2000);
+    for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: 500 }, (_, j) => s.create(`/ck/${i}-${j}`, JSON.stringify({ pad }))));
+    // 1,500 writes of 2 KB: at least one checkpoint has copied pages into the database file itself.
+    expect(statSync(path).size).toBeGreaterThan(before + 1_000_000);
+    await s.close();
   });
 });
