@@ -1,4 +1,5 @@
-// Records events/v1 Events about objects: best effort, repeats folded into a series, spam limited per object.
+// Records events/v1 Events about objects: best effort, repeats folded into a series, spam limited per object,
+// written from a bounded queue by a few writers so a burst of events does not crowd out the controllers' own writes.
 import type { ApiObject } from "../api/meta.js";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import type { ObjectReference } from "../api/types/core.js";
@@ -14,6 +15,12 @@ import { realClock, type Clock } from "./clock.js";
 export const EVENT_TEXT_LIMIT = 128;
 export const EVENT_NOTE_LIMIT_BYTES = 1024;
 
+/** What became of one write: `dropped` when the queue was full and the event was not recorded. */
+export type EventResult = "written" | "failed" | "dropped";
+
+/** At most one queue-full warning per this period; it carries the count dropped since the previous one. */
+const DROP_WARNING_PERIOD_MS = 10_000;
+
 export interface EventRecorderOptions {
   /** Client for Events (all namespaces: the recorder names the namespace on every write). */
   readonly client: ResourceClient<Event>;
@@ -27,6 +34,12 @@ export interface EventRecorderOptions {
   readonly cacheSize?: number;
   /** Per regarding object: `burst` events, then `qps` per second (default 25 and 1/300); false disables. */
   readonly rateLimit?: { readonly burst: number; readonly qps: number } | false;
+  /** Event writes in flight at once, across all series (default 4). */
+  readonly maxInFlight?: number;
+  /** Series waiting for a writer (default 10,000); past it a new series is dropped, repeats still fold. */
+  readonly maxQueued?: number;
+  /** Called once per write (`written`, `failed`) and per event dropped because the queue was full. */
+  readonly onResult?: (result: EventResult) => void;
   readonly clock?: Clock;
   readonly logger?: Logger;
 }
@@ -39,8 +52,9 @@ interface SeriesEntry {
   count: number;
   lastObserved: number;
   created: boolean;
+  /** Repeats arrived while it was being written: it goes back in the queue once the write ends. */
   dirty: boolean;
-  writing: Promise<void> | undefined;
+  state: "idle" | "queued" | "writing";
 }
 
 /** A Map kept in use order, dropping the least recently used entry past `size`. */
@@ -62,6 +76,28 @@ class Lru<V> {
   }
 }
 
+/** A FIFO with O(1) take (Array#shift copies the array once it is large). */
+class Fifo<V> {
+  private items: (V | undefined)[] = [];
+  private head = 0;
+  get size(): number {
+    return this.items.length - this.head;
+  }
+  push(v: V): void {
+    this.items.push(v);
+  }
+  take(): V | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const v = this.items[this.head];
+    this.items[this.head++] = undefined;
+    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return v;
+  }
+}
+
 export class EventRecorder {
   private readonly client: ResourceClient<Event>;
   private readonly apiVersion: string;
@@ -71,7 +107,13 @@ export class EventRecorder {
   private readonly series: Lru<SeriesEntry>;
   private readonly buckets: Lru<TokenBucket> | undefined;
   private readonly rateLimit: { readonly burst: number; readonly qps: number } | undefined;
-  private readonly pending = new Set<Promise<void>>();
+  private readonly maxInFlight: number;
+  private readonly maxQueued: number;
+  private readonly queue = new Fifo<SeriesEntry>();
+  private inFlight = 0;
+  private drained: (() => void)[] = [];
+  private droppedSinceWarning = 0;
+  private lastDropWarning = -Infinity;
   private lastNanos = 0n;
 
   constructor(private readonly options: EventRecorderOptions) {
@@ -88,6 +130,10 @@ export class EventRecorder {
     if (!Number.isSafeInteger(cacheSize) || cacheSize < 1) throw invalidOption("cacheSize", "to be a whole number ≥ 1", options.cacheSize);
     const limit = options.rateLimit ?? { burst: 25, qps: 1 / 300 };
     if (limit && !(limit.burst >= 1 && limit.qps > 0)) throw invalidOption("rateLimit", "to have burst ≥ 1 and qps > 0", limit);
+    this.maxInFlight = options.maxInFlight ?? 4;
+    if (!Number.isSafeInteger(this.maxInFlight) || this.maxInFlight < 1) throw invalidOption("maxInFlight", "to be a whole number ≥ 1", options.maxInFlight);
+    this.maxQueued = options.maxQueued ?? 10_000;
+    if (!Number.isSafeInteger(this.maxQueued) || this.maxQueued < 1) throw invalidOption("maxQueued", "to be a whole number ≥ 1", options.maxQueued);
     this.client = options.client;
     this.apiVersion = `${groupNames(options.groupSuffix ?? DEFAULT_GROUP_SUFFIX).events}/${EVENT_VERSION}`;
     this.clock = options.clock ?? realClock;
@@ -109,9 +155,15 @@ export class EventRecorder {
     }
   }
 
-  /** Waits for writes in flight (for shutdown and tests). */
-  async flush(): Promise<void> {
-    while (this.pending.size > 0) await Promise.all(this.pending);
+  /** Series waiting for a writer. */
+  get queued(): number {
+    return this.queue.size;
+  }
+
+  /** Resolves once the queue is empty and no write is in flight (for shutdown and tests). */
+  flush(): Promise<void> {
+    if (this.queue.size === 0 && this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.drained.push(resolve));
   }
 
   private record(regarding: ObjectReference, type: EventType, reason: string, action: string, note: string, related?: ObjectReference): void {
@@ -125,10 +177,13 @@ export class EventRecorder {
     const key = JSON.stringify([objectId, type, text.reason, text.action, text.note]);
     const existing = this.series.get(key);
     if (existing && now.getTime() - existing.lastObserved <= this.windowMs) {
+      // A repeat of a series that is queued or being written is folded in and costs no queue place.
+      if (existing.state === "idle" && this.full()) return this.drop(now.getTime());
       existing.count++;
       existing.lastObserved = now.getTime();
       return this.schedule(existing);
     }
+    if (this.full()) return this.drop(now.getTime());
     const namespace = regarding.namespace || "default";
     const base: Event = {
       apiVersion: this.apiVersion,
@@ -142,7 +197,7 @@ export class EventRecorder {
       reportingController: this.options.reportingController,
       reportingInstance: this.options.reportingInstance,
     };
-    const entry: SeriesEntry = { namespace, name: this.eventName(regarding.name, now), base, count: 1, lastObserved: now.getTime(), created: false, dirty: false, writing: undefined };
+    const entry: SeriesEntry = { namespace, name: this.eventName(regarding.name, now), base, count: 1, lastObserved: now.getTime(), created: false, dirty: false, state: "idle" };
     this.series.set(key, entry);
     this.schedule(entry);
   }
@@ -165,31 +220,76 @@ export class EventRecorder {
     return `${eventNamePrefix(regardingName)}.${nanos.toString(16)}`;
   }
 
-  /** One writer per series; repeats arriving during a write are folded into one follow-up write. */
-  private schedule(entry: SeriesEntry): void {
-    if (entry.writing) {
-      entry.dirty = true;
-      return;
-    }
-    const run = (async () => {
-      do {
-        entry.dirty = false;
-        await this.write(entry);
-      } while (entry.dirty);
-      entry.writing = undefined;
-    })();
-    entry.writing = run;
-    this.pending.add(run);
-    void run.finally(() => this.pending.delete(run));
+  private full(): boolean {
+    return this.queue.size >= this.maxQueued;
   }
 
-  private async write(entry: SeriesEntry): Promise<void> {
+  private drop(nowMs: number): void {
+    this.droppedSinceWarning++;
+    this.report("dropped");
+    // A flood of drops would otherwise flood the log too.
+    if (nowMs - this.lastDropWarning < DROP_WARNING_PERIOD_MS) return;
+    this.log.warn({ dropped: this.droppedSinceWarning, maxQueued: this.maxQueued }, "event queue full; events dropped");
+    this.droppedSinceWarning = 0;
+    this.lastDropWarning = nowMs;
+  }
+
+  /** One writer per series: a queued series waits with its latest count; repeats during a write mark it dirty. */
+  private schedule(entry: SeriesEntry): void {
+    if (entry.state === "writing") entry.dirty = true;
+    if (entry.state !== "idle") return;
+    entry.state = "queued";
+    this.queue.push(entry);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight) {
+      const entry = this.queue.take();
+      if (!entry) break;
+      entry.state = "writing";
+      entry.dirty = false;
+      this.inFlight++;
+      void this.run(entry);
+    }
+    if (this.inFlight === 0 && this.queue.size === 0 && this.drained.length > 0) {
+      const waiters = this.drained;
+      this.drained = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  private async run(entry: SeriesEntry): Promise<void> {
+    const ok = await this.write(entry).catch(() => false);
+    this.inFlight--;
+    entry.state = "idle";
+    this.report(ok ? "written" : "failed");
+    // The follow-up write goes to the back of the queue, so a busy series does not keep a writer to itself. It is
+    // a repeat, so it is never dropped: the queue may exceed maxQueued by at most maxInFlight this way.
+    if (entry.dirty) {
+      entry.dirty = false;
+      entry.state = "queued";
+      this.queue.push(entry);
+    }
+    this.pump();
+  }
+
+  private report(result: EventResult): void {
+    try {
+      this.options.onResult?.(result);
+    } catch (err) {
+      this.log.warn({ err: err instanceof Error ? err.message : String(err) }, "event onResult callback failed");
+    }
+  }
+
+  /** Writes the series as it stands; false (logged) when the write failed. */
+  private async write(entry: SeriesEntry): Promise<boolean> {
     const series = entry.count > 1 ? { count: entry.count, lastObservedTime: formatMicroTime(new Date(entry.lastObserved)) } : undefined;
     try {
       if (entry.created) {
         try {
           await this.client.patch(entry.name, "merge", { series }, { namespace: entry.namespace });
-          return;
+          return true;
         } catch (err) {
           // The event expired or was deleted: start it over under a new name.
           if (!isPlatformError(err, "NOT_FOUND")) throw err;
@@ -200,8 +300,10 @@ export class EventRecorder {
       const obj: Event = { ...entry.base, metadata: { name: entry.name, namespace: entry.namespace }, ...(series ? { series } : {}) };
       await this.client.create(obj, { namespace: entry.namespace });
       entry.created = true;
+      return true;
     } catch (err) {
       this.log.warn({ err: isPlatformError(err) ? { code: err.code, message: err.message } : String(err), event: entry.name }, "event write failed");
+      return false;
     }
   }
 }

@@ -1,5 +1,6 @@
 // Prometheus metrics of one controller manager: its own prom-client registry, so two managers in a process never clash.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { EventResult } from "./event-recorder.js";
 import type { WorkQueueMetrics } from "./workqueue.js";
 
 export interface ControllerMetricsOptions {
@@ -30,6 +31,10 @@ export class ControllerMetrics {
   readonly trustBundleSyncs: Counter<"signer" | "result">;
   readonly csrCleaned: Counter<"rule">;
   readonly leader: Gauge;
+  readonly events: Counter<"result">;
+  readonly eventsQueued: Gauge;
+  /** The event queue of the current term's recorder, read at each scrape. */
+  private eventQueue: { readonly queued: number } | undefined;
 
   constructor(options: ControllerMetricsOptions = {}) {
     const p = options.prefix ?? "platform_ca_";
@@ -51,6 +56,18 @@ export class ControllerMetrics {
     this.trustBundleSyncs = counter("trust_bundle_syncs_total", "Trust-bundle publisher syncs per signer, by result.", ["signer", "result"]);
     this.csrCleaned = counter("csr_cleaned_total", "CertificateSigningRequests deleted by the cleaner, per rule.", ["rule"]);
     this.leader = new Gauge({ name: `${p}leader`, help: "1 while this replica holds the lease (or runs without leader election).", registers });
+    this.events = counter("events_total", "Event writes written or failed, and events dropped because the recorder's queue was full.", ["result"]);
+    // Present at 0 from the start, so a rate over `dropped` works before the first drop.
+    for (const result of ["written", "failed", "dropped"] as const) this.events.inc({ result }, 0);
+    const queue = (): number => this.eventQueue?.queued ?? 0;
+    this.eventsQueued = new Gauge({
+      name: `${p}events_queued`,
+      help: "Event series waiting for a writer in the event recorder.",
+      registers,
+      collect() {
+        this.set(queue());
+      },
+    });
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: p });
   }
 
@@ -63,6 +80,16 @@ export class ControllerMetrics {
       queueLatency: (name, ms) => this.queueLatency.observe({ name }, ms / 1000),
       workDuration: (name, ms) => this.syncDuration.observe({ name }, ms / 1000),
     };
+  }
+
+  /** The `onResult` option of an EventRecorder. */
+  eventResult(): (result: EventResult) => void {
+    return (result) => this.events.inc({ result });
+  }
+
+  /** Reports `recorder`'s queue from now on (each leadership term has a recorder of its own). */
+  watchEventQueue(recorder: { readonly queued: number }): void {
+    this.eventQueue = recorder;
   }
 
   /** The text exposition format, and its content type. */

@@ -1,9 +1,13 @@
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import type { ApiObject } from "../../src/api/meta.js";
 import type { Event, EventType } from "../../src/api/types/event.js";
-import { FakeClock } from "../../src/controller/clock.js";
-import { EventRecorder, truncateBytes, type EventRecorderOptions } from "../../src/controller/event-recorder.js";
-import { FakeStore } from "./fake-store.js";
+import type { ResourceClient } from "../../src/client/types.js";
+import { FakeClock, settle } from "../../src/controller/clock.js";
+import { EventRecorder, truncateBytes, type EventRecorderOptions, type EventResult } from "../../src/controller/event-recorder.js";
+import { ControllerMetrics } from "../../src/controller/metrics.js";
+import { PlatformError } from "../../src/errors.js";
+import { FakeStore, type FakeClient } from "./fake-store.js";
 
 const T0 = Date.UTC(2025, 0, 1);
 
@@ -19,6 +23,79 @@ function setup(options: Partial<EventRecorderOptions> = {}) {
   const events = (): Event[] => [...store.objects.values()];
   return { clock, store, client, recorder, events };
 }
+
+interface Held {
+  readonly op: "create" | "patch";
+  /** The regarding object's name (the event name's prefix). */
+  readonly regarding: string;
+  readonly series: Event["series"];
+  readonly answer: (failure?: Error) => void;
+}
+
+/** Holds every create and patch until the test answers it, counting the writes in flight and their peak. */
+function gate(inner: FakeClient<Event>) {
+  const held: Held[] = [];
+  const started: string[] = [];
+  const writes = { inFlight: 0, peak: 0 };
+  const hold = async <R>(op: Held["op"], name: string, series: Event["series"], call: () => Promise<R>): Promise<R> => {
+    writes.inFlight++;
+    writes.peak = Math.max(writes.peak, writes.inFlight);
+    const regarding = name.slice(0, name.lastIndexOf("."));
+    started.push(`${op} ${regarding}`);
+    try {
+      const failure = await new Promise<Error | undefined>((answer) => held.push({ op, regarding, series, answer }));
+      if (failure) throw failure;
+      return await call();
+    } finally {
+      writes.inFlight--;
+    }
+  };
+  const client: ResourceClient<Event> = {
+    list: (params) => inner.list(params),
+    watch: (params) => inner.watch(params),
+    get: (name, options) => inner.get(name, options),
+    create: (obj, params) => hold("create", obj.metadata.name ?? "", obj.series, () => inner.create(obj, params)),
+    update: (obj) => inner.update(obj),
+    patch: (name, type, patch, params) => hold("patch", name, (patch as { series: Event["series"] }).series, () => inner.patch(name, type, patch, params)),
+    delete: (name, options) => inner.delete(name, options),
+  };
+  /** Answers the oldest write held (a failure when `failure` is given) and lets the recorder act on the answer. */
+  const release = async (failure?: Error): Promise<void> => {
+    const next = held.shift();
+    if (!next) throw new Error("no write is held");
+    next.answer(failure);
+    await settle();
+  };
+  const releaseAll = async (): Promise<void> => {
+    while (held.length > 0) await release();
+  };
+  return { client, held, started, writes, release, releaseAll };
+}
+
+/** A recorder whose writes wait for the test; `results` collects what `onResult` reports. */
+function gatedSetup(options: Partial<EventRecorderOptions> = {}) {
+  const clock = new FakeClock(T0);
+  const store = new FakeStore<Event>({ kind: "Event" });
+  const g = gate(store.client());
+  const results: EventResult[] = [];
+  const warnings: Record<string, unknown>[] = [];
+  const logger = pino({ level: "warn" }, { write: (line: string) => void warnings.push(JSON.parse(line) as Record<string, unknown>) });
+  const recorder = new EventRecorder({
+    client: g.client,
+    reportingController: "csr-signing",
+    reportingInstance: "replica-1",
+    clock,
+    logger,
+    rateLimit: false,
+    onResult: (r) => results.push(r),
+    ...options,
+  });
+  const events = (): Event[] => [...store.objects.values()];
+  const emit = (name: string): void => recorder.event(csr(name), "Normal", "Issued", "Sign", "n");
+  return { ...g, clock, store, recorder, events, results, warnings, emit };
+}
+
+const count = (results: readonly EventResult[], result: EventResult): number => results.filter((r) => r === result).length;
 
 describe("EventRecorder", () => {
   it("writes an events/v1 Event about a cluster-scoped object into the default namespace", async () => {
@@ -170,8 +247,183 @@ describe("EventRecorder", () => {
     [{ seriesWindowMs: 0 }, "seriesWindowMs"],
     [{ cacheSize: 0 }, "cacheSize"],
     [{ rateLimit: { burst: 0, qps: 1 } }, "rateLimit"],
+    [{ maxInFlight: 0 }, "maxInFlight"],
+    [{ maxInFlight: 2.5 }, "maxInFlight"],
+    [{ maxQueued: 0 }, "maxQueued"],
+    [{ maxQueued: Number.POSITIVE_INFINITY }, "maxQueued"],
   ])("refuses option %j", (bad, name) => {
     expect(() => setup(bad)).toThrow(new RegExp(`\`${name}\``));
+  });
+});
+
+describe("EventRecorder delivery", () => {
+  it("writes at most maxInFlight events at once and takes queued series first in, first out", async () => {
+    const { recorder, emit, held, started, writes, release, releaseAll, events } = gatedSetup({ maxInFlight: 3 });
+    const names = Array.from({ length: 10 }, (_, i) => `c${i}`);
+    for (const name of names) emit(name);
+    expect([held.length, recorder.queued, writes.inFlight]).toEqual([3, 7, 3]);
+    // Answer out of the writers' order: the queue still hands out series in the order they were recorded.
+    held.push(held.shift()!);
+    await release();
+    expect(started).toEqual(["create c0", "create c1", "create c2", "create c3"]);
+    expect(recorder.queued).toBe(6);
+    await releaseAll();
+    await recorder.flush();
+    expect(started).toEqual(names.map((n) => `create ${n}`));
+    expect(writes.peak).toBe(3);
+    expect(events().map((e) => e.regarding?.name).sort()).toEqual(names);
+    expect(recorder.queued).toBe(0);
+  });
+
+  it("keeps the order over thousands of queued series (the queue compacts as it drains)", async () => {
+    const { recorder, emit, started, release, releaseAll } = gatedSetup({ maxInFlight: 1 });
+    const names = Array.from({ length: 3000 }, (_, i) => `c${i}`);
+    for (const name of names.slice(0, 2000)) emit(name);
+    for (let i = 0; i < 1500; i++) await release();
+    for (const name of names.slice(2000)) emit(name);
+    expect(recorder.queued).toBe(1499);
+    await releaseAll();
+    await recorder.flush();
+    expect(started).toEqual(names.map((n) => `create ${n}`));
+  });
+
+  it("writes one series with one writer; repeats during a write make one follow-up at the back of the queue", async () => {
+    const { recorder, emit, held, started, release, releaseAll, events } = gatedSetup({ maxInFlight: 1 });
+    emit("a");
+    emit("b");
+    for (let i = 0; i < 5; i++) emit("a");
+    expect([held.length, recorder.queued]).toEqual([1, 1]);
+    await release();
+    expect(started).toEqual(["create a", "create b"]);
+    await release();
+    expect(started).toEqual(["create a", "create b", "patch a"]);
+    expect(held[0]!.series).toEqual({ count: 6, lastObservedTime: "2025-01-01T00:00:00.000000Z" });
+    await releaseAll();
+    await recorder.flush();
+    expect(started).toHaveLength(3);
+    expect(events().find((e) => e.regarding?.name === "a")!.series?.count).toBe(6);
+  });
+
+  it("drops a new series when the queue is full, folds repeats of queued and in-flight series, and accepts again once there is room", async () => {
+    const { recorder, emit, held, results, releaseAll, events } = gatedSetup({ maxInFlight: 1, maxQueued: 2 });
+    emit("a");
+    emit("b");
+    emit("c");
+    expect([held.length, recorder.queued]).toEqual([1, 2]);
+    emit("d");
+    expect(results).toEqual(["dropped"]);
+    for (let i = 0; i < 3; i++) emit("b");
+    emit("a");
+    expect(results).toEqual(["dropped"]);
+    expect(recorder.queued).toBe(2);
+    await releaseAll();
+    await recorder.flush();
+    const byName = new Map(events().map((e) => [e.regarding!.name, e]));
+    expect([...byName.keys()].sort()).toEqual(["a", "b", "c"]);
+    expect([byName.get("a")!.series?.count, byName.get("b")!.series?.count, byName.get("c")!.series]).toEqual([2, 4, undefined]);
+    // a create, b create, c create, a's follow-up patch.
+    expect([count(results, "written"), count(results, "dropped")]).toEqual([4, 1]);
+    emit("d");
+    await releaseAll();
+    await recorder.flush();
+    expect(events().some((e) => e.regarding?.name === "d")).toBe(true);
+  });
+
+  it("drops a repeat of a series already written when the queue is full, without counting it in the series", async () => {
+    const { recorder, emit, results, release, releaseAll, events } = gatedSetup({ maxInFlight: 1, maxQueued: 1 });
+    emit("a");
+    await release();
+    emit("b");
+    emit("c");
+    emit("a");
+    expect(results).toEqual(["written", "dropped"]);
+    await releaseAll();
+    emit("a");
+    await releaseAll();
+    await recorder.flush();
+    expect(events().find((e) => e.regarding?.name === "a")!.series?.count).toBe(2);
+  });
+
+  it("warns about drops at most once per 10 s, with the number dropped since the last warning", async () => {
+    const { emit, clock, warnings } = gatedSetup({ maxInFlight: 1, maxQueued: 1 });
+    const dropWarnings = (): unknown[] => warnings.filter((w) => w.msg === "event queue full; events dropped").map((w) => w.dropped);
+    emit("in-flight");
+    emit("queued");
+    emit("d1");
+    expect(dropWarnings()).toEqual([1]);
+    emit("d2");
+    emit("d3");
+    await clock.advance(9_999);
+    emit("d4");
+    expect(dropWarnings()).toEqual([1]);
+    await clock.advance(1);
+    emit("d5");
+    expect(dropWarnings()).toEqual([1, 4]);
+  });
+
+  it("flush() waits for queued writes and writes in flight, follow-ups included", async () => {
+    const { recorder, emit, release } = gatedSetup({ maxInFlight: 1 });
+    await recorder.flush();
+    emit("a");
+    emit("b");
+    emit("a");
+    let flushed = false;
+    void recorder.flush().then(() => (flushed = true));
+    await settle();
+    expect(flushed).toBe(false);
+    await release();
+    expect([flushed, recorder.queued]).toEqual([false, 1]);
+    await release();
+    expect([flushed, recorder.queued]).toEqual([false, 0]);
+    await release();
+    expect(flushed).toBe(true);
+  });
+
+  it("reports a failed write and goes on with the queue", async () => {
+    const { recorder, emit, held, results, release, releaseAll, events, writes } = gatedSetup({ maxInFlight: 1 });
+    emit("a");
+    emit("b");
+    emit("c");
+    await release(new PlatformError("INTERNAL", "injected"));
+    expect(results).toEqual(["failed"]);
+    expect(held.map((h) => h.regarding)).toEqual(["b"]);
+    await releaseAll();
+    await recorder.flush();
+    expect(results).toEqual(["failed", "written", "written"]);
+    expect(events().map((e) => e.regarding?.name).sort()).toEqual(["b", "c"]);
+    expect(writes.inFlight).toBe(0);
+  });
+
+  it("goes on when onResult throws", async () => {
+    const { recorder, emit, releaseAll, events } = gatedSetup({
+      maxInFlight: 1,
+      onResult: () => {
+        throw new Error("observer broke");
+      },
+    });
+    emit("a");
+    emit("b");
+    await releaseAll();
+    expect(events()).toHaveLength(2);
+    await recorder.flush();
+  });
+
+  it("feeds platform_ca_events_total and platform_ca_events_queued", async () => {
+    const metrics = new ControllerMetrics();
+    const { recorder, emit, release, releaseAll } = gatedSetup({ maxInFlight: 1, maxQueued: 2, onResult: metrics.eventResult() });
+    metrics.watchEventQueue(recorder);
+    const scrape = async (): Promise<string> => (await metrics.scrape()).body;
+    expect(await scrape()).toMatch(/^platform_ca_events_total\{result="dropped"\} 0$/m);
+    for (const name of ["a", "b", "c", "d"]) emit(name);
+    await release(new PlatformError("INTERNAL", "injected"));
+    const body = await scrape();
+    expect(body).toMatch(/^platform_ca_events_queued 1$/m);
+    expect(body).toMatch(/^platform_ca_events_total\{result="dropped"\} 1$/m);
+    expect(body).toMatch(/^platform_ca_events_total\{result="failed"\} 1$/m);
+    await releaseAll();
+    await recorder.flush();
+    expect(await scrape()).toMatch(/^platform_ca_events_queued 0$/m);
+    expect(await scrape()).toMatch(/^platform_ca_events_total\{result="written"\} 2$/m);
   });
 });
 

@@ -55,7 +55,16 @@ export class ControllerSet {
     const base = { clock, logger, minResyncPeriodMs: o.minResyncPeriodMs };
     this.csrInformer = new Informer({ ...base, listWatcher: resources.csrs, name: "certificatesigningrequests" });
     this.bundleInformer = o.enabled.has(PUBLISHER_CONTROLLER) ? new Informer({ ...base, listWatcher: resources.trustBundles, name: "clustertrustbundles" }) : undefined;
-    this.recorder = new EventRecorder({ client: resources.events, reportingController: REPORTING_CONTROLLER, reportingInstance: o.identity.slice(0, 128), groupSuffix: o.names.suffix, clock, logger });
+    this.recorder = new EventRecorder({
+      client: resources.events,
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: o.identity.slice(0, 128),
+      groupSuffix: o.names.suffix,
+      clock,
+      logger,
+      onResult: metrics.eventResult(),
+    });
+    metrics.watchEventQueue(this.recorder);
     const common = { clock, logger, metrics, stopTimeoutMs: o.stopTimeoutMs };
     const parser = new CsrParser();
     const csr = { csrs: resources.csrs, informer: this.csrInformer, events: this.recorder, parser };
