@@ -36,7 +36,7 @@ export interface EventRecorderOptions {
   readonly rateLimit?: { readonly burst: number; readonly qps: number } | false;
   /** Event writes in flight at once, across all series (default 4). */
   readonly maxInFlight?: number;
-  /** Series waiting for a writer (default 10,000); past it a new series is dropped, repeats still fold. */
+  /** Series waiting for a writer (default 50,000); past it a new series is dropped, repeats still fold. */
   readonly maxQueued?: number;
   /** Called once per write (`written`, `failed`) and per event dropped because the queue was full. */
   readonly onResult?: (result: EventResult) => void;
@@ -132,7 +132,7 @@ export class EventRecorder {
     if (limit && !(limit.burst >= 1 && limit.qps > 0)) throw invalidOption("rateLimit", "to have burst ≥ 1 and qps > 0", limit);
     this.maxInFlight = options.maxInFlight ?? 4;
     if (!Number.isSafeInteger(this.maxInFlight) || this.maxInFlight < 1) throw invalidOption("maxInFlight", "to be a whole number ≥ 1", options.maxInFlight);
-    this.maxQueued = options.maxQueued ?? 10_000;
+    this.maxQueued = options.maxQueued ?? 50_000;
     if (!Number.isSafeInteger(this.maxQueued) || this.maxQueued < 1) throw invalidOption("maxQueued", "to be a whole number ≥ 1", options.maxQueued);
     this.client = options.client;
     this.apiVersion = `${groupNames(options.groupSuffix ?? DEFAULT_GROUP_SUFFIX).events}/${EVENT_VERSION}`;
