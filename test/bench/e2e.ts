@@ -49,6 +49,17 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
+/** Peak resident memory of a process in MiB (VmHWM), from /proc. */
+function peakRssMiB(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return kb === undefined ? NaN : Number(kb) / 1024;
+  } catch {
+    return NaN;
+  }
+}
+
 /** CPU seconds (user + system) a process has used, from /proc. */
 function cpuSeconds(pid: number | undefined): number {
   if (pid === undefined) return NaN;
@@ -134,8 +145,29 @@ async function report(p: Phase): Promise<void> {
   console.log(`signed ${signed}, approved ${sample(s.metrics, `platform_ca_csr_approved_total{signer="${NODEAGENT}"}`)}; signer CPU per certificate ${((signSum / signed) * 1000).toFixed(3)} ms`);
   console.log(`csrapproving: ${syncs("csrapproving")}; csrsigning: ${syncs("csrsigning")}`);
   const bench = `bench (clients + watch) ${(process.cpuUsage().user / 1e6).toFixed(1)} s user`;
-  if (p.controller.child === p.c.apiserver.child) console.log(`CPU used: platform-ca up ${s.apiserverCpu.toFixed(1)} s (server and controller threads), ${bench}`);
-  else console.log(`CPU used: apiserver ${s.apiserverCpu.toFixed(1)} s, controller ${s.controllerCpu.toFixed(1)} s, ${bench}`);
+  if (p.controller.child === p.c.apiserver.child) {
+    console.log(`CPU used: platform-ca up ${s.apiserverCpu.toFixed(1)} s (server and controller threads), ${bench}; peak RSS of platform-ca up ${peakRssMiB(p.c.apiserver.child.pid).toFixed(0)} MiB`);
+  } else console.log(`CPU used: apiserver ${s.apiserverCpu.toFixed(1)} s, controller ${s.controllerCpu.toFixed(1)} s, ${bench}`);
+}
+
+/**
+ * Events (AutoApproved and CertificateIssued per CSR) are written from a queue by a few writers, behind the
+ * controllers' own work: when the last of them was written, and how many were dropped, from the controller's metrics.
+ */
+async function reportEvents(p: Phase, start: number, expected: number): Promise<void> {
+  const counts = async () => {
+    const metrics = await (await fetch(`${p.controller.ops}/metrics`)).text();
+    const of = (result: string) => sample(metrics, `platform_ca_events_total{result="${result}"}`);
+    return { written: of("written"), failed: of("failed"), dropped: of("dropped") };
+  };
+  let last = await counts();
+  const until = Date.now() + 300_000;
+  while (last.written + last.failed + last.dropped < expected && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    last = await counts();
+  }
+  const seconds = (performance.now() - start) / 1000;
+  console.log(`events: ${last.written} written, ${last.failed} failed, ${last.dropped} dropped of ${expected}; the last written after ${seconds.toFixed(1)} s`);
 }
 
 async function finish(p: Phase): Promise<void> {
@@ -165,6 +197,7 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
   const total = (performance.now() - start) / 1000;
   console.log(`\n## ${label}: ${count} CSRs from ${CLIENTS} clients (${describeTarget(controllerArgs)})`);
   console.log(`all created after ${created.toFixed(1)} s (${(count / created).toFixed(0)} creates/s); ${complete ? "all" : "NOT all"} issued after ${total.toFixed(1)} s → ${(count / total).toFixed(1)} CSRs/s`);
+  await reportEvents(p, start, 2 * count);
   await report(p);
   await finish(p);
 }

@@ -1,0 +1,94 @@
+// bench:requests — what one request of each kind the CSR flow makes costs `platform-ca apiserver` in CPU, against a
+// bare node:https server (client certificates verified, a JSON body parsed, a CSR-sized JSON answer) on the same
+// machine: the transport's share and the server's own. The load comes from a separate process.
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { restConfigFromConnection } from "../../src/client/index.js";
+import { startCluster } from "../controller/controllers/cluster.js";
+import { csr as csrFixture } from "../fixtures/csr.js";
+import type { LoadResult, LoadSpec } from "./request-load.js";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const here = fileURLToPath(new URL(".", import.meta.url));
+
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Runs the load process against `url` and returns its figures with the target process's CPU per request. */
+async function measure(pid: number, url: string, method: string, body: unknown, tls: LoadSpec["tls"]): Promise<LoadResult & { serverMicros: number }> {
+  const spec: LoadSpec = { url, method, tls, concurrency: CONCURRENCY, seconds: SECONDS, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
+  const before = cpuTicks(pid);
+  const child = spawn(process.execPath, [join(here, "request-load.js"), JSON.stringify(spec)], { stdio: ["ignore", "pipe", "inherit"] });
+  let line = "";
+  for await (const l of createInterface({ input: child.stdout! })) line = l;
+  const ticks = cpuTicks(pid) - before;
+  const result = JSON.parse(line) as LoadResult;
+  // Ticks are 10 ms; the warm-up round falls inside the window too, which the request count leaves out (small).
+  return { ...result, serverMicros: (ticks * 10_000) / result.requests };
+}
+
+const c = await startCluster();
+const peerProc = spawn(process.execPath, [join(here, "bare-https.js"), join(c.dataDir, "pki", "apiserver.crt"), join(c.dataDir, "pki", "apiserver.key"), c.caFiles.certFile], {
+  stdio: ["ignore", "pipe", "inherit"],
+});
+try {
+  const peerPort = await new Promise<string>((resolve, reject) => {
+    peerProc.stdout!.once("data", (d: Buffer) => resolve(/listening on (\d+)/.exec(d.toString())?.[1] ?? ""));
+    peerProc.once("exit", () => reject(new Error("the bare server exited")));
+  });
+  const rest = await restConfigFromConnection({ kubeconfig: c.adminConfig });
+  const tls = { ca: rest.tls.ca!, cert: rest.tls.cert!, key: rest.tls.key! };
+  const n = c.names;
+  const request = await csrFixture({ cn: "system:node:bench", o: ["system:nodes"] });
+  const csrBody = {
+    apiVersion: `${n.certificates}/v1`,
+    kind: "CertificateSigningRequest",
+    metadata: { generateName: "bench-" },
+    spec: { request: Buffer.from(request.pem).toString("base64"), signerName: n.signers.nodeagentClient, usages: ["digital signature", "client auth"] },
+  };
+  const eventBody = {
+    apiVersion: `${n.events}/v1`,
+    kind: "Event",
+    metadata: { generateName: "bench.", namespace: "default" },
+    eventTime: new Date().toISOString().replace(/\.(\d{3})Z$/, ".$1000Z"),
+    type: "Normal",
+    reason: "AutoApproved",
+    action: "Approve",
+    note: "Auto approving self node-agent client certificate after SubjectAccessReview.",
+    regarding: { apiVersion: `${n.certificates}/v1`, kind: "CertificateSigningRequest", name: "bench-x", uid: "0b6c1f0e-8f0e-4a55-9b0c-6f1a2b3c4d5e" },
+    reportingController: "platform-ca-controller-manager",
+    reportingInstance: "bench",
+  };
+  const sarBody = {
+    apiVersion: `${n.authorization}/v1`,
+    kind: "SubjectAccessReview",
+    spec: {
+      user: "system:bootstrap:e2e001",
+      groups: ["system:bootstrappers", "system:authenticated"],
+      resourceAttributes: { group: n.certificates, resource: "certificatesigningrequests", subresource: "nodeclient", verb: "create" },
+    },
+  };
+  const server = c.apiserver.child.pid!;
+  const rows: Array<[string, LoadResult & { serverMicros: number }]> = [];
+  const peer = await measure(peerProc.pid!, `https://127.0.0.1:${peerPort}/`, "POST", sarBody, tls);
+  rows.push(["bare node:https (peer): POST, JSON parsed, 3 KB answer", peer]);
+  rows.push(["GET namespace", await measure(server, `${c.address}/api/v1/namespaces/default`, "GET", undefined, tls)]);
+  rows.push(["POST SubjectAccessReview (not stored)", await measure(server, `${c.address}/apis/${n.authorization}/v1/subjectaccessreviews`, "POST", sarBody, tls)]);
+  rows.push(["POST Event (durable write)", await measure(server, `${c.address}/apis/${n.events}/v1/namespaces/default/events`, "POST", eventBody, tls)]);
+  rows.push(["POST CertificateSigningRequest (durable, CSR checked)", await measure(server, `${c.address}/apis/${n.certificates}/v1/certificatesigningrequests`, "POST", csrBody, tls)]);
+  console.log(`bench:requests — ${new Date().toISOString()}, node ${process.version}, ${CONCURRENCY} connections, ${SECONDS} s per row`);
+  console.log("| request | req/s | server CPU µs/req | ÷ peer | client CPU µs/req | statuses |");
+  console.log("|---|---|---|---|---|---|");
+  for (const [name, r] of rows) {
+    console.log(`| ${name} | ${(r.requests / r.seconds).toFixed(0)} | ${r.serverMicros.toFixed(0)} | ${(r.serverMicros / peer.serverMicros).toFixed(1)}× | ${r.clientMicros.toFixed(0)} | ${JSON.stringify(r.codes)} |`);
+  }
+} finally {
+  peerProc.kill("SIGTERM");
+  await c.stop();
+}
