@@ -37,6 +37,16 @@ describe("duplicate JSON key detection", () => {
     expect(found[0]!.endsWith("a.a.b")).toBe(true);
   });
 
+  it.each([
+    ['{"a":"x\\\\","a":1}', ["a"]],
+    ['{"a":"x\\"y","b":{"a":1},"a":2}', ["a"]],
+    ['{"a":"\\\\\\"","b":"\\\\","b":3}', ["b"]],
+    ['{"a":"\\\\\\"}', "BAD_REQUEST"],
+  ])("reads past escaped quotes and backslashes in string values: %s", (text, expected) => {
+    if (expected === "BAD_REQUEST") expect(() => findDuplicateKeys(text)).toThrow(/unterminated string/);
+    else expect(findDuplicateKeys(text)).toEqual(expected);
+  });
+
   it("finds nothing in any JSON.stringify output", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (v) => {
