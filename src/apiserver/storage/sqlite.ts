@@ -174,7 +174,6 @@ export class SqliteStorage extends BaseStorage {
       this.#stmt.insertLog.run(revision, key, 1, null, kv.createRevision, ts);
       this.#stmt.deleteKv.run(key);
     }
-    this.#stmt.setMeta.run(revision, "revision");
   }
 
   /**
@@ -226,6 +225,8 @@ export class SqliteStorage extends BaseStorage {
               failed.set(write, storageError(err, "storage failure"));
             }
           }
+          // The revision counter is stored once per batch, in the same transaction as its writes.
+          if (done.length > 0) this.#stmt.setMeta.run(this.rev, "revision");
         });
       } catch (err) {
         this.rev = start;
