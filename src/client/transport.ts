@@ -52,13 +52,14 @@ export class AgentPool {
       const secure = config.server.startsWith("https:");
       const options: https.AgentOptions = { keepAlive: true, maxSockets: MAX_SOCKETS, maxFreeSockets: MAX_FREE_SOCKETS };
       if (secure) {
+        // One secure context for every connection of the agent: otherwise each new connection parses the CA,
+        // certificate and key again. The PEM texts themselves stay out of the agent's options when the context
+        // loaded: https.Agent names its connection pool by concatenating them (kilobytes) on every request, three
+        // times per request; this agent serves one identity anyway. If they do not load, they are passed so that
+        // the connection reports why.
+        const context = sharedSecureContext(tls);
         Object.assign(options, {
-          ca: tls.ca,
-          cert: tls.cert,
-          key: tls.key,
-          // One secure context for every connection of the agent: otherwise each new connection parses the CA,
-          // certificate and key again.
-          ...sharedSecureContext(tls),
+          ...(context.secureContext ? context : { ca: tls.ca, cert: tls.cert, key: tls.key }),
           rejectUnauthorized: tls.insecureSkipVerify !== true,
           ...(tls.serverName ? { servername: tls.serverName } : {}),
         });

@@ -144,6 +144,20 @@ describe("REST client: retries", () => {
     expect(clock.delays).toEqual([]);
   });
 
+  it.each([
+    ["GET", 2],
+    ["POST", 1],
+  ])("fails a %s whose response body stops short (connection closed mid-body) as IO_ERROR, retrying only what may repeat", async (method, attempts) => {
+    const s = await serve((_req, res, raw) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": "100" });
+      res.write('{"partial": tr', () => raw.socket.destroy());
+    });
+    const { client: c, clock } = client(s.url, { retry: { maxAttempts: 2, random: () => 0, baseDelayMs: 100 } });
+    const err = await failure(drive(clock, c.request(method, "/x", method === "POST" ? { metadata: {} } : undefined)));
+    expect(err.code).toBe("IO_ERROR");
+    expect(s.requests).toHaveLength(attempts);
+  });
+
   it("retries a PUT that carries a resourceVersion", async () => {
     let n = 0;
     const s = await serve((_req, res) => (n++ === 0 ? sendStatus(res, 503, "ServiceUnavailable", "x") : sendJson(res, 200, object("a"))));
