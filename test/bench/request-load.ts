@@ -1,6 +1,7 @@
 // Load generator for bench:requests, run as its own process so its CPU is not the server's: `concurrency` keep-alive
 // HTTPS connections (client certificate) repeat one request for `seconds`; prints one JSON line with the counts.
 import https from "node:https";
+import { createSecureContext } from "node:tls";
 
 export interface LoadSpec {
   readonly url: string;
@@ -22,7 +23,9 @@ export interface LoadResult {
 
 async function run(spec: LoadSpec): Promise<LoadResult> {
   const url = new URL(spec.url);
-  const agent = new https.Agent({ keepAlive: true, maxSockets: spec.concurrency, ...spec.tls });
+  // A prebuilt context, as the platform-ca client does: PEM texts in the agent's options would be concatenated into
+  // its pool name on every request.
+  const agent = new https.Agent({ keepAlive: true, maxSockets: spec.concurrency, secureContext: createSecureContext(spec.tls) });
   const body = spec.body === undefined ? undefined : Buffer.from(spec.body);
   const codes: Record<string, number> = {};
   const once = () =>

@@ -1,12 +1,13 @@
 // bench:requests — what one request of each kind the CSR flow makes costs `platform-ca apiserver` in CPU, against a
 // bare node:https server (client certificates verified, a JSON body parsed, a CSR-sized JSON answer) on the same
-// machine: the transport's share and the server's own. The load comes from a separate process.
+// machine: the transport's share and the server's own. The load comes from a separate process (a bare node:https
+// client), except for one row sent through the platform-ca client to show that client's own cost.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { restConfigFromConnection } from "../../src/client/index.js";
+import { createClient, restConfigFromConnection } from "../../src/client/index.js";
 import { startCluster } from "../controller/controllers/cluster.js";
 import { csr as csrFixture } from "../fixtures/csr.js";
 import type { LoadResult, LoadSpec } from "./request-load.js";
@@ -31,6 +32,32 @@ async function measure(pid: number, url: string, method: string, body: unknown, 
   const result = JSON.parse(line) as LoadResult;
   // Ticks are 10 ms; the warm-up round falls inside the window too, which the request count leaves out (small).
   return { ...result, serverMicros: (ticks * 10_000) / result.requests };
+}
+
+/** The same GET through the platform-ca client (RestClient) in this process: its CPU per request, and the server's. */
+async function measureClient(pid: number, kubeconfig: string, path: string): Promise<LoadResult & { serverMicros: number }> {
+  const client = createClient(await restConfigFromConnection({ kubeconfig, qps: 0, burst: 1 }));
+  try {
+    await Promise.all(Array.from({ length: CONCURRENCY }, () => client.request("GET", path)));
+    const before = cpuTicks(pid);
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    const until = start + SECONDS * 1000;
+    let requests = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (performance.now() < until) {
+          await client.request("GET", path);
+          requests++;
+        }
+      }),
+    );
+    const used = process.cpuUsage(cpu);
+    const ticks = cpuTicks(pid) - before;
+    return { requests, seconds: (performance.now() - start) / 1000, clientMicros: (used.user + used.system) / requests, codes: { "200": requests }, serverMicros: (ticks * 10_000) / requests };
+  } finally {
+    client.close();
+  }
 }
 
 const c = await startCluster();
@@ -79,6 +106,7 @@ try {
   const peer = await measure(peerProc.pid!, `https://127.0.0.1:${peerPort}/`, "POST", sarBody, tls);
   rows.push(["bare node:https (peer): POST, JSON parsed, 3 KB answer", peer]);
   rows.push(["GET namespace", await measure(server, `${c.address}/api/v1/namespaces/default`, "GET", undefined, tls)]);
+  rows.push(["GET namespace, through the platform-ca client", await measureClient(server, c.adminConfig, "/api/v1/namespaces/default")]);
   rows.push(["POST SubjectAccessReview (not stored)", await measure(server, `${c.address}/apis/${n.authorization}/v1/subjectaccessreviews`, "POST", sarBody, tls)]);
   rows.push(["POST Event (durable write)", await measure(server, `${c.address}/apis/${n.events}/v1/namespaces/default/events`, "POST", eventBody, tls)]);
   rows.push(["POST CertificateSigningRequest (durable, CSR checked)", await measure(server, `${c.address}/apis/${n.certificates}/v1/certificatesigningrequests`, "POST", csrBody, tls)]);
