@@ -7,6 +7,8 @@ import { decodePem, describeBlock, encodePem, type PemBlock } from "./pem.js";
 export interface BundleResult {
   /** One PEM block per certificate, in input order, re-encoded without headers or surrounding text. */
   readonly certificates: string[];
+  /** What the strict reader found in each certificate, in the same order. */
+  readonly facts: CertificateFacts[];
 }
 
 export interface BundleOptions {
@@ -46,6 +48,7 @@ function validate(pem: string, field: string, what: string, rule: Rule, refuseDu
   }
   const problems: Problem[] = [];
   const certificates: string[] = [];
+  const facts: CertificateFacts[] = [];
   const seen = new Map<string, number>();
   for (const block of blocks) {
     const where = describeBlock(block.index, block.label);
@@ -61,16 +64,17 @@ function validate(pem: string, field: string, what: string, rule: Rule, refuseDu
     }
     const broken = rule(block, parsed);
     if (broken !== undefined) problems.push(invalid(`${where}: ${broken}`));
-    const key = Buffer.from(block.der.buffer, block.der.byteOffset, block.der.byteLength).toString("base64");
-    const first = seen.get(key);
-    if (refuseDuplicates && first !== undefined) {
-      problems.push({ reason: "FieldValueDuplicate", message: `${where}: duplicate of block ${first + 1}` });
+    if (refuseDuplicates) {
+      const key = Buffer.from(block.der.buffer, block.der.byteOffset, block.der.byteLength).toString("latin1");
+      const first = seen.get(key);
+      if (first !== undefined) problems.push({ reason: "FieldValueDuplicate", message: `${where}: duplicate of block ${first + 1}` });
+      else seen.set(key, block.index);
     }
-    else seen.set(key, block.index);
     certificates.push(encodePem(CERTIFICATE, block.der));
+    facts.push(parsed);
   }
   if (problems.length > 0) throw bundleError(field, what, problems);
-  return { certificates };
+  return { certificates, facts };
 }
 
 /** A parsed certificate, or the reason it does not parse (the strict DER reader's message). */

@@ -119,6 +119,17 @@ describe("validateIssuedCertificate", () => {
     expect(validateIssuedCertificate(`${leaf}intermediate follows\n${caA}`).certificates).toHaveLength(2);
   });
 
+  it("reports each certificate's validity as openssl reads it, in block order", () => {
+    const { facts } = validateIssuedCertificate(`${leaf}${caA}`);
+    const opensslDates = (pem: string) =>
+      execFileSync("openssl", ["x509", "-noout", "-startdate", "-enddate"], { input: pem })
+        .toString()
+        .split("\n")
+        .filter((l) => l.includes("="))
+        .map((l) => new Date(l.split("=")[1]!).getTime());
+    expect(facts.map((f) => [f.notBefore.getTime(), f.notAfter.getTime()])).toEqual([opensslDates(leaf), opensslDates(caA)]);
+  });
+
   it("accepts a certificate without extensions and a repeated certificate", () => {
     expect(validateIssuedCertificate(noExtensions + noExtensions).certificates).toHaveLength(2);
   });

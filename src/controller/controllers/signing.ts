@@ -5,8 +5,6 @@ import type { CertificateSigningRequest } from "../../api/types/csr.js";
 import type { ResourceClient } from "../../client/types.js";
 import { toPlatformError } from "../../errors.js";
 import { validateIssuedCertificate } from "../../pki/bundle.js";
-import { readCertificateFacts } from "../../pki/ca.js";
-import { decodeSinglePem } from "../../pki/pem.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
 import type { SigningRequest } from "../../../signers/signer.js";
 import type { EventRecorder } from "../event-recorder.js";
@@ -107,8 +105,7 @@ export class SigningController extends QueueController {
     let notBefore: Date;
     let notAfter: Date;
     try {
-      const leaf = validateIssuedCertificate(pem).certificates[0]!;
-      ({ notBefore, notAfter } = readCertificateFacts(decodeSinglePem(leaf, "CERTIFICATE").der));
+      ({ notBefore, notAfter } = validateIssuedCertificate(pem).facts[0]!);
     } catch (err) {
       return this.fail(csr, CsrConditionReason.SigningFailed, `signer ${signerName} returned an unusable certificate: ${toPlatformError(err).message}`, signal);
     }
