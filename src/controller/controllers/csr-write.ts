@@ -6,7 +6,10 @@ import { isPlatformError, PlatformError } from "../../errors.js";
 export interface CsrWrite {
   readonly client: ResourceClient<CertificateSigningRequest>;
   readonly subresource: "status" | "approval";
-  /** Applies the change to a copy of the object as last read. */
+  /**
+   * Applies the change to a copy of the object as last read. The copy is shallow below `status`: the change may set
+   * or replace fields of `copy.status` (as setCondition replaces the conditions list) but not edit nested values.
+   */
   readonly change: (copy: CertificateSigningRequest) => void;
   /** Whether the object as re-read after a conflict no longer wants this write (issued, denied, failed...). */
   readonly settled: (fresh: CertificateSigningRequest) => boolean;
@@ -28,7 +31,8 @@ export async function writeCsr(from: CertificateSigningRequest, w: CsrWrite): Pr
   const attempts = w.attempts ?? 5;
   let current = from;
   for (let i = 0; i < attempts; i++) {
-    const copy = structuredClone(current);
+    // A deep clone of every CSR written was a visible cost; the writes only replace status fields.
+    const copy: CertificateSigningRequest = { ...current, status: { ...current.status } };
     w.change(copy);
     try {
       return await w.client.update(copy, { subresource: w.subresource, signal: w.signal });

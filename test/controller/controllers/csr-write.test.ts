@@ -25,6 +25,24 @@ function lostAnswerClient(stored: CertificateSigningRequest): ResourceClient<Cer
 }
 
 describe("writeCsr", () => {
+  it("sends the change on a copy and leaves the object it was given (the informer's cached copy) as it was", async () => {
+    const cached = base();
+    cached.status = { conditions: [{ type: "Approved", status: "True", reason: "AutoApproved", message: "", lastUpdateTime: "2026-11-22T00:00:00Z" }] };
+    const before = structuredClone(cached);
+    const sent: CertificateSigningRequest[] = [];
+    const client = { update: async (obj: CertificateSigningRequest) => (sent.push(obj), obj) } as unknown as ResourceClient<CertificateSigningRequest>;
+    await writeCsr(cached, { client, subresource: "status", change: (c) => void (c.status!.certificate = "OURS"), settled: () => false });
+    await writeCsr(cached, {
+      client,
+      subresource: "status",
+      change: (c) => void (c.status!.conditions = [...(c.status!.conditions ?? []), { type: "Failed", status: "True", reason: "x", message: "y" }]),
+      settled: () => false,
+    });
+    expect(cached).toEqual(before);
+    expect(sent[0]!.status).toEqual({ ...before.status, certificate: "OURS" });
+    expect(sent[1]!.status!.conditions!.map((c) => c.type)).toEqual(["Approved", "Failed"]);
+  });
+
   it("returns the stored object when the re-read shows this very change landed", async () => {
     const written = await writeCsr(base(), {
       client: lostAnswerClient(base("OURS")),
