@@ -160,10 +160,28 @@ export class EventRecorder {
     return this.queue.size;
   }
 
-  /** Resolves once the queue is empty and no write is in flight (for shutdown and tests). */
-  flush(): Promise<void> {
+  /**
+   * Resolves once the queue is empty and no write is in flight. With `timeoutMs` (shutdown) it gives up after that
+   * long: the series still queued are dropped (counted, one log line) and writes in flight are left to finish alone,
+   * so a slow server cannot hold a stopping controller (and its lease) for as long as a burst's backlog takes.
+   */
+  flush(timeoutMs?: number): Promise<void> {
     if (this.queue.size === 0 && this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.drained.push(resolve));
+    const drained = new Promise<void>((resolve) => this.drained.push(resolve));
+    if (timeoutMs === undefined) return drained;
+    let cancel: (() => void) | undefined;
+    const expired = new Promise<void>((resolve) => {
+      cancel = this.clock.setTimer(timeoutMs, () => {
+        const left = this.queue.size;
+        for (let entry = this.queue.take(); entry; entry = this.queue.take()) {
+          entry.state = "idle";
+          this.report("dropped");
+        }
+        if (left > 0) this.log.warn({ dropped: left, timeoutMs }, "events still queued at shutdown were dropped");
+        resolve();
+      });
+    });
+    return Promise.race([drained, expired]).finally(() => cancel?.());
   }
 
   private record(regarding: ObjectReference, type: EventType, reason: string, action: string, note: string, related?: ObjectReference): void {

@@ -361,6 +361,34 @@ describe("EventRecorder delivery", () => {
     expect(dropWarnings()).toEqual([1, 4]);
   });
 
+  it("flush(timeout) gives up after the timeout: what is still queued is dropped, writes in flight finish alone", async () => {
+    const { recorder, emit, release, results, warnings, clock, events } = gatedSetup({ maxInFlight: 1 });
+    emit("a");
+    emit("b");
+    emit("c");
+    let flushed = false;
+    void recorder.flush(5_000).then(() => (flushed = true));
+    await clock.advance(4_999);
+    expect([flushed, recorder.queued]).toEqual([false, 2]);
+    await clock.advance(1);
+    await settle();
+    expect([flushed, recorder.queued, count(results, "dropped")]).toEqual([true, 0, 2]);
+    expect(warnings.find((w) => w.msg === "events still queued at shutdown were dropped")).toMatchObject({ dropped: 2, timeoutMs: 5_000 });
+    await release();
+    expect(events().map((e) => e.regarding?.name)).toEqual(["a"]);
+    expect(count(results, "written")).toBe(1);
+  });
+
+  it("flush(timeout) that drains in time drops nothing and leaves no timer behind", async () => {
+    const { recorder, emit, release, results, clock } = gatedSetup({ maxInFlight: 1 });
+    emit("a");
+    const flushed = recorder.flush(5_000);
+    await release();
+    await flushed;
+    await clock.advance(10_000);
+    expect(results).toEqual(["written"]);
+  });
+
   it("flush() waits for queued writes and writes in flight, follow-ups included", async () => {
     const { recorder, emit, release } = gatedSetup({ maxInFlight: 1 });
     await recorder.flush();

@@ -23,6 +23,8 @@ export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
 /** Reported as `reportingController` on every Event. */
 export const REPORTING_CONTROLLER = "platform-ca-controller-manager";
+/** How long a stopping term waits for queued Events before dropping the rest. */
+export const EVENT_FLUSH_TIMEOUT_MS = 5_000;
 
 export interface ControllerSetOptions {
   readonly resources: ControllerResources;
@@ -105,7 +107,7 @@ export class ControllerSet {
     this.stopping ??= (async () => {
       await Promise.all(this.controllers.map((c) => c.stop()));
       await Promise.all([this.csrInformer.stop(), this.bundleInformer?.stop()]);
-      await this.recorder.flush();
+      await this.recorder.flush(EVENT_FLUSH_TIMEOUT_MS);
     })();
     return this.stopping;
   }
