@@ -1,7 +1,7 @@
 // bench:apiserver — the embedded API server as a real process on durable SQLite, driven over loopback HTTP with keep-alive:
 // CSR creates/s, LIST of 10,000 CSRs, watch fan-out latency to 100 watchers, and server RSS with 100,000 CSRs stored.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { groupNames } from "../../src/api/group.js";
 import { openSqliteStorage } from "../../src/apiserver/storage/sqlite.js";
 import { csr } from "../fixtures/csr.js";
+import { memoryMiB } from "./measure.js";
 
 const CLI = new URL("../../src/cli/platform-ca.js", import.meta.url).pathname;
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -58,10 +59,7 @@ function stopServer(child: ChildProcess): Promise<void> {
   });
 }
 
-function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Math.round(Number(m[1]) / 1024) : NaN;
-}
+const rssMiB = (pid: number): number => Math.round(memoryMiB(pid, "VmRSS"));
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const CSR_PATH = "/apis/certificates.platform.io/v1/certificatesigningrequests";

@@ -1,6 +1,6 @@
 // bench:e2e — node-agent CSRs through real `platform-ca apiserver` (HTTPS, SQLite) and `platform-ca controller` processes:
 // throughput of a burst from parallel clients, approve→issued latency at a paced rate, and the same under qps 20 / burst 30.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isApproved, isIssued } from "../../src/api/conditions.js";
@@ -8,6 +8,7 @@ import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
 import { Informer } from "../../src/controller/informer.js";
 import { createPersistently, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
 import { csr as csrFixture } from "../fixtures/csr.js";
+import { cpuSeconds, memoryMiB } from "./measure.js";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const CSRS = env("BENCH_CSRS", 10_000);
@@ -47,28 +48,6 @@ function observe(c: Cluster): { readonly times: Map<string, Timeline>; informer:
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-}
-
-/** Peak resident memory of a process in MiB (VmHWM), from /proc. */
-function peakRssMiB(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
-    return kb === undefined ? NaN : Number(kb) / 1024;
-  } catch {
-    return NaN;
-  }
-}
-
-/** CPU seconds (user + system) a process has used, from /proc. */
-function cpuSeconds(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
 }
 
 async function waitFor(done: () => boolean, limitMs: number): Promise<boolean> {
@@ -146,7 +125,7 @@ async function report(p: Phase): Promise<void> {
   console.log(`csrapproving: ${syncs("csrapproving")}; csrsigning: ${syncs("csrsigning")}`);
   const bench = `bench (clients + watch) ${(process.cpuUsage().user / 1e6).toFixed(1)} s user`;
   if (p.controller.child === p.c.apiserver.child) {
-    console.log(`CPU used: platform-ca up ${s.apiserverCpu.toFixed(1)} s (server and controller threads), ${bench}; peak RSS of platform-ca up ${peakRssMiB(p.c.apiserver.child.pid).toFixed(0)} MiB`);
+    console.log(`CPU used: platform-ca up ${s.apiserverCpu.toFixed(1)} s (server and controller threads), ${bench}; peak RSS of platform-ca up ${memoryMiB(p.c.apiserver.child.pid, "VmHWM").toFixed(0)} MiB`);
   } else console.log(`CPU used: apiserver ${s.apiserverCpu.toFixed(1)} s, controller ${s.controllerCpu.toFixed(1)} s, ${bench}`);
 }
 

@@ -2,6 +2,7 @@
 // HTTPS connections (client certificate) repeat one request for `seconds`; prints one JSON line with the counts.
 import https from "node:https";
 import { createSecureContext } from "node:tls";
+import { timedLoop, type LoopResult } from "./measure.js";
 
 export interface LoadSpec {
   readonly url: string;
@@ -12,11 +13,7 @@ export interface LoadSpec {
   readonly seconds: number;
 }
 
-export interface LoadResult {
-  readonly requests: number;
-  readonly seconds: number;
-  /** CPU (user + system) of this process per request, in µs. */
-  readonly clientMicros: number;
+export interface LoadResult extends LoopResult {
   /** Responses by status code. */
   readonly codes: Record<string, number>;
 }
@@ -41,25 +38,11 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
       req.on("error", reject);
       req.end(body);
     });
-  // One round to open the connections before the clock starts.
-  await Promise.all(Array.from({ length: spec.concurrency }, once));
-  for (const k of Object.keys(codes)) delete codes[k];
-  let requests = 0;
-  const cpu = process.cpuUsage();
-  const start = performance.now();
-  const until = start + spec.seconds * 1000;
-  await Promise.all(
-    Array.from({ length: spec.concurrency }, async () => {
-      while (performance.now() < until) {
-        await once();
-        requests++;
-      }
-    }),
-  );
-  const seconds = (performance.now() - start) / 1000;
-  const used = process.cpuUsage(cpu);
+  const loop = await timedLoop(spec.concurrency, spec.seconds, once, () => {
+    for (const k of Object.keys(codes)) delete codes[k];
+  });
   agent.destroy();
-  return { requests, seconds, clientMicros: (used.user + used.system) / requests, codes };
+  return { ...loop, codes };
 }
 
 if (process.argv[2] !== undefined) {

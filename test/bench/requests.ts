@@ -3,58 +3,40 @@
 // machine: the transport's share and the server's own. The load comes from a separate process (a bare node:https
 // client), except for one row sent through the platform-ca client to show that client's own cost.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createClient, restConfigFromConnection } from "../../src/client/index.js";
 import { startCluster } from "../controller/controllers/cluster.js";
 import { csr as csrFixture } from "../fixtures/csr.js";
+import { cpuSeconds, timedLoop } from "./measure.js";
 import type { LoadResult, LoadSpec } from "./request-load.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const here = fileURLToPath(new URL(".", import.meta.url));
 
-function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return Number(fields[11]) + Number(fields[12]);
-}
-
 /** Runs the load process against `url` and returns its figures with the target process's CPU per request. */
 async function measure(pid: number, url: string, method: string, body: unknown, tls: LoadSpec["tls"]): Promise<LoadResult & { serverMicros: number }> {
   const spec: LoadSpec = { url, method, tls, concurrency: CONCURRENCY, seconds: SECONDS, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
-  const before = cpuTicks(pid);
+  const before = cpuSeconds(pid);
   const child = spawn(process.execPath, [join(here, "request-load.js"), JSON.stringify(spec)], { stdio: ["ignore", "pipe", "inherit"] });
   let line = "";
   for await (const l of createInterface({ input: child.stdout! })) line = l;
-  const ticks = cpuTicks(pid) - before;
+  const used = cpuSeconds(pid) - before;
   const result = JSON.parse(line) as LoadResult;
-  // Ticks are 10 ms; the warm-up round falls inside the window too, which the request count leaves out (small).
-  return { ...result, serverMicros: (ticks * 10_000) / result.requests };
+  // /proc counts in 10 ms ticks; the warm-up round falls inside the window too, which the request count leaves out (small).
+  return { ...result, serverMicros: (used * 1e6) / result.requests };
 }
 
 /** The same GET through the platform-ca client (RestClient) in this process: its CPU per request, and the server's. */
 async function measureClient(pid: number, kubeconfig: string, path: string): Promise<LoadResult & { serverMicros: number }> {
   const client = createClient(await restConfigFromConnection({ kubeconfig, qps: 0, burst: 1 }));
   try {
-    await Promise.all(Array.from({ length: CONCURRENCY }, () => client.request("GET", path)));
-    const before = cpuTicks(pid);
-    const cpu = process.cpuUsage();
-    const start = performance.now();
-    const until = start + SECONDS * 1000;
-    let requests = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (performance.now() < until) {
-          await client.request("GET", path);
-          requests++;
-        }
-      }),
-    );
-    const used = process.cpuUsage(cpu);
-    const ticks = cpuTicks(pid) - before;
-    return { requests, seconds: (performance.now() - start) / 1000, clientMicros: (used.user + used.system) / requests, codes: { "200": requests }, serverMicros: (ticks * 10_000) / requests };
+    let before = NaN;
+    const loop = await timedLoop(CONCURRENCY, SECONDS, () => client.request("GET", path), () => (before = cpuSeconds(pid)));
+    const used = cpuSeconds(pid) - before;
+    return { ...loop, codes: { "200": loop.requests }, serverMicros: (used * 1e6) / loop.requests };
   } finally {
     client.close();
   }
