@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { groupNames } from "../../src/api/group.js";
 import { openSqliteStorage } from "../../src/apiserver/storage/sqlite.js";
 import { csr } from "../fixtures/csr.js";
-import { memoryMiB } from "./measure.js";
+import { memoryMiB, percentile } from "./measure.js";
 
 const CLI = new URL("../../src/cli/platform-ca.js", import.meta.url).pathname;
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -61,7 +61,6 @@ function stopServer(child: ChildProcess): Promise<void> {
 
 const rssMiB = (pid: number): number => Math.round(memoryMiB(pid, "VmRSS"));
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const CSR_PATH = "/apis/certificates.platform.io/v1/certificatesigningrequests";
 
 async function main(): Promise<void> {

@@ -8,7 +8,7 @@ import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
 import { Informer } from "../../src/controller/informer.js";
 import { createPersistently, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
 import { csr as csrFixture } from "../fixtures/csr.js";
-import { cpuSeconds, memoryMiB } from "./measure.js";
+import { cpuSeconds, memoryMiB, percentile } from "./measure.js";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const CSRS = env("BENCH_CSRS", 10_000);
@@ -43,11 +43,6 @@ function observe(c: Cluster): { readonly times: Map<string, Timeline>; informer:
   };
   informer.addHandlers({ onAdd: seen, onUpdate: (_o, n) => seen(n) });
   return { times, informer, issuedCount: () => issued };
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
 async function waitFor(done: () => boolean, limitMs: number): Promise<boolean> {

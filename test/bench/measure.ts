@@ -52,3 +52,9 @@ export async function timedLoop(concurrency: number, seconds: number, once: () =
   const used = process.cpuUsage(cpu);
   return { requests, seconds: (performance.now() - start) / 1000, clientMicros: (used.user + used.system) / requests };
 }
+
+/** The nearest-rank `p`th percentile of `values` (NaN when empty). */
+export function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
