@@ -29,3 +29,8 @@ export function copyBytes(bytes: Uint8Array): Uint8Array {
   out.set(bytes);
   return out;
 }
+
+/** Lowercase hex of the bytes. */
+export function hex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+}

@@ -6,7 +6,7 @@
 import { PlatformError } from "../errors.js";
 import { assembleCertificate, headerLength, writeHeader } from "./der-writer.js";
 import { Tag } from "./der.js";
-import { allocBytes } from "./bytes.js";
+import { allocBytes, hex } from "./bytes.js";
 import { subjectKeyIdentifier } from "./keys.js";
 import { OID } from "./oids.js";
 import { encodePem } from "./pem.js";
@@ -16,7 +16,6 @@ import {
   caSignFunction,
   extension,
   extKeyUsageExtension,
-  hex,
   keyUsageExtension,
   randomSerial,
   signatureScheme,

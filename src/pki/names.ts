@@ -1,5 +1,6 @@
 // Distinguished names (RDNs, RFC 4514 text) and GeneralNames (subjectAltName) decoded from DER, IP text per RFC 5952.
 import type { DistinguishedName, NameAttribute, SubjectAltNames } from "./types.js";
+import { hex } from "./bytes.js";
 import { DerReader } from "./der.js";
 import { decodeString, derError, isStringTag, Tag, tagName } from "./der-values.js";
 import { NAME_ATTRIBUTE_SHORT_NAMES, OID } from "./oids.js";
@@ -43,11 +44,6 @@ export function readName(reader: DerReader, what = "name"): DistinguishedName {
   return commonName === undefined ? base : { ...base, commonName };
 }
 
-function hex(bytes: Uint8Array): string {
-  let s = "";
-  for (const b of bytes) s += (b < 16 ? "0" : "") + b.toString(16);
-  return s;
-}
 
 // RFC 4514 §2.4: escape the specials anywhere, a leading '#' or space, a trailing space, and NUL.
 const NEEDS_ESCAPE = /[\0"+,;<>\\]|^[ #]| $/;

@@ -168,6 +168,3 @@ export function signCertificate(tbsParts: readonly Uint8Array[], scheme: Signatu
   return assembleCertificate(tbs, scheme.algorithmDer, signature);
 }
 
-export function hex(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
-}
