@@ -1,4 +1,5 @@
 // Runs a controller's workers: keys from the work queue into sync(key), retrying failures with per-key backoff.
+import { setMaxListeners } from "node:events";
 import type { ApiObject } from "../api/meta.js";
 import { invalidOption, isPlatformError, PlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
@@ -69,6 +70,9 @@ export class Runner {
     this.stopTimeoutMs = stopTimeoutMs;
     this.clock = options.clock ?? realClock;
     this.log = (options.logger ?? silentLogger()).child({ controller: options.name });
+    // Every worker waits on `taking` and every sync's requests listen on `syncing`: many listeners on one signal are
+    // the design here, not a leak (as the manager's own signals).
+    setMaxListeners(0, this.taking.signal, this.syncing.signal);
   }
 
   /** Starts the workers; aborting `signal` is the same as `stop()`. */

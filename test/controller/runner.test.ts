@@ -49,6 +49,33 @@ function harness(sync: (key: string, signal: AbortSignal, attempt: number) => Pr
 }
 
 describe("Runner", () => {
+  it("lets many workers wait and sync on its signals without a MaxListenersExceededWarning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on("warning", onWarning);
+    try {
+      const seen: AbortSignal[] = [];
+      const release = gate();
+      const h = harness(async (_key, signal) => {
+        // Each sync listens on the shared sync signal, as a client request in flight does.
+        signal.addEventListener("abort", () => undefined, { once: true });
+        seen.push(signal);
+        await release.promise;
+      }, { workers: 32 });
+      h.runner.start();
+      await h.clock.flush();
+      for (let i = 0; i < 16; i++) h.queue.add(`k${i}`);
+      await h.clock.flush();
+      expect(seen).toHaveLength(16);
+      release.open();
+      await h.clock.flush();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.filter((n) => n === "MaxListenersExceededWarning")).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
   it("runs up to `workers` syncs at once and no more", async () => {
     const gates = new Map<string, Gate>();
     let active = 0;
