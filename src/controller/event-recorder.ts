@@ -36,6 +36,14 @@ export interface EventRecorderOptions {
   readonly rateLimit?: { readonly burst: number; readonly qps: number } | false;
   /** Event writes in flight at once, across all series (default 4). */
   readonly maxInFlight?: number;
+  /**
+   * True while the work the events are about has a backlog (the controllers' queues hold keys waiting for a worker).
+   * Events then yield: at most `maxInFlightWhileBusy` writes run, so they do not compete with that work for the
+   * client and the server, and the queue drains at the full `maxInFlight` once the backlog is gone.
+   */
+  readonly busy?: () => boolean;
+  /** Event writes in flight at once while `busy()` (default 1, at most `maxInFlight`): events are delayed, never stopped. */
+  readonly maxInFlightWhileBusy?: number;
   /** Series waiting for a writer (default 50,000); past it a new series is dropped, repeats still fold. */
   readonly maxQueued?: number;
   /** Called once per write (`written`, `failed`) and per event dropped because the queue was full. */
@@ -108,6 +116,7 @@ export class EventRecorder {
   private readonly buckets: Lru<TokenBucket> | undefined;
   private readonly rateLimit: { readonly burst: number; readonly qps: number } | undefined;
   private readonly maxInFlight: number;
+  private readonly maxInFlightWhileBusy: number;
   private readonly maxQueued: number;
   private readonly queue = new Fifo<SeriesEntry>();
   private inFlight = 0;
@@ -132,6 +141,10 @@ export class EventRecorder {
     if (limit && !(limit.burst >= 1 && limit.qps > 0)) throw invalidOption("rateLimit", "to have burst ≥ 1 and qps > 0", limit);
     this.maxInFlight = options.maxInFlight ?? 4;
     if (!Number.isSafeInteger(this.maxInFlight) || this.maxInFlight < 1) throw invalidOption("maxInFlight", "to be a whole number ≥ 1", options.maxInFlight);
+    this.maxInFlightWhileBusy = options.maxInFlightWhileBusy ?? 1;
+    if (!Number.isSafeInteger(this.maxInFlightWhileBusy) || this.maxInFlightWhileBusy < 1 || this.maxInFlightWhileBusy > this.maxInFlight) {
+      throw invalidOption("maxInFlightWhileBusy", `to be a whole number from 1 to maxInFlight (${this.maxInFlight})`, options.maxInFlightWhileBusy);
+    }
     this.maxQueued = options.maxQueued ?? 50_000;
     if (!Number.isSafeInteger(this.maxQueued) || this.maxQueued < 1) throw invalidOption("maxQueued", "to be a whole number ≥ 1", options.maxQueued);
     this.client = options.client;
@@ -261,8 +274,20 @@ export class EventRecorder {
     this.pump();
   }
 
+  /** Writers allowed now. Every write that ends pumps again, so the limit is looked at again as the backlog changes. */
+  private writers(): number {
+    if (this.maxInFlightWhileBusy === this.maxInFlight || this.options.busy === undefined) return this.maxInFlight;
+    try {
+      return this.options.busy() ? this.maxInFlightWhileBusy : this.maxInFlight;
+    } catch (err) {
+      this.log.warn({ err: err instanceof Error ? err.message : String(err) }, "event busy callback failed");
+      return this.maxInFlight;
+    }
+  }
+
   private pump(): void {
-    while (this.inFlight < this.maxInFlight) {
+    const writers = this.queue.size === 0 ? 0 : this.writers();
+    while (this.inFlight < writers) {
       const entry = this.queue.take();
       if (!entry) break;
       entry.state = "writing";

@@ -249,6 +249,8 @@ describe("EventRecorder", () => {
     [{ rateLimit: { burst: 0, qps: 1 } }, "rateLimit"],
     [{ maxInFlight: 0 }, "maxInFlight"],
     [{ maxInFlight: 2.5 }, "maxInFlight"],
+    [{ maxInFlightWhileBusy: 0 }, "maxInFlightWhileBusy"],
+    [{ maxInFlight: 2, maxInFlightWhileBusy: 3 }, "maxInFlightWhileBusy"],
     [{ maxQueued: 0 }, "maxQueued"],
     [{ maxQueued: Number.POSITIVE_INFINITY }, "maxQueued"],
   ])("refuses option %j", (bad, name) => {
@@ -273,6 +275,45 @@ describe("EventRecorder delivery", () => {
     expect(writes.peak).toBe(3);
     expect(events().map((e) => e.regarding?.name).sort()).toEqual(names);
     expect(recorder.queued).toBe(0);
+  });
+
+  it("yields to a backlog: one writer while busy() holds, every writer again once it clears, order kept", async () => {
+    let busy = true;
+    const { recorder, emit, held, started, release, releaseAll, writes, events } = gatedSetup({ maxInFlight: 4, busy: () => busy });
+    const names = Array.from({ length: 12 }, (_, i) => `c${i}`);
+    for (const name of names) emit(name);
+    expect([held.length, recorder.queued]).toEqual([1, 11]);
+    await release();
+    expect([held.length, recorder.queued]).toEqual([1, 10]);
+    // The backlog cleared: the next write that ends lets the other writers in.
+    busy = false;
+    await release();
+    expect([held.length, recorder.queued]).toEqual([4, 6]);
+    busy = true;
+    await release();
+    expect(held.length).toBe(3);
+    await releaseAll();
+    await recorder.flush();
+    expect(writes.peak).toBe(4);
+    expect(started).toEqual(names.map((n) => `create ${n}`));
+    expect(events()).toHaveLength(12);
+  });
+
+  it("keeps writing while busy() throws (logged) and with maxInFlightWhileBusy writers when it holds", async () => {
+    const failing = gatedSetup({ maxInFlight: 3, busy: () => { throw new Error("no queue"); } });
+    for (const name of ["a", "b", "c", "d"]) failing.emit(name);
+    expect(failing.held.length).toBe(3);
+    expect(failing.warnings.some((w) => w.msg === "event busy callback failed")).toBe(true);
+    await failing.releaseAll();
+    await failing.recorder.flush();
+    expect(failing.events()).toHaveLength(4);
+
+    const two = gatedSetup({ maxInFlight: 4, maxInFlightWhileBusy: 2, busy: () => true });
+    for (const name of ["a", "b", "c", "d", "e"]) two.emit(name);
+    expect([two.held.length, two.recorder.queued]).toEqual([2, 3]);
+    await two.releaseAll();
+    await two.recorder.flush();
+    expect(two.writes.peak).toBe(2);
   });
 
   it("keeps the order over thousands of queued series (the queue compacts as it drains)", async () => {

@@ -65,6 +65,9 @@ export class ControllerSet {
       clock,
       logger,
       onResult: metrics.eventResult(),
+      // Events yield to the work they report on: one writer while any controller has keys waiting, all four after.
+      // A stopping term has no backlog to yield to, so its flush drains at full speed.
+      busy: () => this.stopping === undefined && this.controllers.some((c) => c.backlog() > 0),
     });
     metrics.watchEventQueue(this.recorder);
     const common = { clock, logger, metrics, stopTimeoutMs: o.stopTimeoutMs };

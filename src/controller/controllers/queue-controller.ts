@@ -15,6 +15,8 @@ export interface Controller {
   stop(): Promise<void>;
   /** Caches synced and workers running. */
   ready(): boolean;
+  /** Keys waiting in the work queue for a worker (not those being synced). */
+  backlog(): number;
 }
 
 /** The part of an informer a controller waits on. */
@@ -99,6 +101,10 @@ export abstract class QueueController implements Controller {
     this.running = false;
     const { abandoned } = await this.runner.stop();
     if (abandoned.length > 0) this.log.warn({ abandoned }, "stopped with syncs abandoned");
+  }
+
+  backlog(): number {
+    return this.queue.len();
   }
 
   ready(): boolean {
