@@ -8,6 +8,8 @@ import { serviceAccountGroups, splitServiceAccountUsername, SYSTEM_ANONYMOUS, SY
 /** Request headers by lower-case name; repeated headers as arrays (`req.headersDistinct`) or joined with ", " (`req.headers`). */
 export type HeaderSource = Readonly<Record<string, string | readonly string[] | undefined>>;
 
+/** Every impersonation header name starts with this (compared in lower case). */
+export const IMPERSONATE_PREFIX = "impersonate-";
 export const IMPERSONATE_USER = "impersonate-user";
 export const IMPERSONATE_GROUP = "impersonate-group";
 export const IMPERSONATE_UID = "impersonate-uid";
@@ -45,7 +47,7 @@ function single(headers: HeaderSource, name: string): string | undefined {
 /** Reads the impersonation headers; BAD_REQUEST when groups, uid or extra come without a user, or a key is malformed. */
 export function readImpersonationHeaders(raw: HeaderSource): Requested | undefined {
   const headers: Record<string, string | readonly string[] | undefined> = {};
-  for (const [k, v] of Object.entries(raw ?? {})) if (k.toLowerCase().startsWith("impersonate-")) headers[k.toLowerCase()] = v;
+  for (const [k, v] of Object.entries(raw ?? {})) if (k.toLowerCase().startsWith(IMPERSONATE_PREFIX)) headers[k.toLowerCase()] = v;
   if (Object.keys(headers).length === 0) return undefined;
   const username = single(headers, IMPERSONATE_USER);
   const uid = single(headers, IMPERSONATE_UID);

@@ -4,6 +4,7 @@ import type { TLSSocket } from "node:tls";
 import { PlatformError } from "../../errors.js";
 import type { Pipeline } from "../pipeline.js";
 import { forbiddenError } from "../auth/authorizer.js";
+import { IMPERSONATE_PREFIX } from "../auth/impersonation.js";
 import { openApiV3, openApiV3Index } from "../discovery.js";
 import { negotiate } from "./content.js";
 import { isPretty, listParams, type RawQuery } from "./query.js";
@@ -73,6 +74,15 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
   return app;
 }
 
+/** Whether any header name starts with `Impersonate-` (any case); `rawHeaders` alternates names and values. */
+function impersonates(rawHeaders: readonly string[]): boolean {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length > IMPERSONATE_PREFIX.length && (name.charCodeAt(0) | 0x20) === 0x69 && name.slice(0, IMPERSONATE_PREFIX.length).toLowerCase() === IMPERSONATE_PREFIX) return true;
+  }
+  return false;
+}
+
 const notFound = () => new PlatformError("NOT_FOUND", "the server could not find the requested resource");
 
 async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, resources: ResourceHandler): Promise<unknown> {
@@ -81,7 +91,8 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
   if (!target) throw notFound();
   const user = await o.pipeline.authenticate({
     headers: req.headers,
-    headersDistinct: req.raw.headersDistinct,
+    // Node builds headersDistinct on first use; only a request that impersonates needs it.
+    headersDistinct: impersonates(req.raw.rawHeaders) ? req.raw.headersDistinct : {},
     tlsSocket: (req.raw.socket as TLSSocket).encrypted ? (req.raw.socket as TLSSocket) : undefined,
     remoteAddress: req.ip,
   });

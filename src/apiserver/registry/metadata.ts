@@ -12,9 +12,14 @@ const GENERATED_SUFFIX = 5;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
+/** The last second formatted: a write stamps several fields, and a busy server many writes, within one second. */
+let formatted = { second: NaN, text: "" };
+
 /** RFC 3339 with seconds precision, as ObjectMeta timestamps are serialized. */
 export function rfc3339(date: Date): string {
-  return new Date(Math.floor(date.getTime() / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const second = Math.floor(date.getTime() / 1000);
+  if (second !== formatted.second) formatted = { second, text: new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, "Z") };
+  return formatted.text;
 }
 
 /** Why `name` breaks the definition's name rule, or undefined. */

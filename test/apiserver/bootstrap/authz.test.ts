@@ -160,6 +160,17 @@ describe("impersonation over HTTPS", () => {
     expect(r.body.status.userInfo).toEqual({ username: "jane", groups: ["team, with a comma", "ops", "system:authenticated"] });
   });
 
+  it("reads impersonation header names in any case, and a request without them runs as its sender", async () => {
+    const f = fx();
+    const headers = { "IMPERSONATE-USER": "jane", "Impersonate-Extra-Scopes": "view" };
+    const asJane = await f.call("POST", `/apis/${f.names.authentication}/v1/selfsubjectreviews`, { ...admin, headers, body: ssr(f) });
+    expect(asJane.status, asJane.text).toBe(201);
+    expect(asJane.body.status.userInfo).toEqual({ username: "jane", groups: ["system:authenticated"], extra: { scopes: ["view"] } });
+    const plain = await f.call("POST", `/apis/${f.names.authentication}/v1/selfsubjectreviews`, { ...admin, headers: { "x-impersonate-user": "jane" }, body: ssr(f) });
+    expect(plain.status, plain.text).toBe(201);
+    expect(plain.body.status.userInfo.username).not.toBe("jane");
+  });
+
   it("refuses a user without the impersonate permission, naming the first refused dimension", async () => {
     const f = fx();
     const headers = { "impersonate-user": "system:serviceaccount:team1:robot" };
