@@ -18,7 +18,7 @@ export const EVENT_NOTE_LIMIT_BYTES = 1024;
 /** What became of one write: `dropped` when the queue was full and the event was not recorded. */
 export type EventResult = "written" | "failed" | "dropped";
 
-/** At most one queue-full warning per this period; it carries the count dropped since the previous one. */
+/** At most one queue-full warning per this period (it carries the count dropped since the previous one), and one busy-callback warning. */
 const DROP_WARNING_PERIOD_MS = 10_000;
 
 export interface EventRecorderOptions {
@@ -123,6 +123,7 @@ export class EventRecorder {
   private drained: (() => void)[] = [];
   private droppedSinceWarning = 0;
   private lastDropWarning = -Infinity;
+  private lastBusyWarning = -Infinity;
   private lastNanos = 0n;
 
   constructor(private readonly options: EventRecorderOptions) {
@@ -280,7 +281,12 @@ export class EventRecorder {
     try {
       return this.options.busy() ? this.maxInFlightWhileBusy : this.maxInFlight;
     } catch (err) {
-      this.log.warn({ err: err instanceof Error ? err.message : String(err) }, "event busy callback failed");
+      // Asked at every write: warn at most once per period, like drops.
+      const now = this.clock.now().getTime();
+      if (now - this.lastBusyWarning >= DROP_WARNING_PERIOD_MS) {
+        this.lastBusyWarning = now;
+        this.log.warn({ err: err instanceof Error ? err.message : String(err) }, "event busy callback failed");
+      }
       return this.maxInFlight;
     }
   }
