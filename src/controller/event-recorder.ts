@@ -18,8 +18,8 @@ export const EVENT_NOTE_LIMIT_BYTES = 1024;
 /** What became of one write: `dropped` when the queue was full and the event was not recorded. */
 export type EventResult = "written" | "failed" | "dropped";
 
-/** At most one queue-full warning per this period (it carries the count dropped since the previous one), and one busy-callback warning. */
-const DROP_WARNING_PERIOD_MS = 10_000;
+/** At most one warning of a kind per this period: queue full (with the count dropped since), busy() failing. */
+const WARNING_PERIOD_MS = 10_000;
 
 export interface EventRecorderOptions {
   /** Client for Events (all namespaces: the recorder names the namespace on every write). */
@@ -122,8 +122,7 @@ export class EventRecorder {
   private inFlight = 0;
   private drained: (() => void)[] = [];
   private droppedSinceWarning = 0;
-  private lastDropWarning = -Infinity;
-  private lastBusyWarning = -Infinity;
+  private readonly lastWarning = { drop: -Infinity, busy: -Infinity };
   private lastNanos = 0n;
 
   constructor(private readonly options: EventRecorderOptions) {
@@ -259,11 +258,16 @@ export class EventRecorder {
   private drop(nowMs: number): void {
     this.droppedSinceWarning++;
     this.report("dropped");
-    // A flood of drops would otherwise flood the log too.
-    if (nowMs - this.lastDropWarning < DROP_WARNING_PERIOD_MS) return;
+    if (!this.warningDue("drop", nowMs)) return;
     this.log.warn({ dropped: this.droppedSinceWarning, maxQueued: this.maxQueued }, "event queue full; events dropped");
     this.droppedSinceWarning = 0;
-    this.lastDropWarning = nowMs;
+  }
+
+  /** Whether a warning of this kind may be logged now: a flood of drops or failures would otherwise flood the log. */
+  private warningDue(kind: keyof EventRecorder["lastWarning"], nowMs: number): boolean {
+    if (nowMs - this.lastWarning[kind] < WARNING_PERIOD_MS) return false;
+    this.lastWarning[kind] = nowMs;
+    return true;
   }
 
   /** One writer per series: a queued series waits with its latest count; repeats during a write mark it dirty. */
@@ -281,10 +285,8 @@ export class EventRecorder {
     try {
       return this.options.busy() ? this.maxInFlightWhileBusy : this.maxInFlight;
     } catch (err) {
-      // Asked at every write: warn at most once per period, like drops.
-      const now = this.clock.now().getTime();
-      if (now - this.lastBusyWarning >= DROP_WARNING_PERIOD_MS) {
-        this.lastBusyWarning = now;
+      // Asked at every write.
+      if (this.warningDue("busy", this.clock.now().getTime())) {
         this.log.warn({ err: err instanceof Error ? err.message : String(err) }, "event busy callback failed");
       }
       return this.maxInFlight;

@@ -44,7 +44,6 @@ export function readName(reader: DerReader, what = "name"): DistinguishedName {
   return commonName === undefined ? base : { ...base, commonName };
 }
 
-
 // RFC 4514 §2.4: escape the specials anywhere, a leading '#' or space, a trailing space, and NUL.
 const NEEDS_ESCAPE = /[\0"+,;<>\\]|^[ #]| $/;
 
