@@ -59,6 +59,8 @@ export const extensionsShape = object({
   Approver: object({
     /** Approve node-agent client CSRs after an authorization check of the requester. */
     AutoApproveNodeAgentClient: bool(true),
+    /** How long an allowed authorization check of a requester is reused (refusals never are); 0s: check every request. */
+    AuthorizationCacheTTL: duration("10s"),
     /**
      * Serving CSRs: left to a person (Manual), approved when the requester is the node the subject names
      * (RequesterMatchesSubject), or approved under the Serving block (Custom).

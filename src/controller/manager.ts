@@ -185,6 +185,7 @@ class Manager implements ControllerManager {
       // A replica that lost the lease must be done before another may take it: the lease outlives the renew deadline by this much.
       stopTimeoutMs: le.leaderElect ? Math.max(0, Math.min(30_000, le.leaseDuration - le.renewDeadline - 1000)) : 30_000,
       autoApproveClient: ext.Approver.AutoApproveNodeAgentClient,
+      reviewCacheTtlMs: ext.Approver.AuthorizationCacheTTL,
       ...(servingPolicy && { servingPolicy }),
       cleaner: {
         periodMs: ext.Cleaner.Period,

@@ -8,7 +8,7 @@ import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
 import { Informer } from "../../src/controller/informer.js";
 import { createPersistently, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
 import { csr as csrFixture } from "../fixtures/csr.js";
-import { cpuSeconds, memoryMiB, percentile } from "./measure.js";
+import { cpuSeconds, describeThreadCpu, memoryMiB, percentile, threadCpu } from "./measure.js";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const CSRS = env("BENCH_CSRS", 10_000);
@@ -153,6 +153,7 @@ async function finish(p: Phase): Promise<void> {
 async function burst(label: string, count: number, controllerArgs: readonly string[] | "up"): Promise<void> {
   const p = await phase(controllerArgs);
   const csrs = await prepare(p.c, "burst", count);
+  const cpuAtStart = { server: threadCpu(p.c.apiserver.child.pid), bench: process.cpuUsage() };
   const start = performance.now();
   let next = 0;
   await Promise.all(
@@ -169,8 +170,11 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
   const created = (performance.now() - start) / 1000;
   const complete = await waitFor(() => p.watch.issuedCount() >= count, 3_600_000);
   const total = (performance.now() - start) / 1000;
+  const benchCpu = process.cpuUsage(cpuAtStart.bench);
+  const serverCpu = threadCpu(p.c.apiserver.child.pid);
   console.log(`\n## ${label}: ${count} CSRs from ${CLIENTS} clients (${describeTarget(controllerArgs)})`);
   console.log(`all created after ${created.toFixed(1)} s (${(count / created).toFixed(0)} creates/s); ${complete ? "all" : "NOT all"} issued after ${total.toFixed(1)} s → ${(count / total).toFixed(1)} CSRs/s`);
+  console.log(`CPU until the last was issued: ${describeThreadCpu(cpuAtStart.server, serverCpu)}; bench ${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s`);
   await reportEvents(p, start, 2 * count);
   await report(p);
   await finish(p);

@@ -1,8 +1,8 @@
 // What the benchmarks read about processes (/proc) and how they drive a timed, concurrent request loop.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** CPU seconds (user + system) a process has used, from /proc; NaN when it cannot be read. */
-export function cpuSeconds(pid: number | undefined): number {
+export function cpuSeconds(pid: number | string | undefined): number {
   if (pid === undefined) return NaN;
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
@@ -10,6 +10,31 @@ export function cpuSeconds(pid: number | undefined): number {
   } catch {
     return NaN;
   }
+}
+
+/**
+ * CPU seconds per thread of a process, keyed "main" for the main thread and "TID name" for the others
+ * (/proc/PID/task/TID); empty when unreadable.
+ */
+export function threadCpu(pid: number | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  if (pid === undefined) return out;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const name = tid === String(pid) ? "main" : `${tid} ${readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim()}`;
+      out.set(name, cpuSeconds(`${pid}/task/${tid}`));
+    }
+  } catch {
+    // the process or a thread went away
+  }
+  return out;
+}
+
+/** "process 12.3 s (main 6.1, 1234 node 4.0, …)" of what each thread used between two threadCpu readings. */
+export function describeThreadCpu(before: Map<string, number>, after: Map<string, number>): string {
+  const used = [...after].map(([name, s]) => [name, s - (before.get(name) ?? 0)] as const).filter(([, s]) => s >= 0.05).sort((a, b) => b[1] - a[1]);
+  const total = used.reduce((sum, [, s]) => sum + s, 0);
+  return `process ${total.toFixed(1)} s (${used.map(([name, s]) => `${name} ${s.toFixed(1)}`).join(", ")})`;
 }
 
 /** A memory figure of a process in MiB from /proc/PID/status (VmRSS: now, VmHWM: peak); NaN when it cannot be read. */

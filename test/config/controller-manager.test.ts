@@ -53,7 +53,7 @@ describe("parseControllerManagerConfig: defaults and documents", () => {
     expect(config.CSRSigningController.ClusterSigningDuration).toBe(8760 * H);
     expect(config.ValidatingAdmissionPolicyStatusController.ConcurrentPolicySyncs).toBe(5);
     expect(config.AttachDetachController.ReconcilerSyncLoopPeriod).toBe(60_000);
-    expect(config.PlatformCAExtensions).toMatchObject({ ConcurrentCSRSyncs: 16, Approver: { ServingPolicy: "Manual" }, Cleaner: { PendingExpiration: 24 * H } });
+    expect(config.PlatformCAExtensions).toMatchObject({ ConcurrentCSRSyncs: 16, Approver: { ServingPolicy: "Manual", AuthorizationCacheTTL: 10_000 }, Cleaner: { PendingExpiration: 24 * H } });
     expect([warnings, ignored, signingFiles.size]).toEqual([[], [], 0]);
   });
 
@@ -129,6 +129,7 @@ describe("parseControllerManagerConfig: fields", () => {
     ["a negative concurrency", { ValidatingAdmissionPolicyStatusController: { ConcurrentPolicySyncs: -1 } }, "ValidatingAdmissionPolicyStatusController.ConcurrentPolicySyncs"],
     ["a group that is a number", { GarbageCollectorController: { GCIgnoredResources: [{ Group: 5 }] } }, "GarbageCollectorController.GCIgnoredResources[0].Group: expected a string"],
     ["a block that is a list", { HPAController: [] }, "HPAController: expected a mapping"],
+    ["a negative authorization cache TTL", { PlatformCAExtensions: { Approver: { AuthorizationCacheTTL: "-1s" } } }, "PlatformCAExtensions.Approver.AuthorizationCacheTTL: must not be negative"],
     ["an unknown serving policy", { PlatformCAExtensions: { Approver: { ServingPolicy: "Always" } } }, "PlatformCAExtensions.Approver.ServingPolicy: expected one of Manual, RequesterMatchesSubject, Custom"],
     ["a Custom serving policy that allows nothing", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom" } } }, "PlatformCAExtensions.Approver.Serving: ServingPolicy Custom needs DNSPatterns or IPCIDRs"],
     ["a Custom serving policy with a bad CIDR", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { IPCIDRs: ["10.0.0.0/99"] } } } }, "PlatformCAExtensions.Approver.Serving: "],

@@ -19,6 +19,7 @@ import { silentLogger } from "../../src/logger.js";
 import { createPersistently, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
 import { nodeClientCsr, until } from "../controller/controllers/harness.js";
 import { ensureBuilt } from "./apiserver-process.js";
+import { kubectlWith } from "./up-process.js";
 
 const work = mkdtempSync(join(tmpdir(), "controller-e2e-"));
 
@@ -76,6 +77,14 @@ async function bundleOf(c: Cluster, signerName: string): Promise<ClusterTrustBun
     const mine = (await c.admin.trustBundles.list()).items.filter((b) => b.spec.signerName === signerName);
     return mine.length === 1 ? mine[0] : undefined;
   }, `the bundle of ${signerName}`);
+}
+
+/** A controller configuration file whose PlatformCAExtensions.Approver block is `lines` (YAML, indented under it). */
+function approverConfig(file: string, lines: readonly string[]): string {
+  const path = join(work, file);
+  const head = ["apiVersion: platformcontrollermanager.config.platform.io/v1alpha1", "kind: PlatformControllerManagerConfiguration", "PlatformCAExtensions:", "  Approver:"];
+  writeFileSync(path, [...head, ...lines.map((l) => `    ${l}`), ""].join("\n"));
+  return path;
 }
 
 beforeAll(() => ensureBuilt(), 300_000);
@@ -277,23 +286,14 @@ describe("platform-ca controller --config with a Custom serving approval policy"
   let c: Cluster;
   beforeAll(async () => {
     c = await startCluster();
-    const config = join(work, "serving-policy.yaml");
-    writeFileSync(
-      config,
-      [
-        "apiVersion: platformcontrollermanager.config.platform.io/v1alpha1",
-        "kind: PlatformControllerManagerConfiguration",
-        "PlatformCAExtensions:",
-        "  Approver:",
-        "    ServingPolicy: Custom",
-        "    Serving:",
-        '      DNSPatterns: ["{node}.nodes.example"]',
-        '      IPCIDRs: ["10.0.0.0/8"]',
-        "      MaxDuration: 720h",
-        "      UsernameMustMatchCN: false",
-        "",
-      ].join("\n"),
-    );
+    const config = approverConfig("serving-policy.yaml", [
+      "ServingPolicy: Custom",
+      "Serving:",
+      '  DNSPatterns: ["{node}.nodes.example"]',
+      '  IPCIDRs: ["10.0.0.0/8"]',
+      "  MaxDuration: 720h",
+      "  UsernameMustMatchCN: false",
+    ]);
     await c.startController(["--config", config, "--leader-elect=false"]);
   }, 120_000);
   afterAll(async () => {
@@ -318,4 +318,44 @@ describe("platform-ca controller --config with a Custom serving approval policy"
     await new Promise((resolve) => setTimeout(resolve, 1000));
     for (const name of ["other-name", "no-lifetime"]) expect((await c.admin.csrs.get(name)).status?.conditions ?? []).toEqual([]);
   });
+});
+
+describe("platform-ca controller reusing an allowed authorization check (Approver.AuthorizationCacheTTL)", () => {
+  const TTL_SECONDS = 6;
+  let c: Cluster;
+  let controller: ControllerProc;
+  beforeAll(async () => {
+    c = await startCluster();
+    const config = approverConfig("review-cache.yaml", [`AuthorizationCacheTTL: ${TTL_SECONDS}s`]);
+    controller = await c.startController(["--config", config, "--leader-elect=false"]);
+  }, 120_000);
+  afterAll(async () => {
+    await c?.stop();
+  });
+
+  const nodeRequest = (node: string) => csrObject(c, node, opensslCsr(node, `/O=system:nodes/CN=system:node:${node}`));
+  const approvedCount = async () => sample(await (await fetch(`${controller.ops}/metrics`)).text(), `platform_ca_csr_approved_total{signer="${c.names.signers.nodeagentClient}"}`);
+
+  it("approves within the TTL without asking again, and stops approving once the permission is gone and the TTL has passed", async () => {
+    const kubectl = kubectlWith(c.adminConfig);
+    await c.bootstrapper.csrs.create(nodeRequest("cache-1"));
+    await issued(c, "cache-1");
+    const asked = Date.now();
+    // The bootstrapper may still create requests, but no longer ask for node-agent client certificates.
+    const role = "platform-ca:nodeagent-bootstrapper";
+    const rules = JSON.parse(kubectl(["get", "clusterrole", role, "-o", "jsonpath={.rules}"])) as { resources: string[] }[];
+    const at = rules.findIndex((r) => r.resources.includes("certificatesigningrequests/nodeclient"));
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(kubectl(["patch", "clusterrole", role, "--type", "json", "-p", JSON.stringify([{ op: "remove", path: `/rules/${at}` }])])).toContain("patched");
+    // Inside the TTL the earlier answer still counts (the price of the cache, bounded by the TTL).
+    await c.bootstrapper.csrs.create(nodeRequest("cache-2"));
+    await issued(c, "cache-2");
+    expect(Date.now() - asked).toBeLessThan(TTL_SECONDS * 1000);
+    // After it, the server is asked again and says no: the request stays pending.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, asked + TTL_SECONDS * 1000 + 500 - Date.now())));
+    await c.bootstrapper.csrs.create(nodeRequest("cache-3"));
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect((await c.admin.csrs.get("cache-3")).status?.conditions ?? []).toEqual([]);
+    expect(await approvedCount()).toBe(2);
+  }, 60_000);
 });

@@ -14,6 +14,7 @@ import type { EventRecorder } from "../event-recorder.js";
 import type { Informer } from "../informer.js";
 import { ServingApprover, type ServingApprovalPolicy } from "./approval-policy.js";
 import { CsrParser } from "./csr-request.js";
+import { AllowedReviewCache, DEFAULT_REVIEW_CACHE_TTL_MS } from "./review-cache.js";
 import { conditionTime, setCondition, writeCsr } from "./csr-write.js";
 import { QueueController, type QueueControllerOptions } from "./queue-controller.js";
 
@@ -39,6 +40,8 @@ export interface ApprovingControllerOptions extends QueueControllerOptions {
   /** Backoff of those retries: first delay and cap (default 1 s and 5 min). */
   readonly retryBaseMs?: number;
   readonly retryMaxMs?: number;
+  /** How long an allowed review of the same requester is reused, in ms (default 10 s; 0: ask every time). */
+  readonly reviewCacheTtlMs?: number;
 }
 
 /** Validation only: these signers never sign here, so they get a CA provider that has none. */
@@ -51,6 +54,7 @@ export class ApprovingController extends QueueController {
   private readonly servingShape: Signer;
   private readonly serving: ServingApprover | undefined;
   private readonly maxDenied: number;
+  private readonly reviewed: AllowedReviewCache;
 
   constructor(options: ApprovingControllerOptions) {
     super(APPROVING_CONTROLLER, [options.informer], options, new ItemExponentialBackoff({ baseMs: options.retryBaseMs ?? 1000, maxMs: options.retryMaxMs ?? 300_000 }));
@@ -64,6 +68,7 @@ export class ApprovingController extends QueueController {
     this.clientShape = registered(s.nodeagentClient) ?? createNodeagentClientSigner({ groupSuffix: options.names.suffix, ca: NO_CA });
     this.servingShape = registered(s.nodeagentServing) ?? createNodeagentServingSigner({ groupSuffix: options.names.suffix, ca: NO_CA });
     this.serving = options.servingPolicy ? new ServingApprover(options.servingPolicy) : undefined;
+    this.reviewed = new AllowedReviewCache(options.reviewCacheTtlMs ?? DEFAULT_REVIEW_CACHE_TTL_MS, () => this.clock.now().getTime());
   }
 
   protected subscribe(): (() => void)[] {
@@ -123,8 +128,12 @@ export class ApprovingController extends QueueController {
           resourceAttributes: { group: this.o.names.certificates, resource: "certificatesigningrequests", verb: "create", subresource, version: "*" },
         },
       };
+      if (this.reviewed.allowed(review.spec)) return true;
       const answer = await this.o.reviews.create(review, { signal });
-      if (answer.status?.allowed === true) return true;
+      if (answer.status?.allowed === true) {
+        this.reviewed.remember(review.spec);
+        return true;
+      }
     }
     return false;
   }

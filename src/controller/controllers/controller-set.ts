@@ -40,6 +40,8 @@ export interface ControllerSetOptions {
   /** How long syncs in flight may finish when the term ends. */
   readonly stopTimeoutMs: number;
   readonly autoApproveClient: boolean;
+  /** How long the approver reuses an allowed SubjectAccessReview (ms; default 10 s). */
+  readonly reviewCacheTtlMs?: number;
   readonly servingPolicy?: ServingApprovalPolicy;
   readonly cleaner: { readonly periodMs: number; readonly rules: CleanerRules };
   readonly publisherResyncMs: number;
@@ -84,6 +86,7 @@ export class ControllerSet {
           signers: o.signers,
           workers: o.csrWorkers,
           autoApproveClient: o.autoApproveClient,
+          ...(o.reviewCacheTtlMs !== undefined && { reviewCacheTtlMs: o.reviewCacheTtlMs }),
           ...(o.servingPolicy && { servingPolicy: o.servingPolicy }),
         }),
       );

@@ -21,7 +21,7 @@ interface World {
 
 const track = stopAfterEach();
 
-async function world(o: { servingPolicy?: ServingApprovalPolicy; maxDeniedRetries?: number } = {}): Promise<World> {
+async function world(o: { servingPolicy?: ServingApprovalPolicy; maxDeniedRetries?: number; reviewCacheTtlMs?: number } = {}): Promise<World> {
   const h = await startHarness();
   const reviews: SubjectAccessReviewSpec[] = [];
   const real = h.api.subjectAccessReviews;
@@ -112,6 +112,32 @@ describe("ApprovingController: node-agent client requests", () => {
     await settle(w);
     expect((await w.get("node-5-client")).status?.conditions ?? []).toEqual([]);
     expect(w.reviews.map((r) => r.user)).toEqual(["system:node:node-1"]);
+  });
+
+  it("reuses an allowed review of the same requester for the TTL, then asks again", async () => {
+    const w = await world({ reviewCacheTtlMs: 10_000 });
+    await w.create("bootstrapper", await nodeClientCsr(w.h.names, "node-7"));
+    await approved(w, "node-7-client");
+    await w.create("bootstrapper", await nodeClientCsr(w.h.names, "node-8"));
+    await approved(w, "node-8-client");
+    expect(w.reviews.map((r) => r.user)).toEqual(["system:bootstrap:abcdef"]);
+    // Another requester is asked about on its own.
+    await w.create("node1", await nodeClientCsr(w.h.names, "node-1"));
+    await approved(w, "node-1-client");
+    expect(w.reviews.map((r) => r.user)).toEqual(["system:bootstrap:abcdef", "system:node:node-1"]);
+    await w.h.clock.advance(10_001);
+    await w.create("bootstrapper", await nodeClientCsr(w.h.names, "node-9"));
+    await approved(w, "node-9-client");
+    expect(w.reviews.map((r) => r.user)).toEqual(["system:bootstrap:abcdef", "system:node:node-1", "system:bootstrap:abcdef"]);
+  });
+
+  it("asks for every request with a TTL of 0", async () => {
+    const w = await world({ reviewCacheTtlMs: 0 });
+    for (const node of ["node-7", "node-8"]) {
+      await w.create("bootstrapper", await nodeClientCsr(w.h.names, node));
+      await approved(w, `${node}-client`);
+    }
+    expect(w.reviews.map((r) => r.user)).toEqual(["system:bootstrap:abcdef", "system:bootstrap:abcdef"]);
   });
 
   it("leaves requests a person already decided alone", async () => {
