@@ -170,10 +170,12 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
   const created = (performance.now() - start) / 1000;
   const complete = await waitFor(() => p.watch.issuedCount() >= count, 3_600_000);
   const total = (performance.now() - start) / 1000;
+  const writtenByThen = sample(await (await fetch(`${p.controller.ops}/metrics`)).text(), `platform_ca_events_total{result="written"}`);
   const benchCpu = process.cpuUsage(cpuAtStart.bench);
   const serverCpu = threadCpu(p.c.apiserver.child.pid);
   console.log(`\n## ${label}: ${count} CSRs from ${CLIENTS} clients (${describeTarget(controllerArgs)})`);
   console.log(`all created after ${created.toFixed(1)} s (${(count / created).toFixed(0)} creates/s); ${complete ? "all" : "NOT all"} issued after ${total.toFixed(1)} s → ${(count / total).toFixed(1)} CSRs/s`);
+  console.log(`Events written by then: ${writtenByThen}`);
   console.log(`CPU until the last was issued: ${describeThreadCpu(cpuAtStart.server, serverCpu)}; bench ${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s`);
   await reportEvents(p, start, 2 * count);
   await report(p);
