@@ -25,6 +25,7 @@ export class ControllerMetrics {
   readonly csrSigned: Counter<"signer">;
   readonly csrFailed: Counter<"signer" | "reason">;
   readonly csrApproved: Counter<"signer">;
+  readonly approvalReviews: Counter<"result">;
   readonly signingDuration: Histogram<"signer">;
   readonly requestedDuration: Histogram<"signer">;
   readonly honouredDuration: Histogram<"signer">;
@@ -50,6 +51,12 @@ export class ControllerMetrics {
     this.csrSigned = counter("csr_signed_total", "CertificateSigningRequests issued, per signer.", ["signer"]);
     this.csrFailed = counter("csr_failed_total", "CertificateSigningRequests marked Failed, per signer and condition reason.", ["signer", "reason"]);
     this.csrApproved = counter("csr_approved_total", "CertificateSigningRequests auto-approved, per signer.", ["signer"]);
+    this.approvalReviews = counter(
+      "csr_approval_reviews_total",
+      "Authorization checks of the approving controller: answered allowed or denied by a SubjectAccessReview, or reused (an allowed answer still within Approver.AuthorizationCacheTTL).",
+      ["result"],
+    );
+    for (const result of ["allowed", "denied", "reused"] as const) this.approvalReviews.inc({ result }, 0);
     this.signingDuration = histogram("csr_signing_duration_seconds", "Time the signer took to issue one certificate.", ["signer"], FAST_BUCKETS);
     this.requestedDuration = histogram("csr_requested_duration_seconds", "Lifetimes asked for with spec.expirationSeconds.", ["signer"], LIFETIME_BUCKETS);
     this.honouredDuration = histogram("csr_honoured_duration_seconds", "Lifetimes of the certificates issued (NotAfter − NotBefore).", ["signer"], LIFETIME_BUCKETS);

@@ -334,7 +334,6 @@ describe("platform-ca controller reusing an allowed authorization check (Approve
   });
 
   const nodeRequest = (node: string) => csrObject(c, node, opensslCsr(node, `/O=system:nodes/CN=system:node:${node}`));
-  const approvedCount = async () => sample(await (await fetch(`${controller.ops}/metrics`)).text(), `platform_ca_csr_approved_total{signer="${c.names.signers.nodeagentClient}"}`);
 
   it("approves within the TTL without asking again, and stops approving once the permission is gone and the TTL has passed", async () => {
     const kubectl = kubectlWith(c.adminConfig);
@@ -356,6 +355,10 @@ describe("platform-ca controller reusing an allowed authorization check (Approve
     await c.bootstrapper.csrs.create(nodeRequest("cache-3"));
     await new Promise((resolve) => setTimeout(resolve, 2000));
     expect((await c.admin.csrs.get("cache-3")).status?.conditions ?? []).toEqual([]);
-    expect(await approvedCount()).toBe(2);
+    const metrics = await (await fetch(`${controller.ops}/metrics`)).text();
+    expect(sample(metrics, `platform_ca_csr_approved_total{signer="${c.names.signers.nodeagentClient}"}`)).toBe(2);
+    expect(sample(metrics, 'platform_ca_csr_approval_reviews_total{result="reused"}')).toBe(1);
+    expect(sample(metrics, 'platform_ca_csr_approval_reviews_total{result="allowed"}')).toBe(1);
+    expect(sample(metrics, 'platform_ca_csr_approval_reviews_total{result="denied"}')).toBeGreaterThanOrEqual(1);
   }, 60_000);
 });

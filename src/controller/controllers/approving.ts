@@ -128,9 +128,14 @@ export class ApprovingController extends QueueController {
           resourceAttributes: { group: this.o.names.certificates, resource: "certificatesigningrequests", verb: "create", subresource, version: "*" },
         },
       };
-      if (this.reviewed.allowed(review.spec)) return true;
+      if (this.reviewed.allowed(review.spec)) {
+        this.metrics?.approvalReviews.inc({ result: "reused" });
+        return true;
+      }
       const answer = await this.o.reviews.create(review, { signal });
-      if (answer.status?.allowed === true) {
+      const allowed = answer.status?.allowed === true;
+      this.metrics?.approvalReviews.inc({ result: allowed ? "allowed" : "denied" });
+      if (allowed) {
         this.reviewed.remember(review.spec);
         return true;
       }

@@ -90,6 +90,7 @@ describe("ApprovingController: node-agent client requests", () => {
     await w.h.clock.advance(3_600_000);
     expect(w.reviews.length).toBe(4);
     expect(w.reviews.every((r) => r.user === "mallory" && r.resourceAttributes?.subresource === "nodeclient")).toBe(true);
+    expect(await w.metrics.registry.metrics()).toMatch(/platform_ca_csr_approval_reviews_total\{result="denied"\} 4\n/);
     const csr = await w.get("node-3-client");
     expect(csr.status?.conditions ?? []).toEqual([]);
   });
@@ -129,6 +130,10 @@ describe("ApprovingController: node-agent client requests", () => {
     await w.create("bootstrapper", await nodeClientCsr(w.h.names, "node-9"));
     await approved(w, "node-9-client");
     expect(w.reviews.map((r) => r.user)).toEqual(["system:bootstrap:abcdef", "system:node:node-1", "system:bootstrap:abcdef"]);
+    const metrics = await w.metrics.registry.metrics();
+    expect(metrics).toMatch(/platform_ca_csr_approval_reviews_total\{result="allowed"\} 3\n/);
+    expect(metrics).toMatch(/platform_ca_csr_approval_reviews_total\{result="reused"\} 1\n/);
+    expect(metrics).toMatch(/platform_ca_csr_approval_reviews_total\{result="denied"\} 0\n/);
   });
 
   it("asks for every request with a TTL of 0", async () => {
