@@ -16,7 +16,7 @@ const MAX_ENTRIES = 4096;
 export class AllowedReviewCache {
   readonly #ttlMs: number;
   readonly #now: () => number;
-  /** Key → expiry (ms of `now`), in insertion order. */
+  /** Key → when the answer came (ms of `now`), in insertion order. */
   readonly #entries = new Map<string, number>();
 
   constructor(ttlMs: number, now: () => number) {
@@ -29,9 +29,11 @@ export class AllowedReviewCache {
   allowed(spec: SubjectAccessReviewSpec): boolean {
     if (this.#ttlMs === 0) return false;
     const key = reviewKey(spec);
-    const expiry = this.#entries.get(key);
-    if (expiry === undefined) return false;
-    if (expiry > this.#now()) return true;
+    const at = this.#entries.get(key);
+    if (at === undefined) return false;
+    // A clock set back counts as expired too, so a wall-clock jump cannot stretch the TTL.
+    const age = this.#now() - at;
+    if (age >= 0 && age < this.#ttlMs) return true;
     this.#entries.delete(key);
     return false;
   }
@@ -41,7 +43,7 @@ export class AllowedReviewCache {
     if (this.#ttlMs === 0) return;
     const key = reviewKey(spec);
     this.#entries.delete(key);
-    this.#entries.set(key, this.#now() + this.#ttlMs);
+    this.#entries.set(key, this.#now());
     if (this.#entries.size > MAX_ENTRIES) this.#entries.delete(this.#entries.keys().next().value!);
   }
 

@@ -28,6 +28,13 @@ describe("AllowedReviewCache", () => {
     expect(c.size).toBe(0);
   });
 
+  it("forgets an answer when the clock is set back, so a jump cannot stretch the TTL", () => {
+    const { c, advance } = cache();
+    c.remember(spec());
+    advance(-1);
+    expect(c.allowed(spec())).toBe(false);
+  });
+
   it("treats groups as a set and extra values without regard to order", () => {
     const { c } = cache();
     c.remember(spec({ extra: { b: ["2", "1"], a: ["x"] } }));
