@@ -153,7 +153,9 @@ async function finish(p: Phase): Promise<void> {
 async function burst(label: string, count: number, controllerArgs: readonly string[] | "up"): Promise<void> {
   const p = await phase(controllerArgs);
   const csrs = await prepare(p.c, "burst", count);
-  const cpuAtStart = { server: threadCpu(p.c.apiserver.child.pid), bench: process.cpuUsage() };
+  // `up` is one process; the split target has a second one, the controller.
+  const procs = p.controller.child === p.c.apiserver.child ? [["platform-ca up", p.c.apiserver.child.pid] as const] : [["apiserver", p.c.apiserver.child.pid] as const, ["controller", p.controller.child.pid] as const];
+  const cpuAtStart = { threads: procs.map(([, pid]) => threadCpu(pid)), bench: process.cpuUsage() };
   const start = performance.now();
   let next = 0;
   await Promise.all(
@@ -172,11 +174,11 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
   const total = (performance.now() - start) / 1000;
   const writtenByThen = sample(await (await fetch(`${p.controller.ops}/metrics`)).text(), `platform_ca_events_total{result="written"}`);
   const benchCpu = process.cpuUsage(cpuAtStart.bench);
-  const serverCpu = threadCpu(p.c.apiserver.child.pid);
+  const threads = procs.map(([name, pid], i) => `${name} ${describeThreadCpu(cpuAtStart.threads[i]!, threadCpu(pid))}`);
   console.log(`\n## ${label}: ${count} CSRs from ${CLIENTS} clients (${describeTarget(controllerArgs)})`);
   console.log(`all created after ${created.toFixed(1)} s (${(count / created).toFixed(0)} creates/s); ${complete ? "all" : "NOT all"} issued after ${total.toFixed(1)} s → ${(count / total).toFixed(1)} CSRs/s`);
   console.log(`Events written by then: ${writtenByThen}`);
-  console.log(`CPU until the last was issued: ${describeThreadCpu(cpuAtStart.server, serverCpu)}; bench ${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s`);
+  console.log(`CPU until the last was issued: ${threads.join("; ")}; bench ${((benchCpu.user + benchCpu.system) / 1e6).toFixed(1)} s`);
   await reportEvents(p, start, 2 * count);
   await report(p);
   await finish(p);

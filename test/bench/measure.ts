@@ -2,10 +2,14 @@
 import { readdirSync, readFileSync } from "node:fs";
 
 /** CPU seconds (user + system) a process has used, from /proc; NaN when it cannot be read. */
-export function cpuSeconds(pid: number | string | undefined): number {
-  if (pid === undefined) return NaN;
+export function cpuSeconds(pid: number | undefined): number {
+  return pid === undefined ? NaN : statCpuSeconds(`/proc/${pid}/stat`);
+}
+
+/** utime + stime of a /proc `stat` file (a process's or a thread's) in seconds; NaN when it cannot be read. */
+function statCpuSeconds(file: string): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    const fields = readFileSync(file, "utf8").split(") ")[1]!.split(" ");
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return NaN;
@@ -22,7 +26,7 @@ export function threadCpu(pid: number | undefined): Map<string, number> {
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       const name = tid === String(pid) ? "main" : `${tid} ${readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim()}`;
-      out.set(name, cpuSeconds(`${pid}/task/${tid}`));
+      out.set(name, statCpuSeconds(`/proc/${pid}/task/${tid}/stat`));
     }
   } catch {
     // the process or a thread went away
