@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseDocument } from "yaml";
 import { PlatformError } from "../src/errors.js";
+import { YAML_READ, plainYamlValue } from "../src/plain-data.js";
 import { readCertificateFacts } from "../src/pki/ca.js";
 import type { CaSource } from "../src/pki/ca-source.js";
 import { decodePem, encodePem, type PemBlock } from "../src/pki/pem.js";
@@ -17,12 +18,12 @@ export const POLICY_MAX_BYTES = 1024 * 1024;
 export function parsePolicyText(text: string, options: ParsePolicyOptions = {}): SignerPolicy {
   const where = options.source ?? "signer policy";
   if (text.length > POLICY_MAX_BYTES) throw new PlatformError("POLICY_INVALID", `${where} is larger than ${POLICY_MAX_BYTES} bytes`);
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
+  const doc = parseDocument(text, { ...YAML_READ, uniqueKeys: true, prettyErrors: true });
   const error = doc.errors[0];
   if (error) throw new PlatformError("POLICY_INVALID", `${where} is not valid YAML: ${error.message.split("\n")[0]}`, { cause: error });
   let value: unknown;
   try {
-    value = doc.toJS({ maxAliasCount: 100 });
+    value = plainYamlValue(doc);
   } catch (err) {
     throw new PlatformError("POLICY_INVALID", `${where} cannot be read: ${(err as Error).message}`, { cause: err });
   }

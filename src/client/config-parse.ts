@@ -2,6 +2,7 @@
 import { dirname, isAbsolute, resolve } from "node:path";
 import { parseDocument } from "yaml";
 import { PlatformError } from "../errors.js";
+import { YAML_READ, plainYamlValue } from "../plain-data.js";
 import { FieldReader, type Doc } from "./config-fields.js";
 import type { ExecConfig, InteractiveMode } from "./rest-config.js";
 
@@ -69,12 +70,12 @@ const INTERACTIVE_MODES: readonly InteractiveMode[] = ["Never", "IfAvailable", "
 /** Parses the text of `file` (an absolute path); unknown keys are ignored, as other clients write them. */
 export function parseConfigFile(text: string, file: string): ParsedConfigFile {
   let root: unknown;
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, { ...YAML_READ, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
     throw new PlatformError("CONFIG_INVALID", `client config ${file}: not valid YAML or JSON: ${doc.errors[0]!.message}`, { details: { file } });
   }
   try {
-    root = doc.toJS({ maxAliasCount: 100 });
+    root = plainYamlValue(doc);
   } catch (err) {
     throw new PlatformError("CONFIG_INVALID", `client config ${file}: ${(err as Error).message}`, { cause: err, details: { file } });
   }

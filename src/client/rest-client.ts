@@ -1,6 +1,6 @@
 // The REST client: rate-limited, retried calls with credentials, typed errors from Status bodies, and raw streams.
 import type { Readable } from "node:stream";
-import { parse as parseYaml } from "yaml";
+import { parsePlainYaml } from "../plain-data.js";
 import { groupNames, type GroupNames } from "../api/group.js";
 import type { ApiObject } from "../api/meta.js";
 import { isPlatformError, PlatformError } from "../errors.js";
@@ -202,7 +202,7 @@ function decode(res: TransportResponse, text: string, ctx: CallContext, lenient:
   if (text.trim() === "") return lenient ? text : undefined;
   const yaml = /yaml/.test(String(res.headers["content-type"] ?? "").toLowerCase());
   try {
-    return yaml ? parseYaml(text) : JSON.parse(text);
+    return yaml ? parsePlainYaml(text) : JSON.parse(text);
   } catch (err) {
     if (lenient) return text;
     const what = yaml ? "YAML" : "JSON";

@@ -2,6 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { LineCounter, parseDocument } from "yaml";
 import { PlatformError, type ErrorCause } from "../errors.js";
+import { YAML_READ, plainYamlValue } from "../plain-data.js";
 import { describe, type ReadContext } from "./fields.js";
 
 export interface ConfigLoadOptions {
@@ -24,13 +25,18 @@ export function configError(what: string, source: string, causes: readonly Error
 /** Parses YAML (JSON is YAML) into a mapping; duplicate keys and syntax errors name the line. */
 export function parseConfigText(text: string, source: string, what: string): Record<string, unknown> {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter });
+  const doc = parseDocument(text, { ...YAML_READ, prettyErrors: false, uniqueKeys: true, lineCounter });
   const syntax = doc.errors[0];
   if (syntax) {
     const line = lineCounter.linePos(syntax.pos[0]).line;
     throw configError(what, source, [{ message: `${line ? `line ${line}: ` : ""}${syntax.message.split("\n")[0]}` }]);
   }
-  const value: unknown = doc.toJS({ maxAliasCount: 100 });
+  let value: unknown;
+  try {
+    value = plainYamlValue(doc);
+  } catch (err) {
+    throw configError(what, source, [{ message: (err as Error).message }]);
+  }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw configError(what, source, [{ message: `expected a mapping with apiVersion and kind, got ${describe(value)}` }]);
   }

@@ -2,7 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { isIP } from "node:net";
 import { dirname, resolve } from "node:path";
-import { parseDocument } from "yaml";
+import { parsePlainYaml } from "../plain-data.js";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import { PlatformError, type ErrorCause } from "../errors.js";
 import { DURATION_SYNTAX, parseDurationSeconds } from "../../signers/duration.js";
@@ -121,12 +121,14 @@ const checkUsage = expected(`one of ${KNOWN_USAGES.join(", ")}`, isKnownUsage);
 
 /** Parses manifest text; `source` is the file it came from (relative policy paths resolve against its directory). */
 export function parsePkiManifest(text: string, source: string): PkiManifest {
-  const doc = parseDocument(text, { prettyErrors: false });
-  if (doc.errors.length > 0) {
-    throw new PlatformError("MANIFEST_INVALID", `invalid dev PKI manifest ${source}: ${doc.errors[0]!.message.split("\n")[0]}`);
+  let value: unknown;
+  try {
+    value = parsePlainYaml(text, { prettyErrors: false });
+  } catch (err) {
+    throw new PlatformError("MANIFEST_INVALID", `invalid dev PKI manifest ${source}: ${(err as Error).message}`);
   }
   const ck = new ManifestReader();
-  const top = ck.doc(doc.toJS(), "", ["version", "groupSuffix", "defaults", "cas", "signers", "certificates"]);
+  const top = ck.doc(value, "", ["version", "groupSuffix", "defaults", "cas", "signers", "certificates"]);
   if (top.version !== 1) ck.problem("version", `expected 1, got ${describe(top.version)}`);
   const groupSuffix = ck.required(top.groupSuffix, "groupSuffix", DEFAULT_GROUP_SUFFIX);
   let names = groupNames(DEFAULT_GROUP_SUFFIX);

@@ -110,6 +110,18 @@ describe("request bodies never crash the server", () => {
     );
   });
 
+  it("answers YAML-shaped text (anchors, aliases, tags, merge keys) with a 4xx or success", async () => {
+    const token = fc.constantFrom("&a ", "*a", "*b", "&b ", "!!omap ", "!!set ", "!!binary ", "!x ", "<<: ", "? ", ": ", "- ", "[", "]", "{", "}", ", ", "\n", "  ", "a", "metadata", "name: x", "apiVersion: v1", "kind: ServiceAccount", "'", '"', "#", "|", "1", ".nan");
+    await fc.assert(
+      fc.asyncProperty(fc.nat(2), fc.constantFrom("POST", "PUT"), fc.array(token, { maxLength: 24 }).map((t) => t.join("")), async (e, method, text) => {
+        const ep = endpoints()[e]!;
+        const url = method === "POST" ? ep.collection : `${ep.collection}/${ep.valid().metadata.name}`;
+        await send(method, url, text, "application/yaml");
+      }),
+      { numRuns: 400 },
+    );
+  });
+
   it("stays up and healthy afterwards", async () => {
     const res = await server.app.inject({ method: "GET", url: "/healthz" });
     expect([res.statusCode, res.body]).toEqual([200, "ok"]);

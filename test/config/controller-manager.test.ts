@@ -85,6 +85,8 @@ describe("parseControllerManagerConfig: defaults and documents", () => {
     ["a list at the top", "- a\n- b\n", "expected a mapping"],
     ["broken YAML", "Generic: [\n", "line"],
     ["a duplicate key", `apiVersion: ${API_VERSION}\nkind: ${KIND}\nGeneric: {}\nGeneric: {}\n`, "line 4"],
+    ["an alias without its anchor", `apiVersion: ${API_VERSION}\nkind: ${KIND}\nGeneric: *g\n`, "Unresolved alias"],
+    ["an alias inside its own anchor", `&d {apiVersion: ${API_VERSION}, kind: ${KIND}, Generic: *d}`, "cycle"],
   ])("refuses a document with %s", (_name, text, fragment) => {
     const err = refused(text);
     expect(err.message).toContain("/etc/platform/cm.yaml");

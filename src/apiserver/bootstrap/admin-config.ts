@@ -1,6 +1,7 @@
 // admin.conf: a kubeconfig for the cluster administrator (client certificate in system:masters) next to the data.
 import { X509Certificate } from "node:crypto";
-import { parse as parseYaml, stringify as toYaml } from "yaml";
+import { stringify as toYaml } from "yaml";
+import { parsePlainYaml } from "../../plain-data.js";
 import { invalidOption } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { writeFileAtomic } from "../../devpki/files.js";
@@ -65,7 +66,7 @@ export function adminConfigText(m: AdminMaterial): string {
 export function readAdminConfig(text: string): AdminMaterial | undefined {
   let doc: any;
   try {
-    doc = parseYaml(text);
+    doc = parsePlainYaml(text);
   } catch {
     return undefined;
   }

@@ -1,6 +1,7 @@
 // Content negotiation: the Accept list (JSON, YAML, Table), request body decoding and response encoding.
 import { parseAllDocuments, stringify as stringifyYaml } from "yaml";
 import { PlatformError } from "../../errors.js";
+import { YAML_READ, parsePlainJson, plainYamlValue } from "../../plain-data.js";
 import { decodeProtobufObject } from "./protobuf.js";
 
 export type Format = "json" | "yaml";
@@ -71,18 +72,10 @@ const YAML_TYPES = new Set(["application/yaml", "application/x-yaml", "text/yaml
 const JSON_TYPES = new Set(["", "application/json", "text/json"]);
 const PROTOBUF = "application/vnd.kubernetes.protobuf";
 
-/** Keys that would reach an object's prototype when a parsed body is copied or merged. */
-function dropProtoKeys(_key: string, value: unknown): unknown {
-  if (value && typeof value === "object" && !Array.isArray(value) && Object.hasOwn(value, "__proto__")) {
-    delete (value as Record<string, unknown>)["__proto__"];
-  }
-  return value;
-}
-
-/** Decodes a JSON text; errors are 400s naming the problem. */
+/** Decodes a JSON text (no prototype keys); errors are 400s naming the problem. */
 export function decodeJson(text: string): unknown {
   try {
-    return text.includes('"__proto__"') ? JSON.parse(text, dropProtoKeys) : JSON.parse(text);
+    return parsePlainJson(text);
   } catch (err) {
     throw new PlatformError("BAD_REQUEST", `the request body is not valid JSON: ${(err as Error).message}`);
   }
@@ -111,16 +104,18 @@ export function isYamlType(type: string): boolean {
 export function decodeYaml(text: string, uniqueKeys = false): unknown {
   let docs;
   try {
-    docs = parseAllDocuments(text, { uniqueKeys });
+    docs = parseAllDocuments(text, { ...YAML_READ, uniqueKeys });
   } catch (err) {
     throw new PlatformError("BAD_REQUEST", `the request body is not valid YAML: ${(err as Error).message}`);
   }
   const list = Array.isArray(docs) ? docs : [docs];
   if (list.length !== 1) throw new PlatformError("BAD_REQUEST", `the request body must hold exactly one YAML document, got ${list.length}`);
-  const doc = list[0]!;
-  if (doc.errors.length > 0) throw new PlatformError("BAD_REQUEST", `the request body is not valid YAML: ${doc.errors[0]!.message}`);
-  // Round-trip through JSON: the stored form is JSON, so YAML-only values (tags, non-string keys) are normalized here.
-  return decodeJson(JSON.stringify(doc.toJS({ maxAliasCount: 100 })) ?? "null");
+  // The stored form is JSON, so YAML-only values (tags, non-string keys) are normalized here.
+  try {
+    return plainYamlValue(list[0]!);
+  } catch (err) {
+    throw new PlatformError("BAD_REQUEST", `the request body is not valid YAML: ${(err as Error).message}`);
+  }
 }
 
 export function encode(value: unknown, format: Format, pretty: boolean): string {

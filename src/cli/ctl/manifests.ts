@@ -3,6 +3,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { text as streamText } from "node:stream/consumers";
 import { parseAllDocuments } from "yaml";
+import { YAML_READ, plainYamlValue } from "../../plain-data.js";
 import type { ApiObject } from "../../api/meta.js";
 import { PlatformError } from "../../errors.js";
 
@@ -83,11 +84,15 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 /** Parses a YAML stream (JSON is YAML); `List` kinds are expanded; every object needs apiVersion, kind and a name. */
 export function parseManifestText(text: string, source: string): Manifest[] {
   const out: Manifest[] = [];
-  const docs = parseAllDocuments(text, { uniqueKeys: false });
+  const docs = parseAllDocuments(text, { ...YAML_READ, uniqueKeys: false });
   const list = Array.isArray(docs) ? docs : [docs];
   list.forEach((doc, i) => {
-    if (doc.errors.length > 0) throw new PlatformError("INVALID_ARGUMENT", `error parsing ${source}: ${doc.errors[0]!.message.split("\n")[0]}`);
-    const value: unknown = doc.toJS();
+    let value: unknown;
+    try {
+      value = plainYamlValue(doc);
+    } catch (err) {
+      throw new PlatformError("INVALID_ARGUMENT", `error parsing ${source}${list.length > 1 ? ` (document ${i + 1})` : ""}: ${(err as Error).message}`);
+    }
     if (value === null || value === undefined) return;
     const where = list.length > 1 ? `${source} (document ${i + 1})` : source;
     collect(value, where, out);

@@ -2,7 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { isDeepStrictEqual } from "node:util";
 import type { Command } from "commander";
-import { parse as parseYaml } from "yaml";
+import { parsePlainYaml } from "../../plain-data.js";
 import type { ApiObject } from "../../api/meta.js";
 import { schemaRegistry } from "../../api/schema.js";
 import { applyPatch, PATCH_CONTENT_TYPES, type JsonObject, type PatchType } from "../../apiserver/patch/index.js";
@@ -54,7 +54,7 @@ export async function readPatch(flags: Pick<PatchFlags, "patch" | "patchFile">, 
   if (text === undefined || text.trim() === "") throw new UsageError("must specify -p/--patch or --patch-file containing the patch to apply");
   let patch: unknown;
   try {
-    patch = parseYaml(text, { uniqueKeys: false });
+    patch = parsePlainYaml(text, { uniqueKeys: false });
   } catch (err) {
     throw new PlatformError("INVALID_ARGUMENT", `unable to parse the patch ${JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text)}: ${(err as Error).message.split("\n")[0]}`);
   }

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
-import { parse as parseYaml } from "yaml";
+import { parsePlainYaml } from "../../plain-data.js";
 import { PlatformError, type ErrorCause } from "../../errors.js";
 import { firstOperand, type FlagTable } from "./argv.js";
 
@@ -53,7 +53,7 @@ export function parsePreferences(text: string, source: string): Preferences {
   const causes: ErrorCause[] = [];
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    doc = parsePlainYaml(text);
   } catch (err) {
     throw new PlatformError("CONFIG_INVALID", `preferences ${source}: not valid YAML: ${(err as Error).message}`, { cause: err });
   }

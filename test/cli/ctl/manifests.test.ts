@@ -41,12 +41,20 @@ describe("readManifests", () => {
 describe("parseManifestText", () => {
   it.each([
     ["malformed YAML", "a: [", /error parsing f.yaml/],
+    ["an alias without its anchor", "apiVersion: v1\nkind: ServiceAccount\nmetadata: *m\n", /error parsing f.yaml: Unresolved alias/],
+    ["a List that holds itself", "&l {apiVersion: v1, kind: List, items: [*l]}", /error parsing f.yaml: .*cycle/],
+    ["a bad second document", "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: a}\n---\n*x\n", /error parsing f.yaml \(document 2\)/],
     ["a scalar", "42", /expected an object, got number/],
     ["a missing kind", "apiVersion: v1\nmetadata: {name: a}", /kind not set/],
     ["a missing apiVersion and kind", "metadata: {name: a}", /apiVersion not set, kind not set/],
     ["a missing name", "apiVersion: v1\nkind: ServiceAccount", /metadata.name not set/],
   ])("refuses %s", (_what, text, message) => {
     expect(() => parseManifestText(text, "f.yaml")).toThrow(message);
+  });
+
+  it("reads YAML merge keys, as kubectl does", () => {
+    const [m] = parseManifestText("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: merged\n  labels: &l {team: a}\n  annotations:\n    <<: *l\n    note: x\n", "f.yaml");
+    expect(m!.object.metadata).toEqual({ name: "merged", labels: { team: "a" }, annotations: { team: "a", note: "x" } });
   });
 
   it("skips empty documents and accepts generateName", () => {

@@ -1,0 +1,88 @@
+import fc from "fast-check";
+import { parseAllDocuments } from "yaml";
+import { describe, expect, it } from "vitest";
+import { PlainDataError, parsePlainJson, parsePlainYaml, plainYamlValue } from "../src/plain-data.js";
+
+describe("parsePlainYaml", () => {
+  it.each([
+    ["an alias without an anchor", "*", /alias/i],
+    ["an alias named but never anchored", "a: *x", /Unresolved alias.*x/],
+    ["a sequence that holds itself", "&a [*a]", /cycle/],
+    ["a mapping that holds itself", "&a {x: *a}", /cycle/],
+    ["an ordered map with a repeated key", "!!omap [{a: 1}, {a: 2}]", /duplicate keys|omap/i],
+    ["a merge key without its anchor", "<<: *a", /Merge sources must be maps/],
+    ["a merge of a scalar", "a: &s 3\nb: {<<: *s}", /Merge sources must be maps/],
+    ["an alias bomb", `a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [${Array(10).fill("*a")}]\nc: &c [${Array(10).fill("*b")}]\nd: [${Array(101).fill("*c")}]`, /alias/i],
+    ["two documents", "a: 1\n---\nb: 2", /multiple documents/i],
+    ["a syntax error", "a: [", /line|flow/i],
+  ])("refuses %s with a one-line PlainDataError", (_what, text, message) => {
+    let caught: unknown;
+    try {
+      parsePlainYaml(text);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(PlainDataError);
+    expect((caught as Error).message).toMatch(message);
+    expect((caught as Error).message).not.toContain("\n");
+  });
+
+  it.each([
+    ["an empty text", "", null],
+    ["shared anchors (a DAG, not a cycle)", "a: &x [1]\nb: *x", { a: [1], b: [1] }],
+    ["a merge key", "base: &b {x: 1}\nderived: {<<: *b, y: 2}", { base: { x: 1 }, derived: { x: 1, y: 2 } }],
+    ["YAML-only numbers", "[.nan, .inf, 0x1f]", [null, null, 31]],
+    ["a timestamp tag", "!!timestamp 2001-12-14", "2001-12-14T00:00:00.000Z"],
+    ["a collection as a key", "? [1, 2]\n: 3", { "[ 1, 2 ]": 3 }],
+    ["an unknown tag", "!foo bar", "bar"],
+  ])("reads %s as plain data", (_what, text, value) => {
+    expect(parsePlainYaml(text)).toEqual(value);
+  });
+
+  it("drops __proto__ keys, in YAML as in JSON", () => {
+    const fromYaml = parsePlainYaml('a: {__proto__: {polluted: 1}, b: 2}') as Record<string, Record<string, unknown>>;
+    const fromJson = parsePlainJson('{"a": {"__proto__": {"polluted": 1}, "b": 2}}') as Record<string, Record<string, unknown>>;
+    for (const v of [fromYaml, fromJson]) {
+      expect(v.a).toEqual({ b: 2 });
+      expect(Object.hasOwn(v.a!, "__proto__")).toBe(false);
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    }
+  });
+
+  it("prints nothing to stderr for YAML's warnings", () => {
+    const warnings: unknown[] = [];
+    const listener = (w: unknown) => warnings.push(w);
+    process.on("warning", listener);
+    try {
+      parsePlainYaml("? [1, 2]\n: 3\n? {a: 1}\n: 4");
+      plainYamlValue(parseAllDocuments("!bar x", { logLevel: "error" })[0]! as never);
+    } finally {
+      process.off("warning", listener);
+    }
+    return new Promise<void>((done) => setImmediate(() => (expect(warnings).toEqual([]), done())));
+  });
+
+  it("answers any text with plain data or a PlainDataError, nothing else (fuzz)", () => {
+    const yamlish = fc.stringMatching(/^[-&*!<>?:{}\[\],# a-z01|.\n"']*$/, { maxLength: 60 });
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ maxLength: 60 }), yamlish), (text) => {
+        let value: unknown;
+        try {
+          value = parsePlainYaml(text);
+        } catch (err) {
+          if (!(err instanceof PlainDataError)) throw err;
+          return;
+        }
+        // Plain data survives a JSON round trip unchanged.
+        expect(JSON.parse(JSON.stringify(value))).toEqual(value);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe("parsePlainJson", () => {
+  it("refuses malformed JSON with a PlainDataError", () => {
+    expect(() => parsePlainJson("{")).toThrow(PlainDataError);
+  });
+});
