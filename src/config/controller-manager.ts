@@ -50,6 +50,8 @@ export interface LoadedControllerManagerConfig {
   readonly warnings: readonly string[];
   /** Blocks of the file the product accepts but does not act on, for the caller to log. */
   readonly ignored: readonly string[];
+  /** Whether the file itself sets `Generic.Address` (the schema's default binds every address; callers may prefer loopback). */
+  readonly addressSet: boolean;
 }
 
 /**
@@ -86,7 +88,9 @@ export function parseControllerManagerConfig(text: string, source: string, optio
   checkExtensions(config, ctx);
   const warnings = [...finish(ctx, options, WHAT, source), ...extraWarnings];
   const ignored = Object.keys(ignoredBlocks).filter((block) => doc[block] !== undefined && doc[block] !== null);
-  return { source, config, signingFiles, warnings, ignored };
+  const genericDoc = doc["Generic"];
+  const addressSet = typeof genericDoc === "object" && genericDoc !== null && typeof (genericDoc as Record<string, unknown>)["Address"] === "string";
+  return { source, config, signingFiles, warnings, ignored, addressSet };
 }
 
 export async function loadControllerManagerConfig(path: string, options: ControllerManagerLoadOptions = {}): Promise<LoadedControllerManagerConfig> {

@@ -57,6 +57,12 @@ describe("parseControllerManagerConfig: defaults and documents", () => {
     expect([warnings, ignored, signingFiles.size]).toEqual([[], [], 0]);
   });
 
+  it("says whether the file itself sets Generic.Address (the default binds every address)", () => {
+    expect(parse(doc()).addressSet).toBe(false);
+    expect(parse(doc({ Generic: { Port: 10300 } })).addressSet).toBe(false);
+    expect(parse(doc({ Generic: { Address: "0.0.0.0" } })).addressSet).toBe(true);
+  });
+
   it("accepts the example of docs/configuration.md as written", () => {
     const text = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
     const example = /```yaml\n(apiVersion: platformcontrollermanager[\s\S]*?)```/.exec(text)![1]!;

@@ -1,7 +1,5 @@
 // `platform-ca controller`: the controller manager against an API server (signing, approving, trust bundles, cleaning).
-import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
-import { parsePlainYaml } from "../../plain-data.js";
 import { DEFAULT_GROUP_SUFFIX, groupNames, type GroupNames } from "../../api/group.js";
 import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
 import type { PlatformControllerManagerConfiguration } from "../../config/controller-manager.js";
@@ -11,7 +9,7 @@ import { durationFlag } from "../duration.js";
 import { UsageError } from "../program.js";
 import { abortOnSignals, parseListen } from "./apiserver.js";
 
-interface ControllerFlags {
+export interface ControllerFlags {
   readonly config?: string;
   readonly platformconfig?: string;
   readonly context?: string;
@@ -64,8 +62,7 @@ export async function controllerSettings(flags: ControllerFlags, logger: Logger)
     config = loaded.config;
     signingFiles = new Map(loaded.signingFiles);
     // The file's Address is used only when the file sets it; otherwise health and metrics stay on loopback.
-    const doc = parsePlainYaml(await readFile(flags.config, "utf8")) as { Generic?: { Address?: unknown } } | null;
-    addressSet = typeof doc?.Generic?.Address === "string";
+    addressSet = loaded.addressSet;
   }
   const generic = config.Generic;
   const cert = flags.clusterSigningCertFile;
