@@ -27,7 +27,8 @@ export function parsePlainJson(text: string): unknown {
   }
 }
 
-const firstLine = (message: string) => message.split("\n")[0]!.trim();
+/** The first line of a parser message, without the colon that introduced the code frame after it. */
+const firstLine = (message: string) => message.split("\n")[0]!.trim().replace(/:$/, "");
 
 /**
  * The plain value of one parsed YAML document (null when it is empty). YAML-only values are normalized as they are

@@ -28,6 +28,13 @@ describe("parsePlainYaml", () => {
   });
 
   it.each([
+    ["a flow sequence left open", "a: [1\nb: 2\n", "at line 2, column 1"],
+    ["a flow map left open", "{bad", "at line 1, column 5"],
+  ])("ends the message of %s at its position, not at the colon of the code frame", (_what, text, tail) => {
+    expect(() => parsePlainYaml(text)).toThrow(new RegExp(`${tail}$`));
+  });
+
+  it.each([
     ["an empty text", "", null],
     ["shared anchors (a DAG, not a cycle)", "a: &x [1]\nb: *x", { a: [1], b: [1] }],
     ["a merge key", "base: &b {x: 1}\nderived: {<<: *b, y: 2}", { base: { x: 1 }, derived: { x: 1, y: 2 } }],

@@ -133,6 +133,13 @@ describe("createTestAuthority", () => {
   it("refuses a client certificate without a common name", async () => {
     await expect(authority.issueClient({} as { cn: string })).rejects.toMatchObject({ code: "INVALID_OPTION", message: "expected `cn` to be a non-empty string, got nothing" });
   });
+
+  it("names what is wrong with a name it cannot put in a certificate", async () => {
+    await expect(authority.issueServer({ dns: ["bad name!"] })).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: '"bad name!" is not a valid DNS name' });
+    await expect(authority.issueServer({ dns: ["a..b"] })).rejects.toMatchObject({ message: '"a..b" is not a valid DNS name' });
+    await expect(authority.issueClient({ cn: "c", email: ["me @x.test"] } as never)).rejects.toMatchObject({ message: '"me @x.test" is not a valid email address' });
+    expect((await authority.issueServer({ dns: ["*.Wild_card.test"] })).certPem).toContain("BEGIN CERTIFICATE");
+  });
 });
 
 describe("createTestAuthority with options", () => {

@@ -3,6 +3,7 @@ import { isIPv4, isIPv6 } from "node:net";
 import { sign, type KeyObject } from "node:crypto";
 import { PlatformError } from "../errors.js";
 import { describeKey } from "../pki/keys.js";
+import { isDnsName } from "./names.js";
 import { bitString, explicit, implicitPrimitive, integer, objectIdentifier, sequence, setOf, utf8String } from "../pki/der-writer.js";
 import { OID } from "../pki/oids.js";
 import { extension, signatureScheme } from "../pki/tbs-template.js";
@@ -61,17 +62,19 @@ export function ipBytes(ip: string): Uint8Array {
   return out;
 }
 
-function ascii(text: string): Uint8Array {
-  if (!/^[\x21-\x7e]+$/.test(text)) throw new PlatformError("INVALID_ARGUMENT", `${JSON.stringify(text)} is not a printable ASCII name`);
+/** The IA5String bytes of a name of `kind`; a DNS name must be one, the others printable ASCII without spaces. */
+function ascii(text: string, kind: "DNS name" | "email address" | "URI"): Uint8Array {
+  const ok = kind === "DNS name" ? isDnsName(text) : /^[\x21-\x7e]+$/.test(text);
+  if (!ok) throw new PlatformError("INVALID_ARGUMENT", `${JSON.stringify(text)} is not a valid ${kind}`);
   return new TextEncoder().encode(text);
 }
 
 function sanExtension(content: CsrContent): Uint8Array | undefined {
   const names = [
-    ...(content.dns ?? []).map((d) => implicitPrimitive(GN_DNS, ascii(d))),
+    ...(content.dns ?? []).map((d) => implicitPrimitive(GN_DNS, ascii(d, "DNS name"))),
     ...(content.ip ?? []).map((ip) => implicitPrimitive(GN_IP, ipBytes(ip))),
-    ...(content.email ?? []).map((e) => implicitPrimitive(GN_EMAIL, ascii(e))),
-    ...(content.uri ?? []).map((u) => implicitPrimitive(GN_URI, ascii(u))),
+    ...(content.email ?? []).map((e) => implicitPrimitive(GN_EMAIL, ascii(e, "email address"))),
+    ...(content.uri ?? []).map((u) => implicitPrimitive(GN_URI, ascii(u, "URI"))),
   ];
   return names.length === 0 ? undefined : extension(OID.subjectAltName, false, sequence(...names));
 }

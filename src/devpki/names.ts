@@ -13,6 +13,9 @@ const HOST_RE = /^(\*\.)?[a-z0-9_]([-a-z0-9_]*[a-z0-9_])?(\.[a-z0-9_]([-a-z0-9_]
 const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
 const URI_RE = /^[a-z][a-z0-9+.-]*:\/\/\S+$/i;
 
+/** Whether `name` is a DNS name a certificate may carry (a leading `*.` wildcard allowed, at most 253 characters). */
+export const isDnsName = (name: string): boolean => HOST_RE.test(name) && name.length <= 253;
+
 /** Classifies each name; throws INVALID_ARGUMENT naming the first one that is none of the four. */
 export function classifyNames(names: readonly string[]): SubjectNames {
   const out = { dns: [] as string[], ip: [] as string[], email: [] as string[], uri: [] as string[] };
@@ -23,7 +26,7 @@ export function classifyNames(names: readonly string[]): SubjectNames {
     if (isIP(bracketed ?? name)) out.ip.push(bracketed ?? name);
     else if (EMAIL_RE.test(name)) out.email.push(name);
     else if (URI_RE.test(name) && URL.canParse(name)) out.uri.push(name);
-    else if (HOST_RE.test(name) && name.length <= 253) out.dns.push(name.toLowerCase());
+    else if (isDnsName(name)) out.dns.push(name.toLowerCase());
     else throw new PlatformError("INVALID_ARGUMENT", `${JSON.stringify(raw)} is not a valid DNS name, IP address, email or URI`);
   }
   return out;
