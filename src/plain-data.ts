@@ -10,19 +10,24 @@ export class PlainDataError extends Error {
 /** YAML's own aliases are bounded too (a "billion laughs" document is refused, not expanded). */
 const MAX_ALIASES = 100;
 
-/** Removes `__proto__` keys while JSON.parse builds objects, so a later copy or merge cannot reach a prototype. */
-function dropProtoKeys(_key: string, value: unknown): unknown {
+/**
+ * Refuses `__proto__` keys while JSON.parse builds objects: a later copy or merge could reach a prototype through
+ * one, and dropping it would lose what the sender meant, so the text is refused with a message that names the key.
+ */
+function refuseProtoKeys(_key: string, value: unknown): unknown {
   if (value && typeof value === "object" && !Array.isArray(value) && Object.hasOwn(value, "__proto__")) {
-    delete (value as Record<string, unknown>)["__proto__"];
+    throw new PlainDataError('the key "__proto__" is not accepted (it names an object\'s prototype); rename it');
   }
   return value;
 }
 
-/** JSON.parse without prototype keys; a syntax error is a PlainDataError with JSON.parse's message. */
+/** JSON.parse that refuses prototype keys; a syntax error is a PlainDataError with JSON.parse's message. */
 export function parsePlainJson(text: string): unknown {
   try {
-    return text.includes('"__proto__"') ? JSON.parse(text, dropProtoKeys) : JSON.parse(text);
+    // The reviver costs; a key can only spell __proto__ literally or with \u escapes.
+    return text.includes("__proto__") || text.includes("\\u") ? JSON.parse(text, refuseProtoKeys) : JSON.parse(text);
   } catch (err) {
+    if (err instanceof PlainDataError) throw err;
     throw new PlainDataError((err as Error).message);
   }
 }

@@ -39,9 +39,9 @@ export async function runProgram(program: Command, argv: readonly string[]): Pro
     }
     if (isPlatformError(err)) {
       process.stderr.write(`error: ${err.message}\n`);
-      const causes = err.causes.map((c) => `${c.field ? `${c.field}: ` : ""}${c.message}`);
       // Several problems are listed one per line; a single one is listed only when the message does not say it.
-      if (causes.length > 1 || (causes.length === 1 && !err.message.includes(causes[0]!))) for (const c of causes) process.stderr.write(`  ${c}\n`);
+      const said = err.causes.length === 1 && err.message.includes(err.causes[0]!.message);
+      if (!said) for (const c of err.causes) process.stderr.write(`  ${c.field ? `${c.field}: ` : ""}${c.message}\n`);
       return err.code === "INVALID_OPTION" ? EXIT_USAGE : EXIT_FAILURE;
     }
     const message = err instanceof Error ? err.message : String(err);

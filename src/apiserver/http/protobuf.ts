@@ -79,8 +79,9 @@ function decodeMessage(buf: Buffer, desc: Desc, depth: number): Record<string, u
     if (field.repeated) ((out[field.name] ??= []) as unknown[]).push(value ?? "");
     else if (typeof field.kind === "object" && "map" in field.kind) {
       const [k, v] = value as [string, unknown];
-      // Same rule as the JSON decoder: a key that would reach the prototype is dropped.
-      if (k !== "__proto__") ((out[field.name] ??= {}) as Record<string, unknown>)[k] = v;
+      // Same rule as the JSON decoder: a key that would reach the prototype is refused, not dropped.
+      if (k === "__proto__") throw new PlatformError("BAD_REQUEST", `the key "__proto__" of ${field.name} is not accepted (it names an object's prototype); rename it`);
+      ((out[field.name] ??= {}) as Record<string, unknown>)[k] = v;
     } else if (isZero(value)) delete out[field.name];
     else out[field.name] = value;
   }

@@ -297,6 +297,12 @@ describe("bad input", () => {
     expect(oneClearError(r)).toMatch(message);
   });
 
+  it("says a failing JSON patch operation once, not again as its only cause", async () => {
+    const r = await up.ctl(["patch", "sa", "misc-sa", "--type", "json", "-p", '[{"op":"remove","path":"/metadata/labels/zzz"}]']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: .*JSON patch operation 0 \(remove "\/metadata\/labels\/zzz"\): the path does not exist\n$/);
+  });
+
   it("reports an unreachable server in one line", async () => {
     const r = await runNode(CTL, ["-s", "http://127.0.0.1:1", "patch", "sa", "x", "-p", "{}"]);
     expect(r.code).toBe(1);
