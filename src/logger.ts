@@ -27,6 +27,28 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
   return pino(options, (settings.destination ?? process.stderr) as pino.DestinationStream);
 }
 
+/**
+ * A child of `logger` with `bindings`, each key written once per line. pino appends a child's bindings to its
+ * parent's, so binding a key the parent already binds would put it twice on every line (and a JSON parse keeps only
+ * the last): a key bound to the same value is left out, one bound to another value is written as `key_2` (`key_3`...).
+ * Sub-components should still pick keys of their own (`subsystem`, `controller`) rather than rebind `component`.
+ */
+export function childLogger(logger: Logger, bindings: Readonly<Record<string, unknown>>): Logger {
+  const bound = logger.bindings();
+  const own: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(bindings)) {
+    if (value === undefined) continue;
+    if (!(key in bound)) {
+      own[key] = value;
+    } else if (JSON.stringify(bound[key]) !== JSON.stringify(value)) {
+      let n = 2;
+      while (`${key}_${n}` in bound || `${key}_${n}` in own) n++;
+      own[`${key}_${n}`] = value;
+    }
+  }
+  return logger.child(own);
+}
+
 /** A logger that drops everything: the default for library use and tests. */
 export function silentLogger(): Logger {
   return pino({ level: "silent" });

@@ -90,7 +90,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     ready = false;
     await app.close();
     caches.stop();
-    logger.info({ address }, "API server stopped");
+    // A start that failed to listen (EADDRINUSE) has no address: name what it tried instead of an empty one.
+    if (address) logger.info({ address }, "API server stopped");
+    else logger.info({ listen: `${host.includes(":") ? `[${host}]` : host}:${port}` }, "API server stopped before it listened");
   };
   return {
     names,

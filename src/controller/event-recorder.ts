@@ -150,7 +150,7 @@ export class EventRecorder {
     this.client = options.client;
     this.apiVersion = `${groupNames(options.groupSuffix ?? DEFAULT_GROUP_SUFFIX).events}/${EVENT_VERSION}`;
     this.clock = options.clock ?? realClock;
-    this.log = (options.logger ?? silentLogger()).child({ component: "event-recorder" });
+    this.log = (options.logger ?? silentLogger()).child({ subsystem: "event-recorder" });
     this.series = new Lru(cacheSize);
     this.buckets = limit ? new Lru(cacheSize) : undefined;
     this.rateLimit = limit || undefined;

@@ -3,7 +3,7 @@ import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import { LEASE_KIND, LEASE_VERSION, type Lease, type LeaseSpec } from "../api/types/coordination.js";
 import type { ResourceClient } from "../client/types.js";
 import { invalidOption, isPlatformError, PlatformError } from "../errors.js";
-import { silentLogger, type Logger } from "../logger.js";
+import { childLogger, silentLogger, type Logger } from "../logger.js";
 import { formatMicroTime } from "../api/meta.js";
 import { realClock, type Clock } from "./clock.js";
 
@@ -72,7 +72,7 @@ export class LeaderElector {
     }
     this.o = { ...options, leaseDurationMs, renewDeadlineMs, retryPeriodMs };
     this.clock = options.clock ?? realClock;
-    this.log = (options.logger ?? silentLogger()).child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
+    this.log = childLogger(options.logger ?? silentLogger(), { lease: `${options.namespace}/${options.name}`, identity: options.identity });
     this.random = options.random ?? Math.random;
     this.apiVersion = `${groupNames(options.groupSuffix ?? DEFAULT_GROUP_SUFFIX).coordination}/${LEASE_VERSION}`;
   }

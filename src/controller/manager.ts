@@ -14,7 +14,7 @@ import {
   type PlatformControllerManagerConfiguration,
 } from "../config/controller-manager.js";
 import { invalidOption } from "../errors.js";
-import { silentLogger, type Logger } from "../logger.js";
+import { childLogger, silentLogger, type Logger } from "../logger.js";
 import type { SignerRegistry } from "../../signers/registry.js";
 import { realClock, type Clock } from "./clock.js";
 import type { ServingApprovalPolicy } from "./controllers/approval-policy.js";
@@ -99,7 +99,7 @@ class Manager implements ControllerManager {
     this.config = o.config ?? defaultControllerManagerConfig(this.names.suffix);
     this.clock = o.clock ?? realClock;
     this.identity = o.identity ?? `${hostname()}_${randomUUID()}`;
-    this.log = (o.logger ?? silentLogger()).child({ identity: this.identity });
+    this.log = childLogger(o.logger ?? silentLogger(), { identity: this.identity });
     this.metrics = new ControllerMetrics({ processMetrics: o.processMetrics === true });
     const list = this.config.Generic.Controllers;
     const ext = this.config.PlatformCAExtensions;

@@ -33,7 +33,7 @@ export class OpsServer {
   constructor(options: OpsServerOptions) {
     if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65_535) throw invalidOption("port", "to be an integer 0–65535", options.port);
     this.o = options;
-    this.log = (options.logger ?? silentLogger()).child({ component: "ops-server" });
+    this.log = (options.logger ?? silentLogger()).child({ subsystem: "ops-server" });
   }
 
   /** `http://host:port` once listening. */

@@ -1,10 +1,17 @@
-// `platform-ca apiserver` and `up` as processes: usage errors exit 2, the secure server prints how to connect and stops on SIGINT.
+// `platform-ca apiserver` and `up` as processes: usage errors exit 2, bad input files fail before the data directory is
+// touched, the secure server prints how to connect and stops on SIGINT, private files are kept to their owner, logs
+// name each key once.
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { readAdminConfig } from "../../src/apiserver/bootstrap/admin-config.js";
+import { startCluster } from "../controller/controllers/cluster.js";
+import { until } from "../controller/controllers/harness.js";
 import { ensureBuilt } from "../e2e/apiserver-process.js";
-import { CLI, runCli, tempDir } from "./fixtures.js";
+import { startUp } from "../e2e/up-process.js";
+import { CLI, duplicateKeys, mode, runCli, tempDir } from "./fixtures.js";
 
 beforeAll(() => ensureBuilt(), 240_000);
 
@@ -35,6 +42,110 @@ describe("platform-ca apiserver and up: flags", () => {
     const r = await runCli(["apiserver", "--data-dir", join(dir, "data"), "--listen", "127.0.0.1:0", "--token-file", tokens]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/tokens\.csv line 1: expected 3 or 4 columns/);
+    expect(existsSync(join(dir, "data"))).toBe(false);
+  });
+
+  it.each([
+    ["a missing token file", "up", (dir: string) => ["--token-file", join(dir, "missing.csv")], /^error: cannot read token file .*missing\.csv: ENOENT/],
+    ["a malformed token file", "up", (dir: string) => ["--token-file", file(dir, "tokens.csv", "only-two,columns\n")], /tokens\.csv line 1: expected 3 or 4 columns/],
+    ["a missing client CA file", "apiserver", (dir: string) => ["--client-ca-file", join(dir, "missing.crt")], /^error: cannot read the client CA file .*missing\.crt: ENOENT/],
+    ["a client CA file without a certificate", "up", (dir: string) => ["--client-ca-file", file(dir, "empty.crt", "no PEM here\n")], /the client CA file .*empty\.crt: no PEM block found/],
+    ["a bad --group-suffix", "apiserver", () => ["--group-suffix", "nodots"], /expected `--group-suffix` to be a DNS name/],
+  ])("refuses %s (%s) before creating anything in the data directory", async (_name, command, args, message) => {
+    const dir = tempDir();
+    const dataDir = join(dir, "data");
+    const r = await runCli([command, "--data-dir", dataDir, "--listen", "127.0.0.1:0", ...args(dir)]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(message);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+});
+
+/** Writes `text` to `dir/name`; returns the path. */
+function file(dir: string, name: string, text: string): string {
+  writeFileSync(join(dir, name), text);
+  return join(dir, name);
+}
+
+/** The pino lines of a process's stderr. */
+const logLines = (stderr: string) => stderr.split("\n").filter((l) => l.startsWith("{"));
+
+describe("platform-ca up: what it says", () => {
+  it("names the wildcard address it binds, and the loopback address admin.conf uses", async () => {
+    const up = await startUp({ args: ["--listen", "0.0.0.0:0"] });
+    try {
+      const port = /^API server listening on https:\/\/0\.0\.0\.0:(\d+) /m.exec(up.stdout())?.[1];
+      expect(port).toBeDefined();
+      expect(up.stdout()).toContain(`  API server   https://0.0.0.0:${port}, every interface (group suffix platform.io)\n`);
+      expect(up.stdout()).toContain(`\nAPI server listening on https://0.0.0.0:${port} (every interface; admin.conf connects through https://127.0.0.1:${port})\n`);
+      expect(readAdminConfig(readFileSync(up.adminConfig, "utf8"))!.server).toBe(`https://127.0.0.1:${port}`);
+    } finally {
+      expect(await up.stop()).toBe(0);
+    }
+  });
+
+  it("writes each key once on every log line, of up and of a leader-electing controller beside it", async () => {
+    const cluster = await startCluster({ mode: "up" });
+    let controllerErr = "";
+    try {
+      const controller = await cluster.startController();
+      await until(() => controller.stderr().includes('"msg":"became leader"') || undefined, "the controller to lead");
+      expect(await controller.stop()).toBe(0);
+      controllerErr = controller.stderr();
+    } finally {
+      await cluster.stop();
+    }
+    const lines = [...logLines(cluster.apiserver.stderr()), ...logLines(controllerErr)];
+    // The lines that used to repeat a key: a component started by up, the ops server of the controllers, the lease.
+    for (const msg of ["component started", "serving /healthz, /readyz and /metrics", "became leader"]) expect(lines.some((l) => l.includes(`"msg":"${msg}"`))).toBe(true);
+    expect(lines.map((l) => ({ line: l, twice: duplicateKeys(l) })).filter((x) => x.twice.length > 0)).toEqual([]);
+  });
+
+  it("narrows private files others can read to 0600 at start, naming each and its old mode", async () => {
+    const dataDir = join(tempDir(), "data");
+    const first = await startUp({ dataDir });
+    expect(await first.stop()).toBe(0);
+    const files = ["pki/ca.key", "pki/apiserver.key", "pki/sa-signing-key.pem", "admin.conf", "store.db"];
+    for (const f of files) chmodSync(join(dataDir, f), 0o644);
+    chmodSync(join(dataDir, "pki"), 0o755);
+    const again = await startUp({ dataDir });
+    expect(await again.stop()).toBe(0);
+    const warnings = logLines(again.stderr()).map((l) => JSON.parse(l)).filter((l) => l.level === 40 && l.was !== undefined);
+    for (const f of files) {
+      expect(mode(join(dataDir, f))).toBe(0o600);
+      expect(warnings).toContainEqual(expect.objectContaining({ path: join(dataDir, f), was: "0644", mode: "0600", msg: expect.stringContaining(`${join(dataDir, f)} was mode 0644`) }));
+    }
+    expect(mode(join(dataDir, "pki"))).toBe(0o700);
+    expect(warnings).toContainEqual(expect.objectContaining({ path: join(dataDir, "pki"), was: "0755", mode: "0700" }));
+    expect(mode(join(dataDir, "pki", "ca.crt"))).toBe(0o644);
+  });
+
+  it("says plainly that another process holds the data directory", async () => {
+    const up = await startUp();
+    try {
+      const r = await runCli(["up", "--data-dir", up.dataDir, "--listen", "127.0.0.1:0"]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`error: cannot open storage at ${join(up.dataDir, "store.db")}: another process (probably another platform-ca on the same data directory) holds it`);
+    } finally {
+      expect(await up.stop()).toBe(0);
+    }
+  });
+
+  it("names the address it tried, not an empty one, when the port is taken", async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const r = await runCli(["up", "--data-dir", join(tempDir(), "data"), "--listen", `127.0.0.1:${port}`]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/EADDRINUSE/);
+      const stopped = logLines(r.stderr).filter((l) => l.includes('"msg":"API server stopped'));
+      expect(stopped).toHaveLength(1);
+      expect(stopped[0]).not.toContain('"address":""');
+      expect(JSON.parse(stopped[0]!)).toMatchObject({ listen: `127.0.0.1:${port}` });
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 });
 
@@ -42,21 +153,28 @@ describe("platform-ca apiserver (secure by default)", () => {
   it("serves HTTPS, prints the kubectl command line for admin.conf, and exits 0 on SIGINT", async () => {
     const dataDir = join(tempDir(), "data");
     const child = spawn(process.execPath, [CLI, "apiserver", "--data-dir", dataDir, "--listen", "127.0.0.1:0"], { stdio: ["ignore", "pipe", "pipe"] });
+    const exited = new Promise((resolve) => child.once("exit", resolve));
     let out = "";
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("no address within 30 s")), 30_000);
-      child.stdout.on("data", (d) => {
-        out += d;
-        if (/listening on https:\/\/127\.0\.0\.1:\d+\n/.test(out)) {
-          clearTimeout(timer);
-          resolve();
-        }
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("no address within 30 s")), 30_000);
+        child.stdout.on("data", (d) => {
+          out += d;
+          if (/listening on https:\/\/127\.0\.0\.1:\d+\n/.test(out)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        child.once("exit", (code) => reject(new Error(`exited with ${code}`)));
       });
-      child.once("exit", (code) => reject(new Error(`exited with ${code}`)));
-    });
-    expect(out).toContain(`kubectl --kubeconfig ${join(dataDir, "admin.conf")} get csr`);
-    expect(out).not.toContain("platform-ca is up");
-    child.kill("SIGINT");
-    expect(await new Promise((resolve) => child.once("exit", resolve))).toBe(0);
+      expect(out).toMatch(/^platform-ca apiserver is up\n {2}API server {3}https:\/\/127\.0\.0\.1:\d+ \(group suffix platform\.io\)\n {2}data {9}\S+ \(store\.db, pki\/, admin\.conf\)\n {2}admin\.conf /);
+      expect(out).toContain(`kubectl --kubeconfig ${join(dataDir, "admin.conf")} get csr`);
+      expect(out).not.toContain("platform-ca is up");
+      expect(out).not.toContain("components");
+    } finally {
+      // Stopped even when an expectation failed, so no server outlives the test.
+      child.kill("SIGINT");
+    }
+    expect(await exited).toBe(0);
   });
 });

@@ -8,7 +8,7 @@ import { AdmissionChain } from "../auth/admission.js";
 import { createAuthPipeline } from "../auth/auth-pipeline.js";
 import { AuthenticatorChain, type AuthnRequest } from "../auth/authn-chain.js";
 import { ServiceAccountAuthenticator } from "../auth/authn-service-account.js";
-import { loadCredentialFile, TokenFileAuthenticator } from "../auth/authn-token-file.js";
+import { loadCredentialFile, TokenFileAuthenticator, type CredentialEntry } from "../auth/authn-token-file.js";
 import { X509Authenticator } from "../auth/authn-x509.js";
 import { privilegedGroupsAuthorizer, type Authorizer } from "../auth/authorizer.js";
 import { applyBootstrapPolicy } from "../auth/bootstrap-policy.js";
@@ -46,8 +46,8 @@ export interface SecureAuth {
   readonly pipeline: Pipeline;
   readonly authorizer: Authorizer;
   readonly tokens: ServiceAccountTokens;
-  /** Loads the token file and the signing key; call before the server serves. */
-  load(): Promise<void>;
+  /** Loads the token file (or takes `tokenEntries`, its entries already read) and the signing key; call before the server serves. */
+  load(tokenEntries?: readonly CredentialEntry[]): Promise<void>;
   /** Registers TokenRequest, TokenReview, SelfSubjectReview and SubjectAccessReview, and the object lookups tokens need. */
   attach(server: { readonly registry: Registry; registerCreateHandler: Registry["registerCreateHandler"] }): void;
   /** Creates the missing bootstrap RBAC objects, then loads RBAC from storage and follows it. */
@@ -88,8 +88,9 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
     pipeline,
     authorizer,
     tokens,
-    async load() {
-      if (options.tokenFile) tokenFile = new TokenFileAuthenticator(await loadCredentialFile(options.tokenFile));
+    async load(tokenEntries) {
+      const entries = tokenEntries ?? (options.tokenFile ? await loadCredentialFile(options.tokenFile) : undefined);
+      if (entries) tokenFile = new TokenFileAuthenticator(entries);
       await tokens.start();
       chain = new AuthenticatorChain({
         x509: new X509Authenticator({ trustPool: options.clientCaPool, clock }),

@@ -12,6 +12,7 @@ import { pairPaths, writePair, type PairPaths } from "../../devpki/material.js";
 import { caFromPem, generateCa } from "../../pki/ca.js";
 import { loadPrivateKey, privateKeyMatchesCertificate } from "../../pki/keys.js";
 import type { CaKeyPair } from "../../pki/types.js";
+import { SA_KEY_FILE } from "../auth/sa-signing-key.js";
 
 export const PKI_DIR = "pki";
 /** A certificate this close to its end is replaced at start. */
@@ -85,17 +86,45 @@ export function expiryProblem(notAfter: Date, now: Date): string | undefined {
   return notAfter <= now ? `it expired at ${notAfter.toISOString()}` : `it expires at ${notAfter.toISOString()}, within 30 days`;
 }
 
+/**
+ * Narrows `path` to `mode` (0700 for a directory, 0600 for a file) when its group or others may use it at all: it is
+ * or holds private keys. Warns naming the path and the mode it had. A missing path is left alone.
+ */
+export async function restrictToOwner(path: string, mode: number, logger: Logger): Promise<void> {
+  let was: number;
+  try {
+    was = (await stat(path)).mode & 0o777;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw ioError(`cannot use ${path}`, err);
+  }
+  if ((was & 0o077) === 0) return;
+  await chmod(path, mode).catch((err: unknown) => {
+    throw ioError(`cannot restrict ${path} to its owner`, err);
+  });
+  const octal = (m: number) => `0${m.toString(8).padStart(3, "0")}`;
+  logger.warn({ path, was: octal(was), mode: octal(mode) }, `${path} was mode ${octal(was)}, open to others; restricted it to ${octal(mode)}`);
+}
+
 /** Creates `dir` 0700, or narrows an existing one that others could read: it holds private keys. */
 async function privateDir(dir: string, logger: Logger): Promise<void> {
   await ensureDir(dir);
-  const mode = (await stat(dir)).mode & 0o777;
-  if ((mode & 0o077) !== 0) {
-    await chmod(dir, 0o700).catch((err: unknown) => {
-      throw ioError(`cannot restrict ${dir} to its owner`, err);
-    });
-    logger.warn({ dir, was: mode.toString(8) }, "restricted the PKI directory to mode 0700");
-  }
+  await restrictToOwner(dir, 0o700, logger);
 }
+
+/**
+ * The files of a data directory that hold secrets (relative to it): the cluster CA key, the serving key, the
+ * ServiceAccount signing key, admin.conf (the administrator's key) and the store (Secrets). Written 0600; narrowed
+ * to 0600 at start, with a warning, when they were opened wider.
+ */
+export const PRIVATE_FILES: readonly string[] = [
+  join(PKI_DIR, "ca.key"),
+  join(PKI_DIR, "apiserver.key"),
+  join(PKI_DIR, SA_KEY_FILE),
+  "admin.conf",
+  "store.db",
+  "store.db-wal",
+];
 
 /** Writes a file that must not exist yet: two first starts racing cannot replace each other's CA. */
 async function writeNew(path: string, data: string, mode: number): Promise<void> {
@@ -153,6 +182,7 @@ export async function bootstrapPki(options: PkiOptions): Promise<DataDirPki> {
   const dir = join(options.dataDir, PKI_DIR);
   await privateDir(options.dataDir, logger);
   await privateDir(dir, logger);
+  for (const file of PRIVATE_FILES) await restrictToOwner(join(options.dataDir, file), 0o600, logger);
 
   const caPaths = pairPaths(dir, "ca");
   const { ca, action: caAction } = await clusterCa(caPaths, now, logger);

@@ -5,7 +5,7 @@ import { toPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { openSqliteStorage } from "../storage/sqlite.js";
 import { ADMIN_GROUP, ADMIN_USER } from "./admin-config.js";
-import { clientAddress, createSecureServer, type SecureServerOptions, type SecureServerState } from "./secure-server.js";
+import { clientAddress, createSecureServer, readSecureInputs, type SecureServerOptions, type SecureServerState } from "./secure-server.js";
 
 export const STORE_FILE = "store.db";
 
@@ -38,25 +38,33 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
   readonly signal: AbortSignal;
   /** Where the banner goes (stdout). */
   readonly write: (text: string) => void;
-  /** `up` prints the full banner; `apiserver` only the address and how to connect. */
+  /** The banner's header line: `platform-ca is up` or `platform-ca apiserver is up`. */
   readonly banner: "up" | "apiserver";
   readonly components?: readonly Component[];
 }
 
-/** The lines printed at start: where the server is and the kubectl (and platformctl) command lines for admin.conf. */
+/**
+ * The lines printed at start: a header (what runs, where it listens, where its data is), then admin.conf and the
+ * kubectl (and platformctl) command lines for it. The address shown is the one bound; when that is a wildcard
+ * (0.0.0.0, [::]) admin.conf reaches it through loopback, and the banner says so.
+ */
 export function bannerText(state: SecureServerState, o: Pick<RunOptions, "dataDir" | "banner" | "components">, summaries: readonly string[] = []): string {
-  const address = clientAddress(state.server.address);
+  const bound = state.server.address;
+  const client = clientAddress(bound);
+  const everywhere = client !== bound;
   const conf = state.adminConfig.path;
   const lines = [
-    ...(o.banner === "up" ? ["platform-ca is up", `  API server   ${address} (group suffix ${state.server.names.suffix})`, `  data         ${o.dataDir} (${STORE_FILE}, pki/, admin.conf)`] : []),
-    ...(o.banner === "up" && o.components?.length ? [`  components   ${o.components.map((c) => c.name).join(", ")}`] : []),
-    ...(o.banner === "up" ? summaries.map((s) => `  ${s}`) : []),
-    `  admin.conf   ${conf} (user ${ADMIN_USER}, group ${ADMIN_GROUP}, valid until ${state.adminConfig.notAfter.toISOString()})`,
+    o.banner === "up" ? "platform-ca is up" : "platform-ca apiserver is up",
+    `  API server   ${bound}${everywhere ? ", every interface" : ""} (group suffix ${state.server.names.suffix})`,
+    `  data         ${o.dataDir} (${STORE_FILE}, pki/, admin.conf)`,
+    ...(o.components?.length ? [`  components   ${o.components.map((c) => c.name).join(", ")}`] : []),
+    ...summaries.map((s) => `  ${s}`),
+    `  admin.conf   ${conf} (${everywhere ? `server ${client}, ` : ""}user ${ADMIN_USER}, group ${ADMIN_GROUP}, valid until ${state.adminConfig.notAfter.toISOString()})`,
     "",
     `  kubectl --kubeconfig ${conf} get csr`,
     `  platformctl --platformconfig ${conf} get csr`,
     "",
-    `API server listening on ${address}`,
+    `API server listening on ${bound}${everywhere ? ` (every interface; admin.conf connects through ${client})` : ""}`,
   ];
   return `${lines.join("\n")}\n`;
 }
@@ -64,8 +72,16 @@ export function bannerText(state: SecureServerState, o: Pick<RunOptions, "dataDi
 /** Starts storage, the server and the components; resolves after `signal` aborts and everything has stopped. */
 export async function runSecureServer(o: RunOptions): Promise<void> {
   const { logger } = o;
+  // The input files first: a missing or malformed one must fail before the data directory is created or changed.
+  const inputs = o.inputs ?? (await readSecureInputs(o));
   const storage = await openSqliteStorage({ path: join(o.dataDir, STORE_FILE), logger });
-  const secure = createSecureServer({ ...o, storage, logger });
+  let secure: ReturnType<typeof createSecureServer>;
+  try {
+    secure = createSecureServer({ ...o, storage, logger, inputs });
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
   const stops: { name: string; stop(): Promise<void> }[] = [];
   const summaries: string[] = [];
   try {
@@ -82,14 +98,14 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
       const started = await component.start(context);
       if (started) stops.push({ name: component.name, stop: () => started.stop() });
       if (started?.summary) summaries.push(started.summary);
-      logger.info({ component: component.name }, "component started");
+      logger.info({ subsystem: component.name }, "component started");
     }
     // Printed once everything runs: the last line (the address) tells scripts the process is ready.
     o.write(bannerText(state, o, summaries));
     if (!o.signal.aborted) await new Promise<void>((resolve) => o.signal.addEventListener("abort", () => resolve(), { once: true }));
   } finally {
     for (const c of stops.reverse()) {
-      await c.stop().catch((err: unknown) => logger.error({ err: toPlatformError(err), component: c.name }, "component did not stop cleanly"));
+      await c.stop().catch((err: unknown) => logger.error({ err: toPlatformError(err), subsystem: c.name }, "component did not stop cleanly"));
     }
     await secure.stop();
     await storage.close();

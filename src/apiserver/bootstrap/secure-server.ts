@@ -12,6 +12,7 @@ import { createApiServer, type ApiServer } from "../server.js";
 import { systemClock, type Clock } from "../storage/clock.js";
 import type { Storage } from "../storage/types.js";
 import { ADMIN_CONFIG_FILE, ensureAdminConfig, type AdminConfigResult } from "./admin-config.js";
+import { loadCredentialFile, type CredentialEntry } from "../auth/authn-token-file.js";
 import { createSecureAuth, type SecureAuth } from "./auth.js";
 import { bootstrapPki, PKI_DIR, type DataDirPki } from "./pki.js";
 
@@ -30,6 +31,23 @@ export interface SecureServerOptions {
   readonly anonymous?: boolean;
   /** How often ca.crt is checked for a rotated CA; default 30 s, 0 turns it off. */
   readonly caPollMs?: number;
+  /**
+   * The token file and client CA file already read by readSecureInputs (a process reads them before it touches the
+   * data directory); without it, start() reads them before anything else.
+   */
+  readonly inputs?: SecureInputs;
+}
+
+/** What the input files of a secure server hold, read and checked before the data directory is used. */
+export interface SecureInputs {
+  readonly tokens?: readonly CredentialEntry[];
+  readonly clientCas: readonly string[];
+}
+
+/** Reads and checks `tokenFile` and `clientCaFile`: a bad one fails here, before any state is created. */
+export async function readSecureInputs(o: Pick<SecureServerOptions, "tokenFile" | "clientCaFile">): Promise<SecureInputs> {
+  const [tokens, clientCas] = await Promise.all([o.tokenFile !== undefined ? loadCredentialFile(o.tokenFile) : undefined, readClientCaFile(o.clientCaFile)]);
+  return { ...(tokens !== undefined && { tokens }), clientCas };
 }
 
 /** What a started secure server tells its owner. */
@@ -86,7 +104,7 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
   const logger = options.logger ?? silentLogger();
   const clock = options.clock ?? systemClock;
   const now = () => new Date(clock.now());
-  let extraClientCas: string[] = [];
+  let extraClientCas: readonly string[] = [];
   let clientSigner: ReturnType<typeof createApiserverClientSigner> | undefined;
   // Client certificates are trusted when the apiserver-client signer issued them: its CA(s), the CA it replaced while
   // that is still valid (certificates from before a rotation keep working), and the extra file.
@@ -102,7 +120,6 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
     logger,
     keyDir: join(options.dataDir, PKI_DIR),
     clientCaPool,
-    ...(options.tokenFile !== undefined && { tokenFile: options.tokenFile }),
     anonymous: options.anonymous === true,
   });
   let caSource: CaSource | undefined;
@@ -117,15 +134,16 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
     names,
     auth,
     async start(signal) {
+      const inputs = options.inputs ?? (await readSecureInputs(options));
       const pki = await bootstrapPki({ dataDir: options.dataDir, listenHost: options.listen.host, now, logger });
-      extraClientCas = await readClientCaFile(options.clientCaFile);
+      extraClientCas = inputs.clientCas;
       // After a rotation the TLS layer advertises the new client CA list, so clients pick a matching certificate.
       const advertise = () => (server?.app.server as TlsServer | undefined)?.setSecureContext({ key: pki.serving.keyPem, cert: pki.serving.certPem, ca: clientCaPool().join("") });
       caSource = new CaSource({ ...pki.caFiles, intermediates: true, clock: now, logger, pollIntervalMs: pollMs, onChange: () => advertise() });
       await caSource.start(signal);
       if (caSource.lastError) throw caSource.lastError;
       clientSigner = createApiserverClientSigner({ ca: caSource, groupSuffix: suffix, now, logger });
-      await auth.load();
+      await auth.load(inputs.tokens);
       server = createApiServer({
         storage: options.storage,
         pipeline: auth.pipeline,

@@ -80,6 +80,14 @@ export async function openSqliteStorage(options: SqliteStorageOptions): Promise<
     return new SqliteStorage(db, stmt, state, retention, options.clock ?? systemClock, logger, log, options.syncLog ?? fdatasync);
   } catch (err) {
     db?.close();
+    // The exclusive lock is taken at open: BUSY here means another process has this store open.
+    if (err instanceof Database.SqliteError && (err.code === "SQLITE_BUSY" || err.code === "SQLITE_LOCKED")) {
+      throw new PlatformError(
+        "STORAGE_UNAVAILABLE",
+        `cannot open storage at ${options.path}: another process (probably another platform-ca on the same data directory) holds it (${err.code}); stop that process or use another data directory`,
+        { cause: err, retryable: true, details: { sqliteCode: err.code } },
+      );
+    }
     throw storageError(err, `cannot open storage at ${options.path}`);
   }
 }

@@ -1,7 +1,7 @@
 // `platform-ca apiserver`: the embedded API server on durable storage in a data directory, HTTPS with identity by default.
 import { join } from "node:path";
 import type { Command } from "commander";
-import { DEFAULT_GROUP_SUFFIX } from "../../api/group.js";
+import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
 import type { Component } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { UsageError } from "../program.js";
@@ -25,6 +25,15 @@ export function parseListen(text: string): { host: string; port: number } {
   const port = m ? Number(m[3]) : NaN;
   if (!m || port > 65535) throw new UsageError(`expected \`--listen\` to be HOST:PORT (e.g. 127.0.0.1:6443), got ${JSON.stringify(text)}`);
   return { host: (m[1] ?? m[2])!, port };
+}
+
+/** Checks `--group-suffix` before anything is created: a bad one must not leave a store behind. */
+function checkGroupSuffix(suffix: string): void {
+  try {
+    groupNames(suffix);
+  } catch {
+    throw new UsageError(`expected \`--group-suffix\` to be a DNS name with at least two labels (e.g. platform.io), got ${JSON.stringify(suffix)}`);
+  }
 }
 
 const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
@@ -55,6 +64,7 @@ export function abortOnSignals(controller: AbortController, logger: Logger): voi
 /** Runs the HTTPS server with identity until a signal; `banner` picks what is printed at start. */
 export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver", logger: Logger, components: readonly Component[] = []): Promise<void> {
   const listen = parseListen(flags.listen);
+  checkGroupSuffix(flags.groupSuffix);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
   const controller = new AbortController();
@@ -77,6 +87,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
 /** The plain-HTTP development mode: loopback only, every request the local administrator. */
 async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promise<void> {
   const listen = parseListen(flags.listen);
+  checkGroupSuffix(flags.groupSuffix);
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
   const ignored = (["tokenFile", "clientCaFile", "anonymousAuth"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
