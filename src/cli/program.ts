@@ -23,6 +23,20 @@ export function buildProgram(name: string, version: string, modules: readonly Co
   return program;
 }
 
+/**
+ * The lines printed for a failure: `error: <message>`, then one indented line per cause — several problems one per
+ * line; a single one only when the message does not already say it.
+ */
+export function errorText(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  let text = `error: ${message}\n`;
+  if (isPlatformError(err)) {
+    const said = err.causes.length === 1 && message.includes(err.causes[0]!.message);
+    if (!said) for (const c of err.causes) text += `  ${c.field ? `${c.field}: ` : ""}${c.message}\n`;
+  }
+  return text;
+}
+
 /** Runs the program, mapping every failure to one clear line on stderr and an exit code; never a stack trace. */
 export async function runProgram(program: Command, argv: readonly string[]): Promise<number> {
   try {
@@ -33,19 +47,9 @@ export async function runProgram(program: Command, argv: readonly string[]): Pro
       if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") return 0;
       return EXIT_USAGE;
     }
-    if (err instanceof UsageError) {
-      process.stderr.write(`error: ${err.message}\n`);
-      return EXIT_USAGE;
-    }
-    if (isPlatformError(err)) {
-      process.stderr.write(`error: ${err.message}\n`);
-      // Several problems are listed one per line; a single one is listed only when the message does not say it.
-      const said = err.causes.length === 1 && err.message.includes(err.causes[0]!.message);
-      if (!said) for (const c of err.causes) process.stderr.write(`  ${c.field ? `${c.field}: ` : ""}${c.message}\n`);
-      return err.code === "INVALID_OPTION" ? EXIT_USAGE : EXIT_FAILURE;
-    }
-    const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`error: ${message}\n`);
+    process.stderr.write(errorText(err));
+    if (err instanceof UsageError) return EXIT_USAGE;
+    if (isPlatformError(err)) return err.code === "INVALID_OPTION" ? EXIT_USAGE : EXIT_FAILURE;
     if (process.env.PLATFORM_DEBUG) console.error(err);
     return EXIT_FAILURE;
   }

@@ -8,9 +8,10 @@ import { isPlatformError } from "../../errors.js";
 import { UsageError, type CommandModule } from "../program.js";
 import { withContext, type CtlContext } from "./context.js";
 import { createObject } from "./create.js";
-import { addWriteFlags, checkFilenames, dryRunSuffix, outputOf, writeQuery, writeSettingsOf, type WriteFlags } from "./flags.js";
+import { Failures } from "./failures.js";
+import { addWriteFlags, checkFilenames, dryRunSuffix, outputOf, writeQuery, writeSettingsOf, type WriteFlags, type WriteSettings } from "./flags.js";
 import { printObject, qualifiedName } from "./output/printer.js";
-import { fileTargets, objectPath } from "./targets.js";
+import { fileTargets, objectPath, type Target } from "./targets.js";
 
 type Json = unknown;
 type JsonMap = Record<string, Json>;
@@ -68,45 +69,51 @@ export function withLastApplied(obj: ApiObject, key: string): ApiObject {
   return { ...obj, metadata: { ...obj.metadata, annotations: { ...annotations, [key]: `${JSON.stringify(recorded)}\n` } } };
 }
 
+/** kubectl's warning when the live object was not made by apply (the annotation is then added by this apply). */
+export function missingLastAppliedWarning(resource: string, name: string, key: string): string {
+  return (
+    `Warning: resource ${resource}/${name} is missing the ${key} annotation which is required by platformctl apply. ` +
+    "platformctl apply should only be used on resources created declaratively by platformctl apply. The missing annotation will be patched automatically.\n"
+  );
+}
+
+async function applyOne(ctx: CtlContext, t: Target, key: string, w: WriteSettings): Promise<{ result: ApiObject; verb: string }> {
+  const client = await ctx.client();
+  const modified = withLastApplied(t.object!, key);
+  let current: ApiObject | undefined;
+  try {
+    current = await client.request<ApiObject>("GET", objectPath(client, t));
+  } catch (err) {
+    if (!isPlatformError(err, "NOT_FOUND")) throw err;
+  }
+  if (!current) return { result: await createObject(ctx, t, modified, w), verb: "created" };
+  const recorded = current.metadata.annotations?.[key];
+  if (recorded === undefined) ctx.io.err(missingLastAppliedWarning(t.info.plural, t.name, key));
+  let original: JsonMap | undefined;
+  try {
+    original = recorded ? (JSON.parse(recorded) as JsonMap) : undefined;
+  } catch {
+    original = undefined;
+  }
+  const patch = threeWayMergePatch(original, modified as unknown as JsonMap, current as unknown as JsonMap);
+  if (Object.keys(patch).length === 0) return { result: current, verb: "unchanged" };
+  const result = w.dryRun === "client" ? current : await client.request<ApiObject>("PATCH", objectPath(client, t, undefined, writeQuery(w)), patch, { contentType: PATCH_CONTENT_TYPES.merge });
+  return { result, verb: "configured" };
+}
+
 async function run(ctx: CtlContext, args: readonly string[], flags: WriteFlags): Promise<void> {
   const files = checkFilenames(flags, args);
   if (files.length === 0) throw new UsageError("must specify -f/--filename with the objects to apply");
   const { spec, print } = outputOf(flags);
   const w = writeSettingsOf(flags, ctx.io);
   const key = lastAppliedAnnotation(ctx.names);
-  const client = await ctx.client();
+  // Every object is applied; the ones that could not be are reported at the end (exit 1).
+  const failures = new Failures();
   for (const t of await fileTargets(ctx, files, flags.recursive === true)) {
-    const modified = withLastApplied(t.object!, key);
-    let current: ApiObject | undefined;
-    try {
-      current = await client.request<ApiObject>("GET", objectPath(client, t));
-    } catch (err) {
-      if (!isPlatformError(err, "NOT_FOUND")) throw err;
-    }
-    let result: ApiObject;
-    let verb: string;
-    if (!current) {
-      result = await createObject(ctx, t, modified, w);
-      verb = "created";
-    } else {
-      const recorded = current.metadata.annotations?.[key];
-      let original: JsonMap | undefined;
-      try {
-        original = recorded ? (JSON.parse(recorded) as JsonMap) : undefined;
-      } catch {
-        original = undefined;
-      }
-      const patch = threeWayMergePatch(original, modified as unknown as JsonMap, current as unknown as JsonMap);
-      if (Object.keys(patch).length === 0) {
-        result = current;
-        verb = "unchanged";
-      } else {
-        result = w.dryRun === "client" ? current : await client.request<ApiObject>("PATCH", objectPath(client, t, undefined, writeQuery(w)), patch, { contentType: PATCH_CONTENT_TYPES.merge });
-        verb = "configured";
-      }
-    }
-    ctx.io.out(spec.format === "default" ? `${qualifiedName(result)} ${verb}${dryRunSuffix(w.dryRun)}\n` : printObject(spec, result, print));
+    const applied = await failures.attempt(() => applyOne(ctx, t, key, w));
+    if (applied) ctx.io.out(spec.format === "default" ? `${qualifiedName(applied.result)} ${applied.verb}${dryRunSuffix(w.dryRun)}\n` : printObject(spec, applied.result, print));
   }
+  failures.throwIfAny(ctx.io);
 }
 
 export const applyVerb: CommandModule = (program: Command) => {

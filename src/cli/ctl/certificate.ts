@@ -1,5 +1,7 @@
 // `platformctl certificate approve|deny|request`: decide on CSRs through /approval, or request a certificate end to end.
-import { writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { link, lstat, rename, unlink, writeFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { Option, type Command } from "commander";
 import { CsrConditionMessage, CsrConditionReason } from "../../api/conditions.js";
 import type { CertificateSigningRequest } from "../../api/types/csr.js";
@@ -7,6 +9,7 @@ import { isPlatformError, PlatformError } from "../../errors.js";
 import { writePrivateKeyFile } from "../../pki/keys.js";
 import { UsageError, type CommandModule } from "../program.js";
 import { withContext, type CtlContext } from "./context.js";
+import { Failures } from "./failures.js";
 import { generateRequest, parseExpirationSeconds, parseKeyType, parseTimeout, parseUsages, submitCsr, waitForCertificate } from "./csr-issuance.js";
 import { addFilenameFlags, addOutputFlags, checkFilenames, outputOf, type FilenameFlags, type OutputFlags } from "./flags.js";
 import { printObject, qualifiedName } from "./output/printer.js";
@@ -41,23 +44,28 @@ async function runDecide(ctx: CtlContext, args: readonly string[], flags: Decide
   const { spec, print } = outputOf(flags);
   const client = await ctx.client();
   const csrArgs = files.length > 0 ? args : ["certificatesigningrequests", ...args];
+  // Every CSR is tried; the ones that could not be decided on are reported at the end (exit 1).
+  const failures = new Failures();
   for (const t of await targetsOf(ctx, csrArgs, files, flags.recursive === true, "approve")) {
-    if (t.info.kind !== "CertificateSigningRequest") throw new UsageError(`can only ${decision === "Approved" ? "approve" : "deny"} CertificateSigningRequests, got ${t.info.kind}`);
-    let csr = await client.request<CertificateSigningRequest>("GET", objectPath(client, t));
-    for (let attempt = 0; ; attempt++) {
-      const next = decide(csr, decision, new Date());
-      if (next.had && !flags.force) break;
-      try {
-        csr = await client.request<CertificateSigningRequest>("PUT", objectPath(client, t, "approval"), next.csr);
-        break;
-      } catch (err) {
-        // Someone else wrote in between: read again and decide again on what is there now.
-        if (!isPlatformError(err, "CONFLICT") || attempt >= MAX_CONFLICT_RETRIES) throw err;
-        csr = await client.request<CertificateSigningRequest>("GET", objectPath(client, t));
+    await failures.attempt(async () => {
+      if (t.info.kind !== "CertificateSigningRequest") throw new UsageError(`can only ${decision === "Approved" ? "approve" : "deny"} CertificateSigningRequests, got ${t.info.kind}`);
+      let csr = await client.request<CertificateSigningRequest>("GET", objectPath(client, t));
+      for (let attempt = 0; ; attempt++) {
+        const next = decide(csr, decision, new Date());
+        if (next.had && !flags.force) break;
+        try {
+          csr = await client.request<CertificateSigningRequest>("PUT", objectPath(client, t, "approval"), next.csr);
+          break;
+        } catch (err) {
+          // Someone else wrote in between: read again and decide again on what is there now.
+          if (!isPlatformError(err, "CONFLICT") || attempt >= MAX_CONFLICT_RETRIES) throw err;
+          csr = await client.request<CertificateSigningRequest>("GET", objectPath(client, t));
+        }
       }
-    }
-    ctx.io.out(spec.format === "default" ? `${qualifiedName(csr)} ${decision.toLowerCase()}\n` : printObject(spec, csr, print));
+      ctx.io.out(spec.format === "default" ? `${qualifiedName(csr)} ${decision.toLowerCase()}\n` : printObject(spec, csr, print));
+    });
   }
+  failures.throwIfAny(ctx.io);
 }
 
 interface RequestFlags {
@@ -76,6 +84,53 @@ interface RequestFlags {
   readonly timeout: string;
   readonly certOut?: string;
   readonly keyOut?: string;
+  readonly force?: boolean;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw new PlatformError("IO_ERROR", `cannot check the key file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+  }
+}
+
+/**
+ * The new key goes to a private file beside --key-out first, so that the key is on disk before the request exists and
+ * --key-out itself is only written once the CSR was created: a failed create leaves it as it was.
+ */
+async function writeStagedKey(keyOut: string, pem: string): Promise<string> {
+  const staged = join(dirname(keyOut), `.${basename(keyOut)}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    await writePrivateKeyFile(staged, pem);
+  } catch (err) {
+    await unlink(staged).catch(() => undefined);
+    throw new PlatformError("IO_ERROR", `cannot write private key file ${keyOut}: ${((err as PlatformError).cause as NodeJS.ErrnoException | undefined)?.code ?? (err as Error).message}`, { cause: err });
+  }
+  return staged;
+}
+
+/** Whether a failed create may have created the CSR all the same: no answer from the server, or a server error. */
+function mayHaveBeenCreated(err: unknown): boolean {
+  if (!isPlatformError(err)) return true;
+  const syscall = (err.cause as NodeJS.ErrnoException | undefined)?.code;
+  if (syscall === "ECONNREFUSED" || syscall === "ENOTFOUND") return false;
+  return err.code === "TIMEOUT" || err.httpStatus >= 500;
+}
+
+/** Moves the staged key to --key-out: over an existing file only with --force (a file that appeared meanwhile is kept). */
+async function installKey(staged: string, keyOut: string, force: boolean): Promise<void> {
+  if (force) return rename(staged, keyOut);
+  try {
+    await link(staged, keyOut);
+  } catch (err) {
+    // Without hard links (some file systems), a rename; the check before still stands guard.
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") throw err;
+    return rename(staged, keyOut);
+  }
+  await unlink(staged).catch(() => undefined);
 }
 
 async function runRequest(ctx: CtlContext, name: string, flags: RequestFlags): Promise<void> {
@@ -85,6 +140,10 @@ async function runRequest(ctx: CtlContext, name: string, flags: RequestFlags): P
   const timeoutMs = parseTimeout(flags.timeout);
   if (!flags.keyOut) throw new UsageError("--key-out is required: the private key is made here and exists nowhere else");
   if (flags.certOut && !flags.wait) throw new UsageError("--cert-out needs --wait (the certificate exists only once issued)");
+  // Refused before anything is made or sent: the key in that file may be the only one of an existing CSR or certificate.
+  if (!flags.force && (await exists(flags.keyOut))) {
+    throw new PlatformError("ALREADY_EXISTS", `key file ${flags.keyOut} already exists; remove it or pass --force to overwrite it`);
+  }
   const subject = { commonName: flags.cn, organizations: flags.o, organizationalUnits: flags.ou, dns: flags.dns, ip: flags.ip, email: flags.email, uri: flags.uri };
   let generated;
   try {
@@ -93,10 +152,31 @@ async function runRequest(ctx: CtlContext, name: string, flags: RequestFlags): P
     throw isPlatformError(err) ? err : new PlatformError("INVALID_ARGUMENT", `cannot build the request: ${(err as Error).message}`);
   }
   // The key is on disk before the request exists, so an issued certificate is never without its key.
-  await writePrivateKeyFile(flags.keyOut, generated.keyPem);
-  const client = await ctx.client();
+  const staged = await writeStagedKey(flags.keyOut, generated.keyPem);
   const signerName = flags.signer ?? ctx.names.signers.apiserverClient;
-  const created = await submitCsr(client, ctx.names, { name, signerName, usages, expirationSeconds, csrPem: generated.csrPem });
+  let created: CertificateSigningRequest;
+  try {
+    created = await submitCsr(await ctx.client(), ctx.names, { name, signerName, usages, expirationSeconds, csrPem: generated.csrPem });
+  } catch (err) {
+    // --key-out was never touched. When the server refused the request, no CSR holds the new key's public half: the
+    // key is discarded. Without an answer (timeout, lost connection, server error) the CSR may exist: the key is kept.
+    if (!mayHaveBeenCreated(err)) {
+      await unlink(staged).catch(() => undefined);
+      throw err;
+    }
+    const message = `${err instanceof Error ? err.message : String(err)}; the request may have been created all the same, so its key was kept in ${staged} (check with platformctl get csr ${name})`;
+    throw isPlatformError(err) ? new PlatformError(err.code, message, { cause: err, httpStatus: err.httpStatus }) : new PlatformError("INTERNAL", message, { cause: err });
+  }
+  try {
+    await installKey(staged, flags.keyOut, flags.force === true);
+  } catch (err) {
+    throw new PlatformError(
+      "IO_ERROR",
+      `${qualifiedName(created)} was created, but its key could not be written to ${flags.keyOut} (${(err as NodeJS.ErrnoException).code ?? String(err)}): the key is in ${staged}`,
+      { cause: err },
+    );
+  }
+  const client = await ctx.client();
   ctx.io.out(`${qualifiedName(created)} created\n`);
   if (!flags.wait) return;
   const certPem = await waitForCertificate(client, ctx.names, name, {
@@ -116,6 +196,8 @@ async function runRequest(ctx: CtlContext, name: string, flags: RequestFlags): P
 const REQUEST_HELP = `
 Generates a private key (written to --key-out, mode 0600) and a CSR, creates the CertificateSigningRequest,
 and with --wait waits until it is approved and issued, then writes the certificate to --cert-out (or stdout).
+An existing --key-out file is refused unless --force. The key is written to --key-out only once the CSR was
+created: when the create fails, the new key is discarded and the file is left as it was.
 
 Examples:
   platformctl certificate request alice --cn alice --o devs --key-out alice.key --wait --cert-out alice.crt
@@ -155,7 +237,8 @@ export const certificateVerb: CommandModule = (program: Command) => {
     .option("--wait", "wait for approval and issuance")
     .option("--timeout <duration>", "how long --wait waits (5m, 90s, …)", "5m")
     .option("--cert-out <file>", "write the issued certificate here (needs --wait)")
-    .option("--key-out <file>", "write the private key here (0600)")
+    .option("--key-out <file>", "write the private key here (0600); an existing file is refused unless --force")
+    .option("--force", "overwrite an existing --key-out file (only once the CSR was created)")
     .addHelpText("after", REQUEST_HELP)
     .action((name: string, flags: RequestFlags, self: Command) => withContext(self, (ctx) => runRequest(ctx, name, flags)));
 };

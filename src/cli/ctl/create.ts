@@ -4,6 +4,7 @@ import type { ApiObject } from "../../api/meta.js";
 import { pathWithQuery } from "../../client/index.js";
 import { UsageError, type CommandModule } from "../program.js";
 import { withContext, type CtlContext } from "./context.js";
+import { Failures } from "./failures.js";
 import { addWriteFlags, checkFilenames, dryRunSuffix, outputOf, writeQuery, writeSettingsOf, type WriteFlags, type WriteSettings } from "./flags.js";
 import { printObject, qualifiedName } from "./output/printer.js";
 import { fileTargets, pathsFor, type Target } from "./targets.js";
@@ -21,10 +22,13 @@ async function run(ctx: CtlContext, args: readonly string[], flags: WriteFlags):
   if (files.length === 0) throw new UsageError("must specify -f/--filename with the objects to create");
   const { spec, print } = outputOf(flags);
   const w = writeSettingsOf(flags, ctx.io);
+  // Every object is created; the ones that could not be are reported at the end (exit 1).
+  const failures = new Failures();
   for (const t of await fileTargets(ctx, files, flags.recursive === true)) {
-    const created = await createObject(ctx, t, t.object!, w);
-    ctx.io.out(spec.format === "default" ? `${qualifiedName(created)} created${dryRunSuffix(w.dryRun)}\n` : printObject(spec, created, print));
+    const created = await failures.attempt(() => createObject(ctx, t, t.object!, w));
+    if (created) ctx.io.out(spec.format === "default" ? `${qualifiedName(created)} created${dryRunSuffix(w.dryRun)}\n` : printObject(spec, created, print));
   }
+  failures.throwIfAny(ctx.io);
 }
 
 export const createVerb: CommandModule = (program: Command) => {

@@ -4,6 +4,7 @@ import type { ApiList } from "../../api/meta.js";
 import { isPlatformError } from "../../errors.js";
 import { UsageError, type CommandModule } from "../program.js";
 import { withContext, type CtlContext } from "./context.js";
+import { Failures } from "./failures.js";
 import { addDryRunFlag, addFilenameFlags, checkFilenames, dryRunOf, dryRunSuffix, writeQuery, type FilenameFlags } from "./flags.js";
 import { resourceKind } from "./output/printer.js";
 import { apiVersionOf } from "./discovery.js";
@@ -37,18 +38,23 @@ async function run(ctx: CtlContext, args: readonly string[], flags: DeleteFlags)
     if (targets.length === 0) ctx.io.err("No resources found\n");
   } else targets = await targetsOf(ctx, args, files, flags.recursive === true, "delete");
   const client = await ctx.client();
+  // Every object is tried; the ones that could not be deleted are reported at the end (exit 1).
+  const failures = new Failures();
   for (const t of targets) {
-    if (dryRun !== "client") {
-      try {
-        await client.request("DELETE", objectPath(client, t, undefined, writeQuery({ dryRun })));
-      } catch (err) {
-        if (flags.ignoreNotFound && isPlatformError(err, "NOT_FOUND")) continue;
-        throw err;
+    await failures.attempt(async () => {
+      if (dryRun !== "client") {
+        try {
+          await client.request("DELETE", objectPath(client, t, undefined, writeQuery({ dryRun })));
+        } catch (err) {
+          if (flags.ignoreNotFound && isPlatformError(err, "NOT_FOUND")) return;
+          throw err;
+        }
       }
-    }
-    const kind = resourceKind({ apiVersion: apiVersionOf(t.info), kind: t.info.kind });
-    ctx.io.out(flags.output === "name" ? `${kind}/${t.name}\n` : `${kind} "${t.name}" deleted${dryRunSuffix(dryRun)}\n`);
+      const kind = resourceKind({ apiVersion: apiVersionOf(t.info), kind: t.info.kind });
+      ctx.io.out(flags.output === "name" ? `${kind}/${t.name}\n` : `${kind} "${t.name}" deleted${dryRunSuffix(dryRun)}\n`);
+    });
   }
+  failures.throwIfAny(ctx.io);
 }
 
 export const deleteVerb: CommandModule = (program: Command) => {

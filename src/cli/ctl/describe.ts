@@ -7,6 +7,7 @@ import { parseCsr } from "../../pki/csr.js";
 import { type CommandModule } from "../program.js";
 import { formatTable } from "../table.js";
 import { withContext, type CtlContext } from "./context.js";
+import { Failures } from "./failures.js";
 import { addFilenameFlags, checkFilenames, type FilenameFlags } from "./flags.js";
 import { yamlText } from "./output/printer.js";
 import { objectPath, pathsFor, targetsOf } from "./targets.js";
@@ -114,6 +115,8 @@ async function eventsAbout(ctx: CtlContext, obj: ApiObject): Promise<ApiObject[]
 async function run(ctx: CtlContext, args: readonly string[], flags: FilenameFlags & { selector?: string }): Promise<void> {
   const files = checkFilenames(flags, args);
   const client = await ctx.client();
+  // Objects that cannot be read are reported after the pages of the others (exit 1), as kubectl does.
+  const failures = new Failures();
   let objects: ApiObject[];
   if (files.length === 0 && args.length === 1) {
     // `describe csr` alone describes every object of the type, as kubectl does.
@@ -122,7 +125,10 @@ async function run(ctx: CtlContext, args: readonly string[], flags: FilenameFlag
     objects = list.items.map((o) => ({ ...o, kind: o.kind ?? info.kind }));
   } else {
     objects = [];
-    for (const t of await targetsOf(ctx, args, files, flags.recursive === true, "describe")) objects.push(await client.request<ApiObject>("GET", objectPath(client, t)));
+    for (const t of await targetsOf(ctx, args, files, flags.recursive === true, "describe")) {
+      const obj = await failures.attempt(() => client.request<ApiObject>("GET", objectPath(client, t)));
+      if (obj) objects.push(obj);
+    }
   }
   const pages: string[] = [];
   for (const obj of objects) {
@@ -130,6 +136,7 @@ async function run(ctx: CtlContext, args: readonly string[], flags: FilenameFlag
     pages.push(obj.kind === "CertificateSigningRequest" ? describeCsr(obj as CertificateSigningRequest, events) : describeGeneric(obj) + eventsText(events));
   }
   ctx.io.out(pages.join("\n"));
+  failures.throwIfAny(ctx.io);
 }
 
 export const describeVerb: CommandModule = (program: Command) => {

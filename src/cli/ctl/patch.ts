@@ -10,6 +10,7 @@ import { PlatformError } from "../../errors.js";
 import { UsageError, type CommandModule } from "../program.js";
 import { withContext, type CtlContext } from "./context.js";
 import { groupResource } from "./discovery.js";
+import { Failures } from "./failures.js";
 import { addWriteFlags, checkFilenames, dryRunSuffix, outputOf, writeQuery, writeSettingsOf, type WriteFlags } from "./flags.js";
 import { readManifests } from "./manifests.js";
 import { printObject, qualifiedName, type OutputSpec, type PrintOptions } from "./output/printer.js";
@@ -122,9 +123,12 @@ async function run(ctx: CtlContext, args: readonly string[], flags: PatchFlags):
     return;
   }
   const patch = await readPatch(flags, type);
+  // Every object is patched; the ones that could not be are reported at the end (exit 1).
+  const failures = new Failures();
   for (const t of await targetsOf(ctx, args, files, flags.recursive === true, "patch")) {
-    await patchOnServer(ctx, t, flags, type, patch, spec, print);
+    await failures.attempt(() => patchOnServer(ctx, t, flags, type, patch, spec, print));
   }
+  failures.throwIfAny(ctx.io);
 }
 
 export const patchVerb: CommandModule = (program: Command) => {

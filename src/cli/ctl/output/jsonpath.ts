@@ -64,6 +64,21 @@ export class JsonPath {
     }
     return text;
   }
+
+  /**
+   * The values of each action of the template, without printing them (kubectl's FindResults): what custom columns
+   * print and --sort-by compares. Missing fields yield no values.
+   */
+  results(data: Json): Json[][] {
+    const out: Json[][] = [];
+    try {
+      for (const node of this.#nodes) if (node.t === "expr") out.push(evaluate(node.steps, data, data, true));
+    } catch (err) {
+      if (err instanceof PlatformError) throw err;
+      throw new PlatformError("INVALID_ARGUMENT", `error executing jsonpath ${JSON.stringify(this.template)}: ${(err as Error).message}`);
+    }
+    return out;
+  }
 }
 
 function asJsonArray(values: readonly Json[]): string {

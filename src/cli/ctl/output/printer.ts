@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { stringify as toYaml } from "yaml";
 import type { ApiObject } from "../../../api/meta.js";
 import { invalidOption, PlatformError } from "../../../errors.js";
+import { parseCustomColumns, readCustomColumnsFile, type CustomColumn } from "./custom-columns.js";
 import { GoTemplate } from "./go-template.js";
 import { JsonPath } from "./jsonpath.js";
 import { sortKeys } from "./sort-keys.js";
@@ -10,14 +11,16 @@ import { sortKeys } from "./sort-keys.js";
 export type OutputSpec =
   | { readonly format: "default" | "wide" | "json" | "yaml" | "name" }
   | { readonly format: "jsonpath"; readonly template: JsonPath; readonly asJson: boolean }
-  | { readonly format: "go-template"; readonly template: GoTemplate };
+  | { readonly format: "go-template"; readonly template: GoTemplate }
+  /** get only: a table whose columns are JSONPaths into each object. */
+  | { readonly format: "custom-columns"; readonly columns: readonly CustomColumn[] };
 
 export interface PrintOptions {
   readonly allowMissingKeys: boolean;
   readonly showManagedFields: boolean;
 }
 
-/** Formats every printing command accepts; `wide` only where a table exists (get). */
+/** Formats every printing command accepts; `wide`, `custom-columns` and `custom-columns-file` only where a table exists (get). */
 export const OUTPUT_FORMATS: readonly string[] = [
   "go-template", "go-template-file", "json", "jsonpath", "jsonpath-as-json", "jsonpath-file", "name", "template", "templatefile", "yaml",
 ];
@@ -53,6 +56,12 @@ export function parseOutput(value: string | undefined, templateFlag?: string, ex
       return { format: name };
     case "wide":
       if (extra.includes("wide")) return { format: "wide" };
+      break;
+    case "custom-columns":
+      if (extra.includes(name)) return { format: "custom-columns", columns: parseCustomColumns(arg ?? "") };
+      break;
+    case "custom-columns-file":
+      if (extra.includes(name)) return { format: "custom-columns", columns: readCustomColumnsFile(needArg()) };
       break;
     case "jsonpath":
     case "jsonpath-as-json":
