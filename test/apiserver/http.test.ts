@@ -60,12 +60,80 @@ describe("errors are Status objects", () => {
     expect(await shared.server.storage.revision()).toBe(before);
   });
 
+  it.each([
+    ["a malformed %-escape in a resource path", "GET", "/apis/certificates.platform.io/v1/certificatesigningrequests/%zz", {}, 400, "BadRequest", "the request URL is malformed"],
+    ["a malformed %-escape in an unknown path", "GET", "/%zz", {}, 400, "BadRequest", "the request URL is malformed"],
+    ["a method node does not know (FOO)", "FOO", SA, {}, 405, "MethodNotAllowed", "use one of GET"],
+    ["a method the server does not route (PROPFIND)", "PROPFIND", SA, {}, 405, "MethodNotAllowed", "the server does not allow the method PROPFIND"],
+    ["a 70 KB path", "GET", `${SA}/${"x".repeat(70 * 1024)}`, {}, 431, "BadRequest", "larger than the limit of 65536 bytes"],
+    ["a 70 KB bearer token", "GET", SA, { authorization: `Bearer ${"t".repeat(70 * 1024)}` }, 431, "BadRequest", "larger than the limit of 65536 bytes"],
+  ])("answers %s with a Status", async (_what, method, path, headers, code, reason, words) => {
+    const r = await call(shared.base, method, path, { headers });
+    expect(r.status).toBe(code);
+    expect(r.body).toMatchObject({ kind: "Status", apiVersion: "v1", status: "Failure", reason, code });
+    expect(r.body.message).toContain(words);
+  });
+
+  it.each([
+    ["a 20 KB path", `${SA}/${"x".repeat(20 * 1024)}`, {}, 404],
+    ["a 60 KB bearer token", SA, { authorization: `Bearer ${"t".repeat(60 * 1024)}` }, 200],
+  ])("serves a request with %s (headers up to 64 KiB)", async (_what, path, headers, code) => {
+    const r = await call(shared.base, "GET", path, { headers });
+    expect(r.status).toBe(code);
+    expect(r.body.kind).toBe(code === 200 ? "ServiceAccountList" : "Status");
+  });
+
   it("answers 413 for a body over 3 MiB", async () => {
     const big = JSON.stringify(serviceAccount({ annotations: { a: "x".repeat(3 * 1024 * 1024) } }));
     const r = await call(shared.base, "POST", SA, { body: big });
     expect(r.status).toBe(413);
     expect(r.body).toMatchObject({ kind: "Status", reason: "RequestEntityTooLarge", code: 413 });
     expect(r.body.message).toContain("3 MiB");
+  });
+});
+
+describe("names no storage key can hold", () => {
+  const csrs = () => `/apis/${shared.server.names.certificates}/v1/certificatesigningrequests`;
+  const unstorable = ["a%20b", "%C3%84", "a%00b", "x".repeat(1100)];
+  const writes: [string, (name: string) => { body: unknown; contentType?: string } | undefined][] = [
+    ["GET", () => undefined],
+    ["DELETE", () => undefined],
+    ["PUT", (name) => ({ body: { apiVersion: "v1", kind: "Secret", metadata: { name } } })],
+    ["PATCH", () => ({ body: { metadata: { labels: { a: "b" } } }, contentType: "application/merge-patch+json" })],
+  ];
+
+  it.each(writes.flatMap(([method, body]) => unstorable.map((segment) => [method, segment, body] as const)))(
+    "%s of a Secret named %s answers 404 NotFound without storage detail",
+    async (method, segment, body) => {
+      const before = await shared.server.storage.revision();
+      const r = await call(shared.base, method, `/api/v1/namespaces/default/secrets/${segment}`, body(decodeURIComponent(segment)) ?? {});
+      expect(r.body).toMatchObject({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404, details: { name: decodeURIComponent(segment), kind: "secrets" } });
+      expect(r.body.message).not.toMatch(/storage|key/);
+      expect(await shared.server.storage.revision()).toBe(before);
+    },
+  );
+
+  it.each(unstorable)("GET of a CertificateSigningRequest named %s answers 404 NotFound", async (segment) => {
+    const r = await call(shared.base, "GET", `${csrs()}/${segment}`);
+    expect(r.body).toMatchObject({ kind: "Status", status: "Failure", reason: "NotFound", code: 404 });
+    expect(r.body.message).toBe(`certificatesigningrequests.${shared.server.names.certificates} "${decodeURIComponent(segment)}" not found`);
+  });
+
+  it.each([["a b"], ["Ä"], ["x".repeat(1100)]])("refuses to create a CertificateSigningRequest named %s with 422 on metadata.name, storing nothing", async (name) => {
+    const before = await shared.server.storage.revision();
+    const r = await call(shared.base, "POST", csrs(), { body: csrObject(shared.server.names, { name, request: (await csr({ cn: "key" })).pem }) });
+    expect(r.body).toMatchObject({ kind: "Status", status: "Failure", reason: "Invalid", code: 422, details: { causes: [{ field: "metadata.name", reason: "FieldValueInvalid" }] } });
+    expect(r.body.message).toContain("metadata.name: Invalid value");
+    expect(r.body.message).toContain("must consist of printable ASCII characters other than space");
+    expect(r.body.message).not.toMatch(/storage|key/);
+    expect(await shared.server.storage.revision()).toBe(before);
+  });
+
+  it("lists nothing in a namespace no storage key can hold, and creates nothing there", async () => {
+    const list = await call(shared.base, "GET", "/api/v1/namespaces/a%20b/secrets");
+    expect([list.status, list.body.kind, list.body.items]).toEqual([200, "SecretList", []]);
+    const created = await call(shared.base, "POST", "/api/v1/namespaces/a%20b/serviceaccounts", { body: serviceAccount({ name: "sa" }) });
+    expect(created.body).toMatchObject({ kind: "Status", reason: "NotFound", code: 404, message: 'namespaces "a b" not found' });
   });
 });
 
@@ -151,6 +219,14 @@ describe("create, read and write over HTTP", () => {
     ["application/merge-patch+json", "{not json", 400, "not valid JSON"],
     ["application/merge-patch+json", JSON.stringify({ metadata: { name: "renamed" } }), 400, "does not match the name"],
     ["application/merge-patch+json", JSON.stringify({ kind: "Secret" }), 400, "do not match the endpoint"],
+    // A JSON string is a patch of the wrong shape, never text to decode again.
+    ["application/merge-patch+json", JSON.stringify(JSON.stringify({ metadata: { labels: { dbl: "parsed" } } })), 422, "a JSON merge patch must be a JSON object, got a string"],
+    ["application/strategic-merge-patch+json", JSON.stringify(JSON.stringify({ metadata: { labels: { dbl: "parsed" } } })), 422, "a strategic merge patch must be a JSON object, got a string"],
+    ["application/json-patch+json", JSON.stringify(JSON.stringify([{ op: "add", path: "/metadata/labels", value: { dbl: "parsed" } }])), 422, "a JSON patch must be a JSON array of operations, got a string"],
+    ["application/merge-patch+json", '"x"', 422, "a JSON merge patch must be a JSON object, got a string"],
+    ["application/json-patch+json", "{}", 422, "a JSON patch must be a JSON array of operations, got an object"],
+    ["application/merge-patch+json", "null", 422, "a JSON merge patch must be a JSON object, got null"],
+    ["application/json-patch+json", '[{"op":"add","path":"/metadata/labels","value":{"a":"b"},"op":"remove"}]', 422, "must not repeat a member"],
   ])("refuses a %s patch %s and changes nothing", async (contentType, body, code, words) => {
     const name = unique("badpatch");
     const created = await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
@@ -178,6 +254,58 @@ describe("create, read and write over HTTP", () => {
     await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
     const r = await call(shared.base, "DELETE", `${SA}/${name}`, { body: { kind: "DeleteOptions", apiVersion: "v1", preconditions: { uid: "other" }, propagationPolicy: "Background" } });
     expect([r.status, r.body.reason]).toEqual([409, "Conflict"]);
+  });
+
+  const badDeleteOptions: [string, { body?: unknown; query?: string }, number, string][] = [
+    ["dryRun other than All in the body", { body: { kind: "DeleteOptions", apiVersion: "v1", dryRun: ["Some"] } }, 422, 'dryRun: Unsupported value: ["Some"]'],
+    ["dryRun All beside another value in the body", { body: { kind: "DeleteOptions", apiVersion: "v1", dryRun: ["All", "Some"] } }, 422, "dryRun: Unsupported value"],
+    ["an unknown propagationPolicy in the body", { body: { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Bogus" } }, 422, 'propagationPolicy: Unsupported value: "Bogus"'],
+    ["orphanDependents beside propagationPolicy in the body", { body: { kind: "DeleteOptions", apiVersion: "v1", orphanDependents: true, propagationPolicy: "Background" } }, 422, "cannot be both set"],
+    ["a negative gracePeriodSeconds in the body", { body: { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: -10 } }, 422, "gracePeriodSeconds: Invalid value: -10"],
+    ["a body of another kind", { body: { kind: "Pod", apiVersion: "v1" } }, 400, "takes a DeleteOptions"],
+    ["a DeleteOptions body of another apiVersion", { body: { kind: "DeleteOptions", apiVersion: "apps/v1" } }, 400, "takes a DeleteOptions"],
+    ["a dryRun that is not a list", { body: { kind: "DeleteOptions", apiVersion: "v1", dryRun: "All" } }, 400, "DeleteOptions.dryRun must be a list of strings"],
+    ["a JSON array body", { body: [] }, 400, "must be a DeleteOptions object"],
+    ["dryRun other than All in the query", { query: "dryRun=Some" }, 422, 'dryRun: Unsupported value: ["Some"]'],
+    ["an unknown propagationPolicy in the query", { query: "propagationPolicy=Bogus" }, 422, 'propagationPolicy: Unsupported value: "Bogus"'],
+    ["orphanDependents beside propagationPolicy in the query", { query: "orphanDependents=true&propagationPolicy=Orphan" }, 422, "cannot be both set"],
+    ["a negative gracePeriodSeconds in the query", { query: "gracePeriodSeconds=-10" }, 422, "gracePeriodSeconds: Invalid value: -10"],
+    ["a gracePeriodSeconds that is not an integer in the query", { query: "gracePeriodSeconds=soon" }, 400, "expected an integer"],
+    ["a valid body beside an invalid query", { body: { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Background" }, query: "propagationPolicy=Bogus" }, 422, "Bogus"],
+  ];
+
+  it.each(badDeleteOptions)("refuses a delete with %s and deletes nothing", async (_what, o, code, words) => {
+    const name = unique("delopt");
+    await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
+    const before = await shared.server.storage.revision();
+    const r = await call(shared.base, "DELETE", `${SA}/${name}${o.query ? `?${o.query}` : ""}`, o.body === undefined ? {} : { body: o.body });
+    expect(r.body).toMatchObject({ kind: "Status", apiVersion: "v1", status: "Failure", code, reason: code === 422 ? "Invalid" : "BadRequest" });
+    expect(r.body.message).toContain(words);
+    expect(await shared.server.storage.revision()).toBe(before);
+    expect((await call(shared.base, "GET", `${SA}/${name}`)).status).toBe(200);
+  });
+
+  it.each(badDeleteOptions)("refuses a deletecollection with %s and deletes nothing", async (_what, o, code, words) => {
+    const set = unique("delcoll");
+    for (const name of [`${set}-a`, `${set}-b`]) await call(shared.base, "POST", SA, { body: serviceAccount({ name, labels: { set } }) });
+    const before = await shared.server.storage.revision();
+    const r = await call(shared.base, "DELETE", `${SA}?labelSelector=set%3D${set}${o.query ? `&${o.query}` : ""}`, o.body === undefined ? {} : { body: o.body });
+    expect(r.body).toMatchObject({ kind: "Status", status: "Failure", code });
+    expect(r.body.message).toContain(words);
+    expect(await shared.server.storage.revision()).toBe(before);
+    expect((await call(shared.base, "GET", `${SA}?labelSelector=set%3D${set}`)).body.items).toHaveLength(2);
+  });
+
+  it.each([
+    ["a body of v1 DeleteOptions with dryRun All", { kind: "DeleteOptions", apiVersion: "v1", dryRun: ["All"] }],
+    ["a body of meta.k8s.io/v1 DeleteOptions with dryRun All", { kind: "DeleteOptions", apiVersion: "meta.k8s.io/v1", dryRun: ["All"], propagationPolicy: "Foreground" }],
+    ["a body without kind and apiVersion with dryRun All", { dryRun: ["All"], gracePeriodSeconds: 0 }],
+  ])("accepts %s and keeps the object", async (_what, body) => {
+    const name = unique("deldry");
+    await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
+    const r = await call(shared.base, "DELETE", `${SA}/${name}`, { body });
+    expect([r.status, r.body.metadata?.name]).toEqual([200, name]);
+    expect((await call(shared.base, "GET", `${SA}/${name}`)).status).toBe(200);
   });
 
   it("deletes a collection by label selector", async () => {

@@ -1,6 +1,8 @@
 // The fastify application: one catch-all route, authentication and authorization, discovery, health, resources, Status errors.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
+import type { UserInfo } from "../../api/meta.js";
 import { PlatformError } from "../../errors.js";
 import type { Pipeline } from "../pipeline.js";
 import { forbiddenError } from "../auth/authorizer.js";
@@ -30,15 +32,34 @@ export interface HttpAppOptions extends ResourceHandlerDeps {
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 
+/**
+ * Longest request line plus headers node accepts (its default is 16 KiB): room for long bearer tokens and
+ * selectors. Longer ones are answered 431 with a Status.
+ */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
 export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
-  const https = o.tls ? { key: o.tls.key, cert: o.tls.cert, ca: o.tls.ca, requestCert: o.tls.requestCert ?? false, rejectUnauthorized: false } : undefined;
+  const https = o.tls
+    ? { key: o.tls.key, cert: o.tls.cert, ca: o.tls.ca, requestCert: o.tls.requestCert ?? false, rejectUnauthorized: false, maxHeaderSize: MAX_HEADER_BYTES }
+    : undefined;
   const app = Fastify({
-    ...(https ? { https } : {}),
+    ...(https ? { https } : { http: { maxHeaderSize: MAX_HEADER_BYTES } }),
     logger: false,
     bodyLimit: BODY_LIMIT_BYTES,
     exposeHeadRoutes: false,
     forceCloseConnections: true,
-    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 4096 },
+    // Any path the request line can carry is routed (and then authenticated, and answered 404 when it names nothing).
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: MAX_HEADER_BYTES },
+    // Errors fastify meets before routing (a malformed %-escape in the path) become a Status too, after
+    // authentication like every other answer.
+    frameworkErrors: (err, req, reply) => {
+      authenticate(req, o.pipeline).then(
+        () => fail(req, reply, err),
+        (authErr: unknown) => fail(req, reply, authErr),
+      );
+    },
+    // Requests node's parser refuses never reach fastify: answer them with a Status on the raw socket.
+    clientErrorHandler: (err, socket) => writeClientError(err as NodeJS.ErrnoException, socket),
   }) as unknown as FastifyInstance;
   // No TLS renegotiation (as Go's servers): a connection's client certificate is then fixed at the handshake,
   // which lets authentication read it once per connection (auth/authn-x509.ts).
@@ -55,13 +76,28 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
     return reply.code(status.code).type("application/json").send(JSON.stringify(status));
   };
   app.setErrorHandler((err, req, reply) => fail(req, reply, err));
-  app.setNotFoundHandler((req, reply) => fail(req, reply, notFound()));
+  // Authentication comes first, as upstream's filter chain: before routing (an unknown path answers 401 like a
+  // known one, so paths cannot be probed without credentials) and before the body is read (no 413 before 401).
+  // onRequest hooks run for the not-found handler too.
+  const users = new WeakMap<FastifyRequest, UserInfo>();
+  app.addHook("onRequest", async (req) => {
+    users.set(req, await authenticate(req, o.pipeline));
+  });
+  const userOf = (req: FastifyRequest): UserInfo => {
+    const user = users.get(req);
+    if (!user) throw new PlatformError("UNAUTHORIZED", "Unauthorized");
+    return user;
+  };
+  // Only methods the catch-all route does not take land here (every path is routed): 405, as upstream.
+  app.setNotFoundHandler((req, reply) =>
+    fail(req, reply, (METHODS as readonly string[]).includes(req.method) ? notFound() : new PlatformError("METHOD_NOT_ALLOWED", `the server does not allow the method ${req.method}; use one of ${METHODS.join(", ")}`)),
+  );
   app.route({
     method: [...METHODS],
     url: "*",
     handler: async (req, reply) => {
       try {
-        return await serve(req, reply, o, resources);
+        return await serve(req, reply, o, resources, userOf(req));
       } catch (err) {
         if (reply.sent) {
           o.logger.error({ err, url: req.url }, "error after the response started");
@@ -72,6 +108,39 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
     },
   });
   return app;
+}
+
+/** What node's HTTP parser refuses, as the Status it is answered with (undefined: the client is gone, say nothing). */
+function clientErrorStatus(err: NodeJS.ErrnoException): PlatformError | undefined {
+  switch (err.code) {
+    case "ECONNRESET":
+    case "EPIPE":
+      return undefined;
+    case "HPE_HEADER_OVERFLOW":
+      return new PlatformError("BAD_REQUEST", `the request line and headers are larger than the limit of ${MAX_HEADER_BYTES} bytes (64 KiB)`, { httpStatus: 431 });
+    case "HPE_INVALID_METHOD":
+      return new PlatformError("METHOD_NOT_ALLOWED", `the server does not allow this method; use one of ${METHODS.join(", ")}`);
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return new PlatformError("BAD_REQUEST", "the request was not received in time", { httpStatus: 408 });
+    default:
+      return new PlatformError("BAD_REQUEST", `the request is not valid HTTP/1.1 (${err.code ?? "parse error"})`);
+  }
+}
+
+const REASON_PHRASES: Readonly<Record<number, string>> = { 400: "Bad Request", 405: "Method Not Allowed", 408: "Request Timeout", 431: "Request Header Fields Too Large" };
+
+/** Writes a Status answer on a socket whose request node could not parse, then closes it. */
+function writeClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  const error = clientErrorStatus(err);
+  if (!error || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify(statusOf(error));
+  socket.end(
+    `HTTP/1.1 ${error.httpStatus} ${REASON_PHRASES[error.httpStatus] ?? "Bad Request"}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** Whether any header name starts with `Impersonate-` (any case); `rawHeaders` alternates names and values. */
@@ -85,11 +154,9 @@ function impersonates(rawHeaders: readonly string[]): boolean {
 
 const notFound = () => new PlatformError("NOT_FOUND", "the server could not find the requested resource");
 
-async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, resources: ResourceHandler): Promise<unknown> {
-  const path = req.url.split("?")[0]!;
-  const target = route(path, o.registry.catalog);
-  if (!target) throw notFound();
-  const user = await o.pipeline.authenticate({
+/** The requesting user; 401 when the request carries no acceptable credentials. */
+async function authenticate(req: FastifyRequest, pipeline: Pipeline): Promise<UserInfo> {
+  const user = await pipeline.authenticate({
     headers: req.headers,
     // Node builds headersDistinct on first use; only a request that impersonates needs it.
     headersDistinct: impersonates(req.raw.rawHeaders) ? req.raw.headersDistinct : {},
@@ -97,6 +164,13 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
     remoteAddress: req.ip,
   });
   if (!user) throw new PlatformError("UNAUTHORIZED", "Unauthorized");
+  return user;
+}
+
+async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, resources: ResourceHandler, user: UserInfo): Promise<unknown> {
+  const path = req.url.split("?")[0]!;
+  const target = route(path, o.registry.catalog);
+  if (!target) throw notFound();
   if (target.type === "resource") {
     const watch = req.method === "GET" && target.name === undefined && listParams(req.query as RawQuery).watch;
     const verb = verbOf(req.method, target, watch);

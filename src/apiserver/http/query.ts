@@ -1,4 +1,5 @@
-// Query parameters of the seed's parameter sets (Q-GET, Q-LIST, Q-WRITE, Q-PATCH, Q-DELETE, Q-DELCOLL), parsed and checked once.
+// Query parameters of the seed's parameter sets (Q-GET, Q-LIST, Q-WRITE, Q-PATCH), parsed and checked once;
+// Q-DELETE and Q-DELCOLL are DeleteOptions, decoded with the body's in delete-options.ts.
 import { PlatformError } from "../../errors.js";
 import type { ResourceVersionMatch } from "../registry/list.js";
 import type { IncludeObject } from "../table.js";
@@ -27,12 +28,6 @@ export interface WriteParams {
   readonly fieldManager?: string;
   readonly fieldValidation: FieldValidation;
   readonly force: boolean;
-}
-
-export interface DeleteParams {
-  readonly dryRun: boolean;
-  readonly gracePeriodSeconds?: number;
-  readonly propagationPolicy?: string;
 }
 
 const bad = (message: string) => new PlatformError("BAD_REQUEST", message);
@@ -103,13 +98,5 @@ export function writeParams(q: RawQuery): WriteParams {
     // Upstream's default for typed clients is Warn; an empty value means the default.
     fieldValidation: oneOf(q, "fieldValidation", ["Ignore", "Warn", "Strict"] as const) ?? "Warn",
     force: bool(q, "force") ?? false,
-  };
-}
-
-export function deleteParams(q: RawQuery): DeleteParams {
-  return {
-    dryRun: dryRun(q),
-    gracePeriodSeconds: int(q, "gracePeriodSeconds", 0),
-    propagationPolicy: oneOf(q, "propagationPolicy", ["Orphan", "Background", "Foreground"] as const),
   };
 }

@@ -5,7 +5,7 @@ import type { SchemaRegistry } from "../../api/schema.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { Clock } from "../storage/clock.js";
-import { applyPatch } from "../patch/index.js";
+import { applyPatch, checkPatchShape, patchTypeOf } from "../patch/index.js";
 import type { Pipeline } from "../pipeline.js";
 import type { ResourceStore } from "../registry/generic.js";
 import type { Registry } from "../registry/registry.js";
@@ -16,7 +16,8 @@ import { TableConverter } from "../table.js";
 import type { WatchSource } from "../registry/watch.js";
 import { decodeBody, decodeJson, decodeYaml, isJsonType, isYamlType, mediaType, negotiate } from "./content.js";
 import { checkFields } from "./field-validation.js";
-import { deleteParams, isPretty, listParams, writeParams, type RawQuery, type WriteParams } from "./query.js";
+import { deleteOptions } from "./delete-options.js";
+import { isPretty, listParams, writeParams, type RawQuery, type WriteParams } from "./query.js";
 import { send, sendRawList, type ResponseSettings } from "./respond.js";
 import type { Target } from "./routes.js";
 import { streamWatch } from "./watch-stream.js";
@@ -199,13 +200,16 @@ export class ResourceHandler {
     }
     const text = (req.body as Buffer | undefined)?.toString("utf8") ?? "";
     if (text.trim() === "") throw new PlatformError("BAD_REQUEST", "the patch body is empty");
+    // Decoded once, here: the decoded value (an object or an array once its shape is checked) goes to applyPatch,
+    // which would decode a string again.
     const patchBody = decodeJson(text);
+    checkPatchShape(patchTypeOf(type), patchBody);
     const schema = this.deps.schemas.lookup(store.def.group, store.def.kind);
     const r = await store.patch(
       t.namespace,
       t.name!,
       (current) => {
-        const next = applyPatch(type, current, patchBody, { schema }) as ApiObject;
+        const next = applyPatch(type, current, patchBody, { schema, source: text }) as ApiObject;
         out.warnings.splice(0, out.warnings.length, ...checkFields(next, schema, w.fieldValidation, text));
         return next;
       },
@@ -254,23 +258,7 @@ export class ResourceHandler {
   }
 
   private deleteOptions(req: FastifyRequest, user: UserInfo) {
-    const q = deleteParams(req.query as RawQuery);
-    const raw = req.body as Buffer | undefined;
-    const text = raw?.toString("utf8").trim() ?? "";
-    const body = text === "" ? {} : (decodeBody(raw, req.headers["content-type"]) as Record<string, unknown>);
-    if (typeof body !== "object" || body === null || Array.isArray(body)) throw new PlatformError("BAD_REQUEST", "DeleteOptions must be an object");
-    const pre = body.preconditions as { uid?: unknown; resourceVersion?: unknown } | undefined | null;
-    if (pre !== undefined && pre !== null && (typeof pre !== "object" || (pre.uid !== undefined && typeof pre.uid !== "string") || (pre.resourceVersion !== undefined && typeof pre.resourceVersion !== "string"))) {
-      throw new PlatformError("BAD_REQUEST", "DeleteOptions.preconditions must hold string uid and resourceVersion");
-    }
-    const dryRun = Array.isArray(body.dryRun) ? body.dryRun.includes("All") : q.dryRun;
-    return {
-      dryRun,
-      user,
-      preconditions: pre ? { uid: pre.uid as string | undefined, resourceVersion: pre.resourceVersion as string | undefined } : undefined,
-      propagationPolicy: typeof body.propagationPolicy === "string" ? body.propagationPolicy : q.propagationPolicy,
-      gracePeriodSeconds: typeof body.gracePeriodSeconds === "number" ? body.gracePeriodSeconds : q.gracePeriodSeconds,
-    };
+    return deleteOptions(req.query as RawQuery, req.body as Buffer | undefined, req.headers["content-type"], user);
   }
 }
 

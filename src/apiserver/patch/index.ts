@@ -33,11 +33,35 @@ export interface ApplyPatchOptions {
   /** Kind named in refusals; defaults to the document's `kind`. */
   readonly kind?: string;
   readonly maxOperations?: number;
+  /**
+   * The JSON text an already decoded `patchBody` came from, for the checks only the text can show (a JSON patch
+   * operation that repeats a member).
+   */
+  readonly source?: string;
+}
+
+const PATCH_NAMES: Readonly<Record<PatchType, string>> = { json: "a JSON patch", merge: "a JSON merge patch", strategic: "a strategic merge patch" };
+
+function describeJson(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/**
+ * Refuses a decoded patch of the wrong shape (PATCH_INVALID, 422): a JSON patch is an array of operations, a
+ * merge or strategic merge patch an object. A JSON string is a wrong shape like any other, never text to decode.
+ */
+export function checkPatchShape(type: PatchType, patch: unknown): void {
+  if (type === "json" ? Array.isArray(patch) : isJsonObject(patch)) return;
+  throw patchInvalid(`${PATCH_NAMES[type]} must be a JSON ${type === "json" ? "array of operations" : "object"}, got ${describeJson(patch)}`);
 }
 
 /**
  * Applies a PATCH body to `doc` (never modified). `patchBody` as text or bytes is parsed as JSON (YAML is the
- * HTTP layer's job); any other value is taken as the parsed patch. The result must be a JSON object.
+ * HTTP layer's job); any other value is taken as the parsed patch. A caller that decoded the body itself passes
+ * the decoded value (after `checkPatchShape`, so never a string) and its text as `source`. The result must be a
+ * JSON object.
  */
 export function applyPatch(contentType: string | undefined, doc: JsonObject, patchBody: unknown, options: ApplyPatchOptions = {}): JsonObject {
   const type = patchTypeOf(contentType);
@@ -45,16 +69,17 @@ export function applyPatch(contentType: string | undefined, doc: JsonObject, pat
     const kind = options.kind ?? (typeof doc.kind === "string" ? doc.kind : "this resource");
     throw new PlatformError("BAD_REQUEST", `strategic merge patch is not supported for ${kind}; use --type=merge or --type=json`);
   }
+  const text = typeof patchBody === "string" || patchBody instanceof Uint8Array ? bodyText(patchBody) : options.source;
   const patch = parseBody(patchBody);
+  checkPatchShape(type, patch);
   let result: unknown;
   if (type === "json") {
     // RFC 6902 §4 (Appendix A.13): an operation with a repeated member is invalid, but JSON.parse hides it.
-    const repeated = typeof patchBody === "string" || patchBody instanceof Uint8Array ? findDuplicateKeys(bodyText(patchBody)) : [];
+    const repeated = text === undefined ? [] : findDuplicateKeys(text);
     if (repeated.length > 0) throw patchInvalid(`JSON patch operations must not repeat a member: ${repeated.join(", ")}`);
     result = applyJsonPatch(doc, patch, options.maxOperations === undefined ? {} : { maxOperations: options.maxOperations });
   } else {
-    if (!isJsonObject(patch)) throw patchInvalid(`a ${type} merge patch must be a JSON object`);
-    result = type === "merge" ? applyMergePatch(doc, patch) : applyStrategicMergePatch(doc, patch, options.schema);
+    result = type === "merge" ? applyMergePatch(doc, patch as JsonObject) : applyStrategicMergePatch(doc, patch as JsonObject, options.schema);
   }
   if (!isJsonObject(result)) throw patchInvalid("the patched document must be a JSON object");
   return result;

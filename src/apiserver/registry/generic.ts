@@ -3,6 +3,7 @@ import type { ApiObject, Status, UserInfo } from "../../api/meta.js";
 import type { GroupNames } from "../../api/group.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
+import { isStorableKey, keyRoomProblem } from "../storage/checks.js";
 import type { Storage } from "../storage/types.js";
 import type { Clock } from "../storage/clock.js";
 import type { Pipeline, RequestAttributes } from "../pipeline.js";
@@ -78,7 +79,10 @@ export class ResourceStore {
   }
 
   async get(namespace: string | undefined, name: string): Promise<StoredObject> {
-    const kv = await this.ctx.storage.get(this.key(namespace, name));
+    const key = this.key(namespace, name);
+    // A name (or namespace) no key can hold names no object: missing like any other, without storage detail.
+    if (!isStorableKey(key)) throw notFound(this.def, name);
+    const kv = await this.ctx.storage.get(key);
     if (!kv) throw notFound(this.def, name);
     return StoredObject.of(kv);
   }
@@ -97,7 +101,7 @@ export class ResourceStore {
     this.guard(() => this.def.strategy.prepareForCreate(obj, sctx));
     recordManager(obj, this.managerEntry(now, opts));
     await this.ctx.admit(this.attributes("create", opts, namespace, obj.metadata.name), obj, undefined);
-    this.validate(obj, [...validateMetadata(this.def, obj.metadata), ...this.guard(() => this.def.strategy.validate(obj, sctx))]);
+    this.validate(obj, [...this.metadataProblems(namespace, obj.metadata), ...this.guard(() => this.def.strategy.validate(obj, sctx))]);
     if (opts.dryRun) return { object: obj, code: 200 };
     for (let attempt = 1; ; attempt++) {
       try {
@@ -250,6 +254,16 @@ export class ResourceStore {
       m.name = name;
     }
     return obj;
+  }
+
+  /** validateMetadata, and a name the storage key can hold (a rule of this server, beyond the kind's name rule). */
+  private metadataProblems(namespace: string | undefined, meta: ApiObject["metadata"]): FieldError[] {
+    const errors = validateMetadata(this.def, meta);
+    const name = meta.name;
+    if (name && !errors.some((e) => e.field === "metadata.name") && !isStorableKey(this.key(namespace, name))) {
+      errors.unshift({ field: "metadata.name", reason: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(name)}: ${keyRoomProblem(this.key(namespace, ""))}` });
+    }
+    return errors;
   }
 
   private subresourceStrategy(name: string | undefined): SubresourceStrategy | undefined {

@@ -1,6 +1,7 @@
 // LIST over storage or the watch cache: resourceVersion semantics, selectors, limit/continue on one snapshot.
 import type { ApiObject } from "../../api/meta.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
+import { isStorableKey } from "../storage/checks.js";
 import type { Storage } from "../storage/types.js";
 import { badRequest } from "./errors.js";
 import { decodeContinue, encodeContinue } from "./continue.js";
@@ -43,6 +44,8 @@ export function parseRevision(text: string, what = "resourceVersion"): number {
 export async function listCollection(storage: Storage, cache: CachedCollection | undefined, prefix: string, q: ListQuery): Promise<ListPage> {
   const rv = q.resourceVersion ?? "";
   if (q.resourceVersionMatch !== undefined && rv === "") throw badRequest("resourceVersionMatch is forbidden unless resourceVersion is provided");
+  // A namespace no storage key can hold (from the request path) has no objects.
+  if (!isStorableKey(prefix)) return { items: [], revision: await storage.revision() };
   if (q.continue !== undefined && q.continue !== "") {
     if (rv !== "" && rv !== "0") throw badRequest("specifying resourceVersion is not allowed when using continue");
     const token = decodeContinue(q.continue, prefix);

@@ -5,8 +5,18 @@ import { PlatformError } from "../../errors.js";
 const KEY_RE = /^\/[\x21-\x7e]*$/;
 const MAX_KEY_LENGTH = 1024;
 
+/** Whether `key` is one storage can hold; callers that build keys from request input answer by it, not by checkKey's error. */
+export function isStorableKey(key: unknown): key is string {
+  return typeof key === "string" && key.length <= MAX_KEY_LENGTH && KEY_RE.test(key);
+}
+
+/** What a key built from a name may add to its prefix: printable ASCII other than space, and a bounded length. */
+export function keyRoomProblem(prefix: string): string {
+  return `must consist of printable ASCII characters other than space, at most ${Math.max(0, MAX_KEY_LENGTH - prefix.length)} of them here`;
+}
+
 export function checkKey(key: unknown): asserts key is string {
-  if (typeof key !== "string" || key.length > MAX_KEY_LENGTH || !KEY_RE.test(key)) {
+  if (!isStorableKey(key)) {
     throw new PlatformError("INVALID_ARGUMENT", `storage key must be a printable ASCII path starting with "/" of at most ${MAX_KEY_LENGTH} characters, got ${JSON.stringify(key)}`);
   }
 }

@@ -95,6 +95,39 @@ describe("the auth pipeline in a running server", () => {
     expect(r.body).toMatchObject({ kind: "Status", code: 401, reason: "Unauthorized", message: expect.stringMatching(message) });
   });
 
+  it.each([
+    ["GET", "/apis/foo/v1/bars"],
+    ["GET", "/nowhere"],
+    ["GET", "/api/v2/namespaces"],
+    ["DELETE", `/apis/${names.certificates}/v9/certificatesigningrequests/x`],
+    ["PROPFIND", "/api/v1/namespaces"],
+  ])("answers 401 without credentials to %s %s, a path nothing is served at", async (method, path) => {
+    const r = await call(method, path);
+    expect(r.status).toBe(401);
+    expect(r.body).toMatchObject({ kind: "Status", apiVersion: "v1", status: "Failure", code: 401, reason: "Unauthorized" });
+    // With credentials the same request reaches routing.
+    expect((await call(method, path, { cert: true })).status).toBe(method === "PROPFIND" ? 405 : 404);
+  });
+
+  it("reads a 60 KB bearer token over HTTPS, answering a Status", async () => {
+    const r = await call("GET", `/apis/${names.certificates}/v1/certificatesigningrequests`, { token: "t".repeat(60 * 1024) });
+    expect(r.body).toMatchObject({ kind: "Status", code: 401, reason: "Unauthorized", message: expect.stringMatching(/Authorization header is above/) });
+  });
+
+  it("answers 401 without credentials to a malformed URL", async () => {
+    const r = await call("GET", `/apis/${names.certificates}/v1/certificatesigningrequests/%zz`);
+    expect(r.body).toMatchObject({ kind: "Status", code: 401, reason: "Unauthorized" });
+    expect((await call("GET", `/apis/${names.certificates}/v1/certificatesigningrequests/%zz`, { cert: true })).body).toMatchObject({ kind: "Status", code: 400, reason: "BadRequest" });
+  });
+
+  it("answers 401, not 413, to an oversized body without credentials", async () => {
+    const big = { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "big", annotations: { a: "x".repeat(3 * 1024 * 1024) } } };
+    const refused = await call("POST", "/api/v1/namespaces/default/serviceaccounts", { body: big });
+    expect(refused.status).toBe(401);
+    expect(refused.body).toMatchObject({ kind: "Status", code: 401, reason: "Unauthorized" });
+    expect((await call("POST", "/api/v1/namespaces/default/serviceaccounts", { cert: true, body: big })).status).toBe(413);
+  });
+
   it("authenticates a client certificate from the TLS handshake", async () => {
     const r = await call("POST", SSR, { cert: true, body: ssrBody });
     expect(r.status).toBe(201);
