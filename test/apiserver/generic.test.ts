@@ -53,6 +53,13 @@ describe("create", () => {
     expect(r.object.metadata.name).toMatch(/^worker-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
   });
 
+  it("cuts a long generateName to 58 characters before the suffix, as upstream, so the name is still valid", async () => {
+    const { store } = await registryFixture();
+    const r = await store("ServiceAccount").create("default", serviceAccount({ generateName: `${"w".repeat(70)}-` }), {});
+    expect(r.object.metadata.name).toMatch(/^w{58}[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    expect(r.object.metadata.generateName).toBe(`${"w".repeat(70)}-`);
+  });
+
   it.each([
     ["a missing namespace", "nowhere", serviceAccount({}), "NOT_FOUND", 'namespaces "nowhere" not found'],
     ["a namespace that differs from the path", "default", serviceAccount({ namespace: "other" }), "BAD_REQUEST", "does not match the namespace"],

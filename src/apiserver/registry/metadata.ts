@@ -39,11 +39,14 @@ export function nameProblem(rule: ResourceDefinition["nameRule"], name: string):
   }
 }
 
-/** A name for `generateName`: the prefix plus five random characters. */
+/** Longest prefix a generated name keeps, as upstream: with the suffix it still fits a 63-character DNS label. */
+const MAX_GENERATED_PREFIX = 63 - GENERATED_SUFFIX;
+
+/** A name for `generateName`: the prefix (cut to 58 characters, as upstream) plus five random characters. */
 export function generateName(prefix: string): string {
   let suffix = "";
   for (let i = 0; i < GENERATED_SUFFIX; i++) suffix += SUFFIX_ALPHABET[randomInt(SUFFIX_ALPHABET.length)];
-  return prefix + suffix;
+  return prefix.slice(0, MAX_GENERATED_PREFIX) + suffix;
 }
 
 const invalid = (field: string, message: string): FieldError => ({ field, message, reason: "FieldValueInvalid" });
