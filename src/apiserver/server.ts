@@ -7,6 +7,7 @@ import { silentLogger, type Logger } from "../logger.js";
 import { systemClock, type Clock } from "./storage/clock.js";
 import type { Storage } from "./storage/types.js";
 import type { Pipeline } from "./pipeline.js";
+import { createSelfSubjectAccessReviewHandler, pipelineAuthorizer } from "./auth/subject-access-review.js";
 import { allResources } from "./registry/resources/index.js";
 import { Registry } from "./registry/registry.js";
 import type { CreateHandler, ResourceDefinition } from "./registry/strategy.js";
@@ -69,6 +70,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const clock = options.clock ?? systemClock;
   const definitions = (options.definitions ?? allResources)(names);
   const registry = new Registry({ storage: options.storage, names, clock, logger, pipeline: options.pipeline, definitions });
+  // "May I?" is answered by whatever authorizes this server's requests; a secure server replaces it with RBAC's answer.
+  registry.registerCreateHandler(names.authorization, "selfsubjectaccessreviews", createSelfSubjectAccessReviewHandler(pipelineAuthorizer(options.pipeline)));
   const caches = new WatchCaches(options.storage, clock, logger, options.watchCache);
   let ready = false;
   const app = buildHttpApp({

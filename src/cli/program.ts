@@ -13,6 +13,14 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
+/** Ends a command with `code` and nothing more on stderr: an answer, not a failure (`auth can-i` says "no" with 1). */
+export class ExitStatus extends Error {
+  override name = "ExitStatus";
+  constructor(readonly code: number) {
+    super(`exit status ${code}`);
+  }
+}
+
 export function buildProgram(name: string, version: string, modules: readonly CommandModule[]): Command {
   const program = new Command(name).version(version).showHelpAfterError("(run with --help for usage)");
   program.exitOverride();
@@ -47,6 +55,7 @@ export async function runProgram(program: Command, argv: readonly string[]): Pro
       if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") return 0;
       return EXIT_USAGE;
     }
+    if (err instanceof ExitStatus) return err.code;
     process.stderr.write(errorText(err));
     if (err instanceof UsageError) return EXIT_USAGE;
     if (isPlatformError(err)) return err.code === "INVALID_OPTION" ? EXIT_USAGE : EXIT_FAILURE;

@@ -26,6 +26,7 @@ const served: [keyof GroupNames | "core", string][] = [
   ["authentication", "TokenReview"],
   ["authentication", "SelfSubjectReview"],
   ["authorization", "SubjectAccessReview"],
+  ["authorization", "SelfSubjectAccessReview"],
   ["certificates", "CertificateSigningRequest"],
   ["certificates", "ClusterTrustBundle"],
   ["rbac", "Role"],

@@ -107,6 +107,23 @@ describe("platform-ca up --group-suffix k8s.io: kubectl's own commands unmodifie
     expect(out).toMatch(/^Groups\s+\[system:masters system:authenticated\]$/m);
   });
 
+  it("kubectl auth can-i (SelfSubjectAccessReview, a protobuf body): yes for the administrator, no with exit 1 for bob", () => {
+    expect(admin(["api-resources", "--api-group", "authorization.k8s.io", "-o", "name"])).toContain("selfsubjectaccessreviews.authorization.k8s.io\n");
+    expect(admin(["auth", "can-i", "delete", "csr", "--all-namespaces"])).toBe("yes\n");
+    expect(bob(["auth", "can-i", "get", "/healthz"])).toBe("yes\n");
+    const refused = (args: readonly string[]) => {
+      try {
+        bob(args);
+      } catch (err) {
+        const e = err as { status: number; stdout: string };
+        return [e.status, e.stdout];
+      }
+      throw new Error(`kubectl ${args.join(" ")} said yes`);
+    };
+    expect(refused(["auth", "can-i", "get", "csr", "-A"])).toEqual([1, "no\n"]);
+    expect(refused(["auth", "can-i", "get", "/metrics", "-q"])).toEqual([1, ""]);
+  });
+
   it("creates a namespace, ServiceAccount and Secret with kubectl create (protobuf bodies)", () => {
     expect(admin(["create", "namespace", "team1"])).toContain("namespace/team1 created");
     expect(admin(["-n", "team1", "create", "serviceaccount", "robot"])).toContain("serviceaccount/robot created");

@@ -67,6 +67,21 @@ const extra = s.map(s.atomicList());
 
 const userInfo = s.object({ username: s.string, uid: s.string, groups: s.atomicList(), extra });
 
+/** The question of SubjectAccessReview and SelfSubjectAccessReview, and their answer. */
+const accessAttributes = {
+  resourceAttributes: s.object({
+    namespace: s.string,
+    verb: s.string,
+    group: s.string,
+    version: s.string,
+    resource: s.string,
+    subresource: s.string,
+    name: s.string,
+  }),
+  nonResourceAttributes: s.object({ path: s.string, verb: s.string }),
+};
+const accessReviewStatus = s.object({ allowed: s.boolean, denied: s.boolean, reason: s.string, evaluationError: s.string });
+
 const labelSelector = s.object({
   matchLabels: s.map(),
   matchExpressions: s.atomicList(s.object({ key: s.string, operator: s.string, values: s.atomicList() })),
@@ -179,24 +194,10 @@ export const KIND_SCHEMAS: readonly KindSchemaDefinition[] = [
   }),
   kind("authentication", "SelfSubjectReview", { status: s.object({ userInfo }) }),
   kind("authorization", "SubjectAccessReview", {
-    spec: s.object({
-      resourceAttributes: s.object({
-        namespace: s.string,
-        verb: s.string,
-        group: s.string,
-        version: s.string,
-        resource: s.string,
-        subresource: s.string,
-        name: s.string,
-      }),
-      nonResourceAttributes: s.object({ path: s.string, verb: s.string }),
-      user: s.string,
-      groups: s.atomicList(),
-      uid: s.string,
-      extra,
-    }),
-    status: s.object({ allowed: s.boolean, denied: s.boolean, reason: s.string, evaluationError: s.string }),
+    spec: s.object({ ...accessAttributes, user: s.string, groups: s.atomicList(), uid: s.string, extra }),
+    status: accessReviewStatus,
   }),
+  kind("authorization", "SelfSubjectAccessReview", { spec: s.object(accessAttributes), status: accessReviewStatus }),
   kind("certificates", "CertificateSigningRequest", {
     spec: s.object({
       request: s.string,

@@ -1,7 +1,9 @@
-// Authorization group (v1): SubjectAccessReview, the question "may this user do this?" and its answer.
+// Authorization group (v1): SubjectAccessReview and SelfSubjectAccessReview, the questions "may this user do this?"
+// and "may I do this?", and their answer.
 import type { ApiObject } from "../meta.js";
 
 export const SUBJECT_ACCESS_REVIEW_KIND = "SubjectAccessReview";
+export const SELF_SUBJECT_ACCESS_REVIEW_KIND = "SelfSubjectAccessReview";
 export const AUTHORIZATION_VERSION = "v1";
 
 export interface ResourceAttributes {
@@ -39,5 +41,17 @@ export interface SubjectAccessReviewStatus {
 
 export interface SubjectAccessReview extends ApiObject {
   spec: SubjectAccessReviewSpec;
+  status?: SubjectAccessReviewStatus;
+}
+
+/** The question of a SelfSubjectAccessReview: the user is the one asking. */
+export interface SelfSubjectAccessReviewSpec {
+  /** Exactly one of resourceAttributes and nonResourceAttributes. */
+  resourceAttributes?: ResourceAttributes;
+  nonResourceAttributes?: NonResourceAttributes;
+}
+
+export interface SelfSubjectAccessReview extends ApiObject {
+  spec: SelfSubjectAccessReviewSpec;
   status?: SubjectAccessReviewStatus;
 }

@@ -2,6 +2,7 @@
 import type { GroupNames } from "../../api/group.js";
 import type { ApiObject } from "../../api/meta.js";
 import type { ClusterRole, ClusterRoleBinding, PolicyRule, Subject } from "../../api/types/rbac.js";
+import { isDeepStrictEqual } from "node:util";
 import { isPlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { SYSTEM_AUTHENTICATED, SYSTEM_MASTERS, SYSTEM_UNAUTHENTICATED } from "./identity.js";
@@ -77,6 +78,7 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
     // Seed 000 §2 rule 1: every authenticated user (service accounts included) reads trust bundles.
     role(BASIC_USER_ROLE, [
       { apiGroups: [names.authentication], resources: ["selfsubjectreviews"], verbs: ["create"] },
+      { apiGroups: [names.authorization], resources: ["selfsubjectaccessreviews"], verbs: ["create"] },
       { apiGroups: [cert], resources: ["clustertrustbundles"], verbs: READ },
     ]),
     role(DISCOVERY_ROLE, [{ nonResourceURLs: ["/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/"], verbs: ["get"] }]),
@@ -97,24 +99,61 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
   return { clusterRoles, clusterRoleBindings };
 }
 
-/** Creates `obj`; fails with ALREADY_EXISTS when it exists. */
-export type BootstrapCreate = (obj: ApiObject) => Promise<unknown>;
+/** Where the bootstrap policy is written: the API server's registry, or a map in tests. */
+export interface BootstrapWriter {
+  /** Creates `obj`; fails with ALREADY_EXISTS when it exists. */
+  create(obj: ApiObject): Promise<unknown>;
+  /**
+   * Replaces the stored object of `obj`'s kind and name with `change(stored)` (retried on a concurrent write); a
+   * `change` that returns its argument unchanged writes nothing.
+   */
+  modify(obj: ApiObject, change: (stored: ApiObject) => ApiObject): Promise<unknown>;
+}
 
 /**
- * Creates the bootstrap objects that do not exist yet (roles before bindings); existing ones are left as an
- * administrator may have changed them. Returns the `Kind/name` of each object created.
+ * `stored` with what `wanted` grants and it lacks: the rules of a ClusterRole, the subjects of a ClusterRoleBinding
+ * (upstream's reconciliation at start: permissions are added, never removed). Returned unchanged when an
+ * administrator set the autoupdate annotation to "false", when the role is aggregated (its rules are computed), when a
+ * binding refers to another role, or when nothing is missing.
  */
-export async function applyBootstrapPolicy(names: GroupNames, create: BootstrapCreate, logger: Logger = silentLogger()): Promise<string[]> {
+export function withMissingGrants(names: GroupNames, stored: ApiObject, wanted: ApiObject): ApiObject {
+  if (stored.metadata.annotations?.[`${names.rbac}/autoupdate`] === "false") return stored;
+  const field = wanted.kind === "ClusterRole" ? "rules" : "subjects";
+  if (wanted.kind === "ClusterRole" && stored["aggregationRule"] !== undefined) return stored;
+  if (wanted.kind === "ClusterRoleBinding" && !isDeepStrictEqual(stored["roleRef"], wanted["roleRef"])) return stored;
+  const have = Array.isArray(stored[field]) ? (stored[field] as unknown[]) : [];
+  const missing = (wanted[field] as unknown[]).filter((w) => !have.some((h) => isDeepStrictEqual(h, w)));
+  return missing.length === 0 ? stored : { ...stored, [field]: [...have, ...missing] };
+}
+
+/**
+ * Creates the bootstrap objects that do not exist yet (roles before bindings) and adds to existing ones the rules
+ * and subjects they lack (a release that grants more reaches data directories made by an older one). Nothing is
+ * removed: what an administrator added stays, and one who wants an object left alone sets its
+ * `<rbac group>/autoupdate` annotation to "false". Returns the `Kind/name` of each object created or completed.
+ */
+export async function applyBootstrapPolicy(names: GroupNames, writer: BootstrapWriter, logger: Logger = silentLogger()): Promise<{ created: string[]; updated: string[] }> {
   const { clusterRoles, clusterRoleBindings } = bootstrapPolicy(names);
   const created: string[] = [];
+  const updated: string[] = [];
   for (const obj of [...clusterRoles, ...clusterRoleBindings]) {
+    const id = `${obj.kind}/${obj.metadata.name}`;
     try {
-      await create(structuredClone(obj));
-      created.push(`${obj.kind}/${obj.metadata.name}`);
+      await writer.create(structuredClone(obj));
+      created.push(id);
+      continue;
     } catch (err) {
       if (!isPlatformError(err, "ALREADY_EXISTS")) throw err;
     }
+    let changed = false;
+    await writer.modify(obj, (stored) => {
+      const next = withMissingGrants(names, stored, obj as unknown as ApiObject);
+      changed = next !== stored;
+      return next;
+    });
+    if (changed) updated.push(id);
   }
   if (created.length > 0) logger.info({ created }, "bootstrap RBAC policy created");
-  return created;
+  if (updated.length > 0) logger.info({ updated }, "bootstrap RBAC policy completed with the rules and subjects it lacked");
+  return { created, updated };
 }

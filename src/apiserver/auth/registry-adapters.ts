@@ -1,9 +1,9 @@
 // Adapters from the API server's registry to what the identity layer consumes: object lookups and bootstrap writes.
-import type { UserInfo } from "../../api/meta.js";
+import type { ApiObject, UserInfo } from "../../api/meta.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import type { ResourceStore } from "../registry/generic.js";
 import type { Registry } from "../registry/registry.js";
-import type { BootstrapCreate } from "./bootstrap-policy.js";
+import type { BootstrapWriter } from "./bootstrap-policy.js";
 import { SYSTEM_MASTERS } from "./identity.js";
 import type { FoundObject, ObjectLookup, TokenLookups } from "./service-account-tokens.js";
 
@@ -39,11 +39,16 @@ export function registryLookups(registry: Registry): TokenLookups {
   return { serviceAccount: lookup(registry, "serviceaccounts"), pod: lookup(registry, "pods"), secret: lookup(registry, "secrets") };
 }
 
-/** Creates bootstrap RBAC objects through the registry (validation and admission included) as the server itself. */
-export function registryBootstrapCreate(registry: Registry): BootstrapCreate {
-  return async (obj) => {
+/** Writes bootstrap RBAC objects through the registry (validation and admission included) as the server itself. */
+export function registryBootstrapWriter(registry: Registry): BootstrapWriter {
+  const rbacStore = (obj: ApiObject): ResourceStore => {
     const store = storeOf(registry, registry.names.rbac, `${obj.kind.toLowerCase()}s`);
-    if (!store) throw new PlatformError("NOT_FOUND", `${obj.kind} is not served, so the bootstrap policy cannot be created`);
-    return store.create(obj.metadata.namespace, obj, { fieldManager: "platform-ca-apiserver", user: SERVER_USER });
+    if (!store) throw new PlatformError("NOT_FOUND", `${obj.kind} is not served, so the bootstrap policy cannot be written`);
+    return store;
+  };
+  const opts = { fieldManager: "platform-ca-apiserver", user: SERVER_USER };
+  return {
+    create: (obj) => rbacStore(obj).create(obj.metadata.namespace, obj, opts),
+    modify: (obj, change) => rbacStore(obj).patch(obj.metadata.namespace, obj.metadata.name!, change, opts),
   };
 }

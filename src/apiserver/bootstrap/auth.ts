@@ -14,9 +14,9 @@ import { privilegedGroupsAuthorizer, type Authorizer } from "../auth/authorizer.
 import { applyBootstrapPolicy } from "../auth/bootstrap-policy.js";
 import { StorageRbacLister } from "../auth/rbac-lister.js";
 import { RbacAuthorizer } from "../auth/rbac.js";
-import { registryBootstrapCreate, registryLookups } from "../auth/registry-adapters.js";
+import { registryBootstrapWriter, registryLookups } from "../auth/registry-adapters.js";
 import { ServiceAccountTokens, type ObjectLookup, type TokenLookups } from "../auth/service-account-tokens.js";
-import { createSubjectAccessReviewHandler } from "../auth/subject-access-review.js";
+import { createSelfSubjectAccessReviewHandler, createSubjectAccessReviewHandler } from "../auth/subject-access-review.js";
 import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../auth/token-handlers.js";
 import type { Pipeline } from "../pipeline.js";
 import type { Registry } from "../registry/registry.js";
@@ -48,9 +48,9 @@ export interface SecureAuth {
   readonly tokens: ServiceAccountTokens;
   /** Loads the token file (or takes `tokenEntries`, its entries already read) and the signing key; call before the server serves. */
   load(tokenEntries?: readonly CredentialEntry[]): Promise<void>;
-  /** Registers TokenRequest, TokenReview, SelfSubjectReview and SubjectAccessReview, and the object lookups tokens need. */
+  /** Registers TokenRequest, TokenReview, SelfSubjectReview, SubjectAccessReview and SelfSubjectAccessReview, and the object lookups tokens need. */
   attach(server: { readonly registry: Registry; registerCreateHandler: Registry["registerCreateHandler"] }): void;
-  /** Creates the missing bootstrap RBAC objects, then loads RBAC from storage and follows it. */
+  /** Creates the missing bootstrap RBAC objects and completes the existing ones, then loads RBAC from storage and follows it. */
   start(signal?: AbortSignal): Promise<string[]>;
   stop(): void;
 }
@@ -108,10 +108,11 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       server.registerCreateHandler(names.authentication, "tokenreviews", createTokenReviewHandler({ tokens, lookups: lateLookups, ...(tokenFile && { tokenFile }) }));
       server.registerCreateHandler(names.authentication, "selfsubjectreviews", createSelfSubjectReviewHandler());
       server.registerCreateHandler(names.authorization, "subjectaccessreviews", createSubjectAccessReviewHandler(authorizer));
+      server.registerCreateHandler(names.authorization, "selfsubjectaccessreviews", createSelfSubjectAccessReviewHandler(authorizer));
     },
     async start(signal) {
       if (!registry) throw new PlatformError("NOT_READY", "attach() the API server before start()");
-      const created = await applyBootstrapPolicy(names, registryBootstrapCreate(registry), logger);
+      const { created } = await applyBootstrapPolicy(names, registryBootstrapWriter(registry), logger);
       await lister.start(signal);
       return created;
     },

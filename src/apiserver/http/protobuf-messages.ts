@@ -85,17 +85,20 @@ const SELF_SUBJECT_REVIEW: Desc = { 1: f("metadata", msg(OBJECT_META)), 2: f("st
 
 // --- authorization/v1 ---
 
+/** Fields 1 and 2 of SubjectAccessReviewSpec and SelfSubjectAccessReviewSpec. */
+const ACCESS_ATTRIBUTES: Desc = {
+  1: f("resourceAttributes", msg({
+    1: f("namespace", "string"), 2: f("verb", "string"), 3: f("group", "string"), 4: f("version", "string"),
+    5: f("resource", "string"), 6: f("subresource", "string"), 7: f("name", "string"),
+  })),
+  2: f("nonResourceAttributes", msg({ 1: f("path", "string"), 2: f("verb", "string") })),
+};
+const ACCESS_REVIEW_STATUS: Desc = { 1: f("allowed", "bool"), 2: f("reason", "string"), 3: f("evaluationError", "string"), 4: f("denied", "bool") };
 const SUBJECT_ACCESS_REVIEW = object(
-  {
-    1: f("resourceAttributes", msg({
-      1: f("namespace", "string"), 2: f("verb", "string"), 3: f("group", "string"), 4: f("version", "string"),
-      5: f("resource", "string"), 6: f("subresource", "string"), 7: f("name", "string"),
-    })),
-    2: f("nonResourceAttributes", msg({ 1: f("path", "string"), 2: f("verb", "string") })),
-    3: f("user", "string"), 4: strings("groups"), 5: f("extra", { map: "stringList" }), 6: f("uid", "string"),
-  },
-  { 1: f("allowed", "bool"), 2: f("reason", "string"), 3: f("evaluationError", "string"), 4: f("denied", "bool") },
+  { ...ACCESS_ATTRIBUTES, 3: f("user", "string"), 4: strings("groups"), 5: f("extra", { map: "stringList" }), 6: f("uid", "string") },
+  ACCESS_REVIEW_STATUS,
 );
+const SELF_SUBJECT_ACCESS_REVIEW = object(ACCESS_ATTRIBUTES, ACCESS_REVIEW_STATUS);
 
 // --- rbac/v1 ---
 
@@ -136,6 +139,7 @@ export const MESSAGES: Readonly<Record<string, Desc>> = {
   Role: ROLE,
   RoleBinding: BINDING,
   Secret: SECRET,
+  SelfSubjectAccessReview: SELF_SUBJECT_ACCESS_REVIEW,
   SelfSubjectReview: SELF_SUBJECT_REVIEW,
   ServiceAccount: SERVICE_ACCOUNT,
   SubjectAccessReview: SUBJECT_ACCESS_REVIEW,

@@ -1,7 +1,10 @@
 // `platformctl auth whoami`: the identity the server sees for these credentials (SelfSubjectReview), impersonation included.
+// `platformctl auth can-i`: whether they may do something (SelfSubjectAccessReview), answered yes or no as kubectl does.
 import type { Command } from "commander";
 import type { ApiObject, UserInfo } from "../../api/meta.js";
-import type { CommandModule } from "../program.js";
+import { SELF_SUBJECT_ACCESS_REVIEW_KIND, type SelfSubjectAccessReviewSpec, type SubjectAccessReviewStatus } from "../../api/types/authorization.js";
+import { isPlatformError } from "../../errors.js";
+import { ExitStatus, UsageError, type CommandModule } from "../program.js";
 import { formatTable } from "../table.js";
 import { withContext, type CtlContext } from "./context.js";
 import { addOutputFlags, outputOf, type OutputFlags } from "./flags.js";
@@ -24,6 +27,88 @@ async function run(ctx: CtlContext, flags: OutputFlags): Promise<void> {
   ctx.io.out(spec.format === "default" ? whoamiTable(review.status?.userInfo ?? { username: "" }) : printObject(spec, review, print));
 }
 
+/** kubectl's known verbs; another verb is still asked, after a warning. */
+const RESOURCE_VERBS = new Set(["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "use", "bind", "impersonate", "*", "approve", "sign", "escalate", "attest"]);
+const NON_RESOURCE_VERBS = new Set(["get", "put", "post", "head", "options", "delete", "patch", "*"]);
+/** Resources RBAC knows that discovery does not list (the targets of `impersonate`): no warning for them. */
+const UNDISCOVERED_RESOURCES = new Set(["users", "groups"]);
+
+export interface CanIFlags {
+  readonly allNamespaces?: boolean;
+  readonly subresource?: string;
+  readonly quiet?: boolean;
+}
+
+export interface CanIQuestion {
+  readonly spec: SelfSubjectAccessReviewSpec;
+  /** kubectl's warnings (without the `Warning: ` prefix): an unknown type or verb, a namespace for a cluster-scoped type. */
+  readonly warnings: string[];
+}
+
+/** `VERB TYPE[/NAME]` or `VERB /PATH` as the spec of a SelfSubjectAccessReview, with kubectl's rules and warnings. */
+export async function canIQuestion(ctx: CtlContext, args: readonly string[], flags: CanIFlags): Promise<CanIQuestion> {
+  if (args.length !== 2) {
+    throw new UsageError("you must specify two arguments: verb resource or verb resource/resourceName.\nSee 'platformctl auth can-i -h' for help and examples.");
+  }
+  const [verb, target] = args as [string, string];
+  const warnings: string[] = [];
+  if (target.startsWith("/")) {
+    if (flags.subresource) throw new UsageError("--subresource can not be used with NonResourceURL");
+    if (!NON_RESOURCE_VERBS.has(verb)) warnings.push(`verb '${verb}' is not a known verb`);
+    return { spec: { nonResourceAttributes: { verb, path: target } }, warnings };
+  }
+  const slash = target.indexOf("/");
+  const [type, name] = slash < 0 ? [target, ""] : [target.slice(0, slash), target.slice(slash + 1)];
+  let group = "";
+  let resource = type;
+  let namespaced: boolean | undefined;
+  if (type !== "*") {
+    try {
+      const info = await (await ctx.discovery()).resolve(type);
+      [group, resource, namespaced] = [info.group, info.plural, info.namespaced];
+    } catch (err) {
+      if (!isPlatformError(err, "NOT_FOUND")) throw err;
+      // Asked as typed: RBAC rules may name resources the server does not serve.
+      const lower = type.toLowerCase();
+      const dot = lower.indexOf(".");
+      const [r, g] = dot < 0 ? [lower, ""] : [lower.slice(0, dot), lower.slice(dot + 1)];
+      if (!UNDISCOVERED_RESOURCES.has(lower)) warnings.push(g ? `the server doesn't have a resource type '${r}' in group '${g}'` : `the server doesn't have a resource type '${r}'`);
+    }
+  }
+  const namespace = flags.allNamespaces ? "" : await ctx.namespace();
+  // kubectl checks the scope and the verb only when the question is in one namespace.
+  if (!flags.allNamespaces) {
+    if (namespaced === false) warnings.push(group ? `resource '${resource}' is not namespace scoped in group '${group}'` : `resource '${resource}' is not namespace scoped`);
+    if (!RESOURCE_VERBS.has(verb)) warnings.push(`verb '${verb}' is not a known verb`);
+  }
+  const resourceAttributes = {
+    ...(namespace && { namespace }),
+    verb,
+    ...(group && { group }),
+    resource,
+    ...(flags.subresource && { subresource: flags.subresource }),
+    ...(name && { name }),
+  };
+  return { spec: { resourceAttributes }, warnings };
+}
+
+/** kubectl's answer line: `yes`, or `no` with the reason and evaluation error when the server gives them. */
+export function canIAnswer(status: SubjectAccessReviewStatus | undefined): string {
+  if (status?.allowed) return "yes\n";
+  return `no${status?.reason ? ` - ${status.reason}` : ""}${status?.evaluationError ? ` - ${status.evaluationError}` : ""}\n`;
+}
+
+async function runCanI(ctx: CtlContext, args: readonly string[], flags: CanIFlags): Promise<void> {
+  const { spec, warnings } = await canIQuestion(ctx, args, flags);
+  for (const w of warnings) ctx.io.err(`Warning: ${w}\n`);
+  const client = await ctx.client();
+  const body = { apiVersion: `${ctx.names.authorization}/v1`, kind: SELF_SUBJECT_ACCESS_REVIEW_KIND, metadata: {}, spec };
+  const review = await client.request<ApiObject & { status?: SubjectAccessReviewStatus }>("POST", `/apis/${ctx.names.authorization}/v1/selfsubjectaccessreviews`, body);
+  if (!flags.quiet) ctx.io.out(canIAnswer(review.status));
+  // As kubectl: the answer is the exit status too (0 yes, 1 no), so scripts can test it.
+  if (!review.status?.allowed) throw new ExitStatus(1);
+}
+
 export const authVerb: CommandModule = (program: Command) => {
   const auth = program.command("auth").description("inspect authentication");
   const whoami = auth.command("whoami").description("show the user attributes the server holds for the current credentials");
@@ -31,4 +116,29 @@ export const authVerb: CommandModule = (program: Command) => {
   whoami
     .addHelpText("after", "\nExamples:\n  platformctl auth whoami\n  platformctl auth whoami --as alice --as-group devs -o yaml\n")
     .action((flags: OutputFlags, self: Command) => withContext(self, (ctx) => run(ctx, flags)));
+  auth
+    .command("can-i")
+    .description("check whether an action is allowed: prints yes (exit 0) or no (exit 1)")
+    .argument("[args...]", "VERB TYPE, VERB TYPE/NAME or VERB /NONRESOURCEURL")
+    .option("-A, --all-namespaces", "ask about all namespaces instead of -n or the context's namespace")
+    .option("--subresource <name>", "the subresource, such as status or approval")
+    .option("-q, --quiet", "print nothing; the exit status is the answer")
+    .addHelpText(
+      "after",
+      [
+        "",
+        "VERB is a verb as RBAC names it (get, list, create, approve…); TYPE is resolved through discovery (csr, plural, kind,",
+        "TYPE.GROUP); '*' means every resource; a NONRESOURCEURL starts with '/'. --as and --as-group ask for someone else.",
+        "",
+        "Examples:",
+        "  platformctl auth can-i create serviceaccounts -n platform-system",
+        "  platformctl auth can-i update csr/node-1 --subresource approval",
+        "  platformctl auth can-i list csr --as alice --as-group devs",
+        "  platformctl auth can-i '*' '*' -A",
+        "  platformctl auth can-i get /healthz",
+        "  platformctl auth can-i approve signers/example.com/my-signer -q && echo allowed",
+        "",
+      ].join("\n"),
+    )
+    .action((args: string[], flags: CanIFlags, self: Command) => withContext(self, (ctx) => runCanI(ctx, args, flags)));
 };

@@ -12,7 +12,7 @@ import { privilegedGroupsAuthorizer } from "../../../src/apiserver/auth/authoriz
 import { applyBootstrapPolicy } from "../../../src/apiserver/auth/bootstrap-policy.js";
 import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
 import { StorageRbacLister } from "../../../src/apiserver/auth/rbac-lister.js";
-import { registryBootstrapCreate, registryLookups } from "../../../src/apiserver/auth/registry-adapters.js";
+import { registryBootstrapWriter, registryLookups } from "../../../src/apiserver/auth/registry-adapters.js";
 import { ServiceAccountTokens } from "../../../src/apiserver/auth/service-account-tokens.js";
 import { createSubjectAccessReviewHandler } from "../../../src/apiserver/auth/subject-access-review.js";
 import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../../../src/apiserver/auth/token-handlers.js";
@@ -72,7 +72,7 @@ beforeAll(async () => {
   await tokens.start();
   await lister.start();
   await server.start();
-  await applyBootstrapPolicy(names, registryBootstrapCreate(server.registry));
+  await applyBootstrapPolicy(names, registryBootstrapWriter(server.registry));
   for (let i = 0; i < 200 && lister.clusterRoleBindings().length === 0; i++) await new Promise((r) => setImmediate(r));
 });
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { groupNames } from "../../../src/api/group.js";
 import type { ApiObject } from "../../../src/api/meta.js";
 import type { AuthorizationAttributes } from "../../../src/apiserver/auth/authorizer.js";
-import { applyBootstrapPolicy, bootstrapPolicy, CONTROLLER_SERVICE_ACCOUNT, CONTROLLER_USER } from "../../../src/apiserver/auth/bootstrap-policy.js";
+import { applyBootstrapPolicy, BASIC_USER_ROLE, bootstrapPolicy, CONTROLLER_SERVICE_ACCOUNT, CONTROLLER_USER, DISCOVERY_ROLE, PUBLIC_INFO_ROLE, type BootstrapWriter } from "../../../src/apiserver/auth/bootstrap-policy.js";
 import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
 import { allResources } from "../../../src/apiserver/registry/resources/index.js";
 import { PlatformError } from "../../../src/errors.js";
@@ -75,6 +75,8 @@ describe("bootstrapPolicy", () => {
     ["a ServiceAccount watches trust bundles", res(controllerSa, "watch", CERT, "clustertrustbundles"), true],
     ["an authenticated user may not create trust bundles", res(someone, "create", CERT, "clustertrustbundles"), false],
     ["an authenticated user asks who they are", res(someone, "create", names.authentication, "selfsubjectreviews"), true],
+    ["an authenticated user asks what they may do", res(someone, "create", names.authorization, "selfsubjectaccessreviews"), true],
+    ["anonymous may not ask what they may do", res(anonymous, "create", names.authorization, "selfsubjectaccessreviews"), false],
     ["an authenticated user reads discovery", url(someone, `/apis/${CERT}/v1`), true],
     ["an authenticated user may not read /metrics", url(someone, "/metrics"), false],
     ["anonymous may not read trust bundles", res(anonymous, "get", CERT, "clustertrustbundles", { name: "b" }), false],
@@ -98,31 +100,58 @@ describe("bootstrapPolicy", () => {
 describe("applyBootstrapPolicy", () => {
   function store() {
     const objects = new Map<string, ApiObject>();
-    const create = async (obj: ApiObject) => {
-      const key = `${obj.kind}/${obj.metadata.name}`;
-      if (objects.has(key)) throw new PlatformError("ALREADY_EXISTS", `${key} already exists`);
-      objects.set(key, obj);
+    const key = (obj: ApiObject) => `${obj.kind}/${obj.metadata.name}`;
+    const writer: BootstrapWriter = {
+      create: async (obj) => {
+        if (objects.has(key(obj))) throw new PlatformError("ALREADY_EXISTS", `${key(obj)} already exists`);
+        objects.set(key(obj), obj);
+      },
+      modify: async (obj, change) => {
+        objects.set(key(obj), change(objects.get(key(obj))!));
+      },
     };
-    return { objects, create };
+    return { objects, writer };
   }
+  const AUTOUPDATE = `${names.rbac}/autoupdate`;
 
   it("creates every object on first start and nothing on the next", async () => {
     const s = store();
-    const first = await applyBootstrapPolicy(names, s.create);
-    expect(first).toHaveLength(policy.clusterRoles.length + policy.clusterRoleBindings.length);
-    expect(first.indexOf("ClusterRole/cluster-admin")).toBeLessThan(first.indexOf("ClusterRoleBinding/cluster-admin"));
-    expect(await applyBootstrapPolicy(names, s.create)).toEqual([]);
+    const first = await applyBootstrapPolicy(names, s.writer);
+    expect(first.created).toHaveLength(policy.clusterRoles.length + policy.clusterRoleBindings.length);
+    expect(first.created.indexOf("ClusterRole/cluster-admin")).toBeLessThan(first.created.indexOf("ClusterRoleBinding/cluster-admin"));
+    expect(await applyBootstrapPolicy(names, s.writer)).toEqual({ created: [], updated: [] });
   });
 
-  it("leaves an object an administrator changed as it is", async () => {
+  it("adds the rules and subjects an object made by an older release lacks, and keeps what an administrator added", async () => {
     const s = store();
-    const mine = { apiVersion: `${names.rbac}/v1`, kind: "ClusterRole", metadata: { name: "system:basic-user" }, rules: [] };
-    s.objects.set("ClusterRole/system:basic-user", mine);
-    await applyBootstrapPolicy(names, s.create);
-    expect(s.objects.get("ClusterRole/system:basic-user")).toBe(mine);
+    const mine = { apiGroups: ["example.test"], resources: ["widgets"], verbs: ["get"] };
+    const old = { apiVersion: `${names.rbac}/v1`, kind: "ClusterRole", metadata: { name: BASIC_USER_ROLE, annotations: { [AUTOUPDATE]: "true" } }, rules: [mine] };
+    s.objects.set(`ClusterRole/${BASIC_USER_ROLE}`, old);
+    const binding = policy.clusterRoleBindings.find((b) => b.metadata.name === BASIC_USER_ROLE)!;
+    s.objects.set(`ClusterRoleBinding/${BASIC_USER_ROLE}`, { ...structuredClone(binding), subjects: [] } as unknown as ApiObject);
+    const result = await applyBootstrapPolicy(names, s.writer);
+    expect(result.updated).toEqual([`ClusterRole/${BASIC_USER_ROLE}`, `ClusterRoleBinding/${BASIC_USER_ROLE}`]);
+    const wanted = policy.clusterRoles.find((r) => r.metadata.name === BASIC_USER_ROLE)!;
+    expect(s.objects.get(`ClusterRole/${BASIC_USER_ROLE}`)!["rules"]).toEqual([mine, ...(wanted.rules ?? [])]);
+    expect(s.objects.get(`ClusterRoleBinding/${BASIC_USER_ROLE}`)!["subjects"]).toEqual(binding.subjects);
+    expect((await applyBootstrapPolicy(names, s.writer)).updated).toEqual([]);
+  });
+
+  it("leaves an object alone whose autoupdate annotation is false, an aggregated role, and a binding to another role", async () => {
+    const s = store();
+    const optedOut = { apiVersion: `${names.rbac}/v1`, kind: "ClusterRole", metadata: { name: BASIC_USER_ROLE, annotations: { [AUTOUPDATE]: "false" } }, rules: [] };
+    const aggregated = { apiVersion: `${names.rbac}/v1`, kind: "ClusterRole", metadata: { name: DISCOVERY_ROLE }, aggregationRule: { clusterRoleSelectors: [] }, rules: [] };
+    const binding = structuredClone(policy.clusterRoleBindings.find((b) => b.metadata.name === PUBLIC_INFO_ROLE)!);
+    const otherRole = { ...binding, roleRef: { ...binding.roleRef, name: "someone-else" }, subjects: [] } as unknown as ApiObject;
+    for (const obj of [optedOut, aggregated, otherRole] as ApiObject[]) s.objects.set(`${obj.kind}/${obj.metadata.name}`, obj);
+    expect((await applyBootstrapPolicy(names, s.writer)).updated).toEqual([]);
+    expect(s.objects.get(`ClusterRole/${BASIC_USER_ROLE}`)).toBe(optedOut);
+    expect(s.objects.get(`ClusterRole/${DISCOVERY_ROLE}`)).toBe(aggregated);
+    expect(s.objects.get(`ClusterRoleBinding/${PUBLIC_INFO_ROLE}`)).toBe(otherRole);
   });
 
   it("passes on failures other than ALREADY_EXISTS", async () => {
-    await expect(applyBootstrapPolicy(names, () => Promise.reject(new PlatformError("STORAGE_UNAVAILABLE", "down")))).rejects.toThrow("down");
+    const failing: BootstrapWriter = { create: () => Promise.reject(new PlatformError("STORAGE_UNAVAILABLE", "down")), modify: () => Promise.resolve() };
+    await expect(applyBootstrapPolicy(names, failing)).rejects.toThrow("down");
   });
 });

@@ -1,7 +1,7 @@
 // Registry adapters: object lookups for tokens and bootstrap writes through the registry's validation.
 import { describe, expect, it } from "vitest";
-import { bootstrapPolicy } from "../../../src/apiserver/auth/bootstrap-policy.js";
-import { registryBootstrapCreate, registryLookups } from "../../../src/apiserver/auth/registry-adapters.js";
+import { applyBootstrapPolicy, BASIC_USER_ROLE, bootstrapPolicy } from "../../../src/apiserver/auth/bootstrap-policy.js";
+import { registryBootstrapWriter, registryLookups } from "../../../src/apiserver/auth/registry-adapters.js";
 import { isPlatformError } from "../../../src/errors.js";
 import { registryFixture, serviceAccount } from "../fixtures.js";
 
@@ -21,14 +21,32 @@ describe("registryLookups", () => {
   });
 });
 
-describe("registryBootstrapCreate", () => {
+describe("registryBootstrapWriter", () => {
   it("stores each bootstrap object and reports ALREADY_EXISTS the second time", async () => {
     const f = await registryFixture();
-    const create = registryBootstrapCreate(f.registry);
+    const writer = registryBootstrapWriter(f.registry);
     const [role] = bootstrapPolicy(f.names).clusterRoles;
-    await create(structuredClone(role!));
+    await writer.create(structuredClone(role!));
     expect((await f.store("ClusterRole").get(undefined, role!.metadata.name!)).object.rules).toEqual(role!.rules);
-    const err = await create(structuredClone(role!)).catch((e: unknown) => e);
+    const err = await writer.create(structuredClone(role!)).catch((e: unknown) => e);
     expect(isPlatformError(err, "ALREADY_EXISTS")).toBe(true);
+  });
+
+  it("completes a stored policy through the registry once, and writes nothing on the next start", async () => {
+    const f = await registryFixture();
+    const writer = registryBootstrapWriter(f.registry);
+    await applyBootstrapPolicy(f.names, writer);
+    const roles = f.store("ClusterRole");
+    const stored = (await roles.get(undefined, BASIC_USER_ROLE)).object;
+    const wanted = stored["rules"] as unknown[];
+    // As a data directory of an older release: the role lacks its last rule.
+    await roles.update(undefined, BASIC_USER_ROLE, { ...stored, rules: wanted.slice(0, -1) }, { user: ADMIN });
+    const before = await f.registry.storage.revision();
+    expect((await applyBootstrapPolicy(f.names, writer)).updated).toEqual([`ClusterRole/${BASIC_USER_ROLE}`]);
+    expect((await roles.get(undefined, BASIC_USER_ROLE)).object["rules"]).toEqual(wanted);
+    const after = await f.registry.storage.revision();
+    expect(after).toBeGreaterThan(before);
+    expect(await applyBootstrapPolicy(f.names, writer)).toEqual({ created: [], updated: [] });
+    expect(await f.registry.storage.revision()).toBe(after);
   });
 });

@@ -16,6 +16,7 @@ describe("allResources", () => {
     ["TokenReview", "authentication.platform.io", false],
     ["SelfSubjectReview", "authentication.platform.io", false],
     ["SubjectAccessReview", "authorization.platform.io", false],
+    ["SelfSubjectAccessReview", "authorization.platform.io", false],
     ["CertificateSigningRequest", "certificates.platform.io", false],
     ["ClusterTrustBundle", "certificates.platform.io", false],
     ["Role", "rbac.authorization.platform.io", true],
@@ -32,7 +33,7 @@ describe("allResources", () => {
   it("serves each plural once per group", () => {
     const keys = defs.map((d) => `${d.group}/${d.plural}`);
     expect(new Set(keys).size).toBe(keys.length);
-    expect(defs).toHaveLength(16);
+    expect(defs).toHaveLength(17);
   });
 
   it("builds every group from the suffix, never from a literal one", () => {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { groupNames } from "../../../src/api/group.js";
-import { definition, object, runCreate, summary } from "./fixtures.js";
+import { definition, names, object, runCreate, summary } from "./fixtures.js";
 
 describe.each([
   ["TokenReview", "tokenreviews", "authentication.platform.io"],
   ["SelfSubjectReview", "selfsubjectreviews", "authentication.platform.io"],
   ["SubjectAccessReview", "subjectaccessreviews", "authorization.platform.io"],
+  ["SelfSubjectAccessReview", "selfsubjectaccessreviews", "authorization.platform.io"],
 ])("%s definition", (kind, plural, group) => {
   it("is a cluster-scoped create-only kind of its group", () => {
     expect(definition(kind)).toMatchObject({ group, version: "v1", plural, namespaced: false, createOnly: true, verbs: ["create"] });
@@ -64,6 +65,29 @@ describe("SubjectAccessReview", () => {
     ["neither user nor groups", { resourceAttributes: { verb: "get" } }, "spec.user FieldValueInvalid"],
     ["an empty group list and no user", { groups: [], resourceAttributes: { verb: "get" } }, "spec.user FieldValueInvalid"],
     ["groups as one string", { groups: "devs", resourceAttributes: { verb: "get" } }, "spec.groups FieldValueTypeInvalid"],
+  ])("refuses %s", (_, spec, expected) => {
+    expect(summary(runCreate(def, review(spec)).errors)).toEqual([expected]);
+  });
+});
+
+describe("SelfSubjectAccessReview", () => {
+  const def = definition("SelfSubjectAccessReview");
+  const review = (spec: Record<string, unknown> | undefined, extra: Record<string, unknown> = {}) => object(def, { ...(spec ? { spec } : {}), ...extra });
+
+  it.each([
+    ["a resource question", { resourceAttributes: { verb: "get", group: names.certificates, resource: "certificatesigningrequests", name: "a" } }],
+    ["a non-resource question", { nonResourceAttributes: { verb: "get", path: "/healthz" } }],
+  ])("accepts %s and drops a status the client sent", (_, spec) => {
+    const { obj, errors } = runCreate(def, review(spec, { status: { allowed: true } }));
+    expect(errors).toEqual([]);
+    expect(obj).not.toHaveProperty("status");
+  });
+
+  it.each([
+    ["a review without spec", undefined, "spec FieldValueRequired"],
+    ["both kinds of attributes", { resourceAttributes: { verb: "get" }, nonResourceAttributes: { path: "/" } }, "spec.nonResourceAttributes FieldValueInvalid"],
+    ["no attributes", {}, "spec.resourceAttributes FieldValueInvalid"],
+    ["a verb that is not a string", { resourceAttributes: { verb: 1 } }, "spec.resourceAttributes.verb FieldValueTypeInvalid"],
   ])("refuses %s", (_, spec, expected) => {
     expect(summary(runCreate(def, review(spec)).errors)).toEqual([expected]);
   });

@@ -13,6 +13,7 @@ import { podDefinition } from "./pod.js";
 import { roleBindingDefinition } from "./role-binding.js";
 import { roleDefinition } from "./role.js";
 import { secretDefinition } from "./secret.js";
+import { selfSubjectAccessReviewDefinition } from "./self-subject-access-review.js";
 import { selfSubjectReviewDefinition } from "./self-subject-review.js";
 import { serviceAccountDefinition } from "./service-account.js";
 import { subjectAccessReviewDefinition } from "./subject-access-review.js";
@@ -29,6 +30,7 @@ export function allResources(names: GroupNames): ResourceDefinition[] {
     tokenReviewDefinition(names),
     selfSubjectReviewDefinition(names),
     subjectAccessReviewDefinition(names),
+    selfSubjectAccessReviewDefinition(names),
     csrDefinition(names),
     clusterTrustBundleDefinition(names),
     roleDefinition(names),
