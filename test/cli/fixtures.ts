@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll } from "vitest";
+import { feedStdin } from "../fixtures/stdin.js";
 
 export const REPO = fileURLToPath(new URL("../..", import.meta.url));
 export const CLI = join(REPO, "dist/src/cli/platform-ca.js");
@@ -38,7 +39,7 @@ export function runCli(args: readonly string[], options: CliOptions = {}): Promi
     child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? "");
+    feedStdin(child.stdin, options.stdin);
   });
 }
 

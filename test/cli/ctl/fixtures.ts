@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureBuilt } from "../../e2e/apiserver-process.js";
+import { feedStdin } from "../../fixtures/stdin.js";
 
 export const REPO = fileURLToPath(new URL("../../..", import.meta.url));
 export const CTL = join(REPO, "dist/src/cli/platformctl.js");
@@ -31,7 +32,7 @@ export function runNode(script: string, args: readonly string[], o: RunOptions =
     const child = execFile(process.execPath, [script, ...args], { cwd: o.cwd ?? REPO, env, timeout: o.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
       resolve({ code: err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : null) : 0, stdout, stderr }),
     );
-    child.stdin!.end(o.stdin ?? "");
+    feedStdin(child.stdin, o.stdin);
   });
 }
 
@@ -123,7 +124,7 @@ export function runTool(command: string, args: readonly string[], o: RunOptions 
     const child = execFile(command, [...args], { cwd: o.cwd, env: { ...process.env, ...o.env }, timeout: o.timeoutMs ?? 90_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
-    child.stdin!.end(o.stdin ?? "");
+    feedStdin(child.stdin, o.stdin);
   });
 }
 
