@@ -30,6 +30,13 @@ export interface HttpAppOptions extends ResourceHandlerDeps {
   ready(): boolean;
 }
 
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Who sent the request, set by the onRequest hook before routing; null only until then. */
+    platformUser: UserInfo | null;
+  }
+}
+
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 
 /**
@@ -79,14 +86,14 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
   // Authentication comes first, as upstream's filter chain: before routing (an unknown path answers 401 like a
   // known one, so paths cannot be probed without credentials) and before the body is read (no 413 before 401).
   // onRequest hooks run for the not-found handler too.
-  const users = new WeakMap<FastifyRequest, UserInfo>();
+  // The user rides on the request (a decoration, declared once so every request has the same shape).
+  app.decorateRequest("platformUser", null);
   app.addHook("onRequest", async (req) => {
-    users.set(req, await authenticate(req, o.pipeline));
+    req.platformUser = await authenticate(req, o.pipeline);
   });
   const userOf = (req: FastifyRequest): UserInfo => {
-    const user = users.get(req);
-    if (!user) throw new PlatformError("UNAUTHORIZED", "Unauthorized");
-    return user;
+    if (!req.platformUser) throw new PlatformError("UNAUTHORIZED", "Unauthorized");
+    return req.platformUser;
   };
   // Only methods the catch-all route does not take land here (every path is routed): 405, as upstream.
   app.setNotFoundHandler((req, reply) =>
