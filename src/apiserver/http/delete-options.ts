@@ -4,7 +4,7 @@ import { PlatformError } from "../../errors.js";
 import type { DeleteOptions } from "../registry/generic.js";
 import type { FieldError } from "../registry/strategy.js";
 import { decodeBody } from "./content.js";
-import type { RawQuery } from "./query.js";
+import { int, one, type RawQuery } from "./query.js";
 
 /** The DeleteOptions fields this server reads, decoded but not yet validated. */
 interface RawDeleteOptions {
@@ -43,25 +43,18 @@ export function deleteOptions(query: RawQuery, body: Buffer | undefined, content
   };
 }
 
-function one(q: RawQuery, name: string): string | undefined {
-  const v = q[name];
-  const s = Array.isArray(v) ? v[0] : v;
-  return s === "" ? undefined : s;
-}
-
 function queryOptions(q: RawQuery): RawDeleteOptions {
   const out: RawDeleteOptions = {};
   const dry = q.dryRun;
   const dryRun = (Array.isArray(dry) ? dry : dry === undefined ? [] : [dry]).filter((s) => s !== "");
   if (dryRun.length > 0) out.dryRun = dryRun;
-  const grace = one(q, "gracePeriodSeconds");
-  if (grace !== undefined) {
-    if (!/^-?\d{1,15}$/.test(grace)) throw bad(`invalid value for gracePeriodSeconds: ${JSON.stringify(grace)} (expected an integer)`);
-    out.gracePeriodSeconds = Number(grace);
-  }
-  const policy = one(q, "propagationPolicy");
+  // Negative values decode; validate() refuses them with upstream's 422.
+  const grace = int(q, "gracePeriodSeconds");
+  if (grace !== undefined) out.gracePeriodSeconds = grace;
+  // An empty value is no value, as for every other parameter.
+  const policy = one(q, "propagationPolicy") || undefined;
   if (policy !== undefined) out.propagationPolicy = policy;
-  const orphan = one(q, "orphanDependents");
+  const orphan = one(q, "orphanDependents") || undefined;
   if (orphan !== undefined) {
     if (orphan !== "true" && orphan !== "false" && orphan !== "1" && orphan !== "0") throw bad(`invalid value for orphanDependents: ${JSON.stringify(orphan)} (expected true or false)`);
     out.orphanDependents = orphan === "true" || orphan === "1";

@@ -32,7 +32,8 @@ export interface WriteParams {
 
 const bad = (message: string) => new PlatformError("BAD_REQUEST", message);
 
-function one(q: RawQuery, name: string): string | undefined {
+/** The first value of query parameter `name`. */
+export function one(q: RawQuery, name: string): string | undefined {
   const v = q[name];
   return Array.isArray(v) ? v[0] : v;
 }
@@ -50,10 +51,13 @@ function bool(q: RawQuery, name: string): boolean | undefined {
   throw bad(`invalid value for ${name}: ${JSON.stringify(v)} (expected true or false)`);
 }
 
-function int(q: RawQuery, name: string, min: number): number | undefined {
+/** Query parameter `name` as an integer (≥ `min` when given); absent or empty is undefined, anything else a 400. */
+export function int(q: RawQuery, name: string, min?: number): number | undefined {
   const v = one(q, name);
   if (v === undefined || v === "") return undefined;
-  if (!/^-?\d{1,15}$/.test(v) || Number(v) < min) throw bad(`invalid value for ${name}: ${JSON.stringify(v)} (expected an integer ≥ ${min})`);
+  if (!/^-?\d{1,15}$/.test(v) || (min !== undefined && Number(v) < min)) {
+    throw bad(`invalid value for ${name}: ${JSON.stringify(v)} (expected an integer${min === undefined ? "" : ` ≥ ${min}`})`);
+  }
   return Number(v);
 }
 
