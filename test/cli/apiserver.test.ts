@@ -6,12 +6,13 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { findDuplicateKeys } from "../../src/api/schema/duplicate-keys.js";
 import { readAdminConfig } from "../../src/apiserver/bootstrap/admin-config.js";
 import { startCluster } from "../controller/controllers/cluster.js";
 import { until } from "../controller/controllers/harness.js";
 import { ensureBuilt } from "../e2e/apiserver-process.js";
 import { startUp } from "../e2e/up-process.js";
-import { CLI, duplicateKeys, mode, runCli, tempDir } from "./fixtures.js";
+import { CLI, mode, runCli, tempDir } from "./fixtures.js";
 
 beforeAll(() => ensureBuilt(), 240_000);
 
@@ -98,7 +99,7 @@ describe("platform-ca up: what it says", () => {
     const lines = [...logLines(cluster.apiserver.stderr()), ...logLines(controllerErr)];
     // The lines that used to repeat a key: a component started by up, the ops server of the controllers, the lease.
     for (const msg of ["component started", "serving /healthz, /readyz and /metrics", "became leader"]) expect(lines.some((l) => l.includes(`"msg":"${msg}"`))).toBe(true);
-    expect(lines.map((l) => ({ line: l, twice: duplicateKeys(l) })).filter((x) => x.twice.length > 0)).toEqual([]);
+    expect(lines.map((l) => ({ line: l, twice: findDuplicateKeys(l) })).filter((x) => x.twice.length > 0)).toEqual([]);
   });
 
   it("narrows private files others can read to 0600 at start, naming each and its old mode", async () => {

@@ -78,36 +78,3 @@ export async function x509Text(certFile: string): Promise<string> {
 export function mode(path: string): number {
   return statSync(path).mode & 0o777;
 }
-
-/**
- * The keys a JSON object text names more than once at its top level (a log line such as pino writes). JSON.parse
- * would keep only the last of each, so the raw text is scanned: strings are skipped whole, nesting is counted.
- */
-export function duplicateKeys(text: string): string[] {
-  const seen = new Set<string>();
-  const twice = new Set<string>();
-  let depth = 0;
-  let expectKey = false;
-  let inObject = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (ch === '"') {
-      let end = i + 1;
-      while (end < text.length && text[end] !== '"') end += text[end] === "\\" ? 2 : 1;
-      if (depth === 1 && expectKey) {
-        const key = JSON.parse(text.slice(i, end + 1)) as string;
-        (seen.has(key) ? twice : seen).add(key);
-        expectKey = false;
-      }
-      i = end;
-    } else if (ch === "{" || ch === "[") {
-      depth++;
-      if (depth === 1) inObject = expectKey = ch === "{";
-    } else if (ch === "}" || ch === "]") {
-      depth--;
-    } else if (ch === "," && depth === 1 && inObject) {
-      expectKey = true;
-    }
-  }
-  return [...twice];
-}
