@@ -145,6 +145,18 @@ export function useUpServer(): { readonly up: UpServer } {
   };
 }
 
+/**
+ * Runs the same arguments through platformctl and kubectl against `up`: stdout, exit code and stderr must match
+ * (kubectl's "Error from server (NotFound): " prefix is platformctl's "error: "). Returns the common stdout.
+ */
+export async function sameAsKubectl(up: UpServer, args: readonly string[]): Promise<string> {
+  const [ours, theirs] = await Promise.all([up.ctl(args), up.kubectl(args)]);
+  expect(ours.stdout).toBe(theirs.stdout);
+  expect(ours.stderr).toBe(theirs.stderr.replaceAll("Error from server (NotFound): ", "error: "));
+  expect(ours.code).toBe(theirs.code);
+  return ours.stdout;
+}
+
 /** Writes `text` to a new file in a temp directory; returns its path. */
 export function tempFile(name: string, text: string): string {
   const path = join(tempDir(), name);

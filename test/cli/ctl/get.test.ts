@@ -3,18 +3,9 @@
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
-import { oneClearError, tempDir, tempFile, useUpServer } from "./fixtures.js";
+import { oneClearError, sameAsKubectl, tempDir, tempFile, useUpServer } from "./fixtures.js";
 
 const server = useUpServer();
-
-/** Runs the same arguments through platformctl and kubectl; stdout, exit code and stderr (error prefix aside) must match. */
-async function sameAsKubectl(args: string[]): Promise<string> {
-  const [ours, theirs] = await Promise.all([server.up.ctl(args), server.up.kubectl(args)]);
-  expect(ours.stdout).toBe(theirs.stdout);
-  expect(ours.stderr).toBe(theirs.stderr.replaceAll("Error from server (NotFound): ", "error: "));
-  expect(ours.code).toBe(theirs.code);
-  return ours.stdout;
-}
 
 beforeAll(async () => {
   // The server lists them svc-10, svc-2, svc-9; `rank` is missing on one; `size` orders differently as quantities and as text.
@@ -32,7 +23,7 @@ describe("an empty list", () => {
   it.each([["json"], ["yaml"], ["name"], ["jsonpath={.items}"], ["go-template={{len .items}}"]])("prints no note on stderr with -o %s", async (format) => {
     const r = await server.up.ctl(["get", "roles", "-o", format]);
     expect([r.code, r.stderr]).toEqual([0, ""]);
-    await sameAsKubectl(["get", "roles", "-o", format]);
+    await sameAsKubectl(server.up, ["get", "roles", "-o", format]);
   });
 
   it.each([[[]], [["-o", "wide"]]])("says so on stderr with the table output %j", async (more) => {
@@ -49,12 +40,12 @@ describe("-o custom-columns", () => {
     [["get", "csr", "nosuch", "-o", "custom-columns=N:.metadata.name"]],
     [["get", "roles", "-o", "custom-columns=NAME:.metadata.name"]],
   ])("%j prints what kubectl prints", async (args) => {
-    await sameAsKubectl(args);
+    await sameAsKubectl(server.up, args);
   });
 
   it("reads the columns from custom-columns-file", async () => {
     const file = tempFile("columns.txt", "NAME          RANK\n.metadata.name {.metadata.labels.rank}\n");
-    const out = await sameAsKubectl(["get", "sa", "-o", `custom-columns-file=${file}`, "--sort-by=.metadata.name"]);
+    const out = await sameAsKubectl(server.up, ["get", "sa", "-o", `custom-columns-file=${file}`, "--sort-by=.metadata.name"]);
     expect(out).toMatch(/^NAME\s+RANK\n(.*\n)*svc-10\s+b\nsvc-2\s+a\nsvc-9\s+<none>\n/);
   });
 
@@ -78,7 +69,7 @@ describe("--sort-by", () => {
     [["get", "csr", "--sort-by=.metadata.name", "-o", "custom-columns=N:.metadata.name,C:.status.conditions[0].type"]],
     [["get", "csr", "--sort-by=.metadata.name", "--no-headers", "-o", "custom-columns=N:.metadata.name"]],
   ])("%j orders as kubectl does", async (args) => {
-    await sameAsKubectl(args);
+    await sameAsKubectl(server.up, args);
   });
 
   it.each([

@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
-import { oneClearError, tempDir, useUpServer } from "./fixtures.js";
+import { oneClearError, sameAsKubectl, tempDir, useUpServer } from "./fixtures.js";
 
 const server = useUpServer();
 const CSRS = "certificatesigningrequests.certificates.platform.io";
@@ -49,10 +49,7 @@ describe("get", () => {
     [["get", "csr", "alice", "nosuch", "bob", "-o", "jsonpath={.items[*].metadata.name}"]],
     [["get", "csr", "nosuch", "nosuch2", "-o", "name"]],
   ])("%j prints what kubectl prints, and exits as kubectl does", async (args) => {
-    const [ours, theirs] = await Promise.all([server.up.ctl(args), server.up.kubectl(args)]);
-    expect(ours.stdout).toBe(theirs.stdout);
-    expect(ours.code).toBe(theirs.code);
-    expect(ours.stderr).toBe(theirs.stderr.replaceAll("Error from server (NotFound): ", "error: "));
+    await sameAsKubectl(server.up, args);
   });
 
   it("handles TYPE/NAME arguments the same way", async () => {
