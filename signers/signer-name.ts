@@ -1,7 +1,7 @@
 // Signer names are qualified names `domain/path`, as spec.signerName requires.
 import { DEFAULT_GROUP_SUFFIX, groupNames, type GroupNames } from "../src/api/group.js";
 import { invalidOption } from "../src/errors.js";
-import { validateSignerName } from "../src/apiserver/registry/validation.js";
+import { validateSignerName } from "../src/api/names.js";
 
 /**
  * Why `name` is not a qualified signer name, or undefined when it is one. Delegates to the API's own

@@ -11,9 +11,8 @@ import { parsePolicyText } from "../signers/policy.js";
 import { createPolicySigner } from "../signers/policy-signer.js";
 import { SignerRegistry } from "../signers/registry.js";
 import type { Signer } from "../signers/signer.js";
-import { ensureDir } from "./devpki/files.js";
-import { issueLeaf } from "./devpki/leaf.js";
-import { pairPaths, writePair } from "./devpki/material.js";
+import { ensureDir, pairPaths, writePair } from "./pki/files.js";
+import { mintLeaf } from "./pki/leaf.js";
 import { signWith } from "./devpki/signer-factory.js";
 import { builtinSignerNames } from "../signers/signer-name.js";
 import { decodePem, encodePem } from "./pki/pem.js";
@@ -107,7 +106,7 @@ export async function createTestAuthority(options: TestAuthorityOptions = {}): P
   const legacyUnknown = builtinSignerNames(options.groupSuffix).legacyUnknown;
 
   const issue = async (kind: LeafKind, o: IssueOptions): Promise<IssuedPair> => {
-    const leaf = await issueLeaf({
+    const leaf = await mintLeaf({
       ...(o.cn !== undefined && { commonName: o.cn }),
       organizations: o.o ?? [],
       organizationalUnits: o.ou ?? [],

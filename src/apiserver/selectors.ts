@@ -1,6 +1,7 @@
 // Label and field selectors of list, watch and deletecollection requests: parsing (errors are 400s) and matching.
 import { PlatformError } from "../errors.js";
 import type { ApiObject } from "../api/meta.js";
+import { labelValueProblem, qualifiedNameProblem } from "../api/names.js";
 
 export type LabelOperator = "=" | "!=" | "in" | "notin" | "exists" | "!exists";
 
@@ -14,31 +15,6 @@ export interface FieldRequirement {
   readonly field: string;
   readonly operator: "=" | "!=";
   readonly value: string;
-}
-
-const NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-
-/** Why `key` is not a qualified name (`[prefix/]name`), or undefined when it is one. */
-export function qualifiedNameProblem(key: string): string | undefined {
-  const slash = key.indexOf("/");
-  const name = slash < 0 ? key : key.slice(slash + 1);
-  const prefix = slash < 0 ? undefined : key.slice(0, slash);
-  if (prefix !== undefined && (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) {
-    return "prefix part must be a DNS subdomain of at most 253 characters";
-  }
-  if (name.length === 0 || name.length > 63 || !NAME_PART.test(name)) {
-    return "name part must be at most 63 characters of alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric";
-  }
-  return undefined;
-}
-
-/** Why `value` is not a valid label value, or undefined when it is one. */
-export function labelValueProblem(value: string): string | undefined {
-  if (value.length > 63) return "must be no more than 63 characters";
-  if (!LABEL_VALUE.test(value)) return "must be empty or alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric";
-  return undefined;
 }
 
 function badSelector(kind: string, text: string, why: string): PlatformError {

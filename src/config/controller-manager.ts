@@ -1,6 +1,6 @@
 // Loads PlatformControllerManagerConfiguration: typed, defaulted, cross-checked, with unknown and ignored fields reported.
 import { dirname, isAbsolute, resolve } from "node:path";
-import { REQUESTER_MATCHES_SUBJECT, ServingApprover, type ServingApprovalPolicy } from "../controller/controllers/approval-policy.js";
+import { REQUESTER_MATCHES_SUBJECT, ServingApprover, type ServingApprovalPolicy } from "../../signers/serving-approval.js";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOptions } from "./config-document.js";
 import { formatGoDuration } from "./duration.js";

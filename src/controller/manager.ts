@@ -17,7 +17,7 @@ import { invalidOption } from "../errors.js";
 import { childLogger, silentLogger, type Logger } from "../logger.js";
 import type { SignerRegistry } from "../../signers/registry.js";
 import { realClock, type Clock } from "./clock.js";
-import type { ServingApprovalPolicy } from "./controllers/approval-policy.js";
+import type { ServingApprovalPolicy } from "../../signers/serving-approval.js";
 import { CONTROLLER_NAMES, ControllerSet, type ControllerName } from "./controllers/controller-set.js";
 import { PUBLISHER_CONTROLLER } from "./controllers/trust-bundle-publisher.js";
 import { controllerResources, type ControllerResources } from "./controllers/resources.js";

@@ -5,9 +5,9 @@ import { generateCa } from "../pki/ca.js";
 import type { KeyType } from "../pki/keys.js";
 import type { CaKeyPair } from "../pki/types.js";
 import type { DevPkiRow } from "./dev-pki.js";
-import { ensureDir } from "./files.js";
+import { ensureDir, pairPaths, writePair } from "../pki/files.js";
 import { issueLeaf } from "./leaf.js";
-import { findPair, loadFoundCa, pairPaths, writePair } from "./material.js";
+import { findPair, loadFoundCa } from "./material.js";
 import { classifyNames, issueFileBase } from "./names.js";
 
 /** The dev CA `issue` shares with the default manifest (its first CA is named `ca`). */

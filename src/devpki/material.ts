@@ -1,23 +1,11 @@
-// Dev PKI files on disk: where a CA or leaf lives, what is there now, and writing a new pair (key 0600, cert 0644).
+// Dev PKI files on disk: what a CA or leaf pair holds now (the facts planning needs), and loading an existing CA.
 import { createHash } from "node:crypto";
-import { join } from "node:path";
 import { PlatformError } from "../errors.js";
 import { caFromPem, readCertificateFacts } from "../pki/ca.js";
-import { writePrivateKeyFile } from "../pki/keys.js";
 import { decodePem } from "../pki/pem.js";
 import type { CaKeyPair } from "../pki/types.js";
-import { CERT_MODE, readOptional, writeFileAtomic } from "./files.js";
+import { readOptional, type PairPaths } from "../pki/files.js";
 import type { Observation } from "./plan.js";
-
-export interface PairPaths {
-  readonly cert: string;
-  readonly key: string;
-}
-
-/** `<name>.crt` and `<name>.key` in `dir` (the dev-certs layout, kubeadm style). */
-export function pairPaths(dir: string, name: string): PairPaths {
-  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
-}
 
 /** The pair as read from disk: texts plus the facts planning needs; undefined when either file is missing. */
 export interface FoundPair extends Observation {
@@ -56,12 +44,6 @@ export function loadFoundCa(found: FoundPair, paths: PairPaths): CaKeyPair {
 
 function brokenCa(paths: PairPaths, err: unknown): PlatformError {
   return new PlatformError("CA_INVALID", `${(err as Error).message}; delete ${paths.cert} and ${paths.key} to create a new CA`, { cause: err });
-}
-
-/** Writes the key first (0600), then the certificate (0644): a crash in between leaves a pair the next run re-issues. */
-export async function writePair(paths: PairPaths, certPem: string, keyPem: string): Promise<void> {
-  await writePrivateKeyFile(paths.key, keyPem);
-  await writeFileAtomic(paths.cert, certPem, CERT_MODE);
 }
 
 /** Facts of the first certificate in a PEM text; `where` names the text in the error when there is none. */

@@ -1,6 +1,7 @@
 // Sorts command-line names the way mkcert does: IPs, emails (`@`), URIs (`scheme://`), else DNS names; and names the files.
 import { isIP } from "node:net";
 import { PlatformError } from "../errors.js";
+import { isDnsName } from "../pki/csr-builder.js";
 
 export interface SubjectNames {
   readonly dns: readonly string[];
@@ -9,12 +10,8 @@ export interface SubjectNames {
   readonly uri: readonly string[];
 }
 
-const HOST_RE = /^(\*\.)?[a-z0-9_]([-a-z0-9_]*[a-z0-9_])?(\.[a-z0-9_]([-a-z0-9_]*[a-z0-9_])?)*\.?$/i;
 const EMAIL_RE = /^[^@\s]+@[^@\s]+$/;
 const URI_RE = /^[a-z][a-z0-9+.-]*:\/\/\S+$/i;
-
-/** Whether `name` is a DNS name a certificate may carry (a leading `*.` wildcard allowed, at most 253 characters). */
-export const isDnsName = (name: string): boolean => HOST_RE.test(name) && name.length <= 253;
 
 /** Classifies each name; throws INVALID_ARGUMENT naming the first one that is none of the four. */
 export function classifyNames(names: readonly string[]): SubjectNames {

@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { writeFileAtomic } from "./files.js";
+import { writeFileAtomic } from "../pki/files.js";
 
 export interface IssuedRecord {
   /** sha256 of the normalized manifest entry the material was made from. */

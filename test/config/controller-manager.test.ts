@@ -267,7 +267,7 @@ describe("the serving approval policy a configuration asks for", () => {
 
   it("is none for Manual, the built-in one for RequesterMatchesSubject, and the Serving block for Custom", async () => {
     const { servingPolicyOf } = await import("../../src/config/controller-manager.js");
-    const { REQUESTER_MATCHES_SUBJECT } = await import("../../src/controller/controllers/approval-policy.js");
+    const { REQUESTER_MATCHES_SUBJECT } = await import("../../signers/serving-approval.js");
     expect(servingPolicyOf(approverOf({}))).toBeUndefined();
     expect(servingPolicyOf(approverOf({ ServingPolicy: "RequesterMatchesSubject" }))).toBe(REQUESTER_MATCHES_SUBJECT);
     const custom = { ServingPolicy: "Custom", Serving: { DNSPatterns: ["{node}.nodes.example"], IPCIDRs: ["10.0.0.0/8"], MaxDuration: "720h", UsernameMustMatchCN: false } };

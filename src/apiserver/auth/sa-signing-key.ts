@@ -3,7 +3,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, ran
 import { link, readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { PlatformError } from "../../errors.js";
-import { ioError, readOptional } from "../../devpki/files.js";
+import { ioError, readOptional } from "../../pki/files.js";
 import { writePrivateKeyFile } from "../../pki/keys.js";
 import type { Logger } from "../../logger.js";
 

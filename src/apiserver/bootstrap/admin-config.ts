@@ -4,11 +4,10 @@ import { stringify as toYaml } from "yaml";
 import { parsePlainYaml } from "../../plain-data.js";
 import { invalidOption } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import { writeFileAtomic } from "../../devpki/files.js";
-import { issueLeaf } from "../../devpki/leaf.js";
+import { readOptional, writeFileAtomic } from "../../pki/files.js";
+import { mintLeaf } from "../../pki/leaf.js";
 import { loadPrivateKey, privateKeyMatchesCertificate } from "../../pki/keys.js";
 import type { CaKeyPair } from "../../pki/types.js";
-import { readOptional } from "../../devpki/files.js";
 import { expiryProblem } from "./pki.js";
 
 export const ADMIN_CONFIG_FILE = "admin.conf";
@@ -117,7 +116,7 @@ export async function ensureAdminConfig(options: AdminConfigOptions): Promise<Ad
   if (existing && problem === undefined) {
     material = { ...existing, server, caPem: ca.certPem };
   } else {
-    const leaf = await issueLeaf({ commonName: ADMIN_USER, organizations: [ADMIN_GROUP], keyType: "p256", usages: ADMIN_USAGES, lifetimeSeconds: ADMIN_CERT_LIFETIME_SECONDS, ca, now });
+    const leaf = await mintLeaf({ commonName: ADMIN_USER, organizations: [ADMIN_GROUP], keyType: "p256", usages: ADMIN_USAGES, lifetimeSeconds: ADMIN_CERT_LIFETIME_SECONDS, ca, now });
     material = { server, caPem: ca.certPem, certPem: leaf.certPem, keyPem: leaf.keyPem };
   }
   await writeFileAtomic(path, adminConfigText(material), 0o600);

@@ -6,9 +6,8 @@ import { isIP } from "node:net";
 import { join } from "node:path";
 import { invalidOption, PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import { ensureDir, ioError, readOptional } from "../../devpki/files.js";
-import { issueLeaf } from "../../devpki/leaf.js";
-import { pairPaths, writePair, type PairPaths } from "../../devpki/material.js";
+import { ensureDir, ioError, pairPaths, readOptional, writePair, type PairPaths } from "../../pki/files.js";
+import { mintLeaf } from "../../pki/leaf.js";
 import { caFromPem, generateCa } from "../../pki/ca.js";
 import { loadPrivateKey, privateKeyMatchesCertificate } from "../../pki/keys.js";
 import type { CaKeyPair } from "../../pki/types.js";
@@ -194,7 +193,7 @@ export async function bootstrapPki(options: PkiOptions): Promise<DataDirPki> {
   if (certPem !== undefined && keyPem !== undefined && problem === undefined) {
     return { dir, caFiles: { certFile: caPaths.cert, keyFile: caPaths.key }, ca, serving: { certFile: paths.cert, keyFile: paths.key, certPem, keyPem }, actions: { ca: caAction, serving: "kept" } };
   }
-  const leaf = await issueLeaf({ commonName: SERVING_COMMON_NAME, ...names, keyType: "p256", usages: SERVING_USAGES, lifetimeSeconds: SERVING_LIFETIME_SECONDS, ca, now });
+  const leaf = await mintLeaf({ commonName: SERVING_COMMON_NAME, ...names, keyType: "p256", usages: SERVING_USAGES, lifetimeSeconds: SERVING_LIFETIME_SECONDS, ca, now });
   await writePair(paths, leaf.certPem, leaf.keyPem);
   const reissued = certPem !== undefined || keyPem !== undefined;
   if (reissued) logger.warn({ cert: paths.cert, reason: problem ?? "its certificate or key file is missing" }, "replaced the API server serving certificate");

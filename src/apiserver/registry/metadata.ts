@@ -2,15 +2,12 @@
 import { randomUUID, randomInt } from "node:crypto";
 import type { ApiObject, ManagedFieldsEntry, ObjectMeta } from "../../api/meta.js";
 import type { FieldError, ResourceDefinition } from "./strategy.js";
-import { labelValueProblem, qualifiedNameProblem } from "../selectors.js";
+import { labelValueProblem, nameProblem, qualifiedNameProblem } from "../../api/names.js";
 
 export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
 /** Upstream's generateName alphabet: no vowels (no accidental words) and no look-alike digits. */
 const SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
 const GENERATED_SUFFIX = 5;
-
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** The last second formatted: a write stamps several fields, and a busy server many writes, within one second. */
 let formatted = { second: NaN, text: "" };
@@ -20,23 +17,6 @@ export function rfc3339(date: Date): string {
   const second = Math.floor(date.getTime() / 1000);
   if (second !== formatted.second) formatted = { second, text: new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, "Z") };
   return formatted.text;
-}
-
-/** Why `name` breaks the definition's name rule, or undefined. */
-export function nameProblem(rule: ResourceDefinition["nameRule"], name: string): string | undefined {
-  switch (rule) {
-    case "dns-label":
-      return name.length <= 63 && DNS_LABEL.test(name)
-        ? undefined
-        : "a lowercase RFC 1123 label must consist of at most 63 lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
-    case "dns-subdomain":
-      return name.length <= 253 && DNS_SUBDOMAIN.test(name)
-        ? undefined
-        : "a lowercase RFC 1123 subdomain must consist of at most 253 lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
-    case "path-segment":
-      if (name === "." || name === "..") return `may not be '${name}'`;
-      return /[/%]/.test(name) ? "may not contain '/' or '%'" : undefined;
-  }
 }
 
 /** Longest prefix a generated name keeps, as upstream: with the suffix it still fits a 63-character DNS label. */

@@ -2,16 +2,12 @@
 // its strategy (defaults, validation, which fields the main resource and each subresource may change).
 import type { ApiObject, TableColumnDefinition, UserInfo } from "../../api/meta.js";
 import type { GroupNames } from "../../api/group.js";
+import type { FieldError } from "../../api/field-errors.js";
+import type { NameRule } from "../../api/names.js";
 
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection";
 
-/** One field-level validation failure; becomes a Status `details.causes` entry. */
-export interface FieldError {
-  /** JSON path like `spec.expirationSeconds` or `status.conditions[1].type`. */
-  readonly field: string;
-  readonly message: string;
-  readonly reason: "FieldValueRequired" | "FieldValueInvalid" | "FieldValueForbidden" | "FieldValueDuplicate" | "FieldValueNotSupported" | "FieldValueTooLong" | "FieldValueTypeInvalid";
-}
+export type { FieldError } from "../../api/field-errors.js";
 
 /** What a strategy may know about the request it serves. */
 export interface StrategyContext {
@@ -64,7 +60,7 @@ export interface ResourceDefinition {
   readonly namespaced: boolean;
   readonly verbs: readonly Verb[];
   /** Name rule: DNS-1123 subdomain (most kinds), DNS-1123 label (Namespace), or path segment (RBAC, CSR). */
-  readonly nameRule: "dns-subdomain" | "dns-label" | "path-segment";
+  readonly nameRule: NameRule;
   /** Create-only kinds are never stored: create runs this handler (wired by the identity layer). */
   readonly createOnly?: boolean;
   /** Extra field selectors beyond metadata.name / metadata.namespace, e.g. `spec.signerName`. */

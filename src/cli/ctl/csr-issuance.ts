@@ -1,5 +1,5 @@
 // Getting a certificate through the API: generate a key and CSR, create the CSR object, wait for approval and issuance.
-import { buildCsr, type CsrContent } from "../../devpki/csr-builder.js";
+import { buildCsr, type CsrContent } from "../../pki/csr-builder.js";
 import type { GroupNames } from "../../api/group.js";
 import { findCondition, isApproved, isDenied, isFailed, isIssued } from "../../api/conditions.js";
 import type { CertificateSigningRequest } from "../../api/types/csr.js";

@@ -12,7 +12,7 @@ import type { Signer, SigningRequest } from "../../../signers/signer.js";
 import { ItemExponentialBackoff } from "../backoff.js";
 import type { EventRecorder } from "../event-recorder.js";
 import type { Informer } from "../informer.js";
-import { ServingApprover, type ServingApprovalPolicy } from "./approval-policy.js";
+import { ServingApprover, type ServingApprovalPolicy } from "../../../signers/serving-approval.js";
 import { CsrParser } from "./csr-request.js";
 import { AllowedReviewCache, DEFAULT_REVIEW_CACHE_TTL_MS } from "./review-cache.js";
 import { conditionTime, setCondition, writeCsr } from "./csr-write.js";

@@ -8,7 +8,7 @@ import type { Clock } from "../clock.js";
 import { EventRecorder } from "../event-recorder.js";
 import { Informer } from "../informer.js";
 import type { ControllerMetrics } from "../metrics.js";
-import type { ServingApprovalPolicy } from "./approval-policy.js";
+import type { ServingApprovalPolicy } from "../../../signers/serving-approval.js";
 import { ApprovingController, APPROVING_CONTROLLER } from "./approving.js";
 import { CLEANER_CONTROLLER, CsrCleaner, type CleanerRules } from "./cleaner.js";
 import { CsrParser } from "./csr-request.js";

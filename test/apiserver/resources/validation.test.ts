@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { PlatformError } from "../../../src/errors.js";
 import { formatMicroTime } from "../../../src/api/meta.js";
 import {
-  configKeyProblem, decodeBase64, duplicate, errorsFromCauses, forbidden, formatTime, invalid, isRfc3339, notSupported, required, tooLong, validateSignerName,
+  configKeyProblem, decodeBase64, duplicate, errorsFromCauses, forbidden, formatTime, invalid, isRfc3339, notSupported, required, tooLong,
 } from "../../../src/apiserver/registry/validation.js";
 import { summary } from "./fixtures.js";
 
@@ -31,25 +31,6 @@ describe("field error builders", () => {
     const errors = errorsFromCauses("f", "<data>", err);
     expect(summary(errors)).toEqual(expected);
     expect(errors.every((e) => e.message.startsWith('Invalid value: "<data>": '))).toBe(true);
-  });
-});
-
-describe("validateSignerName", () => {
-  it.each(["example.com/foo", "a.b/c", "example.com/ns.name", "x.y/a-b.c-d"])("accepts %s", (name) => {
-    expect(validateSignerName("f", name)).toEqual([]);
-  });
-
-  it.each([
-    ["", ["f FieldValueRequired"]],
-    ["example.com", ["f FieldValueInvalid"]],
-    ["example.com/a/b", ["f FieldValueInvalid"]],
-    ["example/foo", ["f FieldValueInvalid"]],
-    ["exa_mple.com/foo", ["f FieldValueInvalid"]],
-    ["example.com/fo_o", ["f FieldValueInvalid"]],
-    ["example.com/a..b", ["f FieldValueInvalid"]],
-    [`${"a.".repeat(130)}com/x`, ["f FieldValueTooLong"]],
-  ])("refuses %j", (name, expected) => {
-    expect(summary(validateSignerName("f", name))).toEqual(expected);
   });
 });
 

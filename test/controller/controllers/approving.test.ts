@@ -4,7 +4,7 @@ import { findCondition } from "../../../src/api/conditions.js";
 import type { SubjectAccessReview, SubjectAccessReviewSpec } from "../../../src/api/types/authorization.js";
 import type { CertificateSigningRequest } from "../../../src/api/types/csr.js";
 import type { ResourceClient } from "../../../src/client/types.js";
-import type { ServingApprovalPolicy } from "../../../src/controller/controllers/approval-policy.js";
+import type { ServingApprovalPolicy } from "../../../signers/serving-approval.js";
 import { ApprovingController } from "../../../src/controller/controllers/approving.js";
 import { controllerResources } from "../../../src/controller/controllers/resources.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";

@@ -7,12 +7,11 @@ import { parseCsr } from "../../../pki/csr.js";
 import { decodeSinglePem } from "../../../pki/pem.js";
 import { findDuplicateUsages, isKnownUsage, KNOWN_USAGES } from "../../../pki/usages.js";
 import { validateIssuedCertificate } from "../../../pki/bundle.js";
+import { MIN_EXPIRATION_SECONDS } from "../../../pki/validity.js";
 import type { FieldError } from "../strategy.js";
 import { decodeBase64, duplicate, errorsFromCauses, forbidden, formatTime, index, invalid, notSupported, required, validateSignerName } from "../validation.js";
 import { fields, isRecord, listOf, EXTRA, STRING_LIST, type Shape } from "./shape.js";
 import { deepEqual } from "./strategy-kit.js";
-
-export const MIN_EXPIRATION_SECONDS = 600;
 
 const CONDITION: Shape = fields({
   type: "string",

@@ -1,8 +1,9 @@
-// Writes dev PKI files without ever leaving a half-written one: temp file in the same directory, then rename.
+// PKI files on disk: certificate/key pairs (key 0600, cert 0644), written without ever leaving a half-written file.
 import { randomBytes } from "node:crypto";
 import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { PlatformError } from "../errors.js";
+import { writePrivateKeyFile } from "./keys.js";
 
 export const CERT_MODE = 0o644;
 export const DIR_MODE = 0o700;
@@ -50,4 +51,20 @@ export async function readOptional(path: string): Promise<string | undefined> {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw ioError(`cannot read ${path}`, err);
   }
+}
+
+export interface PairPaths {
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** `<name>.crt` and `<name>.key` in `dir` (the kubeadm layout of dev-certs and of the data directory). */
+export function pairPaths(dir: string, name: string): PairPaths {
+  return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+}
+
+/** Writes the key first (0600), then the certificate (0644): a crash in between leaves a pair the next run re-issues. */
+export async function writePair(paths: PairPaths, certPem: string, keyPem: string): Promise<void> {
+  await writePrivateKeyFile(paths.key, keyPem);
+  await writeFileAtomic(paths.cert, certPem, CERT_MODE);
 }

@@ -1,8 +1,8 @@
 // The opt-in policy under which the approver may approve node-agent serving CSRs: SAN patterns, CIDRs, lifetime, requester.
-import { invalidOption } from "../../errors.js";
-import { MIN_EXPIRATION_SECONDS } from "../../pki/validity.js";
-import { compileCidrs, compilePatterns, type Matcher } from "../../../signers/patterns.js";
-import type { SigningRequest } from "../../../signers/signer.js";
+import { invalidOption } from "../src/errors.js";
+import { MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
+import { compileCidrs, compilePatterns, type Matcher } from "./patterns.js";
+import type { SigningRequest } from "./signer.js";
 
 export interface ServingApprovalPolicy {
   /**

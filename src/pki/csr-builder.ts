@@ -1,12 +1,11 @@
-// Builds a signed PKCS#10 request for a key we hold, so dev certificates go through the same parse → sign path as any CSR.
+// Builds a signed PKCS#10 request for a key we hold, so the certificates we mint go through the same parse → sign path as any CSR.
 import { isIPv4, isIPv6 } from "node:net";
 import { sign, type KeyObject } from "node:crypto";
 import { PlatformError } from "../errors.js";
-import { describeKey } from "../pki/keys.js";
-import { isDnsName } from "./names.js";
-import { bitString, explicit, implicitPrimitive, integer, objectIdentifier, sequence, setOf, utf8String } from "../pki/der-writer.js";
-import { OID } from "../pki/oids.js";
-import { extension, signatureScheme } from "../pki/tbs-template.js";
+import { describeKey } from "./keys.js";
+import { bitString, explicit, implicitPrimitive, integer, objectIdentifier, sequence, setOf, utf8String } from "./der-writer.js";
+import { OID } from "./oids.js";
+import { extension, signatureScheme } from "./tbs-template.js";
 
 export interface CsrContent {
   readonly commonName?: string;
@@ -22,6 +21,11 @@ export interface CsrKeys {
   readonly privateKey: KeyObject;
   readonly publicKey: KeyObject;
 }
+
+const HOST_RE = /^(\*\.)?[a-z0-9_]([-a-z0-9_]*[a-z0-9_])?(\.[a-z0-9_]([-a-z0-9_]*[a-z0-9_])?)*\.?$/i;
+
+/** Whether `name` is a DNS name a certificate may carry (a leading `*.` wildcard allowed, at most 253 characters). */
+export const isDnsName = (name: string): boolean => HOST_RE.test(name) && name.length <= 253;
 
 // GeneralName CHOICE tags (RFC 5280 §4.2.1.6).
 const GN_EMAIL = 1;

@@ -1,9 +1,9 @@
 // The serving approval policy: which node-agent serving requests it lets the approver approve, and refused settings.
 import { describe, expect, it } from "vitest";
-import { REQUESTER_MATCHES_SUBJECT, ServingApprover, type ServingApprovalPolicy } from "../../../src/controller/controllers/approval-policy.js";
-import { isPlatformError } from "../../../src/errors.js";
-import type { ParsedCsr } from "../../../src/pki/types.js";
-import type { SigningRequest } from "../../../signers/signer.js";
+import { REQUESTER_MATCHES_SUBJECT, ServingApprover, type ServingApprovalPolicy } from "../../signers/serving-approval.js";
+import { isPlatformError } from "../../src/errors.js";
+import type { ParsedCsr } from "../../src/pki/types.js";
+import type { SigningRequest } from "../../signers/signer.js";
 
 /** A request as the approver sees it; only the subject, SANs, requester and lifetime matter to the policy. */
 function request(o: { cn?: string; dns?: string[]; ip?: string[]; username?: string; expirationSeconds?: number } = {}): SigningRequest {
