@@ -3,7 +3,7 @@ import type { ApiObject } from "../../../api/meta.js";
 import type { GroupNames } from "../../../api/group.js";
 import { CSR_KIND, CSR_VERSION } from "../../../api/types/csr.js";
 import { csrConditionSummary } from "../../../api/conditions.js";
-import { kindSchema } from "../../../api/schema.js";
+import { kindSchema, type ObjectNode } from "../../../api/schema.js";
 import type { ResourceDefinition, StrategyContext, SubresourceStrategy } from "../strategy.js";
 import { dropNulls, ownFields, typeErrors } from "../type-check.js";
 import { buildStrategy, isRecord, immutableFields, keepAllBut, specChanged, defineResource, SUBRESOURCE_VERBS } from "./strategy-kit.js";
@@ -22,7 +22,8 @@ import {
 const schema = kindSchema(CSR_KIND);
 const ownSchema = ownFields(schema);
 
-const IMMUTABLE_SPEC = ["request", "signerName", "expirationSeconds", "usages", "username", "uid", "groups", "extra"].map((f) => `spec.${f}`);
+/** The whole spec is fixed at creation (seed 000 §2), field by field so each change is named. */
+const IMMUTABLE_SPEC = Object.keys((schema.fields.spec as ObjectNode).fields).map((f) => `spec.${f}`);
 
 /** Sets the requester fields from the authenticated user; whatever the client sent there is dropped. */
 function setRequester(obj: ApiObject, ctx: StrategyContext): void {

@@ -5,6 +5,7 @@ import type { GroupNames } from "../../../api/group.js";
 import { kindSchema } from "../../../api/schema.js";
 import { EVENT_KIND, EVENT_TYPES, EVENT_VERSION, type Event } from "../../../api/types/event.js";
 import type { FieldError, ResourceDefinition } from "../strategy.js";
+import { ownFields } from "../type-check.js";
 import { invalid, notSupported, required, validateQualifiedName } from "../validation.js";
 import { buildStrategy, defineResource, immutableFields, isRecord } from "./strategy-kit.js";
 import { column, NONE, since, text } from "./printing.js";
@@ -17,11 +18,9 @@ export const EVENT_NOTE_LIMIT_BYTES = 1024;
  */
 export const EVENT_SERIES_MIN_COUNT = 1;
 
-/** Everything but the series is fixed once an event is written. */
-const IMMUTABLE = [
-  "eventTime", "action", "reason", "note", "type", "regarding", "related", "reportingController", "reportingInstance",
-  "deprecatedCount", "deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedSource",
-];
+const schema = kindSchema(EVENT_KIND);
+/** Everything but the series (and metadata) is fixed once an event is written. */
+const IMMUTABLE = Object.keys(ownFields(schema).fields).filter((f) => f !== "series");
 
 function requiredShort(ev: Event, name: "action" | "reason" | "reportingInstance"): FieldError[] {
   const value = ev[name];
@@ -53,7 +52,7 @@ function validateEvent(obj: ApiObject): FieldError[] {
 }
 
 const strategy = buildStrategy({
-  schema: kindSchema(EVENT_KIND),
+  schema,
   validate: validateEvent,
   validateUpdate: (next, previous) => immutableFields(next, previous, IMMUTABLE),
 });
