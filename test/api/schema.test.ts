@@ -183,4 +183,28 @@ describe("field schema registry", () => {
       }
     }
   });
+
+  it("numbers protobuf fields uniquely within each message, as upstream's generated.proto", () => {
+    for (const { kind } of schemaRegistry().kinds()) {
+      for (const [path, node] of allNodes(kindSchema(kind))) {
+        if (node.type !== "object") continue;
+        const numbers = Object.values(node.fields).flatMap((child) => (child.protobuf === undefined ? [] : [child.protobuf]));
+        expect(new Set(numbers).size, `${kind} ${path}`).toBe(numbers.length);
+      }
+    }
+  });
+
+  it.each([
+    ["CertificateSigningRequest", "metadata", 1],
+    ["CertificateSigningRequest", "spec", 2],
+    ["CertificateSigningRequest", "spec.signerName", 7],
+    ["CertificateSigningRequest", "spec.expirationSeconds", 8],
+    ["CertificateSigningRequest", "status.conditions.[].status", 6],
+    ["CertificateSigningRequest", "status.certificate", 2],
+    ["SelfSubjectReview", "status", 2],
+    ["ServiceAccount", "metadata.managedFields", 17],
+    ["Pod", "spec", undefined],
+  ])("gives %s %s the protobuf field number %s", (kind, path, n) => {
+    expect(allNodes(kindSchema(kind)).find(([p]) => p === path)?.[1].protobuf).toBe(n);
+  });
 });

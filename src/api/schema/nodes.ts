@@ -8,6 +8,8 @@ export type ScalarFormat = "int32" | "int64" | "date-time" | "byte";
 interface Described {
   /** One line, as `kubectl explain` prints it. */
   readonly description?: string;
+  /** The field's number in upstream's generated.proto, where protobuf bodies of the kind are accepted. */
+  readonly protobuf?: number;
 }
 
 export interface ScalarNode extends Described {
@@ -73,6 +75,11 @@ export const any = (description?: string): AnyNode => ({ type: "any", ...(descri
 /** `node` with its description for one place it is used (shared nodes carry none of their own). */
 export function describe<T extends SchemaNode>(node: T, description: string): T {
   return { ...node, description };
+}
+
+/** `node` as field number `n` of its message in upstream's generated.proto. */
+export function tag<T extends SchemaNode>(n: number, node: T): T {
+  return { ...node, protobuf: n };
 }
 
 export interface ObjectOptions {
