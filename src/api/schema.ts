@@ -9,7 +9,7 @@ export { ENVELOPE_FIELDS } from "./schema/shared.js";
 export type { AnyNode, ListNode, ListPatchMeta, ListType, MapNode, ObjectNode, ScalarFormat, ScalarNode, ScalarType, SchemaNode } from "./schema/nodes.js";
 export { childNode, listPatchMeta } from "./schema/nodes.js";
 export { findUnknownFields, inspectFields, pruneUnknown, type FieldIssues, type FieldTypeMismatch } from "./schema/unknown-fields.js";
-export { jsonType, walkFields, type FieldVisitor, type JsonType, type Parent } from "./schema/walk.js";
+export { walkFields, type FieldVisitor, type JsonType, type Parent } from "./schema/walk.js";
 export { findDuplicateKeys } from "./schema/duplicate-keys.js";
 
 export interface KindKey {
