@@ -1,12 +1,15 @@
 // Field schema of every served kind, keyed by (group, kind) with groups resolved from the configured suffix.
 import { groupNames, type GroupNames } from "./group.js";
-import { KIND_SCHEMAS, type GroupRole } from "./schema/kinds.js";
+import { KIND_SCHEMAS } from "./schema/kinds.js";
 import type { ObjectNode } from "./schema/nodes.js";
+import type { GroupRole } from "./schema/shared.js";
 
-export type { GroupRole, KindSchemaDefinition } from "./schema/kinds.js";
-export type { AnyNode, ListNode, ListPatchMeta, MapNode, ObjectNode, ScalarNode, ScalarType, SchemaNode } from "./schema/nodes.js";
+export type { GroupRole, KindSchemaDefinition } from "./schema/shared.js";
+export { ENVELOPE_FIELDS } from "./schema/shared.js";
+export type { AnyNode, ListNode, ListPatchMeta, ListType, MapNode, ObjectNode, ScalarFormat, ScalarNode, ScalarType, SchemaNode } from "./schema/nodes.js";
 export { childNode, listPatchMeta } from "./schema/nodes.js";
-export { findUnknownFields, inspectFields, type FieldIssues, type FieldTypeMismatch } from "./schema/unknown-fields.js";
+export { findUnknownFields, inspectFields, pruneUnknown, type FieldIssues, type FieldTypeMismatch } from "./schema/unknown-fields.js";
+export { walkFields, type FieldVisitor, type JsonType, type Parent } from "./schema/walk.js";
 export { findDuplicateKeys } from "./schema/duplicate-keys.js";
 
 export interface KindKey {
@@ -59,4 +62,13 @@ export function schemaRegistry(names: GroupNames = groupNames()): SchemaRegistry
   };
   registries.set(names.suffix, registry);
   return registry;
+}
+
+const byKind = new Map(KIND_SCHEMAS.map((def) => [def.kind, def.root]));
+
+/** The root schema of a kind by name alone (kind names are unique across the served groups); throws for an unknown kind. */
+export function kindSchema(kind: string): ObjectNode {
+  const root = byKind.get(kind);
+  if (root === undefined) throw new Error(`no field schema for kind ${kind}`);
+  return root;
 }

@@ -1,10 +1,23 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { groupNames, type GroupNames } from "../../src/api/group.js";
-import { childNode, listPatchMeta, schemaRegistry, type SchemaNode } from "../../src/api/schema.js";
+import { childNode, kindSchema, listPatchMeta, schemaRegistry, type ObjectNode, type SchemaNode } from "../../src/api/schema.js";
 
 const defaults = groupNames();
 const k8s = groupNames("k8s.io");
+
+/** Every node below `node` (itself included) with its dotted path, `[]` for list items and `{}` for map values. */
+function allNodes(node: SchemaNode, path = ""): [string, SchemaNode][] {
+  const below: [string, SchemaNode][] =
+    node.type === "object"
+      ? Object.entries(node.fields).flatMap(([k, child]) => allNodes(child, path ? `${path}.${k}` : k))
+      : node.type === "list"
+        ? allNodes(node.items, `${path}.[]`)
+        : node.type === "map"
+          ? allNodes(node.values, `${path}.{}`)
+          : [];
+  return [[path, node], ...below];
+}
 
 /** The node at a dotted path; `[]` steps into list items. */
 function nodeAt(root: SchemaNode | undefined, path: string): SchemaNode | undefined {
@@ -103,5 +116,95 @@ describe("field schema registry", () => {
     const dir = new URL("../../src/api/schema/", import.meta.url);
     const sources = [new URL("../../src/api/schema.ts", import.meta.url), ...readdirSync(dir).map((f) => new URL(f, dir))];
     for (const file of sources) expect(readFileSync(file, "utf8")).not.toMatch(/platform\.io|k8s\.io/);
+  });
+
+  it("says for every list how apply and strategic merge patch treat it, and the two agree", () => {
+    for (const { kind } of schemaRegistry().kinds()) {
+      for (const [path, node] of allNodes(kindSchema(kind))) {
+        if (node.type !== "list") continue;
+        const where = `${kind} ${path}`;
+        if (node.listType === "map") {
+          const items = node.items as ObjectNode;
+          expect(node.mapKeys?.length, where).toBeGreaterThan(0);
+          for (const k of node.mapKeys ?? []) expect(Object.keys(items.fields), where).toContain(k);
+          expect(node.mapKeys, where).toContain(node.patchMergeKey);
+        } else {
+          expect(node.mapKeys, where).toBeUndefined();
+          expect(node.patchMergeKey, where).toBeUndefined();
+        }
+        if (node.listType === "set") expect(["string", "integer", "number", "boolean"], where).toContain(node.items.type);
+        expect(listPatchMeta(node).strategy, where).toBe(node.listType === "atomic" ? "atomic" : "merge");
+      }
+    }
+  });
+
+  it("makes required fields explicit and names only known fields", () => {
+    for (const { kind } of schemaRegistry().kinds()) {
+      for (const [path, node] of allNodes(kindSchema(kind))) {
+        if (node.type !== "object") continue;
+        expect(Array.isArray(node.required), `${kind} ${path}`).toBe(true);
+        for (const name of node.required) expect(Object.keys(node.fields), `${kind} ${path}`).toContain(name);
+      }
+    }
+    expect(kindSchema("CertificateSigningRequest").required).toEqual(["spec"]);
+    expect((nodeAt(kindSchema("CertificateSigningRequest"), "spec") as ObjectNode).required).toEqual(["request", "signerName"]);
+    expect((nodeAt(kindSchema("CertificateSigningRequest"), "status.conditions.[]") as ObjectNode).required).toEqual(["type", "status"]);
+    expect((nodeAt(kindSchema("ClusterTrustBundle"), "spec") as ObjectNode).required).toEqual(["trustBundle"]);
+  });
+
+  it.each([
+    ["CertificateSigningRequest", "status.conditions", { listType: "map", mapKeys: ["type"], patchStrategy: "merge", patchMergeKey: "type" }],
+    ["CertificateSigningRequest", "spec.usages", { listType: "atomic" }],
+    ["ServiceAccount", "metadata.finalizers", { listType: "set", patchStrategy: "merge" }],
+    ["Pod", "spec.containers.[].ports", { listType: "map", mapKeys: ["containerPort", "protocol"], patchStrategy: "merge", patchMergeKey: "containerPort" }],
+    ["Pod", "spec.volumes", { listType: "map", mapKeys: ["name"], patchStrategy: "merge,retainKeys", patchMergeKey: "name" }],
+  ])("gives %s %s upstream's list extensions", (kind, path, extensions) => {
+    expect(nodeAt(kindSchema(kind), path)).toMatchObject(extensions);
+  });
+
+  it.each([
+    ["CertificateSigningRequest", "spec.request", { type: "string", format: "byte" }],
+    ["CertificateSigningRequest", "status.certificate", { type: "string", format: "byte" }],
+    ["CertificateSigningRequest", "spec.expirationSeconds", { type: "integer", format: "int32" }],
+    ["CertificateSigningRequest", "status.conditions.[].lastTransitionTime", { type: "string", format: "date-time" }],
+    ["TokenRequest", "spec.expirationSeconds", { type: "integer", format: "int64" }],
+    ["Secret", "data.{}", { type: "string", format: "byte" }],
+    ["Event", "eventTime", { type: "string", format: "date-time" }],
+  ])("gives %s %s its format", (kind, path, expected) => {
+    const node = allNodes(kindSchema(kind)).find(([p]) => p === path)?.[1];
+    expect(node).toMatchObject(expected);
+  });
+
+  it.each(["CertificateSigningRequest", "ClusterTrustBundle"])("describes every field of %s in one line", (kind) => {
+    for (const [path, node] of allNodes(kindSchema(kind))) {
+      if (node.type !== "object") continue;
+      for (const [name, child] of Object.entries(node.fields)) {
+        expect(child.description, `${kind} ${path}.${name}`).toMatch(/^[A-Z][^\n]+\.$/);
+      }
+    }
+  });
+
+  it("numbers protobuf fields uniquely within each message, as upstream's generated.proto", () => {
+    for (const { kind } of schemaRegistry().kinds()) {
+      for (const [path, node] of allNodes(kindSchema(kind))) {
+        if (node.type !== "object") continue;
+        const numbers = Object.values(node.fields).flatMap((child) => (child.protobuf === undefined ? [] : [child.protobuf]));
+        expect(new Set(numbers).size, `${kind} ${path}`).toBe(numbers.length);
+      }
+    }
+  });
+
+  it.each([
+    ["CertificateSigningRequest", "metadata", 1],
+    ["CertificateSigningRequest", "spec", 2],
+    ["CertificateSigningRequest", "spec.signerName", 7],
+    ["CertificateSigningRequest", "spec.expirationSeconds", 8],
+    ["CertificateSigningRequest", "status.conditions.[].status", 6],
+    ["CertificateSigningRequest", "status.certificate", 2],
+    ["SelfSubjectReview", "status", 2],
+    ["ServiceAccount", "metadata.managedFields", 17],
+    ["Pod", "spec", undefined],
+  ])("gives %s %s the protobuf field number %s", (kind, path, n) => {
+    expect(allNodes(kindSchema(kind)).find(([p]) => p === path)?.[1].protobuf).toBe(n);
   });
 });

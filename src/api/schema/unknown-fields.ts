@@ -1,11 +1,12 @@
-// Unknown-field and wrong-type detection against a field schema, for fieldValidation=Strict|Warn.
+// Unknown-field and wrong-JSON-type detection against a field schema, for fieldValidation=Strict|Warn.
 import type { SchemaNode } from "./nodes.js";
+import { walkFields, type JsonType } from "./walk.js";
 
 export interface FieldTypeMismatch {
   /** Path like `spec.expirationSeconds` or `spec.containers[0].name`. */
   readonly path: string;
   readonly expected: "string" | "integer" | "number" | "boolean" | "object" | "list" | "map";
-  readonly got: "string" | "number" | "boolean" | "object" | "list";
+  readonly got: JsonType;
 }
 
 export interface FieldIssues {
@@ -20,7 +21,11 @@ export interface FieldIssues {
  */
 export function inspectFields(value: unknown, node: SchemaNode): FieldIssues {
   const issues: FieldIssues = { unknown: [], wrongType: [] };
-  walk(value, node, "", issues);
+  walkFields(value, node, {
+    unknown: (path) => issues.unknown.push(path),
+    // `any` nodes are never reported as mismatched.
+    mismatch: (path, _value, expected, got) => issues.wrongType.push({ path, expected: expected.type as FieldTypeMismatch["expected"], got }),
+  });
   return issues;
 }
 
@@ -29,44 +34,11 @@ export function findUnknownFields(value: unknown, node: SchemaNode): string[] {
   return inspectFields(value, node).unknown;
 }
 
-function walk(value: unknown, node: SchemaNode, path: string, issues: FieldIssues): void {
-  if (value === null || node.type === "any") return;
-  const got = jsonType(value);
-  switch (node.type) {
-    case "object":
-      if (got !== "object") return mismatch(issues, path, "object", got);
-      for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
-        const field = join(path, key);
-        if (Object.hasOwn(node.fields, key)) walk(child, node.fields[key]!, field, issues);
-        else if (!node.preserveUnknown) issues.unknown.push(field);
-      }
-      return;
-    case "map":
-      if (got !== "object") return mismatch(issues, path, "map", got);
-      for (const [key, child] of Object.entries(value as Record<string, unknown>)) walk(child, node.values, `${path}[${key}]`, issues);
-      return;
-    case "list":
-      if (got !== "list") return mismatch(issues, path, "list", got);
-      (value as unknown[]).forEach((item, i) => walk(item, node.items, `${path}[${i}]`, issues));
-      return;
-    case "integer":
-      if (got !== "number" || !Number.isInteger(value)) return mismatch(issues, path, "integer", got);
-      return;
-    default:
-      if (got !== node.type) return mismatch(issues, path, node.type, got);
-  }
-}
-
-function mismatch(issues: FieldIssues, path: string, expected: FieldTypeMismatch["expected"], got: FieldTypeMismatch["got"]): void {
-  issues.wrongType.push({ path, expected, got });
-}
-
-function jsonType(value: unknown): FieldTypeMismatch["got"] {
-  if (Array.isArray(value)) return "list";
-  const t = typeof value;
-  return t === "string" || t === "number" || t === "boolean" ? t : "object";
-}
-
-function join(path: string, key: string): string {
-  return path === "" ? key : `${path}.${key}`;
+/** Removes, in place, the fields of `value` that the schema does not know (fieldValidation=Ignore and Warn). */
+export function pruneUnknown(value: unknown, node: SchemaNode): void {
+  walkFields(value, node, {
+    unknown: (_path, _value, parent, key) => {
+      if (parent !== undefined && !Array.isArray(parent)) delete parent[key as string];
+    },
+  });
 }

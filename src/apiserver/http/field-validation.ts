@@ -1,23 +1,7 @@
 // fieldValidation=Ignore|Warn|Strict: unknown and duplicate fields are refused, warned about or dropped; unknown ones never stored.
-import { findDuplicateKeys, inspectFields, type SchemaNode } from "../../api/schema.js";
+import { findDuplicateKeys, inspectFields, pruneUnknown, type SchemaNode } from "../../api/schema.js";
 import { PlatformError } from "../../errors.js";
 import type { FieldValidation } from "./query.js";
-
-/** Removes fields the schema does not know, in place. */
-export function pruneUnknown(value: unknown, node: SchemaNode): void {
-  if (value === null || typeof value !== "object") return;
-  if (node.type === "object" && !Array.isArray(value)) {
-    const obj = value as Record<string, unknown>;
-    for (const key of Object.keys(obj)) {
-      if (Object.hasOwn(node.fields, key)) pruneUnknown(obj[key], node.fields[key]!);
-      else if (!node.preserveUnknown) delete obj[key];
-    }
-  } else if (node.type === "map" && !Array.isArray(value)) {
-    for (const child of Object.values(value as Record<string, unknown>)) pruneUnknown(child, node.values);
-  } else if (node.type === "list" && Array.isArray(value)) {
-    for (const item of value) pruneUnknown(item, node.items);
-  }
-}
 
 /**
  * Checks a decoded body against its kind's schema. Returns the warnings to send (Warn); throws BAD_REQUEST

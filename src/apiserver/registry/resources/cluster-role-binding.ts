@@ -6,7 +6,7 @@ import { defineResource } from "./strategy-kit.js";
 import { bindingColumns, bindingRow } from "./rbac-rules.js";
 import { bindingStrategy } from "./role-binding.js";
 
-const strategy = bindingStrategy(["ClusterRole"], false);
+const strategy = bindingStrategy(CLUSTER_ROLE_BINDING_KIND, ["ClusterRole"], false);
 
 export function clusterRoleBindingDefinition(names: GroupNames): ResourceDefinition {
   return defineResource({

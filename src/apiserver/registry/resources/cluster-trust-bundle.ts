@@ -2,10 +2,10 @@
 import type { ApiObject } from "../../../api/meta.js";
 import type { GroupNames } from "../../../api/group.js";
 import { CLUSTER_TRUST_BUNDLE_KIND, CLUSTER_TRUST_BUNDLE_VERSION, trustBundleNamePrefix, type ClusterTrustBundleSpec } from "../../../api/types/trust-bundle.js";
+import { kindSchema } from "../../../api/schema.js";
 import { validateTrustBundle } from "../../../pki/bundle.js";
 import type { FieldError, ResourceDefinition } from "../strategy.js";
 import { dns1123SubdomainProblem, errorsFromCauses, invalid, required, validateSignerName } from "../validation.js";
-import { fields } from "./shape.js";
 import { buildStrategy, immutableFields, specChanged, defineResource } from "./strategy-kit.js";
 import { column, nameColumn, orNone } from "./printing.js";
 
@@ -52,7 +52,7 @@ function validateBundle(obj: ApiObject): FieldError[] {
 }
 
 const strategy = buildStrategy({
-  shape: fields({ spec: fields({ signerName: "string", trustBundle: "string" }) }),
+  schema: kindSchema(CLUSTER_TRUST_BUNDLE_KIND),
   validate: validateBundle,
   validateUpdate: (next, previous) => immutableFields(next, previous, ["spec.signerName"]),
   specChanged,

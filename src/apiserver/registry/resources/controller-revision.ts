@@ -1,15 +1,15 @@
 // ControllerRevision (apps/v1, namespaced): a revision number and raw state data that never changes after creation.
 import type { ApiObject } from "../../../api/meta.js";
 import type { GroupNames } from "../../../api/group.js";
+import { kindSchema } from "../../../api/schema.js";
 import { CONTROLLER_REVISION_KIND, CONTROLLER_REVISION_VERSION } from "../../../api/types/controller-revision.js";
 import type { ResourceDefinition } from "../strategy.js";
 import { invalid, required } from "../validation.js";
-import { fields } from "./shape.js";
 import { buildStrategy, defineResource, immutableFields } from "./strategy-kit.js";
 import { ageColumn, column, nameColumn, NONE, since } from "./printing.js";
 
 const strategy = buildStrategy({
-  shape: fields({ revision: "int64", data: "any" }),
+  schema: kindSchema(CONTROLLER_REVISION_KIND),
   validate(obj) {
     if (obj.revision === undefined) return [required("revision")];
     return (obj.revision as number) < 0 ? [invalid("revision", obj.revision, "must be greater than or equal to 0")] : [];

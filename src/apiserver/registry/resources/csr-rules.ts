@@ -10,31 +10,8 @@ import { validateIssuedCertificate } from "../../../pki/bundle.js";
 import { MIN_EXPIRATION_SECONDS } from "../../../pki/validity.js";
 import type { FieldError } from "../strategy.js";
 import { decodeBase64, duplicate, errorsFromCauses, forbidden, formatTime, index, invalid, notSupported, required, validateSignerName } from "../validation.js";
-import { fields, isRecord, listOf, EXTRA, STRING_LIST, type Shape } from "./shape.js";
-import { deepEqual } from "./strategy-kit.js";
+import { deepEqual, isRecord } from "./strategy-kit.js";
 
-const CONDITION: Shape = fields({
-  type: "string",
-  status: "string",
-  reason: "string",
-  message: "string",
-  lastUpdateTime: "time",
-  lastTransitionTime: "time",
-});
-
-export const CSR_SHAPE: Shape = fields({
-  spec: fields({
-    request: "string",
-    signerName: "string",
-    expirationSeconds: "int32",
-    usages: STRING_LIST,
-    username: "string",
-    uid: "string",
-    groups: STRING_LIST,
-    extra: EXTRA,
-  }),
-  status: fields({ certificate: "string", conditions: listOf(CONDITION) }),
-});
 
 export interface CsrView {
   readonly spec?: Partial<CertificateSigningRequestSpec>;

@@ -3,12 +3,12 @@ import type { ApiObject } from "../../../api/meta.js";
 import type { GroupNames } from "../../../api/group.js";
 import { CSR_KIND, CSR_VERSION } from "../../../api/types/csr.js";
 import { csrConditionSummary } from "../../../api/conditions.js";
+import { kindSchema, type ObjectNode } from "../../../api/schema.js";
 import type { ResourceDefinition, StrategyContext, SubresourceStrategy } from "../strategy.js";
-import { checkShape, dropNulls, isRecord } from "./shape.js";
-import { buildStrategy, immutableFields, keepAllBut, specChanged, defineResource, SUBRESOURCE_VERBS } from "./strategy-kit.js";
+import { dropNulls, ownFields, typeErrors } from "../type-check.js";
+import { buildStrategy, isRecord, immutableFields, keepAllBut, specChanged, defineResource, SUBRESOURCE_VERBS } from "./strategy-kit.js";
 import { column, ageColumn, humanDuration, nameColumn, NONE, orNone, since, text } from "./printing.js";
 import {
-  CSR_SHAPE,
   populateConditionTimestamps,
   preserveConditions,
   validateCertificate,
@@ -19,7 +19,11 @@ import {
   type TransitionRules,
 } from "./csr-rules.js";
 
-const IMMUTABLE_SPEC = ["request", "signerName", "expirationSeconds", "usages", "username", "uid", "groups", "extra"].map((f) => `spec.${f}`);
+const schema = kindSchema(CSR_KIND);
+const ownSchema = ownFields(schema);
+
+/** The whole spec is fixed at creation (seed 000 §2), field by field so each change is named. */
+const IMMUTABLE_SPEC = Object.keys((schema.fields.spec as ObjectNode).fields).map((f) => `spec.${f}`);
 
 /** Sets the requester fields from the authenticated user; whatever the client sent there is dropped. */
 function setRequester(obj: ApiObject, ctx: StrategyContext): void {
@@ -42,13 +46,13 @@ function conditionSubresource(prepare: (next: ApiObject, previous: ApiObject) =>
     verbs: SUBRESOURCE_VERBS,
     prepareForUpdate(next, previous, ctx) {
       prepare(next, previous);
-      dropNulls(next, CSR_SHAPE);
+      dropNulls(next, ownSchema);
       for (const type of ["Approved", "Denied", "Failed"] as const) if (!rules.mayAdd.includes(type)) preserveConditions(next, previous, type);
       populateConditionTimestamps(next, previous, ctx.now);
     },
     validateUpdate(next, previous) {
-      const typeErrors = checkShape(next, CSR_SHAPE, "");
-      return typeErrors.length > 0 ? typeErrors : [...statusRules(next), ...validateTransition(next, previous, rules)];
+      const errors = typeErrors(next, ownSchema);
+      return errors.length > 0 ? errors : [...statusRules(next), ...validateTransition(next, previous, rules)];
     },
   };
 }
@@ -72,7 +76,7 @@ const approval = conditionSubresource(
 const status = conditionSubresource((next, previous) => keepAllBut(next, previous, ["status"]), { mayAdd: ["Failed"], maySetCertificate: true });
 
 const strategy = buildStrategy({
-  shape: CSR_SHAPE,
+  schema,
   prepareForCreate(obj, ctx) {
     setRequester(obj, ctx);
     // Be explicit that a request cannot be created approved or issued.

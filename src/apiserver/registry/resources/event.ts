@@ -2,11 +2,12 @@
 import { Buffer } from "node:buffer";
 import type { ApiObject } from "../../../api/meta.js";
 import type { GroupNames } from "../../../api/group.js";
+import { kindSchema } from "../../../api/schema.js";
 import { EVENT_KIND, EVENT_TYPES, EVENT_VERSION, type Event } from "../../../api/types/event.js";
 import type { FieldError, ResourceDefinition } from "../strategy.js";
+import { ownFields } from "../type-check.js";
 import { invalid, notSupported, required, validateQualifiedName } from "../validation.js";
-import { fields, isRecord, OBJECT_REFERENCE } from "./shape.js";
-import { buildStrategy, defineResource, immutableFields } from "./strategy-kit.js";
+import { buildStrategy, defineResource, immutableFields, isRecord } from "./strategy-kit.js";
 import { column, NONE, since, text } from "./printing.js";
 
 export const EVENT_FIELD_LIMIT = 128;
@@ -17,28 +18,9 @@ export const EVENT_NOTE_LIMIT_BYTES = 1024;
  */
 export const EVENT_SERIES_MIN_COUNT = 1;
 
-const SHAPE = fields({
-  eventTime: "time",
-  action: "string",
-  reason: "string",
-  note: "string",
-  type: "string",
-  regarding: OBJECT_REFERENCE,
-  related: OBJECT_REFERENCE,
-  reportingController: "string",
-  reportingInstance: "string",
-  series: fields({ count: "int32", lastObservedTime: "time" }),
-  deprecatedCount: "int32",
-  deprecatedFirstTimestamp: "time",
-  deprecatedLastTimestamp: "time",
-  deprecatedSource: fields({ component: "string", host: "string" }),
-});
-
-/** Everything but the series is fixed once an event is written. */
-const IMMUTABLE = [
-  "eventTime", "action", "reason", "note", "type", "regarding", "related", "reportingController", "reportingInstance",
-  "deprecatedCount", "deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedSource",
-];
+const schema = kindSchema(EVENT_KIND);
+/** Everything but the series (and metadata) is fixed once an event is written. */
+const IMMUTABLE = Object.keys(ownFields(schema).fields).filter((f) => f !== "series");
 
 function requiredShort(ev: Event, name: "action" | "reason" | "reportingInstance"): FieldError[] {
   const value = ev[name];
@@ -70,7 +52,7 @@ function validateEvent(obj: ApiObject): FieldError[] {
 }
 
 const strategy = buildStrategy({
-  shape: SHAPE,
+  schema,
   validate: validateEvent,
   validateUpdate: (next, previous) => immutableFields(next, previous, IMMUTABLE),
 });

@@ -1,9 +1,9 @@
 // Lease (coordination v1, namespaced): the leader-election record; durations positive, transitions non-negative.
 import type { GroupNames } from "../../../api/group.js";
+import { kindSchema } from "../../../api/schema.js";
 import { LEASE_KIND, LEASE_VERSION, type Lease } from "../../../api/types/coordination.js";
 import type { FieldError, ResourceDefinition } from "../strategy.js";
 import { forbidden, invalid, notSupported, validateQualifiedName } from "../validation.js";
-import { fields } from "./shape.js";
 import { buildStrategy, defineResource, specChanged } from "./strategy-kit.js";
 import { ageColumn, column, nameColumn, NONE, since } from "./printing.js";
 
@@ -11,17 +11,7 @@ import { ageColumn, column, nameColumn, NONE, since } from "./printing.js";
 export const LEASE_STRATEGIES = ["OldestEmulationVersion"];
 
 const strategy = buildStrategy({
-  shape: fields({
-    spec: fields({
-      holderIdentity: "string",
-      leaseDurationSeconds: "int32",
-      acquireTime: "time",
-      renewTime: "time",
-      leaseTransitions: "int32",
-      strategy: "string",
-      preferredHolder: "string",
-    }),
-  }),
+  schema: kindSchema(LEASE_KIND),
   validate(obj) {
     const spec = (obj as Lease).spec ?? {};
     const errors: FieldError[] = [];

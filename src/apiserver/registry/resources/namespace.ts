@@ -1,15 +1,15 @@
 // Namespace (core v1, cluster-scoped): DNS-label names, finalizers, and a status phase that starts Active.
 import type { ApiObject } from "../../../api/meta.js";
+import { kindSchema } from "../../../api/schema.js";
 import { CORE_VERSION, NAMESPACE_KIND, type Namespace } from "../../../api/types/core.js";
 import type { FieldError, ResourceDefinition } from "../strategy.js";
 import { index, notSupported, validateQualifiedName } from "../validation.js";
-import { fields, STRING_LIST } from "./shape.js";
 import { buildStrategy, defineResource, specChanged, statusSubresource } from "./strategy-kit.js";
 import { ageColumn, column, nameColumn, since } from "./printing.js";
 
 export const NAMESPACE_PHASES = ["Active", "Terminating"];
 
-const SHAPE = fields({ spec: fields({ finalizers: STRING_LIST }), status: fields({ phase: "string" }) });
+const schema = kindSchema(NAMESPACE_KIND);
 
 function validatePhase(obj: ApiObject): FieldError[] {
   const phase = (obj as Namespace).status?.phase;
@@ -17,7 +17,7 @@ function validatePhase(obj: ApiObject): FieldError[] {
 }
 
 const strategy = buildStrategy({
-  shape: SHAPE,
+  schema,
   prepareForCreate(obj) {
     obj.status = { phase: "Active" };
   },
@@ -29,7 +29,7 @@ const strategy = buildStrategy({
     return [...finalizers.flatMap((f, i) => validateQualifiedName(index("spec.finalizers", i), f)), ...validatePhase(obj)];
   },
   specChanged,
-  subresources: { status: statusSubresource({ shape: SHAPE, validateUpdate: validatePhase }) },
+  subresources: { status: statusSubresource({ schema, validateUpdate: validatePhase }) },
 });
 
 export function namespaceDefinition(): ResourceDefinition {

@@ -1,25 +1,16 @@
 // Pod (core v1, namespaced), minimally: named containers with images, unique names; spec fixed but for images; a status subresource.
 import type { ApiObject } from "../../../api/meta.js";
+import { kindSchema } from "../../../api/schema.js";
 import { CORE_VERSION, POD_KIND, type Container, type Pod } from "../../../api/types/core.js";
 import type { FieldError, ResourceDefinition } from "../strategy.js";
 import { dns1123LabelProblem, dns1123SubdomainProblem, duplicate, forbidden, index, notSupported, required, validateNameRule } from "../validation.js";
-import { fields, isRecord, listOf, STRING_LIST } from "./shape.js";
-import { buildStrategy, deepEqual, defineResource, specChanged, statusSubresource } from "./strategy-kit.js";
+import { buildStrategy, deepEqual, isRecord, defineResource, specChanged, statusSubresource } from "./strategy-kit.js";
 import { ageColumn, column, nameColumn, since } from "./printing.js";
 
 export const POD_PHASES = ["Pending", "Running", "Succeeded", "Failed", "Unknown"];
 export const RESTART_POLICIES = ["Always", "OnFailure", "Never"];
 
-const CONTAINER = fields({ name: "string", image: "string", command: STRING_LIST, args: STRING_LIST, env: listOf(fields({ name: "string", value: "string" })) });
-const SHAPE = fields({
-  spec: fields({ containers: listOf(CONTAINER), initContainers: listOf(CONTAINER), serviceAccountName: "string", nodeName: "string", restartPolicy: "string" }),
-  status: fields({
-    phase: "string",
-    reason: "string",
-    podIP: "string",
-    containerStatuses: listOf(fields({ name: "string", ready: "boolean", restartCount: "int32", image: "string" })),
-  }),
-});
+const schema = kindSchema(POD_KIND);
 
 function validateContainers(list: readonly Container[], path: string, seen: Set<string>): FieldError[] {
   return list.flatMap((c, i) => {
@@ -61,7 +52,7 @@ function withoutImages(spec: unknown): unknown {
 }
 
 const strategy = buildStrategy({
-  shape: SHAPE,
+  schema,
   prepareForCreate(obj) {
     if (isRecord(obj.spec) && obj.spec.restartPolicy === undefined) obj.spec.restartPolicy = "Always";
     obj.status = { phase: "Pending" };
@@ -76,7 +67,7 @@ const strategy = buildStrategy({
     return [forbidden("spec", "pod updates may not change fields other than `spec.containers[*].image` and `spec.initContainers[*].image`")];
   },
   specChanged,
-  subresources: { status: statusSubresource({ shape: SHAPE, validateUpdate: validatePhase }) },
+  subresources: { status: statusSubresource({ schema, validateUpdate: validatePhase }) },
 });
 
 function row(obj: ApiObject, now: Date): unknown[] {

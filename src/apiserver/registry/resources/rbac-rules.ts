@@ -4,21 +4,8 @@ import type { GroupNames } from "../../../api/group.js";
 import { SUBJECT_KINDS, type AggregationRule, type PolicyRule, type RoleRef, type Subject } from "../../../api/types/rbac.js";
 import type { FieldError } from "../strategy.js";
 import { dns1123SubdomainProblem, forbidden, index, invalid, notSupported, pathSegmentProblem, required, validateNameRule, validateQualifiedName } from "../validation.js";
-import { fields, isRecord, listOf, STRING_LIST, STRING_MAP, type Shape } from "./shape.js";
+import { isRecord } from "./strategy-kit.js";
 import { ageColumn, column, nameColumn, since } from "./printing.js";
-
-const POLICY_RULE = fields({ verbs: STRING_LIST, apiGroups: STRING_LIST, resources: STRING_LIST, resourceNames: STRING_LIST, nonResourceURLs: STRING_LIST });
-const LABEL_SELECTOR = fields({
-  matchLabels: STRING_MAP,
-  matchExpressions: listOf(fields({ key: "string", operator: "string", values: STRING_LIST })),
-});
-
-export const ROLE_SHAPE: Shape = fields({ rules: listOf(POLICY_RULE) });
-export const CLUSTER_ROLE_SHAPE: Shape = fields({ rules: listOf(POLICY_RULE), aggregationRule: fields({ clusterRoleSelectors: listOf(LABEL_SELECTOR) }) });
-export const BINDING_SHAPE: Shape = fields({
-  roleRef: fields({ apiGroup: "string", kind: "string", name: "string" }),
-  subjects: listOf(fields({ kind: "string", name: "string", apiGroup: "string", namespace: "string" })),
-});
 
 const nonEmpty = (list: readonly unknown[] | undefined): boolean => (list?.length ?? 0) > 0;
 

@@ -1,12 +1,13 @@
 // Role (rbac v1, namespaced): policy rules on resources within one namespace.
 import type { GroupNames } from "../../../api/group.js";
 import { RBAC_VERSION, ROLE_KIND, type PolicyRule } from "../../../api/types/rbac.js";
+import { kindSchema } from "../../../api/schema.js";
 import type { ResourceDefinition } from "../strategy.js";
 import { buildStrategy, defineResource } from "./strategy-kit.js";
-import { ROLE_SHAPE, roleColumns, roleRow, validatePolicyRules } from "./rbac-rules.js";
+import { roleColumns, roleRow, validatePolicyRules } from "./rbac-rules.js";
 
 const strategy = buildStrategy({
-  shape: ROLE_SHAPE,
+  schema: kindSchema(ROLE_KIND),
   validate: (obj) => validatePolicyRules(obj.rules as PolicyRule[] | undefined, true),
 });
 

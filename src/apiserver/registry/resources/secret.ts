@@ -2,11 +2,11 @@
 import { Buffer } from "node:buffer";
 import type { ApiObject } from "../../../api/meta.js";
 import type { GroupNames } from "../../../api/group.js";
+import { kindSchema } from "../../../api/schema.js";
 import { CORE_VERSION, SECRET_KIND, type Secret } from "../../../api/types/core.js";
 import type { FieldError, ResourceDefinition, StrategyContext } from "../strategy.js";
 import { configKeyProblem, decodeBase64, forbidden, immutable, invalid, key, required, tooLong } from "../validation.js";
-import { fields, isRecord, STRING_MAP } from "./shape.js";
-import { buildStrategy, deepEqual, defineResource } from "./strategy-kit.js";
+import { buildStrategy, deepEqual, isRecord, defineResource } from "./strategy-kit.js";
 import { ageColumn, column, nameColumn, since } from "./printing.js";
 
 export const MAX_SECRET_BYTES = 1024 * 1024;
@@ -60,7 +60,7 @@ function validateType(secret: Secret, ctx: StrategyContext): FieldError[] {
 }
 
 const strategy = buildStrategy({
-  shape: fields({ data: STRING_MAP, stringData: STRING_MAP, type: "string", immutable: "boolean" }),
+  schema: kindSchema(SECRET_KIND),
   prepareForCreate: foldStringData,
   prepareForUpdate: foldStringData,
   validate: (obj, ctx) => [...validateData(obj as Secret), ...validateType(obj as Secret, ctx)],

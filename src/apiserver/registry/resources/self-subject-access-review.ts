@@ -1,14 +1,14 @@
 // SelfSubjectAccessReview (authorization v1, create-only): "may I do this?"; answered for the (impersonated) caller.
 import type { GroupNames } from "../../../api/group.js";
+import { kindSchema } from "../../../api/schema.js";
 import { AUTHORIZATION_VERSION, SELF_SUBJECT_ACCESS_REVIEW_KIND, type SelfSubjectAccessReviewSpec } from "../../../api/types/authorization.js";
 import type { ResourceDefinition } from "../strategy.js";
 import { required } from "../validation.js";
-import { fields } from "./shape.js";
 import { buildStrategy, CREATE_ONLY_VERBS, defineResource } from "./strategy-kit.js";
-import { ACCESS_ATTRIBUTES_SHAPE, ACCESS_REVIEW_STATUS_SHAPE, accessAttributesErrors } from "./subject-access-review.js";
+import { accessAttributesErrors } from "./subject-access-review.js";
 
 const strategy = buildStrategy({
-  shape: fields({ spec: fields(ACCESS_ATTRIBUTES_SHAPE), status: ACCESS_REVIEW_STATUS_SHAPE }),
+  schema: kindSchema(SELF_SUBJECT_ACCESS_REVIEW_KIND),
   // The answer is the server's: a status the caller sent is dropped.
   prepareForCreate(obj) {
     delete obj.status;

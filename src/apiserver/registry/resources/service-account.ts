@@ -1,10 +1,10 @@
 // ServiceAccount (core v1, namespaced): definition and strategy; deletes answer with the object, tokens come from the `token` action.
 import type { ApiObject } from "../../../api/meta.js";
+import { kindSchema } from "../../../api/schema.js";
 import { CORE_VERSION } from "../../../api/types/core.js";
 import { SERVICE_ACCOUNT_KIND, type ServiceAccount } from "../../../api/types/service-account.js";
 import type { FieldError, ResourceDefinition } from "../strategy.js";
 import { index, required } from "../validation.js";
-import { fields, listOf, LOCAL_OBJECT_REFERENCE, OBJECT_REFERENCE } from "./shape.js";
 import { buildStrategy, defineResource } from "./strategy-kit.js";
 import { ageColumn, column, nameColumn, since } from "./printing.js";
 
@@ -14,7 +14,7 @@ function namedEntries(list: readonly { name?: string }[] | undefined, path: stri
 }
 
 const strategy = buildStrategy({
-  shape: fields({ automountServiceAccountToken: "boolean", imagePullSecrets: listOf(LOCAL_OBJECT_REFERENCE), secrets: listOf(OBJECT_REFERENCE) }),
+  schema: kindSchema(SERVICE_ACCOUNT_KIND),
   validate(obj) {
     const sa = obj as ServiceAccount;
     return [...namedEntries(sa.secrets, "secrets"), ...namedEntries(sa.imagePullSecrets, "imagePullSecrets")];

@@ -1,8 +1,9 @@
-// Builds ResourceStrategy objects from a kind's shape and rules: type checks first, then rules, plus shared update functions.
+// Builds ResourceStrategy objects from a kind's field schema and rules: type checks first, then rules, plus shared update functions.
 import type { ApiObject } from "../../../api/meta.js";
+import type { ObjectNode } from "../../../api/schema.js";
 import type { FieldError, ResourceDefinition, ResourceStrategy, StrategyContext, SubresourceStrategy, Verb } from "../strategy.js";
+import { dropNulls, ownFields, typeErrors } from "../type-check.js";
 import { immutable } from "../validation.js";
-import { checkShape, dropNulls, isRecord, type Shape } from "./shape.js";
 
 export const STANDARD_VERBS: readonly Verb[] = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"];
 export const CREATE_ONLY_VERBS: readonly Verb[] = ["create"];
@@ -15,9 +16,13 @@ export function defineResource(parts: DefinitionParts): ResourceDefinition {
   return { listKind: `${parts.kind}List`, singular: parts.kind.toLowerCase(), verbs: STANDARD_VERBS, ...parts };
 }
 
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 export interface StrategyParts {
-  /** Shape of the kind's own top-level fields (metadata is the registry's). */
-  readonly shape: Shape;
+  /** The kind's root field schema (`kindSchema(KIND)`); its own fields are type-checked, the envelope is the registry's. */
+  readonly schema: ObjectNode;
   prepareForCreate?(obj: ApiObject, ctx: StrategyContext): void;
   prepareForUpdate?(next: ApiObject, previous: ApiObject, ctx: StrategyContext): void;
   /** Rules on a well-typed object; not called when type checks fail. */
@@ -30,23 +35,23 @@ export interface StrategyParts {
 }
 
 export function buildStrategy(parts: StrategyParts): ResourceStrategy {
-  const typeErrors = (obj: ApiObject): FieldError[] => checkShape(obj, parts.shape, "");
+  const own = ownFields(parts.schema);
   return {
     prepareForCreate(obj, ctx) {
-      dropNulls(obj, parts.shape);
+      dropNulls(obj, own);
       parts.prepareForCreate?.(obj, ctx);
     },
     validate(obj, ctx) {
-      const errors = typeErrors(obj);
+      const errors = typeErrors(obj, own);
       return errors.length > 0 || !parts.validate ? errors : parts.validate(obj, ctx);
     },
     prepareForUpdate(next, previous, ctx) {
-      dropNulls(next, parts.shape);
+      dropNulls(next, own);
       parts.prepareForUpdate?.(next, previous, ctx);
     },
     validateUpdate(next, previous, ctx) {
       // validate(next) has already reported type errors; rules below assume a well-typed object.
-      if (!parts.validateUpdate || typeErrors(next).length > 0) return [];
+      if (!parts.validateUpdate || typeErrors(next, own).length > 0) return [];
       return parts.validateUpdate(next, previous, ctx);
     },
     specChanged: parts.specChanged ?? contentChanged,
@@ -55,7 +60,8 @@ export function buildStrategy(parts: StrategyParts): ResourceStrategy {
 }
 
 export interface StatusParts {
-  readonly shape: Shape;
+  /** The kind's root field schema, as for buildStrategy. */
+  readonly schema: ObjectNode;
   /** Runs after everything but `status` (and metadata) was taken from the stored object. */
   prepareForUpdate?(next: ApiObject, previous: ApiObject, ctx: StrategyContext): void;
   validateUpdate?(next: ApiObject, previous: ApiObject, ctx: StrategyContext): FieldError[];
@@ -63,15 +69,16 @@ export interface StatusParts {
 
 /** A `/status` subresource: writes change `status` only; the main resource's fields come from the stored object. */
 export function statusSubresource(parts: StatusParts): SubresourceStrategy {
+  const own = ownFields(parts.schema);
   return {
     verbs: SUBRESOURCE_VERBS,
     prepareForUpdate(next, previous, ctx) {
       keepAllBut(next, previous, ["status"]);
-      dropNulls(next, parts.shape);
+      dropNulls(next, own);
       parts.prepareForUpdate?.(next, previous, ctx);
     },
     validateUpdate(next, previous, ctx) {
-      const errors = checkShape(next, parts.shape, "");
+      const errors = typeErrors(next, own);
       return errors.length > 0 || !parts.validateUpdate ? errors : parts.validateUpdate(next, previous, ctx);
     },
   };

@@ -1,10 +1,10 @@
 // TokenRequest: the body of the serviceaccounts/token action (never stored): expiration default and bounds, bound object kinds.
 import type { ApiObject } from "../../../api/meta.js";
-import type { TokenRequestSpec } from "../../../api/types/authentication.js";
+import { kindSchema } from "../../../api/schema.js";
+import { TOKEN_REQUEST_KIND, type TokenRequestSpec } from "../../../api/types/authentication.js";
 import type { FieldError, ResourceStrategy } from "../strategy.js";
 import { invalid, notSupported, required } from "../validation.js";
-import { fields, isRecord, STRING_LIST } from "./shape.js";
-import { buildStrategy } from "./strategy-kit.js";
+import { buildStrategy, isRecord } from "./strategy-kit.js";
 
 export const TOKEN_DEFAULT_EXPIRATION_SECONDS = 3600;
 export const TOKEN_MIN_EXPIRATION_SECONDS = 600;
@@ -15,13 +15,7 @@ const spec = (obj: ApiObject): Partial<TokenRequestSpec> | undefined => obj.spec
 
 /** Runs on the action's body: prepareForCreate (default lifetime, clear status) then validate. */
 export const tokenRequestStrategy: ResourceStrategy = buildStrategy({
-  shape: fields({
-    spec: fields({
-      audiences: STRING_LIST,
-      expirationSeconds: "int64",
-      boundObjectRef: fields({ apiVersion: "string", kind: "string", name: "string", uid: "string" }),
-    }),
-  }),
+  schema: kindSchema(TOKEN_REQUEST_KIND),
   prepareForCreate(obj) {
     delete obj.status;
     if (obj.spec === undefined) obj.spec = {};

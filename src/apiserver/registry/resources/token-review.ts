@@ -1,13 +1,13 @@
 // TokenReview (authentication v1, create-only): "whose token is this?"; the identity layer fills status.
 import type { GroupNames } from "../../../api/group.js";
+import { kindSchema } from "../../../api/schema.js";
 import { AUTHENTICATION_VERSION, TOKEN_REVIEW_KIND, type TokenReviewSpec } from "../../../api/types/authentication.js";
 import type { ResourceDefinition } from "../strategy.js";
 import { required } from "../validation.js";
-import { fields, STRING_LIST } from "./shape.js";
 import { buildStrategy, CREATE_ONLY_VERBS, defineResource } from "./strategy-kit.js";
 
 const strategy = buildStrategy({
-  shape: fields({ spec: fields({ token: "string", audiences: STRING_LIST }) }),
+  schema: kindSchema(TOKEN_REVIEW_KIND),
   prepareForCreate(obj) {
     delete obj.status;
   },

@@ -1,27 +1,28 @@
 import { describe, expect, it } from "vitest";
-import { checkShape, dropNulls, EXTRA, fields, listOf, mapOf, type Shape } from "../../../src/apiserver/registry/resources/shape.js";
-import { summary } from "./fixtures.js";
+import * as s from "../../../src/api/schema/nodes.js";
+import { dropNulls, typeErrors } from "../../../src/apiserver/registry/type-check.js";
+import { summary } from "../resources/fixtures.js";
 
-const SHAPE: Shape = fields({
-  name: "string",
-  on: "boolean",
-  small: "int32",
-  big: "int64",
-  at: "time",
-  raw: "any",
-  tags: listOf("string"),
-  labels: mapOf("string"),
-  extra: EXTRA,
-  nested: fields({ items: listOf(fields({ n: "int32" })) }),
+const SHAPE = s.object({
+  name: s.string(),
+  on: s.boolean(),
+  small: s.int32(),
+  big: s.int64(),
+  at: s.time(),
+  raw: s.any(),
+  tags: s.atomicList(s.string()),
+  labels: s.map(s.string()),
+  extra: s.map(s.atomicList()),
+  nested: s.object({ items: s.atomicList(s.object({ n: s.int32() })) }),
 });
 
-describe("checkShape", () => {
+describe("typeErrors", () => {
   it.each([
     ["every field well typed", { name: "a", on: true, small: -(2 ** 31), big: 2 ** 53 - 1, at: "2030-01-02T03:04:05.123456+01:00", raw: [null, { a: 1 }], tags: ["a"], labels: { a: "b" }, extra: { k: ["v"] }, nested: { items: [{ n: 1 }] } }],
     ["nulls standing for absent fields", { name: null, tags: null, nested: null }],
     ["unknown fields", { other: 5 }],
   ])("accepts %s", (_, value) => {
-    expect(checkShape(value, SHAPE, "")).toEqual([]);
+    expect(typeErrors(value, SHAPE)).toEqual([]);
   });
 
   it.each([
@@ -39,11 +40,11 @@ describe("checkShape", () => {
     ["a wrong nested item", { nested: { items: [{ n: "1" }] } }, ["nested.items[0].n FieldValueTypeInvalid"]],
     ["a list for an object", { nested: [] }, ["nested FieldValueTypeInvalid"]],
   ])("refuses %s", (_, value, expected) => {
-    expect(summary(checkShape(value, SHAPE, ""))).toEqual(expected);
+    expect(summary(typeErrors(value, SHAPE))).toEqual(expected);
   });
 
   it("names the expected type in the message", () => {
-    expect(checkShape({ small: "7" }, SHAPE, "spec")[0]).toEqual({ field: "spec.small", reason: "FieldValueTypeInvalid", message: 'Invalid value: "7": must be of type int32' });
+    expect(typeErrors({ small: "7" }, SHAPE, "spec")[0]).toEqual({ field: "spec.small", reason: "FieldValueTypeInvalid", message: 'Invalid value: "7": must be of type int32' });
   });
 });
 
