@@ -5,7 +5,7 @@ import type { ResourceClient } from "../client/types.js";
 import { invalidOption, isPlatformError, PlatformError } from "../errors.js";
 import { childLogger, silentLogger, type Logger } from "../logger.js";
 import { formatMicroTime } from "../api/meta.js";
-import { realClock, type Clock } from "./clock.js";
+import { systemClock, type Clock } from "../time/clock.js";
 
 export interface LeaderCallbacks {
   /** Called once leadership is won; `signal` aborts when it is lost or released. */
@@ -71,7 +71,7 @@ export class LeaderElector {
       if (typeof options[key] !== "string" || options[key].length === 0) throw invalidOption(key, "to be a non-empty string", options[key]);
     }
     this.o = { ...options, leaseDurationMs, renewDeadlineMs, retryPeriodMs };
-    this.clock = options.clock ?? realClock;
+    this.clock = options.clock ?? systemClock;
     this.log = childLogger(options.logger ?? silentLogger(), { lease: `${options.namespace}/${options.name}`, identity: options.identity });
     this.random = options.random ?? Math.random;
     this.apiVersion = `${groupNames(options.groupSuffix ?? DEFAULT_GROUP_SUFFIX).coordination}/${LEASE_VERSION}`;
@@ -142,7 +142,7 @@ export class LeaderElector {
   }
 
   private nowMs(): number {
-    return this.clock.now().getTime();
+    return this.clock.now();
   }
 
   /** One try to acquire or renew; false when another holds an unexpired lease, on a conflict, or on any error. */
@@ -170,7 +170,7 @@ export class LeaderElector {
   }
 
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
-    const now = this.clock.now();
+    const now = new Date(this.clock.now());
     const { client, name, namespace, identity } = this.o;
     let current: Lease;
     try {
@@ -220,7 +220,7 @@ export class LeaderElector {
       this.observed.metadata.resourceVersion !== lease.metadata.resourceVersion ||
       JSON.stringify(this.observed.spec ?? {}) !== JSON.stringify(lease.spec ?? {});
     this.observed = lease;
-    if (changed) this.observedAt = this.clock.now().getTime();
+    if (changed) this.observedAt = this.clock.now();
     const holder = lease.spec?.holderIdentity || undefined;
     if (holder !== this.lastLeader) {
       this.lastLeader = holder;
@@ -231,7 +231,7 @@ export class LeaderElector {
   private expired(): boolean {
     const seconds = this.observed?.spec?.leaseDurationSeconds;
     const durationMs = seconds && seconds > 0 ? seconds * 1000 : this.o.leaseDurationMs;
-    return this.observedAt + durationMs <= this.clock.now().getTime();
+    return this.observedAt + durationMs <= this.clock.now();
   }
 
   private heldByOther(): boolean {
@@ -243,7 +243,7 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const lease = this.observed;
     if (!lease || lease.spec?.holderIdentity !== this.o.identity) return;
-    const now = formatMicroTime(this.clock.now());
+    const now = formatMicroTime(new Date(this.clock.now()));
     const spec: LeaseSpec = { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, acquireTime: now, renewTime: now };
     try {
       this.observe(await this.o.client.update({ ...lease, metadata: { ...lease.metadata }, spec }));

@@ -3,7 +3,7 @@ import { setMaxListeners } from "node:events";
 import type { ApiObject } from "../api/meta.js";
 import { invalidOption, isPlatformError, PlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
-import { realClock, type Clock } from "./clock.js";
+import { systemClock, type Clock } from "../time/clock.js";
 import { objectKey, type InformerHandlers } from "./informer.js";
 import type { WorkQueue } from "./workqueue.js";
 
@@ -68,7 +68,7 @@ export class Runner {
     this.syncFn = options.sync;
     this.workers = workers;
     this.stopTimeoutMs = stopTimeoutMs;
-    this.clock = options.clock ?? realClock;
+    this.clock = options.clock ?? systemClock;
     this.log = (options.logger ?? silentLogger()).child({ controller: options.name });
     // Every worker waits on `taking` and every sync's requests listen on `syncing`: many listeners on one signal are
     // the design here, not a leak (as the manager's own signals).

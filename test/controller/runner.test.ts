@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApiObject } from "../../src/api/meta.js";
-import { FakeClock } from "../../src/controller/clock.js";
+import { FakeClock } from "../../src/time/fake-clock.js";
 import { Informer } from "../../src/controller/informer.js";
 import { enqueueHandlers, isTerminal, markTerminal, Runner, type SyncFn } from "../../src/controller/runner.js";
 import { WorkQueue } from "../../src/controller/workqueue.js";
@@ -33,12 +33,12 @@ afterEach(async () => {
 
 function harness(sync: (key: string, signal: AbortSignal, attempt: number) => Promise<void>, options: { workers?: number; stopTimeoutMs?: number } = {}): Harness {
   const clock = new FakeClock();
-  const t0 = clock.now().getTime();
+  const t0 = clock.now();
   const queue = new WorkQueue({ clock });
   const calls: string[] = [];
   const attempts = new Map<string, number>();
   const fn: SyncFn = (key, signal) => {
-    calls.push(`${key}@${clock.now().getTime() - t0}`);
+    calls.push(`${key}@${clock.now() - t0}`);
     const n = (attempts.get(key) ?? 0) + 1;
     attempts.set(key, n);
     return sync(key, signal, n);

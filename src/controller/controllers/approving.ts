@@ -9,7 +9,7 @@ import { createNodeagentClientSigner } from "../../../signers/apiserver-client-n
 import { createNodeagentServingSigner } from "../../../signers/nodeagent-serving.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
 import type { Signer, SigningRequest } from "../../../signers/signer.js";
-import { ItemExponentialBackoff } from "../backoff.js";
+import { ItemExponentialBackoff } from "../../time/backoff.js";
 import type { EventRecorder } from "../event-recorder.js";
 import type { Informer } from "../informer.js";
 import { ServingApprover, type ServingApprovalPolicy } from "./approval-policy.js";
@@ -68,7 +68,7 @@ export class ApprovingController extends QueueController {
     this.clientShape = registered(s.nodeagentClient) ?? createNodeagentClientSigner({ groupSuffix: options.names.suffix, ca: NO_CA });
     this.servingShape = registered(s.nodeagentServing) ?? createNodeagentServingSigner({ groupSuffix: options.names.suffix, ca: NO_CA });
     this.serving = options.servingPolicy ? new ServingApprover(options.servingPolicy) : undefined;
-    this.reviewed = new AllowedReviewCache(options.reviewCacheTtlMs ?? DEFAULT_REVIEW_CACHE_TTL_MS, () => this.clock.now().getTime());
+    this.reviewed = new AllowedReviewCache(options.reviewCacheTtlMs ?? DEFAULT_REVIEW_CACHE_TTL_MS, () => this.clock.now());
   }
 
   protected subscribe(): (() => void)[] {

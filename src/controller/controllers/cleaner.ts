@@ -35,10 +35,9 @@ export const DEFAULT_CLEANER_RULES: CleanerRules = Object.freeze({
 
 export type CleanupRule = "expired" | "denied" | "failed" | "approved" | "pending";
 
-/** Which rule makes `csr` due for deletion at `now`, if any. */
-export function cleanupRule(csr: CertificateSigningRequest, now: Date, rules: CleanerRules = DEFAULT_CLEANER_RULES): CleanupRule | undefined {
-  const t = now.getTime();
-  const past = (since: number | undefined, ms: number): boolean => since !== undefined && since + ms <= t;
+/** Which rule makes `csr` due for deletion at `nowMs`, if any. */
+export function cleanupRule(csr: CertificateSigningRequest, nowMs: number, rules: CleanerRules = DEFAULT_CLEANER_RULES): CleanupRule | undefined {
+  const past = (since: number | undefined, ms: number): boolean => since !== undefined && since + ms <= nowMs;
   if (isIssued(csr) && past(certificateNotAfter(csr), rules.issuedGraceMs)) return "expired";
   if (isDenied(csr)) return past(conditionTime(csr, "Denied"), rules.deniedMs) ? "denied" : undefined;
   if (isFailed(csr)) return past(conditionTime(csr, "Failed"), rules.failedMs) ? "failed" : undefined;

@@ -4,7 +4,7 @@ import type { CertificateSigningRequest } from "../../api/types/csr.js";
 import type { ClusterTrustBundle } from "../../api/types/trust-bundle.js";
 import type { Logger } from "../../logger.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../../time/clock.js";
 import { EventRecorder } from "../event-recorder.js";
 import { Informer } from "../informer.js";
 import type { ControllerMetrics } from "../metrics.js";

@@ -65,6 +65,6 @@ export function setCondition(csr: CertificateSigningRequest, condition: Certific
 }
 
 /** A condition's Time: RFC 3339 in UTC to the second, as the API writes it. */
-export function conditionTime(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+export function conditionTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 }

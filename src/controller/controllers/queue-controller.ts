@@ -1,7 +1,7 @@
 // What every controller of the manager shares: informer subscriptions feeding a work queue, workers, start/stop.
 import { silentLogger, type Logger } from "../../logger.js";
-import type { RateLimiter } from "../backoff.js";
-import { realClock, type Clock } from "../clock.js";
+import type { KeyBackoff } from "../../time/backoff.js";
+import { systemClock, type Clock } from "../../time/clock.js";
 import { Runner } from "../runner.js";
 import { WorkQueue } from "../workqueue.js";
 import type { ControllerMetrics } from "../metrics.js";
@@ -46,10 +46,10 @@ export abstract class QueueController implements Controller {
   private unsubscribe: (() => void)[] = [];
   private running = false;
 
-  protected constructor(name: string, sources: readonly SyncedSource[], options: QueueControllerOptions, rateLimiter?: RateLimiter) {
+  protected constructor(name: string, sources: readonly SyncedSource[], options: QueueControllerOptions, rateLimiter?: KeyBackoff) {
     this.name = name;
     this.sources = sources;
-    this.clock = options.clock ?? realClock;
+    this.clock = options.clock ?? systemClock;
     this.log = (options.logger ?? silentLogger()).child({ controller: name });
     this.metrics = options.metrics;
     this.queue = new WorkQueue({ name, clock: this.clock, ...(rateLimiter && { rateLimiter }), ...(options.metrics && { metrics: options.metrics.workQueue() }) });

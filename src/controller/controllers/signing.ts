@@ -94,7 +94,7 @@ export class SigningController extends QueueController {
     const started = process.hrtime.bigint();
     let pem: string;
     try {
-      pem = await signer.sign(request, this.clock.now());
+      pem = await signer.sign(request, new Date(this.clock.now()));
     } catch (err) {
       const e = toPlatformError(err);
       if (!REQUEST_PROBLEM_CODES.has(e.code)) throw e; // CA expired, signer not ready...: retried with backoff

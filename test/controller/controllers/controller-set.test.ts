@@ -49,13 +49,13 @@ describe("ControllerSet", () => {
   it("writes one Event at a time while a controller has keys waiting, and up to four once the backlog is gone", async () => {
     const h = await startHarness();
     cleanup.push(() => h.stop());
-    const ca = await generateCa({ commonName: "set test CA", keyType: "p256", lifetimeSeconds: 10 * 365 * 86_400, now: h.clock.now() });
+    const ca = await generateCa({ commonName: "set test CA", keyType: "p256", lifetimeSeconds: 10 * 365 * 86_400, now: new Date(h.clock.now()) });
     let set: ControllerSet | undefined;
     const events = watchedEvents(h, () => set!.controllers.reduce((n, c) => n + c.backlog(), 0));
     set = new ControllerSet({
       resources: { ...h.api, events: events.client },
       names: h.names,
-      signers: new SignerRegistry(createBuiltinSigners({ ca: ca.ca, groupSuffix: h.names.suffix, now: () => h.clock.now() })),
+      signers: new SignerRegistry(createBuiltinSigners({ ca: ca.ca, groupSuffix: h.names.suffix, now: () => new Date(h.clock.now()) })),
       enabled: new Set(["csrapproving", "csrsigning"] as const),
       identity: "set-test",
       clock: h.clock,
