@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { findCondition, isIssued } from "../../src/api/conditions.js";
 import type { Lease } from "../../src/api/types/coordination.js";
 import { controllerManagerApiVersion, CONTROLLER_MANAGER_KIND, parseControllerManagerConfig } from "../../src/config/controller-manager.js";
-import { controllerResources } from "../../src/controller/controllers/resources.js";
+import { controllerResources } from "../../src/controller/controllers/controller-set.js";
 import { createControllerManager, type ControllerManager } from "../../src/controller/manager.js";
 import { generateCa, type GeneratedCa } from "../../src/pki/ca.js";
 import { createBuiltinSigners } from "../../signers/builtins.js";

@@ -13,16 +13,15 @@ import { ItemExponentialBackoff } from "../../time/backoff.js";
 import type { EventRecorder } from "../event-recorder.js";
 import type { Informer } from "../informer.js";
 import { ServingApprover, type ServingApprovalPolicy } from "./approval-policy.js";
-import { CsrParser } from "./csr-request.js";
+import { conditionTime, CsrParser, setCondition, writeCsr } from "./csr-object.js";
 import { AllowedReviewCache, DEFAULT_REVIEW_CACHE_TTL_MS } from "./review-cache.js";
-import { conditionTime, setCondition, writeCsr } from "./csr-write.js";
-import { QueueController, type QueueControllerOptions } from "./queue-controller.js";
+import { Controller, type ControllerOptions } from "../controller.js";
 
 export const APPROVING_CONTROLLER = "csrapproving";
 
 export const SERVING_APPROVED_MESSAGE = "Auto approving node-agent serving certificate under the serving approval policy.";
 
-export interface ApprovingControllerOptions extends QueueControllerOptions {
+export interface ApprovingControllerOptions extends ControllerOptions {
   readonly csrs: ResourceClient<CertificateSigningRequest>;
   readonly reviews: ResourceClient<SubjectAccessReview>;
   readonly informer: Informer<CertificateSigningRequest>;
@@ -47,7 +46,7 @@ export interface ApprovingControllerOptions extends QueueControllerOptions {
 /** Validation only: these signers never sign here, so they get a CA provider that has none. */
 const NO_CA = { current: () => undefined };
 
-export class ApprovingController extends QueueController {
+export class ApprovingController extends Controller {
   private readonly o: ApprovingControllerOptions;
   private readonly parser: CsrParser;
   private readonly clientShape: Signer;

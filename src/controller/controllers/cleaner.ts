@@ -7,7 +7,7 @@ import { invalidOption, isPlatformError } from "../../errors.js";
 import { readCertificateFacts } from "../../pki/ca.js";
 import { decodePem } from "../../pki/pem.js";
 import type { Informer } from "../informer.js";
-import { QueueController, type QueueControllerOptions } from "./queue-controller.js";
+import { Controller, type ControllerOptions } from "../controller.js";
 
 export const CLEANER_CONTROLLER = "csrcleaner";
 
@@ -68,7 +68,7 @@ function certificateNotAfter(csr: CertificateSigningRequest): number | undefined
   }
 }
 
-export interface CleanerOptions extends QueueControllerOptions {
+export interface CleanerOptions extends ControllerOptions {
   readonly csrs: ResourceClient<CertificateSigningRequest>;
   readonly informer: Informer<CertificateSigningRequest>;
   readonly rules?: Partial<CleanerRules>;
@@ -76,7 +76,7 @@ export interface CleanerOptions extends QueueControllerOptions {
   readonly periodMs?: number;
 }
 
-export class CsrCleaner extends QueueController {
+export class CsrCleaner extends Controller {
   private readonly o: CleanerOptions;
   private readonly rules: CleanerRules;
   private readonly periodMs: number;

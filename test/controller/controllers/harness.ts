@@ -21,7 +21,7 @@ import { systemClock, type Clock } from "../../../src/time/clock.js";
 import { FakeClock } from "../../../src/time/fake-clock.js";
 import { EventRecorder } from "../../../src/controller/event-recorder.js";
 import { Informer } from "../../../src/controller/informer.js";
-import { controllerResources, type ControllerResources } from "../../../src/controller/controllers/resources.js";
+import { controllerResources, type ControllerResources } from "../../../src/controller/controllers/controller-set.js";
 import { silentLogger } from "../../../src/logger.js";
 import { StaticLister } from "../../apiserver/auth/fixtures.js";
 import { csr as csrFixture, type CsrOptions } from "../../fixtures/csr.js";
