@@ -120,10 +120,10 @@ export class LeaderElector {
     let lost = false;
     while (!signal.aborted) {
       const deadline = this.renewedAt + this.o.renewDeadlineMs;
-      const wait = Math.min(this.o.retryPeriodMs, deadline - this.nowMs());
+      const wait = Math.min(this.o.retryPeriodMs, deadline - this.clock.now());
       if (wait > 0) await this.clock.sleep(wait, signal);
       if (signal.aborted) break;
-      const left = deadline - this.nowMs();
+      const left = deadline - this.clock.now();
       if (left <= 0) {
         lost = true;
         break;
@@ -141,10 +141,6 @@ export class LeaderElector {
     this.callback("onStoppedLeading", () => this.o.callbacks.onStoppedLeading?.());
   }
 
-  private nowMs(): number {
-    return this.clock.now();
-  }
-
   /** One try to acquire or renew; false when another holds an unexpired lease, on a conflict, or on any error. */
   private async attempt(outer: AbortSignal, timeoutMs = this.o.renewDeadlineMs): Promise<boolean> {
     const controller = new AbortController();
@@ -153,7 +149,7 @@ export class LeaderElector {
     const cancel = this.clock.setTimer(timeoutMs, abort);
     const aborted = new Promise<false>((resolve) => controller.signal.addEventListener("abort", () => resolve(false), { once: true }));
     // The server may apply the write at any moment after it is sent, so the renew deadline counts from the send.
-    const sentAt = this.nowMs();
+    const sentAt = this.clock.now();
     try {
       // A request that never answers must not outlive the renew deadline.
       const ok = await Promise.race([this.tryAcquireOrRenew(controller.signal), aborted]);

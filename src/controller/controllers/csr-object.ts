@@ -1,5 +1,4 @@
-// A CSR in and out of the controllers: its request parsed once into what signers judge, and writes to its /status or
-// /approval that survive conflicts (re-read, stop if someone else settled it, else retry).
+// A CSR in and out of the controllers: its request parsed once for the signers, and /status or /approval writes that survive conflicts.
 import { Buffer } from "node:buffer";
 import type { CertificateSigningRequest, CertificateSigningRequestCondition } from "../../api/types/csr.js";
 import type { ResourceClient } from "../../client/types.js";
