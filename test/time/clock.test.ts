@@ -101,6 +101,20 @@ describe("FakeClock", () => {
 });
 
 describe("systemClock and formatMicroTime", () => {
+  it("keeps the process alive for a sleep (someone awaits it) but not for a background timer", async () => {
+    const refTimers = (): number => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    const before = refTimers();
+    const cancel = systemClock.setTimer(60_000, () => undefined);
+    expect(refTimers()).toBe(before);
+    cancel();
+    const controller = new AbortController();
+    const sleeping = systemClock.sleep(60_000, controller.signal);
+    expect(refTimers()).toBe(before + 1);
+    controller.abort();
+    await sleeping;
+    expect(refTimers()).toBe(before);
+  });
+
   it("sleeps with real timers and can be cancelled by its signal", async () => {
     const controller = new AbortController();
     const sleeping = systemClock.sleep(60_000, controller.signal);
