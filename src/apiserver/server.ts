@@ -4,7 +4,7 @@ import { groupNames, DEFAULT_GROUP_SUFFIX, type GroupNames } from "../api/group.
 import { schemaRegistry } from "../api/schema.js";
 import { invalidOption } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
-import { systemClock, type Clock } from "./storage/clock.js";
+import { systemClock, type Clock } from "../time/clock.js";
 import type { Storage } from "./storage/types.js";
 import type { Pipeline } from "./pipeline.js";
 import { createSelfSubjectAccessReviewHandler, pipelineAuthorizer } from "./auth/subject-access-review.js";

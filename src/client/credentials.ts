@@ -3,7 +3,7 @@ import { Buffer } from "node:buffer";
 import { readFile, stat } from "node:fs/promises";
 import { PlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
-import { systemClock, type Clock } from "./clock.js";
+import { systemClock, type Clock } from "../time/clock.js";
 import { ExecPlugin, execClusterInfo } from "./exec-plugin.js";
 import type { RestConfig } from "./rest-config.js";
 

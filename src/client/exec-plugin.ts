@@ -3,7 +3,7 @@ import { Buffer } from "node:buffer";
 import { spawn } from "node:child_process";
 import { isPlatformError, PlatformError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import type { Clock } from "./clock.js";
+import type { Clock } from "../time/clock.js";
 import type { AuthMaterial, CredentialSource } from "./credentials.js";
 import type { ExecConfig, RestConfig } from "./rest-config.js";
 import { checkClientPair } from "./tls-material.js";
@@ -109,14 +109,14 @@ export class ExecPlugin implements CredentialSource {
       let outBytes = 0;
       let err = "";
       let settled = false;
-      const timer = clock.setTimeout(() => {
+      const cancelTimer = clock.setTimer(this.#o.timeoutMs ?? DEFAULT_TIMEOUT_MS, () => {
         child.kill("SIGKILL");
         finish(() => reject(this.#fail(`did not finish within ${Math.round((this.#o.timeoutMs ?? DEFAULT_TIMEOUT_MS) / 1000)}s`, true)));
-      }, this.#o.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+      });
       const finish = (then: () => void) => {
         if (settled) return;
         settled = true;
-        clock.clearTimeout(timer);
+        cancelTimer();
         then();
       };
       child.stdout.on("data", (chunk: Buffer) => {

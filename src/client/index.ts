@@ -14,10 +14,10 @@ export { addClientFlags, flagOverrides, parseRequestTimeout, restConfigFromFlags
 export { restConfigFromConnection, type ClientConnectionConfiguration } from "./connection-config.js";
 export { createCredentialSource, TokenFile, type AuthMaterial, type CredentialOptions, type CredentialSource } from "./credentials.js";
 export { EXEC_INFO_ENV, ExecPlugin, execClusterInfo, type ExecClusterInfo } from "./exec-plugin.js";
-export { TokenBucket, type RateLimiter, type TokenBucketOptions } from "./rate-limiter.js";
+export { TokenBucket, type RateLimiter, type TokenBucketOptions } from "../time/token-bucket.js";
 export { mayRetry, retryDelayMs, retryPolicy, type RetryOptions } from "./retry.js";
 export { codeFor, connectionError, errorFromResponse, type CallContext } from "./status-errors.js";
 export { AgentPool, sharedAgents, Transport } from "./transport.js";
 export { MAX_EVENT_BYTES, parseWatchLine, watchEvents } from "./watch.js";
 export { parseWarnings } from "./warnings.js";
-export { systemClock as clientClock } from "./clock.js";
+export { systemClock, type Clock } from "../time/clock.js";

@@ -5,9 +5,9 @@ import { groupNames, type GroupNames } from "../api/group.js";
 import type { ApiObject } from "../api/meta.js";
 import { isPlatformError, PlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
-import { abortReason, sleep, systemClock, type Clock } from "./clock.js";
+import { abortReason, systemClock, type Clock } from "../time/clock.js";
 import { createCredentialSource, type CredentialOptions, type CredentialSource } from "./credentials.js";
-import { TokenBucket, type RateLimiter } from "./rate-limiter.js";
+import { TokenBucket, type RateLimiter } from "../time/token-bucket.js";
 import { ResourceClientImpl, type ResourceRef } from "./resource-client.js";
 import { checkRestConfig, type RestConfig } from "./rest-config.js";
 import { mayRetry, retryDelayMs, retryPolicy, type RetryOptions, type RetryPolicy } from "./retry.js";
@@ -130,7 +130,8 @@ class Client implements RestClient {
         if (err.details.clientTimeout === true || attempt >= this.#retry.maxAttempts || !mayRetry(err, idempotent)) throw err;
         const delay = retryDelayMs(attempt, err, this.#retry);
         this.#logger.debug({ method, path: ctx.path, code: err.code, attempt, delayMs: delay }, "retrying request");
-        await sleep(this.#clock, delay, o.signal);
+        await this.#clock.sleep(delay, o.signal);
+        if (o.signal?.aborted) throw abortReason(o.signal);
       }
     }
   }
@@ -142,7 +143,7 @@ class Client implements RestClient {
     if (payload) headers["Content-Type"] = o.contentType ?? this.config.contentType ?? "application/json";
     const timeoutMs = o.timeoutMs ?? this.config.timeoutMs ?? 0;
     const timer = timeoutMs > 0 ? new AbortController() : undefined;
-    const handle = timer ? this.#clock.setTimeout(() => timer.abort(), timeoutMs) : undefined;
+    const cancelTimer = timer ? this.#clock.setTimer(timeoutMs, () => timer.abort()) : undefined;
     const signals = [o.signal, timer?.signal].filter((s): s is AbortSignal => s !== undefined);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     try {
@@ -173,7 +174,7 @@ class Client implements RestClient {
       }
       throw err;
     } finally {
-      if (handle !== undefined) this.#clock.clearTimeout(handle);
+      cancelTimer?.();
     }
   }
 }

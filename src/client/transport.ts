@@ -5,7 +5,7 @@ import https from "node:https";
 import { createSecureContext, type SecureContext } from "node:tls";
 import { pipeline, type Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
-import { abortReason } from "./clock.js";
+import { abortReason } from "../time/clock.js";
 import { connectionError, type CallContext } from "./status-errors.js";
 import { tunnelAgent } from "./proxy-tunnel.js";
 import type { Impersonation, RestConfig } from "./rest-config.js";

@@ -7,9 +7,9 @@ import { EVENT_KIND, EVENT_TYPES, EVENT_VERSION, type Event, type EventType } fr
 import type { ResourceClient } from "../client/types.js";
 import { invalidOption, isPlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
-import { TokenBucket } from "./backoff.js";
+import { TokenBucket } from "../time/token-bucket.js";
 import { formatMicroTime } from "../api/meta.js";
-import { realClock, type Clock } from "./clock.js";
+import { systemClock, type Clock } from "../time/clock.js";
 
 /** Seed limits for new events. */
 export const EVENT_TEXT_LIMIT = 128;
@@ -138,7 +138,7 @@ export class EventRecorder {
     const cacheSize = options.cacheSize ?? 4096;
     if (!Number.isSafeInteger(cacheSize) || cacheSize < 1) throw invalidOption("cacheSize", "to be a whole number ≥ 1", options.cacheSize);
     const limit = options.rateLimit ?? { burst: 25, qps: 1 / 300 };
-    if (limit && !(limit.burst >= 1 && limit.qps > 0)) throw invalidOption("rateLimit", "to have burst ≥ 1 and qps > 0", limit);
+    if (limit && !(Number.isInteger(limit.burst) && limit.burst >= 1 && limit.qps > 0)) throw invalidOption("rateLimit", "to have a whole burst ≥ 1 and qps > 0", limit);
     this.maxInFlight = options.maxInFlight ?? 4;
     if (!Number.isSafeInteger(this.maxInFlight) || this.maxInFlight < 1) throw invalidOption("maxInFlight", "to be a whole number ≥ 1", options.maxInFlight);
     this.maxInFlightWhileBusy = options.maxInFlightWhileBusy ?? 1;
@@ -149,7 +149,7 @@ export class EventRecorder {
     if (!Number.isSafeInteger(this.maxQueued) || this.maxQueued < 1) throw invalidOption("maxQueued", "to be a whole number ≥ 1", options.maxQueued);
     this.client = options.client;
     this.apiVersion = `${groupNames(options.groupSuffix ?? DEFAULT_GROUP_SUFFIX).events}/${EVENT_VERSION}`;
-    this.clock = options.clock ?? realClock;
+    this.clock = options.clock ?? systemClock;
     this.log = (options.logger ?? silentLogger()).child({ subsystem: "event-recorder" });
     this.series = new Lru(cacheSize);
     this.buckets = limit ? new Lru(cacheSize) : undefined;
@@ -203,24 +203,24 @@ export class EventRecorder {
     if (!reason || !action) return void this.log.warn({ reason, action }, "event without a reason or action; dropped");
     const now = this.clock.now();
     const objectId = JSON.stringify([regarding.apiVersion, regarding.kind, regarding.namespace, regarding.name, regarding.uid]);
-    if (!this.allow(objectId, now.getTime())) return void this.log.debug({ regarding, reason }, "event rate limit reached; dropped");
+    if (!this.allow(objectId)) return void this.log.debug({ regarding, reason }, "event rate limit reached; dropped");
     const text = { reason: truncateChars(reason, EVENT_TEXT_LIMIT), action: truncateChars(action, EVENT_TEXT_LIMIT), note: truncateBytes(note ?? "", EVENT_NOTE_LIMIT_BYTES) };
     const key = JSON.stringify([objectId, type, text.reason, text.action, text.note]);
     const existing = this.series.get(key);
-    if (existing && now.getTime() - existing.lastObserved <= this.windowMs) {
+    if (existing && now - existing.lastObserved <= this.windowMs) {
       // A repeat of a series that is queued or being written is folded in and costs no queue place.
-      if (existing.state === "idle" && this.full()) return this.drop(now.getTime());
+      if (existing.state === "idle" && this.full()) return this.drop(now);
       existing.count++;
-      existing.lastObserved = now.getTime();
+      existing.lastObserved = now;
       return this.schedule(existing);
     }
-    if (this.full()) return this.drop(now.getTime());
+    if (this.full()) return this.drop(now);
     const namespace = regarding.namespace || "default";
     const base: Event = {
       apiVersion: this.apiVersion,
       kind: EVENT_KIND,
       metadata: { name: "", namespace },
-      eventTime: formatMicroTime(now),
+      eventTime: formatMicroTime(new Date(now)),
       type,
       ...text,
       regarding,
@@ -228,24 +228,24 @@ export class EventRecorder {
       reportingController: this.options.reportingController,
       reportingInstance: this.options.reportingInstance,
     };
-    const entry: SeriesEntry = { namespace, name: this.eventName(regarding.name, now), base, count: 1, lastObserved: now.getTime(), created: false, dirty: false, state: "idle" };
+    const entry: SeriesEntry = { namespace, name: this.eventName(regarding.name, now), base, count: 1, lastObserved: now, created: false, dirty: false, state: "idle" };
     this.series.set(key, entry);
     this.schedule(entry);
   }
 
-  private allow(objectId: string, nowMs: number): boolean {
+  private allow(objectId: string): boolean {
     if (!this.buckets || !this.rateLimit) return true;
     let bucket = this.buckets.get(objectId);
     if (!bucket) {
-      bucket = new TokenBucket(this.rateLimit.burst, this.rateLimit.qps);
+      bucket = new TokenBucket({ burst: this.rateLimit.burst, qps: this.rateLimit.qps, clock: this.clock });
       this.buckets.set(objectId, bucket);
     }
-    return bucket.take(nowMs);
+    return bucket.tryAcquire();
   }
 
   /** `<name>.<hex nanoseconds>`, kept unique when two events fall in the same millisecond. */
-  private eventName(regardingName: string, now: Date): string {
-    let nanos = BigInt(now.getTime()) * 1_000_000n;
+  private eventName(regardingName: string, nowMs: number): string {
+    let nanos = BigInt(nowMs) * 1_000_000n;
     if (nanos <= this.lastNanos) nanos = this.lastNanos + 1n;
     this.lastNanos = nanos;
     return `${eventNamePrefix(regardingName)}.${nanos.toString(16)}`;
@@ -286,7 +286,7 @@ export class EventRecorder {
       return this.options.busy() ? this.maxInFlightWhileBusy : this.maxInFlight;
     } catch (err) {
       // Asked at every write.
-      if (this.warningDue("busy", this.clock.now().getTime())) {
+      if (this.warningDue("busy", this.clock.now())) {
         this.log.warn({ err: err instanceof Error ? err.message : String(err) }, "event busy callback failed");
       }
       return this.maxInFlight;

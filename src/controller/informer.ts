@@ -3,8 +3,8 @@ import type { ApiObject, Status } from "../api/meta.js";
 import type { ListWatcher, WatchEvent } from "../client/types.js";
 import { invalidOption, isPlatformError, PlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
-import { JitteredBackoff, type JitteredBackoffOptions } from "./backoff.js";
-import { realClock, type CancelTimer, type Clock } from "./clock.js";
+import { JitteredBackoff, type JitteredBackoffOptions } from "../time/backoff.js";
+import { systemClock, type CancelTimer, type Clock } from "../time/clock.js";
 
 export interface InformerHandlers<T extends ApiObject> {
   /** `initial` is true for objects of the first list (and for replays to handlers added later). */
@@ -82,7 +82,7 @@ export class Informer<T extends ApiObject> implements Lister<T> {
   constructor(private readonly options: InformerOptions<T>) {
     this.lw = options.listWatcher;
     this.name = options.name ?? "informer";
-    this.clock = options.clock ?? realClock;
+    this.clock = options.clock ?? systemClock;
     this.log = (options.logger ?? silentLogger()).child({ informer: this.name });
     this.random = options.random ?? Math.random;
     this.pageSize = wholeAtLeast("pageSize", options.pageSize, 500, 1);
@@ -176,7 +176,7 @@ export class Informer<T extends ApiObject> implements Lister<T> {
   }
 
   private async pause(what: string, err: unknown, signal: AbortSignal): Promise<void> {
-    const delay = this.backoff.next(this.clock.now().getTime());
+    const delay = this.backoff.next(this.clock.now());
     this.log.warn({ err: describeError(err), retryInMs: Math.round(delay) }, `${what}; retrying`);
     await this.clock.sleep(delay, signal);
   }
@@ -255,7 +255,7 @@ export class Informer<T extends ApiObject> implements Lister<T> {
       });
     };
     const aborted = new Promise<"aborted">((resolve) => controller.signal.addEventListener("abort", () => resolve("aborted"), { once: true }));
-    const startedAt = this.clock.now().getTime();
+    const startedAt = this.clock.now();
     let rv = fromRv;
     let events = 0;
     const result = (end: WatchEnd, error?: unknown): WatchResult => ({ end, resourceVersion: rv, events, error });
@@ -281,7 +281,7 @@ export class Informer<T extends ApiObject> implements Lister<T> {
         const step = await Promise.race([next, aborted]);
         if (step === "aborted") break;
         if (step.done) {
-          const short = events === 0 && this.clock.now().getTime() - startedAt < SHORT_WATCH_MS;
+          const short = events === 0 && this.clock.now() - startedAt < SHORT_WATCH_MS;
           return short ? result("failed", new PlatformError("NOT_READY", "watch closed at once without events")) : result("closed");
         }
         armStall();

@@ -5,7 +5,7 @@ import type { ResourceClient } from "../client/types.js";
 import { invalidOption, isPlatformError, PlatformError } from "../errors.js";
 import { childLogger, silentLogger, type Logger } from "../logger.js";
 import { formatMicroTime } from "../api/meta.js";
-import { realClock, type Clock } from "./clock.js";
+import { systemClock, type Clock } from "../time/clock.js";
 
 export interface LeaderCallbacks {
   /** Called once leadership is won; `signal` aborts when it is lost or released. */
@@ -71,7 +71,7 @@ export class LeaderElector {
       if (typeof options[key] !== "string" || options[key].length === 0) throw invalidOption(key, "to be a non-empty string", options[key]);
     }
     this.o = { ...options, leaseDurationMs, renewDeadlineMs, retryPeriodMs };
-    this.clock = options.clock ?? realClock;
+    this.clock = options.clock ?? systemClock;
     this.log = childLogger(options.logger ?? silentLogger(), { lease: `${options.namespace}/${options.name}`, identity: options.identity });
     this.random = options.random ?? Math.random;
     this.apiVersion = `${groupNames(options.groupSuffix ?? DEFAULT_GROUP_SUFFIX).coordination}/${LEASE_VERSION}`;
@@ -120,10 +120,10 @@ export class LeaderElector {
     let lost = false;
     while (!signal.aborted) {
       const deadline = this.renewedAt + this.o.renewDeadlineMs;
-      const wait = Math.min(this.o.retryPeriodMs, deadline - this.nowMs());
+      const wait = Math.min(this.o.retryPeriodMs, deadline - this.clock.now());
       if (wait > 0) await this.clock.sleep(wait, signal);
       if (signal.aborted) break;
-      const left = deadline - this.nowMs();
+      const left = deadline - this.clock.now();
       if (left <= 0) {
         lost = true;
         break;
@@ -141,10 +141,6 @@ export class LeaderElector {
     this.callback("onStoppedLeading", () => this.o.callbacks.onStoppedLeading?.());
   }
 
-  private nowMs(): number {
-    return this.clock.now().getTime();
-  }
-
   /** One try to acquire or renew; false when another holds an unexpired lease, on a conflict, or on any error. */
   private async attempt(outer: AbortSignal, timeoutMs = this.o.renewDeadlineMs): Promise<boolean> {
     const controller = new AbortController();
@@ -153,7 +149,7 @@ export class LeaderElector {
     const cancel = this.clock.setTimer(timeoutMs, abort);
     const aborted = new Promise<false>((resolve) => controller.signal.addEventListener("abort", () => resolve(false), { once: true }));
     // The server may apply the write at any moment after it is sent, so the renew deadline counts from the send.
-    const sentAt = this.nowMs();
+    const sentAt = this.clock.now();
     try {
       // A request that never answers must not outlive the renew deadline.
       const ok = await Promise.race([this.tryAcquireOrRenew(controller.signal), aborted]);
@@ -170,7 +166,7 @@ export class LeaderElector {
   }
 
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
-    const now = this.clock.now();
+    const now = new Date(this.clock.now());
     const { client, name, namespace, identity } = this.o;
     let current: Lease;
     try {
@@ -220,7 +216,7 @@ export class LeaderElector {
       this.observed.metadata.resourceVersion !== lease.metadata.resourceVersion ||
       JSON.stringify(this.observed.spec ?? {}) !== JSON.stringify(lease.spec ?? {});
     this.observed = lease;
-    if (changed) this.observedAt = this.clock.now().getTime();
+    if (changed) this.observedAt = this.clock.now();
     const holder = lease.spec?.holderIdentity || undefined;
     if (holder !== this.lastLeader) {
       this.lastLeader = holder;
@@ -231,7 +227,7 @@ export class LeaderElector {
   private expired(): boolean {
     const seconds = this.observed?.spec?.leaseDurationSeconds;
     const durationMs = seconds && seconds > 0 ? seconds * 1000 : this.o.leaseDurationMs;
-    return this.observedAt + durationMs <= this.clock.now().getTime();
+    return this.observedAt + durationMs <= this.clock.now();
   }
 
   private heldByOther(): boolean {
@@ -243,7 +239,7 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const lease = this.observed;
     if (!lease || lease.spec?.holderIdentity !== this.o.identity) return;
-    const now = formatMicroTime(this.clock.now());
+    const now = formatMicroTime(new Date(this.clock.now()));
     const spec: LeaseSpec = { ...lease.spec, holderIdentity: "", leaseDurationSeconds: 1, acquireTime: now, renewTime: now };
     try {
       this.observe(await this.o.client.update({ ...lease, metadata: { ...lease.metadata }, spec }));

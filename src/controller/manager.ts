@@ -16,11 +16,10 @@ import {
 import { invalidOption } from "../errors.js";
 import { childLogger, silentLogger, type Logger } from "../logger.js";
 import type { SignerRegistry } from "../../signers/registry.js";
-import { realClock, type Clock } from "./clock.js";
+import { systemClock, type Clock } from "../time/clock.js";
 import type { ServingApprovalPolicy } from "../../signers/serving-approval.js";
-import { CONTROLLER_NAMES, ControllerSet, type ControllerName } from "./controllers/controller-set.js";
+import { CONTROLLER_NAMES, ControllerSet, controllerResources, type ControllerName, type ControllerResources } from "./controllers/controller-set.js";
 import { PUBLISHER_CONTROLLER } from "./controllers/trust-bundle-publisher.js";
-import { controllerResources, type ControllerResources } from "./controllers/resources.js";
 import { LeaderElector } from "./leader-election.js";
 import { ControllerMetrics } from "./metrics.js";
 import { OpsServer, type OpsCheck } from "./ops-server.js";
@@ -97,7 +96,7 @@ class Manager implements ControllerManager {
     this.o = o;
     this.names = o.names ?? groupNames(DEFAULT_GROUP_SUFFIX);
     this.config = o.config ?? defaultControllerManagerConfig(this.names.suffix);
-    this.clock = o.clock ?? realClock;
+    this.clock = o.clock ?? systemClock;
     this.identity = o.identity ?? `${hostname()}_${randomUUID()}`;
     this.log = childLogger(o.logger ?? silentLogger(), { identity: this.identity });
     this.metrics = new ControllerMetrics({ processMetrics: o.processMetrics === true });

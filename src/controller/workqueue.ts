@@ -1,6 +1,6 @@
 // The controller work queue: deduplicated string keys, one worker per key at a time, delayed and rate-limited adds.
-import { realClock, type CancelTimer, type Clock } from "./clock.js";
-import { ItemExponentialBackoff, type RateLimiter } from "./backoff.js";
+import { systemClock, type CancelTimer, type Clock } from "../time/clock.js";
+import { ItemExponentialBackoff, type KeyBackoff } from "../time/backoff.js";
 
 /** Optional observers, for wiring prom-client gauges and histograms. */
 export interface WorkQueueMetrics {
@@ -17,7 +17,7 @@ export interface WorkQueueOptions {
   /** Names the queue in metrics and logs. */
   readonly name?: string;
   readonly clock?: Clock;
-  readonly rateLimiter?: RateLimiter;
+  readonly backoff?: KeyBackoff;
   readonly metrics?: WorkQueueMetrics;
 }
 
@@ -35,7 +35,7 @@ interface Waiter {
 export class WorkQueue {
   readonly name: string;
   private readonly clock: Clock;
-  private readonly limiter: RateLimiter;
+  private readonly backoff: KeyBackoff;
   private readonly metrics: WorkQueueMetrics;
   private readonly queue: string[] = [];
   private readonly dirty = new Set<string>();
@@ -48,8 +48,8 @@ export class WorkQueue {
 
   constructor(options: WorkQueueOptions = {}) {
     this.name = options.name ?? "queue";
-    this.clock = options.clock ?? realClock;
-    this.limiter = options.rateLimiter ?? new ItemExponentialBackoff();
+    this.clock = options.clock ?? systemClock;
+    this.backoff = options.backoff ?? new ItemExponentialBackoff();
     this.metrics = options.metrics ?? {};
   }
 
@@ -57,7 +57,7 @@ export class WorkQueue {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.metrics.add?.(this.name, key);
     this.dirty.add(key);
-    this.queuedAt.set(key, this.clock.now().getTime());
+    this.queuedAt.set(key, this.clock.now());
     if (this.processing.has(key)) return;
     this.push(key);
   }
@@ -66,7 +66,7 @@ export class WorkQueue {
   addAfter(key: string, ms: number): void {
     if (this.shuttingDown) return;
     if (ms <= 0) return this.add(key);
-    const due = this.clock.now().getTime() + ms;
+    const due = this.clock.now() + ms;
     const waiting = this.delayed.get(key);
     if (waiting && waiting.due <= due) return;
     waiting?.cancel();
@@ -81,15 +81,15 @@ export class WorkQueue {
   addRateLimited(key: string): void {
     if (this.shuttingDown) return;
     this.metrics.retry?.(this.name, key);
-    this.addAfter(key, this.limiter.when(key));
+    this.addAfter(key, this.backoff.when(key));
   }
 
   forget(key: string): void {
-    this.limiter.forget(key);
+    this.backoff.forget(key);
   }
 
   numRequeues(key: string): number {
-    return this.limiter.numRequeues(key);
+    return this.backoff.numRequeues(key);
   }
 
   /** The next key, waiting for one; `undefined` once shut down and drained, or when `signal` aborts. */
@@ -116,7 +116,7 @@ export class WorkQueue {
     const started = this.processing.get(key);
     if (started === undefined) return;
     this.processing.delete(key);
-    this.metrics.workDuration?.(this.name, this.clock.now().getTime() - started);
+    this.metrics.workDuration?.(this.name, this.clock.now() - started);
     // A key added before shutDown while it was in process still counts as queued work to drain.
     if (this.dirty.has(key)) this.push(key);
     if (this.processing.size === 0) for (const wake of this.idleWaiters.splice(0)) wake();
@@ -168,7 +168,7 @@ export class WorkQueue {
   }
 
   private take(key: string): string {
-    const now = this.clock.now().getTime();
+    const now = this.clock.now();
     this.dirty.delete(key);
     this.processing.set(key, now);
     const queued = this.queuedAt.get(key);

@@ -9,7 +9,7 @@ import { allResources } from "../../src/apiserver/registry/resources/index.js";
 import { MemoryStorage } from "../../src/apiserver/storage/memory.js";
 import type { Storage } from "../../src/apiserver/storage/types.js";
 import { createApiServer, type ApiServer, type ApiServerOptions } from "../../src/apiserver/server.js";
-import { FakeClock } from "./storage/fake-clock.js";
+import { FakeClock } from "../../src/time/fake-clock.js";
 
 export { FakeClock };
 

@@ -192,7 +192,7 @@ describe("delete", () => {
     const { store, clock } = await registryFixture();
     const sa = store("ServiceAccount");
     await sa.create("default", serviceAccount({ finalizers: ["example.com/hold", "example.com/two"] }), {});
-    clock.advance(5000);
+    clock.tick(5000);
     const r = await sa.delete("default", "builder", {});
     expect(r.deleted).toBe(false);
     expect(r.object.metadata.deletionTimestamp).toBe(new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, "Z"));

@@ -77,10 +77,10 @@ describe("watch", () => {
       await call(timed.address, "POST", SA, { body: serviceAccount({ name: "first" }) });
       const w = await openWatch(timed.address, `${SA}?watch=1&timeoutSeconds=30`);
       expect(await w.next()).toMatchObject({ type: "ADDED", object: { metadata: { name: "first" } } });
-      clock.advance(29_000);
+      clock.tick(29_000);
       await call(timed.address, "POST", SA, { body: serviceAccount({ name: "before-timeout" }) });
       expect(await w.next()).toMatchObject({ type: "ADDED", object: { metadata: { name: "before-timeout" } } });
-      clock.advance(1_000);
+      clock.tick(1_000);
       await w.ended;
       expect(await w.next()).toBeUndefined();
     } finally {

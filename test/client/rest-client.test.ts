@@ -4,9 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { AgentPool } from "../../src/client/transport.js";
 import { createClient, type ClientOptions, type RestClient } from "../../src/client/rest-client.js";
 import type { RestConfig } from "../../src/client/rest-config.js";
-import { FakeClock } from "../apiserver/storage/fake-clock.js";
 import { restConfig } from "./fixtures/config.js";
-import { drive, recordingClock, waitFor } from "./fixtures/drive.js";
+import { drive, RecordingClock, waitFor } from "./fixtures/drive.js";
 import { object, sendJson, sendStatus, startServer, type Handler, type TestServer } from "./fixtures/server.js";
 import { failure } from "./fixtures/failure.js";
 
@@ -24,7 +23,7 @@ async function serve(handler: Handler, port?: number): Promise<TestServer> {
 }
 
 function client(server: string, o: ClientOptions & { config?: Partial<RestConfig> } = {}) {
-  const clock = recordingClock(new FakeClock());
+  const clock = new RecordingClock();
   const c = createClient(restConfig({ server, ...o.config }), { clock, agents: new AgentPool(), retry: { random: () => 0, baseDelayMs: 100 }, ...o });
   clients.push(c);
   return { clock, client: c };
@@ -173,9 +172,9 @@ describe("REST client: retries", () => {
     await servers.pop()!.close();
     const { client: c, clock } = client(`http://127.0.0.1:${port}`);
     const pending = c.request("POST", "/apis/g/v1/things", { a: 1 });
-    await waitFor(() => clock.pending > 0);
+    await waitFor(() => clock.pendingTimers() > 0);
     const s = await serve((req, res) => sendJson(res, 201, JSON.parse(req.body)), port);
-    clock.advance(60_000);
+    clock.tick(60_000);
     expect(await pending).toEqual({ a: 1 });
     expect(s.requests).toHaveLength(1);
   });
@@ -206,10 +205,10 @@ describe("REST client: requests", () => {
     const { client: c, clock } = client(s.url, { config: { timeoutMs: 1500 } });
     const pending = failure(c.request("GET", "/slow"));
     await waitFor(() => s.requests.length === 1);
-    clock.advance(1499);
+    clock.tick(1499);
     await new Promise((r) => setTimeout(r, 5));
     expect(s.requests).toHaveLength(1);
-    clock.advance(1);
+    clock.tick(1);
     const err = await pending;
     expect([err.code, err.message]).toEqual(["TIMEOUT", "GET /slow did not complete within 1500 ms (request timeout)"]);
     expect(s.requests).toHaveLength(1);
@@ -261,7 +260,7 @@ describe("REST client: requests", () => {
     await Promise.all(calls.slice(0, 2));
     await new Promise((r) => setTimeout(r, 10));
     expect(s.requests).toHaveLength(2);
-    clock.advance(1000);
+    clock.tick(1000);
     await calls[2];
     expect(s.requests).toHaveLength(3);
   });

@@ -7,7 +7,7 @@ import { createClient, type RestClient } from "../../src/client/rest-client.js";
 import type { WatchEvent } from "../../src/client/types.js";
 import { AgentPool } from "../../src/client/transport.js";
 import { watchEvents } from "../../src/client/watch.js";
-import { FakeClock } from "../apiserver/storage/fake-clock.js";
+import { FakeClock } from "../../src/time/fake-clock.js";
 import { restConfig } from "./fixtures/config.js";
 import { waitFor } from "./fixtures/drive.js";
 import { object, sendStatus, startServer, status, type Handler, type TestServer } from "./fixtures/server.js";
@@ -183,10 +183,10 @@ describe("watch over HTTP", () => {
     const got: string[] = [];
     for await (const e of sa.watch({ signal: new AbortController().signal })) {
       got.push(e.type);
-      clock.advance(60_000);
+      clock.tick(60_000);
     }
     expect(got).toEqual(["ADDED", "DELETED"]);
-    expect(clock.pending).toBe(0);
+    expect(clock.pendingTimers()).toBe(0);
   });
 });
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ApiObject } from "../../src/api/meta.js";
 import type { Event, EventType } from "../../src/api/types/event.js";
 import type { ResourceClient } from "../../src/client/types.js";
-import { FakeClock, settle } from "../../src/controller/clock.js";
+import { FakeClock, settle } from "../../src/time/fake-clock.js";
 import { EventRecorder, truncateBytes, type EventRecorderOptions, type EventResult } from "../../src/controller/event-recorder.js";
 import { ControllerMetrics } from "../../src/controller/metrics.js";
 import { PlatformError } from "../../src/errors.js";

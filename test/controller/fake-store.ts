@@ -3,7 +3,7 @@ import type { ApiList, ApiObject, Status } from "../../src/api/meta.js";
 import type { ListParams, ResourceClient, WatchEvent, WatchParams, WriteParams } from "../../src/client/types.js";
 import { PlatformError } from "../../src/errors.js";
 import { objectKey } from "../../src/controller/informer.js";
-import type { Clock } from "../../src/controller/clock.js";
+import type { Clock } from "../../src/time/clock.js";
 
 export type Op = "list" | "watch" | "get" | "create" | "update" | "patch" | "delete";
 
@@ -30,7 +30,7 @@ export class FakeStore<T extends ApiObject> {
   private tokens = 0;
   private uids = 0;
 
-  constructor(readonly options: { kind?: string; apiVersion?: string; now?: () => Date; goneAsEvent?: boolean } = {}) {}
+  constructor(readonly options: { kind?: string; apiVersion?: string; now?: () => number; goneAsEvent?: boolean } = {}) {}
 
   /** A client handle with its own faults and call log. */
   client(): FakeClient<T> {
@@ -56,7 +56,7 @@ export class FakeStore<T extends ApiObject> {
     stored.metadata = {
       ...stored.metadata,
       uid: before?.metadata.uid ?? stored.metadata.uid ?? `uid-${++this.uids}`,
-      creationTimestamp: before?.metadata.creationTimestamp ?? (this.options.now?.() ?? new Date(0)).toISOString(),
+      creationTimestamp: before?.metadata.creationTimestamp ?? new Date(this.options.now?.() ?? 0).toISOString(),
       resourceVersion: String(++this.rev),
     };
     this.objects.set(key, stored);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApiObject } from "../../src/api/meta.js";
 import type { ListParams, WatchParams } from "../../src/client/types.js";
-import { FakeClock } from "../../src/controller/clock.js";
+import { FakeClock } from "../../src/time/fake-clock.js";
 import { Informer, objectKey, type InformerOptions } from "../../src/controller/informer.js";
 import { PlatformError } from "../../src/errors.js";
 import { FakeStore, type FakeClient } from "./fake-store.js";
@@ -219,11 +219,11 @@ describe("Informer: stalls and outages", () => {
     s.store.breakWatches();
     await s.clock.flush();
     const times: number[] = [];
-    const t0 = s.clock.now().getTime();
+    const t0 = s.clock.now();
     for (let step = 0; step < 120; step++) {
       const before = listCalls(s.client).length;
       await s.clock.advance(500);
-      if (listCalls(s.client).length > before) times.push(s.clock.now().getTime() - t0);
+      if (listCalls(s.client).length > before) times.push(s.clock.now() - t0);
     }
     const gaps = times.map((t, i) => t - (times[i - 1] ?? 0));
     expect(gaps.slice(0, 6)).toEqual([1000, 2000, 4000, 8000, 8000, 8000]);
@@ -256,10 +256,10 @@ describe("Informer: handlers, resync and lifecycle", () => {
     const informer = new Informer<Thing>({ listWatcher: store.client(), clock, random: () => 0.5, minResyncPeriodMs: 1000 });
     running.push(informer);
     const resyncs: number[] = [];
-    informer.addHandlers({ onUpdate: (o, n) => o === n && resyncs.push(clock.now().getTime()) });
+    informer.addHandlers({ onUpdate: (o, n) => o === n && resyncs.push(clock.now()) });
     informer.start();
     await informer.waitForSync();
-    const t0 = clock.now().getTime();
+    const t0 = clock.now();
     await clock.advance(3000);
     expect(resyncs.map((t) => t - t0)).toEqual([1500, 1500, 3000, 3000]);
   });

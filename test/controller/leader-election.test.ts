@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Lease } from "../../src/api/types/coordination.js";
-import { FakeClock } from "../../src/controller/clock.js";
+import { FakeClock } from "../../src/time/fake-clock.js";
 import { LeaderElector, type LeaderElectorOptions } from "../../src/controller/leader-election.js";
 import { FakeStore, type FakeClient } from "./fake-store.js";
 
@@ -24,7 +24,7 @@ afterEach(async () => {
 function world() {
   const clock = new FakeClock(T0);
   const store = new FakeStore<Lease>({ kind: "Lease", apiVersion: "coordination.platform.io/v1", now: () => clock.now() });
-  const at = (): number => clock.now().getTime() - T0;
+  const at = (): number => clock.now() - T0;
   const candidate = (id: string, options: Partial<LeaderElectorOptions> = {}): Candidate => {
     const client = store.client();
     const log: string[] = [];

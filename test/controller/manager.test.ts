@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { findCondition, isIssued } from "../../src/api/conditions.js";
 import type { Lease } from "../../src/api/types/coordination.js";
 import { controllerManagerApiVersion, CONTROLLER_MANAGER_KIND, parseControllerManagerConfig } from "../../src/config/controller-manager.js";
-import { controllerResources } from "../../src/controller/controllers/resources.js";
+import { controllerResources } from "../../src/controller/controllers/controller-set.js";
 import { createControllerManager, type ControllerManager } from "../../src/controller/manager.js";
 import { generateCa, type GeneratedCa } from "../../src/pki/ca.js";
 import { createBuiltinSigners } from "../../signers/builtins.js";
@@ -26,11 +26,11 @@ function config(generic: string) {
 
 async function setup(generic: string, replicas = 1): Promise<{ h: Harness; ca: GeneratedCa; managers: ControllerManager[] }> {
   const h = await startHarness();
-  const ca = await generateCa({ commonName: "manager test CA", keyType: "p256", lifetimeSeconds: 10 * 365 * 86_400, now: h.clock.now() });
+  const ca = await generateCa({ commonName: "manager test CA", keyType: "p256", lifetimeSeconds: 10 * 365 * 86_400, now: new Date(h.clock.now()) });
   const managers = Array.from({ length: replicas }, (_, i) =>
     createControllerManager({
       client: h.client("controller"),
-      signers: new SignerRegistry(createBuiltinSigners({ ca: ca.ca, groupSuffix: h.names.suffix, now: () => h.clock.now() })),
+      signers: new SignerRegistry(createBuiltinSigners({ ca: ca.ca, groupSuffix: h.names.suffix, now: () => new Date(h.clock.now()) })),
       config: config(generic),
       names: h.names,
       clock: h.clock,
@@ -109,12 +109,12 @@ describe("createControllerManager", () => {
     const lease = await h.admin.leases.get("platform-controller-manager", { namespace: "platform-system" });
     expect(lease.spec?.holderIdentity).toBe("");
     // The released lease is free at the standby's next attempt: within one jittered retry period.
-    const before = h.clock.now().getTime();
+    const before = h.clock.now();
     await until(async () => {
       await h.clock.advance(500);
       return standby.working() ? true : undefined;
     }, "the standby to take over");
-    expect(h.clock.now().getTime() - before).toBeLessThanOrEqual(2000 * 2.2 + 500);
+    expect(h.clock.now() - before).toBeLessThanOrEqual(2000 * 2.2 + 500);
     const next = await h.admin.leases.get("platform-controller-manager", { namespace: "platform-system" });
     expect((next as Lease).spec).toMatchObject({ holderIdentity: standby.identity, leaseTransitions: 1 });
     await requestAndWait(h, "node-4");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../../src/controller/clock.js";
-import { ItemExponentialBackoff } from "../../src/controller/backoff.js";
+import { FakeClock } from "../../src/time/fake-clock.js";
+import { ItemExponentialBackoff } from "../../src/time/backoff.js";
 import { WorkQueue, type WorkQueueMetrics } from "../../src/controller/workqueue.js";
 
 interface QueueFixture {
@@ -19,7 +19,7 @@ function fixture(options: { baseMs?: number; maxMs?: number } = {}): QueueFixtur
     queueLatency: (_n, ms) => seen.queueLatency!.push(ms),
     workDuration: (_n, ms) => seen.workDuration!.push(ms),
   };
-  const queue = new WorkQueue({ name: "csr", clock, metrics, rateLimiter: new ItemExponentialBackoff(options) });
+  const queue = new WorkQueue({ name: "csr", clock, metrics, backoff: new ItemExponentialBackoff(options) });
   return { clock, queue, seen };
 }
 
@@ -84,9 +84,9 @@ describe("WorkQueue", () => {
     const readyAfter: number[] = [];
     for (let i = 0; i < expected.length; i++) {
       queue.addRateLimited("k");
-      const start = clock.now().getTime();
+      const start = clock.now();
       while (queue.len() === 0) await clock.advance(10);
-      readyAfter.push(clock.now().getTime() - start);
+      readyAfter.push(clock.now() - start);
       queue.done((await queue.get())!);
     }
     expect(readyAfter).toEqual(expected);

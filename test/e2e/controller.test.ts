@@ -13,7 +13,7 @@ import { runSecureServer } from "../../src/apiserver/bootstrap/run-server.js";
 import { controllerComponent } from "../../src/cli/commands/controller.js";
 import { restConfigFromConnection } from "../../src/client/connection-config.js";
 import { createClient } from "../../src/client/rest-client.js";
-import { controllerResources } from "../../src/controller/controllers/resources.js";
+import { controllerResources } from "../../src/controller/controllers/controller-set.js";
 import { isPlatformError } from "../../src/errors.js";
 import { silentLogger } from "../../src/logger.js";
 import { createPersistently, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";

@@ -4,7 +4,7 @@ import type { ApiObject } from "../../api/meta.js";
 import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from "../../api/types/rbac.js";
 import { invalidOption } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import { systemClock, type Clock } from "../storage/clock.js";
+import { systemClock, type CancelTimer, type Clock } from "../../time/clock.js";
 import type { Storage, StorageEvent, Watch } from "../storage/types.js";
 import type { RbacLister } from "./rbac.js";
 
@@ -24,7 +24,7 @@ class Collection {
   readonly objects = new Map<string, ApiObject>();
   watch: Watch | undefined;
   snapshot: readonly ApiObject[] | undefined;
-  retry: unknown;
+  cancelRetry: CancelTimer | undefined;
 }
 
 export class StorageRbacLister implements RbacLister {
@@ -68,8 +68,8 @@ export class StorageRbacLister implements RbacLister {
     for (const c of this.#collections.values()) {
       c.watch?.cancel();
       c.watch = undefined;
-      if (c.retry !== undefined) this.#clock.clearTimeout(c.retry);
-      c.retry = undefined;
+      c.cancelRetry?.();
+      c.cancelRetry = undefined;
     }
   }
 
@@ -145,10 +145,10 @@ export class StorageRbacLister implements RbacLister {
     if (!this.#running) return;
     const c = this.#collections.get(plural)!;
     this.#logger.warn({ resource: plural, err }, "RBAC cache lost its watch; listing again");
-    if (c.retry !== undefined) return;
-    c.retry = this.#clock.setTimeout(() => {
-      c.retry = undefined;
+    if (c.cancelRetry !== undefined) return;
+    c.cancelRetry = this.#clock.setTimer(this.#retryMs, () => {
+      c.cancelRetry = undefined;
       void this.#sync(plural);
-    }, this.#retryMs);
+    });
   }
 }

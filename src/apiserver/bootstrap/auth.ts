@@ -20,7 +20,7 @@ import { createSelfSubjectAccessReviewHandler, createSubjectAccessReviewHandler 
 import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../auth/token-handlers.js";
 import type { Pipeline } from "../pipeline.js";
 import type { Registry } from "../registry/registry.js";
-import type { Clock } from "../storage/clock.js";
+import type { Clock } from "../../time/clock.js";
 import type { Storage } from "../storage/types.js";
 
 /** The `iss` of ServiceAccount tokens and the API server's own audience: stable across restarts and ports. */

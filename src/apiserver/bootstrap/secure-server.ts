@@ -9,7 +9,7 @@ import { CaSource } from "../../pki/ca-source.js";
 import { decodePem, encodePem } from "../../pki/pem.js";
 import { createApiserverClientSigner } from "../../../signers/apiserver-client.js";
 import { createApiServer, type ApiServer } from "../server.js";
-import { systemClock, type Clock } from "../storage/clock.js";
+import { systemClock, type Clock } from "../../time/clock.js";
 import type { Storage } from "../storage/types.js";
 import { ADMIN_CONFIG_FILE, ensureAdminConfig, type AdminConfigResult } from "./admin-config.js";
 import { loadCredentialFile, type CredentialEntry } from "../auth/authn-token-file.js";

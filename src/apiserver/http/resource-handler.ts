@@ -4,7 +4,7 @@ import type { ApiObject, UserInfo } from "../../api/meta.js";
 import type { SchemaRegistry } from "../../api/schema.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import type { Clock } from "../storage/clock.js";
+import type { Clock } from "../../time/clock.js";
 import { applyPatch, checkPatchShape, patchTypeOf } from "../patch/index.js";
 import type { Pipeline } from "../pipeline.js";
 import type { ResourceStore } from "../registry/generic.js";
@@ -271,13 +271,13 @@ function defaultManager(userAgent: string | undefined): string | undefined {
 /** Bounds a list by `timeoutSeconds` (504 Timeout when it takes longer). */
 async function withTimeout<T>(work: Promise<T>, timeoutSeconds: number | undefined, clock: Clock): Promise<T> {
   if (!timeoutSeconds) return work;
-  let timer: unknown;
+  let cancel: (() => void) | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = clock.setTimeout(() => reject(new PlatformError("TIMEOUT", `the list did not finish within timeoutSeconds=${timeoutSeconds}`)), timeoutSeconds * 1000);
+    cancel = clock.setTimer(timeoutSeconds * 1000, () => reject(new PlatformError("TIMEOUT", `the list did not finish within timeoutSeconds=${timeoutSeconds}`)));
   });
   try {
     return await Promise.race([work, timeout]);
   } finally {
-    clock.clearTimeout(timer);
+    cancel?.();
   }
 }

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ApiObject } from "../../api/meta.js";
 import { PlatformError, toPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import type { Clock } from "../storage/clock.js";
+import type { Clock } from "../../time/clock.js";
 import { parseRevision } from "../registry/list.js";
 import type { WatchSource } from "../registry/watch.js";
 import type { ListParams } from "./query.js";
@@ -49,7 +49,7 @@ export async function streamWatch(req: FastifyRequest, reply: FastifyReply, o: W
   const onClose = () => abort.abort();
   req.raw.socket?.once("close", onClose);
   res.once("close", onClose);
-  const timer = o.timeoutSeconds > 0 ? o.clock.setTimeout(() => abort.abort(), o.timeoutSeconds * 1000) : undefined;
+  const cancelTimer = o.timeoutSeconds > 0 ? o.clock.setTimer(o.timeoutSeconds * 1000, () => abort.abort()) : undefined;
   reply.hijack();
   res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" });
   res.flushHeaders();
@@ -81,7 +81,7 @@ export async function streamWatch(req: FastifyRequest, reply: FastifyReply, o: W
       write({ type: "ERROR", object: statusOf(error) });
     }
   } finally {
-    if (timer !== undefined) o.clock.clearTimeout(timer);
+    cancelTimer?.();
     req.raw.socket?.off("close", onClose);
     res.off("close", onClose);
     abort.abort();

@@ -5,7 +5,7 @@ import { isPlatformError, PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { isStorableKey, keyRoomProblem } from "../storage/checks.js";
 import type { Storage } from "../storage/types.js";
-import type { Clock } from "../storage/clock.js";
+import type { Clock } from "../../time/clock.js";
 import type { Pipeline, RequestAttributes } from "../pipeline.js";
 import type { FieldError, ResourceDefinition, StrategyContext, SubresourceStrategy } from "./strategy.js";
 import { alreadyExists, badRequest, conflict, invalid, notFound } from "./errors.js";

@@ -3,7 +3,7 @@ import type { ApiObject } from "../../api/meta.js";
 import type { GroupNames } from "../../api/group.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import type { Clock } from "../storage/clock.js";
+import type { Clock } from "../../time/clock.js";
 import type { Storage } from "../storage/types.js";
 import type { Pipeline } from "../pipeline.js";
 import { ApiCatalog } from "../discovery.js";

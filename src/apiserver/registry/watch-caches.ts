@@ -1,7 +1,7 @@
 // One watch cache per served resource, started on first use, adapted to the API's list and watch views.
 import type { ApiObject } from "../../api/meta.js";
 import type { Logger } from "../../logger.js";
-import type { Clock } from "../storage/clock.js";
+import type { Clock } from "../../time/clock.js";
 import type { Storage } from "../storage/types.js";
 import { WatchCache, type WatchCacheOptions } from "../watch/cache.js";
 import type { WatchFilter } from "../watch/cache-watcher.js";

@@ -3,7 +3,7 @@
 import { PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { KeyValue, ListOptions, ListResult, Storage, StorageEvent, Watch, WatchOptions } from "./types.js";
-import type { Clock } from "./clock.js";
+import type { Clock } from "../../time/clock.js";
 import { alreadyExists, checkKey, checkPrefix, checkRevision, checkValue, closed, conflict, futureRevision, gone, notFound, prefixEnd } from "./checks.js";
 import { WatchHub } from "./watch-hub.js";
 

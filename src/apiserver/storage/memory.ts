@@ -1,7 +1,7 @@
 // In-memory storage: the current key space plus an event log for list-at-revision and watch-from-revision.
 import { silentLogger, type Logger } from "../../logger.js";
 import type { KeyValue, ListResult, StorageEvent } from "./types.js";
-import { systemClock, type Clock } from "./clock.js";
+import { systemClock, type Clock } from "../../time/clock.js";
 import { BaseStorage, type ListRange } from "./base-storage.js";
 import { resolveRetention, revisionTarget, type RetentionOptions } from "./retention.js";
 import { SortedKeys } from "./sorted-keys.js";

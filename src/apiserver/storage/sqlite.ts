@@ -7,7 +7,7 @@ import Database from "better-sqlite3";
 import { PlatformError, invalidOption } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import type { KeyValue, ListResult, StorageEvent } from "./types.js";
-import { systemClock, type Clock } from "./clock.js";
+import { systemClock, type Clock } from "../../time/clock.js";
 import { BaseStorage, type ListRange, type WriteDecision } from "./base-storage.js";
 import { ageCheckInterval, resolveRetention, revisionTarget, type Retention, type RetentionOptions } from "./retention.js";
 import { SCHEMA, prepareStatements, type KvRow, type LogRow, type Statements } from "./sqlite-schema.js";

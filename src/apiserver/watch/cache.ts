@@ -4,7 +4,7 @@ import { PlatformError, invalidOption } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import type { Storage, StorageEvent, Watch } from "../storage/types.js";
 import { checkKey, checkPrefix, checkRevision, gone, prefixEnd } from "../storage/checks.js";
-import { systemClock, type Clock } from "../storage/clock.js";
+import { systemClock, type CancelTimer, type Clock } from "../../time/clock.js";
 import { SortedKeys } from "../storage/sorted-keys.js";
 import { CachedObject, RingEvent, type CacheEvent, type Decoder } from "./cached-object.js";
 import { CacheWatcher, type WatchFilter } from "./cache-watcher.js";
@@ -90,7 +90,7 @@ export class WatchCache {
   #stopped = true;
   #storageWatch: Watch | undefined;
   /** The bookmark timer while ready, the relist timer while not. */
-  #timer: unknown;
+  #cancelTimer: CancelTimer | undefined;
   /** Bumped on every reset so a list still in flight from before cannot install stale state. */
   #generation = 0;
   #synced: Promise<void> | undefined;
@@ -270,7 +270,7 @@ export class WatchCache {
     if (this.#stopped) return;
     this.#logger.warn({ err, prefix: this.#prefix }, "watch cache lost its storage watch; listing again");
     this.#reset();
-    this.#timer = this.#clock.setTimeout(() => void this.#sync(), this.#retryMs);
+    this.#cancelTimer = this.#clock.setTimer(this.#retryMs, () => void this.#sync());
   }
 
   #reset(): void {
@@ -278,8 +278,8 @@ export class WatchCache {
     this.#ready = false;
     this.#storageWatch?.cancel();
     this.#storageWatch = undefined;
-    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#cancelTimer?.();
+    this.#cancelTimer = undefined;
     const reason = new PlatformError("GONE", `watch cache of ${this.#prefix} is re-initializing; list again`);
     for (const watcher of [...this.#watchers]) watcher.close(this.#stopped ? undefined : reason);
     this.#objects.clear();
@@ -288,9 +288,9 @@ export class WatchCache {
   }
 
   #scheduleBookmarks(): void {
-    this.#timer = this.#clock.setTimeout(() => {
+    this.#cancelTimer = this.#clock.setTimer(this.#bookmarkMs, () => {
       for (const watcher of this.#watchers) watcher.offerBookmark(this.#revision);
       this.#scheduleBookmarks();
-    }, this.#bookmarkMs);
+    });
   }
 }

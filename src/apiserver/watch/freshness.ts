@@ -1,12 +1,12 @@
 // Callers waiting until the watch cache has seen a revision (NotOlderThan reads), each with its own time limit.
 import { PlatformError } from "../../errors.js";
-import type { Clock } from "../storage/clock.js";
+import type { CancelTimer, Clock } from "../../time/clock.js";
 
 interface Waiter {
   readonly revision: number;
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
-  timer: unknown;
+  cancelTimer: CancelTimer | undefined;
   readonly signal: AbortSignal | undefined;
   readonly onAbort: () => void;
 }
@@ -26,14 +26,14 @@ export class FreshnessWaiters {
     if (this.#current() >= revision) return Promise.resolve();
     if (signal?.aborted) return Promise.reject(signal.reason);
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { revision, resolve, reject, timer: undefined, signal, onAbort: () => this.#settle(waiter, signal!.reason) };
+      const waiter: Waiter = { revision, resolve, reject, cancelTimer: undefined, signal, onAbort: () => this.#settle(waiter, signal!.reason) };
       if (timeoutMs !== Infinity) {
-        waiter.timer = this.#clock.setTimeout(() => {
+        waiter.cancelTimer = this.#clock.setTimer(timeoutMs, () => {
           const current = this.#current();
           this.#settle(waiter, new PlatformError("TIMEOUT", `too large resource version: ${revision}, current resource version: ${Math.max(current, 0)}`, {
             details: { revision, currentRevision: current, retryAfterSeconds: 1 },
           }));
-        }, timeoutMs);
+        });
       }
       signal?.addEventListener("abort", waiter.onAbort, { once: true });
       this.#waiters.add(waiter);
@@ -53,7 +53,7 @@ export class FreshnessWaiters {
 
   #settle(waiter: Waiter, err?: unknown): void {
     if (!this.#waiters.delete(waiter)) return;
-    if (waiter.timer !== undefined) this.#clock.clearTimeout(waiter.timer);
+    waiter.cancelTimer?.();
     waiter.signal?.removeEventListener("abort", waiter.onAbort);
     if (err === undefined) waiter.resolve();
     else waiter.reject(err);

@@ -9,20 +9,19 @@ import { createNodeagentClientSigner } from "../../../signers/apiserver-client-n
 import { createNodeagentServingSigner } from "../../../signers/nodeagent-serving.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
 import type { Signer, SigningRequest } from "../../../signers/signer.js";
-import { ItemExponentialBackoff } from "../backoff.js";
+import { ItemExponentialBackoff } from "../../time/backoff.js";
 import type { EventRecorder } from "../event-recorder.js";
 import type { Informer } from "../informer.js";
 import { ServingApprover, type ServingApprovalPolicy } from "../../../signers/serving-approval.js";
-import { CsrParser } from "./csr-request.js";
+import { conditionTime, CsrParser, setCondition, writeCsr } from "./csr-object.js";
 import { AllowedReviewCache, DEFAULT_REVIEW_CACHE_TTL_MS } from "./review-cache.js";
-import { conditionTime, setCondition, writeCsr } from "./csr-write.js";
-import { QueueController, type QueueControllerOptions } from "./queue-controller.js";
+import { Controller, type ControllerOptions } from "../controller.js";
 
 export const APPROVING_CONTROLLER = "csrapproving";
 
 export const SERVING_APPROVED_MESSAGE = "Auto approving node-agent serving certificate under the serving approval policy.";
 
-export interface ApprovingControllerOptions extends QueueControllerOptions {
+export interface ApprovingControllerOptions extends ControllerOptions {
   readonly csrs: ResourceClient<CertificateSigningRequest>;
   readonly reviews: ResourceClient<SubjectAccessReview>;
   readonly informer: Informer<CertificateSigningRequest>;
@@ -47,7 +46,7 @@ export interface ApprovingControllerOptions extends QueueControllerOptions {
 /** Validation only: these signers never sign here, so they get a CA provider that has none. */
 const NO_CA = { current: () => undefined };
 
-export class ApprovingController extends QueueController {
+export class ApprovingController extends Controller {
   private readonly o: ApprovingControllerOptions;
   private readonly parser: CsrParser;
   private readonly clientShape: Signer;
@@ -68,7 +67,7 @@ export class ApprovingController extends QueueController {
     this.clientShape = registered(s.nodeagentClient) ?? createNodeagentClientSigner({ groupSuffix: options.names.suffix, ca: NO_CA });
     this.servingShape = registered(s.nodeagentServing) ?? createNodeagentServingSigner({ groupSuffix: options.names.suffix, ca: NO_CA });
     this.serving = options.servingPolicy ? new ServingApprover(options.servingPolicy) : undefined;
-    this.reviewed = new AllowedReviewCache(options.reviewCacheTtlMs ?? DEFAULT_REVIEW_CACHE_TTL_MS, () => this.clock.now().getTime());
+    this.reviewed = new AllowedReviewCache(options.reviewCacheTtlMs ?? DEFAULT_REVIEW_CACHE_TTL_MS, () => this.clock.now());
   }
 
   protected subscribe(): (() => void)[] {

@@ -7,7 +7,7 @@ import { invalidOption, isPlatformError } from "../../errors.js";
 import { readCertificateFacts } from "../../pki/ca.js";
 import { decodePem } from "../../pki/pem.js";
 import type { Informer } from "../informer.js";
-import { QueueController, type QueueControllerOptions } from "./queue-controller.js";
+import { Controller, type ControllerOptions } from "../controller.js";
 
 export const CLEANER_CONTROLLER = "csrcleaner";
 
@@ -35,10 +35,9 @@ export const DEFAULT_CLEANER_RULES: CleanerRules = Object.freeze({
 
 export type CleanupRule = "expired" | "denied" | "failed" | "approved" | "pending";
 
-/** Which rule makes `csr` due for deletion at `now`, if any. */
-export function cleanupRule(csr: CertificateSigningRequest, now: Date, rules: CleanerRules = DEFAULT_CLEANER_RULES): CleanupRule | undefined {
-  const t = now.getTime();
-  const past = (since: number | undefined, ms: number): boolean => since !== undefined && since + ms <= t;
+/** Which rule makes `csr` due for deletion at `nowMs`, if any. */
+export function cleanupRule(csr: CertificateSigningRequest, nowMs: number, rules: CleanerRules = DEFAULT_CLEANER_RULES): CleanupRule | undefined {
+  const past = (since: number | undefined, ms: number): boolean => since !== undefined && since + ms <= nowMs;
   if (isIssued(csr) && past(certificateNotAfter(csr), rules.issuedGraceMs)) return "expired";
   if (isDenied(csr)) return past(conditionTime(csr, "Denied"), rules.deniedMs) ? "denied" : undefined;
   if (isFailed(csr)) return past(conditionTime(csr, "Failed"), rules.failedMs) ? "failed" : undefined;
@@ -69,7 +68,7 @@ function certificateNotAfter(csr: CertificateSigningRequest): number | undefined
   }
 }
 
-export interface CleanerOptions extends QueueControllerOptions {
+export interface CleanerOptions extends ControllerOptions {
   readonly csrs: ResourceClient<CertificateSigningRequest>;
   readonly informer: Informer<CertificateSigningRequest>;
   readonly rules?: Partial<CleanerRules>;
@@ -77,7 +76,7 @@ export interface CleanerOptions extends QueueControllerOptions {
   readonly periodMs?: number;
 }
 
-export class CsrCleaner extends QueueController {
+export class CsrCleaner extends Controller {
   private readonly o: CleanerOptions;
   private readonly rules: CleanerRules;
   private readonly periodMs: number;

@@ -1,19 +1,23 @@
-// One term of work: the informers, the event recorder and the enabled controllers, started and stopped together.
+// One term of work: the API resources, the informers, the event recorder and the enabled controllers, started and stopped together.
 import type { GroupNames } from "../../api/group.js";
-import type { CertificateSigningRequest } from "../../api/types/csr.js";
-import type { ClusterTrustBundle } from "../../api/types/trust-bundle.js";
+import type { ApiObject } from "../../api/meta.js";
+import { AUTHORIZATION_VERSION, type SubjectAccessReview } from "../../api/types/authorization.js";
+import { LEASE_VERSION, type Lease } from "../../api/types/coordination.js";
+import { CSR_VERSION, type CertificateSigningRequest } from "../../api/types/csr.js";
+import { EVENT_VERSION, type Event } from "../../api/types/event.js";
+import { CLUSTER_TRUST_BUNDLE_VERSION, type ClusterTrustBundle } from "../../api/types/trust-bundle.js";
+import type { ResourceClient } from "../../client/types.js";
 import type { Logger } from "../../logger.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../../time/clock.js";
 import { EventRecorder } from "../event-recorder.js";
 import { Informer } from "../informer.js";
 import type { ControllerMetrics } from "../metrics.js";
 import type { ServingApprovalPolicy } from "../../../signers/serving-approval.js";
 import { ApprovingController, APPROVING_CONTROLLER } from "./approving.js";
 import { CLEANER_CONTROLLER, CsrCleaner, type CleanerRules } from "./cleaner.js";
-import { CsrParser } from "./csr-request.js";
-import type { Controller } from "./queue-controller.js";
-import type { ControllerResources } from "./resources.js";
+import { CsrParser } from "./csr-object.js";
+import type { Controller } from "../controller.js";
 import { SigningController, SIGNING_CONTROLLER } from "./signing.js";
 import { PUBLISHER_CONTROLLER, TrustBundlePublisher } from "./trust-bundle-publisher.js";
 
@@ -25,6 +29,30 @@ export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 export const REPORTING_CONTROLLER = "platform-ca-controller-manager";
 /** How long a stopping term waits for queued Events before dropping the rest. */
 export const EVENT_FLUSH_TIMEOUT_MS = 5_000;
+
+/** What the controllers need of a REST client (`createClient(...)` gives one). */
+export interface ResourceSource {
+  resource<T extends ApiObject>(ref: { group: string; version: string; plural: string; namespaced: boolean }): ResourceClient<T>;
+}
+
+export interface ControllerResources {
+  readonly csrs: ResourceClient<CertificateSigningRequest>;
+  readonly trustBundles: ResourceClient<ClusterTrustBundle>;
+  readonly events: ResourceClient<Event>;
+  readonly leases: ResourceClient<Lease>;
+  /** Create-only: POST answers with the review's status filled in. */
+  readonly subjectAccessReviews: ResourceClient<SubjectAccessReview>;
+}
+
+export function controllerResources(client: ResourceSource, names: GroupNames): ControllerResources {
+  return {
+    csrs: client.resource({ group: names.certificates, version: CSR_VERSION, plural: "certificatesigningrequests", namespaced: false }),
+    trustBundles: client.resource({ group: names.certificates, version: CLUSTER_TRUST_BUNDLE_VERSION, plural: "clustertrustbundles", namespaced: false }),
+    events: client.resource({ group: names.events, version: EVENT_VERSION, plural: "events", namespaced: true }),
+    leases: client.resource({ group: names.coordination, version: LEASE_VERSION, plural: "leases", namespaced: true }),
+    subjectAccessReviews: client.resource({ group: names.authorization, version: AUTHORIZATION_VERSION, plural: "subjectaccessreviews", namespaced: false }),
+  };
+}
 
 export interface ControllerSetOptions {
   readonly resources: ControllerResources;

@@ -9,13 +9,12 @@ import type { SignerRegistry } from "../../../signers/registry.js";
 import type { SigningRequest } from "../../../signers/signer.js";
 import type { EventRecorder } from "../event-recorder.js";
 import type { Informer } from "../informer.js";
-import { CsrParser, REQUEST_PROBLEM_CODES } from "./csr-request.js";
-import { conditionTime, setCondition, writeCsr } from "./csr-write.js";
-import { QueueController, type QueueControllerOptions } from "./queue-controller.js";
+import { conditionTime, CsrParser, REQUEST_PROBLEM_CODES, setCondition, writeCsr } from "./csr-object.js";
+import { Controller, type ControllerOptions } from "../controller.js";
 
 export const SIGNING_CONTROLLER = "csrsigning";
 
-export interface SigningControllerOptions extends QueueControllerOptions {
+export interface SigningControllerOptions extends ControllerOptions {
   readonly csrs: ResourceClient<CertificateSigningRequest>;
   readonly informer: Informer<CertificateSigningRequest>;
   readonly signers: SignerRegistry;
@@ -34,7 +33,7 @@ export const SigningEvent = {
 /** How many uids of just-issued CSRs are remembered while the cache catches up with the write. */
 const RECENT_LIMIT = 16_384;
 
-export class SigningController extends QueueController {
+export class SigningController extends Controller {
   private readonly o: SigningControllerOptions;
   private readonly parser: CsrParser;
   /** uids this replica issued whose cached copy may still lack the certificate: a second signature would be waste. */
@@ -94,7 +93,7 @@ export class SigningController extends QueueController {
     const started = process.hrtime.bigint();
     let pem: string;
     try {
-      pem = await signer.sign(request, this.clock.now());
+      pem = await signer.sign(request, new Date(this.clock.now()));
     } catch (err) {
       const e = toPlatformError(err);
       if (!REQUEST_PROBLEM_CODES.has(e.code)) throw e; // CA expired, signer not ready...: retried with backoff

@@ -12,11 +12,11 @@ import { invalidOption, isPlatformError, PlatformError } from "../../errors.js";
 import { canonicalizeBundle } from "../../pki/bundle.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
 import type { Informer } from "../informer.js";
-import { QueueController, type QueueControllerOptions } from "./queue-controller.js";
+import { Controller, type ControllerOptions } from "../controller.js";
 
 export const PUBLISHER_CONTROLLER = "clustertrustbundle-publisher";
 
-export interface TrustBundlePublisherOptions extends QueueControllerOptions {
+export interface TrustBundlePublisherOptions extends ControllerOptions {
   readonly bundles: ResourceClient<ClusterTrustBundle>;
   readonly informer: Informer<ClusterTrustBundle>;
   readonly signers: SignerRegistry;
@@ -35,7 +35,7 @@ export function trustBundleName(signerName: string, canonicalBundle: string): st
 
 type Result = "created" | "updated" | "unchanged";
 
-export class TrustBundlePublisher extends QueueController {
+export class TrustBundlePublisher extends Controller {
   private readonly o: TrustBundlePublisherOptions;
   private readonly resyncMs: number;
 

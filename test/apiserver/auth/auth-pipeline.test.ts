@@ -19,7 +19,7 @@ import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenR
 import { createApiServer, type ApiServer } from "../../../src/apiserver/server.js";
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
 import { csr } from "../../fixtures/csr.js";
-import { FakeClock } from "../storage/fake-clock.js";
+import { FakeClock } from "../../../src/time/fake-clock.js";
 import { issueCert, names, T0, tempDir, testCa } from "./fixtures.js";
 
 const ISSUER = "https://platform-ca.test";

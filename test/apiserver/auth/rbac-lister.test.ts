@@ -88,7 +88,7 @@ describe("StorageRbacLister", () => {
       await f.write(clusterRole("late", []));
       await new Promise((r) => setImmediate(r));
       expect(lister.clusterRoles()).toEqual([]);
-      f.clock.advance(500);
+      f.clock.tick(500);
       await until(() => lister.clusterRoles().length === 1);
     } finally {
       lister.stop();

@@ -53,7 +53,7 @@ describe("the secure server refuses what it cannot authenticate (401) and accept
     const f = fx();
     const token = await serviceAccountToken(f, "short-lived", 600);
     expect((await whoAmI(f, { token })).body.status.userInfo.username).toBe("system:serviceaccount:default:short-lived");
-    f.clock.advance((600 + 61) * 1000);
+    f.clock.tick((600 + 61) * 1000);
     const expired = await whoAmI(f, { token });
     expect(expired.status).toBe(401);
     expect(expired.body.message).toMatch(/invalid ServiceAccount token: the token has expired/);
@@ -158,13 +158,13 @@ describe("client certificates on a kept-alive connection", () => {
     try {
       expect((await c.whoami()).body.status.userInfo.username).toBe("kept");
       expect((await c.whoami()).status).toBe(201);
-      f.clock.advance(3 * 3600_000);
+      f.clock.tick(3 * 3600_000);
       const late = await c.whoami();
       expect(late.status).toBe(401);
       expect(late.body.message).toMatch(/x509: certificate has expired/);
       expect(c.sockets.size).toBe(1); // all of it on one connection
     } finally {
-      f.clock.advance(-3 * 3600_000);
+      f.clock.tick(-3 * 3600_000);
       c.close();
     }
   });

@@ -12,7 +12,7 @@ import { caFromPem } from "../../../src/pki/ca.js";
 import { Issuer } from "../../../src/pki/issue.js";
 import type { PolicyRule } from "../../../src/api/types/rbac.js";
 import { clusterRole, clusterRoleBinding, issueCert, T0, tempDir, userSubject, type CertOptions } from "../auth/fixtures.js";
-import { FakeClock } from "../storage/fake-clock.js";
+import { FakeClock } from "../../../src/time/fake-clock.js";
 
 export { T0, tempDir };
 

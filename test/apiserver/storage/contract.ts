@@ -2,10 +2,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { isPlatformError, type ErrorCode } from "../../../src/errors.js";
-import type { Clock } from "../../../src/apiserver/storage/clock.js";
+import type { Clock } from "../../../src/time/clock.js";
 import type { RetentionOptions } from "../../../src/apiserver/storage/retention.js";
 import type { KeyValue, Storage, StorageEvent, Watch } from "../../../src/apiserver/storage/types.js";
-import { FakeClock } from "./fake-clock.js";
+import { FakeClock } from "../../../src/time/fake-clock.js";
 
 export interface BackendOptions {
   readonly clock?: Clock;
@@ -267,10 +267,10 @@ export function storageContract(name: string, factory: BackendFactory): void {
         const s = await make({ clock, retention: { ageMs: 60_000, revisions: Infinity } });
         for (let i = 0; i < 5; i++) await s.create(`/c/${i}`, json(i));
         const old = await s.revision();
-        clock.advance(30_000);
+        clock.tick(30_000);
         await s.create("/c/5", "{}");
         expect(await s.compactedRevision()).toBe(0);
-        clock.advance(31_000);
+        clock.tick(31_000);
         await s.create("/c/6", "{}");
         expect(await s.compactedRevision()).toBe(old);
         expect((await s.list("/c/")).items).toHaveLength(7);

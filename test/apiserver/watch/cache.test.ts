@@ -6,7 +6,7 @@ import type { Storage } from "../../../src/apiserver/storage/types.js";
 import { WatchCache, type WatchCacheOptions } from "../../../src/apiserver/watch/cache.js";
 import type { CacheWatcher } from "../../../src/apiserver/watch/cache-watcher.js";
 import type { CacheEvent } from "../../../src/apiserver/watch/cached-object.js";
-import { FakeClock } from "../storage/fake-clock.js";
+import { FakeClock } from "../../../src/time/fake-clock.js";
 import { rejection } from "../storage/contract.js";
 
 const PREFIX = "/certificates/csrs/";
@@ -121,12 +121,12 @@ describe("watch cache", () => {
     const withBookmarks = await cache.watch({ allowBookmarks: true });
     const without = await cache.watch();
     const other = await storage.create("/other/a", "{}");
-    clock.advance(29_999);
+    clock.tick(29_999);
     expect(withBookmarks.buffered).toBe(0);
-    clock.advance(1);
+    clock.tick(1);
     const [mark] = await take(withBookmarks, 1);
     expect([mark!.type, mark!.revision]).toEqual(["BOOKMARK", other.modRevision]);
-    clock.advance(30_000);
+    clock.tick(30_000);
     expect((await take(withBookmarks, 1))[0]!.type).toBe("BOOKMARK");
     const next = await storage.create(keyOf("a"), obj("a"));
     expect(brief(await take(without, 1))).toEqual([["ADDED", "a", next.modRevision]]);
@@ -170,7 +170,7 @@ describe("watch cache", () => {
     const c = await storage.create(keyOf("c"), obj("c"));
     expect(brief(await take(w, 1))).toEqual([["ADDED", "c", c.modRevision]]);
     const late = cache.waitUntilFresh(cache.revision + 1);
-    clock.advance(2000);
+    clock.tick(2000);
     const err = await rejection(late, "TIMEOUT");
     expect(err.message).toContain("too large resource version");
   });
@@ -237,7 +237,7 @@ describe("watch cache", () => {
     await rejection(() => w.next(), "GONE");
     await storage.create(keyOf("while-down"), obj("while-down"));
     const back = cache.waitUntilFresh(0);
-    clock.advance(500);
+    clock.tick(500);
     await back;
     expect(calls).toEqual({ watch: 2, list: 2 });
     expect(cache.get(keyOf("while-down"))).toBeDefined();

@@ -6,7 +6,7 @@ import type { CertificateSigningRequest } from "../../../src/api/types/csr.js";
 import type { ResourceClient } from "../../../src/client/types.js";
 import type { ServingApprovalPolicy } from "../../../signers/serving-approval.js";
 import { ApprovingController } from "../../../src/controller/controllers/approving.js";
-import { controllerResources } from "../../../src/controller/controllers/resources.js";
+import { controllerResources } from "../../../src/controller/controllers/controller-set.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
 import { csrObject, decide, eventsFor, nodeClientCsr, startHarness, stopAfterEach, until, type Harness, type UserName } from "./harness.js";
 

@@ -7,7 +7,7 @@ import { groupNames, type GroupNames } from "../../../src/api/group.js";
 import type { CertificateSigningRequest } from "../../../src/api/types/csr.js";
 import { restConfigFromConnection } from "../../../src/client/connection-config.js";
 import { createClient, type RestClient } from "../../../src/client/rest-client.js";
-import { controllerResources, type ControllerResources } from "../../../src/controller/controllers/resources.js";
+import { controllerResources, type ControllerResources } from "../../../src/controller/controllers/controller-set.js";
 import { isPlatformError } from "../../../src/errors.js";
 
 // The same file runs from test/ (vitest) and from dist/test/ (benchmarks); the CLI is always the built one.

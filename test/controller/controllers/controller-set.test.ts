@@ -4,8 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { isIssued } from "../../../src/api/conditions.js";
 import type { Event } from "../../../src/api/types/event.js";
 import type { ResourceClient } from "../../../src/client/types.js";
-import { ControllerSet } from "../../../src/controller/controllers/controller-set.js";
-import { controllerResources } from "../../../src/controller/controllers/resources.js";
+import { ControllerSet, controllerResources } from "../../../src/controller/controllers/controller-set.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
 import { silentLogger } from "../../../src/logger.js";
 import { generateCa } from "../../../src/pki/ca.js";
@@ -49,13 +48,13 @@ describe("ControllerSet", () => {
   it("writes one Event at a time while a controller has keys waiting, and up to four once the backlog is gone", async () => {
     const h = await startHarness();
     cleanup.push(() => h.stop());
-    const ca = await generateCa({ commonName: "set test CA", keyType: "p256", lifetimeSeconds: 10 * 365 * 86_400, now: h.clock.now() });
+    const ca = await generateCa({ commonName: "set test CA", keyType: "p256", lifetimeSeconds: 10 * 365 * 86_400, now: new Date(h.clock.now()) });
     let set: ControllerSet | undefined;
     const events = watchedEvents(h, () => set!.controllers.reduce((n, c) => n + c.backlog(), 0));
     set = new ControllerSet({
       resources: { ...h.api, events: events.client },
       names: h.names,
-      signers: new SignerRegistry(createBuiltinSigners({ ca: ca.ca, groupSuffix: h.names.suffix, now: () => h.clock.now() })),
+      signers: new SignerRegistry(createBuiltinSigners({ ca: ca.ca, groupSuffix: h.names.suffix, now: () => new Date(h.clock.now()) })),
       enabled: new Set(["csrapproving", "csrsigning"] as const),
       identity: "set-test",
       clock: h.clock,

@@ -17,10 +17,11 @@ import { createSubjectAccessReviewHandler } from "../../../src/apiserver/auth/su
 import { createApiServer, type ApiServer } from "../../../src/apiserver/server.js";
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
 import { createClient, type RestClient } from "../../../src/client/rest-client.js";
-import { FakeClock } from "../../../src/controller/clock.js";
+import { systemClock, type Clock } from "../../../src/time/clock.js";
+import { FakeClock } from "../../../src/time/fake-clock.js";
 import { EventRecorder } from "../../../src/controller/event-recorder.js";
 import { Informer } from "../../../src/controller/informer.js";
-import { controllerResources, type ControllerResources } from "../../../src/controller/controllers/resources.js";
+import { controllerResources, type ControllerResources } from "../../../src/controller/controllers/controller-set.js";
 import { silentLogger } from "../../../src/logger.js";
 import { StaticLister } from "../../apiserver/auth/fixtures.js";
 import { csr as csrFixture, type CsrOptions } from "../../fixtures/csr.js";
@@ -56,7 +57,7 @@ export async function startHarness(options: { suffix?: string } = {}): Promise<H
   const names = groupNames(options.suffix);
   const clock = new FakeClock(Date.UTC(2030, 0, 1));
   // Server-side time follows the fake clock; its own timers (bookmarks, watch deadlines) stay real.
-  const serverClock = { now: () => clock.now().getTime(), setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };
+  const serverClock: Clock = { ...systemClock, now: () => clock.now() };
   const policy = bootstrapPolicy(names);
   const rbac = privilegedGroupsAuthorizer(new RbacAuthorizer({ names, lister: StaticLister.of([...policy.clusterRoles, ...policy.clusterRoleBindings, ...requesterGrant(names)]) }));
   const tokens = new TokenFileAuthenticator(

@@ -43,7 +43,7 @@ function watched(signer: Signer, signed: string[], during?: (request: SigningReq
 
 async function world(o: { provider?: { current(): CaKeyPair | undefined }; during?: (request: SigningRequest, w: World) => Promise<void> } = {}): Promise<World> {
   const h = await startHarness();
-  const ca = await generateCa({ commonName: "signing test CA", keyType: "p256", lifetimeSeconds: 10 * 365 * 86_400, now: h.clock.now() });
+  const ca = await generateCa({ commonName: "signing test CA", keyType: "p256", lifetimeSeconds: 10 * 365 * 86_400, now: new Date(h.clock.now()) });
   const signed: string[] = [];
   const metrics = new ControllerMetrics();
   const w: World = {
@@ -54,7 +54,7 @@ async function world(o: { provider?: { current(): CaKeyPair | undefined }; durin
     get: (name) => h.admin.csrs.get(name),
     create: (csr) => h.admin.csrs.create(csr),
   };
-  const builtins = createBuiltinSigners({ ca: o.provider ?? ca.ca, groupSuffix: h.names.suffix, now: () => h.clock.now() });
+  const builtins = createBuiltinSigners({ ca: o.provider ?? ca.ca, groupSuffix: h.names.suffix, now: () => new Date(h.clock.now()) });
   const signers = new SignerRegistry(builtins.map((s) => watched(s, signed, o.during && ((r) => o.during!(r, w)))));
   const controller = new SigningController({ csrs: h.api.csrs, informer: h.csrInformer, signers, events: h.events, clock: h.clock, metrics, workers: 2 });
   const stop = new AbortController();
@@ -180,7 +180,7 @@ describe("SigningController", () => {
       during: async (r, self) => {
         if (other) return;
         const current = await self.h.admin.csrs.get("node-8-client");
-        other = Buffer.from(await createBuiltinSigners({ ca: self.ca.ca, groupSuffix: self.h.names.suffix })[1]!.sign(r, self.h.clock.now())).toString("base64");
+        other = Buffer.from(await createBuiltinSigners({ ca: self.ca.ca, groupSuffix: self.h.names.suffix })[1]!.sign(r, new Date(self.h.clock.now()))).toString("base64");
         await self.h.admin.csrs.update({ ...current, status: { ...current.status, certificate: other } }, { subresource: "status" });
       },
     });

@@ -29,7 +29,7 @@ interface World {
 
 const track = stopAfterEach();
 
-const newCa = (h: Harness, commonName: string) => generateCa({ commonName, keyType: "p256", lifetimeSeconds: 10 * 365 * 86_400, now: h.clock.now() });
+const newCa = (h: Harness, commonName: string) => generateCa({ commonName, keyType: "p256", lifetimeSeconds: 10 * 365 * 86_400, now: new Date(h.clock.now()) });
 
 async function world(first: (h: Harness) => Promise<GeneratedCa> = (h) => newCa(h, "publisher CA 1")): Promise<World> {
   const h = await startHarness();
@@ -42,9 +42,9 @@ async function world(first: (h: Harness) => Promise<GeneratedCa> = (h) => newCa(
     renameSync(`${files.certFile}.new`, files.certFile);
   };
   write(await first(h));
-  const source = new CaSource({ ...files, clock: () => h.clock.now() });
+  const source = new CaSource({ ...files, clock: () => new Date(h.clock.now()) });
   await source.refresh();
-  const signers = new SignerRegistry(createBuiltinSigners({ ca: source, groupSuffix: h.names.suffix, now: () => h.clock.now() }));
+  const signers = new SignerRegistry(createBuiltinSigners({ ca: source, groupSuffix: h.names.suffix, now: () => new Date(h.clock.now()) }));
   const informer = new Informer<ClusterTrustBundle>({ listWatcher: h.api.trustBundles, name: "bundles", clock: h.clock, random: () => 0 });
   const metrics = new ControllerMetrics();
   const publisher = new TrustBundlePublisher({ bundles: h.api.trustBundles, informer, signers, names: h.names, clock: h.clock, metrics, resyncMs: 60_000 });
@@ -128,7 +128,7 @@ describe("TrustBundlePublisher", () => {
     await published(w, signer, [old!.certPem]);
     // The old CA issues a one-hour certificate (NotAfter = now + 1 h); the signer records it in the CA source.
     const request = parseCsr((await csrFixture({ cn: "system:node:n1", o: ["system:nodes"] })).pem);
-    await w.signers.get(signer).sign({ signerName: signer, csr: request, usages: ["digital signature", "client auth"], expirationSeconds: 3600 }, w.h.clock.now());
+    await w.signers.get(signer).sign({ signerName: signer, csr: request, usages: ["digital signature", "client auth"], expirationSeconds: 3600 }, new Date(w.h.clock.now()));
     expect(w.source.history()).toEqual([]);
     const fresh = await newCa(w.h, "new CA");
     await w.rotate(fresh);

@@ -1,21 +1,23 @@
+// The one clock: the fake clock's two ways to move (advance, tick), sleeps ended by a signal, the system clock.
 import { describe, expect, it } from "vitest";
 import { formatMicroTime } from "../../src/api/meta.js";
-import { FakeClock, realClock } from "../../src/controller/clock.js";
+import { systemClock } from "../../src/time/clock.js";
+import { FakeClock } from "../../src/time/fake-clock.js";
 
 const T0 = Date.UTC(2025, 0, 1);
 
 describe("FakeClock", () => {
   it("starts at the given time and moves only when advanced", async () => {
     const clock = new FakeClock(T0);
-    expect(clock.now().getTime()).toBe(T0);
+    expect(clock.now()).toBe(T0);
     await clock.advance(1500);
-    expect(clock.now().getTime()).toBe(T0 + 1500);
+    expect(clock.now()).toBe(T0 + 1500);
   });
 
   it("fires timers in time order, ties in the order they were set, with now() at each due time", async () => {
     const clock = new FakeClock(T0);
     const fired: [string, number][] = [];
-    const at = (name: string) => () => fired.push([name, clock.now().getTime() - T0]);
+    const at = (name: string) => () => fired.push([name, clock.now() - T0]);
     clock.setTimer(300, at("c"));
     clock.setTimer(100, at("a"));
     clock.setTimer(100, at("b"));
@@ -41,7 +43,7 @@ describe("FakeClock", () => {
     void (async () => {
       for (let i = 0; i < 3; i++) {
         await clock.sleep(1000);
-        ticks.push(clock.now().getTime() - T0);
+        ticks.push(clock.now() - T0);
       }
     })();
     await clock.advance(5000);
@@ -68,8 +70,29 @@ describe("FakeClock", () => {
     let flag = false;
     clock.setTimer(250, () => (flag = true));
     expect(await clock.advanceUntil(() => flag, 1000, 100)).toBe(true);
-    expect(clock.now().getTime() - T0).toBe(300);
+    expect(clock.now() - T0).toBe(300);
     expect(await clock.advanceUntil(() => false, 500, 100)).toBe(false);
+  });
+
+  it("ticks synchronously: due timers fire at once, in order, and promise chains wait for the caller", async () => {
+    const clock = new FakeClock(T0);
+    const fired: [string, number][] = [];
+    clock.setTimer(200, () => fired.push(["b", clock.now() - T0]));
+    clock.setTimer(100, () => {
+      fired.push(["a", clock.now() - T0]);
+      clock.setTimer(50, () => fired.push(["a2", clock.now() - T0]));
+    });
+    let slept = false;
+    void clock.sleep(10).then(() => (slept = true));
+    clock.tick(199);
+    expect(fired).toEqual([["a", 100], ["a2", 150]]);
+    expect(slept).toBe(false);
+    expect(clock.now() - T0).toBe(199);
+    await clock.flush();
+    expect(slept).toBe(true);
+    clock.tick(-199);
+    expect([clock.now(), clock.pendingTimers()]).toEqual([T0, 1]);
+    expect(() => clock.tick(Number.NaN)).toThrow(RangeError);
   });
 
   it("refuses a negative advance", async () => {
@@ -77,10 +100,24 @@ describe("FakeClock", () => {
   });
 });
 
-describe("realClock and formatMicroTime", () => {
+describe("systemClock and formatMicroTime", () => {
+  it("keeps the process alive for a sleep (someone awaits it) but not for a background timer", async () => {
+    const refTimers = (): number => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    const before = refTimers();
+    const cancel = systemClock.setTimer(60_000, () => undefined);
+    expect(refTimers()).toBe(before);
+    cancel();
+    const controller = new AbortController();
+    const sleeping = systemClock.sleep(60_000, controller.signal);
+    expect(refTimers()).toBe(before + 1);
+    controller.abort();
+    await sleeping;
+    expect(refTimers()).toBe(before);
+  });
+
   it("sleeps with real timers and can be cancelled by its signal", async () => {
     const controller = new AbortController();
-    const sleeping = realClock.sleep(60_000, controller.signal);
+    const sleeping = systemClock.sleep(60_000, controller.signal);
     controller.abort();
     await expect(sleeping).resolves.toBeUndefined();
   });

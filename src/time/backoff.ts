@@ -1,8 +1,8 @@
-// Delays for retries: per-key exponential backoff for the work queue, jittered backoff for reconnects, a token bucket.
+// Delays for retries: per-key exponential backoff for the work queue, jittered backoff for reconnects.
 import { invalidOption } from "../errors.js";
 
 /** What the work queue asks before re-adding a failed key. */
-export interface RateLimiter {
+export interface KeyBackoff {
   /** The delay before the next retry of `key`; each call counts one more failure. */
   when(key: string): number;
   forget(key: string): void;
@@ -23,7 +23,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 }
 
 /** base · 2^failures, capped; a key's count resets on `forget`. */
-export class ItemExponentialBackoff implements RateLimiter {
+export class ItemExponentialBackoff implements KeyBackoff {
   private readonly failures = new Map<string, number>();
   private readonly baseMs: number;
   private readonly maxMs: number;
@@ -94,24 +94,5 @@ export class JitteredBackoff {
   reset(): void {
     this.current = 0;
     this.lastAt = undefined;
-  }
-}
-
-/** A token bucket: `burst` tokens at most, refilled at `qps` per second. */
-export class TokenBucket {
-  private tokens: number;
-  private lastMs: number | undefined;
-
-  constructor(readonly burst: number, readonly qps: number) {
-    this.tokens = burst;
-  }
-
-  /** Takes one token at time `nowMs`; false when none is left. */
-  take(nowMs: number): boolean {
-    if (this.lastMs !== undefined) this.tokens = Math.min(this.burst, this.tokens + ((nowMs - this.lastMs) / 1000) * this.qps);
-    this.lastMs = nowMs;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
   }
 }

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import type { CertificateSigningRequest } from "../../../src/api/types/csr.js";
 import type { ResourceClient } from "../../../src/client/types.js";
-import { writeCsr } from "../../../src/controller/controllers/csr-write.js";
+import { writeCsr } from "../../../src/controller/controllers/csr-object.js";
 import { PlatformError } from "../../../src/errors.js";
 
 const base = (certificate?: string): CertificateSigningRequest =>

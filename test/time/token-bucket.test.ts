@@ -1,7 +1,7 @@
 // The token bucket under a fake clock: burst first, then qps; unlimited; aborted waits.
 import { describe, expect, it } from "vitest";
-import { TokenBucket } from "../../src/client/rate-limiter.js";
-import { FakeClock } from "../apiserver/storage/fake-clock.js";
+import { TokenBucket } from "../../src/time/token-bucket.js";
+import { FakeClock } from "../../src/time/fake-clock.js";
 
 /** Starts `count` acquisitions and reports, after each clock step, how many have been granted. */
 function tracker(bucket: TokenBucket, count: number, signal?: AbortSignal) {
@@ -23,13 +23,13 @@ describe("token bucket rate limiter", () => {
     const t = tracker(b, 5);
     await flush();
     expect(t.granted).toEqual([0, 1, 2]);
-    clock.advance(499);
+    clock.tick(499);
     await flush();
     expect(t.granted).toHaveLength(3);
-    clock.advance(1);
+    clock.tick(1);
     await flush();
     expect(t.granted).toEqual([0, 1, 2, 3]);
-    clock.advance(500);
+    clock.tick(500);
     await flush();
     expect(t.granted).toEqual([0, 1, 2, 3, 4]);
   });
@@ -37,11 +37,11 @@ describe("token bucket rate limiter", () => {
   it("refills up to the burst and no further while idle", async () => {
     const { clock, bucket: b } = bucket(10, 4);
     await tracker(b, 4).all;
-    clock.advance(60_000);
+    clock.tick(60_000);
     const t = tracker(b, 6);
     await flush();
     expect(t.granted).toHaveLength(4);
-    clock.advance(100);
+    clock.tick(100);
     await flush();
     expect(t.granted).toHaveLength(5);
   });
@@ -61,12 +61,12 @@ describe("token bucket rate limiter", () => {
     const waiting = b.acquire(abort.signal);
     abort.abort(new Error("stop"));
     await expect(waiting).rejects.toThrow("stop");
-    expect(clock.pending).toBe(0);
+    expect(clock.pendingTimers()).toBe(0);
     const t = tracker(b, 1);
-    clock.advance(999);
+    clock.tick(999);
     await flush();
     expect(t.granted).toEqual([]);
-    clock.advance(1);
+    clock.tick(1);
     await flush();
     expect(t.granted).toEqual([0]);
   });
@@ -80,7 +80,7 @@ describe("token bucket rate limiter", () => {
   it("takes a token with tryAcquire only when one is there", () => {
     const { clock, bucket: b } = bucket(1, 2);
     expect([b.tryAcquire(), b.tryAcquire(), b.tryAcquire()]).toEqual([true, true, false]);
-    clock.advance(1000);
+    clock.tick(1000);
     expect([b.tryAcquire(), b.tryAcquire()]).toEqual([true, false]);
   });
 
@@ -90,5 +90,25 @@ describe("token bucket rate limiter", () => {
     [{ qps: Number.NaN, burst: 1 }, "expected `qps` to be a number (≤ 0 for unlimited), got null"],
   ])("refuses options %j", (options, message) => {
     expect(() => new TokenBucket(options)).toThrow(message);
+  });
+});
+
+describe("token bucket without waiting (as the event recorder uses it)", () => {
+  it("allows a burst, then one token per 1/qps seconds", () => {
+    const { clock, bucket: b } = bucket(0.5, 3);
+    expect([0, 0, 0, 0].map(() => b.tryAcquire())).toEqual([true, true, true, false]);
+    clock.tick(1000);
+    expect(b.tryAcquire()).toBe(false);
+    clock.tick(1000);
+    expect(b.tryAcquire()).toBe(true);
+    expect(b.tryAcquire()).toBe(false);
+  });
+
+  it("never holds more than the burst however long it rests", () => {
+    const { clock, bucket: b } = bucket(10, 2);
+    b.tryAcquire();
+    clock.tick(3_600_000);
+    const taken = [1, 2, 3].map(() => b.tryAcquire());
+    expect(taken).toEqual([true, true, false]);
   });
 });

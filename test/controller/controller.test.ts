@@ -1,11 +1,41 @@
+// The controller core through a minimal handler: workers, re-adds during a sync, retries with backoff, stop, informer feed.
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApiObject } from "../../src/api/meta.js";
-import { FakeClock } from "../../src/controller/clock.js";
+import { Controller, type ControllerOptions, type SyncedSource } from "../../src/controller/controller.js";
 import { Informer } from "../../src/controller/informer.js";
-import { enqueueHandlers, isTerminal, markTerminal, Runner, type SyncFn } from "../../src/controller/runner.js";
-import { WorkQueue } from "../../src/controller/workqueue.js";
 import { PlatformError } from "../../src/errors.js";
+import { FakeClock } from "../../src/time/fake-clock.js";
 import { FakeStore } from "./fake-store.js";
+
+type SyncFn = (key: string, signal: AbortSignal) => Promise<void>;
+
+/** A handler that syncs with `fn` and lets the test queue keys as informer handlers would. */
+class TestController extends Controller {
+  constructor(
+    private readonly fn: SyncFn,
+    options: ControllerOptions,
+    sources: readonly SyncedSource[] = [],
+    private readonly handlers: () => (() => void)[] = () => [],
+  ) {
+    super("test", sources, options);
+  }
+
+  add(key: string): void {
+    this.queue.add(key);
+  }
+
+  get workQueue() {
+    return this.queue;
+  }
+
+  protected sync(key: string, signal: AbortSignal): Promise<void> {
+    return this.fn(key, signal);
+  }
+
+  protected subscribe(): (() => void)[] {
+    return this.handlers();
+  }
+}
 
 interface Gate {
   promise: Promise<void>;
@@ -20,35 +50,35 @@ function gate(): Gate {
 
 interface Harness {
   clock: FakeClock;
-  queue: WorkQueue;
-  runner: Runner;
+  controller: TestController;
+  /** Starts the workers; aborting the signal stops them. */
+  start: (signal?: AbortSignal) => void;
   /** Each sync call as `key@ms since start`. */
   calls: string[];
 }
 
-const runners: Runner[] = [];
+const controllers: Controller[] = [];
 afterEach(async () => {
-  await Promise.all(runners.splice(0).map((r) => r.stop()));
+  await Promise.all(controllers.splice(0).map((c) => c.stop()));
 });
 
 function harness(sync: (key: string, signal: AbortSignal, attempt: number) => Promise<void>, options: { workers?: number; stopTimeoutMs?: number } = {}): Harness {
   const clock = new FakeClock();
-  const t0 = clock.now().getTime();
-  const queue = new WorkQueue({ clock });
+  const t0 = clock.now();
   const calls: string[] = [];
   const attempts = new Map<string, number>();
   const fn: SyncFn = (key, signal) => {
-    calls.push(`${key}@${clock.now().getTime() - t0}`);
+    calls.push(`${key}@${clock.now() - t0}`);
     const n = (attempts.get(key) ?? 0) + 1;
     attempts.set(key, n);
     return sync(key, signal, n);
   };
-  const runner = new Runner({ name: "test", queue, sync: fn, clock, ...options });
-  runners.push(runner);
-  return { clock, queue, runner, calls };
+  const controller = new TestController(fn, { clock, ...options });
+  controllers.push(controller);
+  return { clock, controller, start: (signal = new AbortController().signal) => void controller.start(signal), calls };
 }
 
-describe("Runner", () => {
+describe("Controller", () => {
   it("lets many workers wait and sync on its signals without a MaxListenersExceededWarning", async () => {
     const warnings: string[] = [];
     const onWarning = (w: Error) => warnings.push(w.name);
@@ -62,9 +92,9 @@ describe("Runner", () => {
         seen.push(signal);
         await release.promise;
       }, { workers: 32 });
-      h.runner.start();
+      h.start();
       await h.clock.flush();
-      for (let i = 0; i < 16; i++) h.queue.add(`k${i}`);
+      for (let i = 0; i < 16; i++) h.controller.add(`k${i}`);
       await h.clock.flush();
       expect(seen).toHaveLength(16);
       release.open();
@@ -88,13 +118,13 @@ describe("Runner", () => {
       await g.promise;
       active--;
     }, { workers: 3 });
-    for (const k of ["a", "b", "c", "d", "e"]) h.queue.add(k);
-    h.runner.start();
+    for (const k of ["a", "b", "c", "d", "e"]) h.controller.add(k);
+    h.start();
     await h.clock.flush();
-    expect([peak, h.runner.active().sort()]).toEqual([3, ["a", "b", "c"]]);
+    expect([peak, h.controller.active().sort()]).toEqual([3, ["a", "b", "c"]]);
     gates.get("a")!.open();
     await h.clock.flush();
-    expect(h.runner.active().sort()).toEqual(["b", "c", "d"]);
+    expect(h.controller.active().sort()).toEqual(["b", "c", "d"]);
     for (const g of gates.values()) g.open();
     await h.clock.flush();
     for (const g of gates.values()) g.open();
@@ -113,11 +143,11 @@ describe("Runner", () => {
       if (attempt === 1) await first.promise;
       concurrent--;
     }, { workers: 4 });
-    h.queue.add("k");
-    h.runner.start();
+    h.controller.add("k");
+    h.start();
     await h.clock.flush();
-    h.queue.add("k");
-    h.queue.add("k");
+    h.controller.add("k");
+    h.controller.add("k");
     await h.clock.flush();
     expect(h.calls).toEqual(["k@0"]);
     first.open();
@@ -133,22 +163,11 @@ describe("Runner", () => {
     const h = harness(async (_key, _signal, attempt) => {
       if (attempt <= 3) throw error();
     });
-    h.queue.add("k");
-    h.runner.start();
+    h.controller.add("k");
+    h.start();
     await h.clock.advance(100);
     expect(h.calls).toEqual(["k@0", "k@5", "k@15", "k@35"]);
-    expect(h.queue.numRequeues("k")).toBe(0);
-  });
-
-  it("forgets a key whose sync failed for good instead of retrying it", async () => {
-    const h = harness(async () => {
-      throw markTerminal(new PlatformError("SIGNER_REJECTED", "forbidden subject"));
-    });
-    h.queue.add("k");
-    h.runner.start();
-    await h.clock.advance(60_000);
-    expect(h.calls).toEqual(["k@0"]);
-    expect(h.queue.numRequeues("k")).toBe(0);
+    expect(h.controller.workQueue.numRequeues("k")).toBe(0);
   });
 
   it("stops taking keys on stop and waits for the syncs in flight", async () => {
@@ -156,28 +175,28 @@ describe("Runner", () => {
     const h = harness(async (key) => {
       if (key === "slow") await g.promise;
     });
-    h.queue.add("slow");
-    h.runner.start();
+    h.controller.add("slow");
+    h.start();
     await h.clock.flush();
-    h.queue.add("waiting");
+    h.controller.add("waiting");
     let result: unknown;
-    void h.runner.stop().then((r) => (result = r));
+    void h.controller.stop().then((r) => (result = r));
     await h.clock.advance(1000);
     expect(result).toBeUndefined();
     g.open();
     await h.clock.flush();
     expect(result).toEqual({ abandoned: [] });
     expect(h.calls).toEqual(["slow@0"]);
-    expect(h.queue.isShuttingDown()).toBe(true);
+    expect(h.controller.workQueue.isShuttingDown()).toBe(true);
   });
 
   it("aborts the syncs still running at the stop deadline and names them", async () => {
     let aborted = false;
     const h = harness((_key, signal) => new Promise<void>(() => signal.addEventListener("abort", () => (aborted = true))), { stopTimeoutMs: 5000 });
-    h.queue.add("stuck");
-    h.runner.start();
+    h.controller.add("stuck");
+    h.start();
     await h.clock.flush();
-    const stopping = h.runner.stop();
+    const stopping = h.controller.stop();
     await h.clock.advance(4999);
     expect(aborted).toBe(false);
     await h.clock.advance(1);
@@ -188,10 +207,10 @@ describe("Runner", () => {
   it("stops when the start signal aborts", async () => {
     const h = harness(async () => {});
     const controller = new AbortController();
-    h.runner.start(controller.signal);
+    h.start(controller.signal);
     controller.abort();
     await h.clock.flush();
-    h.queue.add("after");
+    h.controller.add("after");
     await h.clock.flush();
     expect(h.calls).toEqual([]);
   });
@@ -201,50 +220,45 @@ describe("Runner", () => {
     [{ workers: 1.5 }, "workers"],
     [{ stopTimeoutMs: -1 }, "stopTimeoutMs"],
   ])("refuses option %j", (bad, name) => {
-    expect(() => new Runner({ name: "x", queue: new WorkQueue(), sync: async () => {}, ...bad })).toThrow(new RegExp(`\`${name}\``));
-  });
-
-  it("marks errors as terminal without changing them", () => {
-    const err = new PlatformError("CSR_INVALID", "bad");
-    expect(isTerminal(err)).toBe(false);
-    expect(markTerminal(err)).toBe(err);
-    expect([isTerminal(err), isTerminal("text"), isTerminal(null)]).toEqual([true, false, false]);
+    expect(() => new TestController(async () => {}, bad)).toThrow(new RegExp(`\`${name}\``));
   });
 });
 
-describe("enqueueHandlers", () => {
-  it("queues the key of every added, updated and deleted object that passes the filter", async () => {
+describe("Controller fed by an informer", () => {
+  it("waits for the cache, queues what its handlers add while subscribed, and unsubscribes on stop", async () => {
     const clock = new FakeClock();
     const store = new FakeStore<ApiObject>();
     store.put(store.make("mine-1", { namespace: "ns" }));
     store.put(store.make("other"));
     const informer = new Informer({ listWatcher: store.client(), clock });
-    const queue = new WorkQueue({ clock });
-    informer.addHandlers(enqueueHandlers(queue, { filter: (o) => o.metadata.name!.startsWith("mine") }));
-    informer.start();
-    await informer.waitForSync();
-    await clock.flush();
-    const taken = async (): Promise<string[]> => {
-      const keys: string[] = [];
-      while (queue.len() > 0) {
-        const k = (await queue.get())!;
-        keys.push(k);
-        queue.done(k);
-      }
-      return keys;
+    const synced: string[] = [];
+    let c: TestController;
+    let handled = 0;
+    const enqueue = (o: ApiObject): void => {
+      handled++;
+      if (o.metadata.name!.startsWith("mine")) c.add(`${o.metadata.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata.name}`);
     };
-    expect(await taken()).toEqual(["ns/mine-1"]);
+    c = new TestController(async (key) => void synced.push(key), { clock }, [informer], () => [
+      informer.addHandlers({ onAdd: enqueue, onUpdate: (_old, o) => enqueue(o), onDelete: enqueue }),
+    ]);
+    controllers.push(c);
+    const started = c.start(new AbortController().signal);
+    expect(c.ready()).toBe(false);
+    informer.start();
+    await started;
+    await clock.flush();
+    expect([c.ready(), synced]).toEqual([true, ["ns/mine-1"]]);
     store.put(store.make("mine-2"));
-    store.put(store.make("mine-1", { namespace: "ns", metadata: { labels: { a: "b" } } }));
     store.put(store.make("other", { metadata: { labels: { a: "b" } } }));
     store.remove("mine-2");
     await clock.flush();
-    expect(await taken()).toEqual(["mine-2", "ns/mine-1"]);
+    expect(synced).toEqual(["ns/mine-1", "mine-2", "mine-2"]);
+    await c.stop();
+    expect(c.ready()).toBe(false);
+    const before = handled;
+    store.put(store.make("mine-3"));
+    await clock.flush();
+    expect([handled, synced.length]).toEqual([before, 3]);
     await informer.stop();
-  });
-
-  it("leaves deletions out when asked", () => {
-    const handlers = enqueueHandlers(new WorkQueue(), { deletes: false });
-    expect(handlers.onDelete).toBeUndefined();
   });
 });

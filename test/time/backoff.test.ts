@@ -1,5 +1,6 @@
+// Per-key exponential backoff (work queue retries) and jittered backoff (informer reconnects).
 import { describe, expect, it } from "vitest";
-import { ItemExponentialBackoff, JitteredBackoff, TokenBucket } from "../../src/controller/backoff.js";
+import { ItemExponentialBackoff, JitteredBackoff } from "../../src/time/backoff.js";
 import { isPlatformError } from "../../src/errors.js";
 
 describe("ItemExponentialBackoff", () => {
@@ -58,22 +59,5 @@ describe("JitteredBackoff", () => {
 
   it("refuses a negative jitter", () => {
     expect(() => new JitteredBackoff({ jitter: -1 })).toThrow(/`backoff.jitter`/);
-  });
-});
-
-describe("TokenBucket", () => {
-  it("allows a burst, then one token per 1/qps seconds", () => {
-    const bucket = new TokenBucket(3, 0.5);
-    expect([0, 0, 0, 0].map((t) => bucket.take(t))).toEqual([true, true, true, false]);
-    expect(bucket.take(1000)).toBe(false);
-    expect(bucket.take(2000)).toBe(true);
-    expect(bucket.take(2000)).toBe(false);
-  });
-
-  it("never holds more than the burst however long it rests", () => {
-    const bucket = new TokenBucket(2, 10);
-    bucket.take(0);
-    const taken = [1, 2, 3].map(() => bucket.take(3_600_000));
-    expect(taken).toEqual([true, true, false]);
   });
 });

@@ -1,7 +1,8 @@
-// Client-side rate limiting: a token bucket where burst is the cap and qps the refill per second (qps ≤ 0: unlimited).
+// Rate limiting: a token bucket where burst is the cap and qps the refill per second (qps ≤ 0: unlimited).
 import { invalidOption } from "../errors.js";
-import { abortReason, sleep, systemClock, type Clock } from "./clock.js";
+import { abortReason, systemClock, type Clock } from "./clock.js";
 
+/** What a client asks before each request. */
 export interface RateLimiter {
   /** Waits for a token; rejects with the signal's reason if it aborts first (the token is given back). */
   acquire(signal?: AbortSignal): Promise<void>;
@@ -60,11 +61,10 @@ export class TokenBucket implements RateLimiter {
     this.#tokens -= 1;
     if (this.#tokens >= 0) return;
     const waitMs = Math.ceil((-this.#tokens * 1000) / this.#qps);
-    try {
-      await sleep(this.#clock, waitMs, signal);
-    } catch (err) {
+    await this.#clock.sleep(waitMs, signal);
+    if (signal?.aborted) {
       this.#tokens += 1;
-      throw err;
+      throw abortReason(signal);
     }
   }
 }
