@@ -6,6 +6,7 @@ import { parsePlainYaml } from "../plain-data.js";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import { PlatformError } from "../errors.js";
 import { signerNameProblem } from "../../signers/signer-name.js";
+import { DURATION_SYNTAX } from "../fields/duration.js";
 import { describeValue as describe, FieldReader, type Doc } from "../fields/reader.js";
 import { isKnownUsage, KNOWN_USAGES } from "../pki/usages.js";
 import { KEY_TYPES, type KeyType } from "../pki/keys.js";
@@ -85,7 +86,10 @@ class ManifestReader extends FieldReader {
   }
   lifetime(value: unknown, field: string, fallback: number): number {
     if (value === undefined) return fallback;
-    const ms = value === null ? this.problem(field, "a duration", value) : this.duration(value, field, { min: MIN_LIFETIME_SECONDS * 1000, wholeSeconds: true });
+    // null is not "absent" here: a lifetime key written without a value is a mistake, not the default.
+    const ms = value === null
+      ? this.problem(field, DURATION_SYNTAX, value)
+      : this.duration(value, field, { min: MIN_LIFETIME_SECONDS * 1000, wholeSeconds: true });
     return ms === undefined ? MIN_LIFETIME_SECONDS : ms / 1000;
   }
   name(value: unknown, field: string, seen: Set<string>): string {
