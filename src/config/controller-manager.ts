@@ -189,13 +189,20 @@ function checkServingPolicy(approver: PlatformControllerManagerConfiguration["Pl
   try {
     new ServingApprover(servingPolicyOf(approver)!);
   } catch (err) {
-    const message = (err as Error).message
-      .replace("servingApproval.dnsPatterns", "DNSPatterns")
-      .replace("servingApproval.ipCidrs", "IPCIDRs")
-      .replace("servingApproval.maxExpirationSeconds", "MaxDuration");
-    r.problem(path, `a usable Custom policy (${message})`, serving);
+    // The approver names its option (`servingApproval.ipCidrs`) in the one message shape; name the file's field instead.
+    const message = (err as Error).message;
+    const [option, key] = SERVING_OPTIONS.find(([o]) => message.includes(`\`${o}\``)) ?? [];
+    if (option && key) r.errors.push({ field: `${path}.${key}`, message: message.replace(option, `${path}.${key}`), reason: "FieldValueInvalid" });
+    else r.problem(path, `a usable Custom policy (${message})`, serving);
   }
 }
+
+/** The approver's option names and the Serving fields they come from. */
+const SERVING_OPTIONS = [
+  ["servingApproval.dnsPatterns", "DNSPatterns"],
+  ["servingApproval.ipCidrs", "IPCIDRs"],
+  ["servingApproval.maxExpirationSeconds", "MaxDuration"],
+] as const;
 
 /** The serving approval policy a configuration asks for; undefined for Manual. */
 export function servingPolicyOf(approver: PlatformControllerManagerConfiguration["PlatformCAExtensions"]["Approver"]): ServingApprovalPolicy | undefined {

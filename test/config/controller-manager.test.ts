@@ -144,9 +144,9 @@ describe("parseControllerManagerConfig: fields", () => {
     ["a negative authorization cache TTL", { PlatformCAExtensions: { Approver: { AuthorizationCacheTTL: "-1s" } } }, "expected `PlatformCAExtensions.Approver.AuthorizationCacheTTL` a duration of at least 0s"],
     ["an unknown serving policy", { PlatformCAExtensions: { Approver: { ServingPolicy: "Always" } } }, "expected `PlatformCAExtensions.Approver.ServingPolicy` one of Manual, RequesterMatchesSubject, Custom"],
     ["a Custom serving policy that allows nothing", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom" } } }, "expected `PlatformCAExtensions.Approver.Serving` DNSPatterns or IPCIDRs under ServingPolicy Custom"],
-    ["a Custom serving policy with a bad CIDR", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { IPCIDRs: ["10.0.0.0/99"] } } } }, "expected `PlatformCAExtensions.Approver.Serving` a usable Custom policy ("],
-    ["a Custom serving policy with a bad pattern", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { DNSPatterns: ["/[/"] } } } }, "DNSPatterns"],
-    ["a Custom lifetime below ten minutes", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { DNSPatterns: ["{node}.example"], MaxDuration: "5m" } } } }, "MaxDuration"],
+    ["a Custom serving policy with a bad CIDR", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { IPCIDRs: ["10.0.0.0/99"] } } } }, "expected `PlatformCAExtensions.Approver.Serving.IPCIDRs` to hold CIDRs"],
+    ["a Custom serving policy with a bad pattern", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { DNSPatterns: ["/[/"] } } } }, "expected `PlatformCAExtensions.Approver.Serving.DNSPatterns` to hold valid patterns"],
+    ["a Custom lifetime below ten minutes", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { DNSPatterns: ["{node}.example"], MaxDuration: "5m" } } } }, "expected `PlatformCAExtensions.Approver.Serving.MaxDuration` to be a whole number ≥ 600"],
     ["a Serving block without the Custom policy", { PlatformCAExtensions: { Approver: { Serving: { DNSPatterns: ["**"] } } } }, "expected `PlatformCAExtensions.Approver.Serving` only with ServingPolicy: Custom (ServingPolicy is Manual)"],
   ])("refuses %s, naming the field", (_name, blocks, fragment) => {
     expect(refused(doc(blocks)).message).toContain(fragment);
