@@ -90,7 +90,7 @@ export function parsePolicy(document: unknown, options: ParsePolicyOptions = {})
 
   const signerName = r.string(top.signerName, "signerName", { nonEmpty: true });
   const nameProblem = signerName && signerNameProblem(signerName);
-  if (top.signerName === undefined) r.missing("signerName");
+  if (top.signerName === undefined || top.signerName === null) r.missing("signerName");
   else if (nameProblem) r.problem("signerName", `a qualified signer name (${nameProblem})`, signerName);
 
   const policy: SignerPolicy = {

@@ -18,6 +18,7 @@ function problems(document: unknown): { message: string; fields: (string | undef
 describe("signer policy schema", () => {
   it.each([
     ["requires a signer name", { signerName: undefined }, "signerName", /expected `signerName` to be set, got nothing/],
+    ["requires a signer name written without a value", { signerName: null }, "signerName", /expected `signerName` to be set, got nothing/],
     ["refuses a signer name without a path", { signerName: "example.com" }, "signerName", /form domain\/path/],
     ["refuses a signer name whose domain has one label", { signerName: "local/x" }, "signerName", /at least two segments/],
     ["refuses an unknown top-level field", { subjct: {} }, "subjct", /unknown field `subjct`; known fields: signerName, issuer/],
