@@ -23,5 +23,5 @@ export type { BuiltinSignerKey, BuiltinSignerOptions } from "./builtin-signer.js
 export { parsePolicy, type SignerPolicy, type ParsePolicyOptions, type SanKind } from "./policy-schema.js";
 export { parsePolicyText, loadPolicyFile, loadPolicySigner, type LoadPolicySignerOptions, type LoadedPolicySigner } from "./policy.js";
 export { createPolicySigner, type PolicySignerOptions } from "./policy-signer.js";
-export { parseDurationSeconds, formatDuration } from "./duration.js";
+export { parseDurationSeconds, formatDurationSeconds as formatDuration } from "../src/fields/duration.js";
 export { loadSignerPlugin, signerShapeProblem, type SignerPluginContext, type LoadSignerPluginOptions } from "./plugin.js";

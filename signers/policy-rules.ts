@@ -2,7 +2,7 @@
 import { DerReader, Tag } from "../src/pki/der.js";
 import { OID } from "../src/pki/oids.js";
 import type { NameAttribute, ParsedCsr } from "../src/pki/types.js";
-import { formatDuration } from "./duration.js";
+import { formatDurationSeconds as formatDuration } from "../src/fields/duration.js";
 import { sameUsage, SAN_KINDS, type SanKind, type SignerPolicy } from "./policy-schema.js";
 import type { SigningRequest } from "./signer.js";
 

@@ -1,11 +1,10 @@
 // The custom signer's policy document: its compiled shape and the one validation pass that builds it.
 import { isAbsolute, resolve } from "node:path";
-import { PlatformError } from "../src/errors.js";
 import { NAME_ATTRIBUTE_SHORT_NAMES, OID } from "../src/pki/oids.js";
 import { isKnownUsage, KNOWN_USAGES, resolveUsages } from "../src/pki/usages.js";
 import { MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
-import { DURATION_SYNTAX, parseDurationSeconds } from "./duration.js";
-import { FieldReader, join, type Doc } from "./policy-fields.js";
+import { formatDurationSeconds } from "../src/fields/duration.js";
+import { FieldReader, join } from "../src/fields/reader.js";
 import { compileCidrs, compilePatterns, type Matcher, type PatternOptions } from "./patterns.js";
 import { signerNameProblem } from "./signer-name.js";
 
@@ -84,14 +83,15 @@ const ATTRIBUTE_OIDS = new Map<string, string>(
 
 /** Validates a parsed YAML/JSON document and compiles it; every problem is reported at once as POLICY_INVALID. */
 export function parsePolicy(document: unknown, options: ParsePolicyOptions = {}): SignerPolicy {
-  const r = new FieldReader();
+  const r = new FieldReader({ unknownFieldsAreErrors: true });
   const baseDir = options.baseDir ?? process.cwd();
   const top = r.object(document ?? undefined, "", TOP_FIELDS) ?? {};
-  if (document === undefined || document === null) r.problem("signerName", "the policy is empty");
+  if (document === undefined || document === null) r.problem("", "a policy (a mapping with signerName)", document);
 
-  const signerName = r.string(top.signerName, "signerName");
-  const nameProblem = top.signerName === undefined ? "is required" : signerName && signerNameProblem(signerName);
-  if (nameProblem) r.problem("signerName", nameProblem);
+  const signerName = r.string(top.signerName, "signerName", { nonEmpty: true });
+  const nameProblem = signerName && signerNameProblem(signerName);
+  if (top.signerName === undefined || top.signerName === null) r.missing("signerName");
+  else if (nameProblem) r.problem("signerName", `a qualified signer name (${nameProblem})`, signerName);
 
   const policy: SignerPolicy = {
     signerName: signerName ?? "",
@@ -104,19 +104,17 @@ export function parsePolicy(document: unknown, options: ParsePolicyOptions = {})
     lifetime: readLifetime(r, top.lifetime),
     caCertificates: readCa(r, top.caCertificates),
   };
-  if (r.issues.length > 0) {
-    const where = options.source ? `policy ${options.source}` : "signer policy";
-    const list = r.issues.map((i) => `${i.field}: ${i.message}`).join("; ");
-    throw new PlatformError("POLICY_INVALID", `${where} is invalid: ${list}`, { causes: r.issues });
-  }
+  r.throwIfInvalid("POLICY_INVALID", "signer policy", options.source);
   return policy;
 }
 
 function readIssuer(r: FieldReader, value: unknown, baseDir: string): Pick<SignerPolicy, "issuer"> {
   if (value === undefined || value === null) return {};
   const doc = r.object(value, "issuer", ["certFile", "keyFile"]) ?? {};
-  const certFile = r.string(doc.certFile, "issuer.certFile") ?? r.problem("issuer.certFile", "is required");
-  const keyFile = r.string(doc.keyFile, "issuer.keyFile") ?? r.problem("issuer.keyFile", "is required");
+  const file = (key: "certFile" | "keyFile") =>
+    doc[key] === undefined || doc[key] === null ? r.missing(`issuer.${key}`) : r.string(doc[key], `issuer.${key}`, { nonEmpty: true });
+  const certFile = file("certFile");
+  const keyFile = file("keyFile");
   if (!certFile || !keyFile) return {};
   return { issuer: { certFile: resolveFrom(baseDir, certFile), keyFile: resolveFrom(baseDir, keyFile) } };
 }
@@ -125,8 +123,8 @@ function readTrust(r: FieldReader, value: unknown, baseDir: string): SignerPolic
   const doc = r.object(value, "trust", ["publish", "files"]) ?? {};
   const publish = r.oneOf<TrustPublish>(doc.publish, "trust.publish", ["ca", "ca-and-intermediates", "files"], "ca");
   const files = r.strings(doc.files, "trust.files").map((f) => resolveFrom(baseDir, f));
-  if (publish === "files" && files.length === 0) r.problem("trust.files", "list at least one PEM file when trust.publish is files");
-  if (publish !== "files" && files.length > 0) r.problem("trust.files", "is only read when trust.publish is files");
+  if (publish === "files" && files.length === 0) r.problem("trust.files", "to list at least one PEM file when trust.publish is files", doc.files);
+  if (publish !== "files" && files.length > 0) r.problem("trust.files", "to be set only when trust.publish is files (it is only read then)", doc.files);
   return { publish, files };
 }
 
@@ -136,22 +134,22 @@ function readSubject(r: FieldReader, value: unknown): SignerPolicy["subject"] {
   let permitted: Map<string, SubjectAttributeRule> | undefined;
   if (doc.permitted !== undefined && doc.permitted !== null) {
     permitted = new Map();
-    const perm = r.object(doc.permitted, "subject.permitted", Object.keys(doc.permitted as object)) ?? {};
+    const perm = r.object(doc.permitted, "subject.permitted") ?? {};
     for (const [name, patterns] of Object.entries(perm)) {
       const field = join("subject.permitted", name);
       const oid = attributeOid(name);
-      if (!oid) r.problem(field, `unknown subject attribute; use ${[...ATTRIBUTE_OIDS.keys()].join(", ")} or a dotted OID`);
+      if (!oid) r.problem(field, `a subject attribute (${[...ATTRIBUTE_OIDS.keys()].join(", ")} or a dotted OID) as its key`, name);
       const list = compiled(r, field, r.strings(patterns, field), {});
       if (oid && list) permitted.set(oid, { name, oid, patterns: list.texts, matches: list.matcher });
     }
   }
   const required = r.strings(doc.required, "subject.required").flatMap((name, i) => {
     const oid = attributeOid(name);
-    if (!oid) return r.problem(`subject.required[${i}]`, `unknown subject attribute ${JSON.stringify(name)}`) ?? [];
-    if (permitted && !permitted.has(oid)) return r.problem(`subject.required[${i}]`, `${name} is required but not listed in subject.permitted`) ?? [];
+    if (!oid) return r.problem(`subject.required[${i}]`, `a subject attribute (${[...ATTRIBUTE_OIDS.keys()].join(", ")} or a dotted OID)`, name) ?? [];
+    if (permitted && !permitted.has(oid)) return r.problem(`subject.required[${i}]`, "an attribute listed in subject.permitted", name) ?? [];
     return [{ name, oid }];
   });
-  if (onForbiddenSubject === "strip" && !permitted) r.problem("subject.onForbiddenSubject", "strip needs subject.permitted to say what to keep");
+  if (onForbiddenSubject === "strip" && !permitted) r.problem("subject.onForbiddenSubject", "deny when subject.permitted is not set (strip needs it to say what to keep)", onForbiddenSubject);
   return permitted ? { permitted, required, onForbiddenSubject } : { required, onForbiddenSubject };
 }
 
@@ -176,19 +174,19 @@ function readSans(r: FieldReader, value: unknown): SignerPolicy["subjectAltNames
     if (kind === "dns") allowWildcardNames = r.boolean(kindDoc.allowWildcardNames, `${field}.allowWildcardNames`, false);
     const permitted = readNameList(r, kind, `${field}.permitted`, kindDoc.permitted);
     const forbidden = readNameList(r, kind, `${field}.forbidden`, kindDoc.forbidden);
-    if (kindDoc.permitted === undefined) r.problem(`${field}.permitted`, `is required; use ${kind === "ip" ? '["0.0.0.0/0", "::/0"]' : '["**"]'} to permit any`);
+    if (kindDoc.permitted === undefined) r.missing(`${field}.permitted`, `to be set; use ${kind === "ip" ? '["0.0.0.0/0", "::/0"]' : '["**"]'} to permit any`);
     if (permitted && forbidden) {
       rules[kind] = { permitted: permitted.texts, forbidden: forbidden.texts, isPermitted: permitted.matcher, isForbidden: forbidden.matcher };
     }
   }
   const required = r.strings(doc.required, "subjectAltNames.required", (k) =>
-    !(SAN_KINDS as readonly string[]).includes(k) ? `expected one of ${SAN_KINDS.join(", ")}`
-    : doc[k] === undefined ? `${k} names are required but subjectAltNames.${k} does not permit any` : undefined,
+    !(SAN_KINDS as readonly string[]).includes(k) ? `one of ${SAN_KINDS.join(", ")}`
+    : doc[k] === undefined ? `a kind subjectAltNames permits (subjectAltNames.${k} does not permit any ${k} names)` : undefined,
   ) as SanKind[];
-  const minCount = r.integer(doc.minCount, "subjectAltNames.minCount", 0) ?? 0;
-  const maxCount = r.integer(doc.maxCount, "subjectAltNames.maxCount", 0);
+  const minCount = r.integer(doc.minCount, "subjectAltNames.minCount", { min: 0 }) ?? 0;
+  const maxCount = r.integer(doc.maxCount, "subjectAltNames.maxCount", { min: 0 });
   if (maxCount !== undefined && maxCount < Math.max(minCount, required.length)) {
-    r.problem("subjectAltNames.maxCount", `must be at least minCount and the number of required kinds, got ${maxCount}`);
+    r.problem("subjectAltNames.maxCount", "at least minCount and the number of required kinds", maxCount);
   }
   return {
     ...(rules.dns && { dns: { ...rules.dns, allowWildcardNames } }),
@@ -208,7 +206,7 @@ function readNameList(r: FieldReader, kind: SanKind, field: string, value: unkno
   try {
     return { texts, matcher: compileCidrs(texts) };
   } catch (error) {
-    return r.problem(field, (error as Error).message);
+    return r.problem(field, `addresses or CIDR ranges (${(error as Error).message})`, value);
   }
 }
 
@@ -216,35 +214,35 @@ function compiled(r: FieldReader, field: string, texts: string[], options: Patte
   try {
     return { texts, matcher: compilePatterns(texts, options) };
   } catch (error) {
-    return r.problem(field, (error as Error).message);
+    return r.problem(field, `patterns that compile (${(error as Error).message})`, texts);
   }
 }
 
 function readExtensions(r: FieldReader, value: unknown): SignerPolicy["extensions"] {
   const doc = r.object(value, "extensions", ["required", "permitted", "forbidden"]) ?? {};
   const check = (oid: string): string | undefined =>
-    !OID_RE.test(oid) ? "expected a dotted object identifier such as 1.3.6.1.4.1.99999.1"
-    : MANAGED_EXTENSIONS[oid] ? `is governed by ${MANAGED_EXTENSIONS[oid]}, not by extensions` : undefined;
+    !OID_RE.test(oid) ? "a dotted object identifier such as 1.3.6.1.4.1.99999.1"
+    : MANAGED_EXTENSIONS[oid] ? `an extension not governed by another policy point (this one is governed by ${MANAGED_EXTENSIONS[oid]})` : undefined;
   const lists = {
     required: r.strings(doc.required, "extensions.required", check),
     permitted: r.strings(doc.permitted, "extensions.permitted", check),
     forbidden: r.strings(doc.forbidden, "extensions.forbidden", check),
   };
   for (const oid of lists.forbidden) {
-    if (lists.required.includes(oid) || lists.permitted.includes(oid)) r.problem("extensions.forbidden", `${oid} is also required or permitted`);
+    if (lists.required.includes(oid) || lists.permitted.includes(oid)) r.problem("extensions.forbidden", "extensions that are not also required or permitted", oid);
   }
   return lists;
 }
 
 function readUsages(r: FieldReader, value: unknown): SignerPolicy["usages"] {
   const doc = r.object(value, "usages", ["required", "permitted", "forbidden"]) ?? {};
-  const check = (u: string): string | undefined => (isKnownUsage(u) ? undefined : `unknown usage; allowed: ${KNOWN_USAGES.join(", ")}`);
+  const check = (u: string): string | undefined => (isKnownUsage(u) ? undefined : `a known usage (${KNOWN_USAGES.join(", ")})`);
   const required = r.strings(doc.required, "usages.required", check);
   const permitted = doc.permitted === undefined || doc.permitted === null ? undefined : r.strings(doc.permitted, "usages.permitted", check);
   const forbidden = r.strings(doc.forbidden, "usages.forbidden", check);
   for (const u of forbidden) {
     const clash = [...required, ...(permitted ?? [])].find((other) => sameUsage(u, other));
-    if (clash) r.problem("usages.forbidden", `${JSON.stringify(u)} contradicts required or permitted ${JSON.stringify(clash)}`);
+    if (clash) r.problem("usages.forbidden", `usages that do not contradict required or permitted ${JSON.stringify(clash)}`, u);
   }
   return permitted ? { required, permitted, forbidden } : { required, forbidden };
 }
@@ -259,25 +257,23 @@ export function sameUsage(a: string, b: string): boolean {
 function readLifetime(r: FieldReader, value: unknown): SignerPolicy["lifetime"] {
   const doc = r.object(value, "lifetime", ["default", "minimum", "maximum"]) ?? {};
   const read = (key: string): number | undefined => {
-    if (doc[key] === undefined || doc[key] === null) return undefined;
-    const seconds = parseDurationSeconds(doc[key]);
-    if (seconds === undefined) return r.problem(`lifetime.${key}`, `expected ${DURATION_SYNTAX}, got ${JSON.stringify(doc[key])}`);
-    if (seconds < MIN_EXPIRATION_SECONDS) return r.problem(`lifetime.${key}`, `must be at least ${MIN_EXPIRATION_SECONDS} seconds (10m), got ${seconds}`);
-    return seconds;
+    const ms = r.duration(doc[key], `lifetime.${key}`, { min: MIN_EXPIRATION_SECONDS * 1000, wholeSeconds: true });
+    return ms === undefined ? undefined : ms / 1000;
   };
   const lifetime = { defaultSeconds: read("default"), minimumSeconds: read("minimum"), maximumSeconds: read("maximum") };
   const { defaultSeconds: def, minimumSeconds: min, maximumSeconds: max } = lifetime;
-  if (min !== undefined && max !== undefined && min > max) r.problem("lifetime.minimum", `is above lifetime.maximum (${min}s > ${max}s)`);
-  if (def !== undefined && min !== undefined && def < min) r.problem("lifetime.default", `is below lifetime.minimum (${def}s < ${min}s)`);
-  if (def !== undefined && max !== undefined && def > max) r.problem("lifetime.default", `is above lifetime.maximum (${def}s > ${max}s)`);
+  const bound = (what: string, seconds: number) => `${what} (${formatDurationSeconds(seconds)})`;
+  if (min !== undefined && max !== undefined && min > max) r.problem("lifetime.minimum", bound("at most lifetime.maximum", max), doc.minimum);
+  if (def !== undefined && min !== undefined && def < min) r.problem("lifetime.default", bound("at least lifetime.minimum", min), doc.default);
+  if (def !== undefined && max !== undefined && def > max) r.problem("lifetime.default", bound("at most lifetime.maximum", max), doc.default);
   return Object.fromEntries(Object.entries(lifetime).filter(([, v]) => v !== undefined));
 }
 
 function readCa(r: FieldReader, value: unknown): SignerPolicy["caCertificates"] {
   const doc = r.object(value, "caCertificates", ["allowCa", "maxPathLen"]) ?? {};
   const allowCa = r.boolean(doc.allowCa, "caCertificates.allowCa", false);
-  const maxPathLen = r.integer(doc.maxPathLen, "caCertificates.maxPathLen", 0);
-  if (maxPathLen !== undefined && !allowCa) r.problem("caCertificates.maxPathLen", "only applies when allowCa is true");
+  const maxPathLen = r.integer(doc.maxPathLen, "caCertificates.maxPathLen", { min: 0 });
+  if (maxPathLen !== undefined && !allowCa) r.problem("caCertificates.maxPathLen", "to be set only when allowCa is true (it only applies then)", maxPathLen);
   return maxPathLen === undefined ? { allowCa } : { allowCa, maxPathLen };
 }
 

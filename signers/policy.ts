@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { parseDocument } from "yaml";
 import { PlatformError } from "../src/errors.js";
+import { documentError, fieldMessage, Shown } from "../src/fields/reader.js";
 import { YAML_READ, plainYamlValue } from "../src/plain-data.js";
 import { readCertificateFacts } from "../src/pki/ca.js";
 import type { CaSource } from "../src/pki/ca-source.js";
@@ -41,14 +42,17 @@ export async function loadPolicyFile(path: string): Promise<SignerPolicy> {
   }
   const policy = parsePolicyText(text, { source: file, baseDir: dirname(file) });
   if (policy.trust.publish !== "files") return policy;
-  const pems = await Promise.all(policy.trust.files.map((f, i) => readAnchors(f, `trust.files[${i}]`)));
+  const pems = await Promise.all(policy.trust.files.map((f, i) => readAnchors(f, `trust.files[${i}]`, file)));
   return { ...policy, trust: { ...policy.trust, pems: pems.flat() } };
 }
 
 /** The CA certificates in one trust file, re-encoded so block headers and surrounding text are dropped. */
-async function readAnchors(file: string, field: string): Promise<string[]> {
-  const fail = (message: string, cause?: unknown): PlatformError =>
-    new PlatformError("POLICY_INVALID", `${field}: ${file}: ${message}`, { causes: [{ field, message }], cause });
+async function readAnchors(file: string, field: string, source: string): Promise<string[]> {
+  const fail = (problem: string, cause?: unknown): PlatformError => {
+    const message = fieldMessage(field, "a PEM file of CA certificates", new Shown(`${file}: ${problem}`));
+    const error = documentError("POLICY_INVALID", `signer policy ${source}`, [{ field, message, reason: "FieldValueInvalid" }]);
+    return cause === undefined ? error : new PlatformError(error.code, error.message, { causes: error.causes, cause });
+  };
   let text: string;
   try {
     text = await readFile(file, "latin1");
@@ -91,8 +95,8 @@ export async function loadPolicySigner(path: string, options: LoadPolicySignerOp
   const { ca, ...rest } = options;
   if (ca !== undefined) return { policy, signer: createPolicySigner(policy, { ...rest, ca }) };
   if (policy.issuer === undefined) {
-    const message = "issuer.certFile and issuer.keyFile are required when no CA is given to the loader";
-    throw new PlatformError("POLICY_INVALID", `policy ${resolve(path)}: ${message}`, { causes: [{ field: "issuer", message }] });
+    const message = fieldMessage("issuer", "certFile and keyFile when no CA is given to the loader", undefined);
+    throw documentError("POLICY_INVALID", `signer policy ${resolve(path)}`, [{ field: "issuer", message, reason: "FieldValueRequired" }]);
   }
   const caSource = await openCaSource(policy.issuer, options);
   return { policy, signer: createPolicySigner(policy, { ...rest, ca: caSource }), caSource };

@@ -1,6 +1,6 @@
 // Builds the `platform-ca` command tree: each subcommand lives in src/cli/commands/ and registers itself here.
 import { Command, CommanderError } from "commander";
-import { isPlatformError } from "../errors.js";
+import { isPlatformError, type ErrorCause } from "../errors.js";
 
 /** A subcommand module: adds its commands to the root program. */
 export type CommandModule = (program: Command) => void;
@@ -40,7 +40,9 @@ export function errorText(err: unknown): string {
   let text = `error: ${message}\n`;
   if (isPlatformError(err)) {
     const said = err.causes.length === 1 && message.includes(err.causes[0]!.message);
-    if (!said) for (const c of err.causes) text += `  ${c.field ? `${c.field}: ` : ""}${c.message}\n`;
+    // A field error names its field in its message (expected `spec.x` …); others get the field in front.
+    const line = (c: ErrorCause) => (c.field && !c.message.includes(`\`${c.field}\``) ? `${c.field}: ${c.message}` : c.message);
+    if (!said) for (const c of err.causes) text += `  ${line(c)}\n`;
   }
   return text;
 }

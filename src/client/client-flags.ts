@@ -1,6 +1,7 @@
 // The inherited client options of the CLIs (--server, --token, --context, ...) and their RestConfig in one call.
 import { Option, type Command } from "commander";
 import { invalidOption } from "../errors.js";
+import { parseDuration } from "../fields/duration.js";
 import { loadClientConfig } from "./config-file.js";
 import { resolveRestConfig, type ConfigOverrides } from "./resolve-config.js";
 import type { RestConfig } from "./rest-config.js";
@@ -63,18 +64,12 @@ export function addClientFlags(command: Command): Command {
     .option("-n, --namespace <namespace>", "namespace scope");
 }
 
-const UNIT_MS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-const DURATION_RE = /^(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+$/;
-
-/** `--request-timeout`: a duration with units (1s, 1m30s, 500ms) or whole seconds; 0 means no timeout. */
+/** `--request-timeout`: a duration in the one syntax (src/fields/duration.ts) such as 1s, 1m30s, 500ms, or whole seconds; 0 means no timeout. */
 export function parseRequestTimeout(value: string): number {
-  const text = value.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  if (!DURATION_RE.test(text)) {
+  const ms = parseDuration(value.trim());
+  if (ms === undefined || ms < 0) {
     throw invalidOption("--request-timeout", "to be 0, whole seconds, or a duration with a unit such as 1s, 2m, 3h", value);
   }
-  let ms = 0;
-  for (const [, amount, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) ms += Number(amount) * UNIT_MS[unit!]!;
   return Math.round(ms);
 }
 

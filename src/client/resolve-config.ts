@@ -1,6 +1,7 @@
 // Turns the merged client config plus overrides (flags) into one RestConfig, with kubectl's precedence rules.
 import { groupNames } from "../api/group.js";
 import { invalidOption, PlatformError } from "../errors.js";
+import { documentError, fieldMessage, Shown } from "../fields/reader.js";
 import type { ClientConfig, ClusterEntry, ContextEntry, UserEntry } from "./config-file.js";
 import {
   checkRestConfig,
@@ -56,6 +57,14 @@ type Located = { readonly origin: { readonly file: string; readonly field: strin
 const where = (entry: Located) => `client config ${entry.origin.file}: ${entry.origin.field}`;
 const at = (entry: Located, key: string) => `${where(entry)}.${key}`;
 
+/** A rule a field of the file breaks, in the one shape of field errors (as the file's reading reports them). */
+function fieldError(entry: Located, key: string, expectation: string, got: unknown): PlatformError {
+  const field = key === "" ? entry.origin.field : `${entry.origin.field}.${key}`;
+  const cause = { field, message: fieldMessage(field, expectation, got), reason: "FieldValueInvalid" };
+  return documentError("CONFIG_INVALID", `client config ${entry.origin.file}`, [cause], { file: entry.origin.file });
+}
+const BOTH = new Shown("both");
+
 /** Picks context, cluster and user, applies overrides, reads TLS material, and checks the result. */
 export async function resolveRestConfig(config: ClientConfig, o: ConfigOverrides = {}, options: ResolveOptions = {}): Promise<RestConfig> {
   const names = groupNames(options.groupSuffix);
@@ -80,7 +89,7 @@ export async function resolveRestConfig(config: ClientConfig, o: ConfigOverrides
   const tls = await resolveTls(cluster, user, o);
   const credentials = resolveCredentials(user, o, cluster, `client.${names.authentication}`);
   const impersonate = resolveImpersonation(user, o);
-  const proxyUrl = cluster?.proxyUrl === undefined ? undefined : checkProxy(cluster.proxyUrl, at(cluster, "proxy-url"));
+  const proxyUrl = cluster?.proxyUrl === undefined ? undefined : checkProxy(cluster.proxyUrl, cluster);
   const result: RestConfig = {
     server,
     tls,
@@ -107,7 +116,7 @@ async function resolveTls(cluster: ClusterEntry | undefined, user: UserEntry | u
   if (o.certificateAuthority !== undefined) ca = { where: "--certificate-authority", path: o.certificateAuthority };
   else if (cluster && !o.insecureSkipTlsVerify) {
     if (cluster.certificateAuthority !== undefined && cluster.certificateAuthorityData !== undefined) {
-      throw configError(`${at(cluster, "certificate-authority")}: set either certificate-authority or certificate-authority-data, not both`);
+      throw fieldError(cluster, "certificate-authority", "either certificate-authority or certificate-authority-data, not both", BOTH);
     }
     if (cluster.certificateAuthorityData !== undefined) ca = { where: at(cluster, "certificate-authority-data"), data: cluster.certificateAuthorityData };
     else if (cluster.certificateAuthority !== undefined) ca = { where: at(cluster, "certificate-authority"), path: cluster.certificateAuthority };
@@ -133,14 +142,14 @@ async function resolveClientPair(user: UserEntry | undefined, o: ConfigOverrides
   }
   if (!user) return undefined;
   const source = (file: string | undefined, data: string | undefined, key: string): PemSource | undefined => {
-    if (file !== undefined && data !== undefined) throw configError(`${at(user, key)}: set either ${key} or ${key}-data, not both`);
+    if (file !== undefined && data !== undefined) throw fieldError(user, key, `either ${key} or ${key}-data, not both`, BOTH);
     if (data !== undefined) return { where: at(user, `${key}-data`), data };
     return file === undefined ? undefined : { where: at(user, key), path: file };
   };
   const cert = source(user.clientCertificate, user.clientCertificateData, "client-certificate");
   const key = source(user.clientKey, user.clientKeyData, "client-key");
   if (!cert && !key) return undefined;
-  if (!cert || !key) throw configError(`${at(user, cert ? "client-key" : "client-certificate")}: required together with ${cert ? "the client certificate" : "the client key"}`);
+  if (!cert || !key) throw fieldError(user, cert ? "client-key" : "client-certificate", `to be set with ${cert ? "the client certificate" : "the client key"}`, undefined);
   return readClientPair(cert, key);
 }
 
@@ -155,7 +164,7 @@ function resolveCredentials(user: UserEntry | undefined, o: ConfigOverrides, clu
     user.exec ? "exec" : undefined,
   ].filter((m) => m !== undefined);
   if (methods.length > 1) {
-    throw configError(`${where(user)}: more than one authentication method (${methods.join(", ")}); keep one`);
+    throw fieldError(user, "", "one authentication method", new Shown(methods.join(", ")));
   }
   // A static token wins over tokenFile, as with kubectl.
   if (user.token !== undefined) return { type: "token", token: user.token };
@@ -166,13 +175,13 @@ function resolveCredentials(user: UserEntry | undefined, o: ConfigOverrides, clu
   if (user.exec) {
     const allowed = [`${authGroup}/v1`, `${authGroup}/v1beta1`];
     if (!allowed.includes(user.exec.apiVersion)) {
-      throw configError(`${at(user, "exec.apiVersion")}: expected ${allowed.join(" or ")}, got ${JSON.stringify(user.exec.apiVersion)}`);
+      throw fieldError(user, "exec.apiVersion", allowed.join(" or "), user.exec.apiVersion);
     }
     const clusterConfig = cluster?.extensions[`${authGroup}/exec`];
     return { type: "exec", exec: { ...user.exec, ...(clusterConfig !== undefined ? { clusterConfig } : {}) } };
   }
   if (user.authProvider !== undefined) {
-    throw configError(`${at(user, "auth-provider")}: auth provider ${JSON.stringify(user.authProvider)} is not supported; configure an exec credential plugin`);
+    throw fieldError(user, "auth-provider", "an exec credential plugin instead (auth providers are not supported)", new Shown(`auth provider ${JSON.stringify(user.authProvider)}`));
   }
   return { type: "none" };
 }
@@ -190,13 +199,13 @@ function resolveImpersonation(user: UserEntry | undefined, o: ConfigOverrides): 
   return { user: userName, ...(groups && groups.length > 0 ? { groups } : {}), ...(uid ? { uid } : {}), ...(hasExtra ? { extra } : {}) };
 }
 
-function checkProxy(value: string, where: string): string {
+function checkProxy(value: string, cluster: ClusterEntry): string {
   let url: URL | undefined;
   try {
     url = new URL(value);
   } catch {
     url = undefined;
   }
-  if (!url || url.protocol !== "http:") throw configError(`${where}: expected an http:// proxy URL, got ${JSON.stringify(value)}`);
+  if (!url || url.protocol !== "http:") throw fieldError(cluster, "proxy-url", "an http:// proxy URL", value);
   return value;
 }

@@ -1,5 +1,5 @@
 // The fields, types and defaults of PlatformControllerManagerConfiguration: every block of seed 002 §2.7 plus our extensions.
-import { bool, duration, float, int32, list, object, oneOf, opaque, text, type Value } from "./fields.js";
+import { bool, duration, float, int32, list, object, oneOf, opaque, text, type Value } from "../fields/schema.js";
 import { leaderMigrationShape } from "./leader-migration.js";
 
 const port = int32(10257, { min: 0, max: 65_535 });

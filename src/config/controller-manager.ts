@@ -3,8 +3,8 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { REQUESTER_MATCHES_SUBJECT, ServingApprover, type ServingApprovalPolicy } from "../../signers/serving-approval.js";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOptions } from "./config-document.js";
-import { formatGoDuration } from "./duration.js";
-import { fail, type ReadContext } from "./fields.js";
+import { formatDuration } from "../fields/duration.js";
+import { FieldReader } from "../fields/reader.js";
 import { validateLeaderMigration } from "./leader-migration.js";
 import {
   controllerManagerShape,
@@ -70,23 +70,23 @@ export function isControllerEnabled(name: string, controllers: readonly string[]
 
 export function parseControllerManagerConfig(text: string, source: string, options: ControllerManagerLoadOptions = {}): LoadedControllerManagerConfig {
   const doc = parseConfigText(text, source, WHAT);
-  const ctx: ReadContext = { errors: [], unknown: [] };
-  checkHeader(doc, { apiVersion: controllerManagerApiVersion(options.groupSuffix), kind: CONTROLLER_MANAGER_KIND }, ctx);
-  const config = controllerManagerShape.read(doc, "", ctx);
+  const r = new FieldReader();
+  checkHeader(doc, { apiVersion: controllerManagerApiVersion(options.groupSuffix), kind: CONTROLLER_MANAGER_KIND }, r);
+  const config = controllerManagerShape.read(doc, "", r);
   const base = options.baseDir ?? process.cwd();
   resolvePaths(config, base);
   const generic = config.Generic;
   // As upstream: an empty list means the default, every default-enabled controller.
   if (generic.Controllers.length === 0) generic.Controllers = ["*"];
-  if (generic.LeaderElection.leaderElect) checkLeaderElection(generic.LeaderElection, "Generic.LeaderElection", ctx);
+  if (generic.LeaderElection.leaderElect) checkLeaderElection(generic.LeaderElection, "Generic.LeaderElection", r);
   if (generic.ClientConnection.qps > 0 && generic.ClientConnection.burst < 1) {
-    fail(ctx, "Generic.ClientConnection.burst", `must be at least 1 when qps is positive, got ${generic.ClientConnection.burst}`);
+    r.problem("Generic.ClientConnection.burst", "at least 1 when qps is positive", generic.ClientConnection.burst);
   }
-  const extraWarnings = checkControllers(generic.Controllers, options.knownControllers ?? KNOWN_CONTROLLERS, ctx);
-  if (generic.LeaderMigrationEnabled) validateLeaderMigration(generic.LeaderMigration, "Generic.LeaderMigration", ctx);
-  const signingFiles = checkSigning(config.CSRSigningController, options.groupSuffix ?? DEFAULT_GROUP_SUFFIX, ctx);
-  checkExtensions(config, ctx);
-  const warnings = [...finish(ctx, options, WHAT, source), ...extraWarnings];
+  const extraWarnings = checkControllers(generic.Controllers, options.knownControllers ?? KNOWN_CONTROLLERS, r);
+  if (generic.LeaderMigrationEnabled) validateLeaderMigration(generic.LeaderMigration, "Generic.LeaderMigration", r);
+  const signingFiles = checkSigning(config.CSRSigningController, options.groupSuffix ?? DEFAULT_GROUP_SUFFIX, r);
+  checkExtensions(config, r);
+  const warnings = [...finish(r, options, WHAT, source), ...extraWarnings];
   const ignored = Object.keys(ignoredBlocks).filter((block) => doc[block] !== undefined && doc[block] !== null);
   const genericDoc = doc["Generic"];
   const addressSet = typeof genericDoc === "object" && genericDoc !== null && typeof (genericDoc as Record<string, unknown>)["Address"] === "string";
@@ -99,27 +99,27 @@ export async function loadControllerManagerConfig(path: string, options: Control
 }
 
 /** All positive, renewDeadline ≤ leaseDuration, room for a jittered retry inside renewDeadline, a lock we implement. */
-function checkLeaderElection(le: LeaderElectionConfiguration, path: string, ctx: ReadContext): void {
+function checkLeaderElection(le: LeaderElectionConfiguration, path: string, r: FieldReader): void {
   for (const field of ["leaseDuration", "renewDeadline", "retryPeriod"] as const) {
-    if (le[field] <= 0) fail(ctx, `${path}.${field}`, `must be greater than 0, got ${formatGoDuration(le[field])}`);
+    if (le[field] <= 0) r.problem(`${path}.${field}`, "a duration greater than 0", formatDuration(le[field]));
   }
   if (le.renewDeadline > le.leaseDuration) {
-    fail(ctx, `${path}.renewDeadline`, `must be at most leaseDuration (${formatGoDuration(le.leaseDuration)}), got ${formatGoDuration(le.renewDeadline)}`);
+    r.problem(`${path}.renewDeadline`, `at most leaseDuration (${formatDuration(le.leaseDuration)})`, formatDuration(le.renewDeadline));
   } else if (le.retryPeriod > 0 && le.renewDeadline <= RETRY_JITTER * le.retryPeriod) {
-    fail(ctx, `${path}.retryPeriod`, `must be less than renewDeadline / ${RETRY_JITTER} (${formatGoDuration(le.renewDeadline / RETRY_JITTER)}), got ${formatGoDuration(le.retryPeriod)}`);
+    r.problem(`${path}.retryPeriod`, `less than renewDeadline / ${RETRY_JITTER} (${formatDuration(le.renewDeadline / RETRY_JITTER)})`, formatDuration(le.retryPeriod));
   }
-  if (le.resourceLock !== "leases") fail(ctx, `${path}.resourceLock`, `expected "leases", got ${JSON.stringify(le.resourceLock)}`);
-  if (le.resourceName === "") fail(ctx, `${path}.resourceName`, "required when leaderElect is true");
-  if (le.resourceNamespace === "") fail(ctx, `${path}.resourceNamespace`, "required when leaderElect is true");
+  if (le.resourceLock !== "leases") r.problem(`${path}.resourceLock`, '"leases"', le.resourceLock);
+  if (le.resourceName === "") r.missing(`${path}.resourceName`, "to be set when leaderElect is true");
+  if (le.resourceNamespace === "") r.missing(`${path}.resourceNamespace`, "to be set when leaderElect is true");
 }
 
 /** Entry syntax is an error; a well-formed name of a controller we do not have is a warning (it changes nothing). */
-function checkControllers(controllers: readonly string[], known: readonly string[], ctx: ReadContext): string[] {
+function checkControllers(controllers: readonly string[], known: readonly string[], r: FieldReader): string[] {
   const warnings: string[] = [];
   controllers.forEach((entry, i) => {
     const path = `Generic.Controllers[${i}]`;
     if (entry === "*") return;
-    if (!CONTROLLER_ENTRY_RE.test(entry)) return fail(ctx, path, `expected "*", a controller name or "-name", got ${JSON.stringify(entry)}`);
+    if (!CONTROLLER_ENTRY_RE.test(entry)) return r.problem(path, '"*", a controller name or "-name"', entry);
     const name = entry.replace(/^-/, "");
     if (!known.includes(name)) warnings.push(`${path}: unknown controller ${JSON.stringify(name)} (known: ${known.join(", ")})`);
   });
@@ -134,19 +134,19 @@ const SIGNER_BLOCKS = [
   ["LegacyUnknownSignerConfiguration", "legacyUnknown"],
 ] as const;
 
-function checkSigning(signing: CSRSigningControllerConfiguration, suffix: string, ctx: ReadContext): Map<string, SigningFiles> {
+function checkSigning(signing: CSRSigningControllerConfiguration, suffix: string, r: FieldReader): Map<string, SigningFiles> {
   const path = "CSRSigningController";
   const names = groupNames(suffix).signers;
   const files = new Map<string, SigningFiles>();
   const pair = (cert: string, key: string, at: string, certField: string, keyField: string): boolean => {
-    if (cert !== "" && key === "") fail(ctx, `${at}.${keyField}`, `required when ${certField} is set`);
-    if (key !== "" && cert === "") fail(ctx, `${at}.${certField}`, `required when ${keyField} is set`);
+    if (cert !== "" && key === "") r.missing(`${at}.${keyField}`, `to be set when ${certField} is set`);
+    if (key !== "" && cert === "") r.missing(`${at}.${certField}`, `to be set when ${keyField} is set`);
     return cert !== "" && key !== "";
   };
   const cluster = pair(signing.ClusterSigningCertFile, signing.ClusterSigningKeyFile, path, "ClusterSigningCertFile", "ClusterSigningKeyFile");
   const perSigner = SIGNER_BLOCKS.filter(([block]) => signing[block].CertFile !== "" || signing[block].KeyFile !== "");
   if ((cluster || signing.ClusterSigningCertFile !== "" || signing.ClusterSigningKeyFile !== "") && perSigner.length > 0) {
-    fail(ctx, path, `ClusterSigningCertFile/ClusterSigningKeyFile cannot be combined with per-signer blocks (${perSigner.map(([b]) => b).join(", ")})`);
+    r.problem(path, "either ClusterSigningCertFile/ClusterSigningKeyFile or per-signer blocks, not both", perSigner.map(([b]) => b).join(", "));
   } else if (cluster) {
     for (const [, signer] of SIGNER_BLOCKS) files.set(names[signer], { certFile: signing.ClusterSigningCertFile, keyFile: signing.ClusterSigningKeyFile });
   } else {
@@ -156,46 +156,53 @@ function checkSigning(signing: CSRSigningControllerConfiguration, suffix: string
     }
   }
   if (signing.ClusterSigningDuration < 1000) {
-    fail(ctx, `${path}.ClusterSigningDuration`, `must be at least 1s, got ${formatGoDuration(signing.ClusterSigningDuration)}`);
+    r.problem(`${path}.ClusterSigningDuration`, "a duration of at least 1s", formatDuration(signing.ClusterSigningDuration));
   }
   return files;
 }
 
-function checkExtensions(config: PlatformControllerManagerConfiguration, ctx: ReadContext): void {
+function checkExtensions(config: PlatformControllerManagerConfiguration, r: FieldReader): void {
   const ext = config.PlatformCAExtensions;
   ext.CustomSigners.forEach((s, i) => {
-    if (s.policyFile === "") fail(ctx, `PlatformCAExtensions.CustomSigners[${i}].policyFile`, "required");
+    if (s.policyFile === "") r.missing(`PlatformCAExtensions.CustomSigners[${i}].policyFile`);
   });
   ext.SignerPlugins.forEach((p, i) => {
-    if (p.module === "") fail(ctx, `PlatformCAExtensions.SignerPlugins[${i}].module`, "required");
+    if (p.module === "") r.missing(`PlatformCAExtensions.SignerPlugins[${i}].module`);
   });
-  if (ext.Cleaner.Period <= 0) fail(ctx, "PlatformCAExtensions.Cleaner.Period", "must be greater than 0, got 0s");
-  checkServingPolicy(ext.Approver, ctx);
+  if (ext.Cleaner.Period <= 0) r.problem("PlatformCAExtensions.Cleaner.Period", "a duration greater than 0", "0s");
+  checkServingPolicy(ext.Approver, r);
 }
 
 /** The Custom serving policy must say what it allows; its patterns, CIDRs and lifetime must be usable. */
-function checkServingPolicy(approver: PlatformControllerManagerConfiguration["PlatformCAExtensions"]["Approver"], ctx: ReadContext): void {
+function checkServingPolicy(approver: PlatformControllerManagerConfiguration["PlatformCAExtensions"]["Approver"], r: FieldReader): void {
   const path = "PlatformCAExtensions.Approver.Serving";
   const serving = approver.Serving;
   if (approver.ServingPolicy !== "Custom") {
     const set = serving.DNSPatterns.length > 0 || serving.IPCIDRs.length > 0 || serving.MaxDuration !== 0;
-    if (set) fail(ctx, path, `is used only with ServingPolicy: Custom (ServingPolicy is ${approver.ServingPolicy})`);
+    if (set) r.problem(path, `only with ServingPolicy: Custom (ServingPolicy is ${approver.ServingPolicy})`, serving);
     return;
   }
   if (serving.DNSPatterns.length === 0 && serving.IPCIDRs.length === 0) {
-    fail(ctx, path, "ServingPolicy Custom needs DNSPatterns or IPCIDRs (what a serving certificate may name)");
+    r.problem(path, "DNSPatterns or IPCIDRs under ServingPolicy Custom (what a serving certificate may name)", serving);
     return;
   }
   try {
     new ServingApprover(servingPolicyOf(approver)!);
   } catch (err) {
-    const message = (err as Error).message
-      .replace("servingApproval.dnsPatterns", "DNSPatterns")
-      .replace("servingApproval.ipCidrs", "IPCIDRs")
-      .replace("servingApproval.maxExpirationSeconds", "MaxDuration");
-    fail(ctx, path, message);
+    // The approver names its option (`servingApproval.ipCidrs`) in the one message shape; name the file's field instead.
+    const message = (err as Error).message;
+    const [option, key] = SERVING_OPTIONS.find(([o]) => message.includes(`\`${o}\``)) ?? [];
+    if (option && key) r.errors.push({ field: `${path}.${key}`, message: message.replace(option, `${path}.${key}`), reason: "FieldValueInvalid" });
+    else r.problem(path, `a usable Custom policy (${message})`, serving);
   }
 }
+
+/** The approver's option names and the Serving fields they come from. */
+const SERVING_OPTIONS = [
+  ["servingApproval.dnsPatterns", "DNSPatterns"],
+  ["servingApproval.ipCidrs", "IPCIDRs"],
+  ["servingApproval.maxExpirationSeconds", "MaxDuration"],
+] as const;
 
 /** The serving approval policy a configuration asks for; undefined for Manual. */
 export function servingPolicyOf(approver: PlatformControllerManagerConfiguration["PlatformCAExtensions"]["Approver"]): ServingApprovalPolicy | undefined {

@@ -1,7 +1,8 @@
 // LeaderMigrationConfiguration (controllermanager.config.<suffix>/v1alpha1): which component leads which controller during a migration.
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOptions } from "./config-document.js";
-import { fail, join, list, object, oneOf, text, type ReadContext, type Value } from "./fields.js";
+import { FieldReader, join } from "../fields/reader.js";
+import { list, object, oneOf, text, type Value } from "../fields/schema.js";
 
 export const LEADER_MIGRATION_KIND = "LeaderMigrationConfiguration";
 export const LEADER_MIGRATION_LOCKS = ["leases", "endpoints"] as const;
@@ -25,32 +26,32 @@ export const leaderMigrationShape = object(
 export type LeaderMigrationConfiguration = Value<typeof leaderMigrationShape>;
 
 /** leaderName required; every controller named once with a component (`*` for any component). */
-export function validateLeaderMigration(config: LeaderMigrationConfiguration, path: string, ctx: ReadContext): void {
-  if (config.leaderName === "") fail(ctx, join(path, "leaderName"), "required");
+export function validateLeaderMigration(config: LeaderMigrationConfiguration, path: string, r: FieldReader): void {
+  if (config.leaderName === "") r.missing(join(path, "leaderName"));
   const seen = new Set<string>();
   config.controllerLeaders.forEach((leader, i) => {
     const at = join(path, `controllerLeaders[${i}]`);
-    if (leader.name === "") fail(ctx, `${at}.name`, "required");
-    else if (seen.has(leader.name)) fail(ctx, `${at}.name`, `duplicate controller ${JSON.stringify(leader.name)}`);
+    if (leader.name === "") r.missing(`${at}.name`);
+    else if (seen.has(leader.name)) r.problem(`${at}.name`, "a controller not named before", leader.name);
     seen.add(leader.name);
-    if (leader.component === "") fail(ctx, `${at}.component`, 'required (a component name, or "*" for any)');
+    if (leader.component === "") r.missing(`${at}.component`, 'to be set (a component name, or "*" for any)');
   });
 }
 
 export interface LoadedLeaderMigration {
   readonly source: string;
   readonly config: LeaderMigrationConfiguration;
-  /** Unknown fields, as `path: unknown field`; the caller logs them. */
+  /** Unknown fields, as ``unknown field `path`; …``; the caller logs them. */
   readonly warnings: readonly string[];
 }
 
 export function parseLeaderMigrationConfig(text: string, source: string, options: ConfigLoadOptions = {}): LoadedLeaderMigration {
   const doc = parseConfigText(text, source, WHAT);
-  const ctx: ReadContext = { errors: [], unknown: [] };
-  checkHeader(doc, { apiVersion: leaderMigrationApiVersion(options.groupSuffix), kind: LEADER_MIGRATION_KIND }, ctx);
-  const config = leaderMigrationShape.read(doc, "", ctx);
-  validateLeaderMigration(config, "", ctx);
-  const warnings = finish(ctx, options, WHAT, source);
+  const r = new FieldReader();
+  checkHeader(doc, { apiVersion: leaderMigrationApiVersion(options.groupSuffix), kind: LEADER_MIGRATION_KIND }, r);
+  const config = leaderMigrationShape.read(doc, "", r);
+  validateLeaderMigration(config, "", r);
+  const warnings = finish(r, options, WHAT, source);
   return { source, config, warnings };
 }
 

@@ -4,10 +4,10 @@ import { isIP } from "node:net";
 import { dirname, resolve } from "node:path";
 import { parsePlainYaml } from "../plain-data.js";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
-import { PlatformError, type ErrorCause } from "../errors.js";
-import { DURATION_SYNTAX, parseDurationSeconds } from "../../signers/duration.js";
+import { PlatformError } from "../errors.js";
 import { signerNameProblem } from "../../signers/signer-name.js";
-import { FieldReader, type Doc } from "../../signers/policy-fields.js";
+import { DURATION_SYNTAX } from "../fields/duration.js";
+import { describeValue as describe, FieldReader, type Doc } from "../fields/reader.js";
 import { isKnownUsage, KNOWN_USAGES } from "../pki/usages.js";
 import { KEY_TYPES, type KeyType } from "../pki/keys.js";
 
@@ -69,50 +69,40 @@ const MIN_LIFETIME_SECONDS = 600;
 const DEFAULT_CA_LIFETIME = 10 * 365 * 86_400;
 const DEFAULT_LEAF_LIFETIME = 365 * 86_400;
 
-/** The policy files' field reader plus the few shapes only the manifest has. */
+/** The one field reader plus the few shapes only the manifest has. */
 class ManifestReader extends FieldReader {
+  constructor() {
+    super({ unknownFieldsAreErrors: true });
+  }
   doc(value: unknown, field: string, known: readonly string[]): Doc {
     return this.object(value, field, known) ?? {};
-  }
-  list(value: unknown, field: string): unknown[] {
-    if (value === undefined || value === null) return [];
-    if (Array.isArray(value)) return value;
-    this.problem(field, `expected a list, got ${describe(value)}`);
-    return [];
   }
   required(value: unknown, field: string, fallback?: string): string {
     if (value === undefined || value === null) {
       if (fallback !== undefined) return fallback;
-      this.problem(field, "required");
+      this.missing(field);
     }
-    return this.string(value, field) ?? "";
+    return this.string(value, field, { nonEmpty: true }) ?? "";
   }
   lifetime(value: unknown, field: string, fallback: number): number {
     if (value === undefined) return fallback;
-    const seconds = parseDurationSeconds(value);
-    if (seconds === undefined) this.problem(field, `expected ${DURATION_SYNTAX}, got ${describe(value)}`);
-    else if (seconds < MIN_LIFETIME_SECONDS) this.problem(field, `expected a duration of at least 10m, got ${describe(value)}`);
-    return seconds ?? MIN_LIFETIME_SECONDS;
+    // null is not "absent" here: a lifetime key written without a value is a mistake, not the default.
+    const ms = value === null
+      ? this.problem(field, DURATION_SYNTAX, value)
+      : this.duration(value, field, { min: MIN_LIFETIME_SECONDS * 1000, wholeSeconds: true });
+    return ms === undefined ? MIN_LIFETIME_SECONDS : ms / 1000;
   }
   name(value: unknown, field: string, seen: Set<string>): string {
     const name = this.required(value, field);
     if (!name) return name;
-    if (!NAME_RE.test(name)) this.problem(field, `expected lower-case letters, digits, '.', '_' or '-' (a file name), got ${describe(name)}`);
-    else if (seen.has(name)) this.problem(field, `duplicate name ${describe(name)} (CA and certificate names share one directory)`);
+    if (!NAME_RE.test(name)) this.problem(field, "lower-case letters, digits, '.', '_' or '-' (a file name)", name);
+    else if (seen.has(name)) this.problem(field, "a name not used before (CA and certificate names share one directory)", name);
     seen.add(name);
     return name;
   }
 }
 
-function describe(v: unknown): string {
-  if (v === undefined) return "nothing";
-  if (Array.isArray(v)) return "a list";
-  if (v !== null && typeof v === "object") return "a mapping";
-  return JSON.stringify(v);
-}
-
-const expected = (what: string, test: (s: string) => boolean) => (s: string): string | undefined =>
-  test(s) ? undefined : `expected ${what}, got ${describe(s)}`;
+const expected = (what: string, test: (s: string) => boolean) => (s: string): string | undefined => (test(s) ? undefined : what);
 const checkIp = expected("an IPv4 or IPv6 address", (s) => isIP(s) !== 0);
 const checkEmail = expected("an email address", (s) => /^[^@\s]+@[^@\s]+$/.test(s));
 const checkDns = expected("a DNS name", (s) => /^(\*\.)?([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(s));
@@ -129,13 +119,13 @@ export function parsePkiManifest(text: string, source: string): PkiManifest {
   }
   const ck = new ManifestReader();
   const top = ck.doc(value, "", ["version", "groupSuffix", "defaults", "cas", "signers", "certificates"]);
-  if (top.version !== 1) ck.problem("version", `expected 1, got ${describe(top.version)}`);
+  if (top.version !== 1) ck.problem("version", "1", top.version);
   const groupSuffix = ck.required(top.groupSuffix, "groupSuffix", DEFAULT_GROUP_SUFFIX);
   let names = groupNames(DEFAULT_GROUP_SUFFIX);
   try {
     names = groupNames(groupSuffix);
   } catch {
-    ck.problem("groupSuffix", `expected a DNS name with at least two labels, got ${describe(groupSuffix)}`);
+    ck.problem("groupSuffix", "a DNS name with at least two labels", groupSuffix);
   }
   const wellKnown = new Map(Object.values(names.signers).map((full) => [full.slice(names.suffix.length + 1), full]));
   const builtin = new Set(wellKnown.values());
@@ -158,12 +148,12 @@ export function parsePkiManifest(text: string, source: string): PkiManifest {
       lifetimeSeconds: ck.lifetime(o.lifetime, `${f}.lifetime`, DEFAULT_CA_LIFETIME),
     };
   });
-  if (cas.length === 0) ck.problem("cas", "expected at least one CA");
+  if (cas.length === 0) ck.problem("cas", "at least one CA", top.cas);
   const caNames = new Set(cas.map((c) => c.name));
   const defaultCa = cas[0]?.name ?? "";
   const checkCaRef = (value: unknown, field: string): string => {
     const ca = ck.required(value, field, defaultCa);
-    if (ca && !caNames.has(ca)) ck.problem(field, `expected the name of a CA in cas, got ${describe(ca)}`);
+    if (ca && !caNames.has(ca)) ck.problem(field, "the name of a CA in cas", ca);
     return ca;
   };
 
@@ -172,13 +162,13 @@ export function parsePkiManifest(text: string, source: string): PkiManifest {
     const o = ck.doc(raw, f, ["name", "ca", "policy"]);
     const name = fullSignerName(ck.required(o.name, `${f}.name`));
     const problem = name ? signerNameProblem(name) : undefined;
-    if (problem) ck.problem(`${f}.name`, `expected a well-known signer (${[...wellKnown.keys()].join(", ")}) or a qualified name: ${problem}`);
-    if (!problem && !builtin.has(name) && o.policy === undefined) ck.problem(`${f}.policy`, `required for the custom signer ${describe(name)}`);
+    if (problem) ck.problem(`${f}.name`, `a well-known signer (${[...wellKnown.keys()].join(", ")}) or a qualified name (${problem})`, o.name);
+    if (!problem && !builtin.has(name) && o.policy === undefined) ck.missing(`${f}.policy`, `to be set for the custom signer ${describe(name)}`);
     const policy = o.policy === undefined ? undefined : resolve(dirname(source), ck.required(o.policy, `${f}.policy`));
     return { name, ca: checkCaRef(o.ca, `${f}.ca`), ...(policy ? { policy } : {}) };
   });
   const signerNames = new Set(signers.map((s) => s.name));
-  if (signerNames.size !== signers.length) ck.problem("signers", "expected each signer once");
+  if (signerNames.size !== signers.length) ck.problem("signers", "each signer once", top.signers);
 
   const certificates = ck.list(top.certificates, "certificates").map((raw, i): ManifestCertificate => {
     const f = `certificates[${i}]`;
@@ -190,16 +180,16 @@ export function parsePkiManifest(text: string, source: string): PkiManifest {
     const kind = ck.oneOf(o.kind, `${f}.kind`, LEAF_KINDS, "server");
     const dns = ck.strings(o.dns, `${f}.dns`, checkDns);
     const ip = ck.strings(o.ip, `${f}.ip`, checkIp);
-    if (kind !== "client" && dns.length + ip.length === 0) ck.problem(`${f}.dns`, `a ${kind} certificate needs at least one dns or ip name`);
+    if (kind !== "client" && dns.length + ip.length === 0) ck.problem(`${f}.dns`, `at least one dns or ip name for a ${kind} certificate`, o.dns);
     const usages = ck.strings(o.usages, `${f}.usages`, checkUsage);
     let signer: string | undefined;
     let ca: string;
     if (o.signer !== undefined) {
       signer = fullSignerName(ck.required(o.signer, `${f}.signer`));
-      if (o.ca !== undefined) ck.problem(`${f}.ca`, "set either signer (its CA issues) or ca (minted directly), not both");
+      if (o.ca !== undefined) ck.problem(`${f}.ca`, "not to be set with signer (set either signer, whose CA issues, or ca, which mints directly)", o.ca);
       const listed = signers.find((s) => s.name === signer);
       if (!listed && !builtin.has(signer)) {
-        ck.problem(`${f}.signer`, `expected a well-known signer or one listed in signers, got ${describe(o.signer)}`);
+        ck.problem(`${f}.signer`, "a well-known signer or one listed in signers", o.signer);
       }
       ca = listed?.ca ?? defaultCa;
     } else {
@@ -223,14 +213,8 @@ export function parsePkiManifest(text: string, source: string): PkiManifest {
     };
   });
 
-  if (ck.issues.length > 0) throw manifestError(source, ck.issues);
+  ck.throwIfInvalid("MANIFEST_INVALID", "dev PKI manifest", source);
   return { source, groupSuffix: names.suffix, cas, signers, certificates };
-}
-
-function manifestError(source: string, causes: readonly ErrorCause[]): PlatformError {
-  const [first] = causes;
-  if (causes.length === 1) return new PlatformError("MANIFEST_INVALID", `invalid dev PKI manifest ${source}: ${first!.field}: ${first!.message}`);
-  return new PlatformError("MANIFEST_INVALID", `invalid dev PKI manifest ${source}: ${causes.length} problems`, { causes });
 }
 
 /** Reads and validates a manifest file. */

@@ -158,8 +158,8 @@ describe("platform-ca dev-certs", () => {
   });
 
   it.each<[string, (m: Record<string, unknown> & { certificates: Record<string, unknown>[] }) => void, RegExp]>([
-    ["an IP that is not one", (m) => (m.certificates[0]!.ip = ["256.0.0.1"]), /certificates\[0\]\.ip\[0\]: expected an IPv4 or IPv6 address, got "256\.0\.0\.1"/],
-    ["an unknown key type", (m) => (m.certificates[2]!.keyType = "dsa"), /certificates\[2\]\.keyType: expected one of/],
+    ["an IP that is not one", (m) => (m.certificates[0]!.ip = ["256.0.0.1"]), /expected `certificates\[0\]\.ip\[0\]` an IPv4 or IPv6 address, got "256\.0\.0\.1"/],
+    ["an unknown key type", (m) => (m.certificates[2]!.keyType = "dsa"), /expected `certificates\[2\]\.keyType` one of/],
   ])("refuses a manifest with %s, naming the field (exit 1)", async (_, edit, message) => {
     const manifest = manifestCopy(root, `bad-${Math.random().toString(36).slice(2)}`, edit);
     const r = await runCli(["dev-certs", "--manifest", manifest]);

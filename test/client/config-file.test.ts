@@ -132,16 +132,16 @@ describe("client config file", () => {
     ["an unknown --user", {}, { user: "bob" }, /user "bob" \(--user\) is not defined/],
     ["a context naming a missing cluster", { contexts: { x: { cluster: "absent" } }, current: "x" }, {}, /cluster "absent" \(context "x"\) is not defined/],
     ["no server anywhere", { clusters: {}, contexts: {}, current: undefined }, {}, /no API server address: pass --server/],
-    ["both CA file and data", { clusters: { dev: { server: "https://h:1", "certificate-authority": "/x", "certificate-authority-data": "QQ==" } } }, {}, /set either certificate-authority or certificate-authority-data/],
+    ["both CA file and data", { clusters: { dev: { server: "https://h:1", "certificate-authority": "/x", "certificate-authority-data": "QQ==" } } }, {}, /expected `clusters\[0\]\.cluster\.certificate-authority` either certificate-authority or certificate-authority-data, not both, got both/],
     ["a CA with insecure-skip-tls-verify", { clusters: { dev: { server: "https://h:1", "certificate-authority": "/x", "insecure-skip-tls-verify": true } } }, {}, /cannot be combined with insecure-skip-tls-verify/],
     ["a CA file that does not exist", { clusters: { dev: { server: "https://h:1", "certificate-authority": "/nonexistent/ca.crt" } } }, {}, /clusters\[0\]\.cluster\.certificate-authority: cannot read \/nonexistent\/ca\.crt \(ENOENT\)/],
     ["CA data that is not PEM", { clusters: { dev: { server: "https://h:1", "certificate-authority-data": b64("hello") } } }, {}, /certificate-authority-data: no PEM block found/],
     ["CA data holding only a key", { clusters: { dev: { server: "https://h:1", "certificate-authority-data": "KEY" } } }, {}, /certificate-authority-data: holds no PEM CERTIFICATE block/],
-    ["token and basic authentication together", { users: { alice: { token: "t", username: "a", password: "p" } } }, {}, /more than one authentication method \(token, basic authentication\)/],
-    ["a certificate without its key", { users: { alice: { "client-certificate-data": b64("x") } } }, {}, /client-key: required together with the client certificate/],
-    ["an auth-provider", { users: { alice: { "auth-provider": { name: "oidc" } } } }, {}, /auth provider "oidc" is not supported; configure an exec credential plugin/],
+    ["token and basic authentication together", { users: { alice: { token: "t", username: "a", password: "p" } } }, {}, /expected `users\[0\]\.user` one authentication method, got token, basic authentication/],
+    ["a certificate without its key", { users: { alice: { "client-certificate-data": b64("x") } } }, {}, /expected `users\[0\]\.user\.client-key` to be set with the client certificate, got nothing/],
+    ["an auth-provider", { users: { alice: { "auth-provider": { name: "oidc" } } } }, {}, /expected `users\[0\]\.user\.auth-provider` an exec credential plugin instead \(auth providers are not supported\), got auth provider "oidc"/],
     ["a server with a query", { clusters: { dev: { server: "https://h:1/?a=b" } } }, {}, /must not carry credentials, a query or a fragment/],
-    ["a proxy-url that is not http", { clusters: { dev: { server: "https://h:1", "proxy-url": "socks5://p:1" } } }, {}, /proxy-url: expected an http:\/\/ proxy URL/],
+    ["a proxy-url that is not http", { clusters: { dev: { server: "https://h:1", "proxy-url": "socks5://p:1" } } }, {}, /expected `clusters\[0\]\.cluster\.proxy-url` an http:\/\/ proxy URL, got "socks5:\/\/p:1"/],
   ])("refuses %s with a CONFIG_INVALID naming it", async (_name, patch, overrides, message) => {
     const base = { clusters: { dev: { server: "https://127.0.0.1:6443" } }, users: { alice: { token: "t" } }, contexts: { dev: { cluster: "dev", user: "alice" } }, current: "dev" };
     const text = JSON.stringify(configDoc({ ...base, ...patch })).replace('"KEY"', JSON.stringify(b64(pki.client.key)));
@@ -164,15 +164,15 @@ describe("client config file", () => {
   it.each([
     ["malformed YAML", "clusters: [\n  - name: x\n    cluster: {server: ", /not valid YAML or JSON/],
     ["a repeated key", "current-context: a\ncurrent-context: b\n", /not valid YAML or JSON: .*unique/i],
-    ["a list where a mapping belongs", "clusters:\n  - name: c\n    cluster: [1]\n", /clusters\[0\]\.cluster: expected a mapping, got a list/],
-    ["a number where a string belongs", "clusters:\n  - name: c\n    cluster:\n      server: 42\n", /clusters\[0\]\.cluster\.server: expected a string, got number 42/],
-    ["a boolean as text", "clusters:\n  - name: c\n    cluster:\n      insecure-skip-tls-verify: \"yes\"\n", /insecure-skip-tls-verify: expected true or false/],
-    ["bad base64", "users:\n  - name: u\n    user:\n      client-key-data: \"%%%\"\n", /users\[0\]\.user\.client-key-data: is not valid base64/],
-    ["an entry without a name", "contexts:\n  - context: {cluster: c}\n", /contexts\[0\]\.name: is required/],
-    ["a name defined twice", "users:\n  - name: u\n    user: {}\n  - name: u\n    user: {}\n", /users\[1\]\.name: "u" is defined twice in this file/],
-    ["an exec plugin without a command", "users:\n  - name: u\n    user:\n      exec: {apiVersion: client.authentication.platform.io/v1}\n", /users\[0\]\.user\.exec\.command: is required/],
-    ["an unknown interactiveMode", "users:\n  - name: u\n    user:\n      exec: {apiVersion: v, command: c, interactiveMode: Sometimes}\n", /interactiveMode: expected one of Never, IfAvailable, Always/],
-    ["a wrong kind", "kind: Pod\n", /kind: expected "Config", got "Pod"/],
+    ["a list where a mapping belongs", "clusters:\n  - name: c\n    cluster: [1]\n", /expected `clusters\[0\]\.cluster` a mapping, got a list/],
+    ["a number where a string belongs", "clusters:\n  - name: c\n    cluster:\n      server: 42\n", /expected `clusters\[0\]\.cluster\.server` a string, got 42/],
+    ["a boolean as text", "clusters:\n  - name: c\n    cluster:\n      insecure-skip-tls-verify: \"yes\"\n", /expected `clusters\[0\]\.cluster\.insecure-skip-tls-verify` true or false, got "yes"/],
+    ["bad base64", "users:\n  - name: u\n    user:\n      client-key-data: \"%%%\"\n", /expected `users\[0\]\.user\.client-key-data` base64 of the PEM text, got text that is not base64/],
+    ["an entry without a name", "contexts:\n  - context: {cluster: c}\n", /expected `contexts\[0\]\.name` to be set, got nothing/],
+    ["a name defined twice", "users:\n  - name: u\n    user: {}\n  - name: u\n    user: {}\n", /expected `users\[1\]\.name` a name not defined before in this file, got "u"/],
+    ["an exec plugin without a command", "users:\n  - name: u\n    user:\n      exec: {apiVersion: client.authentication.platform.io/v1}\n", /expected `users\[0\]\.user\.exec\.command` to be set, got nothing/],
+    ["an unknown interactiveMode", "users:\n  - name: u\n    user:\n      exec: {apiVersion: v, command: c, interactiveMode: Sometimes}\n", /expected `users\[0\]\.user\.exec\.interactiveMode` one of Never, IfAvailable, Always/],
+    ["a wrong kind", "kind: Pod\n", /expected `kind` "Config", got "Pod"/],
   ])("names the file and field of %s", async (_name, text, message) => {
     const file = join(tempDir(), "config");
     writeFileSync(file, text);
@@ -186,7 +186,7 @@ describe("client config file", () => {
     const file = join(tempDir(), "config");
     writeFileSync(file, "clusters:\n  - name: c\n    cluster:\n      server: 1\n      tls-server-name: 2\n");
     const err = await failure(loadClientConfig({ explicitPath: file }));
-    expect(err.message).toMatch(/\(and 1 more\)$/);
+    expect(err.message).toMatch(/: 2 problems: expected `clusters\[0\]\.cluster\.server` a string, got 1; expected `clusters\[0\]\.cluster\.tls-server-name` /);
     expect(err.causes.map((c) => c.field)).toEqual(["clusters[0].cluster.server", "clusters[0].cluster.tls-server-name"]);
   });
 
@@ -211,8 +211,8 @@ describe("client config file", () => {
     ["platform.io", "client.authentication.platform.io/v1", undefined],
     ["platform.io", "client.authentication.platform.io/v1beta1", undefined],
     ["k8s.io", "client.authentication.k8s.io/v1", undefined],
-    ["platform.io", "client.authentication.k8s.io/v1", /exec\.apiVersion: expected client\.authentication\.platform\.io\/v1 or client\.authentication\.platform\.io\/v1beta1/],
-    ["platform.io", "client.authentication.platform.io/v2", /expected client\.authentication\.platform\.io\/v1 or/],
+    ["platform.io", "client.authentication.k8s.io/v1", /expected `users\[0\]\.user\.exec\.apiVersion` client\.authentication\.platform\.io\/v1 or client\.authentication\.platform\.io\/v1beta1/],
+    ["platform.io", "client.authentication.platform.io/v2", /expected `users\[0\]\.user\.exec\.apiVersion` client\.authentication\.platform\.io\/v1 or .*, got "client\.authentication\.platform\.io\/v2"/],
   ])("with suffix %s, checks exec apiVersion %s", async (suffix, apiVersion, error) => {
     const doc = configDoc({
       clusters: { c: { server: "https://h:1", extensions: [{ name: `client.authentication.${suffix}/exec`, extension: { audience: "a" } }] } },

@@ -79,16 +79,21 @@ describe("parseControllerManagerConfig: defaults and documents", () => {
     expect([config.Generic.Port, config.Generic.MinResyncPeriod]).toEqual([8443, 1.5 * H]);
   });
 
+  it("reads durations in the one syntax that flags and signer policies use: days and whole seconds too", () => {
+    const { config } = parse(doc({ Generic: { MinResyncPeriod: 3600 }, CSRSigningController: { ClusterSigningDuration: "90d" }, PlatformCAExtensions: { Cleaner: { Period: "600" } } }));
+    expect([config.Generic.MinResyncPeriod, config.CSRSigningController.ClusterSigningDuration, config.PlatformCAExtensions.Cleaner.Period]).toEqual([H, 90 * 24 * H, 10 * 60 * 1000]);
+  });
+
   it("speaks another group suffix and then refuses the default one", () => {
     const header = { apiVersion: "platformcontrollermanager.config.k8s.io/v1alpha1", kind: KIND };
     expect(parse(doc({}, header), { groupSuffix: "k8s.io" }).config.Generic.Port).toBe(10257);
-    expect(refused(doc(), { groupSuffix: "k8s.io" }).message).toContain('apiVersion: expected "platformcontrollermanager.config.k8s.io/v1alpha1"');
+    expect(refused(doc(), { groupSuffix: "k8s.io" }).message).toContain('expected `apiVersion` "platformcontrollermanager.config.k8s.io/v1alpha1"');
   });
 
   it.each([
-    ["a wrong kind", doc({}, { apiVersion: API_VERSION, kind: "KubeletConfiguration" }), "kind: expected"],
-    ["no header", "Generic: {}\n", "apiVersion: expected"],
-    ["a list at the top", "- a\n- b\n", "expected a mapping"],
+    ["a wrong kind", doc({}, { apiVersion: API_VERSION, kind: "KubeletConfiguration" }), "expected `kind`"],
+    ["no header", "Generic: {}\n", "expected `apiVersion`"],
+    ["a list at the top", "- a\n- b\n", "expected `(top level)` a mapping"],
     ["broken YAML", "Generic: [\n", "line"],
     ["a duplicate key", `apiVersion: ${API_VERSION}\nkind: ${KIND}\nGeneric: {}\nGeneric: {}\n`, "line 4"],
     ["an alias without its anchor", `apiVersion: ${API_VERSION}\nkind: ${KIND}\nGeneric: *g\n`, "Unresolved alias"],
@@ -110,47 +115,46 @@ describe("parseControllerManagerConfig: fields", () => {
   it("reports unknown fields with their path as warnings, hinting at a case mismatch", () => {
     const { warnings } = parse(doc({ Generic: { port: 1, LeaderElection: { leaseDurationz: "1s" } }, Extra: true }));
     expect(warnings).toEqual([
-      "Generic.port: unknown field (did you mean Port?)",
-      "Generic.LeaderElection.leaseDurationz: unknown field",
-      "Extra: unknown field",
+      "unknown field `Generic.port`; did you mean `Port`?",
+      "unknown field `Generic.LeaderElection.leaseDurationz`; known fields: leaderElect, leaseDuration, renewDeadline, retryPeriod, resourceLock, resourceName, resourceNamespace",
+      expect.stringMatching(/^unknown field `Extra`; known fields: Generic, CSRSigningController, PlatformCAExtensions, .*, apiVersion, kind$/),
     ]);
   });
 
   it("turns unknown fields into errors when strict", () => {
     const err = refused(doc({ Generic: { Bogus: 1 } }), { strict: true });
-    expect(err.message).toContain("Generic.Bogus: unknown field");
+    expect(err.message).toContain("unknown field `Generic.Bogus`");
     expect(err.causes).toEqual([expect.objectContaining({ field: "Generic.Bogus" })]);
   });
 
   it.each([
-    ["a port that is not a number", { Generic: { Port: "http" } }, "Generic.Port: expected a whole number from 0 to 65535"],
+    ["a port that is not a number", { Generic: { Port: "http" } }, "expected `Generic.Port` a whole number from 0 to 65535"],
     ["a port above 65535", { Generic: { Port: 70_000 } }, "Generic.Port"],
     ["a fractional port", { Generic: { Port: 80.5 } }, "Generic.Port"],
     ["a burst beyond int32", { Generic: { ClientConnection: { burst: 2 ** 31 } } }, "Generic.ClientConnection.burst"],
-    ["a qps that is a string", { Generic: { ClientConnection: { qps: "fast" } } }, "Generic.ClientConnection.qps: expected a float32"],
-    ["a duration in plain seconds", { Generic: { MinResyncPeriod: 3600 } }, "Generic.MinResyncPeriod: expected a duration"],
+    ["a qps that is a string", { Generic: { ClientConnection: { qps: "fast" } } }, "expected `Generic.ClientConnection.qps` a float32"],
     ["a duration in words", { Generic: { MinResyncPeriod: "12 hours" } }, "Generic.MinResyncPeriod"],
-    ["a negative duration", { Generic: { ControllerStartInterval: "-1s" } }, "Generic.ControllerStartInterval: must not be negative"],
-    ["a yes for a boolean", { Generic: { LeaderElection: { leaderElect: "yes" } } }, "Generic.LeaderElection.leaderElect: expected true or false"],
-    ["a controller list given as a string", { Generic: { Controllers: "csrsigning" } }, "Generic.Controllers: expected a list"],
+    ["a negative duration", { Generic: { ControllerStartInterval: "-1s" } }, "expected `Generic.ControllerStartInterval` a duration of at least 0s, got \"-1s\""],
+    ["a yes for a boolean", { Generic: { LeaderElection: { leaderElect: "yes" } } }, "expected `Generic.LeaderElection.leaderElect` true or false"],
+    ["a controller list given as a string", { Generic: { Controllers: "csrsigning" } }, "expected `Generic.Controllers` a list"],
     ["a float32 overflow", { NodeLifecycleController: { NodeEvictionRate: 1e39 } }, "NodeLifecycleController.NodeEvictionRate"],
     ["a negative concurrency", { ValidatingAdmissionPolicyStatusController: { ConcurrentPolicySyncs: -1 } }, "ValidatingAdmissionPolicyStatusController.ConcurrentPolicySyncs"],
-    ["a group that is a number", { GarbageCollectorController: { GCIgnoredResources: [{ Group: 5 }] } }, "GarbageCollectorController.GCIgnoredResources[0].Group: expected a string"],
-    ["a block that is a list", { HPAController: [] }, "HPAController: expected a mapping"],
-    ["a negative authorization cache TTL", { PlatformCAExtensions: { Approver: { AuthorizationCacheTTL: "-1s" } } }, "PlatformCAExtensions.Approver.AuthorizationCacheTTL: must not be negative"],
-    ["an unknown serving policy", { PlatformCAExtensions: { Approver: { ServingPolicy: "Always" } } }, "PlatformCAExtensions.Approver.ServingPolicy: expected one of Manual, RequesterMatchesSubject, Custom"],
-    ["a Custom serving policy that allows nothing", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom" } } }, "PlatformCAExtensions.Approver.Serving: ServingPolicy Custom needs DNSPatterns or IPCIDRs"],
-    ["a Custom serving policy with a bad CIDR", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { IPCIDRs: ["10.0.0.0/99"] } } } }, "PlatformCAExtensions.Approver.Serving: "],
-    ["a Custom serving policy with a bad pattern", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { DNSPatterns: ["/[/"] } } } }, "DNSPatterns"],
-    ["a Custom lifetime below ten minutes", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { DNSPatterns: ["{node}.example"], MaxDuration: "5m" } } } }, "MaxDuration"],
-    ["a Serving block without the Custom policy", { PlatformCAExtensions: { Approver: { Serving: { DNSPatterns: ["**"] } } } }, "PlatformCAExtensions.Approver.Serving: is used only with ServingPolicy: Custom (ServingPolicy is Manual)"],
+    ["a group that is a number", { GarbageCollectorController: { GCIgnoredResources: [{ Group: 5 }] } }, "expected `GarbageCollectorController.GCIgnoredResources[0].Group` a string"],
+    ["a block that is a list", { HPAController: [] }, "expected `HPAController` a mapping"],
+    ["a negative authorization cache TTL", { PlatformCAExtensions: { Approver: { AuthorizationCacheTTL: "-1s" } } }, "expected `PlatformCAExtensions.Approver.AuthorizationCacheTTL` a duration of at least 0s"],
+    ["an unknown serving policy", { PlatformCAExtensions: { Approver: { ServingPolicy: "Always" } } }, "expected `PlatformCAExtensions.Approver.ServingPolicy` one of Manual, RequesterMatchesSubject, Custom"],
+    ["a Custom serving policy that allows nothing", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom" } } }, "expected `PlatformCAExtensions.Approver.Serving` DNSPatterns or IPCIDRs under ServingPolicy Custom"],
+    ["a Custom serving policy with a bad CIDR", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { IPCIDRs: ["10.0.0.0/99"] } } } }, "expected `PlatformCAExtensions.Approver.Serving.IPCIDRs` to hold CIDRs"],
+    ["a Custom serving policy with a bad pattern", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { DNSPatterns: ["/[/"] } } } }, "expected `PlatformCAExtensions.Approver.Serving.DNSPatterns` to hold valid patterns"],
+    ["a Custom lifetime below ten minutes", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { DNSPatterns: ["{node}.example"], MaxDuration: "5m" } } } }, "expected `PlatformCAExtensions.Approver.Serving.MaxDuration` to be a whole number ≥ 600"],
+    ["a Serving block without the Custom policy", { PlatformCAExtensions: { Approver: { Serving: { DNSPatterns: ["**"] } } } }, "expected `PlatformCAExtensions.Approver.Serving` only with ServingPolicy: Custom (ServingPolicy is Manual)"],
   ])("refuses %s, naming the field", (_name, blocks, fragment) => {
     expect(refused(doc(blocks)).message).toContain(fragment);
   });
 
   it("names every problem of a document at once", () => {
     const err = refused(doc({ Generic: { Port: -1, Address: 7, MinResyncPeriod: "soon" } }));
-    expect(err.message).toMatch(/3 problems: Generic\.Port: .*; Generic\.Address: .*; Generic\.MinResyncPeriod: /);
+    expect(err.message).toMatch(/3 problems: expected `Generic\.Port` .*; expected `Generic\.Address` .*; expected `Generic\.MinResyncPeriod` /);
     expect(err.causes.map((c) => c.field)).toEqual(["Generic.Port", "Generic.Address", "Generic.MinResyncPeriod"]);
   });
 });
@@ -158,15 +162,15 @@ describe("parseControllerManagerConfig: fields", () => {
 describe("parseControllerManagerConfig: leader election and controllers", () => {
   it("refuses a renewDeadline above the leaseDuration with the rule in the message", () => {
     expect(refused(leaderElection({ leaseDuration: "15s", renewDeadline: "20s" })).message).toBe(
-      "invalid controller manager configuration /etc/platform/cm.yaml: Generic.LeaderElection.renewDeadline: must be at most leaseDuration (15s), got 20s",
+      "invalid controller manager configuration /etc/platform/cm.yaml: expected `Generic.LeaderElection.renewDeadline` at most leaseDuration (15s), got \"20s\"",
     );
   });
 
   it.each([
-    [{ leaseDuration: "0s" }, "Generic.LeaderElection.leaseDuration: must be greater than 0"],
-    [{ retryPeriod: "9s" }, "Generic.LeaderElection.retryPeriod: must be less than renewDeadline / 1.2"],
-    [{ resourceLock: "endpoints" }, 'Generic.LeaderElection.resourceLock: expected "leases"'],
-    [{ resourceName: "" }, "Generic.LeaderElection.resourceName: required"],
+    [{ leaseDuration: "0s" }, "expected `Generic.LeaderElection.leaseDuration` a duration greater than 0"],
+    [{ retryPeriod: "9s" }, "expected `Generic.LeaderElection.retryPeriod` less than renewDeadline / 1.2"],
+    [{ resourceLock: "endpoints" }, 'expected `Generic.LeaderElection.resourceLock` "leases"'],
+    [{ resourceName: "" }, "expected `Generic.LeaderElection.resourceName` to be set"],
   ])("refuses leader election %j", (fields, fragment) => {
     expect(refused(leaderElection(fields)).message).toContain(fragment);
   });
@@ -177,7 +181,7 @@ describe("parseControllerManagerConfig: leader election and controllers", () => 
   });
 
   it("refuses a malformed controller entry and warns about a controller it does not have", () => {
-    expect(refused(doc({ Generic: { Controllers: ["*", "--csrsigning"] } })).message).toContain('Generic.Controllers[1]: expected "*", a controller name or "-name"');
+    expect(refused(doc({ Generic: { Controllers: ["*", "--csrsigning"] } })).message).toContain('expected `Generic.Controllers[1]` "*", a controller name or "-name", got "--csrsigning"');
     const { warnings } = parse(doc({ Generic: { Controllers: ["*", "-deployment"] } }));
     expect(warnings).toEqual([expect.stringContaining('Generic.Controllers[1]: unknown controller "deployment"')]);
   });
@@ -223,10 +227,10 @@ describe("parseControllerManagerConfig: CSR signing", () => {
   });
 
   it.each([
-    ["the cluster pair together with a per-signer block", { ClusterSigningCertFile: "a", ClusterSigningKeyFile: "b", LegacyUnknownSignerConfiguration: { CertFile: "c", KeyFile: "d" } }, "CSRSigningController: ClusterSigningCertFile/ClusterSigningKeyFile cannot be combined with per-signer blocks (LegacyUnknownSignerConfiguration)"],
-    ["a cluster certificate without its key", { ClusterSigningCertFile: "a" }, "CSRSigningController.ClusterSigningKeyFile: required when ClusterSigningCertFile is set"],
-    ["a signer key without its certificate", { KubeletServingSignerConfiguration: { KeyFile: "k" } }, "CSRSigningController.KubeletServingSignerConfiguration.CertFile: required when KeyFile is set"],
-    ["a zero signing duration", { ClusterSigningDuration: "0s" }, "CSRSigningController.ClusterSigningDuration: must be at least 1s, got 0s"],
+    ["the cluster pair together with a per-signer block", { ClusterSigningCertFile: "a", ClusterSigningKeyFile: "b", LegacyUnknownSignerConfiguration: { CertFile: "c", KeyFile: "d" } }, "expected `CSRSigningController` either ClusterSigningCertFile/ClusterSigningKeyFile or per-signer blocks, not both, got \"LegacyUnknownSignerConfiguration\""],
+    ["a cluster certificate without its key", { ClusterSigningCertFile: "a" }, "expected `CSRSigningController.ClusterSigningKeyFile` to be set when ClusterSigningCertFile is set"],
+    ["a signer key without its certificate", { KubeletServingSignerConfiguration: { KeyFile: "k" } }, "expected `CSRSigningController.KubeletServingSignerConfiguration.CertFile` to be set when KeyFile is set"],
+    ["a zero signing duration", { ClusterSigningDuration: "0s" }, "expected `CSRSigningController.ClusterSigningDuration` a duration of at least 1s, got \"0s\""],
   ])("refuses %s", (_name, block, fragment) => {
     expect(refused(doc({ CSRSigningController: block })).message).toContain(fragment);
   });

@@ -88,6 +88,8 @@ describe("parsePkiManifest", () => {
     ["an unknown key type", (r) => (r.certificates[0]!.keyType = "rsa1024"), "certificates[0].keyType"],
     ["a lifetime that is not a duration", (r) => (r.certificates[0]!.lifetime = "a year"), "certificates[0].lifetime"],
     ["a lifetime under ten minutes", (r) => (r.certificates[0]!.lifetime = "5m"), "certificates[0].lifetime"],
+    ["a lifetime key without a value", (r) => (r.certificates[0]!.lifetime = null), "certificates[0].lifetime"],
+    ["a lifetime that is not whole seconds", (r) => (r.certificates[0]!.lifetime = "600.5s"), "certificates[0].lifetime"],
     ["a CA that does not exist", (r) => (r.certificates[0]!.ca = "other"), "certificates[0].ca"],
     ["both a signer and a CA", (r) => Object.assign(r.certificates[0]!, { signer: "nodeagent-serving", ca: "ca" }), "certificates[0].ca"],
     ["an unlisted custom signer", (r) => (r.certificates[0]!.signer = "example.com/x"), "certificates[0].signer"],

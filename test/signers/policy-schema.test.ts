@@ -17,38 +17,39 @@ function problems(document: unknown): { message: string; fields: (string | undef
 
 describe("signer policy schema", () => {
   it.each([
-    ["requires a signer name", { signerName: undefined }, "signerName", /signerName: is required/],
+    ["requires a signer name", { signerName: undefined }, "signerName", /expected `signerName` to be set, got nothing/],
+    ["requires a signer name written without a value", { signerName: null }, "signerName", /expected `signerName` to be set, got nothing/],
     ["refuses a signer name without a path", { signerName: "example.com" }, "signerName", /form domain\/path/],
     ["refuses a signer name whose domain has one label", { signerName: "local/x" }, "signerName", /at least two segments/],
-    ["refuses an unknown top-level field", { subjct: {} }, "subjct", /subjct: unknown field; known fields: signerName, issuer/],
-    ["refuses an issuer without its key file", { issuer: { certFile: "ca.crt" } }, "issuer.keyFile", /issuer\.keyFile: is required/],
-    ["refuses an unknown trust publication", { trust: { publish: "everything" } }, "trust.publish", /expected one of ca, ca-and-intermediates, files, got "everything"/],
-    ["refuses publishing files without listing any", { trust: { publish: "files" } }, "trust.files", /list at least one PEM file/],
-    ["refuses trust files that would not be read", { trust: { publish: "ca", files: ["a.pem"] } }, "trust.files", /only read when trust\.publish is files/],
-    ["refuses an unknown subject attribute", { subject: { permitted: { XYZ: ["a"] } } }, "subject.permitted.XYZ", /unknown subject attribute; use CN, SN/],
+    ["refuses an unknown top-level field", { subjct: {} }, "subjct", /unknown field `subjct`; known fields: signerName, issuer/],
+    ["refuses an issuer without its key file", { issuer: { certFile: "ca.crt" } }, "issuer.keyFile", /expected `issuer\.keyFile` to be set, got nothing/],
+    ["refuses an unknown trust publication", { trust: { publish: "everything" } }, "trust.publish", /expected `trust\.publish` one of ca, ca-and-intermediates, files, got "everything"/],
+    ["refuses publishing files without listing any", { trust: { publish: "files" } }, "trust.files", /expected `trust\.files` to list at least one PEM file/],
+    ["refuses trust files that would not be read", { trust: { publish: "ca", files: ["a.pem"] } }, "trust.files", /expected `trust\.files` to be set only when trust\.publish is files/],
+    ["refuses an unknown subject attribute", { subject: { permitted: { XYZ: ["a"] } } }, "subject.permitted.XYZ", /expected `subject\.permitted\.XYZ` a subject attribute \(CN, SN, .* or a dotted OID\) as its key, got "XYZ"/],
     ["refuses a broken regular expression", { subject: { permitted: { CN: ["/a(/"] } } }, "subject.permitted.CN", /invalid regular expression \/a\(\//],
-    ["refuses patterns that are not a list", { subject: { permitted: { CN: "a" } } }, "subject.permitted.CN", /expected a list, got "a"/],
-    ["refuses a required attribute the policy does not permit", { subject: { permitted: { CN: ["*"] }, required: ["O"] } }, "subject.required[0]", /O is required but not listed/],
-    ["refuses strip without permitted attributes", { subject: { onForbiddenSubject: "strip" } }, "subject.onForbiddenSubject", /strip needs subject\.permitted/],
-    ["refuses an unknown forbidden-subject action", { subject: { onForbiddenSubject: "ignore" } }, "subject.onForbiddenSubject", /expected one of deny, strip/],
-    ["refuses a SAN kind without permitted patterns", { subjectAltNames: { dns: { forbidden: ["a"] } } }, "subjectAltNames.dns.permitted", /is required; use \["\*\*"\] to permit any/],
+    ["refuses patterns that are not a list", { subject: { permitted: { CN: "a" } } }, "subject.permitted.CN", /expected `subject\.permitted\.CN` a list, got "a"/],
+    ["refuses a required attribute the policy does not permit", { subject: { permitted: { CN: ["*"] }, required: ["O"] } }, "subject.required[0]", /expected `subject\.required\[0\]` an attribute listed in subject\.permitted, got "O"/],
+    ["refuses strip without permitted attributes", { subject: { onForbiddenSubject: "strip" } }, "subject.onForbiddenSubject", /expected `subject\.onForbiddenSubject` deny when subject\.permitted is not set \(strip needs it/],
+    ["refuses an unknown forbidden-subject action", { subject: { onForbiddenSubject: "ignore" } }, "subject.onForbiddenSubject", /expected `subject\.onForbiddenSubject` one of deny, strip/],
+    ["refuses a SAN kind without permitted patterns", { subjectAltNames: { dns: { forbidden: ["a"] } } }, "subjectAltNames.dns.permitted", /expected `subjectAltNames\.dns\.permitted` to be set; use \["\*\*"\] to permit any/],
     ["refuses a malformed CIDR", { subjectAltNames: { ip: { permitted: ["10.0.0.0/33"] } } }, "subjectAltNames.ip.permitted", /"10\.0\.0\.0\/33" is not an IPv4 or IPv6 address or CIDR range/],
     ["refuses an unknown SAN kind field", { subjectAltNames: { dns: { permitted: ["*"], wildcard: true } } }, "subjectAltNames.dns.wildcard", /unknown field/],
-    ["refuses a required SAN kind without rule", { subjectAltNames: { required: ["uri"] } }, "subjectAltNames.required[0]", /uri names are required but subjectAltNames\.uri does not permit any/],
-    ["refuses maxCount below minCount", { subjectAltNames: { dns: { permitted: ["*"] }, minCount: 3, maxCount: 2 } }, "subjectAltNames.maxCount", /at least minCount/],
-    ["refuses a negative minCount", { subjectAltNames: { minCount: -1 } }, "subjectAltNames.minCount", /expected a whole number ≥ 0, got -1/],
-    ["refuses an extension that is not an OID", { extensions: { permitted: ["must-staple"] } }, "extensions.permitted[0]", /expected a dotted object identifier/],
-    ["refuses an extension another policy point governs", { extensions: { forbidden: ["2.5.29.17"] } }, "extensions.forbidden[0]", /governed by subjectAltNames/],
-    ["refuses an extension both permitted and forbidden", { extensions: { permitted: ["1.2.3.4"], forbidden: ["1.2.3.4"] } }, "extensions.forbidden", /1\.2\.3\.4 is also required or permitted/],
-    ["refuses an unknown usage", { usages: { required: ["world domination"] } }, "usages.required[0]", /unknown usage; allowed: signing, digital signature/],
-    ["refuses a forbidden usage that another name requires", { usages: { required: ["signing"], forbidden: ["digital signature"] } }, "usages.forbidden", /"digital signature" contradicts required or permitted "signing"/],
-    ["refuses a lifetime in another syntax", { lifetime: { maximum: "1 week" } }, "lifetime.maximum", /expected whole seconds or a duration such as "90m"/],
-    ["refuses a lifetime below 10 minutes", { lifetime: { minimum: "5m" } }, "lifetime.minimum", /at least 600 seconds \(10m\), got 300/],
-    ["refuses a minimum above the maximum", { lifetime: { minimum: "2d", maximum: "1d" } }, "lifetime.minimum", /is above lifetime\.maximum/],
-    ["refuses a default above the maximum", { lifetime: { default: "30d", maximum: "7d" } }, "lifetime.default", /is above lifetime\.maximum/],
-    ["refuses a default below the minimum", { lifetime: { default: "1h", minimum: "2h" } }, "lifetime.default", /is below lifetime\.minimum/],
-    ["refuses maxPathLen when CA certificates are not allowed", { caCertificates: { maxPathLen: 1 } }, "caCertificates.maxPathLen", /only applies when allowCa is true/],
-    ["refuses allowCa that is not a boolean", { caCertificates: { allowCa: "yes" } }, "caCertificates.allowCa", /expected true or false, got "yes"/],
+    ["refuses a required SAN kind without rule", { subjectAltNames: { required: ["uri"] } }, "subjectAltNames.required[0]", /expected `subjectAltNames\.required\[0\]` a kind subjectAltNames permits \(subjectAltNames\.uri does not permit any uri names\)/],
+    ["refuses maxCount below minCount", { subjectAltNames: { dns: { permitted: ["*"] }, minCount: 3, maxCount: 2 } }, "subjectAltNames.maxCount", /expected `subjectAltNames\.maxCount` at least minCount and the number of required kinds, got 2/],
+    ["refuses a negative minCount", { subjectAltNames: { minCount: -1 } }, "subjectAltNames.minCount", /expected `subjectAltNames\.minCount` a whole number ≥ 0, got -1/],
+    ["refuses an extension that is not an OID", { extensions: { permitted: ["must-staple"] } }, "extensions.permitted[0]", /expected `extensions\.permitted\[0\]` a dotted object identifier .*, got "must-staple"/],
+    ["refuses an extension another policy point governs", { extensions: { forbidden: ["2.5.29.17"] } }, "extensions.forbidden[0]", /expected `extensions\.forbidden\[0\]` an extension not governed by another policy point \(this one is governed by subjectAltNames\)/],
+    ["refuses an extension both permitted and forbidden", { extensions: { permitted: ["1.2.3.4"], forbidden: ["1.2.3.4"] } }, "extensions.forbidden", /expected `extensions\.forbidden` extensions that are not also required or permitted, got "1\.2\.3\.4"/],
+    ["refuses an unknown usage", { usages: { required: ["world domination"] } }, "usages.required[0]", /expected `usages\.required\[0\]` a known usage \(signing, digital signature, .*\), got "world domination"/],
+    ["refuses a forbidden usage that another name requires", { usages: { required: ["signing"], forbidden: ["digital signature"] } }, "usages.forbidden", /expected `usages\.forbidden` usages that do not contradict required or permitted "signing", got "digital signature"/],
+    ["refuses a lifetime in another syntax", { lifetime: { maximum: "1 week" } }, "lifetime.maximum", /expected `lifetime\.maximum` a duration such as "30s", "1h30m", .*"90d" or whole seconds, got "1 week"/],
+    ["refuses a lifetime below 10 minutes", { lifetime: { minimum: "5m" } }, "lifetime.minimum", /expected `lifetime\.minimum` a duration of at least 10m, got "5m"/],
+    ["refuses a minimum above the maximum", { lifetime: { minimum: "2d", maximum: "1d" } }, "lifetime.minimum", /expected `lifetime\.minimum` at most lifetime\.maximum \(1d\), got "2d"/],
+    ["refuses a default above the maximum", { lifetime: { default: "30d", maximum: "7d" } }, "lifetime.default", /expected `lifetime\.default` at most lifetime\.maximum \(7d\), got "30d"/],
+    ["refuses a default below the minimum", { lifetime: { default: "1h", minimum: "2h" } }, "lifetime.default", /expected `lifetime\.default` at least lifetime\.minimum \(2h\), got "1h"/],
+    ["refuses maxPathLen when CA certificates are not allowed", { caCertificates: { maxPathLen: 1 } }, "caCertificates.maxPathLen", /expected `caCertificates\.maxPathLen` to be set only when allowCa is true/],
+    ["refuses allowCa that is not a boolean", { caCertificates: { allowCa: "yes" } }, "caCertificates.allowCa", /expected `caCertificates\.allowCa` true or false, got "yes"/],
   ])("%s", (_, sections, field, message) => {
     const result = problems({ signerName: NAME, ...sections });
     expect(result.fields).toContain(field);
@@ -66,7 +67,7 @@ describe("signer policy schema", () => {
   it("reports every problem of a document at once", () => {
     const result = problems({ signerName: "bad", usages: { required: ["nope"] }, lifetime: { default: "soon" } });
     expect(result.fields).toEqual(["signerName", "usages.required[0]", "lifetime.default"]);
-    expect(result.message).toMatch(/^signer policy is invalid: signerName: .*; usages\.required\[0\]: .*; lifetime\.default: /);
+    expect(result.message).toMatch(/^invalid signer policy: 3 problems: expected `signerName` .*; expected `usages\.required\[0\]` .*; expected `lifetime\.default` /);
   });
 
   it("compiles a complete policy with its defaults", () => {

@@ -51,9 +51,9 @@ describe("policy files", () => {
   });
 
   it.each([
-    ["a missing trust file", () => "absent.pem", /trust\.files\[0\]: .*absent\.pem: cannot be read/],
+    ["a missing trust file", () => "absent.pem", /expected `trust\.files\[0\]` a PEM file of CA certificates, got .*absent\.pem: cannot be read/],
     ["a trust file without certificates", () => writeTrust("empty.pem", "nothing here\n"), /empty\.pem: no PEM block found/],
-    ["a trust file with another PEM label", () => writeTrust("key.pem", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"), /trust\.files\[0\]: .*label/],
+    ["a trust file with another PEM label", () => writeTrust("key.pem", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"), /expected `trust\.files\[0\]` a PEM file of CA certificates, got .*key\.pem: .*label/],
   ])("refuses %s", async (_, make, message) => {
     const name = make();
     const error = await rejection(loadPolicyFile(policyFile(`signerName: example.com/x\ntrust:\n  publish: files\n  files: [${name}]\n`)));
@@ -115,6 +115,6 @@ describe("policy signers from files", () => {
   it("reports POLICY_INVALID with the file's path for a bad policy", async () => {
     const file = policyFile("signerName: nope\n");
     const error = await rejection(loadPolicySigner(file));
-    expect(isPlatformError(error, "POLICY_INVALID") && error.message.startsWith(`policy ${file} is invalid: signerName:`)).toBe(true);
+    expect(isPlatformError(error, "POLICY_INVALID") && error.message.startsWith(`invalid signer policy ${file}: expected \`signerName\``)).toBe(true);
   });
 });

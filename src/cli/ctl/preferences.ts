@@ -4,7 +4,8 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { parsePlainYaml } from "../../plain-data.js";
-import { PlatformError, type ErrorCause } from "../../errors.js";
+import { PlatformError } from "../../errors.js";
+import { FieldReader } from "../../fields/reader.js";
 import { firstOperand, type FlagTable } from "./argv.js";
 
 export const PREFERENCES_ENV = "PLATFORMRC";
@@ -50,7 +51,6 @@ export function loadPreferences(location: { path: string; explicit: boolean } | 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export function parsePreferences(text: string, source: string): Preferences {
-  const causes: ErrorCause[] = [];
   let doc: unknown;
   try {
     doc = parsePlainYaml(text);
@@ -60,41 +60,33 @@ export function parsePreferences(text: string, source: string): Preferences {
   if (!isObject(doc) || doc.kind !== "Preference") {
     throw new PlatformError("CONFIG_INVALID", `preferences ${source}: expected a document with kind: Preference`);
   }
-  const strings = (v: unknown, field: string): string[] => {
-    if (v === undefined) return [];
-    if (Array.isArray(v) && v.every((s) => typeof s === "string")) return v as string[];
-    causes.push({ field, message: "must be a list of strings" });
-    return [];
-  };
-  const options = (v: unknown, field: string): OptionDefault[] => {
-    if (v === undefined) return [];
-    if (!Array.isArray(v)) return (causes.push({ field, message: "must be a list" }), []);
-    return v.flatMap((o, i) => {
-      if (isObject(o) && typeof o.name === "string" && o.name !== "" && ["string", "boolean", "number"].includes(typeof o.default)) {
-        return [{ name: o.name.replace(/^--/, ""), default: String(o.default) }];
-      }
-      causes.push({ field: `${field}[${i}]`, message: "needs a name and a default" });
-      return [];
+  const r = new FieldReader();
+  // An empty value (`defaults:`) is refused here rather than read as absent: the file names what it changes.
+  const list = <T>(v: unknown, field: string, item: (v: unknown, at: string) => T | undefined): T[] =>
+    v === null ? (r.problem(field, "a list", v) ?? []) : r.list(v, field, item);
+  const strings = (v: unknown, field: string): string[] => list(v, field, (s, at) => (typeof s === "string" ? s : r.problem(at, "a string", s)));
+  const options = (v: unknown, field: string): OptionDefault[] =>
+    list(v, field, (o, at) => {
+      const name = isObject(o) && typeof o.name === "string" && o.name !== "" ? o.name : undefined;
+      const value = isObject(o) && ["string", "boolean", "number"].includes(typeof o.default) ? o.default : undefined;
+      if (name === undefined || value === undefined) return r.problem(at, "a name and a default (a string, boolean or number)", o);
+      return { name: name.replace(/^--/, ""), default: String(value) };
     });
-  };
-  const list = (v: unknown, field: string): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : (causes.push({ field, message: "must be a list" }), []));
-  const defaults = list(doc.defaults, "defaults").flatMap((d, i) => {
-    if (!isObject(d) || typeof d.command !== "string") return (causes.push({ field: `defaults[${i}].command`, message: "is required" }), []);
-    return [{ command: d.command.trim(), options: options(d.options, `defaults[${i}].options`) }];
+  const defaults = list(doc.defaults, "defaults", (d, at) => {
+    if (!isObject(d) || typeof d.command !== "string") return r.problem(`${at}.command`, "a command such as get", isObject(d) ? d.command : undefined);
+    return { command: d.command.trim(), options: options(d.options, `${at}.options`) };
   });
-  const aliases = list(doc.aliases, "aliases").flatMap((a, i) => {
-    if (!isObject(a) || typeof a.name !== "string" || typeof a.command !== "string") {
-      return (causes.push({ field: `aliases[${i}]`, message: "needs a name and a command" }), []);
-    }
-    return [{
+  const aliases = list(doc.aliases, "aliases", (a, at) => {
+    if (!isObject(a) || typeof a.name !== "string" || typeof a.command !== "string") return r.problem(at, "a name and a command", a);
+    return {
       name: a.name,
       command: a.command.trim(),
-      prependArgs: strings(a.prependArgs, `aliases[${i}].prependArgs`),
-      appendArgs: strings(a.appendArgs, `aliases[${i}].appendArgs`),
-      options: options(a.options, `aliases[${i}].options`),
-    }];
+      prependArgs: strings(a.prependArgs, `${at}.prependArgs`),
+      appendArgs: strings(a.appendArgs, `${at}.appendArgs`),
+      options: options(a.options, `${at}.options`),
+    };
   });
-  if (causes.length > 0) throw new PlatformError("CONFIG_INVALID", `preferences ${source}: ${causes.length} problem(s)`, { causes });
+  r.throwIfInvalid("CONFIG_INVALID", "preferences", source);
   return { defaults, aliases };
 }
 

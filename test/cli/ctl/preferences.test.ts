@@ -78,10 +78,11 @@ describe("preferences file", () => {
   it.each([
     ["not YAML", "a: [", /not valid YAML/],
     ["another kind", "kind: Config", /expected a document with kind: Preference/],
-    ["a default without command", "kind: Preference\ndefaults:\n- options: []", /1 problem/],
-    ["an option without default", "kind: Preference\ndefaults:\n- command: get\n  options:\n  - name: output", /1 problem/],
-    ["an alias without command", "kind: Preference\naliases:\n- name: x", /1 problem/],
-    ["prependArgs that are not strings", "kind: Preference\naliases:\n- name: x\n  command: get\n  prependArgs: [1]", /1 problem/],
+    ["a default without command", "kind: Preference\ndefaults:\n- options: []", /: expected `defaults\[0\]\.command` a command such as get, got nothing$/],
+    ["an option without default", "kind: Preference\ndefaults:\n- command: get\n  options:\n  - name: output", /: expected `defaults\[0\]\.options\[0\]` a name and a default/],
+    ["an alias without command", "kind: Preference\naliases:\n- name: x", /: expected `aliases\[0\]` a name and a command/],
+    ["prependArgs that are not strings", "kind: Preference\naliases:\n- name: x\n  command: get\n  prependArgs: [1]", /: expected `aliases\[0\]\.prependArgs\[0\]` a string, got 1$/],
+    ["a list written without a value", "kind: Preference\ndefaults:", /: expected `defaults` a list, got null$/],
   ])("refuses %s", (_what, text, message) => {
     const file = join(home, `bad-${Math.random()}`);
     writeFileSync(file, text);
