@@ -108,11 +108,12 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
   let clientSigner: ReturnType<typeof createApiserverClientSigner> | undefined;
   // Client certificates are trusted when the apiserver-client signer issued them: its CA(s), the CA it replaced while
   // that is still valid (certificates from before a rotation keep working), and the extra file.
-  const clientCaPool = () => {
+  const clusterCas = () => {
     const t = clock.now();
     const replaced = (caSource?.history() ?? []).filter((h) => h.ca.notAfter.getTime() > t).map((h) => h.ca.certPem);
-    return [...new Set([...(clientSigner?.trustAnchors() ?? []), ...replaced])].concat(extraClientCas);
+    return [...new Set([...(clientSigner?.trustAnchors() ?? []), ...replaced])];
   };
+  const clientCaPool = () => clusterCas().concat(extraClientCas);
   const auth = createSecureAuth({
     storage: options.storage,
     names,
@@ -154,6 +155,12 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
         // Certificates are asked for but not required: token clients connect without one, and a presented chain is
         // verified by the X509 authenticator (which also follows a rotated CA), not by the TLS layer.
         tls: { key: pki.serving.keyPem, cert: pki.serving.certPem, ca: clientCaPool().join(""), requestCert: true },
+        // Every certificate the server holds, for the expiry gauges of /metrics.
+        certificates: () => [
+          ...clusterCas().map((pem) => ({ usage: "ca", name: "cluster-ca", pem })),
+          ...extraClientCas.map((pem) => ({ usage: "client-ca", name: "client-ca-file", pem })),
+          { usage: "serving", name: "apiserver", pem: pki.serving.certPem },
+        ],
       });
       auth.attach(server);
       try {
