@@ -1,9 +1,18 @@
-// The controller manager's operations endpoint: /healthz, /readyz and Prometheus /metrics over plain HTTP.
+// The controller manager's operations endpoint: /healthz, /readyz and Prometheus /metrics over HTTPS with delegated
+// authentication and authorization (plain HTTP without either only when asked for).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import type { TLSSocket } from "node:tls";
+import type { GroupNames } from "../api/group.js";
+import { classify, statusOf } from "../apiserver/http/status.js";
 import { invalidOption, PlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
+import { readClientCaFile } from "../pki/client-ca-file.js";
+import type { ResourceSource } from "./controllers/resources.js";
 import type { ControllerMetrics } from "./metrics.js";
+import { DelegatedOpsAuth } from "./ops-auth.js";
+import { opsServingPair } from "./ops-tls.js";
 
 /** One named check of /healthz or /readyz. */
 export interface OpsCheck {
@@ -13,11 +22,30 @@ export interface OpsCheck {
   readonly detail?: string;
 }
 
-export interface OpsServerOptions {
+/** Where and how the endpoint listens (upstream's --bind-address, --secure-port, --tls-*, --cert-dir, --client-ca-file). */
+export interface OpsServing {
   /** Default 127.0.0.1. */
   readonly host?: string;
   /** 0 picks a free port. */
   readonly port: number;
+  /** Plain HTTP, with neither TLS nor authentication: only when asked for (a development setup). */
+  readonly insecureHttp?: boolean;
+  /** PEM serving certificate and key files; without them a self-signed pair is made (kept in `certDir` when set). */
+  readonly tlsCertFile?: string;
+  readonly tlsKeyFile?: string;
+  readonly certDir?: string;
+  /** CA certificates (PEM file) client certificates are verified against; without it only bearer tokens authenticate. */
+  readonly clientCaFile?: string;
+  /** Paths served without authentication or authorization (default /healthz, /readyz, /livez). */
+  readonly alwaysAllowPaths?: readonly string[];
+}
+
+export interface OpsServerOptions extends OpsServing {
+  /** The API server that authenticates (TokenReview) and authorizes (SubjectAccessReview) requests; unused with insecureHttp. */
+  readonly client?: ResourceSource;
+  readonly names?: GroupNames;
+  /** Time client certificates are checked at (default the system clock). */
+  readonly clock?: { now(): number };
   readonly metrics: ControllerMetrics;
   readonly health: () => readonly OpsCheck[];
   readonly ready: () => readonly OpsCheck[];
@@ -28,6 +56,7 @@ export class OpsServer {
   private readonly o: OpsServerOptions;
   private readonly log: Logger;
   private server: Server | undefined;
+  private auth: DelegatedOpsAuth | undefined;
   private bound = "";
 
   constructor(options: OpsServerOptions) {
@@ -36,16 +65,16 @@ export class OpsServer {
     this.log = (options.logger ?? silentLogger()).child({ subsystem: "ops-server" });
   }
 
-  /** `http://host:port` once listening. */
+  /** `https://host:port` (or `http://` with insecureHttp) once listening. */
   get address(): string {
     return this.bound;
   }
 
   async start(): Promise<string> {
     if (this.server) return this.bound;
-    const server = createServer((req, res) => void this.handle(req, res));
-    this.server = server;
     const host = this.o.host ?? "127.0.0.1";
+    const server = this.o.insecureHttp ? createServer((req, res) => void this.handle(req, res)) : await this.secureServer(host);
+    this.server = server;
     await new Promise<void>((resolve, reject) => {
       server.once("error", (err: NodeJS.ErrnoException) =>
         reject(new PlatformError("IO_ERROR", `cannot listen on ${host}:${this.o.port} for health and metrics: ${err.code ?? err.message}`, { cause: err })),
@@ -53,9 +82,25 @@ export class OpsServer {
       server.listen(this.o.port, host, () => resolve());
     });
     const where = server.address() as AddressInfo;
-    this.bound = `http://${where.address.includes(":") ? `[${where.address}]` : where.address}:${where.port}`;
-    this.log.info({ address: this.bound }, "serving /healthz, /readyz and /metrics");
+    this.bound = `${this.o.insecureHttp ? "http" : "https"}://${where.address.includes(":") ? `[${where.address}]` : where.address}:${where.port}`;
+    if (this.o.insecureHttp) this.log.warn({ address: this.bound }, "serving /healthz, /readyz and /metrics over plain HTTP without authentication");
+    else this.log.info({ address: this.bound }, "serving /healthz, /readyz and /metrics");
     return this.bound;
+  }
+
+  /** HTTPS whose requests outside the always-allowed paths are authenticated and authorized by the API server. */
+  private async secureServer(host: string): Promise<Server> {
+    if (!this.o.client || !this.o.names) throw invalidOption("client", "and `names` to be set for the secure ops endpoint (or `insecureHttp: true`)", this.o.client);
+    const { certDir, tlsCertFile, tlsKeyFile, alwaysAllowPaths } = this.o;
+    const clientCas = await readClientCaFile(this.o.clientCaFile);
+    const pair = await opsServingPair({ host, logger: this.log, ...(certDir !== undefined && { certDir }), ...(tlsCertFile !== undefined && { certFile: tlsCertFile }), ...(tlsKeyFile !== undefined && { keyFile: tlsKeyFile }) });
+    this.o.metrics.holdCertificates(() => [{ usage: "serving", name: "controller-manager", pem: pair.certPem }]);
+    this.auth = new DelegatedOpsAuth({ client: this.o.client, names: this.o.names, clientCas, logger: this.log, ...(alwaysAllowPaths !== undefined && { alwaysAllowPaths }), ...(this.o.clock && { clock: this.o.clock }) });
+    const server = createHttpsServer({ key: pair.keyPem, cert: pair.certPem, ...(clientCas.length > 0 && { ca: clientCas, requestCert: true }), rejectUnauthorized: false }, (req, res) => void this.handle(req, res));
+    // A connection's client certificate is fixed at the handshake (authn-x509 reads it once per connection).
+    server.on("secureConnection", (socket: TLSSocket) => socket.disableRenegotiation());
+    this.log.info({ cert: pair.source, clientCertificates: clientCas.length > 0 }, "ops endpoint secured with delegated authentication and authorization");
+    return server;
   }
 
   async stop(): Promise<void> {
@@ -69,6 +114,12 @@ export class OpsServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://ops");
     if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "text/plain; charset=utf-8", "method not allowed\n", { Allow: "GET, HEAD" });
+    try {
+      await this.auth?.check(req, url.pathname);
+    } catch (err) {
+      const status = statusOf(classify(err).error);
+      return send(res, status.code, "application/json", JSON.stringify(status));
+    }
     try {
       switch (url.pathname) {
         case "/healthz":

@@ -35,7 +35,7 @@ async function setup(generic: string, replicas = 1): Promise<{ h: Harness; ca: G
       names: h.names,
       clock: h.clock,
       identity: `replica-${i + 1}`,
-      ops: { host: "127.0.0.1", port: 0 },
+      ops: { host: "127.0.0.1", port: 0, insecureHttp: true },
     }),
   );
   running.push({ h, managers });

@@ -1,12 +1,11 @@
 // The API server secure by default: data-directory PKI, HTTPS with client certificates, identity, RBAC, admin.conf.
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Server as TlsServer } from "node:tls";
 import { groupNames, DEFAULT_GROUP_SUFFIX, type GroupNames } from "../../api/group.js";
 import { invalidOption, PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { CaSource } from "../../pki/ca-source.js";
-import { decodePem, encodePem } from "../../pki/pem.js";
+import { readClientCaFile } from "../../pki/client-ca-file.js";
 import { createApiserverClientSigner } from "../../../signers/apiserver-client.js";
 import { createApiServer, type ApiServer } from "../server.js";
 import { systemClock, type Clock } from "../storage/clock.js";
@@ -68,24 +67,6 @@ export interface SecureServer {
 /** The address clients use: a wildcard listen address is reached through loopback. */
 export function clientAddress(address: string): string {
   return address.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
-}
-
-async function readClientCaFile(path: string | undefined): Promise<string[]> {
-  if (path === undefined) return [];
-  let text: string;
-  try {
-    text = await readFile(path, "latin1");
-  } catch (err) {
-    throw new PlatformError("IO_ERROR", `cannot read the client CA file ${path}: ${(err as Error).message}`, { cause: err });
-  }
-  let pems: string[];
-  try {
-    pems = decodePem(text, { label: "CERTIFICATE" }).map((b) => encodePem("CERTIFICATE", b.der));
-  } catch (err) {
-    throw new PlatformError("CONFIG_INVALID", `the client CA file ${path}: ${(err as Error).message}`, { cause: err });
-  }
-  if (pems.length === 0) throw new PlatformError("CONFIG_INVALID", `the client CA file ${path} holds no certificate`);
-  return pems;
 }
 
 export function createSecureServer(options: SecureServerOptions): SecureServer {
