@@ -10,6 +10,7 @@ import { createClient } from "../../src/client/rest-client.js";
 import { ControllerMetrics } from "../../src/controller/metrics.js";
 import { OpsServer, type OpsServerOptions } from "../../src/controller/ops-server.js";
 import { OPS_PAIR_NAME } from "../../src/controller/ops-tls.js";
+import { silentLogger } from "../../src/logger.js";
 import { generateCa } from "../../src/pki/ca.js";
 import { createBuiltinSigners } from "../../signers/builtins.js";
 import { SignerRegistry } from "../../signers/registry.js";
@@ -106,6 +107,21 @@ describe("the ops endpoint over HTTPS", () => {
       expect(value(`platform_ca_certificate_expiration_timestamp_seconds{usage="ca",name="${name}",`)).toBe(caNotAfter);
       expect(text).toContain(`platform_ca_csr_signed_total{signer="${name}"} 0\n`);
     }
+  });
+
+  it("serves exactly the always-allowed paths without credentials (a trailing * matches a prefix)", async () => {
+    const ops = await startOps({ alwaysAllowPaths: ["/metrics", "/ready*"] });
+    expect((await httpsCall(ops.address, "GET", "/metrics")).status).toBe(200);
+    expect((await httpsCall(ops.address, "GET", "/readyz")).status).toBe(200);
+    expect((await httpsCall(ops.address, "GET", "/healthz")).status).toBe(401);
+  });
+
+  it("maps the controller command's flags onto the endpoint's settings", async () => {
+    const { controllerSettings } = await import("../../src/cli/commands/controller.js");
+    const flags = { groupSuffix: "platform.io", bindAddress: "0.0.0.0:10257", tlsCertFile: "c.pem", tlsPrivateKeyFile: "k.pem", certDir: "d", clientCaFile: "ca.pem", authorizationAlwaysAllowPaths: "/healthz, /metrics" };
+    const { ops } = await controllerSettings(flags, silentLogger());
+    expect(ops).toEqual({ host: "0.0.0.0", port: 10257, tlsCertFile: "c.pem", tlsKeyFile: "k.pem", certDir: "d", clientCaFile: "ca.pem", alwaysAllowPaths: ["/healthz", "/metrics"] });
+    expect((await controllerSettings({ groupSuffix: "platform.io", insecureHttp: true }, silentLogger())).ops).toEqual({ host: "127.0.0.1", port: 10257, insecureHttp: true });
   });
 
   it("keeps its self-signed pair in --cert-dir (key 0600) and serves the same one after a restart", async () => {

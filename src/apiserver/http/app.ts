@@ -6,7 +6,7 @@ import type { UserInfo } from "../../api/meta.js";
 import { PlatformError } from "../../errors.js";
 import type { Pipeline } from "../pipeline.js";
 import { forbiddenError } from "../auth/authorizer.js";
-import type { ApiServerMetrics, RequestLabels, RequestTracker } from "../metrics.js";
+import { COMPONENT, type ApiServerMetrics, type RequestLabels, type RequestTracker } from "../metrics.js";
 import { authenticate } from "./authenticate.js";
 import { openApiV3, openApiV3Index } from "../discovery.js";
 import { negotiate } from "./content.js";
@@ -184,7 +184,7 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
     });
     return resources.handle(req, reply, target, verb, user);
   }
-  req.platformTracker?.route({ verb: req.method, dry_run: "", group: "", version: "", resource: "", subresource: "", scope: "" });
+  req.platformTracker?.route({ verb: req.method, dry_run: "", group: "", version: "", resource: "", subresource: "", scope: "", component: COMPONENT });
   if (req.method !== "GET" && req.method !== "HEAD") throw new PlatformError("METHOD_NOT_ALLOWED", `the server does not allow ${req.method} on ${path}`);
   await authorize(o, { user, verb: "get", resourceRequest: false, path });
   return serveNonResource(req, reply, target, o);
@@ -205,6 +205,7 @@ function resourceLabels(req: FastifyRequest, target: Extract<Target, { type: "re
     resource: target.def.plural,
     subresource: target.subresource ?? "",
     scope: target.name !== undefined || verb === "create" || verb === "action" ? "resource" : target.namespace !== undefined ? "namespace" : "cluster",
+    component: COMPONENT,
   };
 }
 
