@@ -121,12 +121,13 @@ export class OpsServer {
       return send(res, status.code, "application/json", JSON.stringify(status));
     }
     try {
+      const [, endpoint, name, extra] = url.pathname.split("/");
+      if ((endpoint === "healthz" || endpoint === "livez" || endpoint === "readyz") && extra === undefined) {
+        const list = endpoint === "readyz" ? this.o.ready() : this.o.health();
+        if (name !== undefined) return oneCheck(res, list.find((c) => c.name === name));
+        return checks(res, endpoint === "livez" ? "healthz" : endpoint, list, url.searchParams.has("verbose"), new Set(url.searchParams.getAll("exclude")));
+      }
       switch (url.pathname) {
-        case "/healthz":
-        case "/livez":
-          return checks(res, "healthz", this.o.health(), url.searchParams.has("verbose"));
-        case "/readyz":
-          return checks(res, "readyz", this.o.ready(), url.searchParams.has("verbose"));
         case "/metrics": {
           const { contentType, body } = await this.o.metrics.scrape();
           return send(res, 200, contentType, body);
@@ -141,12 +142,22 @@ export class OpsServer {
   }
 }
 
-/** Upstream's shape: `ok`, or one `[+]name ok` / `[-]name failed: why` line per check and a last line saying it failed. */
-function checks(res: ServerResponse, what: string, list: readonly OpsCheck[], verbose: boolean): void {
-  const ok = list.every((c) => c.ok);
-  const lines = list.map((c) => (c.ok ? `[+]${c.name} ok${c.detail ? ` (${c.detail})` : ""}` : `[-]${c.name} failed: ${c.detail ?? "not ready"}`));
+/**
+ * Upstream's shape: `ok`, or one `[+]name ok` / `[-]name failed: why` line per check and a last line saying it failed;
+ * checks named by `?exclude=` count as passed (`[+]name excluded: ok`), names that match none are warned about.
+ */
+function checks(res: ServerResponse, what: string, list: readonly OpsCheck[], verbose: boolean, excluded: Set<string>): void {
+  const lines = list.map((c) => (excluded.delete(c.name) ? `[+]${c.name} excluded: ok` : c.ok ? `[+]${c.name} ok${c.detail ? ` (${c.detail})` : ""}` : `[-]${c.name} failed: ${c.detail ?? "not ready"}`));
+  const ok = lines.every((l) => l.startsWith("[+]"));
+  if (excluded.size > 0) lines.push(`warn: some health checks cannot be excluded: no matches for ${[...excluded].map((e) => JSON.stringify(e)).join(",")}`);
   const body = ok && !verbose ? "ok\n" : `${lines.join("\n")}\n${ok ? `${what} check passed` : `${what} check failed`}\n`;
   send(res, ok ? 200 : 503, "text/plain; charset=utf-8", body);
+}
+
+/** One check on its own path (`/readyz/informers-synced`): `ok`, 503 with the reason, or 404 for an unknown name. */
+function oneCheck(res: ServerResponse, check: OpsCheck | undefined): void {
+  if (!check) return send(res, 404, "text/plain; charset=utf-8", "not found\n");
+  send(res, check.ok ? 200 : 503, "text/plain; charset=utf-8", check.ok ? "ok\n" : `internal server error: ${check.detail ?? "not ready"}\n`);
 }
 
 function send(res: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string> = {}): void {

@@ -109,6 +109,19 @@ describe("the ops endpoint over HTTPS", () => {
     }
   });
 
+  it("answers each check on its own path to an authorized user, and skips the checks ?exclude= names", async () => {
+    const ops = await startOps({ ready: () => [{ name: "ping", ok: true }, { name: "informers-synced", ok: false, detail: "not synced yet" }] });
+    expect((await httpsCall(ops.address, "GET", "/readyz")).status).toBe(503);
+    expect(await httpsCall(ops.address, "GET", "/readyz?verbose&exclude=informers-synced&exclude=nope")).toMatchObject({
+      status: 200,
+      text: '[+]ping ok\n[+]informers-synced excluded: ok\nwarn: some health checks cannot be excluded: no matches for "nope"\nreadyz check passed\n',
+    });
+    expect((await httpsCall(ops.address, "GET", "/readyz/ping")).status).toBe(401);
+    expect(await httpsCall(ops.address, "GET", "/readyz/ping", { token: TOKENS.admin })).toMatchObject({ status: 200, text: "ok\n" });
+    expect(await httpsCall(ops.address, "GET", "/readyz/informers-synced", { token: TOKENS.admin })).toMatchObject({ status: 503, text: "internal server error: not synced yet\n" });
+    expect((await httpsCall(ops.address, "GET", "/readyz/nope", { token: TOKENS.admin })).status).toBe(404);
+  });
+
   it("serves exactly the always-allowed paths without credentials (a trailing * matches a prefix)", async () => {
     const ops = await startOps({ alwaysAllowPaths: ["/metrics", "/ready*"] });
     expect((await httpsCall(ops.address, "GET", "/metrics")).status).toBe(200);
