@@ -169,7 +169,6 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
     const watch = req.method === "GET" && target.name === undefined && listParams(req.query as RawQuery).watch;
     const verb = verbOf(req.method, target, watch);
     req.platformTracker?.route(resourceLabels(req, target, verb));
-    if (watch) req.platformTracker?.longRunning(target.def.kind);
     await authorize(o, {
       user,
       verb: verb === "action" ? "create" : verb,
@@ -182,6 +181,8 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
       namespace: target.namespace,
       name: target.name,
     });
+    // Only an authorized watch counts as a registered watcher.
+    if (watch) req.platformTracker?.longRunning(target.def.kind);
     return resources.handle(req, reply, target, verb, user);
   }
   req.platformTracker?.route({ verb: req.method, dry_run: "", group: "", version: "", resource: "", subresource: "", scope: "", component: COMPONENT });
