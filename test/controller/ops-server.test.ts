@@ -137,6 +137,20 @@ describe("the ops endpoint over HTTPS", () => {
     expect((await controllerSettings({ groupSuffix: "platform.io", insecureHttp: true }, silentLogger())).ops).toEqual({ host: "127.0.0.1", port: 10257, insecureHttp: true });
   });
 
+  it("serves the certificate given by --tls-cert-file/--tls-private-key-file, and refuses files that cannot serve, naming them", async () => {
+    const dir = tempDir();
+    const [cert, key] = [join(dir, "ops.crt"), join(dir, "ops.key")];
+    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "90", "-subj", "/CN=ops.example", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert], { stdio: "ignore" });
+    const ops = await startOps({ tlsCertFile: cert, tlsKeyFile: key });
+    const notAfter = Date.parse(execFileSync("openssl", ["x509", "-in", cert, "-noout", "-enddate"], { encoding: "utf8" }).trim().slice("notAfter=".length)) / 1000;
+    expect(await servedNotAfter(ops.address)).toBe(notAfter);
+    const otherKey = join(dir, "other.key");
+    execFileSync("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", otherKey], { stdio: "ignore" });
+    await expect(startOps({ tlsCertFile: cert, tlsKeyFile: otherKey })).rejects.toThrow(`the ops serving certificate ${cert}: the key does not belong to the certificate`);
+    await expect(startOps({ tlsCertFile: join(dir, "missing.crt"), tlsKeyFile: key })).rejects.toThrow(/cannot read .*missing\.crt/);
+    await expect(startOps({ tlsCertFile: cert })).rejects.toThrow(/go together/);
+  });
+
   it("keeps its self-signed pair in --cert-dir (key 0600) and serves the same one after a restart", async () => {
     const dir = join(tempDir(), "ops-certs");
     const first = await startOps({ certDir: dir });
