@@ -5,6 +5,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { GroupNames } from "../api/group.js";
+import { checkReport, healthReport, type CheckResult } from "../apiserver/http/health-report.js";
 import { classify, statusOf } from "../apiserver/http/status.js";
 import { invalidOption, PlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
@@ -14,13 +15,8 @@ import type { ControllerMetrics } from "./metrics.js";
 import { DelegatedOpsAuth } from "./ops-auth.js";
 import { opsServingPair } from "./ops-tls.js";
 
-/** One named check of /healthz or /readyz. */
-export interface OpsCheck {
-  readonly name: string;
-  readonly ok: boolean;
-  /** Why it failed, or a state worth showing (e.g. "standby, leader is replica-2"). */
-  readonly detail?: string;
-}
+/** One named check of /healthz or /readyz: why it failed, or a state worth showing (e.g. "standby, leader is replica-2"). */
+export type OpsCheck = CheckResult;
 
 /** Where and how the endpoint listens (upstream's --bind-address, --secure-port, --tls-*, --cert-dir, --client-ca-file). */
 export interface OpsServing {
@@ -124,8 +120,13 @@ export class OpsServer {
       const [, endpoint, name, extra] = url.pathname.split("/");
       if ((endpoint === "healthz" || endpoint === "livez" || endpoint === "readyz") && extra === undefined) {
         const list = endpoint === "readyz" ? this.o.ready() : this.o.health();
-        if (name !== undefined) return oneCheck(res, list.find((c) => c.name === name));
-        return checks(res, endpoint === "livez" ? "healthz" : endpoint, list, url.searchParams.has("verbose"), new Set(url.searchParams.getAll("exclude")));
+        const check = name === undefined ? undefined : list.find((c) => c.name === name);
+        if (name !== undefined && !check) return send(res, 404, "text/plain; charset=utf-8", "not found\n");
+        // The probe paths are open to anyone: their failures say only which check failed (its own path says why).
+        const report = check
+          ? checkReport(check)
+          : healthReport(endpoint, list, { verbose: url.searchParams.has("verbose"), excluded: new Set(url.searchParams.getAll("exclude")), withhold: true });
+        return send(res, report.code, "text/plain; charset=utf-8", report.body);
       }
       switch (url.pathname) {
         case "/metrics": {
@@ -140,24 +141,6 @@ export class OpsServer {
       return send(res, 500, "text/plain; charset=utf-8", "internal error\n");
     }
   }
-}
-
-/**
- * Upstream's shape: `ok`, or one `[+]name ok` / `[-]name failed: why` line per check and a last line saying it failed;
- * checks named by `?exclude=` count as passed (`[+]name excluded: ok`), names that match none are warned about.
- */
-function checks(res: ServerResponse, what: string, list: readonly OpsCheck[], verbose: boolean, excluded: Set<string>): void {
-  const lines = list.map((c) => (excluded.delete(c.name) ? `[+]${c.name} excluded: ok` : c.ok ? `[+]${c.name} ok${c.detail ? ` (${c.detail})` : ""}` : `[-]${c.name} failed: ${c.detail ?? "not ready"}`));
-  const ok = lines.every((l) => l.startsWith("[+]"));
-  if (excluded.size > 0) lines.push(`warn: some health checks cannot be excluded: no matches for ${[...excluded].map((e) => JSON.stringify(e)).join(",")}`);
-  const body = ok && !verbose ? "ok\n" : `${lines.join("\n")}\n${ok ? `${what} check passed` : `${what} check failed`}\n`;
-  send(res, ok ? 200 : 503, "text/plain; charset=utf-8", body);
-}
-
-/** One check on its own path (`/readyz/informers-synced`): `ok`, 503 with the reason, or 404 for an unknown name. */
-function oneCheck(res: ServerResponse, check: OpsCheck | undefined): void {
-  if (!check) return send(res, 404, "text/plain; charset=utf-8", "not found\n");
-  send(res, check.ok ? 200 : 503, "text/plain; charset=utf-8", check.ok ? "ok\n" : `internal server error: ${check.detail ?? "not ready"}\n`);
 }
 
 function send(res: ServerResponse, status: number, contentType: string, body: string, headers: Record<string, string> = {}): void {

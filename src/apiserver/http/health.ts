@@ -1,7 +1,8 @@
-// /healthz, /livez, /readyz as upstream answers them: `ok`, `?verbose` lines, `?exclude=`, and one path per check.
+// The API server's /healthz, /livez, /readyz and their checks (ping, storage, registry-bootstrap), one path per check.
 import type { FastifyReply } from "fastify";
 import { PlatformError } from "../../errors.js";
 import type { Storage } from "../storage/types.js";
+import { checkReport, healthReport, type CheckResult, type HealthText } from "./health-report.js";
 import type { RawQuery } from "./query.js";
 
 export type HealthEndpoint = "healthz" | "livez" | "readyz";
@@ -44,33 +45,29 @@ function excludedOf(query: RawQuery): Set<string> {
   return new Set((Array.isArray(v) ? v : v === undefined ? [] : [v]).map(String));
 }
 
-const text = (reply: FastifyReply, code: number, body: string) =>
-  reply.code(code).type("text/plain; charset=utf-8").header("X-Content-Type-Options", "nosniff").send(body);
+const text = (reply: FastifyReply, t: HealthText) =>
+  reply.code(t.code).type("text/plain; charset=utf-8").header("X-Content-Type-Options", "nosniff").send(t.body);
+
+/** Runs a check: passed, or failed with the reason it gave. */
+const outcome = (c: Check): Promise<CheckResult> =>
+  c.run().then(
+    () => ({ name: c.name, ok: true }),
+    (err: unknown) => ({ name: c.name, ok: false, detail: err instanceof Error ? err.message : String(err) }),
+  );
 
 /**
  * Answers an endpoint (`name` undefined) or one of its checks. A failing endpoint always lists its checks, the reason
  * withheld (the endpoints are public); the check's own path, which needs `system:monitoring`, gives the reason.
- * Failures answer 503 so load balancers and probes take the server out.
  */
 export async function serveHealth(reply: FastifyReply, endpoint: HealthEndpoint, name: string | undefined, query: RawQuery, o: HealthSources): Promise<FastifyReply> {
   const checks = checksOf(endpoint, o);
   if (name !== undefined) {
     const check = checks.find((c) => c.name === name);
     if (!check) throw new PlatformError("NOT_FOUND", `the server could not find the requested resource (no ${endpoint} check named ${JSON.stringify(name)})`);
-    const failure = await check.run().then(() => undefined, (err: unknown) => (err instanceof Error ? err.message : String(err)));
-    return failure === undefined ? text(reply, 200, "ok") : text(reply, 503, `internal server error: ${failure}\n`);
+    return text(reply, checkReport(await outcome(check)));
   }
   const excluded = excludedOf(query);
-  const results = await Promise.all(
-    checks.map(async (c) => {
-      if (excluded.delete(c.name)) return `[+]${c.name} excluded: ok`;
-      return c.run().then(() => `[+]${c.name} ok`, () => `[-]${c.name} failed: reason withheld`);
-    }),
-  );
-  const failed = results.some((line) => line.startsWith("[-]"));
-  let lines = results.map((line) => `${line}\n`).join("");
-  if (excluded.size > 0) lines += `warn: some health checks cannot be excluded: no matches for ${[...excluded].map((e) => JSON.stringify(e)).join(",")}\n`;
-  if (failed) return text(reply, 503, `${lines}${endpoint} check failed\n`);
-  if (query.verbose === undefined) return text(reply, 200, "ok");
-  return text(reply, 200, `${lines}${endpoint} check passed\n`);
+  // An excluded check is not run at all.
+  const results = await Promise.all(checks.map((c) => (excluded.has(c.name) ? { name: c.name, ok: true } : outcome(c))));
+  return text(reply, healthReport(endpoint, results, { verbose: query.verbose !== undefined, excluded, withhold: true }));
 }
