@@ -36,6 +36,13 @@ describe("platform-ca up: the controllers on their own thread", () => {
     expect(metrics).toMatch(/^platform_ca_workqueue_depth\{name="clustertrustbundle-publisher"\} \d+$/m);
   });
 
+  it("serves the API server's health without credentials, and its metrics and per-check paths to admin.conf through kubectl", async () => {
+    expect(await opsGet(undefined, `${up.address}/readyz?verbose`)).toMatchObject({ status: 200, text: expect.stringContaining("[+]storage ok\n") });
+    expect((await opsGet(undefined, `${up.address}/metrics`)).status).toBe(401);
+    expect(kubectl(["get", "--raw", "/readyz/storage"])).toBe("ok");
+    expect(kubectl(["get", "--raw", "/metrics"])).toMatch(/^apiserver_request_total\{verb="GET",.*code="200"\} \d+$/m);
+  });
+
   it("approves and issues a node-agent client CSR created through the server", async () => {
     const request = await csr({ cn: "system:node:thread-1", o: ["system:nodes"] });
     const manifest = JSON.stringify({

@@ -68,8 +68,9 @@ export function spawnCli(args: readonly string[], ready: RegExp, env: Record<str
 }
 
 /**
- * GET on a controllers' ops endpoint (HTTPS, self-signed) as the administrator of `adminConfig`, with its client
- * certificate (/metrics needs an identity the API server authorizes); without credentials when it is undefined.
+ * GET on an HTTPS endpoint (the controllers' ops endpoint is self-signed: the server certificate is not checked) as
+ * the administrator of `adminConfig`, with its client certificate (/metrics needs an identity the API server
+ * authorizes); without credentials when it is undefined.
  */
 export async function opsGet(adminConfig: string | undefined, url: string): Promise<{ readonly status: number; readonly text: string }> {
   const tls = adminConfig === undefined ? {} : (await restConfigFromConnection({ kubeconfig: adminConfig })).tls;
