@@ -13,6 +13,9 @@ import { Registry } from "./registry/registry.js";
 import type { CreateHandler, ResourceDefinition } from "./registry/strategy.js";
 import { buildHttpApp, type TlsServing } from "./http/app.js";
 import { WatchCaches, type WatchCacheSettings } from "./registry/watch-caches.js";
+import { ApiServerMetrics } from "./metrics.js";
+import { storageObjectCounter } from "./storage-objects.js";
+import type { HeldCertificate } from "../pki/expiry-gauge.js";
 
 export interface ListenOptions {
   /** Default 127.0.0.1: the server is loopback-only unless told otherwise. */
@@ -36,6 +39,8 @@ export interface ApiServerOptions {
   /** Longest watch when a client sets no timeoutSeconds; default 30 minutes. */
   readonly maxWatchSeconds?: number;
   readonly watchCache?: WatchCacheSettings;
+  /** The CA and serving certificates to report in /metrics (expiry gauges), read at each scrape. */
+  readonly certificates?: () => readonly HeldCertificate[];
 }
 
 export interface ApiServer {
@@ -47,6 +52,8 @@ export interface ApiServer {
   readonly registry: Registry;
   /** The fastify instance (for in-process `inject` in tests). */
   readonly app: FastifyInstance;
+  /** What /metrics serves. */
+  readonly metrics: ApiServerMetrics;
   registerCreateHandler(group: string, resource: string, handler: CreateHandler): void;
 }
 
@@ -74,6 +81,10 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   registry.registerCreateHandler(names.authorization, "selfsubjectaccessreviews", createSelfSubjectAccessReviewHandler(pipelineAuthorizer(options.pipeline)));
   const caches = new WatchCaches(options.storage, clock, logger, options.watchCache);
   let ready = false;
+  const metrics = new ApiServerMetrics({
+    storageObjects: storageObjectCounter(registry),
+    ...(options.certificates && { certificates: options.certificates }),
+  });
   const app = buildHttpApp({
     registry,
     schemas: schemaRegistry(names),
@@ -84,6 +95,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     maxWatchSeconds,
     tls: options.tls,
     ready: () => ready,
+    metrics,
   });
   let address = "";
   let started = false;
@@ -101,6 +113,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     names,
     registry,
     app,
+    metrics,
     get address() {
       return address;
     },

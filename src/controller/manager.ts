@@ -22,7 +22,7 @@ import { CONTROLLER_NAMES, ControllerSet, controllerResources, type ControllerNa
 import { PUBLISHER_CONTROLLER } from "./controllers/trust-bundle-publisher.js";
 import { LeaderElector } from "./leader-election.js";
 import { ControllerMetrics } from "./metrics.js";
-import { OpsServer, type OpsCheck } from "./ops-server.js";
+import { OpsServer, type OpsCheck, type OpsServing } from "./ops-server.js";
 
 export interface ControllerManagerOptions {
   /** A client for the API server; or `restConfig` to build one (then closed on stop). */
@@ -36,8 +36,8 @@ export interface ControllerManagerOptions {
   readonly clock?: Clock;
   /** This replica in the lease and in Events (default `<host name>_<random>`). */
   readonly identity?: string;
-  /** Where /healthz, /readyz and /metrics listen (default Generic.Address:Port); false for nowhere. */
-  readonly ops?: { readonly host: string; readonly port: number } | false;
+  /** Where and how /healthz, /readyz and /metrics listen (default HTTPS on Generic.Address:Port); false for nowhere. */
+  readonly ops?: OpsServing | false;
   /** Overrides Approver.ServingPolicy with a detailed policy. */
   readonly servingApproval?: ServingApprovalPolicy;
   /** Export process metrics too (default false). */
@@ -99,7 +99,7 @@ class Manager implements ControllerManager {
     this.clock = o.clock ?? systemClock;
     this.identity = o.identity ?? `${hostname()}_${randomUUID()}`;
     this.log = childLogger(o.logger ?? silentLogger(), { identity: this.identity });
-    this.metrics = new ControllerMetrics({ processMetrics: o.processMetrics === true });
+    this.metrics = new ControllerMetrics({ processMetrics: o.processMetrics === true, signers: o.signers });
     const list = this.config.Generic.Controllers;
     const ext = this.config.PlatformCAExtensions;
     this.enabled = CONTROLLER_NAMES.filter(
@@ -120,7 +120,7 @@ class Manager implements ControllerManager {
     this.resources = controllerResources(this.client, this.names);
     const where = this.o.ops === undefined ? { host: this.config.Generic.Address, port: this.config.Generic.Port } : this.o.ops;
     if (where) {
-      this.ops = new OpsServer({ ...where, metrics: this.metrics, health: () => this.health(), ready: () => this.readiness(), logger: this.log });
+      this.ops = new OpsServer({ ...where, client: this.client, names: this.names, metrics: this.metrics, health: () => this.health(), ready: () => this.readiness(), logger: this.log });
       await this.ops.start();
     }
     const le = this.config.Generic.LeaderElection;

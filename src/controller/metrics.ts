@@ -1,5 +1,7 @@
 // Prometheus metrics of one controller manager: its own prom-client registry, so two managers in a process never clash.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { certificateExpiryGauge, type HeldCertificate } from "../pki/expiry-gauge.js";
+import type { Signer } from "../../signers/signer.js";
 import type { EventResult } from "./event-recorder.js";
 import type { WorkQueueMetrics } from "./workqueue.js";
 
@@ -8,6 +10,8 @@ export interface ControllerMetricsOptions {
   readonly processMetrics?: boolean;
   /** Metric name prefix (default `platform_ca_`). */
   readonly prefix?: string;
+  /** The signers the controllers issue with: their CA certificates get expiry gauges, their issue counters start at 0. */
+  readonly signers?: { list(): readonly Pick<Signer, "signerName" | "trustAnchors">[] };
 }
 
 /** Buckets in seconds for work that takes from a fraction of a millisecond (a signature) to seconds (a slow API call). */
@@ -36,6 +40,8 @@ export class ControllerMetrics {
   readonly eventsQueued: Gauge;
   /** The event queue of the current term's recorder, read at each scrape. */
   private eventQueue: { readonly queued: number } | undefined;
+  /** Sources of the certificates reported by the expiry gauge, read at each scrape. */
+  private readonly held: (() => readonly HeldCertificate[])[] = [];
 
   constructor(options: ControllerMetricsOptions = {}) {
     const p = options.prefix ?? "platform_ca_";
@@ -75,7 +81,17 @@ export class ControllerMetrics {
         this.set(queue());
       },
     });
+    const signers = options.signers?.list() ?? [];
+    // Present at 0 from the start, so an issue rate per signer works before the first certificate.
+    for (const s of signers) this.csrSigned.inc({ signer: s.signerName }, 0);
+    if (signers.length > 0) this.held.push(() => signers.flatMap((s) => anchorsOf(s).map((pem) => ({ usage: "ca", name: s.signerName, pem }))));
+    certificateExpiryGauge(this.registry, p, () => this.held.flatMap((source) => source()));
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: p });
+  }
+
+  /** Reports the certificates `source` names in the expiry gauge from now on (the ops endpoint's serving certificate). */
+  holdCertificates(source: () => readonly HeldCertificate[]): void {
+    this.held.push(source);
   }
 
   /** Observers for a WorkQueue's `metrics` option. */
@@ -102,5 +118,14 @@ export class ControllerMetrics {
   /** The text exposition format, and its content type. */
   async scrape(): Promise<{ readonly contentType: string; readonly body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+/** A signer's published CA certificates; none while it cannot say (its CA files are being replaced or are broken). */
+function anchorsOf(signer: Pick<Signer, "trustAnchors">): readonly string[] {
+  try {
+    return signer.trustAnchors();
+  } catch {
+    return [];
   }
 }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { isApproved, isIssued } from "../../src/api/conditions.js";
 import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
 import { Informer } from "../../src/controller/informer.js";
-import { createPersistently, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
+import { createPersistently, opsGet, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
 import { csr as csrFixture } from "../fixtures/csr.js";
 import { cpuSeconds, describeThreadCpu, memoryMiB, percentile, threadCpu } from "./measure.js";
 
@@ -101,7 +101,7 @@ async function prepare(c: Cluster, prefix: string, count: number): Promise<Certi
 }
 
 async function summary(p: Phase): Promise<{ metrics: string; apiserverCpu: number; controllerCpu: number }> {
-  const metrics = await (await fetch(`${p.controller.ops}/metrics`)).text();
+  const metrics = (await opsGet(p.c.adminConfig, `${p.controller.ops}/metrics`)).text;
   return { metrics, apiserverCpu: cpuSeconds(p.c.apiserver.child.pid), controllerCpu: cpuSeconds(p.controller.child.pid) };
 }
 
@@ -130,7 +130,7 @@ async function report(p: Phase): Promise<void> {
  */
 async function reportEvents(p: Phase, start: number, expected: number): Promise<void> {
   const counts = async () => {
-    const metrics = await (await fetch(`${p.controller.ops}/metrics`)).text();
+    const metrics = (await opsGet(p.c.adminConfig, `${p.controller.ops}/metrics`)).text;
     const of = (result: string) => sample(metrics, `platform_ca_events_total{result="${result}"}`);
     return { written: of("written"), failed: of("failed"), dropped: of("dropped") };
   };
@@ -172,7 +172,7 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
   const created = (performance.now() - start) / 1000;
   const complete = await waitFor(() => p.watch.issuedCount() >= count, 3_600_000);
   const total = (performance.now() - start) / 1000;
-  const writtenByThen = sample(await (await fetch(`${p.controller.ops}/metrics`)).text(), `platform_ca_events_total{result="written"}`);
+  const writtenByThen = sample((await opsGet(p.c.adminConfig, `${p.controller.ops}/metrics`)).text, `platform_ca_events_total{result="written"}`);
   const benchCpu = process.cpuUsage(cpuAtStart.bench);
   const threads = procs.map(([name, pid], i) => `${name} ${describeThreadCpu(cpuAtStart.threads[i]!, threadCpu(pid))}`);
   console.log(`\n## ${label}: ${count} CSRs from ${CLIENTS} clients (${describeTarget(controllerArgs)})`);

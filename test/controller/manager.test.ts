@@ -35,7 +35,7 @@ async function setup(generic: string, replicas = 1): Promise<{ h: Harness; ca: G
       names: h.names,
       clock: h.clock,
       identity: `replica-${i + 1}`,
-      ops: { host: "127.0.0.1", port: 0 },
+      ops: { host: "127.0.0.1", port: 0, insecureHttp: true },
     }),
   );
   running.push({ h, managers });
@@ -61,7 +61,7 @@ describe("createControllerManager", () => {
     const csr = await requestAndWait(h, "node-1");
     expect(findCondition(csr, "Approved")?.reason).toBe("AutoApproved");
     await until(async () => ((await h.admin.trustBundles.list()).items.length === 4 ? true : undefined), "a bundle per signer");
-    expect(await get(`${m!.opsAddress}/healthz`)).toEqual({ status: 200, body: "ok\n" });
+    expect(await get(`${m!.opsAddress}/healthz`)).toEqual({ status: 200, body: "ok" });
     const ready = await get(`${m!.opsAddress}/readyz?verbose`);
     expect(ready.status).toBe(200);
     expect(ready.body).toContain("[+]informers-synced ok");

@@ -16,7 +16,7 @@ import { createClient } from "../../src/client/rest-client.js";
 import { controllerResources } from "../../src/controller/controllers/controller-set.js";
 import { isPlatformError } from "../../src/errors.js";
 import { silentLogger } from "../../src/logger.js";
-import { createPersistently, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
+import { createPersistently, opsGet, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
 import { nodeClientCsr, until } from "../controller/controllers/harness.js";
 import { ensureBuilt } from "./apiserver-process.js";
 import { kubectlWith } from "./up-process.js";
@@ -148,7 +148,7 @@ describe("platform-ca controller beside platform-ca apiserver", () => {
       return b && b.metadata.uid !== before.metadata.uid ? b : undefined;
     }, "the bundle to come back");
     expect(after.spec.trustBundle).toBe(before.spec.trustBundle);
-    const metrics = await (await fetch(`${controller.ops}/metrics`)).text();
+    const metrics = (await opsGet(c.adminConfig, `${controller.ops}/metrics`)).text;
     expect(sample(metrics, 'platform_ca_trust_bundle_syncs_total{signer="platform.io/nodeagent-serving",result="created"}')).toBe(2);
   });
 });
@@ -229,7 +229,7 @@ describe("failures", () => {
       // it wrote; give the cache a bounded moment to catch up, then the count must be exact (not more: never twice).
       let metrics = "";
       for (let i = 0; i < 50; i++) {
-        metrics = await (await fetch(`${controller.ops}/metrics`)).text();
+        metrics = (await opsGet(c.adminConfig, `${controller.ops}/metrics`)).text;
         if (sample(metrics, 'platform_ca_csr_signed_total{signer="platform.io/apiserver-client-nodeagent"}') >= 300) break;
         await new Promise((r) => setTimeout(r, 200));
       }
@@ -252,7 +252,7 @@ describe("failures", () => {
         `apiVersion: platformcontrollermanager.config.platform.io/v1alpha1\nkind: PlatformControllerManagerConfiguration\nGeneric:\n  LeaderElection:\n    leaderElect: true\n    leaseDuration: ${leaseMs}ms\n    renewDeadline: 3s\n    retryPeriod: ${retryMs}ms\n`,
       );
       const replicas = [await c.startController(["--config", config, ...FAST]), await c.startController(["--config", config, ...FAST])];
-      const leading = async (r: ControllerProc) => (await (await fetch(`${r.ops}/readyz?verbose`)).text()).includes("leader-election ok (leading)");
+      const leading = async (r: ControllerProc) => (await opsGet(c.adminConfig, `${r.ops}/readyz?verbose`)).text.includes("leader-election ok (leading)");
       const leader = await until(async () => {
         for (const r of replicas) if (await leading(r)) return r;
         return undefined;
@@ -355,7 +355,7 @@ describe("platform-ca controller reusing an allowed authorization check (Approve
     await c.bootstrapper.csrs.create(nodeRequest("cache-3"));
     await new Promise((resolve) => setTimeout(resolve, 2000));
     expect((await c.admin.csrs.get("cache-3")).status?.conditions ?? []).toEqual([]);
-    const metrics = await (await fetch(`${controller.ops}/metrics`)).text();
+    const metrics = (await opsGet(c.adminConfig, `${controller.ops}/metrics`)).text;
     expect(sample(metrics, `platform_ca_csr_approved_total{signer="${c.names.signers.nodeagentClient}"}`)).toBe(2);
     expect(sample(metrics, 'platform_ca_csr_approval_reviews_total{result="reused"}')).toBe(1);
     expect(sample(metrics, 'platform_ca_csr_approval_reviews_total{result="allowed"}')).toBe(1);

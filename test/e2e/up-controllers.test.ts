@@ -2,6 +2,7 @@
 // approved and issued, and a clean SIGTERM that stops the controllers before the server.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { csr } from "../fixtures/csr.js";
+import { opsGet } from "../controller/controllers/cluster.js";
 import { ensureBuilt, type Kubectl } from "./apiserver-process.js";
 import { kubectlWith, startUp, type UpProcess } from "./up-process.js";
 
@@ -14,23 +15,32 @@ describe("platform-ca up: the controllers on their own thread", () => {
     ensureBuilt();
     up = await startUp();
     kubectl = kubectlWith(up.adminConfig);
-    ops = /controllers {2}health and metrics on (http:\/\/127\.0\.0\.1:\d+) \(own thread\)/.exec(up.stdout())?.[1] ?? "";
+    ops = /controllers {2}health and metrics on (https:\/\/127\.0\.0\.1:\d+) \(own thread\)/.exec(up.stdout())?.[1] ?? "";
   }, 240_000);
   afterAll(async () => {
     if (up.child.exitCode === null) await up.stop();
   });
 
   it("names the controllers' health and metrics address in the banner, and it answers", async () => {
-    expect(ops).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(ops).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     // Ready once the caches have synced: shortly after the banner.
     let status = 0;
     for (let i = 0; i < 100 && status !== 200; i++) {
-      status = (await fetch(`${ops}/readyz`)).status;
+      status = (await opsGet(up.adminConfig, `${ops}/readyz`)).status;
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(status).toBe(200);
-    const metrics = await (await fetch(`${ops}/metrics`)).text();
+    // /metrics is authenticated and authorized by the API server: admin.conf's certificate (system:masters) may.
+    const metrics = (await opsGet(up.adminConfig, `${ops}/metrics`)).text;
+    expect((await opsGet(undefined, `${ops}/metrics`)).status).toBe(401);
     expect(metrics).toMatch(/^platform_ca_workqueue_depth\{name="clustertrustbundle-publisher"\} \d+$/m);
+  });
+
+  it("serves the API server's health without credentials, and its metrics and per-check paths to admin.conf through kubectl", async () => {
+    expect(await opsGet(undefined, `${up.address}/readyz?verbose`)).toMatchObject({ status: 200, text: expect.stringContaining("[+]storage ok\n") });
+    expect((await opsGet(undefined, `${up.address}/metrics`)).status).toBe(401);
+    expect(kubectl(["get", "--raw", "/readyz/storage"])).toBe("ok");
+    expect(kubectl(["get", "--raw", "/metrics"])).toMatch(/^apiserver_request_total\{verb="GET",.*code="200"\} \d+$/m);
   });
 
   it("approves and issues a node-agent client CSR created through the server", async () => {
@@ -49,7 +59,7 @@ describe("platform-ca up: the controllers on their own thread", () => {
     }
     expect(Buffer.from(certificate, "base64").toString()).toMatch(/^-----BEGIN CERTIFICATE-----/);
     expect(kubectl(["get", "csr", "thread-1"])).toMatch(/Approved,Issued/);
-    const signed = await (await fetch(`${ops}/metrics`)).text();
+    const signed = (await opsGet(up.adminConfig, `${ops}/metrics`)).text;
     expect(signed).toMatch(/^platform_ca_csr_signed_total\{signer="platform\.io\/apiserver-client-nodeagent"\} 1$/m);
   });
 
@@ -60,7 +70,7 @@ describe("platform-ca up: the controllers on their own thread", () => {
     const server = log.indexOf('"msg":"API server stopped"');
     expect(controllers).toBeGreaterThan(0);
     expect(server).toBeGreaterThan(controllers);
-    await expect(fetch(`${ops}/readyz`)).rejects.toThrow();
+    await expect(opsGet(up.adminConfig, `${ops}/readyz`)).rejects.toThrow();
   });
 });
 
@@ -76,5 +86,7 @@ describe("embeddedControllerSettings", () => {
     expect([...s.signingFiles.keys()].sort()).toEqual(Object.values(names.signers).sort());
     expect([...s.signingFiles.values()].every((f) => f === caFiles)).toBe(true);
     expect(s.kubeconfig).toBe("/d/admin.conf");
+    // HTTPS (no insecureHttp), client certificates of the cluster CA accepted beside reviewed tokens.
+    expect(s.ops).toEqual({ host: "127.0.0.1", port: 0, clientCaFile: caFiles.certFile });
   });
 });

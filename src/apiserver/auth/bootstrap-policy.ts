@@ -1,4 +1,4 @@
-// The RBAC objects every server starts with: cluster-admin, the controller and node-agent roles, and what all users may read.
+// The RBAC objects every server starts with: cluster-admin, the controller and node-agent roles, monitoring, and what all users may read.
 import type { GroupNames } from "../../api/group.js";
 import type { ApiObject } from "../../api/meta.js";
 import type { ClusterRole, ClusterRoleBinding, PolicyRule, Subject } from "../../api/types/rbac.js";
@@ -14,6 +14,9 @@ export const NODEAGENT_SELFNODECLIENT_ROLE = "platform-ca:nodeagent-selfnodeclie
 export const BASIC_USER_ROLE = "system:basic-user";
 export const DISCOVERY_ROLE = "system:discovery";
 export const PUBLIC_INFO_ROLE = "system:public-info-viewer";
+/** Reads /metrics and every health check (upstream's role and group of the same name). */
+export const MONITORING_ROLE = "system:monitoring";
+export const MONITORING_GROUP = "system:monitoring";
 
 /** Who the controller runs as: a client certificate with this CN, or the ServiceAccount below. */
 export const CONTROLLER_USER = "system:platform-ca:controller";
@@ -63,6 +66,9 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
       { apiGroups: [cert], resources: ["clustertrustbundles"], verbs: [...READ, "create", "update", "patch", "delete"] },
       { apiGroups: ["", names.events], resources: ["events"], verbs: ["create", "patch", "update"] },
       { apiGroups: [names.coordination], resources: ["leases"], verbs: ["get", "create", "update"] },
+      // The controllers' own /metrics delegates authentication and authorization to this server, as upstream's
+      // controller manager does (system:auth-delegator).
+      { apiGroups: [names.authentication], resources: ["tokenreviews"], verbs: ["create"] },
       { apiGroups: [names.authorization], resources: ["subjectaccessreviews"], verbs: ["create"] },
     ]),
     role(NODEAGENT_BOOTSTRAPPER_ROLE, [
@@ -83,6 +89,7 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
     ]),
     role(DISCOVERY_ROLE, [{ nonResourceURLs: ["/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/"], verbs: ["get"] }]),
     role(PUBLIC_INFO_ROLE, [{ nonResourceURLs: ["/healthz", "/livez", "/readyz", "/version", "/version/"], verbs: ["get"] }]),
+    role(MONITORING_ROLE, [{ nonResourceURLs: ["/metrics", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*"], verbs: ["get"] }]),
   ];
   const clusterRoleBindings = [
     binding(CLUSTER_ADMIN, [group(SYSTEM_MASTERS)]),
@@ -95,6 +102,7 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
     binding(BASIC_USER_ROLE, [group(SYSTEM_AUTHENTICATED)]),
     binding(DISCOVERY_ROLE, [group(SYSTEM_AUTHENTICATED)]),
     binding(PUBLIC_INFO_ROLE, [group(SYSTEM_AUTHENTICATED), group(SYSTEM_UNAUTHENTICATED)]),
+    binding(MONITORING_ROLE, [group(MONITORING_GROUP)]),
   ];
   return { clusterRoles, clusterRoleBindings };
 }

@@ -1,12 +1,11 @@
 // The API server secure by default: data-directory PKI, HTTPS with client certificates, identity, RBAC, admin.conf.
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Server as TlsServer } from "node:tls";
 import { groupNames, DEFAULT_GROUP_SUFFIX, type GroupNames } from "../../api/group.js";
 import { invalidOption, PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { CaSource } from "../../pki/ca-source.js";
-import { decodePem, encodePem } from "../../pki/pem.js";
+import { readClientCaFile } from "../../pki/client-ca-file.js";
 import { createApiserverClientSigner } from "../../../signers/apiserver-client.js";
 import { createApiServer, type ApiServer } from "../server.js";
 import { systemClock, type Clock } from "../../time/clock.js";
@@ -70,24 +69,6 @@ export function clientAddress(address: string): string {
   return address.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
 }
 
-async function readClientCaFile(path: string | undefined): Promise<string[]> {
-  if (path === undefined) return [];
-  let text: string;
-  try {
-    text = await readFile(path, "latin1");
-  } catch (err) {
-    throw new PlatformError("IO_ERROR", `cannot read the client CA file ${path}: ${(err as Error).message}`, { cause: err });
-  }
-  let pems: string[];
-  try {
-    pems = decodePem(text, { label: "CERTIFICATE" }).map((b) => encodePem("CERTIFICATE", b.der));
-  } catch (err) {
-    throw new PlatformError("CONFIG_INVALID", `the client CA file ${path}: ${(err as Error).message}`, { cause: err });
-  }
-  if (pems.length === 0) throw new PlatformError("CONFIG_INVALID", `the client CA file ${path} holds no certificate`);
-  return pems;
-}
-
 export function createSecureServer(options: SecureServerOptions): SecureServer {
   if (typeof options?.dataDir !== "string" || options.dataDir === "") throw invalidOption("dataDir", "to be a directory path", options?.dataDir);
   if (!options.storage) throw invalidOption("storage", "to be a Storage", options.storage);
@@ -108,11 +89,12 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
   let clientSigner: ReturnType<typeof createApiserverClientSigner> | undefined;
   // Client certificates are trusted when the apiserver-client signer issued them: its CA(s), the CA it replaced while
   // that is still valid (certificates from before a rotation keep working), and the extra file.
-  const clientCaPool = () => {
+  const clusterCas = () => {
     const t = clock.now();
     const replaced = (caSource?.history() ?? []).filter((h) => h.ca.notAfter.getTime() > t).map((h) => h.ca.certPem);
-    return [...new Set([...(clientSigner?.trustAnchors() ?? []), ...replaced])].concat(extraClientCas);
+    return [...new Set([...(clientSigner?.trustAnchors() ?? []), ...replaced])];
   };
+  const clientCaPool = () => clusterCas().concat(extraClientCas);
   const auth = createSecureAuth({
     storage: options.storage,
     names,
@@ -154,6 +136,12 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
         // Certificates are asked for but not required: token clients connect without one, and a presented chain is
         // verified by the X509 authenticator (which also follows a rotated CA), not by the TLS layer.
         tls: { key: pki.serving.keyPem, cert: pki.serving.certPem, ca: clientCaPool().join(""), requestCert: true },
+        // Every certificate the server holds, for the expiry gauges of /metrics.
+        certificates: () => [
+          ...clusterCas().map((pem) => ({ usage: "ca", name: "cluster-ca", pem })),
+          ...extraClientCas.map((pem) => ({ usage: "client-ca", name: "client-ca-file", pem })),
+          { usage: "serving", name: "apiserver", pem: pki.serving.certPem },
+        ],
       });
       auth.attach(server);
       try {

@@ -1,4 +1,4 @@
-// The fastify application: one catch-all route, authentication and authorization, discovery, health, resources, Status errors.
+// The fastify application: one catch-all route, authentication and authorization, discovery, health, metrics, resources, Status errors.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
@@ -6,9 +6,11 @@ import type { UserInfo } from "../../api/meta.js";
 import { PlatformError } from "../../errors.js";
 import type { Pipeline } from "../pipeline.js";
 import { forbiddenError } from "../auth/authorizer.js";
-import { IMPERSONATE_PREFIX } from "../auth/impersonation.js";
+import { COMPONENT, type ApiServerMetrics, type RequestLabels, type RequestTracker } from "../metrics.js";
+import { authenticate } from "./authenticate.js";
 import { openApiV3, openApiV3Index } from "../discovery.js";
 import { negotiate } from "./content.js";
+import { serveHealth } from "./health.js";
 import { isPretty, listParams, type RawQuery } from "./query.js";
 import { ResourceHandler, verbOf, type ResourceHandlerDeps } from "./resource-handler.js";
 import { send } from "./respond.js";
@@ -28,12 +30,15 @@ export interface HttpAppOptions extends ResourceHandlerDeps {
   readonly tls?: TlsServing;
   /** Whether the server is ready to serve (readyz). */
   ready(): boolean;
+  readonly metrics: ApiServerMetrics;
 }
 
 declare module "fastify" {
   interface FastifyRequest {
     /** Who sent the request, set by the onRequest hook before routing; null only until then. */
     platformUser: UserInfo | null;
+    /** The request as the metrics count it, from the onRequest hook on. */
+    platformTracker: RequestTracker | null;
   }
 }
 
@@ -60,7 +65,7 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
     // Errors fastify meets before routing (a malformed %-escape in the path) become a Status too, after
     // authentication like every other answer.
     frameworkErrors: (err, req, reply) => {
-      authenticate(req, o.pipeline).then(
+      authenticate(req, o).then(
         () => fail(req, reply, err),
         (authErr: unknown) => fail(req, reply, authErr),
       );
@@ -88,8 +93,12 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
   // onRequest hooks run for the not-found handler too.
   // The user rides on the request (a decoration, declared once so every request has the same shape).
   app.decorateRequest("platformUser", null);
-  app.addHook("onRequest", async (req) => {
-    req.platformUser = await authenticate(req, o.pipeline);
+  app.decorateRequest("platformTracker", null);
+  app.addHook("onRequest", async (req, reply) => {
+    // Counted from arrival to the response's end, whatever ends it (a 401, a finished watch, a client gone).
+    const tracker = (req.platformTracker = o.metrics.begin(req.method));
+    reply.raw.once("close", () => tracker.end(reply.raw.statusCode, req.method));
+    req.platformUser = await authenticate(req, o);
   });
   const userOf = (req: FastifyRequest): UserInfo => {
     if (!req.platformUser) throw new PlatformError("UNAUTHORIZED", "Unauthorized");
@@ -150,29 +159,7 @@ function writeClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
-/** Whether any header name starts with `Impersonate-` (any case); `rawHeaders` alternates names and values. */
-function impersonates(rawHeaders: readonly string[]): boolean {
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length > IMPERSONATE_PREFIX.length && (name.charCodeAt(0) | 0x20) === 0x69 && name.slice(0, IMPERSONATE_PREFIX.length).toLowerCase() === IMPERSONATE_PREFIX) return true;
-  }
-  return false;
-}
-
 const notFound = () => new PlatformError("NOT_FOUND", "the server could not find the requested resource");
-
-/** The requesting user; 401 when the request carries no acceptable credentials. */
-async function authenticate(req: FastifyRequest, pipeline: Pipeline): Promise<UserInfo> {
-  const user = await pipeline.authenticate({
-    headers: req.headers,
-    // Node builds headersDistinct on first use; only a request that impersonates needs it.
-    headersDistinct: impersonates(req.raw.rawHeaders) ? req.raw.headersDistinct : {},
-    tlsSocket: (req.raw.socket as TLSSocket).encrypted ? (req.raw.socket as TLSSocket) : undefined,
-    remoteAddress: req.ip,
-  });
-  if (!user) throw new PlatformError("UNAUTHORIZED", "Unauthorized");
-  return user;
-}
 
 async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, resources: ResourceHandler, user: UserInfo): Promise<unknown> {
   const path = req.url.split("?")[0]!;
@@ -181,6 +168,7 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
   if (target.type === "resource") {
     const watch = req.method === "GET" && target.name === undefined && listParams(req.query as RawQuery).watch;
     const verb = verbOf(req.method, target, watch);
+    req.platformTracker?.route(resourceLabels(req, target, verb));
     await authorize(o, {
       user,
       verb: verb === "action" ? "create" : verb,
@@ -193,11 +181,33 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
       namespace: target.namespace,
       name: target.name,
     });
+    // Only an authorized watch counts as a registered watcher.
+    if (watch) req.platformTracker?.longRunning(target.def.kind);
     return resources.handle(req, reply, target, verb, user);
   }
+  req.platformTracker?.route({ verb: req.method, dry_run: "", group: "", version: "", resource: "", subresource: "", scope: "", component: COMPONENT });
   if (req.method !== "GET" && req.method !== "HEAD") throw new PlatformError("METHOD_NOT_ALLOWED", `the server does not allow ${req.method} on ${path}`);
   await authorize(o, { user, verb: "get", resourceRequest: false, path });
   return serveNonResource(req, reply, target, o);
+}
+
+/** Upstream's request verbs as its metrics spell them. */
+const METRIC_VERBS: Readonly<Record<string, string>> = { get: "GET", list: "LIST", watch: "WATCH", create: "POST", action: "POST", update: "PUT", patch: "PATCH", delete: "DELETE", deletecollection: "DELETECOLLECTION" };
+
+/** The metric labels of a routed resource request (scope as upstream's CleanScope). */
+function resourceLabels(req: FastifyRequest, target: Extract<Target, { type: "resource" }>, verb: string): RequestLabels {
+  const apply = verb === "patch" && (req.headers["content-type"] ?? "").startsWith("application/apply-patch");
+  const dryRun = (req.query as RawQuery).dryRun;
+  return {
+    verb: apply ? "APPLY" : (METRIC_VERBS[verb] ?? verb.toUpperCase()),
+    dry_run: dryRun === undefined ? "" : [dryRun].flat().join(","),
+    group: target.def.group,
+    version: target.def.version,
+    resource: target.def.plural,
+    subresource: target.subresource ?? "",
+    scope: target.name !== undefined || verb === "create" || verb === "action" ? "resource" : target.namespace !== undefined ? "namespace" : "cluster",
+    component: COMPONENT,
+  };
 }
 
 async function authorize(o: HttpAppOptions, attributes: Parameters<Pipeline["authorize"]>[0]): Promise<void> {
@@ -210,9 +220,11 @@ function serveNonResource(req: FastifyRequest, reply: FastifyReply, target: Excl
   const catalog = o.registry.catalog;
   switch (target.type) {
     case "health":
-      return health(req, reply, target.check, o);
+      return serveHealth(reply, target.check, target.name, req.query as RawQuery, { storage: o.registry.storage, ready: o.ready });
+    case "metrics":
+      return o.metrics.scrape().then(({ contentType, body }) => reply.code(200).type(contentType).send(body));
     case "root":
-      return send(reply, 200, { paths: ["/api", "/api/v1", "/apis", ...catalog.apiGroupList().groups.flatMap((g) => [`/apis/${g.name}`, ...g.versions.map((v) => `/apis/${v.groupVersion}`)]), "/healthz", "/livez", "/readyz", "/version"] }, out);
+      return send(reply, 200, { paths: ["/api", "/api/v1", "/apis", ...catalog.apiGroupList().groups.flatMap((g) => [`/apis/${g.name}`, ...g.versions.map((v) => `/apis/${v.groupVersion}`)]), "/healthz", "/livez", "/metrics", "/readyz", "/version"] }, out);
     case "version":
       return send(reply, 200, catalog.version(), out);
     case "apiVersions":
@@ -228,17 +240,4 @@ function serveNonResource(req: FastifyRequest, reply: FastifyReply, target: Excl
     case "openapi":
       return send(reply, 200, openApiV3(catalog, target.group, target.version), out);
   }
-}
-
-/** healthz/livez/readyz: "ok", or with `?verbose` one line per check as upstream prints them. */
-async function health(req: FastifyRequest, reply: FastifyReply, check: "healthz" | "livez" | "readyz", o: HttpAppOptions): Promise<FastifyReply> {
-  const storageOk = await o.registry.storage.revision().then(() => true, () => false);
-  const checks: [string, boolean][] = [["ping", true], ["storage", storageOk]];
-  if (check !== "livez") checks.push(["registry-bootstrap", o.ready()]);
-  const ok = checks.every(([, passed]) => passed);
-  const verbose = (req.query as RawQuery).verbose !== undefined;
-  const body = verbose
-    ? `${checks.map(([name, passed]) => `[${passed ? "+" : "-"}]${name} ${passed ? "ok" : "failed"}`).join("\n")}\n${check} check ${ok ? "passed" : "failed"}\n`
-    : ok ? "ok" : `${check} check failed\n`;
-  return reply.code(ok ? 200 : 503).type("text/plain; charset=utf-8").header("X-Content-Type-Options", "nosniff").send(body);
 }

@@ -1,10 +1,12 @@
-// Request paths → what they address: discovery documents, health checks, or a resource collection/object/subresource.
+// Request paths → what they address: discovery documents, health checks, metrics, or a resource collection/object/subresource.
 import type { ResourceDefinition } from "../registry/strategy.js";
 
 export type Target =
   | { readonly type: "root" }
   | { readonly type: "version" }
-  | { readonly type: "health"; readonly check: "healthz" | "livez" | "readyz" }
+  /** An endpoint, or one of its checks (`/readyz/storage`) when `name` is set. */
+  | { readonly type: "health"; readonly check: "healthz" | "livez" | "readyz"; readonly name?: string }
+  | { readonly type: "metrics" }
   | { readonly type: "apiVersions" }
   | { readonly type: "apiGroupList" }
   | { readonly type: "apiGroup"; readonly group: string }
@@ -46,7 +48,10 @@ export function route(path: string, apis: ServedApis): Target | undefined {
   const [first, second, third] = segs;
   if (segs.length === 0) return { type: "root" };
   if (first === "version" && segs.length === 1) return { type: "version" };
-  if (first === "healthz" || first === "livez" || first === "readyz") return segs.length <= 2 ? { type: "health", check: first } : undefined;
+  if (first === "healthz" || first === "livez" || first === "readyz") {
+    return segs.length === 1 ? { type: "health", check: first } : segs.length === 2 ? { type: "health", check: first, name: second! } : undefined;
+  }
+  if (first === "metrics" && segs.length === 1) return { type: "metrics" };
   if (first === "openapi" && second === "v3") return openApiPath(segs.slice(2), apis);
   if (first === "api") {
     if (segs.length === 1) return { type: "apiVersions" };

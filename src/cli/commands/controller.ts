@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames, type GroupNames } from "../../api/group.js";
 import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
 import type { PlatformControllerManagerConfiguration } from "../../config/controller-manager.js";
+import type { OpsServing } from "../../controller/ops-server.js";
 import { invalidOption } from "../../errors.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { durationFlag } from "../duration.js";
@@ -20,6 +21,12 @@ export interface ControllerFlags {
   readonly controllers?: string;
   readonly leaderElect?: boolean;
   readonly bindAddress?: string;
+  readonly tlsCertFile?: string;
+  readonly tlsPrivateKeyFile?: string;
+  readonly certDir?: string;
+  readonly clientCaFile?: string;
+  readonly authorizationAlwaysAllowPaths?: string;
+  readonly insecureHttp?: boolean;
   readonly kubeApiQps?: number;
   readonly kubeApiBurst?: number;
 }
@@ -30,7 +37,7 @@ export interface ControllerSettings {
   readonly config: PlatformControllerManagerConfiguration;
   readonly signingFiles: ReadonlyMap<string, { readonly certFile: string; readonly keyFile: string }>;
   readonly kubeconfig: string;
-  readonly ops: { readonly host: string; readonly port: number };
+  readonly ops: OpsServing;
 }
 
 function parseBool(value: string | undefined): boolean {
@@ -76,7 +83,16 @@ export async function controllerSettings(flags: ControllerFlags, logger: Logger)
   if (flags.leaderElect !== undefined) generic.LeaderElection.leaderElect = flags.leaderElect;
   if (flags.kubeApiQps !== undefined) generic.ClientConnection.qps = flags.kubeApiQps;
   if (flags.kubeApiBurst !== undefined) generic.ClientConnection.burst = flags.kubeApiBurst;
-  const ops = flags.bindAddress !== undefined ? parseListen(flags.bindAddress) : { host: addressSet ? generic.Address : "127.0.0.1", port: generic.Port };
+  const listen = flags.bindAddress !== undefined ? parseListen(flags.bindAddress) : { host: addressSet ? generic.Address : "127.0.0.1", port: generic.Port };
+  const ops: OpsServing = {
+    ...listen,
+    ...(flags.insecureHttp === true && { insecureHttp: true }),
+    ...(flags.tlsCertFile !== undefined && { tlsCertFile: flags.tlsCertFile }),
+    ...(flags.tlsPrivateKeyFile !== undefined && { tlsKeyFile: flags.tlsPrivateKeyFile }),
+    ...(flags.certDir !== undefined && { certDir: flags.certDir }),
+    ...(flags.clientCaFile !== undefined && { clientCaFile: flags.clientCaFile }),
+    ...(flags.authorizationAlwaysAllowPaths !== undefined && { alwaysAllowPaths: flags.authorizationAlwaysAllowPaths.split(",").map((p) => p.trim()).filter(Boolean) }),
+  };
   return { names, config, signingFiles, kubeconfig: flags.platformconfig ?? generic.ClientConnection.kubeconfig, ops };
 }
 
@@ -145,7 +161,8 @@ export async function embeddedControllerSettings(ctx: Pick<ComponentContext, "na
   // 20 requests/s throttle would hold them to 4 CSRs/s (five requests per CSR). Their workers bound the load.
   config.Generic.ClientConnection.qps = 0;
   const signingFiles = new Map(Object.values(ctx.names.signers).map((n) => [n, ctx.caFiles]));
-  return { names: ctx.names, config, signingFiles, kubeconfig: ctx.adminConfigPath, ops: { host: "127.0.0.1", port: 0 } };
+  // HTTPS on a free loopback port; client certificates of the cluster CA (admin.conf's) and tokens are accepted.
+  return { names: ctx.names, config, signingFiles, kubeconfig: ctx.adminConfigPath, ops: { host: "127.0.0.1", port: 0, clientCaFile: ctx.caFiles.certFile } };
 }
 
 /** The controller manager on the server's own thread (`up` runs it on a thread of its own: controller-thread.ts). */
@@ -171,7 +188,13 @@ export const controllerCommand = (program: Command): void => {
     .option("--leader-elect [bool]", "run only while holding the lease (true or false)", parseBool)
     .option("--kube-api-qps <number>", "requests per second to the API server once the burst is spent; ≤ 0 for no limit (overrides ClientConnection.qps, default 20)", numberFlag("--kube-api-qps"))
     .option("--kube-api-burst <number>", "burst of requests to the API server (overrides ClientConnection.burst, default 30)", numberFlag("--kube-api-burst", true))
-    .option("--bind-address <host:port>", "where /healthz, /readyz and /metrics listen; port 0 picks a free port (default 127.0.0.1:10257)")
+    .option("--bind-address <host:port>", "where /healthz, /readyz and /metrics listen (HTTPS); port 0 picks a free port (default 127.0.0.1:10257)")
+    .option("--tls-cert-file <file>", "serving certificate of /healthz, /readyz and /metrics (default: self-signed)")
+    .option("--tls-private-key-file <file>", "its private key")
+    .option("--cert-dir <dir>", "where the self-signed serving certificate is kept across restarts (default: in memory)")
+    .option("--client-ca-file <file>", "CA certificates that client certificates to /metrics are verified against (bearer tokens are reviewed by the API server)")
+    .option("--authorization-always-allow-paths <list>", "paths served without authentication or authorization (default /healthz,/readyz,/livez)")
+    .option("--insecure-http", "serve /healthz, /readyz and /metrics over plain HTTP without authentication (development only)")
     .action(async (flags: ControllerFlags) => {
       const logger = createLogger({ name: "controller-manager" });
       const settings = await controllerSettings(flags, logger);

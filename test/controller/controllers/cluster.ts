@@ -1,5 +1,6 @@
 // Real processes for end-to-end tests and benchmarks: `platform-ca apiserver` (HTTPS, admin.conf) and `platform-ca controller`.
 import { spawn, type ChildProcess } from "node:child_process";
+import { request as httpsRequest } from "node:https";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,8 +67,27 @@ export function spawnCli(args: readonly string[], ready: RegExp, env: Record<str
   });
 }
 
+/**
+ * GET on an HTTPS endpoint (the controllers' ops endpoint is self-signed: the server certificate is not checked) as
+ * the administrator of `adminConfig`, with its client certificate (/metrics needs an identity the API server
+ * authorizes); without credentials when it is undefined.
+ */
+export async function opsGet(adminConfig: string | undefined, url: string): Promise<{ readonly status: number; readonly text: string }> {
+  const tls = adminConfig === undefined ? {} : (await restConfigFromConnection({ kubeconfig: adminConfig })).tls;
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { cert: tls.cert, key: tls.key, rejectUnauthorized: false, agent: false }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 export interface ControllerProc extends Proc {
-  /** `http://127.0.0.1:PORT` of /healthz, /readyz and /metrics. */
+  /** `https://127.0.0.1:PORT` of /healthz, /readyz and /metrics. */
   readonly ops: string;
 }
 
@@ -111,7 +131,7 @@ export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
   const serve = (listen: string) =>
     spawnCli([o.mode ?? "apiserver", "--data-dir", dataDir, "--listen", listen, "--token-file", tokenFile, ...(o.apiserverArgs ?? [])], /API server listening on (https:\/\/\S+)/);
   let { proc: apiserver, match: address } = await serve("127.0.0.1:0");
-  const controllersOps = /controllers {2}health and metrics on (http:\/\/\S+)/.exec(apiserver.stdout())?.[1];
+  const controllersOps = /controllers {2}health and metrics on (https:\/\/\S+)/.exec(apiserver.stdout())?.[1];
   const adminConfig = join(dataDir, "admin.conf");
   const caFiles = { certFile: join(dataDir, "pki", "ca.crt"), keyFile: join(dataDir, "pki", "ca.key") };
   const names = groupNames();
@@ -138,8 +158,8 @@ export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
     bootstrapper: controllerResources(node, names),
     async startController(args = []) {
       const { proc, match } = await spawnCli(
-        ["controller", "--platformconfig", adminConfig, "--cluster-signing-cert-file", caFiles.certFile, "--cluster-signing-key-file", caFiles.keyFile, "--bind-address", "127.0.0.1:0", ...args],
-        /health and metrics on (http:\/\/\S+)/,
+        ["controller", "--platformconfig", adminConfig, "--cluster-signing-cert-file", caFiles.certFile, "--cluster-signing-key-file", caFiles.keyFile, "--bind-address", "127.0.0.1:0", "--client-ca-file", caFiles.certFile, ...args],
+        /health and metrics on (https:\/\/\S+)/,
       );
       controllers.push(proc);
       return { ...proc, ops: match };
