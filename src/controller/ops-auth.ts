@@ -11,7 +11,7 @@ import { peerCertificateChain, X509Authenticator } from "../apiserver/auth/authn
 import { PlatformError, toPlatformError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { AllowedReviewCache, DEFAULT_REVIEW_CACHE_TTL_MS } from "./controllers/review-cache.js";
-import type { ResourceSource } from "./controllers/resources.js";
+import type { ResourceSource } from "./controllers/controller-set.js";
 
 /** Upstream's `--authorization-always-allow-paths` default: probes need no credentials and no API server. */
 export const DEFAULT_ALWAYS_ALLOW_PATHS: readonly string[] = ["/healthz", "/readyz", "/livez"];

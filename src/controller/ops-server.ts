@@ -10,7 +10,7 @@ import { classify, statusOf } from "../apiserver/http/status.js";
 import { invalidOption, PlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { readClientCaFile } from "../pki/client-ca-file.js";
-import type { ResourceSource } from "./controllers/resources.js";
+import type { ResourceSource } from "./controllers/controller-set.js";
 import type { ControllerMetrics } from "./metrics.js";
 import { DelegatedOpsAuth } from "./ops-auth.js";
 import { opsServingPair } from "./ops-tls.js";

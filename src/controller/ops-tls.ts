@@ -1,9 +1,8 @@
 // The serving certificate of the controllers' ops endpoint: given files, or a self-signed pair (kept in a directory, or in memory), as upstream's --cert-dir.
 import { X509Certificate } from "node:crypto";
 import { readFile } from "node:fs/promises";
-import { ensureDir, readOptional } from "../devpki/files.js";
-import { issueLeaf } from "../devpki/leaf.js";
-import { pairPaths, writePair } from "../devpki/material.js";
+import { ensureDir, pairPaths, readOptional, writePair } from "../pki/files.js";
+import { mintLeaf } from "../pki/leaf.js";
 import { PlatformError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { generateCa } from "../pki/ca.js";
@@ -48,7 +47,7 @@ function pairProblem(certPem: string, keyPem: string, now: Date): string | undef
 async function selfSigned(host: string, now: Date): Promise<{ certPem: string; keyPem: string }> {
   const stamp = Math.floor(now.getTime() / 1000);
   const made = await generateCa({ commonName: `${OPS_PAIR_NAME}-ca@${stamp}`, keyType: "p256", lifetimeSeconds: LIFETIME_SECONDS, now });
-  const leaf = await issueLeaf({ commonName: `${OPS_PAIR_NAME}@${stamp}`, ...servingNames(host), keyType: "p256", usages: ["digital signature", "key encipherment", "server auth"], lifetimeSeconds: LIFETIME_SECONDS, ca: made.ca, now });
+  const leaf = await mintLeaf({ commonName: `${OPS_PAIR_NAME}@${stamp}`, ...servingNames(host), keyType: "p256", usages: ["digital signature", "key encipherment", "server auth"], lifetimeSeconds: LIFETIME_SECONDS, ca: made.ca, now });
   return { certPem: leaf.certPem, keyPem: leaf.keyPem };
 }
 
