@@ -26,6 +26,8 @@ export interface TrustSource {
   /** Names of the bundles (or file) the anchors came from. */
   readonly names: readonly string[];
   readonly pem: string;
+  /** Why there are no anchors to check against, when there are none. */
+  readonly absent?: string;
 }
 
 export function inspectCertificate(pem: string, where: string, trust: TrustSource | undefined, now = new Date()): CertificateInspection {
@@ -34,15 +36,16 @@ export function inspectCertificate(pem: string, where: string, trust: TrustSourc
   const chain = ders.slice(1).map((der) => summarizeCertificate(der).subject);
   const remainingSeconds = Math.floor((summary.notAfter.getTime() - now.getTime()) / 1000);
   if (trust === undefined) return { ...summary, remainingSeconds, chain };
+  if (trust.absent !== undefined) return { ...summary, remainingSeconds, chain, verification: { verified: false, reason: trust.absent, trustBundles: [] } };
   const anchors = trust.pem.includes("-----BEGIN") ? certificatesOf(trust.pem, trust.names.join(", ")) : [];
   return { ...summary, remainingSeconds, chain, verification: { ...verifyChain(ders, anchors, now), trustBundles: trust.names } };
 }
 
-/** The anchors every ClusterTrustBundle of `signerName` publishes; undefined when there is none. */
-export async function signerTrust(client: RestClient, names: GroupNames, signerName: string): Promise<TrustSource | undefined> {
+/** The anchors every ClusterTrustBundle of `signerName` publishes. */
+export async function signerTrust(client: RestClient, names: GroupNames, signerName: string): Promise<TrustSource> {
   const bundles = client.resource<ClusterTrustBundle>({ group: names.certificates, version: "v1beta1", plural: "clustertrustbundles", namespaced: false });
   const list = await bundles.list({ fieldSelector: `spec.signerName=${signerName}` });
-  if (list.items.length === 0) return undefined;
+  if (list.items.length === 0) return { names: [], pem: "", absent: `no ClusterTrustBundle is published for signer ${signerName}` };
   return { names: list.items.map((b) => `ClusterTrustBundle ${b.metadata.name}`), pem: list.items.map((b) => b.spec.trustBundle).join("\n") };
 }
 
@@ -53,8 +56,8 @@ function remaining(seconds: number): string {
 }
 
 function verdictText(v: NonNullable<CertificateInspection["verification"]>): string {
-  const from = v.trustBundles.join(", ") || "no trust bundle";
-  return v.verified ? `verified against ${from} (anchor ${v.anchor})` : `NOT verified against ${from}: ${v.reason}`;
+  if (v.verified) return `verified against ${v.trustBundles.join(", ")} (anchor ${v.anchor})`;
+  return v.trustBundles.length === 0 ? `NOT verified: ${v.reason}` : `NOT verified against ${v.trustBundles.join(", ")}: ${v.reason}`;
 }
 
 /** The text page, `label:` padded to `width` (describe csr indents it under `Certificate:`). */
@@ -119,7 +122,7 @@ async function run(ctx: CtlContext, name: string | undefined, flags: InspectFlag
     const trust =
       flags.trustBundle !== undefined
         ? { names: [flags.trustBundle], pem: await readText(flags.trustBundle, "trust bundle") }
-        : ((await signerTrust(client, ctx.names, csr.spec.signerName)) ?? { names: [], pem: "" });
+        : await signerTrust(client, ctx.names, csr.spec.signerName);
     inspection = inspectCertificate(Buffer.from(issued, "base64").toString("latin1"), `status.certificate of ${name}`, trust);
   }
   if (flags.output === "json") ctx.io.out(`${JSON.stringify(inspection, null, 2)}\n`);

@@ -120,7 +120,8 @@ async function issuedCertificate(ctx: CtlContext, csr: CertificateSigningRequest
   const issued = csr.status?.certificate;
   if (!issued) return undefined;
   try {
-    const trust = (await signerTrust(await ctx.client(), ctx.names, csr.spec.signerName).catch(() => undefined)) ?? { names: [], pem: "" };
+    // A bundle that cannot be listed (no right to) leaves the summary without a chain check rather than failing the page.
+    const trust = await signerTrust(await ctx.client(), ctx.names, csr.spec.signerName).catch(() => undefined);
     return inspectCertificate(Buffer.from(issued, "base64").toString("latin1"), "status.certificate", trust);
   } catch (err) {
     return err as Error;

@@ -1,8 +1,9 @@
 // `certificate inspect` and `describe csr` read certificates as `openssl x509 -text` does; chains are checked as `openssl verify` does.
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { inspectCertificate, inspectionText } from "../../../src/cli/ctl/certificate-inspect.js";
 import { CTL, oneClearError, runNode, tempDir, useUpServer } from "./fixtures.js";
 
 const openssl = (args: readonly string[]) => execFileSync("openssl", args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -92,6 +93,12 @@ describe("certificate inspect -f: files made by openssl", () => {
     expect(oneClearError(r)).toMatch(/^error: the certificate does not verify: /);
     // Without the intermediate in the file, the leaf does not reach the root either.
     expect((await runNode(CTL, ["certificate", "inspect", "-f", f("leaf.pem"), "--trust-bundle", f("root.pem")])).code).toBe(1);
+  });
+
+  it("says so when the signer publishes no bundle to check against", () => {
+    const absent = "no ClusterTrustBundle is published for signer example.com/none";
+    const page = inspectionText(inspectCertificate(readFileSync(f("leaf.pem"), "latin1"), "leaf.pem", { names: [], pem: "", absent }));
+    expect(page).toMatch(new RegExp(`^Chain: +NOT verified: ${absent}\n$`, "m"));
   });
 
   it("refuses a file that holds no certificate, and a name together with -f, in one line", async () => {
