@@ -6,6 +6,15 @@ import { describe, expect, it } from "vitest";
 import { pkcs12Kdf } from "../../src/devpki/pkcs12.js";
 import { mode, opensslVerifies, runCli, tempDir, tool, x509Text } from "./fixtures.js";
 
+const hasKeytool = (() => {
+  try {
+    execFileSync("keytool", ["-help"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
 /** A user with an empty home and working directory, far from any project; no CA location set. */
 function stranger(root: string, name: string) {
   const home = join(root, name, "home");
@@ -77,10 +86,19 @@ describe("dev-certs issue outside a project", () => {
     expect(await x509Text(certs)).toMatch(/TLS Web Client Authentication/);
     expect(await opensslVerifies(join(u.home, ".local/share/platform-ca/ca.crt"), certs, "sslclient")).toBe(true);
     expect((await tool("openssl", ["pkcs12", "-in", file, "-passin", "pass:wrong", "-nodes"])).out).toMatch(/mac verify (error|failure)/i);
+    // GnuTLS reads it too.
+    expect((await tool("certtool", ["--p12-info", "--inder", "--infile", file, "--password", "changeit"])).out).toMatch(/MAC: SHA256[\s\S]*Friendly name: alice@example\.test-client/);
 
     const custom = await u.cli(["dev-certs", "issue", "b.test", "--pkcs12", "b.pfx", "--pkcs12-password", "s3cret"]);
     expect(custom.code).toBe(0);
     expect((await tool("openssl", ["pkcs12", "-in", join(u.cwd, "b.pfx"), "-passin", "pass:s3cret", "-nodes"])).code).toBe(0);
+  });
+
+  it.skipIf(!hasKeytool)("writes a PKCS#12 file Java's keytool lists as a key entry", async () => {
+    const u = stranger(root, "java");
+    expect((await u.cli(["dev-certs", "issue", "java.test", "--pkcs12"])).code).toBe(0);
+    const listed = await tool("keytool", ["-list", "-keystore", join(u.cwd, "java.test.p12"), "-storetype", "PKCS12", "-storepass", "changeit"]);
+    expect(listed.out).toMatch(/^java\.test, .*PrivateKeyEntry/m);
   });
 
   it("derives the MAC key as OpenSSL's PKCS12KDF does", () => {
