@@ -1,5 +1,6 @@
 // `platformctl certificate inspect`: an issued certificate (of a CSR, or in a file) in words, checked against its signer's bundle.
 import { readFile } from "node:fs/promises";
+import { text } from "node:stream/consumers";
 import type { Command } from "commander";
 import type { GroupNames } from "../../api/group.js";
 import type { CertificateSigningRequest } from "../../api/types/csr.js";
@@ -96,12 +97,9 @@ interface InspectFlags {
 
 async function readText(path: string, what: string): Promise<string> {
   try {
-    if (path !== "-") return await readFile(path, "latin1");
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString("latin1");
+    return path === "-" ? await text(process.stdin) : await readFile(path, "latin1");
   } catch (err) {
-    throw new PlatformError("IO_ERROR", `cannot read ${what} ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+    throw new PlatformError("IO_ERROR", `cannot read ${what} ${path === "-" ? "from stdin" : path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
   }
 }
 

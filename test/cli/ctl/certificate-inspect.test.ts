@@ -85,6 +85,13 @@ describe("certificate inspect -f: files made by openssl", () => {
     expect(r.stdout).toContain(`Chain:                verified against ${f("root.pem")} (anchor O=Example,CN=Example Root)`.replace("O=Example,CN=Example Root", "CN=Example Root,O=Example"));
   });
 
+  it("reads the certificate from stdin with -f -", async () => {
+    const r = await runNode(CTL, ["certificate", "inspect", "-f", "-", "-o", "yaml"], { stdin: readFileSync(f("inter.pem"), "utf8") });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^subject: CN=Example Intermediate$/m);
+    expect(r.stdout).toMatch(/^pathLen: 0$/m);
+  });
+
   it("exits 1 when the chain does not verify, as openssl verify refuses it", async () => {
     expect(() => openssl(["verify", "-CAfile", f("other.pem"), "-untrusted", f("inter.pem"), f("leaf.pem")])).toThrow();
     const r = await runNode(CTL, ["certificate", "inspect", "-f", f("chain.pem"), "--trust-bundle", f("other.pem")]);
