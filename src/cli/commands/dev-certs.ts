@@ -174,6 +174,7 @@ export const devCertsCommand: CommandModule = (program: Command) => {
     .option("--out <dir>", "output directory (default: out/ beside the manifest)")
     .option("--force", "re-issue every leaf certificate (CAs are kept; delete a CA's files to replace it)")
     .option("--renew-within <duration>", "renew certificates that expire within this duration", "720h")
+    .addHelpText("after", "\nExamples:\n  platform-ca dev-certs                      # certs-dev/pki.yaml into certs-dev/out/\n  platform-ca dev-certs --manifest pki.yaml --out tls --renew-within 240h\n")
     .action((flags: DevCertsFlags) => devCerts(flags));
   devCertsCmd
     .command("issue")
@@ -196,5 +197,6 @@ export const devCertsCommand: CommandModule = (program: Command) => {
     .command("ca-root")
     .description("print the directory of the dev CA that issue and install use here")
     .option("--ca-dir <dir>", "as for issue")
+    .addHelpText("after", "\nExamples:\n  platform-ca dev-certs ca-root\n  PLATFORM_CA_ROOT=~/ca platform-ca dev-certs ca-root\n")
     .action((flags: { caDir?: string }) => void process.stdout.write(`${locateDevCa({ caDir: flags.caDir }).caDir}\n`));
 };
