@@ -19,7 +19,7 @@ import {
   validityDer,
   VERSION_V3,
 } from "./tbs-template.js";
-import type { CaKeyPair } from "./types.js";
+import type { CaKeyPair, Extension } from "./types.js";
 import { BACKDATE_SECONDS } from "./validity.js";
 
 export interface CaFromPemOptions {
@@ -42,6 +42,12 @@ export interface CertificateFacts {
   readonly subjectKeyId?: Uint8Array;
   /** KeyUsage mask (bit i = 1 << i) when the extension is present. */
   readonly keyUsage?: number;
+  /** Views into the input, for readers that want more than the CA needs (certificate-summary.ts). */
+  readonly serialNumber: Uint8Array;
+  readonly issuerDer: Uint8Array;
+  /** Dotted OID of the outer signatureAlgorithm. */
+  readonly signatureAlgorithm: string;
+  readonly extensions: readonly Extension[];
 }
 
 /**
@@ -54,9 +60,9 @@ export function readCertificateFacts(der: Uint8Array): CertificateFacts {
   top.finish("Certificate");
   const tbs = cert.sequence("TBSCertificate");
   tbs.optional(contextTag(0, true), "version");
-  tbs.next(Tag.INTEGER, "serialNumber");
+  const serialNumber = tbs.contents(tbs.next(Tag.INTEGER, "serialNumber"));
   tbs.next(Tag.SEQUENCE, "signature");
-  readName(tbs, "issuer");
+  const issuerDer = readName(tbs, "issuer").der;
   const validity = tbs.sequence("validity");
   const notBefore = validity.time("notBefore");
   const notAfter = validity.time("notAfter");
@@ -72,19 +78,22 @@ export function readCertificateFacts(der: Uint8Array): CertificateFacts {
   tbs.optional(contextTag(2, false), "subjectUniqueID");
   const extsTlv = tbs.optional(contextTag(3, true), "extensions");
   tbs.finish("TBSCertificate");
-  cert.next(Tag.SEQUENCE, "signatureAlgorithm");
+  const signatureAlgorithm = cert.sequence("signatureAlgorithm").oid("signatureAlgorithm algorithm");
   cert.bitString("signatureValue");
   cert.finish("Certificate");
   let isCa = false;
   let basicConstraints = false;
   let subjectKeyId: Uint8Array | undefined;
   let keyUsage: number | undefined;
+  const extensions: Extension[] = [];
   const list = extsTlv === undefined ? undefined : tbs.child(extsTlv).sequence("extensions");
   while (list?.hasMore()) {
     const ext = list.sequence("extension");
     const oid = ext.oid("extension id");
-    if (ext.peekTag() === Tag.BOOLEAN) ext.boolean("critical");
-    const value = ext.viewReader(ext.octetString("extension value"));
+    const critical = ext.peekTag() === Tag.BOOLEAN && ext.boolean("critical");
+    const bytes = ext.octetString("extension value");
+    extensions.push({ oid, critical, value: bytes });
+    const value = ext.viewReader(bytes);
     if (oid === OID.basicConstraints) {
       basicConstraints = true;
       const bc = value.sequence("basicConstraints");
@@ -95,10 +104,15 @@ export function readCertificateFacts(der: Uint8Array): CertificateFacts {
       keyUsage = maskOf(value.bitString("keyUsage").bytes);
     }
   }
-  return { subjectDer, spki, notBefore, notAfter, isCa, basicConstraints, ...(subjectKeyId && { subjectKeyId }), ...(keyUsage !== undefined && { keyUsage }) };
+  return {
+    subjectDer, spki, notBefore, notAfter, isCa, basicConstraints, serialNumber, issuerDer, signatureAlgorithm, extensions,
+    ...(subjectKeyId && { subjectKeyId }),
+    ...(keyUsage !== undefined && { keyUsage }),
+  };
 }
 
-function maskOf(bytes: Uint8Array): number {
+/** KeyUsage bits of a BIT STRING's bytes as a mask (bit i = 1 << i). */
+export function maskOf(bytes: Uint8Array): number {
   let mask = 0;
   for (let i = 0; i < Math.min(bytes.length * 8, 16); i++) if (bytes[i >> 3]! & (0x80 >> (i & 7))) mask |= 1 << i;
   return mask;

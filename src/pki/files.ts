@@ -9,7 +9,7 @@ export const CERT_MODE = 0o644;
 export const DIR_MODE = 0o700;
 
 /** Writes `data` to `path` with `mode`; the rename makes the new content appear at once. */
-export async function writeFileAtomic(path: string, data: string, mode: number): Promise<void> {
+export async function writeFileAtomic(path: string, data: string | Uint8Array, mode: number): Promise<void> {
   const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
   try {
     await writeFile(tmp, data, { mode, flag: "wx" });

@@ -21,6 +21,8 @@ export interface UpProcess {
 }
 
 export interface UpOptions {
+  /** `up` (default), or `apiserver` alone: both print the same banner. */
+  readonly command?: "up" | "apiserver";
   readonly dataDir?: string;
   readonly args?: readonly string[];
 }
@@ -28,7 +30,7 @@ export interface UpOptions {
 /** Starts `platform-ca up --listen 127.0.0.1:0`; resolves once the banner names the address (everything is running then). */
 export async function startUp(o: UpOptions = {}): Promise<UpProcess> {
   const dataDir = o.dataDir ?? join(mkdtempSync(join(tmpdir(), "platform-ca-up-")), "data");
-  const child = spawn(process.execPath, [CLI, "up", "--data-dir", dataDir, "--listen", "127.0.0.1:0", ...(o.args ?? [])], {
+  const child = spawn(process.execPath, [CLI, o.command ?? "up", "--data-dir", dataDir, "--listen", "127.0.0.1:0", ...(o.args ?? [])], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, PLATFORM_LOG_LEVEL: "info" },
   });

@@ -1,4 +1,4 @@
-// `platformctl certificate approve|deny|request`: decide on CSRs through /approval, or request a certificate end to end.
+// `platformctl certificate approve|deny|request|inspect`: decide on CSRs through /approval, request a certificate end to end, look at one.
 import { randomBytes } from "node:crypto";
 import { link, lstat, rename, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
@@ -10,6 +10,7 @@ import { writePrivateKeyFile } from "../../pki/keys.js";
 import { UsageError, type CommandModule } from "../program.js";
 import { withContext, type CtlContext } from "./context.js";
 import { Failures } from "./failures.js";
+import { addInspectCommand } from "./certificate-inspect.js";
 import { generateRequest, parseExpirationSeconds, parseKeyType, parseTimeout, parseUsages, submitCsr, waitForCertificate } from "./csr-issuance.js";
 import { addFilenameFlags, addOutputFlags, checkFilenames, outputOf, type FilenameFlags, type OutputFlags } from "./flags.js";
 import { printObject, qualifiedName } from "./output/printer.js";
@@ -206,7 +207,7 @@ Examples:
 `;
 
 export const certificateVerb: CommandModule = (program: Command) => {
-  const certificate = program.command("certificate").description("approve, deny or request certificates (CertificateSigningRequests)");
+  const certificate = program.command("certificate").description("approve, deny, request or inspect certificates (CertificateSigningRequests)");
   for (const [verb, decision] of [["approve", "Approved"], ["deny", "Denied"]] as const) {
     const cmd = certificate
       .command(verb)
@@ -241,4 +242,5 @@ export const certificateVerb: CommandModule = (program: Command) => {
     .option("--force", "overwrite an existing --key-out file (only once the CSR was created)")
     .addHelpText("after", REQUEST_HELP)
     .action((name: string, flags: RequestFlags, self: Command) => withContext(self, (ctx) => runRequest(ctx, name, flags)));
+  addInspectCommand(certificate);
 };

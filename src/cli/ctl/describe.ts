@@ -1,4 +1,4 @@
-// `platformctl describe`: a human-readable page per object; CSRs show requester, signer, subject, SANs, usages and conditions.
+// `platformctl describe`: a human-readable page per object; CSRs show requester, signer, subject, SANs, usages, conditions and the issued certificate.
 import type { Command } from "commander";
 import type { ApiList, ApiObject } from "../../api/meta.js";
 import type { CertificateSigningRequest } from "../../api/types/csr.js";
@@ -7,6 +7,7 @@ import { parseCsr } from "../../pki/csr.js";
 import { type CommandModule } from "../program.js";
 import { formatTable } from "../table.js";
 import { withContext, type CtlContext } from "./context.js";
+import { inspectCertificate, inspectionText, signerTrust, type CertificateInspection } from "./certificate-inspect.js";
 import { Failures } from "./failures.js";
 import { addFilenameFlags, checkFilenames, type FilenameFlags } from "./flags.js";
 import { yamlText } from "./output/printer.js";
@@ -43,8 +44,8 @@ function indented(text: string, by = "  "): string {
   return text.split("\n").filter((l) => l !== "").map((l) => `${by}${l}\n`).join("");
 }
 
-/** The CSR page: the seed's fields plus what the request itself asks for. */
-export function describeCsr(csr: CertificateSigningRequest, events: readonly ApiObject[]): string {
+/** The CSR page: the seed's fields, what the request itself asks for, and the issued certificate (or why it cannot be read). */
+export function describeCsr(csr: CertificateSigningRequest, events: readonly ApiObject[], certificate?: CertificateInspection | Error): string {
   const spec = csr.spec ?? ({} as CertificateSigningRequest["spec"]);
   const conditions = csr.status?.conditions ?? [];
   const status = conditions.some((c) => c.type === "Denied") ? "Denied" : conditions.some((c) => c.type === "Approved") ? "Approved" : "Pending";
@@ -80,6 +81,8 @@ export function describeCsr(csr: CertificateSigningRequest, events: readonly Api
     const rows = conditions.map((c) => [c.type, c.status, c.reason ?? "", c.message ?? "", describeTime(c.lastUpdateTime ?? c.lastTransitionTime)]);
     out += indented(formatTable(["Type", "Status", "Reason", "Message", "Last Update"], rows));
   }
+  if (certificate instanceof Error) out += line("Certificate", `<cannot be read: ${certificate.message}>`);
+  else if (certificate) out += `Certificate:\n${inspectionText(certificate, "  ")}`;
   return out + eventsText(events);
 }
 
@@ -112,6 +115,19 @@ async function eventsAbout(ctx: CtlContext, obj: ApiObject): Promise<ApiObject[]
   }
 }
 
+/** The issued certificate of a CSR with its chain checked against the signer's bundles; undefined before issuance. */
+async function issuedCertificate(ctx: CtlContext, csr: CertificateSigningRequest): Promise<CertificateInspection | Error | undefined> {
+  const issued = csr.status?.certificate;
+  if (!issued) return undefined;
+  try {
+    // A bundle that cannot be listed (no right to) leaves the summary without a chain check rather than failing the page.
+    const trust = await signerTrust(await ctx.client(), ctx.names, csr.spec.signerName).catch(() => undefined);
+    return inspectCertificate(Buffer.from(issued, "base64").toString("latin1"), "status.certificate", trust);
+  } catch (err) {
+    return err as Error;
+  }
+}
+
 async function run(ctx: CtlContext, args: readonly string[], flags: FilenameFlags & { selector?: string }): Promise<void> {
   const files = checkFilenames(flags, args);
   const client = await ctx.client();
@@ -133,7 +149,7 @@ async function run(ctx: CtlContext, args: readonly string[], flags: FilenameFlag
   const pages: string[] = [];
   for (const obj of objects) {
     const events = await eventsAbout(ctx, obj);
-    pages.push(obj.kind === "CertificateSigningRequest" ? describeCsr(obj as CertificateSigningRequest, events) : describeGeneric(obj) + eventsText(events));
+    pages.push(obj.kind === "CertificateSigningRequest" ? describeCsr(obj as CertificateSigningRequest, events, await issuedCertificate(ctx, obj as CertificateSigningRequest)) : describeGeneric(obj) + eventsText(events));
   }
   ctx.io.out(pages.join("\n"));
   failures.throwIfAny(ctx.io);
