@@ -104,11 +104,66 @@ export const YAML_READ: YamlOptions = { logLevel: "error", merge: true };
 
 /** Parses one YAML document (JSON is YAML) into its plain value, read as YAML_READ says. */
 export function parsePlainYaml(text: string, options: YamlOptions = {}): unknown {
-  return plainYamlValue(parseYaml(() => parseDocument(text, { ...YAML_READ, ...options })));
+  return plainYamlValue(parseYaml(text, () => parseDocument(text, { ...YAML_READ, ...options })));
 }
 
-/** Runs a YAML parse, which recurses on nesting: running out of stack is the nesting bound's PlainDataError. */
-export function parseYaml<T>(parse: () => T): T {
+/**
+ * How deep a YAML text may look before it is parsed. The parser recurses once per level, and deep enough it fails
+ * not with a RangeError but by aborting the process (V8 compiling a regular expression without stack), so a text
+ * is measured first; the margin over MAX_NESTING_DEPTH keeps texts at the bound parseable, and still far from the
+ * parser's limit (about 800 levels).
+ */
+const YAML_SCAN_LIMIT = MAX_NESTING_DEPTH + 100;
+
+/**
+ * An upper bound of a YAML text's nesting, without parsing it: the deepest flow nesting (`[`, `{` outside quoted
+ * scalars and comments) plus, for each line, twice its indentation and its leading `- ` / `? ` indicators (a block
+ * collection needs one more column or one indicator, and a sequence may share its mapping's column). A quote opens
+ * a quoted scalar only where a scalar starts (not in `don't`), and may span lines; block scalar content (after a
+ * `|` or `>` header) is skipped. Brackets in plain scalars only make the bound larger.
+ */
+export function yamlNestingBound(text: string): number {
+  let flow = 0;
+  let deepest = 0;
+  let quote = "";
+  let scalarIndent = -1;
+  for (const line of text.split("\n")) {
+    const indent = line.length - line.trimStart().length;
+    if (!quote && scalarIndent >= 0 && (indent > scalarIndent || line.trim() === "")) continue;
+    scalarIndent = -1;
+    let i = quote ? 0 : indent;
+    let indicators = 0;
+    while (!quote && (line[i] === "-" || line[i] === "?") && (line[i + 1] === " " || i + 1 === line.length)) [i, indicators] = [i + 2, indicators + 1];
+    let lineFlow = flow;
+    let previous = " ";
+    let codeEnd = line.length;
+    for (; i < line.length; i++) {
+      const c = line[i]!;
+      if (quote) {
+        if (c === "\\" && quote === '"') i++;
+        else if (c === quote) quote = "";
+        continue;
+      }
+      if ((c === '"' || c === "'") && (previous === " " || ":-[{,?".includes(previous))) quote = c;
+      else if (c === "#" && (i === 0 || line[i - 1] === " " || line[i - 1] === "\t")) {
+        codeEnd = i;
+        break;
+      } else if (c === "[" || c === "{") lineFlow = Math.max(lineFlow, ++flow);
+      else if ((c === "]" || c === "}") && flow > 0) flow--;
+      if (c !== " " && c !== "\t") previous = c;
+    }
+    deepest = Math.max(deepest, lineFlow + 2 * (indent + indicators) + 2);
+    if (!quote && flow === 0 && /(^|[:-] )[|>][-+0-9]*$/.test(line.slice(0, codeEnd).trim())) scalarIndent = indent;
+  }
+  return deepest;
+}
+
+/**
+ * Runs a YAML parse of `text` once yamlNestingBound says it is shallow enough; deeper texts, and running out of
+ * stack all the same, are the nesting bound's PlainDataError.
+ */
+export function parseYaml<T>(text: string, parse: () => T): T {
+  if (yamlNestingBound(text) > YAML_SCAN_LIMIT) throw new PlainDataError(NESTING_MESSAGE);
   try {
     return parse();
   } catch (err) {

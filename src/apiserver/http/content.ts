@@ -104,7 +104,7 @@ export function isYamlType(type: string): boolean {
 export function decodeYaml(text: string, uniqueKeys = false): unknown {
   let docs;
   try {
-    docs = parseYaml(() => parseAllDocuments(text, { ...YAML_READ, uniqueKeys }));
+    docs = parseYaml(text, () => parseAllDocuments(text, { ...YAML_READ, uniqueKeys }));
   } catch (err) {
     throw bodyError("YAML", err);
   }

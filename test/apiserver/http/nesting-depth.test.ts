@@ -3,8 +3,8 @@
 import fc from "fast-check";
 import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it } from "vitest";
-import { parse as fromYaml } from "yaml";
-import { MAX_NESTING_DEPTH, parsePlainJson, parsePlainYaml, plainValueProblem } from "../../../src/plain-data.js";
+import { parse as fromYaml, stringify as toYaml } from "yaml";
+import { MAX_NESTING_DEPTH, parsePlainJson, parsePlainYaml, plainValueProblem, yamlNestingBound } from "../../../src/plain-data.js";
 import { call } from "../http-client.js";
 import { controllerRevision, sharedServer } from "../fixtures.js";
 
@@ -47,6 +47,19 @@ describe("the nesting bound of decoded values", () => {
     }
   });
 
+  it("bounds a YAML text's nesting from above before parsing it, in block and in flow style", () => {
+    const depth = (v: unknown): number => (v !== null && typeof v === "object" ? 1 + Math.max(0, ...Object.values(v).map(depth)) : 0);
+    const values = fc.tuple(fc.integer({ min: 1, max: 450 }), fc.boolean(), fc.jsonValue({ maxDepth: 3 }));
+    for (const [levels, mixed, leaf] of fc.sample(values, 40)) {
+      let value: unknown = leaf;
+      for (let i = 0; i < levels; i++) value = mixed && i % 2 ? [value, "it's [ here"] : { a: value, b: "don't {" };
+      for (const text of [toYaml(value), JSON.stringify(value)]) expect([levels, yamlNestingBound(text) >= depth(value)]).toEqual([levels, true]);
+    }
+    // Quotes opened inside plain scalars, closers inside quoted ones and block scalars do not hide brackets.
+    const hidden = ["a: don't\nb: ", 'a: [[ "x\n]]]]]]" ', "a: |\n  ]]]]\nb: "].map((head) => `${head}${"[".repeat(600)}${"]".repeat(600)}`);
+    for (const text of hidden) expect(() => parsePlainYaml(text)).toThrow(/nested more than/);
+  });
+
   it("refuses 2,000 levels of YAML block style and 10,000 of JSON without running out of stack", () => {
     const block = Array.from({ length: 2_000 }, (_, i) => `${" ".repeat(i)}a:`).join("\n") + " x\n";
     expect(() => parsePlainYaml(block)).toThrow(/nested more than/);
@@ -82,6 +95,14 @@ describe("a ControllerRevision at the bound over HTTP", () => {
     const r = await call(shared.base, "POST", CR, { body: body(4500), contentType });
     expect([r.status, r.body.reason]).toEqual([400, "BadRequest"]);
     expect(r.body.message).toContain("nested more than");
+  });
+
+  it("refuses a YAML body of a million open brackets with a 400 at once, and keeps serving (the parser would abort the process)", async () => {
+    const started = Date.now();
+    const r = await call(shared.base, "POST", CR, { body: `data: ${"[".repeat(1_000_000)}`, contentType: "application/yaml" });
+    expect([r.status, r.body.message]).toEqual([400, expect.stringContaining("nested more than")]);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect((await call(shared.base, "GET", CR)).status).toBe(200);
   });
 
   it("refuses a JSON patch whose copies nest the object past the bound, with a 400 and no change", async () => {
