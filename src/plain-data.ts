@@ -11,25 +11,59 @@ export class PlainDataError extends Error {
 const MAX_ALIASES = 100;
 
 /**
- * Refuses `__proto__` keys while JSON.parse builds objects: a later copy or merge could reach a prototype through
- * one, and dropping it would lose what the sender meant, so the text is refused with a message that names the key.
+ * The deepest nesting of objects and arrays a decoded text may have (the top-level object is level 1). Upstream
+ * refuses beyond 10,000; this server stops far lower because every later step must still work on what it
+ * accepted: YAML output, the deepest-recursing of them, overflows the stack from about 600 levels (docs/api.md).
  */
-function refuseProtoKeys(_key: string, value: unknown): unknown {
-  if (value && typeof value === "object" && !Array.isArray(value) && Object.hasOwn(value, "__proto__")) {
-    throw new PlainDataError('the key "__proto__" is not accepted (it names an object\'s prototype); rename it');
+export const MAX_NESTING_DEPTH = 400;
+
+export const NESTING_MESSAGE = `the value is nested more than ${MAX_NESTING_DEPTH} levels deep (objects and arrays); flatten it`;
+
+/**
+ * The first problem of a decoded value, walked without recursion: nesting deeper than MAX_NESTING_DEPTH, or a
+ * `__proto__` key (a later copy or merge could reach a prototype through one, and dropping it would lose what the
+ * sender meant, so it is refused with a message that names the key).
+ */
+export function plainValueProblem(value: unknown): string | undefined {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth > MAX_NESTING_DEPTH) return NESTING_MESSAGE;
+    if (Array.isArray(v)) {
+      for (const item of v) stack.push([item, depth + 1]);
+      continue;
+    }
+    if (Object.hasOwn(v, "__proto__")) return 'the key "__proto__" is not accepted (it names an object\'s prototype); rename it';
+    for (const item of Object.values(v)) stack.push([item, depth + 1]);
   }
-  return value;
+  return undefined;
 }
 
-/** JSON.parse that refuses prototype keys; a syntax error is a PlainDataError with JSON.parse's message. */
+/**
+ * Running out of stack, the only way a parser here fails on a deeply nested input: V8's RangeError, or the yaml
+ * package's error that carries its message.
+ */
+export const isStackOverflow = (err: unknown): boolean => err instanceof Error && /Maximum call stack size exceeded/.test(err.message);
+
+/**
+ * JSON.parse, then refuses deep nesting and prototype keys (plainValueProblem). JSON.parse itself does not
+ * recurse, and a text shorter than the depth bound cannot reach it; a syntax error is a PlainDataError with
+ * JSON.parse's message.
+ */
 export function parsePlainJson(text: string): unknown {
+  let value: unknown;
   try {
-    // The reviver costs; a key can only spell __proto__ literally or with \u escapes.
-    return text.includes("__proto__") || text.includes("\\u") ? JSON.parse(text, refuseProtoKeys) : JSON.parse(text);
+    value = JSON.parse(text);
   } catch (err) {
-    if (err instanceof PlainDataError) throw err;
-    throw new PlainDataError((err as Error).message);
+    throw new PlainDataError(isStackOverflow(err) ? NESTING_MESSAGE : (err as Error).message);
   }
+  // The walk costs; a key can only spell __proto__ literally or with \u escapes.
+  if (text.length > MAX_NESTING_DEPTH || text.includes("__proto__") || text.includes("\\u")) {
+    const problem = plainValueProblem(value);
+    if (problem) throw new PlainDataError(problem);
+  }
+  return value;
 }
 
 /** The first line of a parser message, without the colon that introduced the code frame after it. */
@@ -43,18 +77,18 @@ const firstLine = (message: string) => message.split("\n")[0]!.trim().replace(/:
  */
 export function plainYamlValue(doc: Document.Parsed): unknown {
   const syntax = doc.errors[0];
-  if (syntax) throw new PlainDataError(firstLine(syntax.message));
+  if (syntax) throw new PlainDataError(isStackOverflow(syntax) ? NESTING_MESSAGE : firstLine(syntax.message));
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: MAX_ALIASES });
   } catch (err) {
-    throw new PlainDataError(firstLine((err as Error).message));
+    throw new PlainDataError(isStackOverflow(err) ? NESTING_MESSAGE : firstLine((err as Error).message));
   }
   let json: string | undefined;
   try {
     json = JSON.stringify(value);
-  } catch {
-    throw new PlainDataError("an alias refers to a node that contains it; a cycle has no plain value");
+  } catch (err) {
+    throw new PlainDataError(isStackOverflow(err) ? NESTING_MESSAGE : "an alias refers to a node that contains it; a cycle has no plain value");
   }
   return json === undefined ? null : parsePlainJson(json);
 }
@@ -70,5 +104,70 @@ export const YAML_READ: YamlOptions = { logLevel: "error", merge: true };
 
 /** Parses one YAML document (JSON is YAML) into its plain value, read as YAML_READ says. */
 export function parsePlainYaml(text: string, options: YamlOptions = {}): unknown {
-  return plainYamlValue(parseDocument(text, { ...YAML_READ, ...options }));
+  return plainYamlValue(parseYaml(text, () => parseDocument(text, { ...YAML_READ, ...options })));
+}
+
+/**
+ * How deep a YAML text may look before it is parsed. The parser recurses once per level, and deep enough it fails
+ * not with a RangeError but by aborting the process (V8 compiling a regular expression without stack), so a text
+ * is measured first; the margin over MAX_NESTING_DEPTH keeps texts at the bound parseable, and still far from the
+ * parser's limit (about 800 levels).
+ */
+const YAML_SCAN_LIMIT = MAX_NESTING_DEPTH + 100;
+
+/**
+ * An upper bound of a YAML text's nesting, without parsing it: the deepest flow nesting (`[`, `{` outside quoted
+ * scalars and comments) plus, for each line, twice its indentation and its leading `- ` / `? ` indicators (a block
+ * collection needs one more column or one indicator, and a sequence may share its mapping's column). A quote opens
+ * a quoted scalar only where a scalar starts (not in `don't`), and may span lines; block scalar content (after a
+ * `|` or `>` header) is skipped. Brackets in plain scalars only make the bound larger.
+ */
+export function yamlNestingBound(text: string): number {
+  let flow = 0;
+  let deepest = 0;
+  let quote = "";
+  let scalarIndent = -1;
+  for (const line of text.split("\n")) {
+    const indent = line.length - line.trimStart().length;
+    if (!quote && scalarIndent >= 0 && (indent > scalarIndent || line.trim() === "")) continue;
+    scalarIndent = -1;
+    let i = quote ? 0 : indent;
+    let indicators = 0;
+    while (!quote && (line[i] === "-" || line[i] === "?") && (line[i + 1] === " " || i + 1 === line.length)) [i, indicators] = [i + 2, indicators + 1];
+    let lineFlow = flow;
+    let previous = " ";
+    let codeEnd = line.length;
+    for (; i < line.length; i++) {
+      const c = line[i]!;
+      if (quote) {
+        if (c === "\\" && quote === '"') i++;
+        else if (c === quote) quote = "";
+        continue;
+      }
+      if ((c === '"' || c === "'") && (previous === " " || ":-[{,?".includes(previous))) quote = c;
+      else if (c === "#" && (i === 0 || line[i - 1] === " " || line[i - 1] === "\t")) {
+        codeEnd = i;
+        break;
+      } else if (c === "[" || c === "{") lineFlow = Math.max(lineFlow, ++flow);
+      else if ((c === "]" || c === "}") && flow > 0) flow--;
+      if (c !== " " && c !== "\t") previous = c;
+    }
+    deepest = Math.max(deepest, lineFlow + 2 * (indent + indicators) + 2);
+    if (!quote && flow === 0 && /(^|[:-] )[|>][-+0-9]*$/.test(line.slice(0, codeEnd).trim())) scalarIndent = indent;
+  }
+  return deepest;
+}
+
+/**
+ * Runs a YAML parse of `text` once yamlNestingBound says it is shallow enough; deeper texts, and running out of
+ * stack all the same, are the nesting bound's PlainDataError.
+ */
+export function parseYaml<T>(text: string, parse: () => T): T {
+  if (yamlNestingBound(text) > YAML_SCAN_LIMIT) throw new PlainDataError(NESTING_MESSAGE);
+  try {
+    return parse();
+  } catch (err) {
+    if (isStackOverflow(err)) throw new PlainDataError(NESTING_MESSAGE);
+    throw err;
+  }
 }

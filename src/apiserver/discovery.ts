@@ -26,7 +26,7 @@ export interface ApiResource {
 }
 
 /** Action subresources are not stored objects: their request kind is a protocol fact of each action. */
-const ACTION_KINDS: Readonly<Record<string, (names: GroupNames) => { group: string; version: string; kind: string }>> = {
+export const ACTION_KINDS: Readonly<Record<string, (names: GroupNames) => { group: string; version: string; kind: string }>> = {
   token: (names) => ({ group: names.authentication, version: "v1", kind: "TokenRequest" }),
 };
 

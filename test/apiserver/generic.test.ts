@@ -65,7 +65,7 @@ describe("create", () => {
     ["a namespace that differs from the path", "default", serviceAccount({ namespace: "other" }), "BAD_REQUEST", "does not match the namespace"],
     ["a kind of another endpoint", "default", { ...serviceAccount({}), kind: "Secret" }, "BAD_REQUEST", "do not match the endpoint (v1, ServiceAccount)"],
     ["a wrong apiVersion", "default", { ...serviceAccount({}), apiVersion: "v2" }, "BAD_REQUEST", "do not match the endpoint"],
-    ["no kind", "default", { apiVersion: "v1", metadata: { name: "x" } }, "BAD_REQUEST", "'Kind' is missing"],
+    ["another kind without an apiVersion", "default", { kind: "Secret", metadata: { name: "x" } }, "BAD_REQUEST", "(v1, Secret) do not match the endpoint"],
     ["an invalid name", "default", serviceAccount({ name: "Not_Valid" }), "INVALID", 'ServiceAccount "Not_Valid" is invalid: metadata.name'],
     ["no name at all", "default", { apiVersion: "v1", kind: "ServiceAccount", metadata: {} }, "INVALID", "metadata.name"],
     ["an invalid label key", "default", serviceAccount({ labels: { "-bad": "x" } }), "INVALID", "metadata.labels"],

@@ -337,8 +337,8 @@ describe("lists, selectors and Table", () => {
   it.each([
     ["labelSelector=a%20b%20c", "unable to parse"],
     ["fieldSelector=spec.foo%3Dx", "field label not supported: spec.foo"],
-    ["limit=-1", "limit"],
-    ["watch=maybe", "watch"],
+    ["limit=ten", "limit"],
+    ["timeoutSeconds=1.5", "timeoutSeconds"],
   ])("refuses %s with 400", async (query, words) => {
     const r = await call(shared.base, "GET", `${SA}?${query}`);
     expect([r.status, r.body.reason]).toEqual([400, "BadRequest"]);

@@ -33,7 +33,10 @@ const CLIENT_AUTH = ExtKeyUsageOid.clientAuth;
 const ANY_EKU = ExtKeyUsageOid.any;
 
 // A TLS connection's peer chain cannot change once the handshake is done: the server disables renegotiation
-// (http/app.ts), so the chain is read from OpenSSL once per connection rather than once per request.
+// (http/app.ts), so the chain is read from OpenSSL once per connection rather than once per request. The server
+// reads it at the handshake: node's read of the peer certificate clears OpenSSL's error queue, where a chain the
+// TLS layer failed to verify (a signature by another key under a trusted issuer's name) leaves errors that node
+// would otherwise report on the connection's next read (400 ERR_SSL_EVP_LIB instead of this authenticator's 401).
 const chainsBySocket = new WeakMap<TLSSocket, Uint8Array[]>();
 
 /** The DER certificates a TLS client presented, leaf first; empty when it presented none. */

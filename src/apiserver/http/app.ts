@@ -8,6 +8,7 @@ import type { Pipeline } from "../pipeline.js";
 import { forbiddenError } from "../auth/authorizer.js";
 import { COMPONENT, type ApiServerMetrics, type RequestLabels, type RequestTracker } from "../metrics.js";
 import { authenticate } from "./authenticate.js";
+import { peerCertificateChain } from "../auth/authn-x509.js";
 import { openApiV3, openApiV3Index } from "../discovery.js";
 import { negotiate } from "./content.js";
 import { serveHealth } from "./health.js";
@@ -75,7 +76,12 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
   }) as unknown as FastifyInstance;
   // No TLS renegotiation (as Go's servers): a connection's client certificate is then fixed at the handshake,
   // which lets authentication read it once per connection (auth/authn-x509.ts).
-  if (https) app.server.on("secureConnection", (socket: TLSSocket) => socket.disableRenegotiation());
+  if (https) app.server.on("secureConnection", (socket: TLSSocket) => {
+    socket.disableRenegotiation();
+    // Read at the handshake, not at the first request: reading also clears the errors OpenSSL's own (ignored)
+    // check of a bad chain leaves queued, which node would otherwise report on the next read as a TLS failure.
+    peerCertificateChain(socket);
+  });
   // Bodies stay raw: decoding depends on the endpoint (object, patch, DeleteOptions) and errors must become Status.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: BODY_LIMIT_BYTES }, (_req, body, done) => done(null, body));

@@ -1,7 +1,7 @@
 // Content negotiation: the Accept list (JSON, YAML, Table), request body decoding and response encoding.
 import { parseAllDocuments, stringify as stringifyYaml } from "yaml";
 import { PlatformError } from "../../errors.js";
-import { YAML_READ, parsePlainJson, plainYamlValue } from "../../plain-data.js";
+import { NESTING_MESSAGE, YAML_READ, parsePlainJson, parseYaml, plainYamlValue } from "../../plain-data.js";
 import { decodeProtobufObject } from "./protobuf.js";
 
 export type Format = "json" | "yaml";
@@ -77,7 +77,7 @@ export function decodeJson(text: string): unknown {
   try {
     return parsePlainJson(text);
   } catch (err) {
-    throw new PlatformError("BAD_REQUEST", `the request body is not valid JSON: ${(err as Error).message}`);
+    throw bodyError("JSON", err);
   }
 }
 
@@ -104,9 +104,9 @@ export function isYamlType(type: string): boolean {
 export function decodeYaml(text: string, uniqueKeys = false): unknown {
   let docs;
   try {
-    docs = parseAllDocuments(text, { ...YAML_READ, uniqueKeys });
+    docs = parseYaml(text, () => parseAllDocuments(text, { ...YAML_READ, uniqueKeys }));
   } catch (err) {
-    throw new PlatformError("BAD_REQUEST", `the request body is not valid YAML: ${(err as Error).message}`);
+    throw bodyError("YAML", err);
   }
   const list = Array.isArray(docs) ? docs : [docs];
   if (list.length !== 1) throw new PlatformError("BAD_REQUEST", `the request body must hold exactly one YAML document, got ${list.length}`);
@@ -114,8 +114,14 @@ export function decodeYaml(text: string, uniqueKeys = false): unknown {
   try {
     return plainYamlValue(list[0]!);
   } catch (err) {
-    throw new PlatformError("BAD_REQUEST", `the request body is not valid YAML: ${(err as Error).message}`);
+    throw bodyError("YAML", err);
   }
+}
+
+/** The 400 of a body that does not decode; nesting beyond the bound is named as such, not as a syntax error. */
+function bodyError(format: "JSON" | "YAML", err: unknown): PlatformError {
+  const message = (err as Error).message;
+  return new PlatformError("BAD_REQUEST", message === NESTING_MESSAGE ? `the request body is refused: ${message}` : `the request body is not valid ${format}: ${message}`);
 }
 
 export function encode(value: unknown, format: Format, pretty: boolean): string {

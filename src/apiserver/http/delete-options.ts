@@ -4,7 +4,7 @@ import { PlatformError } from "../../errors.js";
 import type { DeleteOptions } from "../registry/generic.js";
 import type { FieldError } from "../registry/strategy.js";
 import { decodeBody } from "./content.js";
-import { int, one, type RawQuery } from "./query.js";
+import { bool, int, one, type RawQuery } from "./query.js";
 
 /** The DeleteOptions fields this server reads, decoded but not yet validated. */
 interface RawDeleteOptions {
@@ -54,11 +54,8 @@ function queryOptions(q: RawQuery): RawDeleteOptions {
   // An empty value is no value, as for every other parameter.
   const policy = one(q, "propagationPolicy") || undefined;
   if (policy !== undefined) out.propagationPolicy = policy;
-  const orphan = one(q, "orphanDependents") || undefined;
-  if (orphan !== undefined) {
-    if (orphan !== "true" && orphan !== "false" && orphan !== "1" && orphan !== "0") throw bad(`invalid value for orphanDependents: ${JSON.stringify(orphan)} (expected true or false)`);
-    out.orphanDependents = orphan === "true" || orphan === "1";
-  }
+  const orphan = bool(q, "orphanDependents");
+  if (orphan !== undefined) out.orphanDependents = orphan;
   return out;
 }
 

@@ -38,28 +38,52 @@ export function one(q: RawQuery, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+/** `pretty` as upstream reads it (Go's strconv.ParseBool: 1, t, T, TRUE, true, True; anything else is false). */
 export function isPretty(q: RawQuery): boolean {
-  const v = one(q, "pretty");
-  return v !== undefined && v !== "false" && v !== "0";
+  return ["1", "t", "T", "TRUE", "true", "True"].includes(one(q, "pretty") ?? "");
 }
 
-function bool(q: RawQuery, name: string): boolean | undefined {
+/**
+ * A boolean query value as upstream converts one (runtime.Convert_Slice_string_To_bool): "0" and any case of
+ * "false" (Go's EqualFold, so the long s "ſ" matches "s") are false; every other value, the empty one too, is true.
+ */
+export function parseBoolValue(v: string): boolean {
+  if (v === "0") return false;
+  const chars = [...v];
+  return !(chars.length === 5 && chars.every((c, i) => c.toUpperCase() === "FALSE"[i]));
+}
+
+/** Query parameter `name` as a boolean; absent is undefined, no value is ever refused (as upstream). */
+export function bool(q: RawQuery, name: string): boolean | undefined {
+  const v = one(q, name);
+  return v === undefined ? undefined : parseBoolValue(v);
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * An integer query value as upstream converts one (strconv.ParseInt(v, 10, 64)): an optional sign and decimal
+ * digits within int64; anything else, the empty value too, is undefined. Values beyond 2^53 lose precision,
+ * which no count or number of seconds notices.
+ */
+export function parseIntValue(v: string): number | undefined {
+  if (!/^[+-]?[0-9]+$/.test(v)) return undefined;
+  const n = BigInt(v);
+  return n < INT64_MIN || n > INT64_MAX ? undefined : Number(n);
+}
+
+/** Query parameter `name` as an integer; absent is undefined, a value ParseInt refuses is a 400. */
+export function int(q: RawQuery, name: string): number | undefined {
   const v = one(q, name);
   if (v === undefined) return undefined;
-  if (v === "true" || v === "1" || v === "") return true;
-  if (v === "false" || v === "0") return false;
-  throw bad(`invalid value for ${name}: ${JSON.stringify(v)} (expected true or false)`);
+  const n = parseIntValue(v);
+  if (n === undefined) throw bad(`invalid value for ${name}: ${JSON.stringify(v)} (expected an integer: decimal digits, optionally signed, within 64 bits)`);
+  return n;
 }
 
-/** Query parameter `name` as an integer (≥ `min` when given); absent or empty is undefined, anything else a 400. */
-export function int(q: RawQuery, name: string, min?: number): number | undefined {
-  const v = one(q, name);
-  if (v === undefined || v === "") return undefined;
-  if (!/^-?\d{1,15}$/.test(v) || (min !== undefined && Number(v) < min)) {
-    throw bad(`invalid value for ${name}: ${JSON.stringify(v)} (expected an integer${min === undefined ? "" : ` ≥ ${min}`})`);
-  }
-  return Number(v);
-}
+/** A count or a number of seconds where upstream reads zero and below as "not set" (limit, timeoutSeconds). */
+const positive = (n: number | undefined) => (n !== undefined && n > 0 ? n : undefined);
 
 function oneOf<T extends string>(q: RawQuery, name: string, allowed: readonly T[]): T | undefined {
   const v = one(q, name);
@@ -75,11 +99,11 @@ export function listParams(q: RawQuery): ListParams {
     continue: one(q, "continue") || undefined,
     fieldSelector: one(q, "fieldSelector") ?? "",
     labelSelector: one(q, "labelSelector") ?? "",
-    limit: int(q, "limit", 0),
+    limit: positive(int(q, "limit")),
     resourceVersion: one(q, "resourceVersion") || undefined,
     resourceVersionMatch: oneOf(q, "resourceVersionMatch", ["NotOlderThan", "Exact"] as const),
     sendInitialEvents: bool(q, "sendInitialEvents"),
-    timeoutSeconds: int(q, "timeoutSeconds", 0),
+    timeoutSeconds: positive(int(q, "timeoutSeconds")),
     includeObject: oneOf<IncludeObject>(q, "includeObject", ["None", "Metadata", "Object"]) ?? "Metadata",
   };
 }

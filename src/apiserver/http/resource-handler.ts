@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ApiObject, UserInfo } from "../../api/meta.js";
 import type { SchemaRegistry } from "../../api/schema.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
+import { isStackOverflow, NESTING_MESSAGE } from "../../plain-data.js";
 import type { Logger } from "../../logger.js";
 import type { Clock } from "../../time/clock.js";
 import { applyPatch, checkPatchShape, patchTypeOf } from "../patch/index.js";
@@ -13,6 +14,8 @@ import { listCollection, type CachedCollection } from "../registry/list.js";
 import type { ResourceDefinition, Verb } from "../registry/strategy.js";
 import { matchesFields, matchesLabels, metadataField, parseFieldSelector, parseLabelSelector } from "../selectors.js";
 import { TableConverter } from "../table.js";
+import { ACTION_KINDS } from "../discovery.js";
+import { fillTypeMeta } from "../registry/type-meta.js";
 import type { WatchSource } from "../registry/watch.js";
 import { decodeBody, decodeJson, decodeYaml, isJsonType, isYamlType, mediaType, negotiate } from "./content.js";
 import { checkFields } from "./field-validation.js";
@@ -178,8 +181,7 @@ export class ResourceHandler {
       const resource = action ? `${store.def.plural}/${t.subresource}` : store.def.plural;
       const handler = this.deps.registry.createHandler(store.def.group, resource);
       const body = decodeBody(req.body as Buffer | undefined, req.headers["content-type"]);
-      const obj = action ? (body as ApiObject) : store.checkBody(body, t.namespace, undefined);
-      if (typeof obj !== "object" || obj === null || Array.isArray(obj)) throw new PlatformError("BAD_REQUEST", "the request body must be a JSON or YAML object");
+      const obj = action ? this.actionBody(body, t.subresource!) : store.checkBody(body, t.namespace, undefined);
       const now = new Date(this.deps.clock.now());
       const result = await handler(obj, { now, names: this.deps.registry.names, user, subresource: t.subresource, namespace: t.namespace, name: t.name });
       return send(reply, 201, result, out);
@@ -209,7 +211,7 @@ export class ResourceHandler {
       t.namespace,
       t.name!,
       (current) => {
-        const next = applyPatch(type, current, patchBody, { schema, source: text }) as ApiObject;
+        const next = patched(() => applyPatch(type, current, patchBody, { schema, source: text }) as ApiObject);
         out.warnings.splice(0, out.warnings.length, ...checkFields(next, schema, w.fieldValidation, text));
         return next;
       },
@@ -242,6 +244,14 @@ export class ResourceHandler {
     return send(reply, 200, { apiVersion: "v1", kind: "Status", metadata: {}, status: "Success", details: { group: store.def.group, kind: store.def.plural }, code: 200 }, out);
   }
 
+  /** An action's body: an object whose apiVersion and kind, filled when missing, are the action's (as for any create). */
+  private actionBody(body: unknown, action: string): ApiObject {
+    if (typeof body !== "object" || body === null || Array.isArray(body)) throw new PlatformError("BAD_REQUEST", "the request body must be a JSON or YAML object");
+    const kind = ACTION_KINDS[action]?.(this.deps.registry.names);
+    if (kind) fillTypeMeta(body as Record<string, unknown>, { apiVersion: `${kind.group ? `${kind.group}/` : ""}${kind.version}`, kind: kind.kind });
+    return body as ApiObject;
+  }
+
   /** Decodes a create/update body and applies fieldValidation; warnings go to the response. */
   private decodeChecked(req: FastifyRequest, def: ResourceDefinition, w: WriteParams, out: ResponseSettings): unknown {
     const type = mediaType(req.headers["content-type"]);
@@ -266,6 +276,19 @@ export class ResourceHandler {
 function defaultManager(userAgent: string | undefined): string | undefined {
   const name = userAgent?.split("/")[0]?.trim().slice(0, 128);
   return name ? name.replace(/[^\x20-\x7e]/g, "") || undefined : undefined;
+}
+
+/**
+ * Applies a patch. Copy operations can double an object's nesting per operation, past what the patch engine's
+ * recursion survives: running out of stack there is the nesting bound's 400, like a too-deep body.
+ */
+function patched(apply: () => ApiObject): ApiObject {
+  try {
+    return apply();
+  } catch (err) {
+    if (isStackOverflow(err)) throw new PlatformError("BAD_REQUEST", `the patched object is refused: ${NESTING_MESSAGE}`);
+    throw err;
+  }
 }
 
 /** Bounds a list by `timeoutSeconds` (504 Timeout when it takes longer). */

@@ -3,6 +3,7 @@ import type { ApiObject, Status, UserInfo } from "../../api/meta.js";
 import type { GroupNames } from "../../api/group.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
+import { plainValueProblem } from "../../plain-data.js";
 import { isStorableKey, keyRoomProblem } from "../storage/checks.js";
 import type { Storage } from "../storage/types.js";
 import type { Clock } from "../../time/clock.js";
@@ -11,6 +12,7 @@ import type { FieldError, ResourceDefinition, StrategyContext, SubresourceStrate
 import { alreadyExists, badRequest, conflict, invalid, notFound } from "./errors.js";
 import { generateName, initCreateMetadata, keepSystemMetadata, recordManager, rfc3339, validateMetadata } from "./metadata.js";
 import { copyObject, serializeForStorage, StoredObject } from "./stored.js";
+import { fillTypeMeta } from "./type-meta.js";
 
 /** What every resource store shares. */
 export interface RegistryContext {
@@ -147,7 +149,7 @@ export class ResourceStore {
       const next = produce(previous);
       const now = new Date(this.ctx.clock.now());
       const sctx = this.strategyContext(now, opts);
-      keepSystemMetadata(next, previous);
+      const immutableErrors = keepSystemMetadata(next, previous);
       if (sub) this.guard(() => sub.prepareForUpdate(next, previous, sctx));
       else {
         this.guard(() => this.def.strategy.prepareForUpdate(next, previous, sctx));
@@ -156,8 +158,9 @@ export class ResourceStore {
       recordManager(next, this.managerEntry(now, opts));
       await this.ctx.admit(this.attributes("update", opts, namespace, name), next, previous);
       const errors = sub
-        ? [...validateMetadata(this.def, next.metadata), ...this.guard(() => sub.validateUpdate(next, previous, sctx))]
+        ? [...immutableErrors, ...validateMetadata(this.def, next.metadata), ...this.guard(() => sub.validateUpdate(next, previous, sctx))]
         : [
+            ...immutableErrors,
             ...validateMetadata(this.def, next.metadata),
             ...this.guard(() => this.def.strategy.validate(next, sctx)),
             ...this.guard(() => this.def.strategy.validateUpdate(next, previous, sctx)),
@@ -229,15 +232,14 @@ export class ResourceStore {
     };
   }
 
-  /** Validates body shape against the endpoint: an object of this kind, namespace and name as the path says. */
+  /** Validates body shape against the endpoint: an object of this kind (filled when missing), namespace and name as the path says. */
   checkBody(body: unknown, namespace: string | undefined, name: string | undefined): ApiObject {
     if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("the request body must be a JSON or YAML object");
+    // Decoding bounds what clients send; this bounds what a patch makes of it, before any copy or serialization.
+    const problem = plainValueProblem(body);
+    if (problem) throw badRequest(`the object is refused: ${problem}`);
+    fillTypeMeta(body as Record<string, unknown>, { apiVersion: this.apiVersion, kind: this.def.kind });
     const obj = body as ApiObject;
-    if (obj.kind === undefined || obj.kind === "") throw badRequest(`Object 'Kind' is missing in the request body (expected ${this.def.kind})`);
-    if (obj.apiVersion === undefined || obj.apiVersion === "") throw badRequest(`Object 'apiVersion' is missing in the request body (expected ${this.apiVersion})`);
-    if (obj.kind !== this.def.kind || obj.apiVersion !== this.apiVersion) {
-      throw badRequest(`the API version and kind in the body (${String(obj.apiVersion)}, ${String(obj.kind)}) do not match the endpoint (${this.apiVersion}, ${this.def.kind})`);
-    }
     if (obj.metadata === undefined) obj.metadata = {};
     if (typeof obj.metadata !== "object" || obj.metadata === null || Array.isArray(obj.metadata)) throw badRequest("metadata must be an object");
     const m = obj.metadata;

@@ -2,6 +2,7 @@
 import { randomUUID, randomInt } from "node:crypto";
 import type { ApiObject, ManagedFieldsEntry, ObjectMeta } from "../../api/meta.js";
 import type { FieldError, ResourceDefinition } from "./strategy.js";
+import { immutable } from "../../api/field-errors.js";
 import { labelValueProblem, nameProblem, qualifiedNameProblem } from "../../api/names.js";
 
 export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
@@ -86,14 +87,30 @@ export function initCreateMetadata(obj: ApiObject, now: Date): void {
   delete m.deletionGracePeriodSeconds;
 }
 
-/** Carries the fields clients may not change on update from the stored object. */
-export function keepSystemMetadata(next: ApiObject, previous: ApiObject): void {
-  const m = next.metadata;
-  const p = previous.metadata;
+/**
+ * Carries the fields clients may not change on update from the stored object, as upstream's BeforeUpdate: an
+ * empty uid, and any creationTimestamp, generation or set deletionTimestamp, is the stored one; a removed
+ * deletionGracePeriodSeconds is restored. What upstream's ValidateObjectMetaUpdate still refuses is returned
+ * (a 422 for the caller): another uid, a deletionTimestamp set by a write, another deletionGracePeriodSeconds.
+ */
+export function keepSystemMetadata(next: ApiObject, previous: ApiObject): FieldError[] {
+  const m = next.metadata as Record<string, unknown>;
+  const p = previous.metadata as Record<string, unknown>;
+  const errors: FieldError[] = [];
+  const refuse = (f: string) => {
+    errors.push(immutable(`metadata.${f}`, m[f]));
+    m[f] = p[f];
+  };
+  if (m.uid === undefined || m.uid === "") m.uid = p.uid;
+  else if (m.uid !== p.uid) refuse("uid");
+  if (p.deletionTimestamp === undefined && m.deletionTimestamp !== undefined && m.deletionTimestamp !== null) refuse("deletionTimestamp");
+  const grace = m.deletionGracePeriodSeconds;
+  if (grace !== undefined && grace !== null && grace !== p.deletionGracePeriodSeconds) refuse("deletionGracePeriodSeconds");
   for (const f of ["uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds", "generateName"] as const) {
     if (p[f] === undefined) delete m[f];
-    else (m as Record<string, unknown>)[f] = p[f];
+    else m[f] = p[f];
   }
+  return errors;
 }
 
 export interface ManagerEntry {

@@ -3,7 +3,7 @@
 import { PlatformError, invalidOption } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import type { Storage, StorageEvent, Watch } from "../storage/types.js";
-import { checkKey, checkPrefix, checkRevision, gone, prefixEnd } from "../storage/checks.js";
+import { checkKey, checkPrefix, checkRevision, prefixEnd } from "../storage/checks.js";
 import { systemClock, type CancelTimer, type Clock } from "../../time/clock.js";
 import { SortedKeys } from "../storage/sorted-keys.js";
 import { CachedObject, RingEvent, type CacheEvent, type Decoder } from "./cached-object.js";
@@ -65,6 +65,12 @@ const positive = (name: string, value: number | undefined, fallback: number, min
   if (!Number.isSafeInteger(v) || v < min) throw invalidOption(name, `to be an integer ≥ ${min}`, v);
   return v;
 };
+
+/**
+ * A watch from before the cache's window: upstream's 410 Expired wording (its watch cache says the same), since
+ * the revision may well still be in storage; the client lists again and watches from the list's revision.
+ */
+const tooOld = (revision: number, oldest: number) => new PlatformError("GONE", `too old resource version: ${revision} (${oldest})`);
 
 export class WatchCache {
   readonly #storage: Storage;
@@ -187,7 +193,7 @@ export class WatchCache {
       const end = options.allowBookmarks ? { revision: this.#revision, annotation: this.#annotation } : undefined;
       backlog = initialEvents([...this.#objects.values()], options.filter, end);
     } else if (from > 0) {
-      if (from < this.#floor) throw gone(from, this.#floor);
+      if (from < this.#floor) throw tooOld(from, this.#floor);
       backlog = historyEvents(this.#ring.since(from), options.filter);
     }
     const watcher = new CacheWatcher({

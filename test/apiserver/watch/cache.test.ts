@@ -154,7 +154,7 @@ describe("watch cache", () => {
     const revs: number[] = [];
     for (let i = 0; i < 10; i++) revs.push((await storage.create(keyOf(`k${i}`), obj(`k${i}`))).modRevision);
     const err = await rejection(cache.watch({ fromRevision: revs[3]! }), "GONE");
-    expect(err.message).toContain(`oldest available revision is ${revs[4]}`);
+    expect(err.message).toBe(`too old resource version: ${revs[3]} (${revs[4]})`);
     const w = await cache.watch({ fromRevision: revs[4]! });
     expect((await take(w, 5)).map((e) => e.revision)).toEqual(revs.slice(5));
   });

@@ -1,0 +1,130 @@
+// The official Python client (Debian's python3-kubernetes), unmodified, against `platform-ca apiserver` with
+// `--group-suffix k8s.io` and its admin.conf: watch=True, pagination, bodies without kind, TokenReview; and
+// platformctl printing an object nested to the server's bound as YAML.
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as fromYaml } from "yaml";
+import { MAX_NESTING_DEPTH } from "../../src/plain-data.js";
+import { csr } from "../fixtures/csr.js";
+import { ensureBuilt } from "./apiserver-process.js";
+
+const REPO = new URL("../../", import.meta.url).pathname;
+const PYTHON = "/usr/bin/python3";
+
+/** Runs a Python script with the kubernetes client loaded from admin.conf as `core`, `certs`, `authn`; its stdout is JSON. */
+function python(adminConf: string, body: string, env: Record<string, string> = {}): Promise<any> {
+  const script = `import json, os, sys\nfrom kubernetes import client, config, watch\nconfig.load_kube_config(config_file=sys.argv[1])\ncore = client.CoreV1Api()\ncerts = client.CertificatesV1Api()\nauthn = client.AuthenticationV1Api()\n${body}\n`;
+  return new Promise((resolve, reject) => {
+    execFile(PYTHON, ["-c", script, adminConf], { env: { ...process.env, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`python failed: ${stderr || err.message}`));
+      else resolve(JSON.parse(stdout));
+    });
+  });
+}
+
+function node(script: string, args: readonly string[], home: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [script, ...args], { env: { ...process.env, HOME: home, PLATFORMCONFIG: "" }, timeout: 60_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe("the Python client against platform-ca apiserver --group-suffix k8s.io", () => {
+  const dataDir = join(mkdtempSync(join(tmpdir(), "platform-ca-python-")), "data");
+  const adminConf = join(dataDir, "admin.conf");
+  let child: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    child = spawn(process.execPath, [join(REPO, "dist/src/cli/platform-ca.js"), "apiserver", "--data-dir", dataDir, "--listen", "127.0.0.1:0", "--group-suffix", "k8s.io"], { stdio: ["ignore", "pipe", "pipe"] });
+    await new Promise<void>((resolve, reject) => {
+      let out = "";
+      const timer = setTimeout(() => reject(new Error("no address within 30 s")), 30_000);
+      child!.stdout!.on("data", (d) => {
+        out += d;
+        if (/listening on https:\/\/127\.0\.0\.1:\d+/.test(out)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child!.once("exit", (code) => reject(new Error(`apiserver exited with ${code}`)));
+    });
+  }, 120_000);
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((r) => child!.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    }
+  });
+
+  it("watches CSRs with watch=True and sees the ADDED event", async () => {
+    const request = Buffer.from((await csr({ cn: "py-watch" })).pem).toString("base64");
+    const out = await python(
+      adminConf,
+      `body = client.V1CertificateSigningRequest(metadata=client.V1ObjectMeta(name="py-watch"), spec=client.V1CertificateSigningRequestSpec(request=os.environ["CSR"], signer_name="example.com/py", usages=["client auth"]))
+certs.create_certificate_signing_request(body)
+seen = []
+w = watch.Watch()
+for event in w.stream(certs.list_certificate_signing_request, allow_watch_bookmarks=True, timeout_seconds=10):
+    seen.append([event["type"], event["object"].metadata.name])
+    if event["type"] == "ADDED": w.stop()
+print(json.dumps(seen))`,
+      { CSR: request },
+    );
+    expect(out).toContainEqual(["ADDED", "py-watch"]);
+  });
+
+  it("lists ServiceAccounts page by page with limit and _continue", async () => {
+    const out = await python(
+      adminConf,
+      `for i in range(5): core.create_namespaced_service_account("default", client.V1ServiceAccount(metadata=client.V1ObjectMeta(name=f"page-{i}")))
+names, pages, token = [], 0, None
+while True:
+    page = core.list_namespaced_service_account("default", limit=2, _continue=token)
+    pages += 1
+    names += [i.metadata.name for i in page.items]
+    token = page.metadata._continue
+    if not token: break
+print(json.dumps({"names": names, "pages": pages}))`,
+    );
+    expect(out.names.filter((n: string) => n.startsWith("page-"))).toEqual(["page-0", "page-1", "page-2", "page-3", "page-4"]);
+    expect(out.pages).toBeGreaterThanOrEqual(3);
+  });
+
+  it("creates a bare V1ServiceAccount (no kind, no apiVersion) and reviews its token with a TokenReview", async () => {
+    const out = await python(
+      adminConf,
+      `sa = core.create_namespaced_service_account("default", client.V1ServiceAccount(metadata=client.V1ObjectMeta(name="bare")))
+tr = core.create_namespaced_service_account_token("bare", "default", client.AuthenticationV1TokenRequest(spec=client.V1TokenRequestSpec(audiences=[])))
+good = authn.create_token_review(client.V1TokenReview(spec=client.V1TokenReviewSpec(token=tr.status.token)))
+bad = authn.create_token_review(client.V1TokenReview(spec=client.V1TokenReviewSpec(token="not-a-token")))
+print(json.dumps({"kind": sa.kind, "apiVersion": sa.api_version, "uid": bool(sa.metadata.uid), "good": [good.status.authenticated, good.status.user.username], "bad": bad.status.authenticated}))`,
+    );
+    expect(out).toEqual({ kind: "ServiceAccount", apiVersion: "v1", uid: true, good: [true, "system:serviceaccount:default:bare"], bad: false });
+  });
+
+  it("platformctl prints a ControllerRevision nested to the bound as YAML", async () => {
+    const depth = MAX_NESTING_DEPTH;
+    const created = await python(
+      adminConf,
+      `data = "leaf"
+for i in range(${depth - 1}): data = {"a": data}
+api = client.ApiClient()
+api.call_api("/apis/apps/v1/namespaces/default/controllerrevisions", "POST", body={"metadata": {"name": "deep"}, "revision": 1, "data": data}, auth_settings=["BearerToken"], _preload_content=False)
+print(json.dumps("ok"))`,
+    );
+    expect(created).toBe("ok");
+    const home = mkdtempSync(join(tmpdir(), "platformctl-home-"));
+    const r = await node(join(REPO, "dist/src/cli/platformctl.js"), ["--platformconfig", adminConf, "-n", "default", "get", "controllerrevisions", "deep", "-o", "yaml"], home);
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    let data = fromYaml(r.stdout).data;
+    let levels = 0;
+    while (typeof data === "object") [data, levels] = [data.a, levels + 1];
+    expect([levels, data]).toEqual([depth - 1, "leaf"]);
+  });
+});
