@@ -4,9 +4,10 @@ import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
 import type { Component } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger, type Logger } from "../../logger.js";
+import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
 
-export interface ServeFlags {
+export interface ServeFlags extends LogFlags {
   dataDir: string;
   listen: string;
   groupSuffix: string;
@@ -40,7 +41,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 
 /** The flags `apiserver` and `up` share: where, which groups, and who may connect. */
 export function addServeOptions(command: Command, dataDir?: string): Command {
-  return command
+  return addLogOptions(command)
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
     .option("--group-suffix <suffix>", "API group suffix", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
@@ -123,6 +124,7 @@ export const apiserverCommand = (program: Command): void => {
     .option("--insecure-local", "plain HTTP on loopback, every request treated as a local administrator (development only)")
     .action(async (flags: ApiserverFlags) => {
       if (!flags.dataDir) throw new UsageError("--data-dir is required");
+      applyLogFlags(flags);
       const logger = createLogger({ name: "apiserver" });
       if (flags.insecureLocal) return serveInsecureLocal(flags, logger);
       return serveSecure(flags, "apiserver", logger);

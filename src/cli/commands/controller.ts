@@ -6,10 +6,11 @@ import type { PlatformControllerManagerConfiguration } from "../../config/contro
 import { invalidOption } from "../../errors.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { durationFlag } from "../duration.js";
+import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
 import { abortOnSignals, parseListen } from "./apiserver.js";
 
-export interface ControllerFlags {
+export interface ControllerFlags extends LogFlags {
   readonly config?: string;
   readonly platformconfig?: string;
   readonly context?: string;
@@ -157,8 +158,7 @@ export const controllerComponent: Component = {
 };
 
 export const controllerCommand = (program: Command): void => {
-  program
-    .command("controller")
+  addLogOptions(program.command("controller"))
     .description("run the controllers against an API server: sign approved CSRs, auto-approve node-agent client CSRs, publish trust bundles, clean up")
     .option("--config <file>", "a PlatformControllerManagerConfiguration file")
     .option("--platformconfig <file>", "client config file of the API server (overrides ClientConnection.kubeconfig)")
@@ -173,6 +173,7 @@ export const controllerCommand = (program: Command): void => {
     .option("--kube-api-burst <number>", "burst of requests to the API server (overrides ClientConnection.burst, default 30)", numberFlag("--kube-api-burst", true))
     .option("--bind-address <host:port>", "where /healthz, /readyz and /metrics listen; port 0 picks a free port (default 127.0.0.1:10257)")
     .action(async (flags: ControllerFlags) => {
+      applyLogFlags(flags);
       const logger = createLogger({ name: "controller-manager" });
       const settings = await controllerSettings(flags, logger);
       const controller = new AbortController();

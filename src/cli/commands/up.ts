@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger } from "../../logger.js";
+import { applyLogFlags } from "../log-flags.js";
 import { addServeOptions, serveSecure, type ServeFlags } from "./apiserver.js";
 import { controllerThreadComponent } from "./controller-thread.js";
 
@@ -22,6 +23,7 @@ export const upCommand = (program: Command): void => {
     .command("up")
     .description("run the API server (HTTPS, identity, RBAC) and the controllers with durable storage in a data directory; writes admin.conf");
   addServeOptions(command, DEFAULT_DATA_DIR).action(async (flags: ServeFlags) => {
+    applyLogFlags(flags);
     await serveSecure(flags, "up", createLogger({ name: "platform-ca" }), upComponents);
   });
 };
