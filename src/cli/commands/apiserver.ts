@@ -130,6 +130,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
 export const apiserverCommand = (program: Command): void => {
   const command = program.command("apiserver").description("run the embedded API server (HTTPS, client certificates and tokens, RBAC) on durable storage in a data directory");
   addServeOptions(command)
+    .addHelpText("after", "\nExamples:\n  platform-ca apiserver --data-dir /var/lib/platform-ca --listen 0.0.0.0:6443 --token-file tokens.csv\n  platform-ca apiserver --data-dir ./dev --insecure-local --listen 127.0.0.1:8080\n")
     .option("--insecure-local", "plain HTTP on loopback, every request treated as a local administrator (development only)")
     .action(async (flags: ApiserverFlags) => {
       if (!flags.dataDir) throw new UsageError("--data-dir is required");

@@ -171,6 +171,7 @@ export const controllerCommand = (program: Command): void => {
     .option("--leader-elect [bool]", "run only while holding the lease (true or false)", parseBool)
     .option("--kube-api-qps <number>", "requests per second to the API server once the burst is spent; ≤ 0 for no limit (overrides ClientConnection.qps, default 20)", numberFlag("--kube-api-qps"))
     .option("--kube-api-burst <number>", "burst of requests to the API server (overrides ClientConnection.burst, default 30)", numberFlag("--kube-api-burst", true))
+    .addHelpText("after", "\nExamples:\n  platform-ca controller --platformconfig controller.conf --cluster-signing-cert-file ca.crt --cluster-signing-key-file ca.key\n  platform-ca controller --config controller-manager.yaml --leader-elect --bind-address 0.0.0.0:10257\n")
     .option("--bind-address <host:port>", "where /healthz, /readyz and /metrics listen; port 0 picks a free port (default 127.0.0.1:10257)")
     .action(async (flags: ControllerFlags) => {
       applyLogFlags(flags);

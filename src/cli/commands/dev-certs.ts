@@ -89,6 +89,7 @@ export const devCertsCommand: CommandModule = (program: Command) => {
     .option("--out <dir>", "output directory (default: out/ beside the manifest)")
     .option("--force", "re-issue every leaf certificate (CAs are kept; delete a CA's files to replace it)")
     .option("--renew-within <duration>", "renew certificates that expire within this duration", "720h")
+    .addHelpText("after", "\nExamples:\n  platform-ca dev-certs\n  platform-ca dev-certs --manifest certs-dev/pki.yaml --force\n")
     .action((flags: DevCertsFlags) => devCerts(flags));
   devCertsCmd
     .command("issue")
@@ -99,6 +100,7 @@ export const devCertsCommand: CommandModule = (program: Command) => {
     .option("--ecdsa", "an ECDSA P-256 key (the default)")
     .option("--out <dir>", "where <name>.pem and <name>-key.pem are written", DEFAULT_OUT)
     .option("--ca-dir <dir>", "directory of the dev CA (ca.crt, ca.key), created when missing", DEFAULT_OUT)
+    .addHelpText("after", "\nExamples:\n  platform-ca dev-certs issue localhost 127.0.0.1 ::1\n  platform-ca dev-certs issue --client alice@example.com --out certs\n")
     // The root program reads options anywhere on the line, so `issue … --out D` lands on dev-certs' own --out.
     .action((names: string[], flags: IssueFlags) => issue(names, flags));
 };

@@ -206,7 +206,8 @@ Examples:
 `;
 
 export const certificateVerb: CommandModule = (program: Command) => {
-  const certificate = program.command("certificate").description("approve, deny or request certificates (CertificateSigningRequests)");
+  const certificate = program.command("certificate").description("approve, deny or request certificates (CertificateSigningRequests)")
+    .addHelpText("after", "\nExamples:\n  platformctl certificate approve alice\n  platformctl certificate request alice --cn alice --o devs --key-out alice.key --wait --cert-out alice.crt\n");
   for (const [verb, decision] of [["approve", "Approved"], ["deny", "Denied"]] as const) {
     const cmd = certificate
       .command(verb)
