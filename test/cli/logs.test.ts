@@ -1,5 +1,5 @@
 // `--log-format`, `--log-level` and `-v` on real `platform-ca up` processes: JSON off a terminal, text on request, the banner last.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -42,7 +42,35 @@ function afterBanner(lines: readonly string[]): string[] {
   return lines.slice(end + 1, stop);
 }
 
+/** Python's pty module runs the command on a terminal and relays what it prints until `until` appears. */
+const ON_A_TERMINAL = `
+import os, pty, select, signal, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out, deadline = b"", time.time() + 30
+while b"listening on" not in out and time.time() < deadline:
+    if select.select([fd], [], [], 0.5)[0]:
+        try:
+            out += os.read(fd, 65536)
+        except OSError:
+            break
+os.kill(pid, signal.SIGTERM)
+os.waitpid(pid, 0)
+sys.stdout.buffer.write(out)
+`;
+
 describe("platform-ca up logs", () => {
+  it("writes coloured text lines on a terminal", () => {
+    const env = { ...process.env, PLATFORM_LOG_LEVEL: "", NO_COLOR: "" };
+    const args = [process.execPath, CLI, "apiserver", "--insecure-local", "--listen", "127.0.0.1:0", "--data-dir", join(tempDir(), "data")];
+    const out = execFileSync("/usr/bin/python3", ["-c", ON_A_TERMINAL, ...args], { env, encoding: "utf8", timeout: 60_000 });
+    expect(out).toContain("listening on");
+    expect(out).not.toContain('{"level"');
+    // pino-pretty's colours: INFO in green, the message in cyan.
+    expect(out).toMatch(/\x1b\[32mINFO\x1b\[39m: .*storage opened/);
+  });
+
   it("writes JSON lines when stderr is not a terminal, and the banner comes after every start-up line", async () => {
     const lines = await upLines([]);
     const banner = lines.findIndex((l) => l === "platform-ca is up");
