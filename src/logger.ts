@@ -76,34 +76,12 @@ function prettyStream(): DestinationStream | undefined {
   });
 }
 
-let lastLineAt = 0;
-
-/**
- * Resolves once no logger of this thread has written a line for `quietMs` (or after `maxMs`): start-up has finished
- * its chatter, so what is printed next (the `up` banner) is not buried under late start-up lines.
- */
-export async function logsQuiet(quietMs: number, maxMs: number): Promise<void> {
-  const deadline = performance.now() + maxMs;
-  for (;;) {
-    const now = performance.now();
-    const wait = Math.min(lastLineAt + quietMs, deadline) - now;
-    if (wait <= 0) return;
-    await new Promise((resolve) => setTimeout(resolve, wait));
-  }
-}
-
 export function createLogger(settings: LoggerSettings = {}): Logger {
   const output = logOutput();
   const options: LoggerOptions = {
     level: settings.level ?? output.level,
     redact: { paths: REDACT_PATHS, censor: "[redacted]" },
     base: settings.name ? { component: settings.name } : undefined,
-    hooks: {
-      logMethod(args, method) {
-        lastLineAt = performance.now();
-        method.apply(this, args);
-      },
-    },
   };
   if (settings.destination) return pino(options, settings.destination as DestinationStream);
   const text = output.format === "text" ? prettyStream() : undefined;

@@ -12,9 +12,8 @@ import { logOutput, type Logger, type LogOutput } from "../../logger.js";
 
 const THREAD_KIND = "platform-ca-controller-thread";
 const RESTART_DELAYS_MS = [1000, 2000, 5000, 10_000, 30_000];
-/** "Started" is reported once the controllers have logged nothing for this long (at most the second figure). */
-const STARTUP_QUIET_MS = 150;
-const STARTUP_QUIET_MAX_MS = 3000;
+/** "Started" is reported once the controllers' first work is done, or after this long. */
+const SETTLE_MAX_MS = 5000;
 
 interface ThreadData {
   readonly kind: typeof THREAD_KIND;
@@ -120,12 +119,12 @@ export const controllerThreadComponent: Component = {
 };
 
 async function serve(port: NonNullable<typeof parentPort>, data: ThreadData): Promise<void> {
-  const [{ createLogger, logsQuiet, setLogOutput }, { embeddedControllerSettings, runController }] = await Promise.all([import("../../logger.js"), import("./controller.js")]);
+  const [{ createLogger, setLogOutput }, { embeddedControllerSettings, runController }] = await Promise.all([import("../../logger.js"), import("./controller.js")]);
   setLogOutput(data.log);
   const logger = createLogger({ name: "controller-manager" });
   const abort = new AbortController();
   let ops = "";
-  let running: { stop(): Promise<void> };
+  let running: Awaited<ReturnType<typeof runController>>;
   try {
     running = await runController({
       settings: await embeddedControllerSettings(data),
@@ -139,7 +138,7 @@ async function serve(port: NonNullable<typeof parentPort>, data: ThreadData): Pr
     return;
   }
   // The first syncs (trust bundles published) log right after start; `up` prints its banner once they are done.
-  await logsQuiet(STARTUP_QUIET_MS, STARTUP_QUIET_MAX_MS);
+  await running.settled(SETTLE_MAX_MS);
   port.postMessage({ type: "started", ops } satisfies FromThread);
   port.on("message", (msg: { type: string }) => {
     if (msg.type !== "stop") return;

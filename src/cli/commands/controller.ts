@@ -91,12 +91,14 @@ export interface RunControllerOptions {
 }
 
 /** Builds the signers and the manager and runs them until `signal` aborts; returns after a clean stop. */
-export async function runController(o: RunControllerOptions): Promise<{ stop(): Promise<void> }> {
+export async function runController(o: RunControllerOptions): Promise<{ stop(): Promise<void>; settled(maxMs: number): Promise<void> }> {
   const { settings, logger } = o;
-  const [{ restConfigFromConnection }, { signersFromConfig }, { createControllerManager }] = await Promise.all([
+  const [{ restConfigFromConnection }, { signersFromConfig }, { createControllerManager }, { isControllerEnabled }, { PUBLISHER_CONTROLLER }] = await Promise.all([
     import("../../client/connection-config.js"),
     import("../../controller/controllers/signers-from-config.js"),
     import("../../controller/manager.js"),
+    import("../../config/controller-manager.js"),
+    import("../../controller/controllers/trust-bundle-publisher.js"),
   ]);
   const { config, names } = settings;
   const conn = config.Generic.ClientConnection;
@@ -130,7 +132,20 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
   }
   logger.info({ signers: signers.registry.names(), ops: manager.opsAddress }, "controller manager running");
   o.onStarted?.(manager.opsAddress);
-  return { stop };
+  const publishing = ext.TrustBundlePublisher.Enabled && isControllerEnabled(PUBLISHER_CONTROLLER, config.Generic.Controllers);
+  /** Every controller runs and (with the publisher) every signer's trust bundle has been synced once. */
+  const done = async () => {
+    if (!manager.working()) return false;
+    if (!publishing) return true;
+    const synced = new Set((await manager.metrics.trustBundleSyncs.get()).values.map((v) => v.labels.signer));
+    return signers.registry.names().every((name) => synced.has(name));
+  };
+  /** Resolves once the first work is done (or after `maxMs`): what start-up logs is logged by then. */
+  const settled = async (maxMs: number) => {
+    const deadline = Date.now() + maxMs;
+    while (!(await done()) && Date.now() < deadline && !o.signal.aborted) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  return { stop, settled };
 }
 
 /**
