@@ -8,9 +8,14 @@ import { apiserverCommand } from "./commands/apiserver.js";
 import { upCommand } from "./commands/up.js";
 import { controllerCommand } from "./commands/controller.js";
 import { credentialCommand } from "./commands/credential.js";
+import { completionCommand } from "./completion.js";
 
 // Each subcommand module adds itself here (one import + one list entry per module).
-const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand, upCommand, controllerCommand, credentialCommand];
+const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand, upCommand, controllerCommand, credentialCommand, completionCommand({ dynamic: false })];
 
-const code = await runProgram(buildProgram("platform-ca", VERSION, modules), process.argv);
+const program = buildProgram("platform-ca", VERSION, modules).addHelpText(
+  "after",
+  "\nExamples:\n  platform-ca up\n  platform-ca dev-certs issue localhost 127.0.0.1\n  source <(platform-ca completion bash)\n",
+);
+const code = await runProgram(program, process.argv);
 process.exitCode = code;

@@ -82,7 +82,7 @@ export async function resolveRestConfig(config: ClientConfig, o: ConfigOverrides
 
   const serverText = o.server ?? cluster?.server;
   if (serverText === undefined) {
-    throw configError(`no API server address: pass --server, or select a context whose cluster sets \`server\` (read: ${files})`);
+    throw configError(`no API server address: pass --server, or select a context whose cluster sets \`server\` (read: ${files})`, { missing: "server" });
   }
   const server = normalizeServer(serverText, o.server !== undefined ? "--server" : cluster ? at(cluster, "server") : "server");
 

@@ -401,7 +401,7 @@ describe("bad input everywhere", () => {
     [["nothing-like-this"], 2, /unknown command "nothing-like-this"/],
     [["create", "-f", "/nonexistent.yaml"], 1, /the path "\/nonexistent.yaml" does not exist/],
     [["create"], 2, /must specify -f\/--filename/],
-    [["completion", "fish"], 2, /unsupported shell type "fish"/],
+    [["completion", "tcsh"], 2, /unsupported shell type "tcsh": use bash, zsh, fish/],
     [["get", "sa", "--group-suffix", "not a suffix"], 2, /groupSuffix/],
   ])("%j fails in one line with exit %i", async (args, code, message) => {
     const r = await server.up.ctl(args);

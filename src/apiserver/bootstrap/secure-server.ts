@@ -35,6 +35,11 @@ export interface SecureServerOptions {
    * data directory); without it, start() reads them before anything else.
    */
   readonly inputs?: SecureInputs;
+  /**
+   * Called right before the server listens: a process that bound the address before creating anything (so a taken
+   * port fails first) frees it here.
+   */
+  readonly beforeListen?: () => Promise<void>;
 }
 
 /** What the input files of a secure server hold, read and checked before the data directory is used. */
@@ -146,6 +151,7 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
       auth.attach(server);
       try {
         await auth.start(signal);
+        await options.beforeListen?.();
         await server.start(signal);
         const adminConfig = await ensureAdminConfig({ path: join(options.dataDir, ADMIN_CONFIG_FILE), server: clientAddress(server.address), ca: pki.ca, now, logger });
         signal?.addEventListener("abort", () => void stop(), { once: true });

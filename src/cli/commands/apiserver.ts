@@ -4,9 +4,11 @@ import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
 import type { Component } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger, type Logger } from "../../logger.js";
+import { holdListenAddress } from "../listen.js";
+import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
 
-export interface ServeFlags {
+export interface ServeFlags extends LogFlags {
   dataDir: string;
   listen: string;
   groupSuffix: string;
@@ -40,7 +42,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 
 /** The flags `apiserver` and `up` share: where, which groups, and who may connect. */
 export function addServeOptions(command: Command, dataDir?: string): Command {
-  return command
+  return addLogOptions(command)
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
     .option("--group-suffix <suffix>", "API group suffix", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
@@ -67,11 +69,14 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   checkGroupSuffix(flags.groupSuffix);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
+  // The address first: a start that cannot listen must leave the data directory as it was.
+  const held = await holdListenAddress(listen.host, listen.port);
   const controller = new AbortController();
   abortOnSignals(controller, logger);
   await runSecureServer({
     dataDir: flags.dataDir,
-    listen,
+    listen: { host: held.host, port: held.port },
+    beforeListen: held.release,
     groupSuffix: flags.groupSuffix,
     ...(flags.tokenFile !== undefined && { tokenFile: flags.tokenFile }),
     ...(flags.clientCaFile !== undefined && { clientCaFile: flags.clientCaFile }),
@@ -81,7 +86,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     write: (text) => process.stdout.write(text),
     banner,
     components,
-  });
+  }).finally(held.release);
 }
 
 /** The plain-HTTP development mode: loopback only, every request the local administrator. */
@@ -91,19 +96,24 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
   const ignored = (["tokenFile", "clientCaFile", "anonymousAuth"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
+  const held = await holdListenAddress(listen.host, listen.port);
   const [{ insecureLocalPipeline }, { createApiServer }, { openSqliteStorage }, { createSubjectAccessReviewHandler }] = await Promise.all([
     import("../../apiserver/pipeline.js"),
     import("../../apiserver/server.js"),
     import("../../apiserver/storage/sqlite.js"),
     import("../../apiserver/auth/subject-access-review.js"),
   ]);
-  const storage = await openSqliteStorage({ path: join(flags.dataDir, "store.db"), logger });
-  const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen, insecure: true });
+  const storage = await openSqliteStorage({ path: join(flags.dataDir, "store.db"), logger }).catch(async (err: unknown) => {
+    await held.release();
+    throw err;
+  });
+  const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen: { host: held.host, port: held.port }, insecure: true });
   // Authorization is off, so every access review is allowed (upstream's AlwaysAllow answers the same): a controller
   // beside this server then approves node-agent CSRs instead of failing its SubjectAccessReview.
   const allowAll = { authorize: () => ({ allowed: true, reason: "insecure-local: authorization is off", evaluationErrors: [] }) };
   server.registerCreateHandler(server.names.authorization, "subjectaccessreviews", createSubjectAccessReviewHandler(allowAll));
   try {
+    await held.release();
     await server.start();
   } catch (err) {
     await storage.close();
@@ -120,9 +130,11 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
 export const apiserverCommand = (program: Command): void => {
   const command = program.command("apiserver").description("run the embedded API server (HTTPS, client certificates and tokens, RBAC) on durable storage in a data directory");
   addServeOptions(command)
+    .addHelpText("after", "\nExamples:\n  platform-ca apiserver --data-dir /var/lib/platform-ca --listen 0.0.0.0:6443 --token-file tokens.csv\n  platform-ca apiserver --data-dir ./dev --insecure-local --listen 127.0.0.1:8080\n")
     .option("--insecure-local", "plain HTTP on loopback, every request treated as a local administrator (development only)")
     .action(async (flags: ApiserverFlags) => {
       if (!flags.dataDir) throw new UsageError("--data-dir is required");
+      applyLogFlags(flags);
       const logger = createLogger({ name: "apiserver" });
       if (flags.insecureLocal) return serveInsecureLocal(flags, logger);
       return serveSecure(flags, "apiserver", logger);

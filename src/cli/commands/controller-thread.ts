@@ -8,16 +8,20 @@ import type { GroupNames } from "../../api/group.js";
 import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
 import { compiledScript } from "../../compiled-script.js";
 import { asErrorCode, PlatformError, toPlatformError } from "../../errors.js";
-import type { Logger } from "../../logger.js";
+import { logOutput, type Logger, type LogOutput } from "../../logger.js";
 
 const THREAD_KIND = "platform-ca-controller-thread";
 const RESTART_DELAYS_MS = [1000, 2000, 5000, 10_000, 30_000];
+/** "Started" is reported once the controllers' first work is done, or after this long. */
+const SETTLE_MAX_MS = 5000;
 
 interface ThreadData {
   readonly kind: typeof THREAD_KIND;
   readonly names: GroupNames;
   readonly adminConfigPath: string;
   readonly caFiles: { readonly certFile: string; readonly keyFile: string };
+  /** The main thread's log format and level (its flags), so both threads log alike. */
+  readonly log: LogOutput;
 }
 
 type FromThread = { readonly type: "started"; readonly ops: string } | { readonly type: "failed"; readonly code: string; readonly message: string };
@@ -108,18 +112,19 @@ export async function superviseThread(
 export const controllerThreadComponent: Component = {
   name: "controller-manager",
   async start(ctx: ComponentContext) {
-    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles };
+    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles, log: logOutput() };
     const thread = await superviseThread(() => startThread(data), ctx.logger);
     return { summary: `controllers  health and metrics on ${thread.ops} (own thread)`, stop: () => thread.stop() };
   },
 };
 
 async function serve(port: NonNullable<typeof parentPort>, data: ThreadData): Promise<void> {
-  const [{ createLogger }, { embeddedControllerSettings, runController }] = await Promise.all([import("../../logger.js"), import("./controller.js")]);
+  const [{ createLogger, setLogOutput }, { embeddedControllerSettings, runController }] = await Promise.all([import("../../logger.js"), import("./controller.js")]);
+  setLogOutput(data.log);
   const logger = createLogger({ name: "controller-manager" });
   const abort = new AbortController();
   let ops = "";
-  let running: { stop(): Promise<void> };
+  let running: Awaited<ReturnType<typeof runController>>;
   try {
     running = await runController({
       settings: await embeddedControllerSettings(data),
@@ -132,6 +137,8 @@ async function serve(port: NonNullable<typeof parentPort>, data: ThreadData): Pr
     port.postMessage({ type: "failed", code: e.code, message: e.message } satisfies FromThread);
     return;
   }
+  // The first syncs (trust bundles published) log right after start; `up` prints its banner once they are done.
+  await running.settled(SETTLE_MAX_MS);
   port.postMessage({ type: "started", ops } satisfies FromThread);
   port.on("message", (msg: { type: string }) => {
     if (msg.type !== "stop") return;

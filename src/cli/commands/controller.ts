@@ -7,10 +7,11 @@ import type { OpsServing } from "../../controller/ops-server.js";
 import { invalidOption } from "../../errors.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { durationFlag } from "../duration.js";
+import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
 import { abortOnSignals, parseListen } from "./apiserver.js";
 
-export interface ControllerFlags {
+export interface ControllerFlags extends LogFlags {
   readonly config?: string;
   readonly platformconfig?: string;
   readonly context?: string;
@@ -106,12 +107,14 @@ export interface RunControllerOptions {
 }
 
 /** Builds the signers and the manager and runs them until `signal` aborts; returns after a clean stop. */
-export async function runController(o: RunControllerOptions): Promise<{ stop(): Promise<void> }> {
+export async function runController(o: RunControllerOptions): Promise<{ stop(): Promise<void>; settled(maxMs: number): Promise<void> }> {
   const { settings, logger } = o;
-  const [{ restConfigFromConnection }, { signersFromConfig }, { createControllerManager }] = await Promise.all([
+  const [{ restConfigFromConnection }, { signersFromConfig }, { createControllerManager }, { isControllerEnabled }, { PUBLISHER_CONTROLLER }] = await Promise.all([
     import("../../client/connection-config.js"),
     import("../../controller/controllers/signers-from-config.js"),
     import("../../controller/manager.js"),
+    import("../../config/controller-manager.js"),
+    import("../../controller/controllers/trust-bundle-publisher.js"),
   ]);
   const { config, names } = settings;
   const conn = config.Generic.ClientConnection;
@@ -145,7 +148,20 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
   }
   logger.info({ signers: signers.registry.names(), ops: manager.opsAddress }, "controller manager running");
   o.onStarted?.(manager.opsAddress);
-  return { stop };
+  const publishing = ext.TrustBundlePublisher.Enabled && isControllerEnabled(PUBLISHER_CONTROLLER, config.Generic.Controllers);
+  /** Every controller runs and (with the publisher) every signer's trust bundle has been synced once. */
+  const done = async () => {
+    if (!manager.working()) return false;
+    if (!publishing) return true;
+    const synced = new Set((await manager.metrics.trustBundleSyncs.get()).values.map((v) => v.labels.signer));
+    return signers.registry.names().every((name) => synced.has(name));
+  };
+  /** Resolves once the first work is done (or after `maxMs`): what start-up logs is logged by then. */
+  const settled = async (maxMs: number) => {
+    const deadline = Date.now() + maxMs;
+    while (!(await done()) && Date.now() < deadline && !o.signal.aborted) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  return { stop, settled };
 }
 
 /**
@@ -174,8 +190,7 @@ export const controllerComponent: Component = {
 };
 
 export const controllerCommand = (program: Command): void => {
-  program
-    .command("controller")
+  addLogOptions(program.command("controller"))
     .description("run the controllers against an API server: sign approved CSRs, auto-approve node-agent client CSRs, publish trust bundles, clean up")
     .option("--config <file>", "a PlatformControllerManagerConfiguration file")
     .option("--platformconfig <file>", "client config file of the API server (overrides ClientConnection.kubeconfig)")
@@ -188,6 +203,7 @@ export const controllerCommand = (program: Command): void => {
     .option("--leader-elect [bool]", "run only while holding the lease (true or false)", parseBool)
     .option("--kube-api-qps <number>", "requests per second to the API server once the burst is spent; ≤ 0 for no limit (overrides ClientConnection.qps, default 20)", numberFlag("--kube-api-qps"))
     .option("--kube-api-burst <number>", "burst of requests to the API server (overrides ClientConnection.burst, default 30)", numberFlag("--kube-api-burst", true))
+    .addHelpText("after", "\nExamples:\n  platform-ca controller --platformconfig controller.conf --cluster-signing-cert-file ca.crt --cluster-signing-key-file ca.key\n  platform-ca controller --config controller-manager.yaml --leader-elect --bind-address 0.0.0.0:10257\n")
     .option("--bind-address <host:port>", "where /healthz, /readyz and /metrics listen (HTTPS); port 0 picks a free port (default 127.0.0.1:10257)")
     .option("--tls-cert-file <file>", "serving certificate of /healthz, /readyz and /metrics (default: self-signed)")
     .option("--tls-private-key-file <file>", "its private key")
@@ -196,6 +212,7 @@ export const controllerCommand = (program: Command): void => {
     .option("--authorization-always-allow-paths <list>", "paths served without authentication or authorization (default /healthz,/readyz,/livez)")
     .option("--insecure-http", "serve /healthz, /readyz and /metrics over plain HTTP without authentication (development only)")
     .action(async (flags: ControllerFlags) => {
+      applyLogFlags(flags);
       const logger = createLogger({ name: "controller-manager" });
       const settings = await controllerSettings(flags, logger);
       const controller = new AbortController();

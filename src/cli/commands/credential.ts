@@ -142,6 +142,10 @@ Example client config user:
         apiVersion: client.authentication.${DEFAULT_GROUP_SUFFIX}/v1
         command: platform-ca
         args: [credential, --cn, alice, --o, devs, --platformconfig, /etc/platform/bootstrap.conf]
+
+Examples:
+  platform-ca credential --cn alice --o devs --platformconfig bootstrap.conf
+  platform-ca credential --cn node-1 --o system:nodes --signer-name platform.io/apiserver-client-nodeagent --token TOKEN --server https://127.0.0.1:6443 --certificate-authority ca.crt
 `;
 
 export const credentialCommand: CommandModule = (program: Command) => {

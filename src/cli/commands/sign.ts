@@ -118,5 +118,6 @@ export const signCommand: CommandModule = (program: Command) => {
     .option("--username <name>", "requesting user, as the API server would record it")
     .option("--groups <list>", "comma-separated groups of the requesting user")
     .option("--group-suffix <suffix>", "API group suffix of the built-in signer names", DEFAULT_GROUP_SUFFIX)
+    .addHelpText("after", '\nExamples:\n  platform-ca sign --signer-name platform.io/apiserver-client --usages "digital signature,client auth" --csr alice.csr --ca-cert ca.crt --ca-key ca.key > alice.crt\n  openssl req -new -key k.pem -subj /CN=web | platform-ca sign --signer-name platform.io/nodeagent-serving --usages "digital signature,server auth" --csr - --ca-cert ca.crt --ca-key ca.key\n')
     .action((flags: SignFlags) => sign(flags));
 };

@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger } from "../../logger.js";
+import { applyLogFlags } from "../log-flags.js";
 import { addServeOptions, serveSecure, type ServeFlags } from "./apiserver.js";
 import { controllerThreadComponent } from "./controller-thread.js";
 
@@ -21,7 +22,9 @@ export const upCommand = (program: Command): void => {
   const command = program
     .command("up")
     .description("run the API server (HTTPS, identity, RBAC) and the controllers with durable storage in a data directory; writes admin.conf");
+  command.addHelpText("after", "\nExamples:\n  platform-ca up\n  platform-ca up --data-dir /var/lib/platform-ca --listen 127.0.0.1:0 --log-format json\n  platform-ca up --listen 127.0.0.1:6444 -v 4\n");
   addServeOptions(command, DEFAULT_DATA_DIR).action(async (flags: ServeFlags) => {
+    applyLogFlags(flags);
     await serveSecure(flags, "up", createLogger({ name: "platform-ca" }), upComponents);
   });
 };

@@ -46,5 +46,6 @@ export const apiResourcesVerb: CommandModule = (program: Command) => {
     .option("--namespaced <bool>", "true: only namespaced resources; false: only cluster-scoped ones")
     .option("--api-group <group>", "only resources of this API group (\"\" for core)")
     .option("--verbs <list>", "only resources supporting these verbs (comma-separated)")
+    .addHelpText("after", "\nExamples:\n  platformctl api-resources\n  platformctl api-resources --api-group certificates.platform.io -o wide\n")
     .action((flags: ApiResourcesFlags, self: Command) => withContext(self, (ctx) => run(ctx, flags)));
 };

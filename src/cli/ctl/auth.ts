@@ -110,7 +110,8 @@ async function runCanI(ctx: CtlContext, args: readonly string[], flags: CanIFlag
 }
 
 export const authVerb: CommandModule = (program: Command) => {
-  const auth = program.command("auth").description("inspect authentication");
+  const auth = program.command("auth").description("inspect authentication")
+    .addHelpText("after", "\nExamples:\n  platformctl auth whoami\n  platformctl auth can-i create certificatesigningrequests --as alice\n");
   const whoami = auth.command("whoami").description("show the user attributes the server holds for the current credentials");
   addOutputFlags(whoami, "json|yaml|jsonpath=…|go-template=…");
   whoami

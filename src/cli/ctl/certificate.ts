@@ -182,6 +182,7 @@ async function runRequest(ctx: CtlContext, name: string, flags: RequestFlags): P
   if (!flags.wait) return;
   const certPem = await waitForCertificate(client, ctx.names, name, {
     timeoutMs,
+    created,
     onWaiting: (what) => ctx.io.err(`waiting for CSR ${name} to be ${what === "approval" ? "approved" : "issued"} (signer ${signerName})\n`),
   });
   if (flags.certOut) {
@@ -207,7 +208,8 @@ Examples:
 `;
 
 export const certificateVerb: CommandModule = (program: Command) => {
-  const certificate = program.command("certificate").description("approve, deny, request or inspect certificates (CertificateSigningRequests)");
+  const certificate = program.command("certificate").description("approve, deny, request or inspect certificates (CertificateSigningRequests)")
+    .addHelpText("after", "\nExamples:\n  platformctl certificate approve alice\n  platformctl certificate request alice --cn alice --o devs --key-out alice.key --wait --cert-out alice.crt\n");
   for (const [verb, decision] of [["approve", "Approved"], ["deny", "Denied"]] as const) {
     const cmd = certificate
       .command(verb)

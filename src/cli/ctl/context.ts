@@ -5,6 +5,7 @@ import { createClient, defaultUserAgent, restConfigFromFlags, type RestClient, t
 import { PlatformError } from "../../errors.js";
 import { VERSION } from "../../version.js";
 import { UsageError } from "../program.js";
+import { configEnv, configFlag, withConfigHint } from "./client-config.js";
 import { Discovery } from "./discovery.js";
 import { globalFlags, type GlobalFlags } from "./global-options.js";
 
@@ -47,12 +48,12 @@ export class CtlContext {
   }
 
   restConfig(): Promise<RestConfig> {
-    this.#config ??= restConfigFromFlags(this.flags, this.env, {
+    this.#config ??= restConfigFromFlags({ ...this.flags, platformconfig: configFlag(this.flags) }, configEnv(this.env), {
       groupSuffix: this.names.suffix,
       userAgent: defaultUserAgent("platformctl"),
       qps: CTL_QPS,
       burst: CTL_BURST,
-    });
+    }).catch((err: unknown) => Promise.reject(withConfigHint(err)));
     return this.#config;
   }
 

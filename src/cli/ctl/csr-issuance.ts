@@ -84,6 +84,8 @@ export interface WaitOptions {
   /** Told once when the CSR waits for approval, once when it waits for the signer. */
   readonly onWaiting?: (what: "approval" | "issuance", csr: CertificateSigningRequest) => void;
   readonly signal?: AbortSignal;
+  /** The CSR as the create returned it: what the caller is told first waits for, before any round trip. */
+  readonly created?: CertificateSigningRequest;
 }
 
 function refusal(csr: CertificateSigningRequest): PlatformError | undefined {
@@ -114,6 +116,8 @@ export async function waitForCertificate(client: RestClient, names: GroupNames, 
     }
     return undefined;
   };
+  const first = o.created ? check(o.created) : undefined;
+  if (first) return first;
   try {
     for (;;) {
       const list = await csrs.list({ fieldSelector: `metadata.name=${name}`, signal });

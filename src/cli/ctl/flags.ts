@@ -23,7 +23,7 @@ export function addOutputFlags(cmd: Command, formats: string): Command {
   return cmd
     .option("-o, --output <format>", `output format: ${formats}`)
     .option("--template <template>", "template string or file for the go-template and jsonpath outputs")
-    .option("--allow-missing-template-keys", "ignore missing fields or map keys in templates (default true)", true)
+    .option("--allow-missing-template-keys", "ignore missing fields or map keys in templates", true)
     .option("--no-allow-missing-template-keys", "fail on missing fields or map keys in templates")
     .option("--show-managed-fields", "keep metadata.managedFields when printing JSON or YAML");
 }

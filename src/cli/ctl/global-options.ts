@@ -6,6 +6,8 @@ import { DEFAULT_GROUP_SUFFIX } from "../../api/group.js";
 import { addClientFlags, type ClientFlags } from "../../client/index.js";
 
 export interface GlobalFlags extends ClientFlags {
+  /** kubectl's name for --platformconfig. */
+  readonly kubeconfig?: string;
   readonly warningsAsErrors?: boolean;
   readonly matchServerVersion?: boolean;
   readonly version?: string;
@@ -52,14 +54,17 @@ export function addGlobalOptions(cmd: Command, hidden: boolean): Command {
     .option("--profile <name>", "profile to capture: none, cpu or heap (default none)")
     .option("--profile-output <file>", "file for the profile (default profile.pprof; V8 .cpuprofile/.heapprofile JSON)")
     .option("--platformrc <path>", "preferences file (default ~/.platform/platformrc; PLATFORMRC=off disables)")
-    .option("--group-suffix <suffix>", `API group suffix of the server (default ${DEFAULT_GROUP_SUFFIX})`)
-    .option("--storage-driver-secure", "accepted and ignored (secure database connection)");
+    .option("--group-suffix <suffix>", `API group suffix of the server (default ${DEFAULT_GROUP_SUFFIX})`);
+  // Never in help: the ignored seed flags configure nothing, and --kubeconfig is only kubectl's spelling.
+  const unlisted = cmd.options.length;
+  cmd.option("--storage-driver-secure", "accepted and ignored (secure database connection)");
   for (const [flags, description] of IGNORED_STORAGE_DRIVER) cmd.option(flags, description);
+  cmd.option("--kubeconfig <path>", "kubectl's name for --platformconfig");
   // addClientFlags gives --request-timeout a default; defaults are applied once, after merging (globalFlags).
-  for (const opt of cmd.options.slice(before)) {
+  cmd.options.slice(before).forEach((opt, i) => {
     opt.defaultValue = undefined;
-    if (hidden) opt.hideHelp();
-  }
+    if (hidden || before + i >= unlisted) opt.hideHelp();
+  });
   return cmd;
 }
 

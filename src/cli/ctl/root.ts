@@ -38,7 +38,8 @@ export function buildCtlProgram(modules: readonly CommandModule[], onProfile: (p
     .showHelpAfterError("(run with --help for usage)")
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) })
-    .addHelpCommand(false);
+    .addHelpCommand(false)
+    .addHelpText("after", "\nExamples:\n  platformctl --platformconfig .platform/admin.conf get csr\n  platformctl certificate approve alice\n  platformctl get csr alice -o jsonpath='{.status.certificate}' | base64 -d\n");
   addGlobalOptions(program, false);
   for (const add of modules) add(program);
   for (const cmd of descendants(program)) addGlobalOptions(cmd.exitOverride(), true);

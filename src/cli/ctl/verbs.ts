@@ -1,5 +1,6 @@
 // The platformctl verbs, in the order `platformctl --help` lists them.
 import { completionVerb } from "../completion.js";
+import { completeNamesVerb } from "./complete-names.js";
 import type { CommandModule } from "../program.js";
 import { apiResourcesVerb } from "./api-resources.js";
 import { applyVerb } from "./apply.js";
@@ -13,5 +14,5 @@ import { patchVerb } from "./patch.js";
 import { versionVerb } from "./version.js";
 
 export const CTL_VERBS: readonly CommandModule[] = [
-  getVerb, describeVerb, createVerb, applyVerb, patchVerb, deleteVerb, certificateVerb, authVerb, apiResourcesVerb, versionVerb, completionVerb,
+  getVerb, describeVerb, createVerb, applyVerb, patchVerb, deleteVerb, certificateVerb, authVerb, apiResourcesVerb, versionVerb, completionVerb, completeNamesVerb,
 ];

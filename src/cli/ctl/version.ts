@@ -46,5 +46,6 @@ export const versionVerb: CommandModule = (program: Command) => {
     .description("print the client and server versions")
     .option("--client", "only the client version, without contacting the server")
     .option("-o, --output <format>", "json or yaml")
+    .addHelpText("after", "\nExamples:\n  platformctl version\n  platformctl version --client -o json\n")
     .action((flags: VersionFlags, self: Command) => withContext(self, (ctx) => run(ctx, flags)));
 };
