@@ -148,7 +148,7 @@ export const credentialCommand: CommandModule = (program: Command) => {
   const cmd = program
     .command("credential")
     .description("exec credential plugin: a client certificate from a CSR, cached and renewed")
-    .option("--signer-name <name>", "signer of the certificate (default <group suffix>/apiserver-client)")
+    .option("--signer-name <name>", "signer of the certificate (default platform.io/apiserver-client; kubernetes.io/kube-apiserver-client under --group-suffix k8s.io)")
     .option("--cn <name>", "common name (the user name)")
     .addOption(new Option("--o <organization>", "organization (a group); repeatable").argParser(collect))
     .option("--cache-dir <dir>", "where key and certificate are kept (default ~/.platform/credential-cache)")

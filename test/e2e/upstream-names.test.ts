@@ -1,0 +1,81 @@
+// `platform-ca up --group-suffix k8s.io` speaks upstream's names to unmodified clients: a kubelet bootstrap with the official
+// Python client (auto-approved, issued, verified against the published bundle) and kubectl's typed `certificate approve`.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { csr } from "../fixtures/csr.js";
+import { ensureBuilt, type Kubectl } from "./apiserver-process.js";
+import { kubectlWith, startUp, type UpProcess } from "./up-process.js";
+
+const PYTHON = "/usr/bin/python3";
+const SCRIPT = new URL("./kubelet_csr.py", import.meta.url).pathname;
+const BOOTSTRAP_TOKEN = "abcdef.0123456789abcdef";
+
+async function until<T>(read: () => T | undefined, what: string): Promise<T> {
+  for (let i = 0; i < 150; i++) {
+    const value = read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("platform-ca up --group-suffix k8s.io with unmodified clients", () => {
+  let up: UpProcess;
+  let kubectl: Kubectl;
+  const dir = mkdtempSync(join(tmpdir(), "platform-ca-names-"));
+
+  beforeAll(async () => {
+    ensureBuilt();
+    const tokenFile = join(dir, "tokens.csv");
+    writeFileSync(tokenFile, `${BOOTSTRAP_TOKEN},system:bootstrap:abcdef,bootstrap-abcdef,"system:bootstrappers"\n`, { mode: 0o600 });
+    up = await startUp({ dataDir: join(dir, "data"), args: ["--group-suffix", "k8s.io", "--token-file", tokenFile] });
+    kubectl = kubectlWith(up.adminConfig);
+  }, 240_000);
+  afterAll(async () => {
+    if (up?.child.exitCode === null) await up.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("auto-approves and issues a kubelet's bootstrap CSR made with the Python client, verifiable against the published bundle", () => {
+    const out = execFileSync(PYTHON, [SCRIPT, up.adminConfig, BOOTSTRAP_TOKEN, "worker-1"], { encoding: "utf8", timeout: 90_000 });
+    const seen = JSON.parse(out) as Record<string, unknown>;
+    expect(seen).toMatchObject({
+      requester: "system:bootstrap:abcdef",
+      subject: "CN=system:node:worker-1,O=system:nodes",
+      sameKey: true,
+      clientAuth: true,
+      valid: true,
+      verifiedBy: [expect.any(String)],
+    });
+    expect(seen["groups"]).toContain("system:bootstrappers");
+    expect(seen["conditions"]).toContainEqual({ type: "Approved", status: "True", reason: "AutoApproved" });
+    expect(seen["bundle"]).toMatch(/^kubernetes\.io:kube-apiserver-client-kubelet:[0-9a-f]{16}$/);
+    // The approval followed the approver's SubjectAccessReview, recorded as an Event on the request.
+    const events = kubectl(["get", "events.events.k8s.io", "-A", "-o", "jsonpath={range .items[*]}{.regarding.name} {.reason}{\"\\n\"}{end}"]);
+    expect(events).toContain("node-csr-worker-1 AutoApproved");
+  }, 120_000);
+
+  it("issues a kubernetes.io/kube-apiserver-client CSR approved with kubectl certificate approve", async () => {
+    const request = await csr({ cn: "alice", o: ["devs"] });
+    kubectl(["create", "-f", "-"], JSON.stringify({
+      apiVersion: "certificates.k8s.io/v1",
+      kind: "CertificateSigningRequest",
+      metadata: { name: "alice" },
+      spec: { request: Buffer.from(request.pem).toString("base64"), signerName: "kubernetes.io/kube-apiserver-client", usages: ["digital signature", "client auth"] },
+    }));
+    expect(kubectl(["get", "csr", "alice", "-o", "jsonpath={.status.conditions}"])).toBe("");
+    expect(kubectl(["certificate", "approve", "alice"])).toMatch(/certificatesigningrequest\.certificates\.k8s\.io\/alice approved/);
+    const pem = await until(() => {
+      const b64 = kubectl(["get", "csr", "alice", "-o", "jsonpath={.status.certificate}"]);
+      return b64 === "" ? undefined : Buffer.from(b64, "base64").toString();
+    }, "alice's certificate");
+    expect(pem).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(kubectl(["get", "csr", "alice"])).toMatch(/alice .*kubernetes\.io\/kube-apiserver-client .*Approved,Issued/);
+    const bundles = kubectl(["get", "clustertrustbundles", "-o", "jsonpath={.items[*].spec.signerName}"]).split(" ");
+    expect(bundles).toContain("kubernetes.io/kube-apiserver-client");
+    expect(bundles.some((s) => s.startsWith("k8s.io/"))).toBe(false);
+  }, 60_000);
+});
