@@ -1,4 +1,5 @@
 // The well-known names (signers, token claim, user-info extra keys, label prefixes, node-client roles): the product's, or upstream's under k8s.io.
+import { CsrConditionMessage } from "./conditions.js";
 
 /**
  * Every name a server, its controllers and its commands must agree on besides the API groups. The API group suffix
@@ -38,6 +39,8 @@ export interface NamingProfile {
    * `certificatesigningrequests/selfnodeclient` (a node renewing its own).
    */
   readonly roles: { readonly nodeClient: string; readonly selfNodeClient: string };
+  /** The Approved condition's message, by the subresource whose review allowed the node client request. */
+  readonly approvalMessages: { readonly nodeclient: string; readonly selfnodeclient: string };
 }
 
 /** The suffix whose groups are upstream's, and so whose well-known names are upstream's too. */
@@ -76,6 +79,10 @@ export function namingProfile(suffix: string): NamingProfile {
       },
       lastAppliedAnnotation: `kubectl.${d}/last-applied-configuration`,
       roles: { nodeClient: `${csrRole}:nodeclient`, selfNodeClient: `${csrRole}:selfnodeclient` },
+      approvalMessages: {
+        nodeclient: "Auto approving kubelet client certificate after SubjectAccessReview.",
+        selfnodeclient: "Auto approving self kubelet client certificate after SubjectAccessReview.",
+      },
     };
   }
   return {
@@ -89,5 +96,6 @@ export function namingProfile(suffix: string): NamingProfile {
     },
     lastAppliedAnnotation: `platformctl.${suffix}/last-applied-configuration`,
     roles: { nodeClient: "platform-ca:nodeagent-bootstrapper", selfNodeClient: "platform-ca:nodeagent-selfnodeclient" },
+    approvalMessages: { nodeclient: CsrConditionMessage.AutoApproved, selfnodeclient: CsrConditionMessage.AutoApproved },
   };
 }

@@ -34,6 +34,8 @@ describe("naming profiles", () => {
     ["token Secret annotation", (n) => n.secretTypes.serviceAccountNameAnnotation, "platform.io/service-account.name", "kubernetes.io/service-account.name"],
     ["nodeclient role", (n) => n.roles.nodeClient, "platform-ca:nodeagent-bootstrapper", "system:certificates.k8s.io:certificatesigningrequests:nodeclient"],
     ["selfnodeclient role", (n) => n.roles.selfNodeClient, "platform-ca:nodeagent-selfnodeclient", "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"],
+    ["approval message (first certificate)", (n) => n.approvalMessages.nodeclient, "Auto approving node-agent client certificate after SubjectAccessReview.", "Auto approving kubelet client certificate after SubjectAccessReview."],
+    ["approval message (renewal)", (n) => n.approvalMessages.selfnodeclient, "Auto approving node-agent client certificate after SubjectAccessReview.", "Auto approving self kubelet client certificate after SubjectAccessReview."],
   ])("%s", (_, read, underDefault, underK8s) => {
     expect(read(product)).toEqual(underDefault);
     expect(read(upstream)).toEqual(underK8s);

@@ -3,7 +3,9 @@
 import base64
 import datetime
 import json
+import os
 import sys
+import tempfile
 import time
 
 from cryptography import x509
@@ -16,14 +18,17 @@ SIGNER = "kubernetes.io/kube-apiserver-client-kubelet"
 TIMEOUT_S = 30
 
 
-def api_with_token(kubeconfig, token):
-    """The server address and CA from the admin kubeconfig, but the bootstrap token as the only credential."""
+def api_as(kubeconfig, token=None, cert_file=None, key_file=None):
+    """The server address and CA from the admin kubeconfig, but the given token or client certificate as the only credential."""
     admin = client.Configuration()
     config.load_kube_config(config_file=kubeconfig, client_configuration=admin)
     cfg = client.Configuration()
     cfg.host = admin.host
     cfg.ssl_ca_cert = admin.ssl_ca_cert
-    cfg.api_key = {"authorization": "Bearer " + token}
+    if token:
+        cfg.api_key = {"authorization": "Bearer " + token}
+    cfg.cert_file = cert_file
+    cfg.key_file = key_file
     return client.ApiClient(cfg)
 
 
@@ -65,11 +70,10 @@ def signed_by(cert, ca):
     return cert.issuer == ca.subject and ca.not_valid_before <= now <= ca.not_valid_after
 
 
-def main(kubeconfig, token, node):
-    api = api_with_token(kubeconfig, token)
+def request_certificate(api, node, name):
+    """Creates a kubelet-shaped CSR and waits for its certificate: (key, created CSR, issued CSR, certificate)."""
     certificates = client.CertificatesV1Api(api)
     key, pem = kubelet_csr(node)
-    name = "node-csr-" + node
     body = client.V1CertificateSigningRequest(
         api_version="certificates.k8s.io/v1",
         kind="CertificateSigningRequest",
@@ -77,8 +81,25 @@ def main(kubeconfig, token, node):
         spec=client.V1CertificateSigningRequestSpec(request=base64.b64encode(pem).decode(), signer_name=SIGNER, usages=["digital signature", "client auth"]),
     )
     created = certificates.create_certificate_signing_request(body)
-    csr = until("the certificate", lambda: (lambda c: c if c.status and c.status.certificate else None)(certificates.read_certificate_signing_request(name)))
-    cert = x509.load_pem_x509_certificate(base64.b64decode(csr.status.certificate))
+    csr = until("the certificate of " + name, lambda: (lambda c: c if c.status and c.status.certificate else None)(certificates.read_certificate_signing_request(name)))
+    return key, created, csr, x509.load_pem_x509_certificate(base64.b64decode(csr.status.certificate))
+
+
+def renewal_message(kubeconfig, key, cert, node):
+    """The node renews with its new client certificate, as a kubelet rotates it: the approval message of that request."""
+    with tempfile.TemporaryDirectory() as d:
+        cert_file, key_file = os.path.join(d, "node.crt"), os.path.join(d, "node.key")
+        with open(cert_file, "wb") as f:
+            f.write(cert.public_bytes(serialization.Encoding.PEM))
+        with open(key_file, "wb") as f:
+            f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        _, created, csr, _ = request_certificate(api_as(kubeconfig, cert_file=cert_file, key_file=key_file), node, "node-csr-" + node + "-renewal")
+    return created.spec.username, [c.message for c in csr.status.conditions if c.type == "Approved"]
+
+
+def main(kubeconfig, token, node):
+    api = api_as(kubeconfig, token=token)
+    key, created, csr, cert = request_certificate(api, node, "node-csr-" + node)
 
     def published():
         listed = client.CustomObjectsApi(api).list_cluster_custom_object("certificates.k8s.io", "v1beta1", "clustertrustbundles")
@@ -90,13 +111,14 @@ def main(kubeconfig, token, node):
     print(json.dumps({
         "requester": created.spec.username,
         "groups": created.spec.groups,
-        "conditions": [{"type": c.type, "status": c.status, "reason": c.reason} for c in csr.status.conditions],
+        "conditions": [{"type": c.type, "status": c.status, "reason": c.reason, "message": c.message} for c in csr.status.conditions],
         "subject": cert.subject.rfc4514_string(),
         "sameKey": cert.public_key().public_numbers() == key.public_key().public_numbers(),
         "clientAuth": x509.ExtendedKeyUsageOID.CLIENT_AUTH in cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value,
         "valid": cert.not_valid_before <= now <= cert.not_valid_after,
         "bundle": bundles[0]["metadata"]["name"],
         "verifiedBy": [a.subject.rfc4514_string() for a in anchors if signed_by(cert, a)],
+        "renewal": renewal_message(kubeconfig, key, cert, node),
     }))
 
 

@@ -51,7 +51,9 @@ describe("platform-ca up --group-suffix k8s.io with unmodified clients", () => {
       verifiedBy: [expect.any(String)],
     });
     expect(seen["groups"]).toContain("system:bootstrappers");
-    expect(seen["conditions"]).toContainEqual({ type: "Approved", status: "True", reason: "AutoApproved" });
+    expect(seen["conditions"]).toContainEqual({ type: "Approved", status: "True", reason: "AutoApproved", message: "Auto approving kubelet client certificate after SubjectAccessReview." });
+    // Renewing with that certificate is the node asking for itself: allowed by the selfnodeclient role.
+    expect(seen["renewal"]).toEqual(["system:node:worker-1", ["Auto approving self kubelet client certificate after SubjectAccessReview."]]);
     expect(seen["bundle"]).toMatch(/^kubernetes\.io:kube-apiserver-client-kubelet:[0-9a-f]{16}$/);
     // The approval followed the approver's SubjectAccessReview, recorded as an Event on the request.
     const events = kubectl(["get", "events.events.k8s.io", "-A", "-o", "jsonpath={range .items[*]}{.regarding.name} {.reason}{\"\\n\"}{end}"]);
