@@ -1,10 +1,10 @@
-// `platform-ca up --group-suffix k8s.io` speaks upstream's names to unmodified clients: a kubelet bootstrap with the official
-// Python client (auto-approved, issued, verified against the published bundle) and kubectl's typed `certificate approve`.
+// Under --group-suffix k8s.io (up, and controller beside an API server) unmodified clients get upstream names: Python kubelet bootstrap, kubectl certificate approve.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BOOTSTRAP_TOKEN as CLUSTER_BOOTSTRAP_TOKEN, startCluster, type Cluster } from "../controller/controllers/cluster.js";
 import { csr } from "../fixtures/csr.js";
 import { ensureBuilt, type Kubectl } from "./apiserver-process.js";
 import { kubectlWith, startUp, type UpProcess } from "./up-process.js";
@@ -12,6 +12,11 @@ import { kubectlWith, startUp, type UpProcess } from "./up-process.js";
 const PYTHON = "/usr/bin/python3";
 const SCRIPT = new URL("./kubelet_csr.py", import.meta.url).pathname;
 const BOOTSTRAP_TOKEN = "abcdef.0123456789abcdef";
+
+/** The Python kubelet bootstrap (kubelet_csr.py) against a kubeconfig's server; what it saw. */
+function kubeletBootstrap(kubeconfig: string, token: string, node: string): Record<string, unknown> {
+  return JSON.parse(execFileSync(PYTHON, [SCRIPT, kubeconfig, token, node], { encoding: "utf8", timeout: 90_000 })) as Record<string, unknown>;
+}
 
 async function until<T>(read: () => T | undefined, what: string): Promise<T> {
   for (let i = 0; i < 150; i++) {
@@ -40,8 +45,7 @@ describe("platform-ca up --group-suffix k8s.io with unmodified clients", () => {
   });
 
   it("auto-approves and issues a kubelet's bootstrap CSR made with the Python client, verifiable against the published bundle", () => {
-    const out = execFileSync(PYTHON, [SCRIPT, up.adminConfig, BOOTSTRAP_TOKEN, "worker-1"], { encoding: "utf8", timeout: 90_000 });
-    const seen = JSON.parse(out) as Record<string, unknown>;
+    const seen = kubeletBootstrap(up.adminConfig, BOOTSTRAP_TOKEN, "worker-1");
     expect(seen).toMatchObject({
       requester: "system:bootstrap:abcdef",
       subject: "CN=system:node:worker-1,O=system:nodes",
@@ -80,4 +84,24 @@ describe("platform-ca up --group-suffix k8s.io with unmodified clients", () => {
     expect(bundles).toContain("kubernetes.io/kube-apiserver-client");
     expect(bundles.some((s) => s.startsWith("k8s.io/"))).toBe(false);
   }, 60_000);
+});
+
+describe("platform-ca controller --group-suffix k8s.io beside another API server", () => {
+  let cluster: Cluster;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    cluster = await startCluster({ apiserverArgs: ["--group-suffix", "k8s.io"] });
+    await cluster.startController(["--group-suffix", "k8s.io"]);
+  }, 240_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it("approves, issues and publishes for a kubelet's CSR with upstream's names", () => {
+    const seen = kubeletBootstrap(cluster.adminConfig, CLUSTER_BOOTSTRAP_TOKEN, "worker-2");
+    expect(seen).toMatchObject({ requester: "system:bootstrap:e2e001", subject: "CN=system:node:worker-2,O=system:nodes", sameKey: true, verifiedBy: [expect.any(String)] });
+    expect(seen["conditions"]).toContainEqual({ type: "Approved", status: "True", reason: "AutoApproved", message: "Auto approving kubelet client certificate after SubjectAccessReview." });
+    expect(seen["bundle"]).toMatch(/^kubernetes\.io:kube-apiserver-client-kubelet:[0-9a-f]{16}$/);
+  }, 120_000);
 });
