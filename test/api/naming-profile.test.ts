@@ -1,4 +1,6 @@
-// Both naming profiles name by name, and the parts that read them: signers, token claim and extras, bootstrap RBAC, Secret types.
+// Both naming profiles name by name, and the parts that read them: signers, plug-ins, token claim and extras, bootstrap RBAC.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import { groupNames, type GroupNames } from "../../src/api/group.js";
@@ -10,6 +12,7 @@ import { ServiceAccountTokens } from "../../src/apiserver/auth/service-account-t
 import { allResources } from "../../src/apiserver/registry/resources/index.js";
 import { lastAppliedAnnotation } from "../../src/cli/ctl/apply.js";
 import { createBuiltinSigners } from "../../signers/builtins.js";
+import { loadSignerPlugin } from "../../signers/plugin.js";
 import { StaticLister, T0, tempDir, user } from "../apiserver/auth/fixtures.js";
 
 const product = groupNames();
@@ -116,5 +119,19 @@ describe("ServiceAccount tokens under k8s.io", () => {
     const lookups = { serviceAccount: () => ({ uid: "u1" }), pod: () => ({ uid: "p1" }) };
     const status = await tokens.review(token, { lookups });
     expect(Object.keys(status.user?.extra ?? {}).sort()).toEqual(["authentication.kubernetes.io/credential-id", "authentication.kubernetes.io/pod-name", "authentication.kubernetes.io/pod-uid"]);
+  });
+});
+
+describe("signer plug-ins", () => {
+  it.each([
+    ["k8s.io", "kubernetes.io"],
+    ["platform.io", "platform.io"],
+  ])("are told the names domain of suffix %s", async (groupSuffix, domain) => {
+    const dir = tempDir();
+    const file = join(dir, "plugin.mjs");
+    writeFileSync(file, `export function createSigner(ctx) {
+      return { signerName: ctx.namesDomain + "/mine", validate: () => ({ ok: true }), sign: async () => "", ready: () => true, trustAnchors: () => [] };
+    }`);
+    expect((await loadSignerPlugin(file, { groupSuffix })).signerName).toBe(`${domain}/mine`);
   });
 });
