@@ -155,7 +155,7 @@ export const credentialCommand: CommandModule = (program: Command) => {
     .option("--key-type <type>", "p256, p384, p521, rsa2048, rsa3072, rsa4096 or ed25519 (default p256)")
     .option("--expiration-seconds <n>", "requested lifetime in seconds (≥ 600)")
     .option("--timeout <duration>", "how long to wait for approval and issuance", "5m")
-    .option("--group-suffix <suffix>", "API group suffix", DEFAULT_GROUP_SUFFIX);
+    .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX);
   addClientFlags(cmd);
   cmd.addHelpText("after", HELP).action((flags: CredentialFlags) => run(flags, process.env));
 };
