@@ -1,5 +1,5 @@
 // Under --group-suffix k8s.io (up, and controller beside an API server) unmodified clients get upstream names: Python kubelet bootstrap, kubectl certificate approve.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,8 @@ import { kubectlWith, startUp, type UpProcess } from "./up-process.js";
 const PYTHON = "/usr/bin/python3";
 const SCRIPT = new URL("./kubelet_csr.py", import.meta.url).pathname;
 const BOOTSTRAP_TOKEN = "abcdef.0123456789abcdef";
+const PLATFORM_CA = new URL("../../dist/src/cli/platform-ca.js", import.meta.url).pathname;
+const PLATFORMCTL = new URL("../../dist/src/cli/platformctl.js", import.meta.url).pathname;
 
 /** The Python kubelet bootstrap (kubelet_csr.py) against a kubeconfig's server; what it saw. */
 function kubeletBootstrap(kubeconfig: string, token: string, node: string): Record<string, unknown> {
@@ -83,6 +85,22 @@ describe("platform-ca up --group-suffix k8s.io with unmodified clients", () => {
     const bundles = kubectl(["get", "clustertrustbundles", "-o", "jsonpath={.items[*].spec.signerName}"]).split(" ");
     expect(bundles).toContain("kubernetes.io/kube-apiserver-client");
     expect(bundles.some((s) => s.startsWith("k8s.io/"))).toBe(false);
+  }, 60_000);
+
+  it("has platform-ca credential ask upstream's API server client signer by default", () => {
+    const args = ["credential", "--group-suffix", "k8s.io", "--cn", "bob", "--platformconfig", up.adminConfig, "--cache-dir", join(dir, "cache"), "--timeout", "2s"];
+    const r = spawnSync(process.execPath, [PLATFORM_CA, ...args], { encoding: "utf8", timeout: 30_000 });
+    // Never auto-approved, so it waits, saying for which signer, and times out.
+    expect(r.stderr).toMatch(/^waiting for CSR credential-\w+ to be approved \(signer kubernetes\.io\/kube-apiserver-client\)\n/);
+    expect(r.status).not.toBe(0);
+    const made = kubectl(["get", "csr", "-o", "jsonpath={range .items[*]}{.metadata.name}={.spec.signerName}{\"\\n\"}{end}"]);
+    expect(made).toMatch(/^credential-\w+=kubernetes\.io\/kube-apiserver-client$/m);
+  }, 60_000);
+
+  it("has platformctl certificate request ask upstream's API server client signer by default", () => {
+    const args = ["--platformconfig", up.adminConfig, "--group-suffix", "k8s.io", "--cache-dir", join(dir, "ctl-cache"), "certificate", "request", "carol", "--cn", "carol", "--key-out", join(dir, "carol.key")];
+    execFileSync(process.execPath, [PLATFORMCTL, ...args], { encoding: "utf8", timeout: 30_000 });
+    expect(kubectl(["get", "csr", "carol", "-o", "jsonpath={.spec.signerName}"])).toBe("kubernetes.io/kube-apiserver-client");
   }, 60_000);
 });
 
