@@ -2,6 +2,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DEFAULT_GROUP_SUFFIX } from "../src/api/group.js";
+import { namingProfile } from "../src/api/naming-profile.js";
 import { PlatformError, toPlatformError } from "../src/errors.js";
 import { silentLogger, type Logger } from "../src/logger.js";
 import { openCaSource } from "./ca-files.js";
@@ -12,6 +13,8 @@ import { signerNameProblem } from "./signer-name.js";
 /** What a plug-in's createSigner receives. */
 export interface SignerPluginContext {
   readonly groupSuffix: string;
+  /** Domain of the suffix's well-known names (`kubernetes.io` under `k8s.io`, else the suffix), for names beside the built-ins'. */
+  readonly namesDomain: string;
   /** Cluster maximum certificate lifetime in seconds. */
   readonly maxDurationSeconds: number;
   readonly logger: Logger;
@@ -70,8 +73,10 @@ function contextFrom(options: LoadSignerPluginOptions, baseDir: string): SignerP
   const now = options.now ?? (() => new Date());
   const loadCa = async (files: { readonly certFile: string; readonly keyFile: string }): Promise<CaInput> =>
     openCaSource({ certFile: resolve(baseDir, files.certFile), keyFile: resolve(baseDir, files.keyFile) }, { now, logger });
+  const groupSuffix = options.groupSuffix ?? DEFAULT_GROUP_SUFFIX;
   return {
-    groupSuffix: options.groupSuffix ?? DEFAULT_GROUP_SUFFIX,
+    groupSuffix,
+    namesDomain: options.namesDomain ?? namingProfile(groupSuffix).domain,
     maxDurationSeconds: options.maxDurationSeconds ?? DEFAULT_MAX_DURATION_SECONDS,
     logger,
     now,

@@ -159,7 +159,7 @@ describe("createTestAuthority with options", () => {
       keyType: "p384",
       policies: ["signerName: example.test/web\nsubjectAltNames: { dns: { permitted: ['*.web.test'] } }\nusages: { required: [server auth] }\n"],
     });
-    expect(authority.signer("k8s.io/apiserver-client").signerName).toBe("k8s.io/apiserver-client");
+    expect(authority.signer("kubernetes.io/kube-apiserver-client").signerName).toBe("kubernetes.io/kube-apiserver-client");
     const pem = await authority.signCsr((await csr({ cn: "a", dns: ["a.web.test"] })).pem, { signerName: "example.test/web", usages: ["server auth"] });
     expect(new X509Certificate(pem).verify(new X509Certificate(authority.caPem).publicKey)).toBe(true);
     await expect(

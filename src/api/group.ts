@@ -1,9 +1,13 @@
-// The API group suffix lives here and only here: every group, signer name and well-known label is derived from it.
+// The API group suffix lives here and only here: every group is derived from it, and it picks the naming profile.
+import { namingProfile, type NamingProfile } from "./naming-profile.js";
 
 export const DEFAULT_GROUP_SUFFIX = "platform.io";
 
-/** Group names and well-known signer names for one suffix (default `platform.io`, or e.g. `k8s.io`). */
-export interface GroupNames {
+/**
+ * Group names for one suffix (default `platform.io`, or e.g. `k8s.io`), with the well-known names of the naming profile
+ * that suffix selects (signer names, token claim, label prefixes: see naming-profile.ts).
+ */
+export interface GroupNames extends NamingProfile {
   readonly suffix: string;
   readonly certificates: string;
   readonly authentication: string;
@@ -12,12 +16,6 @@ export interface GroupNames {
   readonly events: string;
   readonly coordination: string;
   readonly apps: string;
-  readonly signers: {
-    readonly apiserverClient: string;
-    readonly nodeagentClient: string;
-    readonly nodeagentServing: string;
-    readonly legacyUnknown: string;
-  };
 }
 
 const SUFFIX_RE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$/;
@@ -27,6 +25,7 @@ export function groupNames(suffix: string = DEFAULT_GROUP_SUFFIX): GroupNames {
     throw new TypeError(`expected \`groupSuffix\` to be a DNS name with at least two labels, got ${JSON.stringify(suffix)}`);
   }
   return {
+    ...namingProfile(suffix),
     suffix,
     certificates: `certificates.${suffix}`,
     authentication: `authentication.${suffix}`,
@@ -35,11 +34,5 @@ export function groupNames(suffix: string = DEFAULT_GROUP_SUFFIX): GroupNames {
     events: `events.${suffix}`,
     coordination: `coordination.${suffix}`,
     apps: "apps",
-    signers: {
-      apiserverClient: `${suffix}/apiserver-client`,
-      nodeagentClient: `${suffix}/apiserver-client-nodeagent`,
-      nodeagentServing: `${suffix}/nodeagent-serving`,
-      legacyUnknown: `${suffix}/legacy-unknown`,
-    },
   };
 }

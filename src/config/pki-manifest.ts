@@ -127,7 +127,7 @@ export function parsePkiManifest(text: string, source: string): PkiManifest {
   } catch {
     ck.problem("groupSuffix", "a DNS name with at least two labels", groupSuffix);
   }
-  const wellKnown = new Map(Object.values(names.signers).map((full) => [full.slice(names.suffix.length + 1), full]));
+  const wellKnown = new Map(Object.values(names.signers).map((full) => [full.slice(names.domain.length + 1), full]));
   const builtin = new Set(wellKnown.values());
   const fullSignerName = (s: string): string => wellKnown.get(s) ?? s;
 

@@ -92,7 +92,7 @@ describe("platform-ca sign", () => {
 
   it("derives built-in signer names from --group-suffix", async () => {
     const path = await csrFile("suffix", { cn: "dave" });
-    const ok = await sign(["--group-suffix", "k8s.io", "--signer-name", "k8s.io/apiserver-client", "--usages", CLIENT_USAGES, "--csr", path]);
+    const ok = await sign(["--group-suffix", "k8s.io", "--signer-name", "kubernetes.io/kube-apiserver-client", "--usages", CLIENT_USAGES, "--csr", path]);
     expect(ok.code).toBe(0);
     const wrong = await sign(["--group-suffix", "k8s.io", "--signer-name", SIGNERS.apiserverClient, "--usages", CLIENT_USAGES, "--csr", path]);
     expect(wrong.code).toBe(2);

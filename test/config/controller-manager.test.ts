@@ -223,7 +223,7 @@ describe("parseControllerManagerConfig: CSR signing", () => {
       doc({ CSRSigningController: { KubeletClientSignerConfiguration: { CertFile: "/c.crt", KeyFile: "/c.key" } } }, { apiVersion: "platformcontrollermanager.config.k8s.io/v1alpha1", kind: KIND }),
       { groupSuffix: "k8s.io" },
     );
-    expect([...signingFiles]).toEqual([["k8s.io/apiserver-client-nodeagent", { certFile: "/c.crt", keyFile: "/c.key" }]]);
+    expect([...signingFiles]).toEqual([["kubernetes.io/kube-apiserver-client-kubelet", { certFile: "/c.crt", keyFile: "/c.key" }]]);
   });
 
   it.each([

@@ -55,13 +55,13 @@ describe("parsePkiManifest", () => {
       manifest((r) => {
         r.groupSuffix = "k8s.io";
         r.cas.push({ name: "nodes-ca" });
-        r.signers.push({ name: "nodeagent-serving", ca: "nodes-ca" });
-        r.certificates.push({ name: "n1", kind: "server", ip: ["10.0.0.1"], signer: "nodeagent-serving" });
+        r.signers.push({ name: "kubelet-serving", ca: "nodes-ca" });
+        r.certificates.push({ name: "n1", kind: "server", ip: ["10.0.0.1"], signer: "kubelet-serving" });
       }),
       "x.yaml",
     );
-    expect(m.signers[0]).toEqual({ name: "k8s.io/nodeagent-serving", ca: "nodes-ca" });
-    expect(m.certificates[1]).toMatchObject({ signer: "k8s.io/nodeagent-serving", ca: "nodes-ca" });
+    expect(m.signers[0]).toEqual({ name: "kubernetes.io/kubelet-serving", ca: "nodes-ca" });
+    expect(m.certificates[1]).toMatchObject({ signer: "kubernetes.io/kubelet-serving", ca: "nodes-ca" });
   });
 
   it("resolves a custom signer's policy path against the manifest's directory", () => {

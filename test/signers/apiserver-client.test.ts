@@ -22,7 +22,8 @@ describe("apiserver-client signer", () => {
 
   it.each([
     ["platform.io", "platform.io/apiserver-client"],
-    ["k8s.io", "k8s.io/apiserver-client"],
+    ["k8s.io", "kubernetes.io/kube-apiserver-client"],
+    ["example.org", "example.org/apiserver-client"],
   ])("takes its name from the group suffix %s", (groupSuffix, name) => {
     expect(createApiserverClientSigner({ ca, groupSuffix }).signerName).toBe(name);
   });

@@ -12,10 +12,10 @@ describe("built-in signer factory", () => {
   it("makes the four signers from one cluster CA, named from the group suffix", () => {
     const signers = createBuiltinSigners({ groupSuffix: "k8s.io", ca: cluster.ca, maxDurationSeconds: 24 * HOUR });
     expect(signers.map((s) => s.signerName)).toEqual([
-      "k8s.io/apiserver-client",
-      "k8s.io/apiserver-client-nodeagent",
-      "k8s.io/nodeagent-serving",
-      "k8s.io/legacy-unknown",
+      "kubernetes.io/kube-apiserver-client",
+      "kubernetes.io/kube-apiserver-client-kubelet",
+      "kubernetes.io/kubelet-serving",
+      "kubernetes.io/legacy-unknown",
     ]);
     expect(signers.map((s) => s.maxDurationSeconds)).toEqual([86_400, 86_400, 86_400, 86_400]);
     expect(signers.map((s) => s.trustAnchors())).toEqual(Array(4).fill([cluster.certPem]));

@@ -21,11 +21,17 @@ describe("signer names", () => {
   });
 
   it("builds the well-known names from another suffix", () => {
+    expect(builtinSignerNames("example.org")).toEqual({
+      apiserverClient: "example.org/apiserver-client",
+      nodeagentClient: "example.org/apiserver-client-nodeagent",
+      nodeagentServing: "example.org/nodeagent-serving",
+      legacyUnknown: "example.org/legacy-unknown",
+    });
     expect(builtinSignerNames("k8s.io")).toEqual({
-      apiserverClient: "k8s.io/apiserver-client",
-      nodeagentClient: "k8s.io/apiserver-client-nodeagent",
-      nodeagentServing: "k8s.io/nodeagent-serving",
-      legacyUnknown: "k8s.io/legacy-unknown",
+      apiserverClient: "kubernetes.io/kube-apiserver-client",
+      nodeagentClient: "kubernetes.io/kube-apiserver-client-kubelet",
+      nodeagentServing: "kubernetes.io/kubelet-serving",
+      legacyUnknown: "kubernetes.io/legacy-unknown",
     });
   });
 

@@ -9,8 +9,6 @@ import { SYSTEM_AUTHENTICATED, SYSTEM_MASTERS, SYSTEM_UNAUTHENTICATED } from "./
 
 export const CLUSTER_ADMIN = "cluster-admin";
 export const CONTROLLER_ROLE = "platform-ca:controller";
-export const NODEAGENT_BOOTSTRAPPER_ROLE = "platform-ca:nodeagent-bootstrapper";
-export const NODEAGENT_SELFNODECLIENT_ROLE = "platform-ca:nodeagent-selfnodeclient";
 export const BASIC_USER_ROLE = "system:basic-user";
 export const DISCOVERY_ROLE = "system:discovery";
 export const PUBLIC_INFO_ROLE = "system:public-info-viewer";
@@ -32,14 +30,14 @@ export interface BootstrapPolicy {
   readonly clusterRoleBindings: readonly ClusterRoleBinding[];
 }
 
-/** The bootstrap ClusterRoles and ClusterRoleBindings for one group suffix. */
+/** The bootstrap ClusterRoles and ClusterRoleBindings for one group suffix and its naming profile. */
 export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
   const cert = names.certificates;
   const s = names.signers;
   const meta = (name: string) => ({
     name,
-    labels: { [`${names.suffix}/bootstrapping`]: "rbac-defaults" },
-    annotations: { [`${names.rbac}/autoupdate`]: "true" },
+    labels: { [names.bootstrappingLabel]: "rbac-defaults" },
+    annotations: { [names.autoupdateAnnotation]: "true" },
   });
   const role = (name: string, rules: PolicyRule[]): ClusterRole => ({ apiVersion: `${names.rbac}/v1`, kind: "ClusterRole", metadata: meta(name), rules });
   const binding = (name: string, subjects: Subject[]): ClusterRoleBinding => ({
@@ -71,13 +69,13 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
       { apiGroups: [names.authentication], resources: ["tokenreviews"], verbs: ["create"] },
       { apiGroups: [names.authorization], resources: ["subjectaccessreviews"], verbs: ["create"] },
     ]),
-    role(NODEAGENT_BOOTSTRAPPER_ROLE, [
+    role(names.roles.nodeClient, [
       { apiGroups: [cert], resources: ["certificatesigningrequests"], verbs: ["create", ...READ] },
       { apiGroups: [cert], resources: ["certificatesigningrequests/nodeclient"], verbs: ["create"] },
     ]),
     // Nodes renew their own client certificates: they create (and watch) CSRs, and selfnodeclient lets the approver
     // approve a request whose subject is the node itself.
-    role(NODEAGENT_SELFNODECLIENT_ROLE, [
+    role(names.roles.selfNodeClient, [
       { apiGroups: [cert], resources: ["certificatesigningrequests"], verbs: ["create", ...READ] },
       { apiGroups: [cert], resources: ["certificatesigningrequests/selfnodeclient"], verbs: ["create"] },
     ]),
@@ -97,8 +95,8 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
       { kind: "User", apiGroup: names.rbac, name: CONTROLLER_USER },
       { kind: "ServiceAccount", apiGroup: "", ...CONTROLLER_SERVICE_ACCOUNT },
     ]),
-    binding(NODEAGENT_BOOTSTRAPPER_ROLE, [group(BOOTSTRAPPERS_GROUP)]),
-    binding(NODEAGENT_SELFNODECLIENT_ROLE, [group(NODES_GROUP)]),
+    binding(names.roles.nodeClient, [group(BOOTSTRAPPERS_GROUP)]),
+    binding(names.roles.selfNodeClient, [group(NODES_GROUP)]),
     binding(BASIC_USER_ROLE, [group(SYSTEM_AUTHENTICATED)]),
     binding(DISCOVERY_ROLE, [group(SYSTEM_AUTHENTICATED)]),
     binding(PUBLIC_INFO_ROLE, [group(SYSTEM_AUTHENTICATED), group(SYSTEM_UNAUTHENTICATED)]),
@@ -125,7 +123,7 @@ export interface BootstrapWriter {
  * binding refers to another role, or when nothing is missing.
  */
 export function withMissingGrants(names: GroupNames, stored: ApiObject, wanted: ApiObject): ApiObject {
-  if (stored.metadata.annotations?.[`${names.rbac}/autoupdate`] === "false") return stored;
+  if (stored.metadata.annotations?.[names.autoupdateAnnotation] === "false") return stored;
   const field = wanted.kind === "ClusterRole" ? "rules" : "subjects";
   if (wanted.kind === "ClusterRole" && stored["aggregationRule"] !== undefined) return stored;
   if (wanted.kind === "ClusterRoleBinding" && !isDeepStrictEqual(stored["roleRef"], wanted["roleRef"])) return stored;
@@ -138,7 +136,7 @@ export function withMissingGrants(names: GroupNames, stored: ApiObject, wanted: 
  * Creates the bootstrap objects that do not exist yet (roles before bindings) and adds to existing ones the rules
  * and subjects they lack (a release that grants more reaches data directories made by an older one). Nothing is
  * removed: what an administrator added stays, and one who wants an object left alone sets its
- * `<rbac group>/autoupdate` annotation to "false". Returns the `Kind/name` of each object created or completed.
+ * autoupdate annotation (`rbac.authorization.<domain>/autoupdate`) to "false". Returns the `Kind/name` of each object created or completed.
  */
 export async function applyBootstrapPolicy(names: GroupNames, writer: BootstrapWriter, logger: Logger = silentLogger()): Promise<{ created: string[]; updated: string[] }> {
   const { clusterRoles, clusterRoleBindings } = bootstrapPolicy(names);

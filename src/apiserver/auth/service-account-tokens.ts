@@ -135,7 +135,7 @@ export class ServiceAccountTokens {
     const now = Math.floor(this.#o.clock.now() / 1000);
     const claim: Record<string, unknown> = { namespace, serviceaccount: { name: sa.name, uid: sa.uid } };
     if (boundObject) claim[boundObject.kind === "Pod" ? "pod" : "secret"] = { name: boundObject.name, uid: boundObject.uid };
-    const token = await new SignJWT({ [this.#o.names.suffix]: claim })
+    const token = await new SignJWT({ [this.#o.names.tokenClaim]: claim })
       .setProtectedHeader({ alg: ALG, kid: key.keyId, typ: "JWT" })
       .setIssuer(this.issuer)
       .setSubject(serviceAccountUsername(namespace, sa.name))
@@ -173,7 +173,7 @@ export class ServiceAccountTokens {
     const tokenAudiences = typeof payload.aud === "string" ? [payload.aud] : (payload.aud ?? []);
     const audiences = wanted.filter((a) => tokenAudiences.includes(a));
     if (audiences.length === 0) return refused(`the token audiences ${JSON.stringify(tokenAudiences)} do not include any of ${JSON.stringify(wanted)}`);
-    const claim = payload[this.#o.names.suffix] as PrivateClaim | undefined;
+    const claim = payload[this.#o.names.tokenClaim] as PrivateClaim | undefined;
     const ns = claim?.namespace;
     const name = claim?.serviceaccount?.name;
     const uid = claim?.serviceaccount?.uid;
@@ -218,7 +218,7 @@ export class ServiceAccountTokens {
   }
 
   #user(ns: string, name: string, uid: string, claim: PrivateClaim, jti: string | undefined): UserInfo {
-    const prefix = this.#o.names.authentication;
+    const prefix = this.#o.names.userExtraPrefix;
     const extra: Record<string, string[]> = {};
     if (claim.pod) {
       extra[`${prefix}/pod-name`] = [String(claim.pod.name)];

@@ -44,7 +44,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 export function addServeOptions(command: Command, dataDir?: string): Command {
   return addLogOptions(command)
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
-    .option("--group-suffix <suffix>", "API group suffix", DEFAULT_GROUP_SUFFIX)
+    .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
     .option("--client-ca-file <file>", "extra CA certificates trusted for client certificates, beside the cluster CA")
     .option("--anonymous-auth", "serve requests without credentials as system:anonymous instead of refusing them (401)")

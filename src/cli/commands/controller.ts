@@ -195,7 +195,7 @@ export const controllerCommand = (program: Command): void => {
     .option("--config <file>", "a PlatformControllerManagerConfiguration file")
     .option("--platformconfig <file>", "client config file of the API server (overrides ClientConnection.kubeconfig)")
     .option("--context <name>", "context of the client config file to use")
-    .option("--group-suffix <suffix>", "API group suffix", DEFAULT_GROUP_SUFFIX)
+    .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX)
     .option("--cluster-signing-cert-file <file>", "CA certificate of the four built-in signers (overrides CSRSigningController)")
     .option("--cluster-signing-key-file <file>", "CA private key of the four built-in signers")
     .option("--cluster-signing-duration <duration>", "longest certificate lifetime (e.g. 8760h)")

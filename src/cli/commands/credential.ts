@@ -152,14 +152,14 @@ export const credentialCommand: CommandModule = (program: Command) => {
   const cmd = program
     .command("credential")
     .description("exec credential plugin: a client certificate from a CSR, cached and renewed")
-    .option("--signer-name <name>", "signer of the certificate (default <group suffix>/apiserver-client)")
+    .option("--signer-name <name>", "signer of the certificate (default platform.io/apiserver-client; kubernetes.io/kube-apiserver-client under --group-suffix k8s.io)")
     .option("--cn <name>", "common name (the user name)")
     .addOption(new Option("--o <organization>", "organization (a group); repeatable").argParser(collect))
     .option("--cache-dir <dir>", "where key and certificate are kept (default ~/.platform/credential-cache)")
     .option("--key-type <type>", "p256, p384, p521, rsa2048, rsa3072, rsa4096 or ed25519 (default p256)")
     .option("--expiration-seconds <n>", "requested lifetime in seconds (≥ 600)")
     .option("--timeout <duration>", "how long to wait for approval and issuance", "5m")
-    .option("--group-suffix <suffix>", "API group suffix", DEFAULT_GROUP_SUFFIX);
+    .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX);
   addClientFlags(cmd);
   cmd.addHelpText("after", HELP).action((flags: CredentialFlags) => run(flags, process.env));
 };

@@ -16,9 +16,9 @@ import { fileTargets, objectPath, type Target } from "./targets.js";
 type Json = unknown;
 type JsonMap = Record<string, Json>;
 
-/** The annotation holding what was applied last, under the product's group suffix. */
+/** The annotation holding what was applied last: the naming profile's (kubectl's own under `k8s.io`). */
 export function lastAppliedAnnotation(names: GroupNames): string {
-  return `platformctl.${names.suffix}/last-applied-configuration`;
+  return names.lastAppliedAnnotation;
 }
 
 const isMap = (v: Json): v is JsonMap => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -122,6 +122,6 @@ export const applyVerb: CommandModule = (program: Command) => {
     .description("apply a configuration to resources from files or stdin (client-side: create, or patch what changed)")
     .argument("[args...]");
   addWriteFlags(cmd, "platformctl-client-side-apply", "holding the objects to apply")
-    .addHelpText("after", "\nThe applied manifest is recorded in the annotation platformctl.<group suffix>/last-applied-configuration;\nfields removed from the manifest since are removed from the object.\n\nExamples:\n  platformctl apply -f sa.yaml\n  platformctl apply -f manifests/ -R\n")
+    .addHelpText("after", "\nThe applied manifest is recorded in the annotation platformctl.<group suffix>/last-applied-configuration\n(kubectl.kubernetes.io/last-applied-configuration under --group-suffix k8s.io);\nfields removed from the manifest since are removed from the object.\n\nExamples:\n  platformctl apply -f sa.yaml\n  platformctl apply -f manifests/ -R\n")
     .action((args: string[], flags: WriteFlags, self: Command) => withContext(self, (ctx) => run(ctx, args, flags)));
 };

@@ -226,7 +226,7 @@ export const certificateVerb: CommandModule = (program: Command) => {
     .command("request")
     .description("generate a key and CSR, create the CertificateSigningRequest, optionally wait for the certificate")
     .argument("<name>", "name of the CertificateSigningRequest")
-    .option("--signer <name>", "signer name (default <group suffix>/apiserver-client)")
+    .option("--signer <name>", "signer name (default platform.io/apiserver-client; kubernetes.io/kube-apiserver-client under --group-suffix k8s.io)")
     .addOption(new Option("--usages <list>", 'key usages, comma-separated (default "digital signature,client auth")').argParser(collect))
     .option("--cn <name>", "subject common name")
     .addOption(new Option("--o <org>", "subject organization; repeatable").argParser(collect))

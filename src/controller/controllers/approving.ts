@@ -1,6 +1,6 @@
 // The approving controller: approves node-agent client CSRs the requester may create (SubjectAccessReview), and serving CSRs under an opt-in policy.
 import type { GroupNames } from "../../api/group.js";
-import { CsrConditionMessage, CsrConditionReason, isApproved, isDenied, isFailed, isIssued } from "../../api/conditions.js";
+import { CsrConditionReason, isApproved, isDenied, isFailed, isIssued } from "../../api/conditions.js";
 import { SUBJECT_ACCESS_REVIEW_KIND, AUTHORIZATION_VERSION, type SubjectAccessReview } from "../../api/types/authorization.js";
 import type { CertificateSigningRequest } from "../../api/types/csr.js";
 import type { ResourceClient } from "../../client/types.js";
@@ -103,7 +103,8 @@ export class ApprovingController extends Controller {
       if (problem) return void this.log.info({ name: key, reason: problem }, "serving request left for manual approval");
       return this.approve(csr, SERVING_APPROVED_MESSAGE, signal);
     }
-    if (await this.authorized(request, signal)) return this.approve(csr, CsrConditionMessage.AutoApproved, signal);
+    const allowedBy = await this.authorized(request, signal);
+    if (allowedBy) return this.approve(csr, this.o.names.approvalMessages[allowedBy], signal);
     const tries = this.queue.numRequeues(key);
     if (tries >= this.maxDenied) {
       return void this.log.info({ name: key, user: request.username, tries }, "requester may not create node-agent client certificates; left pending");
@@ -111,10 +112,10 @@ export class ApprovingController extends Controller {
     throw new PlatformError("FORBIDDEN", `user ${JSON.stringify(request.username ?? "")} may not create node-agent client certificates (yet)`, { retryable: true });
   }
 
-  /** `selfnodeclient` when the requester is the node the CN names (then also `nodeclient`), else `nodeclient`. */
-  private async authorized(request: SigningRequest, signal: AbortSignal): Promise<boolean> {
+  /** `selfnodeclient` when the requester is the node the CN names (then also `nodeclient`), else `nodeclient`: the one allowed, if any. */
+  private async authorized(request: SigningRequest, signal: AbortSignal): Promise<"selfnodeclient" | "nodeclient" | undefined> {
     const self = request.username !== undefined && request.username === request.csr.subject.commonName;
-    for (const subresource of self ? ["selfnodeclient", "nodeclient"] : ["nodeclient"]) {
+    for (const subresource of self ? (["selfnodeclient", "nodeclient"] as const) : (["nodeclient"] as const)) {
       const review: SubjectAccessReview = {
         apiVersion: `${this.o.names.authorization}/${AUTHORIZATION_VERSION}`,
         kind: SUBJECT_ACCESS_REVIEW_KIND,
@@ -129,17 +130,17 @@ export class ApprovingController extends Controller {
       };
       if (this.reviewed.allowed(review.spec)) {
         this.metrics?.approvalReviews.inc({ result: "reused" });
-        return true;
+        return subresource;
       }
       const answer = await this.o.reviews.create(review, { signal });
       const allowed = answer.status?.allowed === true;
       this.metrics?.approvalReviews.inc({ result: allowed ? "allowed" : "denied" });
       if (allowed) {
         this.reviewed.remember(review.spec);
-        return true;
+        return subresource;
       }
     }
-    return false;
+    return undefined;
   }
 
   private async approve(csr: CertificateSigningRequest, message: string, signal: AbortSignal): Promise<void> {

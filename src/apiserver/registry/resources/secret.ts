@@ -1,7 +1,6 @@
 // Secret (core v1, namespaced): config-key names, base64 values up to 1 MiB, stringData folded into data, immutable secrets.
 import { Buffer } from "node:buffer";
 import type { ApiObject } from "../../../api/meta.js";
-import type { GroupNames } from "../../../api/group.js";
 import { kindSchema } from "../../../api/schema.js";
 import { CORE_VERSION, SECRET_KIND, type Secret } from "../../../api/types/core.js";
 import type { FieldError, ResourceDefinition, StrategyContext } from "../strategy.js";
@@ -11,15 +10,6 @@ import { ageColumn, column, nameColumn, since } from "./printing.js";
 
 export const MAX_SECRET_BYTES = 1024 * 1024;
 export const SECRET_TYPE_OPAQUE = "Opaque";
-
-/** Typed secrets of the group suffix (`platform.io/tls`...) and what they must carry. */
-export function secretTypes(names: GroupNames) {
-  return {
-    tls: `${names.suffix}/tls`,
-    serviceAccountToken: `${names.suffix}/service-account-token`,
-    serviceAccountNameAnnotation: `${names.suffix}/service-account.name`,
-  };
-}
 
 /** stringData is a write-only convenience: its entries win over data's, base64-encoded, and it is never stored. */
 function foldStringData(obj: ApiObject): void {
@@ -48,7 +38,8 @@ function validateData(secret: Secret): FieldError[] {
 }
 
 function validateType(secret: Secret, ctx: StrategyContext): FieldError[] {
-  const types = secretTypes(ctx.names);
+  // Typed secrets of the naming profile (`platform.io/tls`, `kubernetes.io/tls`...) and what they must carry.
+  const types = ctx.names.secretTypes;
   const has = (k: string) => secret.data?.[k] !== undefined;
   if (secret.type === types.tls) {
     return ["tls.crt", "tls.key"].filter((k) => !has(k)).map((k) => required(key("data", k)));

@@ -1,0 +1,101 @@
+// The well-known names (signers, token claim, user-info extra keys, label prefixes, node-client roles): the product's, or upstream's under k8s.io.
+import { CsrConditionMessage } from "./conditions.js";
+
+/**
+ * Every name a server, its controllers and its commands must agree on besides the API groups. The API group suffix
+ * picks the profile: `k8s.io` selects upstream's names (so kubelets and other upstream clients work unmodified); any
+ * other suffix uses the product's names in a domain equal to the suffix (`platform.io/apiserver-client`).
+ */
+export interface NamingProfile {
+  /** `product` or `upstream`: which set of names below. */
+  readonly profile: "product" | "upstream";
+  /** Domain of the well-known names: `platform.io` by default, `kubernetes.io` under `k8s.io`. */
+  readonly domain: string;
+  readonly signers: {
+    readonly apiserverClient: string;
+    readonly nodeagentClient: string;
+    readonly nodeagentServing: string;
+    readonly legacyUnknown: string;
+  };
+  /** Key of the private claim of ServiceAccount tokens (namespace, serviceaccount, pod, secret). */
+  readonly tokenClaim: string;
+  /** Prefix of the user-info extra keys the authenticators set (`<prefix>/credential-id`, `<prefix>/pod-name`). */
+  readonly userExtraPrefix: string;
+  /** Label marking the bootstrap RBAC objects (value `rbac-defaults`). */
+  readonly bootstrappingLabel: string;
+  /** Annotation an administrator sets to "false" to keep a bootstrap RBAC object as it is. */
+  readonly autoupdateAnnotation: string;
+  /** Annotation holding the manifest `apply` recorded last. */
+  readonly lastAppliedAnnotation: string;
+  /** Typed Secrets and the annotation a token Secret names its ServiceAccount with. */
+  readonly secretTypes: {
+    readonly tls: string;
+    readonly serviceAccountToken: string;
+    readonly serviceAccountNameAnnotation: string;
+  };
+  /**
+   * The bootstrap ClusterRoles the approver's SubjectAccessReview looks for: `nodeClient` grants
+   * `certificatesigningrequests/nodeclient` (a first client certificate), `selfNodeClient` grants
+   * `certificatesigningrequests/selfnodeclient` (a node renewing its own).
+   */
+  readonly roles: { readonly nodeClient: string; readonly selfNodeClient: string };
+  /** The Approved condition's message, by the subresource whose review allowed the node client request. */
+  readonly approvalMessages: { readonly nodeclient: string; readonly selfnodeclient: string };
+}
+
+/** The suffix whose groups are upstream's, and so whose well-known names are upstream's too. */
+export const UPSTREAM_GROUP_SUFFIX = "k8s.io";
+const UPSTREAM_DOMAIN = "kubernetes.io";
+
+/** Names built the same way in both profiles, from the domain. */
+function domainNames(domain: string) {
+  return {
+    domain,
+    tokenClaim: domain,
+    userExtraPrefix: `authentication.${domain}`,
+    bootstrappingLabel: `${domain}/bootstrapping`,
+    autoupdateAnnotation: `rbac.authorization.${domain}/autoupdate`,
+    secretTypes: {
+      tls: `${domain}/tls`,
+      serviceAccountToken: `${domain}/service-account-token`,
+      serviceAccountNameAnnotation: `${domain}/service-account.name`,
+    },
+  };
+}
+
+/** The profile of a (valid) group suffix. */
+export function namingProfile(suffix: string): NamingProfile {
+  if (suffix === UPSTREAM_GROUP_SUFFIX) {
+    const d = UPSTREAM_DOMAIN;
+    const csrRole = `system:certificates.${suffix}:certificatesigningrequests`;
+    return {
+      profile: "upstream",
+      ...domainNames(d),
+      signers: {
+        apiserverClient: `${d}/kube-apiserver-client`,
+        nodeagentClient: `${d}/kube-apiserver-client-kubelet`,
+        nodeagentServing: `${d}/kubelet-serving`,
+        legacyUnknown: `${d}/legacy-unknown`,
+      },
+      lastAppliedAnnotation: `kubectl.${d}/last-applied-configuration`,
+      roles: { nodeClient: `${csrRole}:nodeclient`, selfNodeClient: `${csrRole}:selfnodeclient` },
+      approvalMessages: {
+        nodeclient: "Auto approving kubelet client certificate after SubjectAccessReview.",
+        selfnodeclient: "Auto approving self kubelet client certificate after SubjectAccessReview.",
+      },
+    };
+  }
+  return {
+    profile: "product",
+    ...domainNames(suffix),
+    signers: {
+      apiserverClient: `${suffix}/apiserver-client`,
+      nodeagentClient: `${suffix}/apiserver-client-nodeagent`,
+      nodeagentServing: `${suffix}/nodeagent-serving`,
+      legacyUnknown: `${suffix}/legacy-unknown`,
+    },
+    lastAppliedAnnotation: `platformctl.${suffix}/last-applied-configuration`,
+    roles: { nodeClient: "platform-ca:nodeagent-bootstrapper", selfNodeClient: "platform-ca:nodeagent-selfnodeclient" },
+    approvalMessages: { nodeclient: CsrConditionMessage.AutoApproved, selfnodeclient: CsrConditionMessage.AutoApproved },
+  };
+}
