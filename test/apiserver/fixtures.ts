@@ -1,7 +1,7 @@
 // Option-function builders for API server tests: a registry over memory storage, objects of a few kinds, an in-process server.
 import { afterAll, beforeAll } from "vitest";
 import type { ApiObject } from "../../src/api/meta.js";
-import { groupNames, type GroupNames } from "../../src/api/group.js";
+import { groupNames } from "../../src/api/group.js";
 import { silentLogger } from "../../src/logger.js";
 import { insecureLocalPipeline, type Pipeline } from "../../src/apiserver/pipeline.js";
 import { Registry } from "../../src/apiserver/registry/registry.js";
@@ -65,20 +65,6 @@ export function namespaceObject(o: MetaOptions = {}): ApiObject {
 
 export function controllerRevision(o: MetaOptions & { revision?: number; data?: unknown } = {}): ApiObject {
   return { apiVersion: "apps/v1", kind: "ControllerRevision", metadata: meta(o, "rev-1"), revision: o.revision ?? 1, data: o.data ?? { replicas: 1 } };
-}
-
-export function csrObject(names: GroupNames, o: MetaOptions & { request: string; signerName?: string; usages?: string[]; expirationSeconds?: number }): ApiObject {
-  return {
-    apiVersion: `${names.certificates}/v1`,
-    kind: "CertificateSigningRequest",
-    metadata: meta(o, "csr-1"),
-    spec: {
-      request: Buffer.from(o.request).toString("base64"),
-      signerName: o.signerName ?? names.signers.apiserverClient,
-      usages: o.usages ?? ["digital signature", "client auth"],
-      ...(o.expirationSeconds !== undefined ? { expirationSeconds: o.expirationSeconds } : {}),
-    },
-  };
 }
 
 /** An API server over memory storage on a free loopback port, plain HTTP, every request a local admin. */

@@ -5,18 +5,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
-import { csr } from "../fixtures/csr.js";
+import { groupNames } from "../../src/api/group.js";
+import { csr, csrObject } from "../fixtures/csr.js";
 import { ensureBuilt, kubectlFails, type Kubectl } from "./apiserver-process.js";
 import { kubectlWith, startUp, type UpProcess } from "./up-process.js";
 
-function csrManifest(suffix: string, name: string, pem: string): string {
-  return toYaml({
-    apiVersion: `certificates.${suffix}/v1`,
-    kind: "CertificateSigningRequest",
-    metadata: { name },
-    spec: { request: Buffer.from(pem).toString("base64"), signerName: `${suffix}/apiserver-client`, usages: ["digital signature", "client auth"] },
-  });
-}
+const csrManifest = (suffix: string, name: string, pem: string): string =>
+  toYaml(csrObject({ names: groupNames(suffix), name, request: pem, signerName: `${suffix}/apiserver-client` }));
 
 /** A kubeconfig beside admin.conf: the same cluster and CA, another user. */
 function kubeconfigFor(up: UpProcess, name: string, user: Record<string, unknown>): string {

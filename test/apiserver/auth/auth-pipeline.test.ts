@@ -18,7 +18,7 @@ import { createSubjectAccessReviewHandler } from "../../../src/apiserver/auth/su
 import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../../../src/apiserver/auth/token-handlers.js";
 import { createApiServer, type ApiServer } from "../../../src/apiserver/server.js";
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
-import { csr } from "../../fixtures/csr.js";
+import { newCsrObject } from "../../fixtures/csr.js";
 import { FakeClock } from "../storage/fake-clock.js";
 import { issueCert, names, T0, tempDir, testCa } from "./fixtures.js";
 
@@ -166,12 +166,7 @@ describe("the auth pipeline in a running server", () => {
   });
 
   it("refuses an apiserver-client CSR for system:masters in admission, and records the requester otherwise", async () => {
-    const body = async (o: string[], name: string) => ({
-      apiVersion: `${names.certificates}/v1`,
-      kind: "CertificateSigningRequest",
-      metadata: { name },
-      spec: { request: Buffer.from((await csr({ cn: "x", o })).pem).toString("base64"), signerName: names.signers.apiserverClient, usages: ["digital signature", "client auth"], username: "forged" },
-    });
+    const body = (o: string[], name: string) => newCsrObject({ name, cn: "x", o, signerName: names.signers.apiserverClient, spec: { username: "forged" } });
     const path = `/apis/${names.certificates}/v1/certificatesigningrequests`;
     const refused = await call("POST", path, { token: "admin-token", body: await body(["system:masters"], "masters") });
     expect(refused.status).toBe(403);

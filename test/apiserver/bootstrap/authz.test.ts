@@ -1,9 +1,9 @@
 // Authorization and admission of the secure server over HTTPS: each 403 names who, what and where, and a grant lifts it.
 import { describe, expect, it } from "vitest";
 import type { PolicyRule } from "../../../src/api/types/rbac.js";
-import { csr } from "../../fixtures/csr.js";
+import { csr, csrObject } from "../../fixtures/csr.js";
 import { issueCert, testCa } from "../auth/fixtures.js";
-import { csrObject, TOKENS, useSecureFixture, type CallOptions, type Reply, type SecureFixture } from "./fixtures.js";
+import { TOKENS, useSecureFixture, type CallOptions, type Reply, type SecureFixture } from "./fixtures.js";
 
 const fx = useSecureFixture();
 const admin = { token: TOKENS.admin };
@@ -15,7 +15,7 @@ async function as(f: SecureFixture, user: string): Promise<CallOptions> {
 }
 
 async function createCsr(f: SecureFixture, name: string, o: string[] = ["devs"]): Promise<Reply> {
-  return f.call("POST", csrs(f), { ...admin, body: csrObject(f.names, name, (await csr({ cn: name, o })).pem) });
+  return f.call("POST", csrs(f), { ...admin, body: csrObject({ names: f.names, name, request: (await csr({ cn: name, o })).pem, signerName: f.names.signers.apiserverClient }) });
 }
 
 async function approved(f: SecureFixture, name: string): Promise<any> {
@@ -141,7 +141,7 @@ describe("CSR create records the requester", () => {
     const f = fx();
     await f.grant("bob", "bob-creates-csrs", [{ verbs: ["create"], apiGroups: [f.names.certificates], resources: ["certificatesigningrequests"] }]);
     const forged = { username: "admin", uid: "uid-admin", groups: ["system:masters"], extra: { scopes: ["all"] } };
-    const body = csrObject(f.names, "from-bob", (await csr({ cn: "bob" })).pem, { spec: forged });
+    const body = csrObject({ names: f.names, name: "from-bob", request: (await csr({ cn: "bob" })).pem, signerName: f.names.signers.apiserverClient, spec: forged });
     const r = await f.call("POST", csrs(f), { token: TOKENS.bob, body });
     expect(r.status, r.text).toBe(201);
     expect(r.body.spec).toMatchObject({ username: "bob", uid: "uid-bob", groups: ["devs", "system:authenticated"] });

@@ -4,7 +4,6 @@ import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { groupNames, type GroupNames } from "../../../src/api/group.js";
-import type { ApiObject } from "../../../src/api/meta.js";
 import { createSecureServer, type SecureServer, type SecureServerState } from "../../../src/apiserver/bootstrap/secure-server.js";
 import type { AuthorizationAttributes } from "../../../src/apiserver/auth/authorizer.js";
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
@@ -161,13 +160,4 @@ export function httpsCall(address: string, method: string, path: string, o: Call
     req.on("error", reject);
     req.end(payload);
   });
-}
-
-export function csrObject(names: GroupNames, name: string, requestPem: string, o: { signerName?: string; spec?: Record<string, unknown> } = {}): ApiObject {
-  return {
-    apiVersion: `${names.certificates}/v1`,
-    kind: "CertificateSigningRequest",
-    metadata: { name },
-    spec: { request: Buffer.from(requestPem).toString("base64"), signerName: o.signerName ?? names.signers.apiserverClient, usages: ["digital signature", "client auth"], ...(o.spec ?? {}) },
-  } as ApiObject;
 }

@@ -7,7 +7,7 @@ import { groupNames, type GroupNames } from "../../../src/api/group.js";
 import type { ApiObject, UserInfo } from "../../../src/api/meta.js";
 import type { FieldError, ResourceDefinition, StrategyContext } from "../../../src/apiserver/registry/strategy.js";
 import { allResources } from "../../../src/apiserver/registry/resources/index.js";
-import { csr, type CsrOptions } from "../../fixtures/csr.js";
+import { csr, csrObject as sharedCsrObject, type CsrObjectOptions as SharedCsrObjectOptions, type CsrOptions } from "../../fixtures/csr.js";
 
 export const names: GroupNames = groupNames();
 export const NOW = new Date("2030-01-02T03:04:05.000Z");
@@ -64,16 +64,9 @@ export const b64 = (text: string): string => Buffer.from(text, "utf8").toString(
 
 // --- CSR objects ---
 
-export interface CsrObjectOptions {
-  readonly name?: string;
-  readonly signerName?: string;
-  readonly usages?: readonly string[];
-  /** Base64 of the request as JSON carries it; defaults to a fresh P-256 CSR. */
+export interface CsrObjectOptions extends Omit<SharedCsrObjectOptions, "request"> {
+  /** Base64 of the request as JSON carries it, passed through unchecked; defaults to a real P-256 node request. */
   readonly request?: string;
-  readonly expirationSeconds?: number;
-  readonly conditions?: readonly Record<string, unknown>[];
-  readonly certificate?: string;
-  readonly spec?: Record<string, unknown>;
 }
 
 let defaultRequest: Promise<string> | undefined;
@@ -87,18 +80,10 @@ export async function requestB64(options?: CsrOptions): Promise<string> {
   return b64((await csr(options)).pem);
 }
 
+/** The shared CSR object (fixtures/csr.ts) with the strategy tests' request: real by default, any base64 text when given. */
 export async function csrObject(o: CsrObjectOptions = {}): Promise<ApiObject> {
-  const spec: Record<string, unknown> = {
-    request: o.request ?? (await requestB64()),
-    signerName: o.signerName ?? names.signers.nodeagentClient,
-    usages: [...(o.usages ?? ["digital signature", "client auth"])],
-    ...(o.expirationSeconds !== undefined ? { expirationSeconds: o.expirationSeconds } : {}),
-    ...o.spec,
-  };
-  const status: Record<string, unknown> = {};
-  if (o.conditions) status.conditions = structuredClone(o.conditions);
-  if (o.certificate !== undefined) status.certificate = o.certificate;
-  return object(definition("CertificateSigningRequest"), { spec, ...(Object.keys(status).length ? { status } : {}) }, { name: o.name ?? "csr-1" });
+  const { request, ...rest } = o;
+  return sharedCsrObject({ ...rest, spec: { request: request ?? (await requestB64()), ...o.spec } });
 }
 
 export const condition = (type: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ type, status: "True", reason: "Test", ...extra });
