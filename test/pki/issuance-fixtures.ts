@@ -4,26 +4,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-import { generateCa, type GeneratedCa } from "../../src/pki/ca.js";
-import type { KeyType } from "../../src/pki/keys.js";
 import { resolveUsages } from "../../src/pki/usages.js";
 import type { CertificateProfile } from "../../src/pki/types.js";
 
 /** A fixed instant every test clock starts from. */
 export const T0 = new Date("2030-01-01T00:00:00Z");
-
-const cas = new Map<string, Promise<GeneratedCa>>();
-
-/** One CA per key type and name per test file; RSA generation is the slow part worth sharing. */
-export function testCa(keyType: KeyType, commonName = `test ${keyType} CA`, now = T0): Promise<GeneratedCa> {
-  const key = `${keyType}|${commonName}|${now.toISOString()}`;
-  let ca = cas.get(key);
-  if (ca === undefined) {
-    ca = generateCa({ commonName, keyType, lifetimeSeconds: 10 * 365 * 86400, now });
-    cas.set(key, ca);
-  }
-  return ca;
-}
 
 export interface ProfileOptions {
   readonly usages?: readonly string[];

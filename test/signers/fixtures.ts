@@ -6,14 +6,15 @@ import { join } from "node:path";
 import { afterAll, expect } from "vitest";
 import { groupNames } from "../../src/api/group.js";
 import { isPlatformError, type PlatformError } from "../../src/errors.js";
-import { caFromPem, generateCa, type GeneratedCa } from "../../src/pki/ca.js";
+import { caFromPem, type GeneratedCa } from "../../src/pki/ca.js";
 import { parseCsr } from "../../src/pki/csr.js";
 import { issueCertificate } from "../../src/pki/issue.js";
 import type { CaKeyPair } from "../../src/pki/types.js";
 import { resolveUsages } from "../../src/pki/usages.js";
-import { writePrivateKeyFile, type KeyType } from "../../src/pki/keys.js";
+import { writePrivateKeyFile } from "../../src/pki/keys.js";
 import type { Signer, SigningRequest } from "../../signers/signer.js";
 import { csr, type CsrOptions } from "../fixtures/csr.js";
+import { testCa, type TestCaOptions } from "../fixtures/ca.js";
 
 /** The instant every test clock stands at. */
 export const NOW = new Date("2031-06-01T00:00:00Z");
@@ -22,44 +23,20 @@ export const DAY = 24 * HOUR;
 
 export const SIGNERS = groupNames().signers;
 
-export interface CaOptions {
-  readonly keyType?: KeyType;
-  readonly commonName?: string;
-  /** When the CA was made (its NotBefore is 5 minutes earlier). */
-  readonly madeAt?: Date;
-  readonly lifetimeSeconds?: number;
-}
-
-const cas = new Map<string, Promise<GeneratedCa>>();
-
-/** A throw-away CA, shared by identical options within a test file (key generation is the slow part). */
-export function testCa(o: CaOptions = {}): Promise<GeneratedCa> {
-  const options = {
-    commonName: o.commonName ?? "signers test CA",
-    keyType: o.keyType ?? "p256",
-    lifetimeSeconds: o.lifetimeSeconds ?? 10 * 365 * DAY,
-    now: o.madeAt ?? new Date(NOW.getTime() - DAY * 1000),
-  };
-  const key = JSON.stringify(options);
-  let ca = cas.get(key);
-  if (ca === undefined) {
-    ca = generateCa(options);
-    cas.set(key, ca);
-  }
-  return ca;
-}
+/** The CA options of the signer tests: made a day before NOW, so valid at NOW for years. */
+export const SIGNERS_CA: TestCaOptions = { commonName: "signers test CA", madeAt: new Date(NOW.getTime() - DAY * 1000) };
 
 /** A CA whose NotAfter has passed at NOW. */
 export function expiredCa(): Promise<GeneratedCa> {
-  return testCa({ commonName: "expired test CA", madeAt: new Date(NOW.getTime() - 2 * DAY * 1000), lifetimeSeconds: HOUR });
+  return testCa({ ...SIGNERS_CA, commonName: "expired test CA", madeAt: new Date(NOW.getTime() - 2 * DAY * 1000), lifetimeSeconds: HOUR });
 }
 
 let intermediate: Promise<{ readonly root: GeneratedCa; readonly ca: CaKeyPair }> | undefined;
 
-/** An issuing CA below testCa()'s root; its CaKeyPair carries the root as chainPem. */
+/** An issuing CA below the SIGNERS_CA root; its CaKeyPair carries the root as chainPem. */
 export function intermediateCa(): Promise<{ readonly root: GeneratedCa; readonly ca: CaKeyPair }> {
   intermediate ??= (async () => {
-    const root = await testCa();
+    const root = await testCa(SIGNERS_CA);
     const request = await csr({ cn: "signers test intermediate CA", key: "p384", requestCa: true }, true);
     const issued = issueCertificate({
       csr: parseCsr(request.pem),

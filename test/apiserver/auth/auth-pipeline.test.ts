@@ -20,7 +20,8 @@ import { createApiServer, type ApiServer } from "../../../src/apiserver/server.j
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
 import { newCsrObject } from "../../fixtures/csr.js";
 import { FakeClock } from "../storage/fake-clock.js";
-import { issueCert, names, T0, tempDir, testCa } from "./fixtures.js";
+import { issueCert, names, T0, tempDir, CLIENT_CA } from "./fixtures.js";
+import { testCa } from "../../fixtures/ca.js";
 
 const ISSUER = "https://platform-ca.test";
 const clock = new FakeClock(T0 + 60_000);
@@ -57,9 +58,9 @@ function call(method: string, path: string, o: { token?: string; cert?: boolean;
 }
 
 beforeAll(async () => {
-  const serverCert = await issueCert({ cn: "localhost", usages: ["digital signature", "server auth"], issuer: await testCa("server CA") });
+  const serverCert = await issueCert({ cn: "localhost", usages: ["digital signature", "server auth"], issuer: await testCa({ commonName: "server CA" }) });
   clientCert = await issueCert({ cn: "carol", o: ["system:masters"] });
-  const x509 = new X509Authenticator({ trustPool: (await testCa()).certPem, clock });
+  const x509 = new X509Authenticator({ trustPool: (await testCa(CLIENT_CA)).certPem, clock });
   const serviceAccount = new ServiceAccountAuthenticator({ tokens, lookups: { serviceAccount: (ns, n) => registryLookups(server.registry).serviceAccount(ns, n) } });
   const admission = new AdmissionChain({ names, authorizer, ...defaultAdmissionPlugins() });
   const pipeline = createAuthPipeline({ authenticator: new AuthenticatorChain({ x509, tokenFile, serviceAccount }), authorizer, admission, names });

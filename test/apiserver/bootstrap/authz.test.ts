@@ -2,8 +2,9 @@
 import { describe, expect, it } from "vitest";
 import type { PolicyRule } from "../../../src/api/types/rbac.js";
 import { csr, csrObject } from "../../fixtures/csr.js";
-import { issueCert, testCa } from "../auth/fixtures.js";
+import { issueCert } from "../auth/fixtures.js";
 import { TOKENS, useSecureFixture, type CallOptions, type Reply, type SecureFixture } from "./fixtures.js";
+import { testCa } from "../../fixtures/ca.js";
 
 const fx = useSecureFixture();
 const admin = { token: TOKENS.admin };
@@ -115,7 +116,7 @@ describe("admission refuses what RBAC alone would allow (403), and the signer pe
   it("a ClusterTrustBundle naming a signer needs create, then attest on the signer", async () => {
     const f = fx();
     const c = f.names.certificates;
-    const bundle = { apiVersion: `${c}/v1beta1`, kind: "ClusterTrustBundle", metadata: { name: "example.com:foo:one" }, spec: { signerName: "example.com/foo", trustBundle: (await testCa("bundle CA")).certPem } };
+    const bundle = { apiVersion: `${c}/v1beta1`, kind: "ClusterTrustBundle", metadata: { name: "example.com:foo:one" }, spec: { signerName: "example.com/foo", trustBundle: (await testCa({ commonName: "bundle CA" })).certPem } };
     const creds = await as(f, "attester");
     const post = () => f.call("POST", `/apis/${c}/v1beta1/clustertrustbundles`, { ...creds, body: bundle });
     expectForbidden(await post(), `clustertrustbundles.${c} is forbidden: User "attester" cannot create resource "clustertrustbundles" in API group "${c}" at the cluster scope`);
