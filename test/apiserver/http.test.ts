@@ -1,7 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { get as httpsGet } from "node:https";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/logger.js";
@@ -12,6 +11,7 @@ import { stringify as toYaml, parse as fromYaml } from "yaml";
 import { csr, csrObject } from "../fixtures/csr.js";
 import { call } from "./http-client.js";
 import { SA_PATH, serverFixture, serviceAccount, sharedServer, TABLE_ACCEPT } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const shared = sharedServer();
 const SA = SA_PATH;
@@ -416,7 +416,7 @@ describe("serving options", () => {
   });
 
   it("serves HTTPS with the given key and certificate", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "apiserver-tls-"));
+    const dir = tempDir("apiserver-tls-");
     execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
     const cert = readFileSync(join(dir, "cert.pem"));
     const tlsServer = await serverFixture({ insecure: false, tls: { key: readFileSync(join(dir, "key.pem")), cert } });

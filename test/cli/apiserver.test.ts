@@ -12,7 +12,8 @@ import { startCluster } from "../controller/controllers/cluster.js";
 import { until } from "../controller/controllers/harness.js";
 import { ensureBuilt } from "../e2e/apiserver-process.js";
 import { startUp } from "../e2e/up-process.js";
-import { CLI, mode, runCli, tempDir } from "./fixtures.js";
+import { CLI, mode, runCli } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 beforeAll(() => ensureBuilt(), 240_000);
 

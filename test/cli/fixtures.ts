@@ -1,11 +1,9 @@
-// Builders for command-line tests: run the built `platform-ca` as a real process, temp dirs, openssl checks.
+// Builders for command-line tests: run the built `platform-ca` as a real process, openssl checks, file modes.
 import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll } from "vitest";
 import { feedStdin } from "../fixtures/stdin.js";
 
 export const REPO = fileURLToPath(new URL("../..", import.meta.url));
@@ -41,13 +39,6 @@ export function runCli(args: readonly string[], options: CliOptions = {}): Promi
     child.on("close", (code) => resolve({ code, stdout, stderr }));
     feedStdin(child.stdin, options.stdin);
   });
-}
-
-/** A temp directory removed after the file's tests. */
-export function tempDir(prefix = "platform-ca-cli-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 const execFileAsync = promisify(execFile);

@@ -5,7 +5,6 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as x509 from "@peculiar/x509";
 import { describe, expect, it, vi } from "vitest";
-import { isPlatformError } from "../../src/errors.js";
 import { validateIssuedCertificate, validateTrustBundle } from "../../src/pki/bundle.js";
 import { readCertificateFacts } from "../../src/pki/ca.js";
 import type { KeyType } from "../../src/pki/keys.js";
@@ -13,8 +12,9 @@ import type { CaKeyPair } from "../../src/pki/types.js";
 import { resolveUsages } from "../../src/pki/usages.js";
 import type { CaInput } from "../../signers/ca-signer.js";
 import type { Signer, SigningRequest } from "../../signers/signer.js";
-import { expiredCa, HOUR, NOW, pemBlocks, rejection, signingRequest, tempDir, tryRun, type RequestOptions, SIGNERS_CA } from "../signers/fixtures.js";
+import { expiredCa, HOUR, NOW, pemBlocks, rejection, signingRequest, tryRun, type RequestOptions, SIGNERS_CA } from "../signers/fixtures.js";
 import { testCa } from "../fixtures/ca.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 /** What the suite hands makeSigner: the CA to issue from, the cluster maximum and the clock. */
 export interface ConformanceEnv {

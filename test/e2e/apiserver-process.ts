@@ -1,8 +1,8 @@
 // Runs `platform-ca apiserver` as a real process for end-to-end tests, and kubectl against it with its own kubeconfig.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const REPO = new URL("../../", import.meta.url).pathname;
 const CLI = join(REPO, "dist/src/cli/platform-ca.js");
@@ -41,7 +41,7 @@ export interface StartOptions {
 }
 
 export function startApiserver(o: StartOptions = {}): Promise<ApiserverProcess> {
-  const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), "platform-ca-apiserver-"));
+  const dataDir = o.dataDir ?? tempDir("platform-ca-apiserver-");
   const args = [CLI, "apiserver", "--insecure-local", "--listen", "127.0.0.1:0", "--data-dir", dataDir, ...(o.groupSuffix ? ["--group-suffix", o.groupSuffix] : []), ...(o.extraArgs ?? [])];
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PLATFORM_LOG_LEVEL: "info" } });
   let out = "";
@@ -82,7 +82,7 @@ export function startApiserver(o: StartOptions = {}): Promise<ApiserverProcess> 
 export type Kubectl = ((args: readonly string[], input?: string) => string) & { readonly baseArgs: readonly string[] };
 
 export function kubectlFor(address: string): Kubectl {
-  const dir = mkdtempSync(join(tmpdir(), "platform-ca-kubectl-"));
+  const dir = tempDir("platform-ca-kubectl-");
   const config = join(dir, "kubeconfig");
   writeFileSync(
     config,

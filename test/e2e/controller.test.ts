@@ -1,8 +1,7 @@
 // End to end with real processes: `platform-ca apiserver` (HTTPS, admin.conf) + `platform-ca controller`, openssl on both ends.
 import { Buffer } from "node:buffer";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findCondition, isIssued } from "../../src/api/conditions.js";
@@ -21,8 +20,9 @@ import { nodeClientCsr, until } from "../controller/controllers/harness.js";
 import { csrObject } from "../fixtures/csr.js";
 import { ensureBuilt } from "./apiserver-process.js";
 import { kubectlWith } from "./up-process.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
-const work = mkdtempSync(join(tmpdir(), "controller-e2e-"));
+const work = tempDir("controller-e2e-");
 
 /** A PKCS#10 request made by openssl: a fresh P-256 key, the subject given in openssl's /K=V form. */
 function opensslCsr(name: string, subject: string, extra: readonly string[] = []): string {
@@ -142,7 +142,7 @@ describe("platform-ca controller beside platform-ca apiserver", () => {
 
 describe("the controllers inside platform-ca up", () => {
   it("run beside the secure server as its administrator and issue a node agent's request", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "controller-up-"));
+    const dataDir = tempDir("controller-up-");
     const stop = new AbortController();
     const running = runSecureServer({ dataDir, listen: { host: "127.0.0.1", port: 0 }, logger: silentLogger(), signal: stop.signal, write: () => {}, banner: "up", components: [controllerComponent] });
     try {
@@ -232,7 +232,7 @@ describe("failures", () => {
   it("hands over to the standby when the leader is killed, within the lease duration and a retry, and issues nothing twice", async () => {
     const c = await startCluster();
     try {
-      const config = join(mkdtempSync(join(tmpdir(), "controller-le-")), "cm.yaml");
+      const config = join(tempDir("controller-le-"), "cm.yaml");
       const [leaseMs, retryMs] = [4000, 500];
       writeFileSync(
         config,

@@ -1,7 +1,6 @@
 // `platform-ca up` as a real process, driven by kubectl with the admin.conf it wrote: TLS, identity, RBAC, impersonation.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
@@ -9,6 +8,7 @@ import { groupNames } from "../../src/api/group.js";
 import { csr, csrObject } from "../fixtures/csr.js";
 import { ensureBuilt, kubectlFails, type Kubectl } from "./apiserver-process.js";
 import { kubectlWith, startUp, type UpProcess } from "./up-process.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const csrManifest = (suffix: string, name: string, pem: string): string =>
   toYaml(csrObject({ names: groupNames(suffix), name, request: pem, signerName: `${suffix}/apiserver-client` }));
@@ -85,7 +85,7 @@ describe("platform-ca up --group-suffix k8s.io: kubectl's own commands unmodifie
 
   beforeAll(async () => {
     ensureBuilt();
-    const dir = mkdtempSync(join(tmpdir(), "platform-ca-identity-"));
+    const dir = tempDir("platform-ca-identity-");
     const tokens = join(dir, "tokens.csv");
     writeFileSync(tokens, "bob-token,bob,uid-bob\n", { mode: 0o600 });
     up = await startUp({ dataDir: join(dir, "data"), args: ["--group-suffix", "k8s.io", "--token-file", tokens] });

@@ -6,7 +6,8 @@ import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
 import { csr, csrObject } from "../fixtures/csr.js";
-import { useUpServer, CTL, oneClearError, runNode, tempDir, tempFile } from "../cli/ctl/fixtures.js";
+import { useUpServer, CTL, oneClearError, runNode } from "../cli/ctl/fixtures.js";
+import { tempDir, tempFile } from "../fixtures/temp-dir.js";
 
 const exec = promisify(execFile);
 
@@ -19,7 +20,6 @@ async function csrManifest(name: string, o: { cn: string; dns?: string[]; ip?: s
 }
 
 const server = useUpServer();
-
 
 describe("get", () => {
   beforeAll(async () => {

@@ -1,9 +1,8 @@
 // Runs `platform-ca up` as a real process for end-to-end tests, and kubectl with the admin.conf it writes.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Kubectl } from "./apiserver-process.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const CLI = new URL("../../dist/src/cli/platform-ca.js", import.meta.url).pathname;
 const START_TIMEOUT_MS = 30_000;
@@ -27,7 +26,7 @@ export interface UpOptions {
 
 /** Starts `platform-ca up --listen 127.0.0.1:0`; resolves once the banner names the address (everything is running then). */
 export async function startUp(o: UpOptions = {}): Promise<UpProcess> {
-  const dataDir = o.dataDir ?? join(mkdtempSync(join(tmpdir(), "platform-ca-up-")), "data");
+  const dataDir = o.dataDir ?? join(tempDir("platform-ca-up-"), "data");
   const child = spawn(process.execPath, [CLI, "up", "--data-dir", dataDir, "--listen", "127.0.0.1:0", ...(o.args ?? [])], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, PLATFORM_LOG_LEVEL: "info" },
@@ -68,7 +67,7 @@ export async function startUp(o: UpOptions = {}): Promise<UpProcess> {
 }
 
 /** kubectl with a kubeconfig file (no insecure flag) and a discovery cache of its own. */
-export function kubectlWith(kubeconfig: string, cacheDir = mkdtempSync(join(tmpdir(), "platform-ca-kubectl-"))): Kubectl {
+export function kubectlWith(kubeconfig: string, cacheDir = tempDir("platform-ca-kubectl-")): Kubectl {
   const baseArgs = ["--kubeconfig", kubeconfig, "--cache-dir", cacheDir];
   const run = (args: readonly string[], input?: string) =>
     execFileSync("kubectl", [...baseArgs, "--request-timeout", "20s", ...args], { input, encoding: "utf8", timeout: 30_000, stdio: ["pipe", "pipe", "pipe"] });

@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PlatformError } from "../../src/errors.js";
 import { CaSource, type CaSourceFs, type CaSourceOptions } from "../../src/pki/ca-source.js";
-import { T0, tempDir } from "./issuance-fixtures.js";
+import { T0 } from "./issuance-fixtures.js";
 import { testCa } from "../fixtures/ca.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 /** In-memory files whose stat facts change on every write, and counters of the calls made. */
 class MemoryFs implements CaSourceFs {
@@ -212,11 +213,11 @@ describe("CaSource", () => {
     const certFile = join(dir, "ca.crt");
     const keyFile = join(dir, "ca.key");
     writeFileSync(certFile, a.certPem);
-    writeFileSync(keyFile, a.keyPem);
+    writeFileSync(keyFile, a.keyPem, { mode: 0o600 });
     const source = new CaSource({ certFile, keyFile });
     await source.refresh();
     writeFileSync(`${certFile}.new`, b.certPem);
-    writeFileSync(`${keyFile}.new`, b.keyPem);
+    writeFileSync(`${keyFile}.new`, b.keyPem, { mode: 0o600 });
     renameSync(`${certFile}.new`, certFile);
     renameSync(`${keyFile}.new`, keyFile);
     expect(await source.refresh()).toBe(true);

@@ -1,9 +1,5 @@
-// Shared builders for the issuance tests: cached throw-away CAs, profiles, temp dirs and external tool runners.
+// Shared builders for the issuance tests: the fixed instant, profiles and external tool runners.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll } from "vitest";
 import { resolveUsages } from "../../src/pki/usages.js";
 import type { CertificateProfile } from "../../src/pki/types.js";
 
@@ -29,16 +25,6 @@ export function profile(o: ProfileOptions = {}): CertificateProfile {
   };
 }
 
-/** A temp directory removed after the test file. */
-export function tempDir(prefix = "platform-ca-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-export function writeFiles(dir: string, files: Record<string, string | Uint8Array>): void {
-  for (const [name, data] of Object.entries(files)) writeFileSync(join(dir, name), data);
-}
 
 /** Runs a tool and returns stdout; throws with stderr on a non-zero exit. */
 export function run(cmd: string, args: readonly string[], input?: string | Uint8Array): string {

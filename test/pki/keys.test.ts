@@ -11,8 +11,9 @@ import {
   privateKeyMatchesCertificate,
   writePrivateKeyFile,
 } from "../../src/pki/keys.js";
-import { run, tempDir } from "./issuance-fixtures.js";
+import { run } from "./issuance-fixtures.js";
 import { testCa } from "../fixtures/ca.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const dir = tempDir("keys-");
 const openssl = (...args: string[]) => (input?: string) => run("openssl", args, input);

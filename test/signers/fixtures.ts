@@ -1,9 +1,8 @@
-// Builders for signer tests: a fixed clock, cached throw-away CAs, parsed signing requests, temp files, tool runs.
+// Builders for signer tests: a fixed clock, the signer CA options, parsed signing requests, CA files, tool runs.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, expect } from "vitest";
+import { expect } from "vitest";
 import { groupNames } from "../../src/api/group.js";
 import { isPlatformError, type PlatformError } from "../../src/errors.js";
 import { caFromPem, type GeneratedCa } from "../../src/pki/ca.js";
@@ -70,13 +69,6 @@ export async function signingRequest(o: RequestOptions = {}): Promise<SigningReq
 /** A node identity's CSR options: CN system:node:<name>, O system:nodes. */
 export function node(name = "worker-1", extra: CsrOptions = {}): CsrOptions {
   return { cn: `system:node:${name}`, o: ["system:nodes"], ...extra };
-}
-
-/** A temp directory removed after the test file. */
-export function tempDir(prefix = "platform-ca-signers-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 /** Writes a CA's certificate and key (0600) into `dir`. */

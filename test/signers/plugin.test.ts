@@ -5,8 +5,9 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { loadSignerPlugin } from "../../signers/plugin.js";
-import { DAY, NOW, rejection, signingRequest, tempDir, writeCaFiles, SIGNERS_CA } from "./fixtures.js";
+import { DAY, NOW, rejection, signingRequest, writeCaFiles, SIGNERS_CA } from "./fixtures.js";
 import { testCa } from "../fixtures/ca.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const EXAMPLE = "signers/examples/example-plugin.ts";

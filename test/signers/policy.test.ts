@@ -5,8 +5,9 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { isPlatformError } from "../../src/errors.js";
 import { loadPolicyFile, loadPolicySigner, parsePolicyText } from "../../signers/policy.js";
-import { HOUR, NOW, rejection, signingRequest, tempDir, writeCaFiles, SIGNERS_CA } from "./fixtures.js";
+import { HOUR, NOW, rejection, signingRequest, writeCaFiles, SIGNERS_CA } from "./fixtures.js";
 import { testCa } from "../fixtures/ca.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const EXAMPLES = resolve(dirname(fileURLToPath(import.meta.url)), "../../signers/examples");
 const dir = tempDir("policy-");

@@ -20,8 +20,9 @@ import { createApiServer, type ApiServer } from "../../../src/apiserver/server.j
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
 import { newCsrObject } from "../../fixtures/csr.js";
 import { FakeClock } from "../storage/fake-clock.js";
-import { issueCert, names, T0, tempDir, CLIENT_CA } from "./fixtures.js";
+import { issueCert, names, T0, CLIENT_CA } from "./fixtures.js";
 import { testCa } from "../../fixtures/ca.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const ISSUER = "https://platform-ca.test";
 const clock = new FakeClock(T0 + 60_000);

@@ -6,8 +6,9 @@ import { ServiceAccountAuthenticator } from "../../../src/apiserver/auth/authn-s
 import { BasicAuthFileAuthenticator, parseCredentialFile, TokenFileAuthenticator } from "../../../src/apiserver/auth/authn-token-file.js";
 import { X509Authenticator } from "../../../src/apiserver/auth/authn-x509.js";
 import { ServiceAccountTokens } from "../../../src/apiserver/auth/service-account-tokens.js";
-import { issueCert, names, T0, tempDir, CLIENT_CA } from "./fixtures.js";
+import { issueCert, names, T0, CLIENT_CA } from "./fixtures.js";
 import { testCa } from "../../fixtures/ca.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const ISSUER = "https://platform-ca.test";
 const clock = { now: () => T0 + 60_000 };

@@ -7,8 +7,9 @@ import { describe, expect, it } from "vitest";
 import { peerCertificateChain, X509Authenticator } from "../../../src/apiserver/auth/authn-x509.js";
 import { isPlatformError } from "../../../src/errors.js";
 import { decodeSinglePem } from "../../../src/pki/pem.js";
-import { intermediateCa, issueCert, T0, tempDir, CLIENT_CA } from "./fixtures.js";
+import { intermediateCa, issueCert, T0, CLIENT_CA } from "./fixtures.js";
 import { testCa } from "../../fixtures/ca.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 async function authenticator(o: { at?: number; pool?: string } = {}) {
   const clock = { now: () => o.at ?? T0 + 3600_000 };

@@ -1,8 +1,4 @@
-// Option-function builders for identity tests: users, RBAC objects, a static lister, CAs and client certificates.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll } from "vitest";
+// Builders for identity tests: users, RBAC objects, a static lister, the client CA options and client certificates.
 import { groupNames, type GroupNames } from "../../../src/api/group.js";
 import type { ApiObject, UserInfo } from "../../../src/api/meta.js";
 import type { ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, Subject } from "../../../src/api/types/rbac.js";
@@ -22,13 +18,6 @@ export const T0 = Date.UTC(2030, 0, 1);
 
 export function user(o: Partial<UserInfo> & { username?: string } = {}): UserInfo {
   return { username: o.username ?? "bob", groups: o.groups ?? ["system:authenticated"], ...(o.uid && { uid: o.uid }), ...(o.extra && { extra: o.extra }) };
-}
-
-/** A temp directory removed after the test file. */
-export function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "platform-ca-auth-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 // --- RBAC objects ---

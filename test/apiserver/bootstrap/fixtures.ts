@@ -10,10 +10,11 @@ import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
 import { caFromPem } from "../../../src/pki/ca.js";
 import { Issuer } from "../../../src/pki/issue.js";
 import type { PolicyRule } from "../../../src/api/types/rbac.js";
-import { clusterRole, clusterRoleBinding, issueCert, T0, tempDir, userSubject, type CertOptions } from "../auth/fixtures.js";
+import { clusterRole, clusterRoleBinding, issueCert, T0, userSubject, type CertOptions } from "../auth/fixtures.js";
 import { FakeClock } from "../storage/fake-clock.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
-export { T0, tempDir };
+export { T0 };
 
 /** Token-file users: an administrator (system:masters) and two users with no permissions of their own. */
 export const TOKENS = { admin: "admin-token", alice: "alice-token", bob: "bob-token" } as const;

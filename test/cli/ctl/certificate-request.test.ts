@@ -3,7 +3,8 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { oneClearError, runTool, tempDir, useUpServer } from "./fixtures.js";
+import { oneClearError, runTool, useUpServer } from "./fixtures.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const server = useUpServer();
 

@@ -1,12 +1,11 @@
 // Real processes for platformctl tests: `platform-ca up` (HTTPS, admin.conf, controllers), platformctl and kubectl.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, expect } from "vitest";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureBuilt } from "../../e2e/apiserver-process.js";
 import { feedStdin } from "../../fixtures/stdin.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 export const REPO = fileURLToPath(new URL("../../..", import.meta.url));
 export const CTL = join(REPO, "dist/src/cli/platformctl.js");
@@ -34,17 +33,6 @@ export function runNode(script: string, args: readonly string[], o: RunOptions =
     );
     feedStdin(child.stdin, o.stdin);
   });
-}
-
-/** A temp directory; `cleanup` removes every one made. */
-const made: string[] = [];
-export function tempDir(prefix = "platformctl-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-}
-export function cleanupTempDirs(): void {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 export interface UpServer {
@@ -136,7 +124,6 @@ export function useUpServer(): { readonly up: UpServer } {
   }, 180_000);
   afterAll(async () => {
     expect(await up?.stop()).toBe(0);
-    cleanupTempDirs();
   });
   return {
     get up() {
@@ -155,13 +142,6 @@ export async function sameAsKubectl(up: UpServer, args: readonly string[]): Prom
   expect(ours.stderr).toBe(theirs.stderr.replaceAll("Error from server (NotFound): ", "error: "));
   expect(ours.code).toBe(theirs.code);
   return ours.stdout;
-}
-
-/** Writes `text` to a new file in a temp directory; returns its path. */
-export function tempFile(name: string, text: string): string {
-  const path = join(tempDir(), name);
-  writeFileSync(path, text);
-  return path;
 }
 
 /** Objects as the API returns them, with what differs between runs replaced by placeholders. */

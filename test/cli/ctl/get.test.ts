@@ -3,7 +3,8 @@
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
-import { oneClearError, sameAsKubectl, tempDir, tempFile, useUpServer } from "./fixtures.js";
+import { oneClearError, sameAsKubectl, useUpServer } from "./fixtures.js";
+import { tempDir, tempFile } from "../../fixtures/temp-dir.js";
 
 const server = useUpServer();
 

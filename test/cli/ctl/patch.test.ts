@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
 import { csr, csrObject } from "../../fixtures/csr.js";
-import { cleanupTempDirs, normalize, oneClearError, runNode, CTL, startUp, tempFile, type UpServer } from "./fixtures.js";
+import { normalize, oneClearError, runNode, CTL, startUp, type UpServer } from "./fixtures.js";
+import { tempFile } from "../../fixtures/temp-dir.js";
 
 const GOLDEN = new URL("./golden/", import.meta.url).pathname;
 const TYPES = ["json", "merge", "strategic"] as const;
@@ -71,7 +72,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   expect(await up?.stop()).toBe(0);
-  cleanupTempDirs();
 });
 
 describe("each patch type on each seed kind", () => {

@@ -1,6 +1,6 @@
 // Real processes for end-to-end tests and benchmarks: `platform-ca apiserver` (HTTPS, admin.conf) and `platform-ca controller`.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { groupNames, type GroupNames } from "../../../src/api/group.js";
@@ -104,6 +104,7 @@ export interface ClusterOptions {
 }
 
 export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
+  // Removed by stop(); no vitest hook here, as benchmarks run this file too.
   const dir = mkdtempSync(join(tmpdir(), "platform-ca-e2e-"));
   const dataDir = join(dir, "data");
   const tokenFile = join(dir, "tokens.csv");
@@ -153,6 +154,7 @@ export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
       await Promise.all(controllers.map((c) => c.stop()));
       for (const c of clients) c.close();
       await apiserver.stop();
+      rmSync(dir, { recursive: true, force: true });
     },
   } as Cluster;
 }
