@@ -12,9 +12,10 @@ import type { CaKeyPair } from "../../src/pki/types.js";
 import { resolveUsages } from "../../src/pki/usages.js";
 import type { CaInput } from "../../signers/ca-signer.js";
 import type { Signer, SigningRequest } from "../../signers/signer.js";
-import { expiredCa, HOUR, NOW, pemBlocks, rejection, signingRequest, tryRun, type RequestOptions, SIGNERS_CA } from "../signers/fixtures.js";
+import { expiredCa, HOUR, NOW, pemBlocks, rejection, signingRequest, type RequestOptions, SIGNERS_CA } from "../signers/fixtures.js";
 import { testCa } from "../fixtures/ca.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { tryRun } from "../fixtures/process.js";
 
 /** What the suite hands makeSigner: the CA to issue from, the cluster maximum and the clock. */
 export interface ConformanceEnv {

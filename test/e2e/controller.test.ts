@@ -18,8 +18,7 @@ import { silentLogger } from "../../src/logger.js";
 import { createPersistently, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
 import { nodeClientCsr, until } from "../controller/controllers/harness.js";
 import { csrObject } from "../fixtures/csr.js";
-import { ensureBuilt } from "./apiserver-process.js";
-import { kubectlWith } from "./up-process.js";
+import { ensureBuilt, kubectlWith } from "./apiserver-process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
 
 const work = tempDir("controller-e2e-");

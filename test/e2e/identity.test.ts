@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
 import { groupNames } from "../../src/api/group.js";
 import { csr, csrObject } from "../fixtures/csr.js";
-import { ensureBuilt, kubectlFails, type Kubectl } from "./apiserver-process.js";
-import { kubectlWith, startUp, type UpProcess } from "./up-process.js";
+import { ensureBuilt, kubectlFails, type Kubectl, kubectlWith } from "./apiserver-process.js";
+import { startUp, type UpProcess } from "./up-process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
 
 const csrManifest = (suffix: string, name: string, pem: string): string =>

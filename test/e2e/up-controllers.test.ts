@@ -2,8 +2,8 @@
 // approved and issued, and a clean SIGTERM that stops the controllers before the server.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newCsrObject } from "../fixtures/csr.js";
-import { ensureBuilt, type Kubectl } from "./apiserver-process.js";
-import { kubectlWith, startUp, type UpProcess } from "./up-process.js";
+import { ensureBuilt, type Kubectl, kubectlWith } from "./apiserver-process.js";
+import { startUp, type UpProcess } from "./up-process.js";
 
 describe("platform-ca up: the controllers on their own thread", () => {
   let up: UpProcess;

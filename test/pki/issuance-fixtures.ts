@@ -1,7 +1,7 @@
 // Shared builders for the issuance tests: the fixed instant, profiles and external tool runners.
-import { execFileSync, spawnSync } from "node:child_process";
 import { resolveUsages } from "../../src/pki/usages.js";
 import type { CertificateProfile } from "../../src/pki/types.js";
+import { run } from "../fixtures/process.js";
 
 /** A fixed instant every test clock starts from. */
 export const T0 = new Date("2030-01-01T00:00:00Z");
@@ -23,18 +23,6 @@ export function profile(o: ProfileOptions = {}): CertificateProfile {
     includeSans: o.includeSans ?? true,
     ...(o.copyExtensions && { copyExtensions: o.copyExtensions }),
   };
-}
-
-
-/** Runs a tool and returns stdout; throws with stderr on a non-zero exit. */
-export function run(cmd: string, args: readonly string[], input?: string | Uint8Array): string {
-  return execFileSync(cmd, args, { input, stdio: ["pipe", "pipe", "pipe"], timeout: 20_000 }).toString();
-}
-
-/** Runs a tool and reports exit status and output without throwing. */
-export function tryRun(cmd: string, args: readonly string[], input?: string): { status: number | null; out: string } {
-  const r = spawnSync(cmd, args, { input, timeout: 20_000 });
-  return { status: r.status, out: `${r.stdout?.toString() ?? ""}${r.stderr?.toString() ?? ""}` };
 }
 
 /** `openssl x509 -text` of a PEM certificate. */

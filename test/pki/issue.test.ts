@@ -10,9 +10,10 @@ import { issueCertificate, Issuer } from "../../src/pki/issue.js";
 import { subjectPublicKeyBits } from "../../src/pki/keys.js";
 import { computeValidity } from "../../src/pki/validity.js";
 import { csr, type CsrOptions } from "../fixtures/csr.js";
-import { opensslText, profile, run, T0, type ProfileOptions } from "./issuance-fixtures.js";
+import { opensslText, profile, T0, type ProfileOptions } from "./issuance-fixtures.js";
 import { testCa } from "../fixtures/ca.js";
 import { tempDir, writeFiles } from "../fixtures/temp-dir.js";
+import { run } from "../fixtures/process.js";
 
 const dir = tempDir("issue-");
 const DAY = 86_400;

@@ -11,9 +11,10 @@ import {
   privateKeyMatchesCertificate,
   writePrivateKeyFile,
 } from "../../src/pki/keys.js";
-import { run } from "./issuance-fixtures.js";
+
 import { testCa } from "../fixtures/ca.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { run } from "../fixtures/process.js";
 
 const dir = tempDir("keys-");
 const openssl = (...args: string[]) => (input?: string) => run("openssl", args, input);

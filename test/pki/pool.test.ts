@@ -7,9 +7,10 @@ import { isPlatformError } from "../../src/errors.js";
 import { SigningPool } from "../../src/pki/pool.js";
 import type { CaKeyPair } from "../../src/pki/types.js";
 import { csr } from "../fixtures/csr.js";
-import { profile, run, T0 } from "./issuance-fixtures.js";
+import { profile, T0 } from "./issuance-fixtures.js";
 import { testCa } from "../fixtures/ca.js";
 import { tempDir, writeFiles } from "../fixtures/temp-dir.js";
+import { run } from "../fixtures/process.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const dir = tempDir("pool-");

@@ -7,9 +7,10 @@ import { createLogger } from "../../src/logger.js";
 import { CaSource } from "../../src/pki/ca-source.js";
 import type { CaKeyPair } from "../../src/pki/types.js";
 import { CaSigner, type CaInput, type CaSignerOptions } from "../../signers/ca-signer.js";
-import { DAY, HOUR, intermediateCa, NOW, pemBlocks, rejection, signingRequest, tryRun, type RequestOptions, SIGNERS_CA } from "./fixtures.js";
+import { DAY, HOUR, intermediateCa, NOW, pemBlocks, rejection, signingRequest, type RequestOptions, SIGNERS_CA } from "./fixtures.js";
 import { testCa } from "../fixtures/ca.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { tryRun } from "../fixtures/process.js";
 
 const NAME = "example.com/base";
 const { ca } = await testCa(SIGNERS_CA);

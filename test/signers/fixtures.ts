@@ -1,5 +1,4 @@
 // Builders for signer tests: a fixed clock, the signer CA options, parsed signing requests, CA files, tool runs.
-import { execFileSync, spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
@@ -7,6 +6,7 @@ import { groupNames } from "../../src/api/group.js";
 import { isPlatformError, type PlatformError } from "../../src/errors.js";
 import { caFromPem, type GeneratedCa } from "../../src/pki/ca.js";
 import { parseCsr } from "../../src/pki/csr.js";
+import { decodePem, encodePem } from "../../src/pki/pem.js";
 import { issueCertificate } from "../../src/pki/issue.js";
 import type { CaKeyPair } from "../../src/pki/types.js";
 import { resolveUsages } from "../../src/pki/usages.js";
@@ -80,19 +80,9 @@ export async function writeCaFiles(dir: string, ca: GeneratedCa, stem = "ca"): P
   return { certFile, keyFile };
 }
 
-/** Runs a tool and returns its exit status and combined output. */
-export function tryRun(cmd: string, args: readonly string[], input?: string): { status: number | null; out: string } {
-  const r = spawnSync(cmd, args, { input, timeout: 20_000 });
-  return { status: r.status, out: `${r.stdout?.toString() ?? ""}${r.stderr?.toString() ?? ""}` };
-}
-
-export function run(cmd: string, args: readonly string[], input?: string): string {
-  return execFileSync(cmd, args, { input, stdio: ["pipe", "pipe", "pipe"], timeout: 20_000 }).toString();
-}
-
-/** The PEM blocks of a chain, in order. */
+/** The certificates of a PEM chain, in order, read by the product's PEM codec (which refuses anything else in it). */
 export function pemBlocks(text: string): string[] {
-  return text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g) ?? [];
+  return decodePem(text, { label: "CERTIFICATE" }).map((b) => encodePem(b.label, b.der));
 }
 
 /** The error a promise rejects with; fails the test when it resolves. */

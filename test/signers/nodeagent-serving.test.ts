@@ -1,8 +1,9 @@
 // Rules of the node-agent serving signer: a node identity naming itself by DNS or IP, serving usages only.
 import { describe, expect, it } from "vitest";
 import { createNodeagentServingSigner } from "../../signers/nodeagent-serving.js";
-import { expectVerdict, node, NOW, run, signingRequest, tryRun, type Verdict, SIGNERS_CA } from "./fixtures.js";
+import { expectVerdict, node, NOW, signingRequest, type Verdict, SIGNERS_CA } from "./fixtures.js";
 import { testCa } from "../fixtures/ca.js";
+import { run, tryRun } from "../fixtures/process.js";
 
 const signer = createNodeagentServingSigner({ ca: (await testCa(SIGNERS_CA)).ca });
 const SERVING = ["digital signature", "server auth"];
