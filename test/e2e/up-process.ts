@@ -21,6 +21,6 @@ export interface UpOptions {
 export async function startUp(o: UpOptions = {}): Promise<UpProcess> {
   const dataDir = o.dataDir ?? join(tempDir("platform-ca-up-"), "data");
   const args = [CLI, "up", "--data-dir", dataDir, "--listen", "127.0.0.1:0", ...(o.args ?? [])];
-  const { proc, match } = await startProcess(process.execPath, args, /listening on (https:\/\/\S+)/, { env: { PLATFORM_LOG_LEVEL: "info" }, what: "platform-ca up" });
+  const { proc, match } = await startProcess(process.execPath, args, /listening on (https:\/\/\S+)/, { env: { PLATFORM_LOG_LEVEL: "info" }, what: "platform-ca up", timeoutMs: 60_000 });
   return { ...proc, address: match, dataDir, adminConfig: join(dataDir, "admin.conf") };
 }

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, expect } from "vitest";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureBuilt } from "../../e2e/apiserver-process.js";
-import { runTool, startProcess, type ToolOptions, type ToolRun } from "../../fixtures/process.js";
+import { runTool, type ToolOptions, type ToolRun } from "../../fixtures/process.js";
+import { startUp as startUpProcess } from "../../e2e/up-process.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
 
 export const REPO = fileURLToPath(new URL("../../..", import.meta.url));
@@ -38,14 +39,11 @@ export async function startUp(): Promise<UpServer> {
   ensureBuilt();
   const dataDir = tempDir("platformctl-up-");
   const home = tempDir("platformctl-home-");
-  const { proc, match: address } = await startProcess(process.execPath, [PLATFORM_CA, "up", "--listen", "127.0.0.1:0", "--data-dir", dataDir], /API server listening on (https:\/\/\S+)/, {
-    what: "platform-ca up",
-    timeoutMs: 60_000,
-  });
-  const adminConf = join(dataDir, "admin.conf");
+  const up = await startUpProcess({ dataDir });
+  const adminConf = up.adminConfig;
   const kubeCache = join(home, "kubectl-cache");
   return {
-    address,
+    address: up.address,
     dataDir,
     adminConf,
     caFile: join(dataDir, "pki", "ca.crt"),
@@ -53,7 +51,7 @@ export async function startUp(): Promise<UpServer> {
     home,
     ctl: (args, o = {}) => runNode(CTL, ["--platformconfig", adminConf, ...args], { ...o, env: { HOME: home, ...o.env } }),
     kubectl: (args, input) => runTool("kubectl", ["--kubeconfig", adminConf, "--cache-dir", kubeCache, "--request-timeout", "20s", ...args], { stdin: input }),
-    stop: () => proc.stop(),
+    stop: () => up.stop(),
   };
 }
 
