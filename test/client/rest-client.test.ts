@@ -6,7 +6,8 @@ import { createClient, type ClientOptions, type RestClient } from "../../src/cli
 import type { RestConfig } from "../../src/client/rest-config.js";
 import { FakeClock } from "../apiserver/storage/fake-clock.js";
 import { restConfig } from "./fixtures/config.js";
-import { drive, recordingClock, waitFor } from "./fixtures/drive.js";
+import { drive, recordingClock } from "./fixtures/drive.js";
+import { until } from "../fixtures/wait.js";
 import { object, sendJson, sendStatus, startServer, type Handler, type TestServer } from "./fixtures/server.js";
 import { failure } from "./fixtures/failure.js";
 
@@ -173,7 +174,7 @@ describe("REST client: retries", () => {
     await servers.pop()!.close();
     const { client: c, clock } = client(`http://127.0.0.1:${port}`);
     const pending = c.request("POST", "/apis/g/v1/things", { a: 1 });
-    await waitFor(() => clock.pending > 0);
+    await until(() => clock.pending > 0);
     const s = await serve((req, res) => sendJson(res, 201, JSON.parse(req.body)), port);
     clock.advance(60_000);
     expect(await pending).toEqual({ a: 1 });
@@ -205,7 +206,7 @@ describe("REST client: requests", () => {
     const s = await serve(() => undefined);
     const { client: c, clock } = client(s.url, { config: { timeoutMs: 1500 } });
     const pending = failure(c.request("GET", "/slow"));
-    await waitFor(() => s.requests.length === 1);
+    await until(() => s.requests.length === 1);
     clock.advance(1499);
     await new Promise((r) => setTimeout(r, 5));
     expect(s.requests).toHaveLength(1);
@@ -220,7 +221,7 @@ describe("REST client: requests", () => {
     const { client: c } = client(s.url);
     const abort = new AbortController();
     const pending = c.request("GET", "/hang", undefined, { signal: abort.signal });
-    await waitFor(() => s.requests.length === 1);
+    await until(() => s.requests.length === 1);
     abort.abort(new Error("caller gave up"));
     await expect(pending).rejects.toThrow("caller gave up");
   });

@@ -16,10 +16,11 @@ import { controllerResources } from "../../src/controller/controllers/resources.
 import { isPlatformError } from "../../src/errors.js";
 import { silentLogger } from "../../src/logger.js";
 import { createPersistently, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
-import { nodeClientCsr, until } from "../controller/controllers/harness.js";
+import { nodeClientCsr } from "../controller/controllers/harness.js";
 import { csrObject } from "../fixtures/csr.js";
 import { ensureBuilt, kubectlWith } from "./apiserver-process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { until } from "../fixtures/wait.js";
 
 const work = tempDir("controller-e2e-");
 

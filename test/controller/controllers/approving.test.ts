@@ -8,8 +8,9 @@ import type { ServingApprovalPolicy } from "../../../src/controller/controllers/
 import { ApprovingController } from "../../../src/controller/controllers/approving.js";
 import { controllerResources } from "../../../src/controller/controllers/resources.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
-import { decide, eventsFor, nodeClientCsr, startHarness, stopAfterEach, until, type Harness, type UserName } from "./harness.js";
+import { decide, eventsFor, nodeClientCsr, startHarness, stopAfterEach, type Harness, type UserName } from "./harness.js";
 import { newCsrObject } from "../../fixtures/csr.js";
+import { until } from "../../fixtures/wait.js";
 
 interface World {
   readonly h: Harness;

@@ -9,7 +9,8 @@ import { generateCa } from "../../../src/pki/ca.js";
 import { parseCsr } from "../../../src/pki/csr.js";
 import { createBuiltinSigners } from "../../../signers/builtins.js";
 import { csr as csrFixture, csrObject } from "../../fixtures/csr.js";
-import { decide, nodeClientCsr, startHarness, stopAfterEach, until, type Harness } from "./harness.js";
+import { decide, nodeClientCsr, startHarness, stopAfterEach, type Harness } from "./harness.js";
+import { until } from "../../fixtures/wait.js";
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2030, 0, 1);

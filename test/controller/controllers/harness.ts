@@ -145,16 +145,6 @@ export async function decide(h: Harness, name: string, type: "Approved" | "Denie
   return h.admin.csrs.update({ ...current, status: { ...current.status, conditions } }, { subresource: "approval" });
 }
 
-/** Waits (bounded) until `check` returns a value other than undefined, letting real I/O and fake timers run. */
-export async function until<T>(check: () => Promise<T | undefined> | T | undefined, what: string, tries = 400): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
-
 /** Events about one object, read from the server. */
 export async function eventsFor(h: Harness, obj: ApiObject): Promise<Event[]> {
   await h.events.flush();

@@ -11,8 +11,9 @@ import type { CaKeyPair } from "../../../src/pki/types.js";
 import { createBuiltinSigners } from "../../../signers/builtins.js";
 import { SignerRegistry } from "../../../signers/registry.js";
 import type { Signer, SigningRequest } from "../../../signers/signer.js";
-import { decide, eventsFor, nodeClientCsr, startHarness, stopAfterEach, until, type Harness } from "./harness.js";
+import { decide, eventsFor, nodeClientCsr, startHarness, stopAfterEach, type Harness } from "./harness.js";
 import { newCsrObject } from "../../fixtures/csr.js";
+import { until } from "../../fixtures/wait.js";
 
 interface World {
   readonly h: Harness;

@@ -13,8 +13,9 @@ import { parseCsr } from "../../../src/pki/csr.js";
 import { createBuiltinSigners } from "../../../signers/builtins.js";
 import { SignerRegistry } from "../../../signers/registry.js";
 import { csr as csrFixture } from "../../fixtures/csr.js";
-import { startHarness, stopAfterEach, until, type Harness } from "./harness.js";
+import { startHarness, stopAfterEach, type Harness } from "./harness.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
+import { until } from "../../fixtures/wait.js";
 
 interface World {
   readonly h: Harness;
