@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiObject } from "../../src/api/meta.js";
 import { csr, csrObject } from "../fixtures/csr.js";
-import { controllerRevision, serverFixture, serviceAccount } from "./fixtures.js";
+import { serverFixture } from "./fixtures.js";
+import { controllerRevision, serviceAccount } from "../fixtures/objects.js";
 
 type Server = Awaited<ReturnType<typeof serverFixture>>;
 let server: Server;

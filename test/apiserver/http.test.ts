@@ -10,8 +10,9 @@ import { MemoryStorage } from "../../src/apiserver/storage/memory.js";
 import { stringify as toYaml, parse as fromYaml } from "yaml";
 import { csr, csrObject } from "../fixtures/csr.js";
 import { call } from "./http-client.js";
-import { SA_PATH, serverFixture, serviceAccount, sharedServer, TABLE_ACCEPT } from "./fixtures.js";
+import { SA_PATH, serverFixture, sharedServer, TABLE_ACCEPT } from "./fixtures.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { serviceAccount } from "../fixtures/objects.js";
 
 const shared = sharedServer();
 const SA = SA_PATH;

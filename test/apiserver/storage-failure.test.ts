@@ -5,8 +5,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openSqliteStorage } from "../../src/apiserver/storage/sqlite.js";
 import { call } from "./http-client.js";
-import { SA_PATH, serverFixture, serviceAccount } from "./fixtures.js";
+import { SA_PATH, serverFixture } from "./fixtures.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { serviceAccount } from "../fixtures/objects.js";
 
 const dir = tempDir("pca-storage-failure-");
 

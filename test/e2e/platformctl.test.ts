@@ -8,11 +8,11 @@ import { stringify as toYaml } from "yaml";
 import { csr, csrObject } from "../fixtures/csr.js";
 import { useUpServer, CTL, oneClearError, runNode } from "../cli/ctl/fixtures.js";
 import { tempDir, tempFile } from "../fixtures/temp-dir.js";
+import { serviceAccount } from "../fixtures/objects.js";
 
 const exec = promisify(execFile);
 
-const sa = (name: string, labels: Record<string, string> = {}, extra: Record<string, unknown> = {}) =>
-  toYaml({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name, labels }, ...extra });
+const sa = (name: string, labels: Record<string, string> = {}, extra: Record<string, unknown> = {}) => toYaml(serviceAccount({ name, labels, extra }));
 
 async function csrManifest(name: string, o: { cn: string; dns?: string[]; ip?: string[]; signer?: string; expirationSeconds?: number }): Promise<string> {
   const pem = (await csr({ cn: o.cn, o: ["devs"], dns: o.dns, ip: o.ip })).pem;
