@@ -2,16 +2,10 @@
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { connect as tlsConnect } from "node:tls";
 import { describe, expect, it } from "vitest";
-import { TOKENS, useSecureFixture, type CallOptions, type SecureFixture } from "./fixtures.js";
+import { TOKENS, useSecureFixture, type SecureFixture, whoAmI, selfSubjectReview } from "./fixtures.js";
 import { testCa } from "../../fixtures/ca.js";
 
 const fx = useSecureFixture({ clientCa: async () => (await testCa({ commonName: "extra client CA" })).certPem });
-
-const ssr = (f: SecureFixture) => ({ apiVersion: `${f.names.authentication}/v1`, kind: "SelfSubjectReview", metadata: {} });
-const ssrPath = (f: SecureFixture) => `/apis/${f.names.authentication}/v1/selfsubjectreviews`;
-
-/** Asks the server who the caller is (every authenticated user may). */
-const whoAmI = (f: SecureFixture, o: CallOptions) => f.call("POST", ssrPath(f), { ...o, body: ssr(f) });
 
 async function serviceAccountToken(f: SecureFixture, name: string, expirationSeconds = 3600): Promise<string> {
   const admin = { token: TOKENS.admin };
@@ -137,7 +131,7 @@ describe("client certificates on a kept-alive connection", () => {
     const whoami = () =>
       new Promise<{ status: number; body: any }>((resolve, reject) => {
         const req = httpsRequest(
-          { host: url.hostname, port: url.port, path: ssrPath(f), method: "POST", agent, headers: { "content-type": "application/json" } },
+          { host: url.hostname, port: url.port, path: selfSubjectReview(f).path, method: "POST", agent, headers: { "content-type": "application/json" } },
           (res) => {
             let text = "";
             res.on("data", (c) => (text += c));
@@ -145,7 +139,7 @@ describe("client certificates on a kept-alive connection", () => {
           },
         );
         req.on("error", reject);
-        req.end(JSON.stringify(ssr(f)));
+        req.end(JSON.stringify(selfSubjectReview(f).body));
       });
     return { whoami, sockets, close: () => agent.destroy() };
   }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { PolicyRule } from "../../../src/api/types/rbac.js";
 import { csr, csrObject } from "../../fixtures/csr.js";
 import { issueCert } from "../auth/fixtures.js";
-import { TOKENS, useSecureFixture, type CallOptions, type Reply, type SecureFixture } from "./fixtures.js";
+import { TOKENS, useSecureFixture, type CallOptions, type Reply, type SecureFixture, whoAmI } from "./fixtures.js";
 import { testCa } from "../../fixtures/ca.js";
 
 const fx = useSecureFixture();
@@ -151,12 +151,11 @@ describe("CSR create records the requester", () => {
 });
 
 describe("impersonation over HTTPS", () => {
-  const ssr = (f: SecureFixture) => ({ apiVersion: `${f.names.authentication}/v1`, kind: "SelfSubjectReview" });
 
   it("receives repeated Impersonate-Group headers as separate groups, commas kept", async () => {
     const f = fx();
     const headers = { "impersonate-user": "jane", "impersonate-group": ["team, with a comma", "ops"] };
-    const r = await f.call("POST", `/apis/${f.names.authentication}/v1/selfsubjectreviews`, { ...admin, headers, body: ssr(f) });
+    const r = await whoAmI(f, { ...admin, headers });
     expect(r.status, r.text).toBe(201);
     expect(r.body.status.userInfo).toEqual({ username: "jane", groups: ["team, with a comma", "ops", "system:authenticated"] });
   });
@@ -164,10 +163,10 @@ describe("impersonation over HTTPS", () => {
   it("reads impersonation header names in any case, and a request without them runs as its sender", async () => {
     const f = fx();
     const headers = { "IMPERSONATE-USER": "jane", "Impersonate-Extra-Scopes": "view" };
-    const asJane = await f.call("POST", `/apis/${f.names.authentication}/v1/selfsubjectreviews`, { ...admin, headers, body: ssr(f) });
+    const asJane = await whoAmI(f, { ...admin, headers });
     expect(asJane.status, asJane.text).toBe(201);
     expect(asJane.body.status.userInfo).toEqual({ username: "jane", groups: ["system:authenticated"], extra: { scopes: ["view"] } });
-    const plain = await f.call("POST", `/apis/${f.names.authentication}/v1/selfsubjectreviews`, { ...admin, headers: { "x-impersonate-user": "jane" }, body: ssr(f) });
+    const plain = await whoAmI(f, { ...admin, headers: { "x-impersonate-user": "jane" } });
     expect(plain.status, plain.text).toBe(201);
     expect(plain.body.status.userInfo.username).not.toBe("jane");
   });
@@ -175,7 +174,7 @@ describe("impersonation over HTTPS", () => {
   it("refuses a user without the impersonate permission, naming the first refused dimension", async () => {
     const f = fx();
     const headers = { "impersonate-user": "system:serviceaccount:team1:robot" };
-    const r = await f.call("POST", `/apis/${f.names.authentication}/v1/selfsubjectreviews`, { token: TOKENS.alice, headers, body: ssr(f) });
+    const r = await whoAmI(f, { token: TOKENS.alice, headers });
     expectForbidden(r, 'serviceaccounts "robot" is forbidden: User "alice" cannot impersonate resource "serviceaccounts" in API group "" in the namespace "team1"');
   });
 });

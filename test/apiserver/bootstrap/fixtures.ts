@@ -4,6 +4,7 @@ import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { groupNames, type GroupNames } from "../../../src/api/group.js";
+import type { ApiObject } from "../../../src/api/meta.js";
 import { createSecureServer, type SecureServer, type SecureServerState } from "../../../src/apiserver/bootstrap/secure-server.js";
 import type { AuthorizationAttributes } from "../../../src/apiserver/auth/authorizer.js";
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
@@ -129,6 +130,17 @@ async function startFixture(dataDir: string, o: FixtureOptions): Promise<SecureF
 
 function expect201(r: Reply): void {
   if (r.status !== 201) throw new Error(`expected 201, got ${r.status}: ${r.text}`);
+}
+
+/** The SelfSubjectReview request, which every authenticated user may make. */
+export function selfSubjectReview(f: Pick<SecureFixture, "names">): { readonly path: string; readonly body: ApiObject } {
+  return { path: `/apis/${f.names.authentication}/v1/selfsubjectreviews`, body: { apiVersion: `${f.names.authentication}/v1`, kind: "SelfSubjectReview", metadata: {} } };
+}
+
+/** Asks the server who the caller is. */
+export function whoAmI(f: SecureFixture, o: CallOptions): Promise<Reply> {
+  const { path, body } = selfSubjectReview(f);
+  return f.call("POST", path, { ...o, body });
 }
 
 /** One HTTPS request; the server certificate is not checked here (the PKI tests verify it with openssl). */

@@ -4,13 +4,10 @@ import { describe, expect, it } from "vitest";
 import { generateCa } from "../../../src/pki/ca.js";
 import { Issuer } from "../../../src/pki/issue.js";
 import { issueCert, T0 } from "../auth/fixtures.js";
-import { useSecureFixture, type CallOptions, type SecureFixture } from "./fixtures.js";
+import { useSecureFixture, whoAmI } from "./fixtures.js";
 import { testCa } from "../../fixtures/ca.js";
 
 const fx = useSecureFixture({ caPollMs: 20 });
-
-const whoAmI = (f: SecureFixture, o: CallOptions) =>
-  f.call("POST", `/apis/${f.names.authentication}/v1/selfsubjectreviews`, { ...o, body: { apiVersion: `${f.names.authentication}/v1`, kind: "SelfSubjectReview" } });
 
 describe("CA rotation while running", () => {
   it("trusts the new CA once pki/ca.crt changes, and keeps trusting the replaced one", async () => {
