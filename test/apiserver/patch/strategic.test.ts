@@ -6,6 +6,7 @@ import { applyMergePatch } from "../../../src/apiserver/patch/merge.js";
 import { applyStrategicMergePatch } from "../../../src/apiserver/patch/strategic.js";
 import { isPlatformError } from "../../../src/errors.js";
 import { csrObject } from "../../fixtures/csr.js";
+import { roleBinding, userSubject } from "../auth/fixtures.js";
 
 const names = groupNames();
 const registry = schemaRegistry(names);
@@ -20,15 +21,7 @@ const nodeCsr = (): Record<string, unknown> =>
     conditions: [{ status: "True", type: "Approved", reason: "AutoApproved" }],
   });
 
-function roleBinding(subjects: string[]): Record<string, unknown> {
-  return {
-    apiVersion: `${names.rbac}/v1`,
-    kind: "RoleBinding",
-    metadata: { name: "rb", namespace: "ns" },
-    roleRef: { apiGroup: names.rbac, kind: "Role", name: "r" },
-    subjects: subjects.map((name) => ({ kind: "User", name, apiGroup: names.rbac })),
-  };
-}
+const bindingOf = (subjects: string[]): Record<string, unknown> => roleBinding("ns", "rb", { kind: "Role", name: "r" }, subjects.map(userSubject));
 
 function patched(obj: Record<string, unknown>, patch: unknown): Record<string, unknown> {
   return applyStrategicMergePatch(obj, patch, registry.forObject(obj));
@@ -57,7 +50,7 @@ describe("strategic merge patch on the server's kinds", () => {
   it.each([
     ["CSR spec.usages", nodeCsr(), { spec: { usages: ["server auth"] } }, ["spec", "usages"], ["server auth"]],
     ["CSR spec.groups", nodeCsr(), { spec: { groups: ["g3"] } }, ["spec", "groups"], ["g3"]],
-    ["RoleBinding subjects", roleBinding(["alice", "bob"]), { subjects: [{ kind: "User", name: "carol" }] }, ["subjects"], [{ kind: "User", name: "carol" }]],
+    ["RoleBinding subjects", bindingOf(["alice", "bob"]), { subjects: [{ kind: "User", name: "carol" }] }, ["subjects"], [{ kind: "User", name: "carol" }]],
   ])("replaces the atomic list %s", (_n, obj, patch, path, expected) => {
     let value: unknown = patched(obj, patch);
     for (const p of path) value = (value as Record<string, unknown>)[p];
