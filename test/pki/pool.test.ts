@@ -30,7 +30,7 @@ beforeAll(() => {
 const validity = { notBefore: T0, notAfter: new Date(T0.getTime() + 86_400_000) };
 
 async function distinctCsrs(n: number): Promise<string[]> {
-  return Promise.all(Array.from({ length: n }, async (_, i) => (await csr({ cn: `client-${i}`, dns: [`n${i}.example`] }, true)).pem));
+  return Promise.all(Array.from({ length: n }, async (_, i) => (await csr({ cn: `client-${i}`, dns: [`n${i}.example`], freshKey: true })).pem));
 }
 
 function verifyAll(caPem: string, pems: readonly string[]): string {
@@ -79,7 +79,7 @@ describe("SigningPool", () => {
 
   it.each([0, 2])("keeps PEM and DER jobs, profiles and windows apart within one packed batch (%i workers)", async (workers) => {
     const { ca } = await testCa({ keyType: "p256" });
-    const fixtures = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => csr({ cn: `mixed-${i}`, dns: [`m${i}.example`] }, true)));
+    const fixtures = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => csr({ cn: `mixed-${i}`, dns: [`m${i}.example`], freshKey: true })));
     const server = profile({ usages: ["digital signature", "server auth"] });
     const client = profile({ usages: ["digital signature", "client auth"] });
     const jobs = fixtures.map((f, i) => ({

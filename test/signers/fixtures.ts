@@ -36,7 +36,7 @@ let intermediate: Promise<{ readonly root: GeneratedCa; readonly ca: CaKeyPair }
 export function intermediateCa(): Promise<{ readonly root: GeneratedCa; readonly ca: CaKeyPair }> {
   intermediate ??= (async () => {
     const root = await testCa(SIGNERS_CA);
-    const request = await csr({ cn: "signers test intermediate CA", key: "p384", requestCa: true }, true);
+    const request = await csr({ cn: "signers test intermediate CA", key: "p384", requestCa: true, freshKey: true });
     const issued = issueCertificate({
       csr: parseCsr(request.pem),
       profile: { usages: resolveUsages(["cert sign", "crl sign", "digital signature"]), isCa: true, pathLen: 0, includeSans: false },
