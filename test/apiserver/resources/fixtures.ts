@@ -1,12 +1,14 @@
 // Option-function builders for strategy tests: contexts, objects per kind, real certificates from openssl, and a registry-like runner.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { groupNames, type GroupNames } from "../../../src/api/group.js";
 import type { ApiObject, UserInfo } from "../../../src/api/meta.js";
 import type { FieldError, ResourceDefinition, StrategyContext } from "../../../src/apiserver/registry/strategy.js";
 import { allResources } from "../../../src/apiserver/registry/resources/index.js";
+import { opensslCa, opensslIssue } from "../../fixtures/openssl.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 import { csr, csrObject as sharedCsrObject, type CsrObjectOptions as SharedCsrObjectOptions, type CsrOptions } from "../../fixtures/csr.js";
 
 export const names: GroupNames = groupNames();
@@ -102,21 +104,11 @@ let material: PkiMaterial | undefined;
 /** A CA, a second CA, a leaf issued by the first, and a CSR, all made by the openssl command line. */
 export function pki(): PkiMaterial {
   if (material) return material;
-  const dir = mkdtempSync(join(tmpdir(), "resources-pki-"));
-  const run = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
-  try {
-    for (const ca of ["ca", "other"]) {
-      run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${ca}.key`, "-out", `${ca}.pem`, "-subj", `/CN=${ca}`, "-days", "30", "-addext", "basicConstraints=critical,CA:TRUE");
-    }
-    run("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=leaf/O=system:nodes");
-    writeFileSync(join(dir, "ext.cnf"), "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n");
-    run("x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "leaf.pem", "-days", "1", "-extfile", "ext.cnf");
-    const read = (f: string) => readFileSync(join(dir, f), "utf8");
-    material = { caPem: read("ca.pem"), otherCaPem: read("other.pem"), leafPem: read("leaf.pem"), csrPem: read("leaf.csr") };
-    return material;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const dir = tempDir("resources-pki-");
+  const [ca, other] = [opensslCa(dir, "ca", 30), opensslCa(dir, "other", 30)];
+  const leaf = opensslIssue(dir, "ca", "leaf", "/CN=leaf/O=system:nodes", "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n");
+  material = { caPem: ca.cert, otherCaPem: other.cert, leafPem: leaf.cert, csrPem: leaf.csr };
+  return material;
 }
 
 /** A self-signed CA made by GnuTLS certtool. */
