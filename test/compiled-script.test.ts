@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { compiledScript } from "../src/compiled-script.js";
-import { tempDir } from "./pki/issuance-fixtures.js";
+import { tempDir } from "./fixtures/temp-dir.js";
 
 describe("compiledScript", () => {
   const root = tempDir("compiled-");

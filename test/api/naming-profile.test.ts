@@ -13,7 +13,8 @@ import { allResources } from "../../src/apiserver/registry/resources/index.js";
 import { lastAppliedAnnotation } from "../../src/cli/ctl/apply.js";
 import { createBuiltinSigners } from "../../signers/builtins.js";
 import { loadSignerPlugin } from "../../signers/plugin.js";
-import { StaticLister, T0, tempDir, user } from "../apiserver/auth/fixtures.js";
+import { StaticLister, T0, user } from "../apiserver/auth/fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const product = groupNames();
 const upstream = groupNames("k8s.io");

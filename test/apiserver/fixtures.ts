@@ -1,7 +1,6 @@
-// Option-function builders for API server tests: a registry over memory storage, objects of a few kinds, an in-process server.
+// Builders for API server tests: a registry over memory storage and an in-process server (objects: test/fixtures/objects.ts).
 import { afterAll, beforeAll } from "vitest";
-import type { ApiObject } from "../../src/api/meta.js";
-import { groupNames, type GroupNames } from "../../src/api/group.js";
+import { groupNames } from "../../src/api/group.js";
 import { silentLogger } from "../../src/logger.js";
 import { insecureLocalPipeline, type Pipeline } from "../../src/apiserver/pipeline.js";
 import { Registry } from "../../src/apiserver/registry/registry.js";
@@ -29,56 +28,6 @@ export async function registryFixture(opts: RegistryFixtureOptions = {}) {
   await registry.bootstrap();
   const store = (kind: string) => registry.store(definitions.find((d) => d.kind === kind)!);
   return { names, clock, storage, registry, store };
-}
-
-export interface MetaOptions {
-  readonly name?: string;
-  readonly generateName?: string;
-  readonly namespace?: string;
-  readonly labels?: Record<string, string>;
-  readonly annotations?: Record<string, string>;
-  readonly finalizers?: string[];
-  readonly resourceVersion?: string;
-}
-
-function meta(o: MetaOptions, defaultName: string | undefined) {
-  const m: Record<string, unknown> = {};
-  const name = o.name ?? (o.generateName ? undefined : defaultName);
-  if (name !== undefined) m.name = name;
-  for (const k of ["generateName", "namespace", "labels", "annotations", "finalizers", "resourceVersion"] as const) if (o[k] !== undefined) m[k] = o[k];
-  return m;
-}
-
-export function serviceAccount(o: MetaOptions & { automount?: boolean; extra?: Record<string, unknown> } = {}): ApiObject {
-  return {
-    apiVersion: "v1",
-    kind: "ServiceAccount",
-    metadata: meta(o, "builder"),
-    ...(o.automount !== undefined ? { automountServiceAccountToken: o.automount } : {}),
-    ...(o.extra ?? {}),
-  };
-}
-
-export function namespaceObject(o: MetaOptions = {}): ApiObject {
-  return { apiVersion: "v1", kind: "Namespace", metadata: meta(o, "team-a") };
-}
-
-export function controllerRevision(o: MetaOptions & { revision?: number; data?: unknown } = {}): ApiObject {
-  return { apiVersion: "apps/v1", kind: "ControllerRevision", metadata: meta(o, "rev-1"), revision: o.revision ?? 1, data: o.data ?? { replicas: 1 } };
-}
-
-export function csrObject(names: GroupNames, o: MetaOptions & { request: string; signerName?: string; usages?: string[]; expirationSeconds?: number }): ApiObject {
-  return {
-    apiVersion: `${names.certificates}/v1`,
-    kind: "CertificateSigningRequest",
-    metadata: meta(o, "csr-1"),
-    spec: {
-      request: Buffer.from(o.request).toString("base64"),
-      signerName: o.signerName ?? names.signers.apiserverClient,
-      usages: o.usages ?? ["digital signature", "client auth"],
-      ...(o.expirationSeconds !== undefined ? { expirationSeconds: o.expirationSeconds } : {}),
-    },
-  };
 }
 
 /** An API server over memory storage on a free loopback port, plain HTTP, every request a local admin. */

@@ -1,8 +1,9 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiObject } from "../../src/api/meta.js";
-import { csr } from "../fixtures/csr.js";
-import { controllerRevision, csrObject, serverFixture, serviceAccount } from "./fixtures.js";
+import { csr, csrObject } from "../fixtures/csr.js";
+import { serverFixture } from "./fixtures.js";
+import { controllerRevision, serviceAccount } from "../fixtures/objects.js";
 
 type Server = Awaited<ReturnType<typeof serverFixture>>;
 let server: Server;
@@ -34,7 +35,7 @@ function endpoints() {
   const certs = `/apis/${server.names.certificates}/v1/certificatesigningrequests`;
   return [
     { collection: "/api/v1/namespaces/default/serviceaccounts", valid: () => serviceAccount({ name: "fuzz-sa" }) },
-    { collection: certs, valid: () => csrObject(server.names, { name: "fuzz-csr", request: csrPem }) },
+    { collection: certs, valid: () => csrObject({ names: server.names, name: "fuzz-csr", request: csrPem, signerName: server.names.signers.apiserverClient }) },
     { collection: "/apis/apps/v1/namespaces/default/controllerrevisions", valid: () => controllerRevision({ name: "fuzz-rev" }) },
   ];
 }

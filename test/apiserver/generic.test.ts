@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { ApiObject } from "../../src/api/meta.js";
 import { PlatformError } from "../../src/errors.js";
 import { listCollection } from "../../src/apiserver/registry/list.js";
-import { controllerRevision, namespaceObject, registryFixture, serviceAccount } from "./fixtures.js";
+import { registryFixture } from "./fixtures.js";
+import { controllerRevision, namespaceObject, serviceAccount } from "../fixtures/objects.js";
 
 async function failure(work: Promise<unknown>): Promise<PlatformError> {
   try {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { call, openWatch } from "./http-client.js";
-import { FakeClock, SA_PATH, serverFixture, serviceAccount, sharedServer, TABLE_ACCEPT } from "./fixtures.js";
+import { FakeClock, SA_PATH, serverFixture, sharedServer, TABLE_ACCEPT } from "./fixtures.js";
+import { serviceAccount } from "../fixtures/objects.js";
 
 const shared = sharedServer();
 const SA = SA_PATH;

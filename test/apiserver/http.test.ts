@@ -1,7 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { get as httpsGet } from "node:https";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/logger.js";
@@ -9,9 +8,11 @@ import { insecureLocalPipeline } from "../../src/apiserver/pipeline.js";
 import { createApiServer } from "../../src/apiserver/server.js";
 import { MemoryStorage } from "../../src/apiserver/storage/memory.js";
 import { stringify as toYaml, parse as fromYaml } from "yaml";
-import { csr } from "../fixtures/csr.js";
+import { csr, csrObject } from "../fixtures/csr.js";
 import { call } from "./http-client.js";
-import { csrObject, SA_PATH, serverFixture, serviceAccount, sharedServer, TABLE_ACCEPT } from "./fixtures.js";
+import { SA_PATH, serverFixture, sharedServer, TABLE_ACCEPT } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
+import { serviceAccount } from "../fixtures/objects.js";
 
 const shared = sharedServer();
 const SA = SA_PATH;
@@ -121,7 +122,7 @@ describe("names no storage key can hold", () => {
 
   it.each([["a b"], ["Ä"], ["x".repeat(1100)]])("refuses to create a CertificateSigningRequest named %s with 422 on metadata.name, storing nothing", async (name) => {
     const before = await shared.server.storage.revision();
-    const r = await call(shared.base, "POST", csrs(), { body: csrObject(shared.server.names, { name, request: (await csr({ cn: "key" })).pem }) });
+    const r = await call(shared.base, "POST", csrs(), { body: csrObject({ names: shared.server.names, signerName: shared.server.names.signers.apiserverClient, name, request: (await csr({ cn: "key" })).pem }) });
     expect(r.body).toMatchObject({ kind: "Status", status: "Failure", reason: "Invalid", code: 422, details: { causes: [{ field: "metadata.name", reason: "FieldValueInvalid" }] } });
     expect(r.body.message).toContain("metadata.name: Invalid value");
     expect(r.body.message).toContain("must consist of printable ASCII characters other than space");
@@ -244,7 +245,7 @@ describe("create, read and write over HTTP", () => {
     const pem = (await csr({ cn: "del" })).pem;
     const csrName = unique("csr");
     const path = `/apis/${shared.server.names.certificates}/v1/certificatesigningrequests`;
-    expect((await call(shared.base, "POST", path, { body: csrObject(shared.server.names, { name: csrName, request: pem }) })).status).toBe(201);
+    expect((await call(shared.base, "POST", path, { body: csrObject({ names: shared.server.names, signerName: shared.server.names.signers.apiserverClient, name: csrName, request: pem }) })).status).toBe(201);
     const d = await call(shared.base, "DELETE", `${path}/${csrName}`);
     expect(d.body).toMatchObject({ kind: "Status", status: "Success", details: { name: csrName, kind: "certificatesigningrequests" } });
   });
@@ -349,7 +350,7 @@ describe("lists, selectors and Table", () => {
     const pem = (await csr({ cn: "sel" })).pem;
     const path = `/apis/${shared.server.names.certificates}/v1/certificatesigningrequests`;
     const name = unique("signer");
-    await call(shared.base, "POST", path, { body: csrObject(shared.server.names, { name, request: pem, signerName: "example.com/custom" }) });
+    await call(shared.base, "POST", path, { body: csrObject({ names: shared.server.names, name, request: pem, signerName: "example.com/custom" }) });
     const r = await call(shared.base, "GET", `${path}?fieldSelector=spec.signerName%3Dexample.com%2Fcustom`);
     expect(r.body.items.map((i: any) => i.metadata.name)).toEqual([name]);
   });
@@ -416,7 +417,7 @@ describe("serving options", () => {
   });
 
   it("serves HTTPS with the given key and certificate", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "apiserver-tls-"));
+    const dir = tempDir("apiserver-tls-");
     execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
     const cert = readFileSync(join(dir, "cert.pem"));
     const tlsServer = await serverFixture({ insecure: false, tls: { key: readFileSync(join(dir, "key.pem")), cert } });

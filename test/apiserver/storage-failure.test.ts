@@ -1,15 +1,15 @@
 // An API server whose disk refuses to flush the write-ahead log: the write gets a Status 503, later writes too, the
 // health checks report the storage down, and the process keeps serving.
-import { fdatasync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { fdatasync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { openSqliteStorage } from "../../src/apiserver/storage/sqlite.js";
 import { call } from "./http-client.js";
-import { SA_PATH, serverFixture, serviceAccount } from "./fixtures.js";
+import { SA_PATH, serverFixture } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
+import { serviceAccount } from "../fixtures/objects.js";
 
-const dir = mkdtempSync(join(tmpdir(), "pca-storage-failure-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("pca-storage-failure-");
 
 describe("a failed write-ahead log flush", () => {
   it("answers the write and later writes 503 STORAGE_UNAVAILABLE and fails readyz, while the server stays up", async () => {

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { groupNames } from "../../src/api/group.js";
 import { openSqliteStorage } from "../../src/apiserver/storage/sqlite.js";
-import { csr } from "../fixtures/csr.js";
+import { csr, csrObject } from "../fixtures/csr.js";
 import { memoryMiB, percentile } from "./measure.js";
 
 const CLI = new URL("../../src/cli/platform-ca.js", import.meta.url).pathname;
@@ -65,14 +65,7 @@ const CSR_PATH = "/apis/certificates.platform.io/v1/certificatesigningrequests";
 
 async function main(): Promise<void> {
   const pem = (await csr({ cn: "system:node:bench", o: ["system:nodes"] })).pem;
-  const request64 = Buffer.from(pem).toString("base64");
-  const body = (name: string) =>
-    JSON.stringify({
-      apiVersion: "certificates.platform.io/v1",
-      kind: "CertificateSigningRequest",
-      metadata: { name, labels: { bench: "yes", batch: name.slice(0, 6) } },
-      spec: { request: request64, signerName: "platform.io/apiserver-client-nodeagent", usages: ["digital signature", "client auth"], expirationSeconds: 86400 },
-    });
+  const body = (name: string) => JSON.stringify(csrObject({ name, metadata: { labels: { bench: "yes", batch: name.slice(0, 6) } }, request: pem, expirationSeconds: 86400 }));
   const dataDir = mkdtempSync(join(tmpdir(), "bench-apiserver-"));
   const started = await startServer(dataDir);
   let child = started.child;

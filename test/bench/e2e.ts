@@ -7,7 +7,7 @@ import { isApproved, isIssued } from "../../src/api/conditions.js";
 import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
 import { Informer } from "../../src/controller/informer.js";
 import { createPersistently, opsGet, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
-import { csr as csrFixture } from "../fixtures/csr.js";
+import { newCsrObject } from "../fixtures/csr.js";
 import { cpuSeconds, describeThreadCpu, memoryMiB, percentile, threadCpu } from "./measure.js";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -89,13 +89,7 @@ async function prepare(c: Cluster, prefix: string, count: number): Promise<Certi
   const out: CertificateSigningRequest[] = [];
   for (let i = 0; i < count; i++) {
     const name = `${prefix}-${i}`;
-    const request = await csrFixture({ cn: `system:node:${name}`, o: ["system:nodes"] });
-    out.push({
-      apiVersion: `${c.names.certificates}/v1`,
-      kind: "CertificateSigningRequest",
-      metadata: { name },
-      spec: { request: Buffer.from(request.pem).toString("base64"), signerName: c.names.signers.nodeagentClient, usages: ["digital signature", "client auth"] },
-    });
+    out.push(await newCsrObject({ names: c.names, name, cn: `system:node:${name}`, o: ["system:nodes"] }));
   }
   return out;
 }

@@ -8,7 +8,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createClient, restConfigFromConnection } from "../../src/client/index.js";
 import { startCluster } from "../controller/controllers/cluster.js";
-import { csr as csrFixture } from "../fixtures/csr.js";
+import { newCsrObject } from "../fixtures/csr.js";
 import { cpuSeconds, timedLoop } from "./measure.js";
 import type { LoadResult, LoadSpec } from "./request-load.js";
 
@@ -54,13 +54,7 @@ try {
   const rest = await restConfigFromConnection({ kubeconfig: c.adminConfig });
   const tls = { ca: rest.tls.ca!, cert: rest.tls.cert!, key: rest.tls.key! };
   const n = c.names;
-  const request = await csrFixture({ cn: "system:node:bench", o: ["system:nodes"] });
-  const csrBody = {
-    apiVersion: `${n.certificates}/v1`,
-    kind: "CertificateSigningRequest",
-    metadata: { generateName: "bench-" },
-    spec: { request: Buffer.from(request.pem).toString("base64"), signerName: n.signers.nodeagentClient, usages: ["digital signature", "client auth"] },
-  };
+  const csrBody = await newCsrObject({ names: n, metadata: { generateName: "bench-" }, cn: "system:node:bench", o: ["system:nodes"] });
   const eventBody = {
     apiVersion: `${n.events}/v1`,
     kind: "Event",

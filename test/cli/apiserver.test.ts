@@ -9,10 +9,11 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { findDuplicateKeys } from "../../src/api/schema/duplicate-keys.js";
 import { readAdminConfig } from "../../src/apiserver/bootstrap/admin-config.js";
 import { startCluster } from "../controller/controllers/cluster.js";
-import { until } from "../controller/controllers/harness.js";
 import { ensureBuilt } from "../e2e/apiserver-process.js";
 import { startUp } from "../e2e/up-process.js";
-import { CLI, mode, runCli, tempDir } from "./fixtures.js";
+import { CLI, mode, runCli } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
+import { until } from "../fixtures/wait.js";
 
 beforeAll(() => ensureBuilt(), 240_000);
 

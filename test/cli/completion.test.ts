@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { COMPLETION_TTL_SECONDS } from "../../src/cli/ctl/complete-names.js";
-import { CTL, PLATFORM_CA, runNode, tempDir, useUpServer } from "./ctl/fixtures.js";
+import { CTL, PLATFORM_CA, runNode, useUpServer } from "./ctl/fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const exec = promisify(execFile);
 const ctx = useUpServer();

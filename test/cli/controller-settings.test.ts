@@ -1,15 +1,14 @@
 // controllerSettings: where health and metrics listen, from the configuration file and the flags.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { controllerSettings, type ControllerFlags } from "../../src/cli/commands/controller.js";
 import { createLogger } from "../../src/logger.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "controller-settings-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("controller-settings-");
 const logger = createLogger({ destination: new Writable({ write: (_c, _e, done) => done() }) as never, level: "silent" });
 
 function configFile(name: string, generic: Record<string, unknown>): string {

@@ -3,6 +3,7 @@ import { Worker } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { superviseThread } from "../../src/cli/commands/controller-thread.js";
 import { silentLogger } from "../../src/logger.js";
+import { until } from "../fixtures/wait.js";
 
 // Exits with code 3 after `crashAfterMs` (when given); exits 0 when asked to stop.
 const SCRIPT = `
@@ -24,12 +25,6 @@ function starter(plan: (number | undefined)[]) {
   };
   return { start, workers, started: () => started };
 }
-
-const until = async (done: () => boolean, ms = 5000) => {
-  const end = Date.now() + ms;
-  while (!done() && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 10));
-  return done();
-};
 
 describe("superviseThread", () => {
   it("starts a thread that died again after the delay, and reports the new one", async () => {

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { mode, opensslVerifies, runCli, tempDir, tool, x509Text } from "./fixtures.js";
+import { mode, opensslVerifies, runCli, tool, x509Text } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 describe("platform-ca dev-certs issue", () => {
   const root = tempDir("platform-ca-issue-");

@@ -3,7 +3,8 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CLI, runCli, tempDir } from "./fixtures.js";
+import { CLI, runCli } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const has = (cmd: string) => {
   try {

@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { pkcs12Kdf } from "../../src/devpki/pkcs12.js";
-import { mode, opensslVerifies, runCli, tempDir, tool, x509Text } from "./fixtures.js";
+import { mode, opensslVerifies, runCli, tool, x509Text } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const hasKeytool = (() => {
   try {

@@ -2,7 +2,8 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSyn
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
-import { REPO, mode, opensslVerifies, runCli, tempDir, tool, x509Text } from "./fixtures.js";
+import { REPO, mode, opensslVerifies, runCli, tool, x509Text } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const COMMITTED = join(REPO, "certs-dev/pki.yaml");
 const LEAVES = ["apiserver", "admin", "controller-manager", "node-1-client", "node-1-serving"];

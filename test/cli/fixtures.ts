@@ -1,21 +1,13 @@
-// Builders for command-line tests: run the built `platform-ca` as a real process, temp dirs, openssl checks.
-import { execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+// Builders for command-line tests: run the built `platform-ca` as a real process, openssl checks, file modes.
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
-import { afterAll } from "vitest";
-import { feedStdin } from "../fixtures/stdin.js";
+import { runTool, type ToolRun } from "../fixtures/process.js";
 
 export const REPO = fileURLToPath(new URL("../..", import.meta.url));
 export const CLI = join(REPO, "dist/src/cli/platform-ca.js");
 
-export interface CliResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type CliResult = ToolRun;
 
 export interface CliOptions {
   readonly cwd?: string;
@@ -26,41 +18,13 @@ export interface CliOptions {
 /** Runs `node dist/src/cli/platform-ca.js ...args` (built by `npm test`'s pretest step). */
 export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: options.cwd ?? REPO,
-      env: { ...process.env, PLATFORM_DEBUG: "", ...options.env },
-      stdio: ["pipe", "pipe", "pipe"],
-      timeout: 60_000,
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    feedStdin(child.stdin, options.stdin);
-  });
+  return runTool(process.execPath, [CLI, ...args], { cwd: options.cwd ?? REPO, env: { PLATFORM_DEBUG: "", ...options.env }, stdin: options.stdin, timeoutMs: 60_000 });
 }
 
-/** A temp directory removed after the file's tests. */
-export function tempDir(prefix = "platform-ca-cli-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-const execFileAsync = promisify(execFile);
-
-/** Runs a tool; resolves with stdout+stderr and the exit code instead of throwing. */
+/** Runs a tool; resolves with stdout+stderr and the exit code (-1 when it had none) instead of throwing. */
 export async function tool(cmd: string, args: readonly string[]): Promise<{ code: number; out: string }> {
-  try {
-    const { stdout, stderr } = await execFileAsync(cmd, [...args], { timeout: 30_000 });
-    return { code: 0, out: stdout + stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === "number" ? e.code : -1, out: `${e.stdout ?? ""}${e.stderr ?? ""}` };
-  }
+  const r = await runTool(cmd, args, { timeoutMs: 30_000 });
+  return { code: r.code ?? -1, out: r.stdout + r.stderr };
 }
 
 /** `openssl verify -CAfile ca cert` → true when openssl says OK. */

@@ -4,7 +4,8 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { holdListenAddress, listenFailure } from "../../src/cli/listen.js";
-import { runCli, tempDir } from "./fixtures.js";
+import { runCli } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 let taken: Server;
 let port: number;

@@ -4,7 +4,8 @@ import { closeSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { levelOfVerbosity } from "../../src/cli/log-flags.js";
-import { CLI, runCli, tempDir } from "./fixtures.js";
+import { CLI, runCli } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const BANNER_END = /^API server listening on https:\/\/\S+$/m;
 

@@ -5,7 +5,8 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "
 import { builtinModules } from "node:module";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO, tempDir } from "./fixtures.js";
+import { REPO } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
   license: string;

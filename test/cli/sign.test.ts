@@ -6,7 +6,8 @@ import { groupNames } from "../../src/api/group.js";
 import { generateCa } from "../../src/pki/ca.js";
 import { writePrivateKeyFile } from "../../src/pki/keys.js";
 import { csr, type CsrOptions } from "../fixtures/csr.js";
-import { REPO, opensslVerifies, runCli, tempDir, tool, x509Text } from "./fixtures.js";
+import { REPO, opensslVerifies, runCli, tool, x509Text } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const dir = tempDir();
 const CA_CERT = join(dir, "ca.crt");

@@ -5,7 +5,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt } from "../e2e/apiserver-process.js";
-import { REPO, runCli, tempDir } from "./fixtures.js";
+import { REPO, runCli } from "./fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 beforeAll(() => ensureBuilt(), 240_000);
 

@@ -6,8 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addClientFlags, parseRequestTimeout, restConfigFromFlags, type ClientFlags } from "../../src/client/client-flags.js";
 import { restConfigFromConnection } from "../../src/client/connection-config.js";
 import { isPlatformError } from "../../src/errors.js";
-import { configDoc, tempDir, writeConfig } from "./fixtures/config.js";
+import { configDoc, writeConfig } from "./fixtures/config.js";
 import { createTestPki, type TestPki } from "./fixtures/pki.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 let pki: TestPki;
 let file: string;

@@ -5,9 +5,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configCandidates, loadClientConfig } from "../../src/client/config-file.js";
 import { resolveRestConfig } from "../../src/client/resolve-config.js";
-import { configDoc, tempDir, writeConfig } from "./fixtures/config.js";
+import { configDoc, writeConfig } from "./fixtures/config.js";
 import { createTestPki, type TestPki } from "./fixtures/pki.js";
 import { failure } from "./fixtures/failure.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 let pki: TestPki;
 beforeAll(() => {
@@ -16,7 +17,6 @@ beforeAll(() => {
 afterAll(() => pki.remove());
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
-
 
 /** Loads `doc` as the only config file and resolves it. */
 async function resolveDoc(doc: unknown, overrides = {}, options = {}) {

@@ -9,10 +9,11 @@ import { createClient } from "../../src/client/rest-client.js";
 import type { Credentials, RestConfig } from "../../src/client/rest-config.js";
 import { AgentPool } from "../../src/client/transport.js";
 import { createLogger } from "../../src/logger.js";
-import { configDoc, restConfig, tempDir, writeConfig } from "./fixtures/config.js";
+import { configDoc, restConfig, writeConfig } from "./fixtures/config.js";
 import { createTestPki, type TestPki } from "./fixtures/pki.js";
 import { sendJson, sendStatus, startServer, type TestServer } from "./fixtures/server.js";
 import { failure } from "./fixtures/failure.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 let pki: TestPki;
 let echo: TestServer;
@@ -34,7 +35,6 @@ afterAll(async () => {
 function client(credentials: Credentials, extra: Partial<RestConfig> = {}, logger = createLogger({ level: "silent" })) {
   return createClient(restConfig({ server: echo.url, credentials, ...extra }), { agents: new AgentPool(), logger });
 }
-
 
 describe("credentials", () => {
   it.each<[string, Credentials, string | null]>([

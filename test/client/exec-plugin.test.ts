@@ -12,10 +12,11 @@ import { createClient } from "../../src/client/rest-client.js";
 import type { ExecConfig, RestConfig } from "../../src/client/rest-config.js";
 import { AgentPool } from "../../src/client/transport.js";
 import { FakeClock } from "../../src/time/fake-clock.js";
-import { configDoc, restConfig, tempDir, writeConfig } from "./fixtures/config.js";
+import { configDoc, restConfig, writeConfig } from "./fixtures/config.js";
 import { createTestPki, type TestPki } from "./fixtures/pki.js";
 import { sendJson, sendStatus, startServer, type TestServer } from "./fixtures/server.js";
 import { failure } from "./fixtures/failure.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const PLUGIN = fileURLToPath(new URL("./fixtures/credential-plugin.mjs", import.meta.url));
 const V1 = "client.authentication.platform.io/v1";
@@ -70,7 +71,6 @@ function execPlugin(exec: ExecConfig, o: { clock?: FakeClock; tty?: boolean; con
   const config = restConfig({ server: "https://127.0.0.1:1", credentials: { type: "exec", exec }, ...o.config });
   return createCredentialSource(config, { clock: o.clock ?? new FakeClock(), stdinIsTty: o.tty ?? false }) as ExecPlugin;
 }
-
 
 describe("exec credential plugin", () => {
   it.each([V1, "client.authentication.platform.io/v1beta1"])("runs a %s plugin and sends the token it prints", async (apiVersion) => {

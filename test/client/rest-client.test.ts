@@ -5,7 +5,8 @@ import { AgentPool } from "../../src/client/transport.js";
 import { createClient, type ClientOptions, type RestClient } from "../../src/client/rest-client.js";
 import type { RestConfig } from "../../src/client/rest-config.js";
 import { restConfig } from "./fixtures/config.js";
-import { drive, RecordingClock, waitFor } from "./fixtures/drive.js";
+import { drive, RecordingClock } from "./fixtures/drive.js";
+import { until } from "../fixtures/wait.js";
 import { object, sendJson, sendStatus, startServer, type Handler, type TestServer } from "./fixtures/server.js";
 import { failure } from "./fixtures/failure.js";
 
@@ -172,7 +173,7 @@ describe("REST client: retries", () => {
     await servers.pop()!.close();
     const { client: c, clock } = client(`http://127.0.0.1:${port}`);
     const pending = c.request("POST", "/apis/g/v1/things", { a: 1 });
-    await waitFor(() => clock.pendingTimers() > 0);
+    await until(() => clock.pendingTimers() > 0);
     const s = await serve((req, res) => sendJson(res, 201, JSON.parse(req.body)), port);
     clock.tick(60_000);
     expect(await pending).toEqual({ a: 1 });
@@ -204,7 +205,7 @@ describe("REST client: requests", () => {
     const s = await serve(() => undefined);
     const { client: c, clock } = client(s.url, { config: { timeoutMs: 1500 } });
     const pending = failure(c.request("GET", "/slow"));
-    await waitFor(() => s.requests.length === 1);
+    await until(() => s.requests.length === 1);
     clock.tick(1499);
     await new Promise((r) => setTimeout(r, 5));
     expect(s.requests).toHaveLength(1);
@@ -219,7 +220,7 @@ describe("REST client: requests", () => {
     const { client: c } = client(s.url);
     const abort = new AbortController();
     const pending = c.request("GET", "/hang", undefined, { signal: abort.signal });
-    await waitFor(() => s.requests.length === 1);
+    await until(() => s.requests.length === 1);
     abort.abort(new Error("caller gave up"));
     await expect(pending).rejects.toThrow("caller gave up");
   });

@@ -9,7 +9,7 @@ import { AgentPool } from "../../src/client/transport.js";
 import { watchEvents } from "../../src/client/watch.js";
 import { FakeClock } from "../../src/time/fake-clock.js";
 import { restConfig } from "./fixtures/config.js";
-import { waitFor } from "./fixtures/drive.js";
+import { until } from "../fixtures/wait.js";
 import { object, sendStatus, startServer, status, type Handler, type TestServer } from "./fixtures/server.js";
 import { failure } from "./fixtures/failure.js";
 
@@ -156,7 +156,7 @@ describe("watch over HTTP", () => {
       else break;
     }
     expect(got).toEqual(["ADDED"]);
-    await waitFor(() => closed);
+    await until(() => closed);
     expect(closed).toBe(true);
   });
 
@@ -169,7 +169,7 @@ describe("watch over HTTP", () => {
     const iterator = sa.watch({ signal: abort.signal })[Symbol.asyncIterator]();
     expect((await iterator.next()).value?.type).toBe("ADDED");
     const next = iterator.next();
-    await waitFor(() => server.requests.length === 1);
+    await until(() => server.requests.length === 1);
     abort.abort();
     expect(await next).toEqual({ done: true, value: undefined });
   });

@@ -1,7 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { groupNames } from "../../src/api/group.js";
 import {
@@ -11,6 +10,7 @@ import {
   type ControllerManagerLoadOptions,
 } from "../../src/config/controller-manager.js";
 import { isPlatformError, type PlatformError } from "../../src/errors.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 type Raw = Record<string, unknown>;
 const API_VERSION = "platformcontrollermanager.config.platform.io/v1alpha1";
@@ -250,8 +250,7 @@ describe("parseControllerManagerConfig: CSR signing", () => {
 });
 
 describe("loadControllerManagerConfig", () => {
-  const dir = mkdtempSync(join(tmpdir(), "cm-config-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir("cm-config-");
 
   it("reads a file and resolves its paths against the file's directory", async () => {
     const path = join(dir, "cm.yaml");

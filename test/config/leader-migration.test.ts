@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { leaderMigrationApiVersion, loadLeaderMigrationConfig, parseLeaderMigrationConfig } from "../../src/config/leader-migration.js";
 import { isPlatformError } from "../../src/errors.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 type Raw = Record<string, unknown>;
 
@@ -65,8 +65,7 @@ describe("parseLeaderMigrationConfig", () => {
 });
 
 describe("loadLeaderMigrationConfig", () => {
-  const dir = mkdtempSync(join(tmpdir(), "lm-config-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir("lm-config-");
 
   it("reads the file and names it in errors", async () => {
     const path = join(dir, "mig.yaml");

@@ -5,7 +5,6 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as x509 from "@peculiar/x509";
 import { describe, expect, it, vi } from "vitest";
-import { isPlatformError } from "../../src/errors.js";
 import { validateIssuedCertificate, validateTrustBundle } from "../../src/pki/bundle.js";
 import { readCertificateFacts } from "../../src/pki/ca.js";
 import type { KeyType } from "../../src/pki/keys.js";
@@ -13,7 +12,10 @@ import type { CaKeyPair } from "../../src/pki/types.js";
 import { resolveUsages } from "../../src/pki/usages.js";
 import type { CaInput } from "../../signers/ca-signer.js";
 import type { Signer, SigningRequest } from "../../signers/signer.js";
-import { expiredCa, HOUR, NOW, pemBlocks, rejection, signingRequest, tempDir, testCa, tryRun, type RequestOptions } from "../signers/fixtures.js";
+import { expiredCa, HOUR, NOW, pemBlocks, rejection, signingRequest, type RequestOptions, SIGNERS_CA } from "../signers/fixtures.js";
+import { testCa } from "../fixtures/ca.js";
+import { tempDir } from "../fixtures/temp-dir.js";
+import { tryRun } from "../fixtures/process.js";
 
 /** What the suite hands makeSigner: the CA to issue from, the cluster maximum and the clock. */
 export interface ConformanceEnv {
@@ -63,7 +65,7 @@ export function expectedValidity(lifetime: number | undefined, clusterMax: numbe
 export function describeSignerConformance(name: string, makeSigner: MakeSigner, cases: ConformanceCases): void {
   describe(`${name} keeps the Signer contract`, () => {
     const dir = tempDir("conformance-");
-    const ca = async (): Promise<CaKeyPair> => (await testCa({ keyType: cases.caKeyType ?? "p256" })).ca;
+    const ca = async (): Promise<CaKeyPair> => (await testCa({ ...SIGNERS_CA, keyType: cases.caKeyType ?? "p256" })).ca;
     const make = async (overrides: Partial<ConformanceEnv> = {}): Promise<Signer> =>
       makeSigner({ ca: await ca(), maxDurationSeconds: CLUSTER_MAX, now: clock, ...overrides });
     const requestFor = (signer: Signer, c: ConformanceCase): Promise<SigningRequest> => signingRequest({ ...c.request, signerName: signer.signerName });

@@ -8,7 +8,8 @@ import { createControllerManager, type ControllerManager } from "../../src/contr
 import { generateCa, type GeneratedCa } from "../../src/pki/ca.js";
 import { createBuiltinSigners } from "../../signers/builtins.js";
 import { SignerRegistry } from "../../signers/registry.js";
-import { nodeClientCsr, startHarness, until, type Harness } from "./controllers/harness.js";
+import { nodeClientCsr, startHarness, type Harness } from "./controllers/harness.js";
+import { until } from "../fixtures/wait.js";
 
 const running: { h: Harness; managers: ControllerManager[] }[] = [];
 afterEach(async () => {

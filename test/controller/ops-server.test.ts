@@ -14,7 +14,7 @@ import { silentLogger } from "../../src/logger.js";
 import { generateCa } from "../../src/pki/ca.js";
 import { createBuiltinSigners } from "../../signers/builtins.js";
 import { SignerRegistry } from "../../signers/registry.js";
-import { tempDir } from "../apiserver/auth/fixtures.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 import { httpsCall, TOKENS, useSecureFixture } from "../apiserver/bootstrap/fixtures.js";
 import { sample } from "./controllers/cluster.js";
 

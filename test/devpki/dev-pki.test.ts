@@ -1,17 +1,16 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { parsePkiManifest, type PkiManifest } from "../../src/config/pki-manifest.js";
 import { runDevPki, type DevPkiRow } from "../../src/devpki/dev-pki.js";
 import { STATE_FILE } from "../../src/devpki/state.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const DAY = 86_400_000;
 const T0 = new Date("2031-03-01T12:00:00Z");
-const root = mkdtempSync(join(tmpdir(), "platform-ca-devpki-"));
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+const root = tempDir("platform-ca-devpki-");
 let dirs = 0;
 
 /** A manifest in its own directory; `certificates` and `extra` are merged into a one-CA document. */

@@ -1,8 +1,9 @@
 // Runs `platform-ca apiserver` as a real process for end-to-end tests, and kubectl against it with its own kubeconfig.
-import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { startProcess, type Proc } from "../fixtures/process.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const REPO = new URL("../../", import.meta.url).pathname;
 const CLI = join(REPO, "dist/src/cli/platform-ca.js");
@@ -24,14 +25,10 @@ export function ensureBuilt(): void {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing after npm run build`);
 }
 
-export interface ApiserverProcess {
-  readonly child: ChildProcess;
+export interface ApiserverProcess extends Proc {
+  /** The http:// address the banner names. */
   readonly address: string;
   readonly dataDir: string;
-  /** Everything the process wrote to stderr so far (pino JSON lines). */
-  stderr(): string;
-  /** SIGTERM and wait for exit; resolves to the exit code. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
 export interface StartOptions {
@@ -40,55 +37,29 @@ export interface StartOptions {
   readonly extraArgs?: readonly string[];
 }
 
-export function startApiserver(o: StartOptions = {}): Promise<ApiserverProcess> {
-  const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), "platform-ca-apiserver-"));
+export async function startApiserver(o: StartOptions = {}): Promise<ApiserverProcess> {
+  const dataDir = o.dataDir ?? tempDir("platform-ca-apiserver-");
   const args = [CLI, "apiserver", "--insecure-local", "--listen", "127.0.0.1:0", "--data-dir", dataDir, ...(o.groupSuffix ? ["--group-suffix", o.groupSuffix] : []), ...(o.extraArgs ?? [])];
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PLATFORM_LOG_LEVEL: "info" } });
-  let out = "";
-  let err = "";
-  child.stderr!.on("data", (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`apiserver did not start within 30 s: ${err}`));
-    }, 30_000);
-    const early = (code: number | null) => {
-      clearTimeout(timer);
-      reject(new Error(`apiserver exited with ${code}: ${err}`));
-    };
-    child.once("exit", early);
-    child.stdout!.on("data", (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      child.off("exit", early);
-      resolve({
-        child,
-        address: m[1]!,
-        dataDir,
-        stderr: () => err,
-        async stop(signal = "SIGTERM") {
-          if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-          return exited;
-        },
-      });
-    });
-  });
+  const { proc, match } = await startProcess(process.execPath, args, /listening on (http:\/\/\S+)/, { env: { PLATFORM_LOG_LEVEL: "info" }, what: "apiserver" });
+  return { ...proc, address: match, dataDir };
 }
 
 /** A kubeconfig for the server and a per-server discovery cache, so nothing leaks between servers. */
 export type Kubectl = ((args: readonly string[], input?: string) => string) & { readonly baseArgs: readonly string[] };
 
 export function kubectlFor(address: string): Kubectl {
-  const dir = mkdtempSync(join(tmpdir(), "platform-ca-kubectl-"));
+  const dir = tempDir("platform-ca-kubectl-");
   const config = join(dir, "kubeconfig");
   writeFileSync(
     config,
     `apiVersion: v1\nkind: Config\nclusters:\n- name: local\n  cluster:\n    server: ${address}\nusers:\n- name: admin\n  user: {}\ncontexts:\n- name: local\n  context: {cluster: local, user: admin, namespace: default}\ncurrent-context: local\n`,
   );
-  const baseArgs = ["--kubeconfig", config, "--cache-dir", join(dir, "cache")];
+  return kubectlWith(config, join(dir, "cache"));
+}
+
+/** kubectl with a kubeconfig file (no insecure flag) and a discovery cache of its own. */
+export function kubectlWith(kubeconfig: string, cacheDir = tempDir("platform-ca-kubectl-")): Kubectl {
+  const baseArgs = ["--kubeconfig", kubeconfig, "--cache-dir", cacheDir];
   const run = (args: readonly string[], input?: string) =>
     execFileSync("kubectl", [...baseArgs, "--request-timeout", "20s", ...args], { input, encoding: "utf8", timeout: 30_000, stdio: ["pipe", "pipe", "pipe"] });
   return Object.assign(run, { baseArgs });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call } from "../apiserver/http-client.js";
-import { serviceAccount } from "../apiserver/fixtures.js";
 import { ensureBuilt, startApiserver, type ApiserverProcess } from "./apiserver-process.js";
+import { serviceAccount } from "../fixtures/objects.js";
 
 const SA = "/api/v1/namespaces/default/serviceaccounts";
 const WRITERS = 4;

@@ -1,8 +1,7 @@
 // End to end with real processes: `platform-ca apiserver` (HTTPS, admin.conf) + `platform-ca controller`, openssl on both ends.
 import { Buffer } from "node:buffer";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findCondition, isIssued } from "../../src/api/conditions.js";
@@ -17,31 +16,19 @@ import { controllerResources } from "../../src/controller/controllers/controller
 import { isPlatformError } from "../../src/errors.js";
 import { silentLogger } from "../../src/logger.js";
 import { createPersistently, opsGet, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
-import { nodeClientCsr, until } from "../controller/controllers/harness.js";
-import { ensureBuilt } from "./apiserver-process.js";
-import { kubectlWith } from "./up-process.js";
+import { nodeClientCsr } from "../controller/controllers/harness.js";
+import { csrObject } from "../fixtures/csr.js";
+import { ensureBuilt, kubectlWith } from "./apiserver-process.js";
+import { tempDir } from "../fixtures/temp-dir.js";
+import { until } from "../fixtures/wait.js";
 
-const work = mkdtempSync(join(tmpdir(), "controller-e2e-"));
+const work = tempDir("controller-e2e-");
 
 /** A PKCS#10 request made by openssl: a fresh P-256 key, the subject given in openssl's /K=V form. */
 function opensslCsr(name: string, subject: string, extra: readonly string[] = []): string {
   const out = join(work, `${name}.csr`);
   execFileSync("openssl", ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", join(work, `${name}.key`), "-subj", subject, ...extra, "-out", out], { stdio: "ignore" });
   return readFileSync(out, "latin1");
-}
-
-function csrObject(c: Cluster, name: string, pem: string, o: { signerName?: string; usages?: string[]; expirationSeconds?: number } = {}): CertificateSigningRequest {
-  return {
-    apiVersion: `${c.names.certificates}/v1`,
-    kind: "CertificateSigningRequest",
-    metadata: { name },
-    spec: {
-      request: Buffer.from(pem).toString("base64"),
-      signerName: o.signerName ?? c.names.signers.nodeagentClient,
-      usages: o.usages ?? ["digital signature", "client auth"],
-      ...(o.expirationSeconds !== undefined && { expirationSeconds: o.expirationSeconds }),
-    },
-  };
 }
 
 const settled = (c: Cluster, name: string, what: (csr: CertificateSigningRequest) => boolean, tries = 1000) =>
@@ -101,7 +88,7 @@ describe("platform-ca controller beside platform-ca apiserver", () => {
   });
 
   it("approves and issues a node agent's openssl request; openssl verifies it against the published bundle", async () => {
-    await c.bootstrapper.csrs.create(csrObject(c, "e2e-node-1", opensslCsr("node-1", "/O=system:nodes/CN=system:node:e2e-node-1"), { expirationSeconds: 3600 }));
+    await c.bootstrapper.csrs.create(csrObject({ names: c.names, name: "e2e-node-1", request: opensslCsr("node-1", "/O=system:nodes/CN=system:node:e2e-node-1"), expirationSeconds: 3600 }));
     const csr = await issued(c, "e2e-node-1");
     expect(findCondition(csr, "Approved")).toMatchObject({ reason: "AutoApproved" });
     expect(csr.spec.username).toBe("system:bootstrap:e2e001");
@@ -116,7 +103,7 @@ describe("platform-ca controller beside platform-ca apiserver", () => {
   });
 
   it("holds a longer request to the cluster maximum", async () => {
-    await c.bootstrapper.csrs.create(csrObject(c, "e2e-node-2", opensslCsr("node-2", "/O=system:nodes/CN=system:node:e2e-node-2"), { expirationSeconds: 86_400 }));
+    await c.bootstrapper.csrs.create(csrObject({ names: c.names, name: "e2e-node-2", request: opensslCsr("node-2", "/O=system:nodes/CN=system:node:e2e-node-2"), expirationSeconds: 86_400 }));
     const csr = await issued(c, "e2e-node-2");
     expect(lifetimeSeconds(leafFile(csr, "node-2"))).toBe(2 * 3600 + 300);
   });
@@ -124,15 +111,15 @@ describe("platform-ca controller beside platform-ca apiserver", () => {
   it("never issues a denied request, and marks a request the signer refuses Failed", async () => {
     // The API-server client signer is never auto-approved, so a person decides these.
     const client = c.names.signers.apiserverClient;
-    await c.admin.csrs.create(csrObject(c, "e2e-denied", opensslCsr("denied", "/CN=e2e-user"), { signerName: client }));
+    await c.admin.csrs.create(csrObject({ names: c.names, name: "e2e-denied", request: opensslCsr("denied", "/CN=e2e-user"), signerName: client }));
     await decide(c, "e2e-denied", "Denied");
-    await c.admin.csrs.create(csrObject(c, "e2e-refused", opensslCsr("refused", "/CN=e2e-user"), { signerName: client, usages: ["digital signature", "server auth"] }));
+    await c.admin.csrs.create(csrObject({ names: c.names, name: "e2e-refused", request: opensslCsr("refused", "/CN=e2e-user"), signerName: client, usages: ["digital signature", "server auth"] }));
     await decide(c, "e2e-refused", "Approved");
     const refused = await settled(c, "e2e-refused", (x) => findCondition(x, "Failed") !== undefined);
     expect(findCondition(refused, "Failed")).toMatchObject({ reason: "SignerValidationFailure" });
     expect(findCondition(refused, "Failed")?.message).toMatch(/usage "server auth" is not allowed/);
     // A later request is issued, so the controller has passed the denied one by.
-    await c.admin.csrs.create(csrObject(c, "e2e-later", opensslCsr("later", "/CN=e2e-user"), { signerName: client }));
+    await c.admin.csrs.create(csrObject({ names: c.names, name: "e2e-later", request: opensslCsr("later", "/CN=e2e-user"), signerName: client }));
     await decide(c, "e2e-later", "Approved");
     await issued(c, "e2e-later");
     const denied = await c.admin.csrs.get("e2e-denied");
@@ -155,7 +142,7 @@ describe("platform-ca controller beside platform-ca apiserver", () => {
 
 describe("the controllers inside platform-ca up", () => {
   it("run beside the secure server as its administrator and issue a node agent's request", async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), "controller-up-"));
+    const dataDir = tempDir("controller-up-");
     const stop = new AbortController();
     const running = runSecureServer({ dataDir, listen: { host: "127.0.0.1", port: 0 }, logger: silentLogger(), signal: stop.signal, write: () => {}, banner: "up", components: [controllerComponent] });
     try {
@@ -245,7 +232,7 @@ describe("failures", () => {
   it("hands over to the standby when the leader is killed, within the lease duration and a retry, and issues nothing twice", async () => {
     const c = await startCluster();
     try {
-      const config = join(mkdtempSync(join(tmpdir(), "controller-le-")), "cm.yaml");
+      const config = join(tempDir("controller-le-"), "cm.yaml");
       const [leaseMs, retryMs] = [4000, 500];
       writeFileSync(
         config,
@@ -301,7 +288,10 @@ describe("platform-ca controller --config with a Custom serving approval policy"
   });
 
   const serving = (name: string, node: string, san: string, expirationSeconds?: number) =>
-    csrObject(c, name, opensslCsr(name, `/O=system:nodes/CN=system:node:${node}`, ["-addext", `subjectAltName=${san}`]), {
+    csrObject({
+      names: c.names,
+      name,
+      request: opensslCsr(name, `/O=system:nodes/CN=system:node:${node}`, ["-addext", `subjectAltName=${san}`]),
       signerName: c.names.signers.nodeagentServing,
       usages: ["digital signature", "key encipherment", "server auth"],
       ...(expirationSeconds !== undefined && { expirationSeconds }),
@@ -333,7 +323,7 @@ describe("platform-ca controller reusing an allowed authorization check (Approve
     await c?.stop();
   });
 
-  const nodeRequest = (node: string) => csrObject(c, node, opensslCsr(node, `/O=system:nodes/CN=system:node:${node}`));
+  const nodeRequest = (node: string) => csrObject({ names: c.names, name: node, request: opensslCsr(node, `/O=system:nodes/CN=system:node:${node}`) });
 
   it("approves within the TTL without asking again, and stops approving once the permission is gone and the TTL has passed", async () => {
     const kubectl = kubectlWith(c.adminConfig);

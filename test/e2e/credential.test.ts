@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { execApiVersion } from "../../src/cli/commands/credential.js";
-import { useUpServer, CTL, oneClearError, PLATFORM_CA, runNode, tempDir, tempFile, type Run } from "../cli/ctl/fixtures.js";
+import { useUpServer, CTL, oneClearError, PLATFORM_CA, runNode, type Run } from "../cli/ctl/fixtures.js";
+import { tempDir, tempFile } from "../fixtures/temp-dir.js";
 
 const exec = promisify(execFile);
 
@@ -55,7 +56,6 @@ const server = useUpServer();
 beforeAll(async () => {
   expect((await server.up.ctl(["apply", "-f", "-"], { stdin: RBAC })).code).toBe(0);
 });
-
 
 describe("the ExecCredential apiVersion", () => {
   it.each([

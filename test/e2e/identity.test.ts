@@ -1,22 +1,17 @@
 // `platform-ca up` as a real process, driven by kubectl with the admin.conf it wrote: TLS, identity, RBAC, impersonation.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
-import { csr } from "../fixtures/csr.js";
-import { ensureBuilt, kubectlFails, type Kubectl } from "./apiserver-process.js";
-import { kubectlWith, startUp, type UpProcess } from "./up-process.js";
+import { groupNames } from "../../src/api/group.js";
+import { csr, csrObject } from "../fixtures/csr.js";
+import { ensureBuilt, kubectlFails, type Kubectl, kubectlWith } from "./apiserver-process.js";
+import { startUp, type UpProcess } from "./up-process.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
-function csrManifest(suffix: string, name: string, pem: string): string {
-  return toYaml({
-    apiVersion: `certificates.${suffix}/v1`,
-    kind: "CertificateSigningRequest",
-    metadata: { name },
-    spec: { request: Buffer.from(pem).toString("base64"), signerName: `${suffix}/apiserver-client`, usages: ["digital signature", "client auth"] },
-  });
-}
+const csrManifest = (suffix: string, name: string, pem: string): string =>
+  toYaml(csrObject({ names: groupNames(suffix), name, request: pem, signerName: `${suffix}/apiserver-client` }));
 
 /** A kubeconfig beside admin.conf: the same cluster and CA, another user. */
 function kubeconfigFor(up: UpProcess, name: string, user: Record<string, unknown>): string {
@@ -90,7 +85,7 @@ describe("platform-ca up --group-suffix k8s.io: kubectl's own commands unmodifie
 
   beforeAll(async () => {
     ensureBuilt();
-    const dir = mkdtempSync(join(tmpdir(), "platform-ca-identity-"));
+    const dir = tempDir("platform-ca-identity-");
     const tokens = join(dir, "tokens.csv");
     writeFileSync(tokens, "bob-token,bob,uid-bob\n", { mode: 0o600 });
     up = await startUp({ dataDir: join(dir, "data"), args: ["--group-suffix", "k8s.io", "--token-file", tokens] });

@@ -8,7 +8,9 @@ import { parseCsr } from "../../src/pki/csr.js";
 import { Issuer, type IssuedCertificate } from "../../src/pki/issue.js";
 import type { KeyType } from "../../src/pki/keys.js";
 import { computeValidity } from "../../src/pki/validity.js";
-import { opensslText, profile, run, tempDir, tryRun, writeFiles } from "../pki/issuance-fixtures.js";
+import { opensslText, profile } from "../pki/issuance-fixtures.js";
+import { tempDir, writeFiles } from "../fixtures/temp-dir.js";
+import { run, tryRun } from "../fixtures/process.js";
 
 const dir = tempDir("interop-");
 const CA_TYPES: readonly KeyType[] = ["p256", "p384", "rsa2048", "ed25519"];

@@ -1,17 +1,12 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
-import { csr } from "../fixtures/csr.js";
+import { groupNames } from "../../src/api/group.js";
+import { csr, csrObject } from "../fixtures/csr.js";
 import { ensureBuilt, kubectlFails, kubectlFor, startApiserver, type ApiserverProcess, type Kubectl } from "./apiserver-process.js";
 
-function csrManifest(suffix: string, name: string, pem: string): string {
-  return toYaml({
-    apiVersion: `certificates.${suffix}/v1`,
-    kind: "CertificateSigningRequest",
-    metadata: { name },
-    spec: { request: Buffer.from(pem).toString("base64"), signerName: `${suffix}/apiserver-client`, expirationSeconds: 86400, usages: ["digital signature", "client auth"] },
-  });
-}
+const csrManifest = (suffix: string, name: string, pem: string): string =>
+  toYaml(csrObject({ names: groupNames(suffix), name, request: pem, signerName: `${suffix}/apiserver-client`, expirationSeconds: 86400 }));
 
 const serviceAccountYaml = (name: string, team: string) => `apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: ${name}\n  labels:\n    team: ${team}\n`;
 

@@ -5,31 +5,21 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
-import { csr } from "../fixtures/csr.js";
-import { useUpServer, CTL, oneClearError, runNode, tempDir, tempFile } from "../cli/ctl/fixtures.js";
+import { csr, csrObject } from "../fixtures/csr.js";
+import { useUpServer, CTL, oneClearError, runNode } from "../cli/ctl/fixtures.js";
+import { tempDir, tempFile } from "../fixtures/temp-dir.js";
+import { serviceAccount } from "../fixtures/objects.js";
 
 const exec = promisify(execFile);
 
-const sa = (name: string, labels: Record<string, string> = {}, extra: Record<string, unknown> = {}) =>
-  toYaml({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name, labels }, ...extra });
+const sa = (name: string, labels: Record<string, string> = {}, extra: Record<string, unknown> = {}) => toYaml(serviceAccount({ name, labels, extra }));
 
 async function csrManifest(name: string, o: { cn: string; dns?: string[]; ip?: string[]; signer?: string; expirationSeconds?: number }): Promise<string> {
   const pem = (await csr({ cn: o.cn, o: ["devs"], dns: o.dns, ip: o.ip })).pem;
-  return toYaml({
-    apiVersion: "certificates.platform.io/v1",
-    kind: "CertificateSigningRequest",
-    metadata: { name },
-    spec: {
-      request: Buffer.from(pem).toString("base64"),
-      signerName: o.signer ?? "example.com/manual",
-      usages: ["digital signature", "client auth"],
-      ...(o.expirationSeconds && { expirationSeconds: o.expirationSeconds }),
-    },
-  });
+  return toYaml(csrObject({ name, request: pem, signerName: o.signer ?? "example.com/manual", ...(o.expirationSeconds && { expirationSeconds: o.expirationSeconds }) }));
 }
 
 const server = useUpServer();
-
 
 describe("get", () => {
   beforeAll(async () => {

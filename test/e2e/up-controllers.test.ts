@@ -1,10 +1,10 @@
 // `platform-ca up` runs the controller manager on a thread of its own: banner, health and metrics, a node-agent CSR
 // approved and issued, and a clean SIGTERM that stops the controllers before the server.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { csr } from "../fixtures/csr.js";
+import { newCsrObject } from "../fixtures/csr.js";
+import { ensureBuilt, type Kubectl, kubectlWith } from "./apiserver-process.js";
+import { startUp, type UpProcess } from "./up-process.js";
 import { opsGet } from "../controller/controllers/cluster.js";
-import { ensureBuilt, type Kubectl } from "./apiserver-process.js";
-import { kubectlWith, startUp, type UpProcess } from "./up-process.js";
 
 describe("platform-ca up: the controllers on their own thread", () => {
   let up: UpProcess;
@@ -44,13 +44,7 @@ describe("platform-ca up: the controllers on their own thread", () => {
   });
 
   it("approves and issues a node-agent client CSR created through the server", async () => {
-    const request = await csr({ cn: "system:node:thread-1", o: ["system:nodes"] });
-    const manifest = JSON.stringify({
-      apiVersion: "certificates.platform.io/v1",
-      kind: "CertificateSigningRequest",
-      metadata: { name: "thread-1" },
-      spec: { request: Buffer.from(request.pem).toString("base64"), signerName: "platform.io/apiserver-client-nodeagent", usages: ["digital signature", "client auth"] },
-    });
+    const manifest = JSON.stringify(await newCsrObject({ name: "thread-1", cn: "system:node:thread-1", o: ["system:nodes"] }));
     kubectl(["create", "-f", "-"], manifest);
     let certificate = "";
     for (let i = 0; i < 100 && certificate === ""; i++) {

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BOOTSTRAP_TOKEN as CLUSTER_BOOTSTRAP_TOKEN, startCluster, type Cluster } from "../controller/controllers/cluster.js";
 import { csr } from "../fixtures/csr.js";
 import { ensureBuilt, type Kubectl } from "./apiserver-process.js";
-import { kubectlWith, startUp, type UpProcess } from "./up-process.js";
+import { startUp, type UpProcess } from "./up-process.js";
+import { kubectlWith } from "./apiserver-process.js";
 
 const PYTHON = "/usr/bin/python3";
 const SCRIPT = new URL("./kubelet_csr.py", import.meta.url).pathname;

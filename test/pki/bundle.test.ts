@@ -1,17 +1,16 @@
 // Trust bundle and issued-certificate PEM rules with certificates made by openssl and GnuTLS certtool.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { isPlatformError, type ErrorCause } from "../../src/errors.js";
 import { canonicalizeBundle, validateIssuedCertificate, validateTrustBundle } from "../../src/pki/bundle.js";
 import { decodePem, encodePem } from "../../src/pki/pem.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "bundle-test-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("bundle-test-");
 
 let counter = 0;
 function file(content: string): string {

@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { PlatformError } from "../../src/errors.js";
 import { CaSource, type CaSourceFs, type CaSourceOptions } from "../../src/pki/ca-source.js";
-import { T0, tempDir, testCa } from "./issuance-fixtures.js";
+import { T0 } from "./issuance-fixtures.js";
+import { testCa } from "../fixtures/ca.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 /** In-memory files whose stat facts change on every write, and counters of the calls made. */
 class MemoryFs implements CaSourceFs {
@@ -67,7 +69,7 @@ function harness(options: Partial<CaSourceOptions> = {}): Harness {
 }
 
 async function install(h: Harness, keyType: "p256" | "p384" | "ed25519" | "rsa2048"): Promise<void> {
-  const { certPem, keyPem } = await testCa(keyType);
+  const { certPem, keyPem } = await testCa({ keyType: keyType });
   h.fs.write("/ca/tls.crt", certPem);
   h.fs.write("/ca/tls.key", keyPem);
 }
@@ -79,7 +81,7 @@ describe("CaSource", () => {
     expect(h.fs.stats).toBe(0);
     expect(() => h.source.current()).toThrow(expect.objectContaining({ code: "CA_INVALID", message: expect.stringContaining("call refresh() first") }));
     expect(await h.source.refresh()).toBe(true);
-    expect(h.source.current().certPem).toBe((await testCa("p256")).certPem);
+    expect(h.source.current().certPem).toBe((await testCa({ keyType: "p256" })).certPem);
     expect([h.source.generation, h.changes]).toEqual([1, [1]]);
   });
 
@@ -158,8 +160,8 @@ describe("CaSource", () => {
   });
 
   it.each([
-    ["a key that does not match", async (h: Harness) => h.fs.write("/ca/tls.key", (await testCa("p384")).keyPem), "KEY_MISMATCH"],
-    ["a truncated certificate", async (h: Harness) => h.fs.write("/ca/tls.crt", (await testCa("p384")).certPem.slice(0, 200)), "PEM_INVALID"],
+    ["a key that does not match", async (h: Harness) => h.fs.write("/ca/tls.key", (await testCa({ keyType: "p384" })).keyPem), "KEY_MISMATCH"],
+    ["a truncated certificate", async (h: Harness) => h.fs.write("/ca/tls.crt", (await testCa({ keyType: "p384" })).certPem.slice(0, 200)), "PEM_INVALID"],
     ["a missing key file", async (h: Harness) => void h.fs.files.delete("/ca/tls.key"), "CA_INVALID"],
   ])("keeps the previous pair and reports once when the files change to %s", async (_name, breakFiles, code) => {
     const h = harness();
@@ -207,15 +209,15 @@ describe("CaSource", () => {
 
   it("picks up a CA replaced on disk by rename", async () => {
     const dir = tempDir("ca-source-");
-    const [a, b] = [await testCa("p256"), await testCa("rsa2048")];
+    const [a, b] = [await testCa({ keyType: "p256" }), await testCa({ keyType: "rsa2048" })];
     const certFile = join(dir, "ca.crt");
     const keyFile = join(dir, "ca.key");
     writeFileSync(certFile, a.certPem);
-    writeFileSync(keyFile, a.keyPem);
+    writeFileSync(keyFile, a.keyPem, { mode: 0o600 });
     const source = new CaSource({ certFile, keyFile });
     await source.refresh();
     writeFileSync(`${certFile}.new`, b.certPem);
-    writeFileSync(`${keyFile}.new`, b.keyPem);
+    writeFileSync(`${keyFile}.new`, b.keyPem, { mode: 0o600 });
     renameSync(`${certFile}.new`, certFile);
     renameSync(`${keyFile}.new`, keyFile);
     expect(await source.refresh()).toBe(true);

@@ -7,7 +7,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { caFromPem, generateCa, loadCaFiles, type GenerateCaOptions } from "../../src/pki/ca.js";
 import { describeKey, KEY_TYPES } from "../../src/pki/keys.js";
 import { csr } from "../fixtures/csr.js";
-import { opensslText, run, T0, tempDir, writeFiles } from "./issuance-fixtures.js";
+import { opensslText, T0 } from "./issuance-fixtures.js";
+import { tempDir, writeFiles } from "../fixtures/temp-dir.js";
+import { run } from "../fixtures/process.js";
 
 const dir = tempDir("ca-");
 const hexOf = (b: Uint8Array) => Buffer.from(b).toString("hex");

@@ -1,18 +1,17 @@
 // parseCsr against requests made by openssl, by the fixture builder and by hand, accepted and refused.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isPlatformError, type ErrorCode } from "../../src/errors.js";
 import { CSR_MAX_BYTES, parseCsr } from "../../src/pki/csr.js";
 import { encodePem } from "../../src/pki/pem.js";
 import { csr } from "../fixtures/csr.js";
 import { attribute, extension, handCsr, MS_EXTENSION_REQUEST } from "./csr-builder.js";
 import { bits, ctx, hex, int, name, nul, octets, oid, seq, str, tlv, utf8 } from "./der-builder.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "csr-test-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("csr-test-");
 
 const keyCache = new Map<string, string>();
 const GENPKEY: Record<string, string[]> = {

@@ -1,15 +1,14 @@
 // The strict DER reader: lengths, tags, values from openssl's encoder, and a DER_INVALID with an offset for every fault.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isPlatformError, type PlatformError } from "../../src/errors.js";
 import { contextTag, decodeOid, DerReader, Tag } from "../../src/pki/der.js";
 import { bits, concat, ctx, hex, int, nul, octets, oid, seq, tlv, utf8 } from "./der-builder.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "der-test-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("der-test-");
 
 /** DER written by `openssl asn1parse -genstr`, an encoder independent of ours. */
 function openssl(genstr: string): Uint8Array {

@@ -1,29 +1,10 @@
-// Shared builders for the issuance tests: cached throw-away CAs, profiles, temp dirs and external tool runners.
-import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll } from "vitest";
-import { generateCa, type GeneratedCa } from "../../src/pki/ca.js";
-import type { KeyType } from "../../src/pki/keys.js";
+// Shared builders for the issuance tests: the fixed instant, profiles and external tool runners.
 import { resolveUsages } from "../../src/pki/usages.js";
 import type { CertificateProfile } from "../../src/pki/types.js";
+import { run } from "../fixtures/process.js";
 
 /** A fixed instant every test clock starts from. */
 export const T0 = new Date("2030-01-01T00:00:00Z");
-
-const cas = new Map<string, Promise<GeneratedCa>>();
-
-/** One CA per key type and name per test file; RSA generation is the slow part worth sharing. */
-export function testCa(keyType: KeyType, commonName = `test ${keyType} CA`, now = T0): Promise<GeneratedCa> {
-  const key = `${keyType}|${commonName}|${now.toISOString()}`;
-  let ca = cas.get(key);
-  if (ca === undefined) {
-    ca = generateCa({ commonName, keyType, lifetimeSeconds: 10 * 365 * 86400, now });
-    cas.set(key, ca);
-  }
-  return ca;
-}
 
 export interface ProfileOptions {
   readonly usages?: readonly string[];
@@ -42,28 +23,6 @@ export function profile(o: ProfileOptions = {}): CertificateProfile {
     includeSans: o.includeSans ?? true,
     ...(o.copyExtensions && { copyExtensions: o.copyExtensions }),
   };
-}
-
-/** A temp directory removed after the test file. */
-export function tempDir(prefix = "platform-ca-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-export function writeFiles(dir: string, files: Record<string, string | Uint8Array>): void {
-  for (const [name, data] of Object.entries(files)) writeFileSync(join(dir, name), data);
-}
-
-/** Runs a tool and returns stdout; throws with stderr on a non-zero exit. */
-export function run(cmd: string, args: readonly string[], input?: string | Uint8Array): string {
-  return execFileSync(cmd, args, { input, stdio: ["pipe", "pipe", "pipe"], timeout: 20_000 }).toString();
-}
-
-/** Runs a tool and reports exit status and output without throwing. */
-export function tryRun(cmd: string, args: readonly string[], input?: string): { status: number | null; out: string } {
-  const r = spawnSync(cmd, args, { input, timeout: 20_000 });
-  return { status: r.status, out: `${r.stdout?.toString() ?? ""}${r.stderr?.toString() ?? ""}` };
 }
 
 /** `openssl x509 -text` of a PEM certificate. */

@@ -10,13 +10,16 @@ import { issueCertificate, Issuer } from "../../src/pki/issue.js";
 import { subjectPublicKeyBits } from "../../src/pki/keys.js";
 import { computeValidity } from "../../src/pki/validity.js";
 import { csr, type CsrOptions } from "../fixtures/csr.js";
-import { opensslText, profile, run, T0, tempDir, testCa, writeFiles, type ProfileOptions } from "./issuance-fixtures.js";
+import { opensslText, profile, T0, type ProfileOptions } from "./issuance-fixtures.js";
+import { testCa } from "../fixtures/ca.js";
+import { tempDir, writeFiles } from "../fixtures/temp-dir.js";
+import { run } from "../fixtures/process.js";
 
 const dir = tempDir("issue-");
 const DAY = 86_400;
 
 async function issueWith(csrOptions: CsrOptions, profileOptions: ProfileOptions = {}, caKey: "p256" | "rsa2048" = "p256") {
-  const { ca } = await testCa(caKey);
+  const { ca } = await testCa({ keyType: caKey });
   const parsed = parseCsr((await csr(csrOptions)).pem);
   const validity = computeValidity({ now: T0, expirationSeconds: DAY, maxDurationSeconds: 365 * DAY, caNotBefore: ca.notBefore, caNotAfter: ca.notAfter });
   return { ca, parsed, cert: new Issuer(ca).issue({ csr: parsed, profile: profile(profileOptions), validity }) };
@@ -29,7 +32,7 @@ function verifiesWithOpenssl(caPem: string, certPem: string): string {
 
 describe("Issuer", () => {
   it.each(["p256", "p384", "p521", "rsa2048", "ed25519"] as const)("issues a certificate from a %s CA that openssl verifies", async (caKey) => {
-    const { ca, certPem } = await testCa(caKey);
+    const { ca, certPem } = await testCa({ keyType: caKey });
     const parsed = parseCsr((await csr({ cn: "system:node:a", o: ["system:nodes"], key: "p256" })).pem);
     const validity = { notBefore: new Date(T0.getTime() - 300_000), notAfter: new Date(T0.getTime() + 3600_000) };
     const cert = new Issuer(ca).issue({ csr: parsed, profile: profile(), validity });
@@ -105,7 +108,7 @@ describe("Issuer", () => {
   });
 
   it("draws positive 16-byte serials that do not repeat", async () => {
-    const { ca } = await testCa("p256");
+    const { ca } = await testCa({ keyType: "p256" });
     const issuer = new Issuer(ca);
     const parsed = parseCsr((await csr({ cn: "x" })).pem);
     const validity = { notBefore: T0, notAfter: new Date(T0.getTime() + 3600_000) };
@@ -124,7 +127,7 @@ describe("Issuer", () => {
     ["UTCTime before 2050", "2049-12-31T23:59:59Z", Tag.UTC_TIME, "491231235959Z"],
     ["GeneralizedTime from 2050", "2050-01-01T00:00:00Z", Tag.GENERALIZED_TIME, "20500101000000Z"],
   ])("encodes notAfter as %s", async (_name, notAfter, tag, text) => {
-    const { ca } = await testCa("p256");
+    const { ca } = await testCa({ keyType: "p256" });
     const parsed = parseCsr((await csr({ cn: "x" })).pem);
     const cert = new Issuer(ca).issue({ csr: parsed, profile: profile(), validity: { notBefore: T0, notAfter: new Date(notAfter) } });
     const tbs = new DerReader(cert.der).sequence().sequence();
@@ -138,14 +141,14 @@ describe("Issuer", () => {
   });
 
   it("refuses a validity whose notAfter is not after notBefore", async () => {
-    const { ca } = await testCa("p256");
+    const { ca } = await testCa({ keyType: "p256" });
     const parsed = parseCsr((await csr({ cn: "x" })).pem);
     const call = () => new Issuer(ca).issue({ csr: parsed, profile: profile(), validity: { notBefore: T0, notAfter: T0 } });
     expect(call).toThrow(expect.objectContaining({ code: "LIFETIME_INVALID" }));
   });
 
   it("issues through the one-call wrapper with the same result shape", async () => {
-    const { ca, certPem } = await testCa("p384");
+    const { ca, certPem } = await testCa({ keyType: "p384" });
     const parsed = parseCsr((await csr({ cn: "wrapper", key: "ed25519" })).pem);
     const validity = { notBefore: T0, notAfter: new Date(T0.getTime() + 7200_000) };
     const cert = issueCertificate({ ca, csr: parsed, profile: profile(), validity });

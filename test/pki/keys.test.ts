@@ -11,7 +11,10 @@ import {
   privateKeyMatchesCertificate,
   writePrivateKeyFile,
 } from "../../src/pki/keys.js";
-import { run, tempDir, testCa } from "./issuance-fixtures.js";
+
+import { testCa } from "../fixtures/ca.js";
+import { tempDir } from "../fixtures/temp-dir.js";
+import { run } from "../fixtures/process.js";
 
 const dir = tempDir("keys-");
 const openssl = (...args: string[]) => (input?: string) => run("openssl", args, input);
@@ -65,7 +68,7 @@ describe("loadPrivateKey", () => {
   });
 
   it.each([
-    ["a certificate", async () => (await testCa("p256")).certPem, "PEM_LABEL"],
+    ["a certificate", async () => (await testCa({ keyType: "p256" })).certPem, "PEM_LABEL"],
     ["two keys", async () => forms["P-384 PKCS#8"]! + forms["Ed25519 PKCS#8"]!, "PEM_INVALID"],
     ["text without PEM", async () => "not a key", "PEM_INVALID"],
     ["a PRIVATE KEY block holding garbage", async () => "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", "KEY_INVALID"],
@@ -93,15 +96,15 @@ describe("generateKeyPair", () => {
 
 describe("privateKeyMatchesCertificate", () => {
   it("tells the CA's own key from another one", async () => {
-    const a = await testCa("p256");
-    const b = await testCa("ed25519");
+    const a = await testCa({ keyType: "p256" });
+    const b = await testCa({ keyType: "ed25519" });
     expect(privateKeyMatchesCertificate(a.ca.privateKey, a.certPem)).toBe(true);
     expect(privateKeyMatchesCertificate(a.ca.privateKey, a.ca.certDer)).toBe(true);
     expect(privateKeyMatchesCertificate(b.ca.privateKey, a.certPem)).toBe(false);
   });
 
   it("refuses bytes that are not a certificate", async () => {
-    const { ca } = await testCa("p256");
+    const { ca } = await testCa({ keyType: "p256" });
     expect(() => privateKeyMatchesCertificate(ca.privateKey, "junk")).toThrow(expect.objectContaining({ code: "CERT_INVALID" }));
   });
 });

@@ -121,7 +121,7 @@ describe("native accelerator", () => {
   });
 
   it.each(["p256", "p384", "p521", "rsa2048"] as const)("gives parseCsr the same verdict as node:crypto for %s CSRs", async (key) => {
-    const f = await csr({ cn: "native", key }, true);
+    const f = await csr({ cn: "native", key, freshKey: true });
     expect(parseCsr(f.der).subject.commonName).toBe("native");
     expect(() => parseCsr(flip(f.der, f.der.length - 3))).toThrow(expect.objectContaining({ code: "CSR_SIGNATURE" }));
   });
@@ -131,8 +131,8 @@ describe("native accelerator", () => {
 // node:crypto for ECDSA and RSA CAs that verify against their CA.
 describe("node:crypto fallback", () => {
   it("verifies and refuses CSRs and signs certificates with the accelerator switched off (PLATFORM_CA_NATIVE=0)", async () => {
-    const good = await csr({ cn: "fallback", key: "p256" }, true);
-    const goodRsa = await csr({ cn: "fallback-rsa", key: "rsa2048" }, true);
+    const good = await csr({ cn: "fallback", key: "p256", freshKey: true });
+    const goodRsa = await csr({ cn: "fallback-rsa", key: "rsa2048", freshKey: true });
     const dist = (m: string) => JSON.stringify(new URL(`../../dist/src/pki/${m}`, import.meta.url).href);
     const script = `
       const { parseCsr } = await import(${dist("csr.js")});
@@ -161,7 +161,7 @@ describe("node:crypto fallback", () => {
   });
 
   it("issues certificates that verify against the CA with the accelerator on, for ECDSA and RSA CAs", async () => {
-    const f = await csr({ cn: "accelerated", key: "p256" }, true);
+    const f = await csr({ cn: "accelerated", key: "p256", freshKey: true });
     const now = new Date();
     for (const keyType of ["p256", "p384", "rsa2048", "ed25519"] as const) {
       const { ca } = await generateCa({ commonName: `accelerated ${keyType}`, keyType, lifetimeSeconds: 3600, now });

@@ -7,7 +7,10 @@ import { isPlatformError } from "../../src/errors.js";
 import { SigningPool } from "../../src/pki/pool.js";
 import type { CaKeyPair } from "../../src/pki/types.js";
 import { csr } from "../fixtures/csr.js";
-import { profile, run, T0, tempDir, testCa, writeFiles } from "./issuance-fixtures.js";
+import { profile, T0 } from "./issuance-fixtures.js";
+import { testCa } from "../fixtures/ca.js";
+import { tempDir, writeFiles } from "../fixtures/temp-dir.js";
+import { run } from "../fixtures/process.js";
 
 const root = resolve(import.meta.dirname, "../..");
 const dir = tempDir("pool-");
@@ -27,7 +30,7 @@ beforeAll(() => {
 const validity = { notBefore: T0, notAfter: new Date(T0.getTime() + 86_400_000) };
 
 async function distinctCsrs(n: number): Promise<string[]> {
-  return Promise.all(Array.from({ length: n }, async (_, i) => (await csr({ cn: `client-${i}`, dns: [`n${i}.example`] }, true)).pem));
+  return Promise.all(Array.from({ length: n }, async (_, i) => (await csr({ cn: `client-${i}`, dns: [`n${i}.example`], freshKey: true })).pem));
 }
 
 function verifyAll(caPem: string, pems: readonly string[]): string {
@@ -43,7 +46,7 @@ function pool(ca: CaKeyPair, workers: number, batchSize = 8): SigningPool {
 
 describe("SigningPool", () => {
   it.each([0, 1, 2])("issues verified certificates for concurrent jobs with %i workers", async (workers) => {
-    const { ca, certPem } = await testCa("p256");
+    const { ca, certPem } = await testCa({ keyType: "p256" });
     const csrs = await distinctCsrs(40);
     const p = pool(ca, workers);
     try {
@@ -59,7 +62,7 @@ describe("SigningPool", () => {
   });
 
   it.each([0, 2])("fails only the job whose CSR signature is broken (%i workers)", async (workers) => {
-    const { ca } = await testCa("p256");
+    const { ca } = await testCa({ keyType: "p256" });
     const good = (await csr({ cn: "good" })).der;
     const bad = Uint8Array.from(good);
     bad[bad.length - 5]! ^= 0x01;
@@ -75,8 +78,8 @@ describe("SigningPool", () => {
   });
 
   it.each([0, 2])("keeps PEM and DER jobs, profiles and windows apart within one packed batch (%i workers)", async (workers) => {
-    const { ca } = await testCa("p256");
-    const fixtures = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => csr({ cn: `mixed-${i}`, dns: [`m${i}.example`] }, true)));
+    const { ca } = await testCa({ keyType: "p256" });
+    const fixtures = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => csr({ cn: `mixed-${i}`, dns: [`m${i}.example`], freshKey: true })));
     const server = profile({ usages: ["digital signature", "server auth"] });
     const client = profile({ usages: ["digital signature", "client auth"] });
     const jobs = fixtures.map((f, i) => ({
@@ -102,8 +105,8 @@ describe("SigningPool", () => {
   });
 
   it("refuses to start when a worker cannot load the CA", async () => {
-    const { ca } = await testCa("p256");
-    const other = await testCa("p384");
+    const { ca } = await testCa({ keyType: "p256" });
+    const other = await testCa({ keyType: "p384" });
     const p = pool({ ...ca, certPem: other.certPem }, 1);
     await expect(p.start()).rejects.toMatchObject({ code: "KEY_MISMATCH" });
     await expect(p.issue({ csr: (await csr({ cn: "x" })).pem, profile: profile(), validity })).rejects.toMatchObject({ code: "KEY_MISMATCH" });
@@ -111,8 +114,8 @@ describe("SigningPool", () => {
   });
 
   it.each([0, 1])("signs with the new CA after updateCa (%i workers)", async (workers) => {
-    const first = await testCa("p256");
-    const second = await testCa("ed25519");
+    const first = await testCa({ keyType: "p256" });
+    const second = await testCa({ keyType: "ed25519" });
     const request = { csr: (await csr({ cn: "rotated" })).pem, profile: profile(), validity };
     const p = pool(first.ca, workers);
     try {
@@ -127,7 +130,7 @@ describe("SigningPool", () => {
   });
 
   it("replaces a worker that dies and keeps serving", async () => {
-    const { ca } = await testCa("p256");
+    const { ca } = await testCa({ keyType: "p256" });
     const p = pool(ca, 1);
     const request = { csr: (await csr({ cn: "again" })).pem, profile: profile(), validity };
     try {
@@ -142,7 +145,7 @@ describe("SigningPool", () => {
   });
 
   it("finishes submitted jobs on close and refuses later ones", async () => {
-    const { ca } = await testCa("p256");
+    const { ca } = await testCa({ keyType: "p256" });
     const csrs = await distinctCsrs(20);
     const p = pool(ca, 2, 4);
     const submitted = csrs.map((c) => p.issue({ csr: c, profile: profile(), validity }));
@@ -156,7 +159,7 @@ describe("SigningPool", () => {
     [{ workers: -1 }, "expected `workers` to be an integer 0–256, got -1"],
     [{ workers: 1, batchSize: 0 }, "expected `batchSize` to be an integer 1–4096, got 0"],
   ])("validates its options: %j", async (opts, message) => {
-    const { ca } = await testCa("p256");
+    const { ca } = await testCa({ keyType: "p256" });
     expect(() => new SigningPool({ ca, ...opts })).toThrow(message);
   });
 });

@@ -1,13 +1,13 @@
 // Seed usage strings → KeyUsage bits and ExtKeyUsage OIDs, cross-checked against openssl's encoding and names.
 import "reflect-metadata";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as x509 from "@peculiar/x509";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isPlatformError } from "../../src/errors.js";
 import { ExtKeyUsageOid, findDuplicateUsages, isKnownUsage, KeyUsageBit, keyUsageMask, KNOWN_USAGES, resolveUsages } from "../../src/pki/usages.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const SEED_ORDER = [
   "signing", "digital signature", "content commitment", "key encipherment", "key agreement", "data encipherment",
@@ -43,10 +43,9 @@ const TABLE: [string, string | undefined, string | undefined, string | undefined
   ["netscape sgc", undefined, "2.16.840.1.113730.4.1", "Netscape Server Gated Crypto"],
 ];
 
-const dir = mkdtempSync(join(tmpdir(), "usages-test-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("usages-test-");
 const key = join(dir, "k.pem");
-writeFileSync(key, execFileSync("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"]));
+writeFileSync(key, execFileSync("openssl", ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"]), { mode: 0o600 });
 const config = join(dir, "req.cnf");
 writeFileSync(config, "[req]\ndistinguished_name=dn\n[dn]\n");
 

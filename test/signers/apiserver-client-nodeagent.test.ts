@@ -1,9 +1,10 @@
 // Rules of the node-agent client signer: a node identity, no SANs, usages exactly client ones.
 import { describe, it } from "vitest";
 import { createNodeagentClientSigner } from "../../signers/apiserver-client-nodeagent.js";
-import { expectVerdict, node, testCa, type Verdict } from "./fixtures.js";
+import { expectVerdict, node, type Verdict, SIGNERS_CA } from "./fixtures.js";
+import { testCa } from "../fixtures/ca.js";
 
-const signer = createNodeagentClientSigner({ ca: (await testCa()).ca });
+const signer = createNodeagentClientSigner({ ca: (await testCa(SIGNERS_CA)).ca });
 const CLIENT = ["digital signature", "client auth"];
 
 const cases: Verdict[] = [

@@ -1,9 +1,10 @@
 // Rules of the API-server client signer: client usages only, client auth required, never system:masters.
 import { describe, expect, it } from "vitest";
 import { createApiserverClientSigner } from "../../signers/apiserver-client.js";
-import { expectVerdict, testCa, type Verdict } from "./fixtures.js";
+import { expectVerdict, type Verdict, SIGNERS_CA } from "./fixtures.js";
+import { testCa } from "../fixtures/ca.js";
 
-const { ca } = await testCa();
+const { ca } = await testCa(SIGNERS_CA);
 const signer = createApiserverClientSigner({ ca });
 
 const cases: Verdict[] = [

@@ -2,11 +2,12 @@
 import { X509Certificate } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { createBuiltinSigners, type BuiltinSignersOptions } from "../../signers/builtins.js";
-import { HOUR, node, NOW, signingRequest, testCa } from "./fixtures.js";
+import { HOUR, node, NOW, signingRequest, SIGNERS_CA } from "./fixtures.js";
+import { testCa } from "../fixtures/ca.js";
 
-const cluster = await testCa({ commonName: "cluster CA" });
-const serving = await testCa({ commonName: "serving CA" });
-const legacy = await testCa({ commonName: "legacy CA" });
+const cluster = await testCa({ ...SIGNERS_CA, commonName: "cluster CA" });
+const serving = await testCa({ ...SIGNERS_CA, commonName: "serving CA" });
+const legacy = await testCa({ ...SIGNERS_CA, commonName: "legacy CA" });
 
 describe("built-in signer factory", () => {
   it("makes the four signers from one cluster CA, named from the group suffix", () => {

@@ -7,10 +7,13 @@ import { createLogger } from "../../src/logger.js";
 import { CaSource } from "../../src/pki/ca-source.js";
 import type { CaKeyPair } from "../../src/pki/types.js";
 import { CaSigner, type CaInput, type CaSignerOptions } from "../../signers/ca-signer.js";
-import { DAY, HOUR, intermediateCa, NOW, pemBlocks, rejection, signingRequest, tempDir, testCa, tryRun, type RequestOptions } from "./fixtures.js";
+import { DAY, HOUR, intermediateCa, NOW, pemBlocks, rejection, signingRequest, type RequestOptions, SIGNERS_CA } from "./fixtures.js";
+import { testCa } from "../fixtures/ca.js";
+import { tempDir } from "../fixtures/temp-dir.js";
+import { tryRun } from "../fixtures/process.js";
 
 const NAME = "example.com/base";
-const { ca } = await testCa();
+const { ca } = await testCa(SIGNERS_CA);
 const dir = tempDir("ca-signer-");
 
 const signer = (options: Partial<CaSignerOptions> = {}) => new CaSigner({ signerName: NAME, ca, check: () => undefined, now: () => NOW, ...options });
@@ -106,7 +109,7 @@ describe("CaSigner issuance", () => {
   });
 
   it("is not ready and does not sign before its CA's NotBefore", async () => {
-    const future = await testCa({ commonName: "future CA", madeAt: new Date(NOW.getTime() + DAY * 1000) });
+    const future = await testCa({ ...SIGNERS_CA, commonName: "future CA", madeAt: new Date(NOW.getTime() + DAY * 1000) });
     const s = signer({ ca: future.ca });
     expect(s.ready()).toBe(false);
     const error = await rejection(s.sign(await request(), NOW));

@@ -1,19 +1,19 @@
-// Builders for signer tests: a fixed clock, cached throw-away CAs, parsed signing requests, temp files, tool runs.
-import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+// Builders for signer tests: a fixed clock, the signer CA options, parsed signing requests, CA files, tool runs.
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, expect } from "vitest";
+import { expect } from "vitest";
 import { groupNames } from "../../src/api/group.js";
 import { isPlatformError, type PlatformError } from "../../src/errors.js";
-import { caFromPem, generateCa, type GeneratedCa } from "../../src/pki/ca.js";
+import { caFromPem, type GeneratedCa } from "../../src/pki/ca.js";
 import { parseCsr } from "../../src/pki/csr.js";
+import { decodePem, encodePem } from "../../src/pki/pem.js";
 import { issueCertificate } from "../../src/pki/issue.js";
 import type { CaKeyPair } from "../../src/pki/types.js";
 import { resolveUsages } from "../../src/pki/usages.js";
-import { writePrivateKeyFile, type KeyType } from "../../src/pki/keys.js";
+import { writePrivateKeyFile } from "../../src/pki/keys.js";
 import type { Signer, SigningRequest } from "../../signers/signer.js";
 import { csr, type CsrOptions } from "../fixtures/csr.js";
+import { testCa, type TestCaOptions } from "../fixtures/ca.js";
 
 /** The instant every test clock stands at. */
 export const NOW = new Date("2031-06-01T00:00:00Z");
@@ -22,45 +22,21 @@ export const DAY = 24 * HOUR;
 
 export const SIGNERS = groupNames().signers;
 
-export interface CaOptions {
-  readonly keyType?: KeyType;
-  readonly commonName?: string;
-  /** When the CA was made (its NotBefore is 5 minutes earlier). */
-  readonly madeAt?: Date;
-  readonly lifetimeSeconds?: number;
-}
-
-const cas = new Map<string, Promise<GeneratedCa>>();
-
-/** A throw-away CA, shared by identical options within a test file (key generation is the slow part). */
-export function testCa(o: CaOptions = {}): Promise<GeneratedCa> {
-  const options = {
-    commonName: o.commonName ?? "signers test CA",
-    keyType: o.keyType ?? "p256",
-    lifetimeSeconds: o.lifetimeSeconds ?? 10 * 365 * DAY,
-    now: o.madeAt ?? new Date(NOW.getTime() - DAY * 1000),
-  };
-  const key = JSON.stringify(options);
-  let ca = cas.get(key);
-  if (ca === undefined) {
-    ca = generateCa(options);
-    cas.set(key, ca);
-  }
-  return ca;
-}
+/** The CA options of the signer tests: made a day before NOW, so valid at NOW for years. */
+export const SIGNERS_CA: TestCaOptions = { commonName: "signers test CA", madeAt: new Date(NOW.getTime() - DAY * 1000) };
 
 /** A CA whose NotAfter has passed at NOW. */
 export function expiredCa(): Promise<GeneratedCa> {
-  return testCa({ commonName: "expired test CA", madeAt: new Date(NOW.getTime() - 2 * DAY * 1000), lifetimeSeconds: HOUR });
+  return testCa({ ...SIGNERS_CA, commonName: "expired test CA", madeAt: new Date(NOW.getTime() - 2 * DAY * 1000), lifetimeSeconds: HOUR });
 }
 
 let intermediate: Promise<{ readonly root: GeneratedCa; readonly ca: CaKeyPair }> | undefined;
 
-/** An issuing CA below testCa()'s root; its CaKeyPair carries the root as chainPem. */
+/** An issuing CA below the SIGNERS_CA root; its CaKeyPair carries the root as chainPem. */
 export function intermediateCa(): Promise<{ readonly root: GeneratedCa; readonly ca: CaKeyPair }> {
   intermediate ??= (async () => {
-    const root = await testCa();
-    const request = await csr({ cn: "signers test intermediate CA", key: "p384", requestCa: true }, true);
+    const root = await testCa(SIGNERS_CA);
+    const request = await csr({ cn: "signers test intermediate CA", key: "p384", requestCa: true, freshKey: true });
     const issued = issueCertificate({
       csr: parseCsr(request.pem),
       profile: { usages: resolveUsages(["cert sign", "crl sign", "digital signature"]), isCa: true, pathLen: 0, includeSans: false },
@@ -95,13 +71,6 @@ export function node(name = "worker-1", extra: CsrOptions = {}): CsrOptions {
   return { cn: `system:node:${name}`, o: ["system:nodes"], ...extra };
 }
 
-/** A temp directory removed after the test file. */
-export function tempDir(prefix = "platform-ca-signers-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
 /** Writes a CA's certificate and key (0600) into `dir`. */
 export async function writeCaFiles(dir: string, ca: GeneratedCa, stem = "ca"): Promise<{ certFile: string; keyFile: string }> {
   const certFile = join(dir, `${stem}.crt`);
@@ -111,19 +80,9 @@ export async function writeCaFiles(dir: string, ca: GeneratedCa, stem = "ca"): P
   return { certFile, keyFile };
 }
 
-/** Runs a tool and returns its exit status and combined output. */
-export function tryRun(cmd: string, args: readonly string[], input?: string): { status: number | null; out: string } {
-  const r = spawnSync(cmd, args, { input, timeout: 20_000 });
-  return { status: r.status, out: `${r.stdout?.toString() ?? ""}${r.stderr?.toString() ?? ""}` };
-}
-
-export function run(cmd: string, args: readonly string[], input?: string): string {
-  return execFileSync(cmd, args, { input, stdio: ["pipe", "pipe", "pipe"], timeout: 20_000 }).toString();
-}
-
-/** The PEM blocks of a chain, in order. */
+/** The certificates of a PEM chain, in order, read by the product's PEM codec (which refuses anything else in it). */
 export function pemBlocks(text: string): string[] {
-  return text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g) ?? [];
+  return decodePem(text, { label: "CERTIFICATE" }).map((b) => encodePem(b.label, b.der));
 }
 
 /** The error a promise rejects with; fails the test when it resolves. */

@@ -1,9 +1,10 @@
 // Rules of the legacy-unknown signer: anything goes as long as the usages are known.
 import { describe, it } from "vitest";
 import { createLegacyUnknownSigner } from "../../signers/legacy-unknown.js";
-import { expectVerdict, testCa, type Verdict } from "./fixtures.js";
+import { expectVerdict, type Verdict, SIGNERS_CA } from "./fixtures.js";
+import { testCa } from "../fixtures/ca.js";
 
-const signer = createLegacyUnknownSigner({ ca: (await testCa()).ca });
+const signer = createLegacyUnknownSigner({ ca: (await testCa(SIGNERS_CA)).ca });
 
 const cases: Verdict[] = [
   ["accepts system:masters, any SAN and serving plus client usages", { cn: "x", o: ["system:masters"], dns: ["x"], uri: ["urn:x"], usages: ["server auth", "client auth", "code signing"] }, true],

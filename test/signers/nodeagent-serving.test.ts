@@ -1,9 +1,11 @@
 // Rules of the node-agent serving signer: a node identity naming itself by DNS or IP, serving usages only.
 import { describe, expect, it } from "vitest";
 import { createNodeagentServingSigner } from "../../signers/nodeagent-serving.js";
-import { expectVerdict, node, NOW, run, signingRequest, testCa, tryRun, type Verdict } from "./fixtures.js";
+import { expectVerdict, node, NOW, signingRequest, type Verdict, SIGNERS_CA } from "./fixtures.js";
+import { testCa } from "../fixtures/ca.js";
+import { run, tryRun } from "../fixtures/process.js";
 
-const signer = createNodeagentServingSigner({ ca: (await testCa()).ca });
+const signer = createNodeagentServingSigner({ ca: (await testCa(SIGNERS_CA)).ca });
 const SERVING = ["digital signature", "server auth"];
 
 const cases: Verdict[] = [
@@ -27,7 +29,7 @@ describe("nodeagent-serving signer", () => {
 
 describe("nodeagent-serving certificates", () => {
   it("pass python cryptography's server verifier for the node's DNS name", async () => {
-    const { ca, certPem } = await testCa();
+    const { ca, certPem } = await testCa(SIGNERS_CA);
     const servingSigner = createNodeagentServingSigner({ ca });
     const chain = await servingSigner.sign(await signingRequest({ ...node("a", { dns: ["a.nodes.example"] }), signerName: servingSigner.signerName, usages: SERVING }), NOW);
     const script = `

@@ -5,12 +5,14 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { loadSignerPlugin } from "../../signers/plugin.js";
-import { DAY, NOW, rejection, signingRequest, tempDir, testCa, writeCaFiles } from "./fixtures.js";
+import { DAY, NOW, rejection, signingRequest, writeCaFiles, SIGNERS_CA } from "./fixtures.js";
+import { testCa } from "../fixtures/ca.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const EXAMPLE = "signers/examples/example-plugin.ts";
 const dir = tempDir("plugin-");
-const caFiles = await writeCaFiles(dir, await testCa({ commonName: "plug-in CA" }));
+const caFiles = await writeCaFiles(dir, await testCa({ ...SIGNERS_CA, commonName: "plug-in CA" }));
 
 let modules = 0;
 /** Writes a plug-in module into the temp directory and returns its path. */
@@ -42,7 +44,7 @@ describe("signer plug-ins", () => {
 
   it("resolves the example plug-in's CA files against the base directory", async () => {
     const signer = await loadSignerPlugin(join(ROOT, EXAMPLE), { baseDir: dir, options: { caCertFile: "ca.crt", caKeyFile: "ca.key" } });
-    expect(signer.trustAnchors()).toEqual([(await testCa({ commonName: "plug-in CA" })).certPem]);
+    expect(signer.trustAnchors()).toEqual([(await testCa({ ...SIGNERS_CA, commonName: "plug-in CA" })).certPem]);
   });
 
   it.each([

@@ -6,10 +6,12 @@ import { describe, expect, it } from "vitest";
 import { readCertificateFacts } from "../../src/pki/ca.js";
 import { parsePolicy } from "../../signers/policy-schema.js";
 import { createPolicySigner } from "../../signers/policy-signer.js";
-import { DAY, expectVerdict, HOUR, intermediateCa, NOW, pemBlocks, rejection, run, signingRequest, testCa, type RequestOptions } from "./fixtures.js";
+import { DAY, expectVerdict, HOUR, intermediateCa, NOW, pemBlocks, rejection, signingRequest, type RequestOptions, SIGNERS_CA } from "./fixtures.js";
+import { testCa } from "../fixtures/ca.js";
+import { run } from "../fixtures/process.js";
 
 const NAME = "example.com/policy-test";
-const { ca, certPem } = await testCa();
+const { ca, certPem } = await testCa(SIGNERS_CA);
 
 const signerFor = (sections: Record<string, unknown>, maxDurationSeconds?: number) =>
   createPolicySigner(parsePolicy({ signerName: NAME, ...sections }), { ca, ...(maxDurationSeconds && { maxDurationSeconds }) });

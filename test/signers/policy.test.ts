@@ -5,7 +5,9 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { isPlatformError } from "../../src/errors.js";
 import { loadPolicyFile, loadPolicySigner, parsePolicyText } from "../../signers/policy.js";
-import { HOUR, NOW, rejection, signingRequest, tempDir, testCa, writeCaFiles } from "./fixtures.js";
+import { HOUR, NOW, rejection, signingRequest, writeCaFiles, SIGNERS_CA } from "./fixtures.js";
+import { testCa } from "../fixtures/ca.js";
+import { tempDir } from "../fixtures/temp-dir.js";
 
 const EXAMPLES = resolve(dirname(fileURLToPath(import.meta.url)), "../../signers/examples");
 const dir = tempDir("policy-");
@@ -44,7 +46,7 @@ describe("policy files", () => {
   });
 
   it("reads trust files, keeping only the CA certificates' PEM blocks", async () => {
-    const root = await testCa({ commonName: "published root" });
+    const root = await testCa({ ...SIGNERS_CA, commonName: "published root" });
     writeFileSync(join(dir, "roots.pem"), `Published root\n${root.certPem}trailing text\n`);
     const policy = await loadPolicyFile(policyFile("signerName: example.com/x\ntrust:\n  publish: files\n  files: [roots.pem]\n"));
     expect(policy.trust.pems).toEqual([root.certPem]);
@@ -62,7 +64,7 @@ describe("policy files", () => {
   });
 
   it("refuses a trust file holding a leaf certificate", async () => {
-    const { ca } = await testCa();
+    const { ca } = await testCa(SIGNERS_CA);
     const signer = (await loadPolicySigner(policyFile("signerName: example.com/leafy\n"), { ca })).signer;
     const chain = await signer.sign(await signingRequest({ signerName: "example.com/leafy", cn: "leaf" }), NOW);
     writeTrust("leaf.pem", chain);
@@ -78,7 +80,7 @@ function writeTrust(name: string, text: string): string {
 
 describe("policy signers from files", () => {
   it("issues from the issuer files named in the policy", async () => {
-    const ca = await testCa({ commonName: "issuer from files" });
+    const ca = await testCa({ ...SIGNERS_CA, commonName: "issuer from files" });
     await writeCaFiles(dir, ca, "issuer");
     const loaded = await loadPolicySigner(policyFile("signerName: example.com/files\nissuer: { certFile: issuer.crt, keyFile: issuer.key }\n"), { now: () => NOW });
     expect(loaded.signer.ready()).toBe(true);
@@ -88,8 +90,8 @@ describe("policy signers from files", () => {
   });
 
   it("picks up a rotated CA before signing and keeps publishing the old one while its certificates live", async () => {
-    const first = await testCa({ commonName: "rotation one" });
-    const second = await testCa({ commonName: "rotation two" });
+    const first = await testCa({ ...SIGNERS_CA, commonName: "rotation one" });
+    const second = await testCa({ ...SIGNERS_CA, commonName: "rotation two" });
     await writeCaFiles(dir, first, "rotating");
     const { signer, caSource } = await loadPolicySigner(policyFile("signerName: example.com/rotate\nissuer: { certFile: rotating.crt, keyFile: rotating.key }\n"), { now: () => NOW });
     const request = await signingRequest({ signerName: "example.com/rotate", cn: "a", expirationSeconds: HOUR });

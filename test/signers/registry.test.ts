@@ -2,9 +2,10 @@
 import { describe, expect, it } from "vitest";
 import { createBuiltinSigners } from "../../signers/builtins.js";
 import { SignerRegistry } from "../../signers/registry.js";
-import { SIGNERS, testCa } from "./fixtures.js";
+import { SIGNERS, SIGNERS_CA } from "./fixtures.js";
+import { testCa } from "../fixtures/ca.js";
 
-const signers = createBuiltinSigners({ ca: (await testCa()).ca });
+const signers = createBuiltinSigners({ ca: (await testCa(SIGNERS_CA)).ca });
 
 describe("signer registry", () => {
   it("finds registered signers by name and lists them in registration order", () => {

@@ -1,18 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { groupNames } from "../../../src/api/group.js";
 import { findUnknownFields, inspectFields, schemaRegistry } from "../../../src/api/schema.js";
+import { csrObject } from "../../fixtures/csr.js";
 
 const names = groupNames();
 const registry = schemaRegistry(names);
 
-function csrObject(extra: { spec?: Record<string, unknown>; top?: Record<string, unknown> } = {}): Record<string, unknown> {
-  return {
-    apiVersion: `${names.certificates}/v1`,
-    kind: "CertificateSigningRequest",
-    metadata: { name: "c", labels: { a: "b" }, creationTimestamp: null },
-    spec: { request: "UEVN", signerName: names.signers.apiserverClient, usages: ["client auth"], extra: { k: ["v"] }, ...extra.spec },
-    ...extra.top,
-  };
+/** The shared CSR object with fields this file probes: `spec` merged into spec, `top` over the whole object. */
+function csrWith(extra: { spec?: Record<string, unknown>; top?: Record<string, unknown> } = {}): Record<string, unknown> {
+  const base = csrObject({ name: "c", metadata: { labels: { a: "b" }, creationTimestamp: null as never }, signerName: names.signers.apiserverClient, usages: ["client auth"], spec: { extra: { k: ["v"] }, ...extra.spec } });
+  return { ...base, ...extra.top };
 }
 
 function podObject(spec: Record<string, unknown>): Record<string, unknown> {
@@ -20,9 +17,9 @@ function podObject(spec: Record<string, unknown>): Record<string, unknown> {
 }
 
 const unknownCases: [string, Record<string, unknown>, string[]][] = [
-  ["a clean CSR", csrObject(), []],
-  ["a misspelt spec field", csrObject({ spec: { signername: "x" } }), ["spec.signername"]],
-  ["fields at several levels", csrObject({ top: { statuz: {}, metadata: { name: "c", labelz: {} } } }), ["metadata.labelz", "statuz"]],
+  ["a clean CSR", csrWith(), []],
+  ["a misspelt spec field", csrWith({ spec: { signername: "x" } }), ["spec.signername"]],
+  ["fields at several levels", csrWith({ top: { statuz: {}, metadata: { name: "c", labelz: {} } } }), ["metadata.labelz", "statuz"]],
   ["a field inside a list item", { apiVersion: "v1", kind: "ServiceAccount", metadata: {}, secrets: [{ name: "a" }, { name: "b", nam: "x" }] }, ["secrets[1].nam"]],
   ["a field inside an Event reference", { apiVersion: `${names.events}/v1`, kind: "Event", metadata: {}, eventTime: "t", regarding: { kind: "Pod", pod: "x" } }, ["regarding.pod"]],
   ["extra Pod spec fields, which are preserved", podObject({ hostNetwork: true, containers: [{ name: "c", image: "i", resources: {} }] }), []],
@@ -37,18 +34,18 @@ describe("unknown field detection", () => {
   });
 
   it.each([
-    ["a string where an integer belongs", csrObject({ spec: { expirationSeconds: "600" } }), { path: "spec.expirationSeconds", expected: "integer", got: "string" }],
-    ["a fraction where an integer belongs", csrObject({ spec: { expirationSeconds: 600.5 } }), { path: "spec.expirationSeconds", expected: "integer", got: "number" }],
-    ["a string where a list belongs", csrObject({ spec: { usages: "client auth" } }), { path: "spec.usages", expected: "list", got: "string" }],
-    ["a list where a map belongs", csrObject({ spec: { extra: ["k"] } }), { path: "spec.extra", expected: "map", got: "list" }],
-    ["a number inside a map of lists", csrObject({ spec: { extra: { k: [1] } } }), { path: "spec.extra[k][0]", expected: "string", got: "number" }],
-    ["a string where an object belongs", csrObject({ top: { status: "ok" } }), { path: "status", expected: "object", got: "string" }],
+    ["a string where an integer belongs", csrWith({ spec: { expirationSeconds: "600" } }), { path: "spec.expirationSeconds", expected: "integer", got: "string" }],
+    ["a fraction where an integer belongs", csrWith({ spec: { expirationSeconds: 600.5 } }), { path: "spec.expirationSeconds", expected: "integer", got: "number" }],
+    ["a string where a list belongs", csrWith({ spec: { usages: "client auth" } }), { path: "spec.usages", expected: "list", got: "string" }],
+    ["a list where a map belongs", csrWith({ spec: { extra: ["k"] } }), { path: "spec.extra", expected: "map", got: "list" }],
+    ["a number inside a map of lists", csrWith({ spec: { extra: { k: [1] } } }), { path: "spec.extra[k][0]", expected: "string", got: "number" }],
+    ["a string where an object belongs", csrWith({ top: { status: "ok" } }), { path: "status", expected: "object", got: "string" }],
   ])("reports %s", (_n, obj, mismatch) => {
     expect(inspectFields(obj, registry.forObject(obj)!).wrongType).toEqual([mismatch]);
   });
 
   it("accepts null for any field", () => {
-    const obj = csrObject({ spec: { usages: null, expirationSeconds: null }, top: { status: null } });
+    const obj = csrWith({ spec: { usages: null, expirationSeconds: null }, top: { status: null } });
     expect(inspectFields(obj, registry.forObject(obj)!)).toEqual({ unknown: [], wrongType: [] });
   });
 });

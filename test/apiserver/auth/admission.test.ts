@@ -5,7 +5,7 @@ import { AdmissionChain, admissionAttributes, type AdmissionAttributes, type Adm
 import { defaultAdmissionPlugins } from "../../../src/apiserver/auth/admission-plugins.js";
 import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
 import { PlatformError } from "../../../src/errors.js";
-import { csr } from "../../fixtures/csr.js";
+import { csr, csrObject, type CsrObjectOptions } from "../../fixtures/csr.js";
 import { clusterRole, clusterRoleBinding, names, rule, StaticLister, user, userSubject, admissionOutcome } from "./fixtures.js";
 
 const CERT = names.certificates;
@@ -32,19 +32,12 @@ const chain = new AdmissionChain({ names, authorizer, ...defaultAdmissionPlugins
 let requestPlain = "";
 let requestMasters = "";
 beforeAll(async () => {
-  requestPlain = Buffer.from((await csr({ cn: "carol", o: ["devs"] })).pem).toString("base64");
-  requestMasters = Buffer.from((await csr({ cn: "carol", o: ["devs", "system:masters"] })).pem).toString("base64");
+  requestPlain = (await csr({ cn: "carol", o: ["devs"] })).pem;
+  requestMasters = (await csr({ cn: "carol", o: ["devs", "system:masters"] })).pem;
 });
 
-function csrObject(o: { signerName?: string; request?: string; spec?: Record<string, unknown>; certificate?: string; conditions?: unknown[] } = {}): ApiObject {
-  return {
-    apiVersion: `${CERT}/v1`,
-    kind: "CertificateSigningRequest",
-    metadata: { name: "req-1" },
-    spec: { request: o.request ?? requestPlain, signerName: o.signerName ?? names.signers.nodeagentClient, usages: ["client auth"], ...o.spec },
-    status: { ...(o.certificate !== undefined && { certificate: o.certificate }), ...(o.conditions && { conditions: o.conditions }) },
-  };
-}
+/** Carol's request req-1 for client auth, as the tests below vary it. */
+const carolCsr = (o: CsrObjectOptions = {}): ApiObject => csrObject({ name: "req-1", request: requestPlain, usages: ["client auth"], ...o });
 
 function bundle(signerName?: string, trustBundle = "PEM-1"): ApiObject {
   return { apiVersion: `${CERT}/v1beta1`, kind: "ClusterTrustBundle", metadata: { name: "b" }, spec: { trustBundle, ...(signerName !== undefined && { signerName }) } };
@@ -64,14 +57,14 @@ const outcome = (a: AdmissionAttributes, obj: ApiObject | undefined, old?: ApiOb
 
 describe("CSR requester plugin", () => {
   it("replaces requester fields the client sent with the authenticated user", async () => {
-    const obj = csrObject({ spec: { username: "system:admin", groups: ["system:masters"], uid: "forged", extra: { x: ["y"] } } });
+    const obj = carolCsr({ spec: { username: "system:admin", groups: ["system:masters"], uid: "forged", extra: { x: ["y"] } } });
     const who = user({ username: "carol", uid: "uid-c", groups: ["devs", "system:authenticated"], extra: { scopes: ["a"] } });
     expect(await outcome(attrs("CREATE", "certificatesigningrequests", who), obj)).toBe("allowed");
     expect(obj.spec).toMatchObject({ username: "carol", uid: "uid-c", groups: ["devs", "system:authenticated"], extra: { scopes: ["a"] } });
   });
 
   it("drops forged fields the requester does not have", async () => {
-    const obj = csrObject({ spec: { uid: "forged", extra: { x: ["y"] } } });
+    const obj = carolCsr({ spec: { uid: "forged", extra: { x: ["y"] } } });
     await chain.admit(attrs("CREATE", "certificatesigningrequests", { username: "carol" }), obj, undefined);
     expect(obj.spec).not.toHaveProperty("uid");
     expect(obj.spec).not.toHaveProperty("extra");
@@ -79,8 +72,8 @@ describe("CSR requester plugin", () => {
   });
 
   it("leaves updates and other resources alone", async () => {
-    const obj = csrObject({ spec: { username: "original" } });
-    await chain.admit(attrs("UPDATE", "certificatesigningrequests", user()), obj, csrObject());
+    const obj = carolCsr({ spec: { username: "original" } });
+    await chain.admit(attrs("UPDATE", "certificatesigningrequests", user()), obj, carolCsr());
     expect(obj.spec).toHaveProperty("username", "original");
   });
 });
@@ -92,13 +85,13 @@ describe("CSR subject restriction plugin", () => {
     ["a system:masters request to another signer", "example.com/custom", () => requestMasters, "allowed"],
     ["an unparseable request (left to validation)", names.signers.apiserverClient, () => "bm90IGEgY3Ny", "allowed"],
   ])("answers %s", async (_name, signerName, request, expected) => {
-    expect(await outcome(attrs("CREATE", "certificatesigningrequests", user()), csrObject({ signerName, request: request() }))).toBe(expected);
+    expect(await outcome(attrs("CREATE", "certificatesigningrequests", user()), carolCsr({ signerName, request: request() }))).toBe(expected);
   });
 });
 
 describe("CSR approval plugin", () => {
   const approve = (who: string, signerName = names.signers.nodeagentClient) =>
-    outcome(attrs("UPDATE", "certificatesigningrequests", user({ username: who }), "approval"), csrObject({ signerName, conditions: [{ type: "Approved", status: "True" }] }), csrObject({ signerName }));
+    outcome(attrs("UPDATE", "certificatesigningrequests", user({ username: who }), "approval"), carolCsr({ signerName, conditions: [{ type: "Approved", status: "True" }] }), carolCsr({ signerName }));
 
   it.each([
     ["a user with approve on the signer name", "node-approver", names.signers.nodeagentClient, "allowed"],
@@ -111,7 +104,7 @@ describe("CSR approval plugin", () => {
   });
 
   it("does not apply to updates of the main resource", async () => {
-    expect(await outcome(attrs("UPDATE", "certificatesigningrequests", user()), csrObject(), csrObject())).toBe("allowed");
+    expect(await outcome(attrs("UPDATE", "certificatesigningrequests", user()), carolCsr(), carolCsr())).toBe("allowed");
   });
 });
 
@@ -119,10 +112,10 @@ describe("CSR signing plugin", () => {
   const status = (who: string, next: ApiObject, old: ApiObject) => outcome(attrs("UPDATE", "certificatesigningrequests", user({ username: who }), "status"), next, old);
 
   it.each([
-    ["setting a certificate with sign", "signer", csrObject({ certificate: "Q0VSVA==" }), csrObject(), "allowed"],
-    ["setting a certificate without sign", "node-approver", csrObject({ certificate: "Q0VSVA==" }), csrObject(), /user not permitted to sign requests with signerName/],
-    ["changing a certificate without sign", "node-approver", csrObject({ certificate: "TkVX" }), csrObject({ certificate: "Q0VSVA==" }), /user not permitted to sign/],
-    ["adding a Failed condition without sign", "node-approver", csrObject({ conditions: [{ type: "Failed", status: "True" }] }), csrObject(), "allowed"],
+    ["setting a certificate with sign", "signer", carolCsr({ certificate: "Q0VSVA==" }), carolCsr(), "allowed"],
+    ["setting a certificate without sign", "node-approver", carolCsr({ certificate: "Q0VSVA==" }), carolCsr(), /user not permitted to sign requests with signerName/],
+    ["changing a certificate without sign", "node-approver", carolCsr({ certificate: "TkVX" }), carolCsr({ certificate: "Q0VSVA==" }), /user not permitted to sign/],
+    ["adding a Failed condition without sign", "node-approver", carolCsr({ conditions: [{ type: "Failed", status: "True" }] }), carolCsr(), "allowed"],
   ])("answers %s", async (_name, who, next, old, expected) => {
     const r = await status(who, next, old);
     if (typeof expected === "string") expect(r).toBe(expected);

@@ -18,9 +18,11 @@ import { createSubjectAccessReviewHandler } from "../../../src/apiserver/auth/su
 import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../../../src/apiserver/auth/token-handlers.js";
 import { createApiServer, type ApiServer } from "../../../src/apiserver/server.js";
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
-import { csr } from "../../fixtures/csr.js";
+import { newCsrObject } from "../../fixtures/csr.js";
 import { FakeClock } from "../../../src/time/fake-clock.js";
-import { issueCert, names, T0, tempDir, testCa } from "./fixtures.js";
+import { issueCert, names, T0, CLIENT_CA } from "./fixtures.js";
+import { testCa } from "../../fixtures/ca.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const ISSUER = "https://platform-ca.test";
 const clock = new FakeClock(T0 + 60_000);
@@ -57,9 +59,9 @@ function call(method: string, path: string, o: { token?: string; cert?: boolean;
 }
 
 beforeAll(async () => {
-  const serverCert = await issueCert({ cn: "localhost", usages: ["digital signature", "server auth"], issuer: await testCa("server CA") });
+  const serverCert = await issueCert({ cn: "localhost", usages: ["digital signature", "server auth"], issuer: await testCa({ commonName: "server CA" }) });
   clientCert = await issueCert({ cn: "carol", o: ["system:masters"] });
-  const x509 = new X509Authenticator({ trustPool: (await testCa()).certPem, clock });
+  const x509 = new X509Authenticator({ trustPool: (await testCa(CLIENT_CA)).certPem, clock });
   const serviceAccount = new ServiceAccountAuthenticator({ tokens, lookups: { serviceAccount: (ns, n) => registryLookups(server.registry).serviceAccount(ns, n) } });
   const admission = new AdmissionChain({ names, authorizer, ...defaultAdmissionPlugins() });
   const pipeline = createAuthPipeline({ authenticator: new AuthenticatorChain({ x509, tokenFile, serviceAccount }), authorizer, admission, names });
@@ -166,12 +168,7 @@ describe("the auth pipeline in a running server", () => {
   });
 
   it("refuses an apiserver-client CSR for system:masters in admission, and records the requester otherwise", async () => {
-    const body = async (o: string[], name: string) => ({
-      apiVersion: `${names.certificates}/v1`,
-      kind: "CertificateSigningRequest",
-      metadata: { name },
-      spec: { request: Buffer.from((await csr({ cn: "x", o })).pem).toString("base64"), signerName: names.signers.apiserverClient, usages: ["digital signature", "client auth"], username: "forged" },
-    });
+    const body = (o: string[], name: string) => newCsrObject({ name, cn: "x", o, signerName: names.signers.apiserverClient, spec: { username: "forged" } });
     const path = `/apis/${names.certificates}/v1/certificatesigningrequests`;
     const refused = await call("POST", path, { token: "admin-token", body: await body(["system:masters"], "masters") });
     expect(refused.status).toBe(403);

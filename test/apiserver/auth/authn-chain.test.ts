@@ -6,7 +6,9 @@ import { ServiceAccountAuthenticator } from "../../../src/apiserver/auth/authn-s
 import { BasicAuthFileAuthenticator, parseCredentialFile, TokenFileAuthenticator } from "../../../src/apiserver/auth/authn-token-file.js";
 import { X509Authenticator } from "../../../src/apiserver/auth/authn-x509.js";
 import { ServiceAccountTokens } from "../../../src/apiserver/auth/service-account-tokens.js";
-import { issueCert, names, T0, tempDir, testCa } from "./fixtures.js";
+import { issueCert, names, T0, CLIENT_CA } from "./fixtures.js";
+import { testCa } from "../../fixtures/ca.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const ISSUER = "https://platform-ca.test";
 const clock = { now: () => T0 + 60_000 };
@@ -26,7 +28,7 @@ let expiredCert: Uint8Array;
 beforeAll(async () => {
   await tokens.start();
   saToken = (await tokens.issue({ namespace: "team", serviceAccount: { name: "builder", uid: "sa-uid-1" }, audiences: [ISSUER] })).token;
-  x509 = new X509Authenticator({ trustPool: (await testCa()).certPem, clock });
+  x509 = new X509Authenticator({ trustPool: (await testCa(CLIENT_CA)).certPem, clock });
   goodCert = (await issueCert({ cn: "carol", o: ["devs"] })).der;
   expiredCert = (await issueCert({ cn: "carol", to: 1 })).der;
 });

@@ -10,7 +10,7 @@ import {
   TokenFileAuthenticator,
 } from "../../../src/apiserver/auth/authn-token-file.js";
 import { isPlatformError, PlatformError } from "../../../src/errors.js";
-import { tempDir } from "./fixtures.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 function parseError(text: string, secret = "token"): PlatformError {
   try {

@@ -7,11 +7,13 @@ import { describe, expect, it } from "vitest";
 import { peerCertificateChain, X509Authenticator } from "../../../src/apiserver/auth/authn-x509.js";
 import { isPlatformError } from "../../../src/errors.js";
 import { decodeSinglePem } from "../../../src/pki/pem.js";
-import { intermediateCa, issueCert, T0, tempDir, testCa } from "./fixtures.js";
+import { intermediateCa, issueCert, T0, CLIENT_CA } from "./fixtures.js";
+import { testCa } from "../../fixtures/ca.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 async function authenticator(o: { at?: number; pool?: string } = {}) {
   const clock = { now: () => o.at ?? T0 + 3600_000 };
-  return new X509Authenticator({ trustPool: o.pool ?? (await testCa()).certPem, clock });
+  return new X509Authenticator({ trustPool: o.pool ?? (await testCa(CLIENT_CA)).certPem, clock });
 }
 
 describe("X509Authenticator", () => {
@@ -45,13 +47,13 @@ describe("X509Authenticator", () => {
   });
 
   it("refuses a certificate issued by a CA outside the trust pool", async () => {
-    const cert = await issueCert({ issuer: await testCa("another CA") });
+    const cert = await issueCert({ issuer: await testCa({ commonName: "another CA" }) });
     expect((await authenticator()).authenticate([cert.der])).toEqual({ error: "x509: certificate signed by unknown authority" });
   });
 
   it("accepts a certificate of any CA in a pool of several", async () => {
-    const other = await testCa("another CA");
-    const pool = `${other.certPem}${(await testCa()).certPem}`;
+    const other = await testCa({ commonName: "another CA" });
+    const pool = `${other.certPem}${(await testCa(CLIENT_CA)).certPem}`;
     const cert = await issueCert({ issuer: other });
     expect((await authenticator({ pool })).authenticate([cert.der])).toHaveProperty("user.username", "bob");
   });
@@ -72,7 +74,7 @@ describe("X509Authenticator", () => {
 
   it("refuses a leaf posing as an intermediate (not a CA)", async () => {
     const fakeMid = await issueCert({ cn: "not-a-ca" });
-    const cert = await issueCert({ cn: "dave", issuer: await testCa("another CA") });
+    const cert = await issueCert({ cn: "dave", issuer: await testCa({ commonName: "another CA" }) });
     expect((await authenticator()).authenticate([cert.der, fakeMid.der])).toEqual({ error: "x509: certificate signed by unknown authority" });
   });
 
@@ -102,7 +104,7 @@ describe("X509Authenticator", () => {
     let now = T0 + 1000;
     const mid = await intermediateCa({ to: 7200 });
     const cert = await issueCert({ issuer: mid, to: 3600 });
-    const a = new X509Authenticator({ trustPool: (await testCa()).certPem, clock: { now: () => now } });
+    const a = new X509Authenticator({ trustPool: (await testCa(CLIENT_CA)).certPem, clock: { now: () => now } });
     const chain = [cert.der, mid.der];
     expect(a.authenticate(chain)).toHaveProperty("user.username", "bob");
     now = T0 + 5000_000;
@@ -112,19 +114,19 @@ describe("X509Authenticator", () => {
   });
 
   it("refuses a chain it accepted once the pool no longer holds its CA", async () => {
-    const first = await testCa();
+    const first = await testCa(CLIENT_CA);
     let pool = first.certPem;
     const a = new X509Authenticator({ trustPool: () => pool, clock: { now: () => T0 + 1000 } });
     const cert = await issueCert();
     expect(a.authenticate([cert.der])).toHaveProperty("user.username", "bob");
-    pool = (await testCa("rotated CA")).certPem;
+    pool = (await testCa({ commonName: "rotated CA" })).certPem;
     expect(a.authenticate([cert.der])).toEqual({ error: "x509: certificate signed by unknown authority" });
   });
 
   it("reads a rotated pool from a function", async () => {
-    let pool = (await testCa()).certPem;
+    let pool = (await testCa(CLIENT_CA)).certPem;
     const a = new X509Authenticator({ trustPool: () => pool, clock: { now: () => T0 + 1000 } });
-    const other = await testCa("rotated CA");
+    const other = await testCa({ commonName: "rotated CA" });
     const cert = await issueCert({ issuer: other });
     expect(a.authenticate([cert.der])).toHaveProperty("error");
     pool = other.certPem;
@@ -138,7 +140,7 @@ describe("X509Authenticator with openssl-made certificates", () => {
 
   // openssl dates the leaf from the machine's time; a long lifetime makes it cover the fixed test clock.
   async function opensslCert(eku: string): Promise<Uint8Array> {
-    const ca = await testCa();
+    const ca = await testCa(CLIENT_CA);
     writeFileSync(join(dir, "ca.pem"), ca.certPem);
     writeFileSync(join(dir, "ca.key"), ca.keyPem, { mode: 0o600 });
     writeFileSync(join(dir, "ext.cnf"), `extendedKeyUsage=${eku}\nkeyUsage=critical,digitalSignature\n`);
@@ -148,23 +150,23 @@ describe("X509Authenticator with openssl-made certificates", () => {
   }
 
   it("accepts a client certificate openssl signed with the pool's CA", async () => {
-    const a = new X509Authenticator({ trustPool: (await testCa()).certPem, clock: { now: () => T0 + 3600_000 } });
+    const a = new X509Authenticator({ trustPool: (await testCa(CLIENT_CA)).certPem, clock: { now: () => T0 + 3600_000 } });
     expect(a.authenticate([await opensslCert("clientAuth")])).toEqual({ user: { username: "erin", groups: ["qa", "system:authenticated"] } });
   });
 
   it("refuses an openssl certificate for server auth only", async () => {
-    const a = new X509Authenticator({ trustPool: (await testCa()).certPem, clock: { now: () => T0 + 3600_000 } });
+    const a = new X509Authenticator({ trustPool: (await testCa(CLIENT_CA)).certPem, clock: { now: () => T0 + 3600_000 } });
     expect(a.authenticate([await opensslCert("serverAuth")])).toHaveProperty("error");
   });
 });
 
 describe("peerCertificateChain over a real TLS handshake", () => {
   it("hands the presented chain to the authenticator, leaf first", async () => {
-    const serverCa = await testCa("server CA");
+    const serverCa = await testCa({ commonName: "server CA" });
     const server = await issueCert({ cn: "localhost", usages: ["digital signature", "server auth"], issuer: serverCa });
     const mid = await intermediateCa({ cn: "tls intermediate" });
     const client = await issueCert({ cn: "frank", o: ["tls"], issuer: mid });
-    const a = new X509Authenticator({ trustPool: (await testCa()).certPem, clock: { now: () => T0 + 3600_000 } });
+    const a = new X509Authenticator({ trustPool: (await testCa(CLIENT_CA)).certPem, clock: { now: () => T0 + 3600_000 } });
     const seen = new Promise<unknown>((resolve) => {
       const srv = createServer({ cert: server.pem, key: server.keyPem, requestCert: true, rejectUnauthorized: false }, (socket: TLSSocket) => {
         resolve(a.authenticate(peerCertificateChain(socket)));
@@ -188,7 +190,7 @@ describe("peerCertificateChain over a real TLS handshake", () => {
 
 describe("X509Authenticator pool rotation", () => {
   it("keeps the last good pool when a rotated one does not parse", async () => {
-    let pool = (await testCa()).certPem;
+    let pool = (await testCa(CLIENT_CA)).certPem;
     const a = new X509Authenticator({ trustPool: () => pool, clock: { now: () => T0 + 1000 } });
     const cert = await issueCert();
     pool = "-----BEGIN CERTIFICATE-----\nbroken\n-----END CERTIFICATE-----\n";

@@ -1,13 +1,9 @@
-// Option-function builders for identity tests: users, RBAC objects, a static lister, CAs and client certificates.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll } from "vitest";
+// Builders for identity tests: users, RBAC objects, a static lister, the client CA options and client certificates.
 import { groupNames, type GroupNames } from "../../../src/api/group.js";
 import type { ApiObject, UserInfo } from "../../../src/api/meta.js";
 import type { ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, Subject } from "../../../src/api/types/rbac.js";
 import type { RbacLister } from "../../../src/apiserver/auth/rbac.js";
-import { caFromPem, generateCa, type GeneratedCa } from "../../../src/pki/ca.js";
+import { caFromPem, type GeneratedCa } from "../../../src/pki/ca.js";
 import { parseCsr } from "../../../src/pki/csr.js";
 import { PlatformError } from "../../../src/errors.js";
 import { Issuer } from "../../../src/pki/issue.js";
@@ -15,19 +11,13 @@ import { encodePem } from "../../../src/pki/pem.js";
 import { resolveUsages } from "../../../src/pki/usages.js";
 import { csr } from "../../fixtures/csr.js";
 import type { AdmissionAttributes, AdmissionChain } from "../../../src/apiserver/auth/admission.js";
+import { testCa, type TestCaOptions } from "../../fixtures/ca.js";
 
 export const names: GroupNames = groupNames();
 export const T0 = Date.UTC(2030, 0, 1);
 
 export function user(o: Partial<UserInfo> & { username?: string } = {}): UserInfo {
   return { username: o.username ?? "bob", groups: o.groups ?? ["system:authenticated"], ...(o.uid && { uid: o.uid }), ...(o.extra && { extra: o.extra }) };
-}
-
-/** A temp directory removed after the test file. */
-export function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "platform-ca-auth-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 // --- RBAC objects ---
@@ -86,14 +76,8 @@ export class StaticLister implements RbacLister {
 
 // --- certificates ---
 
-const cas = new Map<string, Promise<GeneratedCa>>();
-
-/** One P-256 CA per name per test file, valid 10 years from T0 − 5 minutes. */
-export function testCa(commonName = "client CA"): Promise<GeneratedCa> {
-  let ca = cas.get(commonName);
-  if (!ca) cas.set(commonName, (ca = generateCa({ commonName, keyType: "p256", lifetimeSeconds: 10 * 365 * 86400, now: new Date(T0) })));
-  return ca;
-}
+/** The shared client CA of the identity tests (P-256, made at T0). */
+export const CLIENT_CA: TestCaOptions = { commonName: "client CA" };
 
 export interface CertOptions {
   readonly cn?: string;
@@ -114,7 +98,7 @@ export interface IssuedCa {
 /** A certificate for a fresh CSR, issued by `issuer` (default the shared client CA). */
 export async function issueCert(o: CertOptions = {}): Promise<{ pem: string; der: Uint8Array; keyPem: string }> {
   const request = await csr({ cn: o.cn ?? "bob", o: o.o ?? [], key: "p256" });
-  const parent = o.issuer ?? (await testCa());
+  const parent = o.issuer ?? (await testCa(CLIENT_CA));
   const issuer = "issuer" in parent ? parent.issuer : new Issuer(parent.ca);
   const cert = issuer.issue({
     csr: parseCsr(request.pem),
@@ -127,7 +111,7 @@ export async function issueCert(o: CertOptions = {}): Promise<{ pem: string; der
 /** An intermediate CA issued by the shared client CA, able to issue further certificates. */
 export async function intermediateCa(o: CertOptions = {}): Promise<IssuedCa & { der: Uint8Array }> {
   const request = await csr({ cn: o.cn ?? "intermediate", key: "p256", requestCa: true });
-  const parent = await testCa();
+  const parent = await testCa(CLIENT_CA);
   const cert = new Issuer(parent.ca).issue({
     csr: parseCsr(request.pem),
     profile: { usages: resolveUsages(o.usages ?? ["cert sign", "digital signature"]), isCa: true, includeSans: false },

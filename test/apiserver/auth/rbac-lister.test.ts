@@ -7,14 +7,9 @@ import type { Storage, StorageEvent, Watch, WatchOptions } from "../../../src/ap
 import { isPlatformError, PlatformError } from "../../../src/errors.js";
 import { registryFixture } from "../fixtures.js";
 import { clusterRole, clusterRoleBinding, rule, user, userSubject } from "./fixtures.js";
+import { until } from "../../fixtures/wait.js";
 
 const ADMIN = { username: "root", groups: ["system:masters"] };
-
-/** Waits (bounded) for asynchronous watch delivery. */
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setImmediate(r));
-  expect(check()).toBe(true);
-}
 
 /** A storage whose watches can be broken: events stop and onError fires, as after a compaction. */
 function breakable(inner: Storage) {

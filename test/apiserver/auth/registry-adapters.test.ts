@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { applyBootstrapPolicy, BASIC_USER_ROLE, bootstrapPolicy } from "../../../src/apiserver/auth/bootstrap-policy.js";
 import { registryBootstrapWriter, registryLookups } from "../../../src/apiserver/auth/registry-adapters.js";
 import { isPlatformError } from "../../../src/errors.js";
-import { registryFixture, serviceAccount } from "../fixtures.js";
+import { registryFixture } from "../fixtures.js";
+import { serviceAccount } from "../../fixtures/objects.js";
 
 const ADMIN = { username: "root", groups: ["system:masters"] };
 

@@ -8,7 +8,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { SA_KEY_FILE, SA_PUBLIC_KEY_FILE } from "../../../src/apiserver/auth/sa-signing-key.js";
 import { ServiceAccountTokens, TOKEN_MAX_BYTES, type IssueTokenRequest, type TokenLookups } from "../../../src/apiserver/auth/service-account-tokens.js";
 import { isPlatformError } from "../../../src/errors.js";
-import { names, T0, tempDir } from "./fixtures.js";
+import { names, T0 } from "./fixtures.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const ISSUER = "https://platform-ca.test";
 

@@ -6,7 +6,8 @@ import { parseCredentialFile, TokenFileAuthenticator } from "../../../src/apiser
 import { ServiceAccountTokens, type TokenLookups } from "../../../src/apiserver/auth/service-account-tokens.js";
 import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../../../src/apiserver/auth/token-handlers.js";
 import { PlatformError } from "../../../src/errors.js";
-import { names, T0, tempDir, user } from "./fixtures.js";
+import { names, T0, user } from "./fixtures.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const ISSUER = "https://platform-ca.test";
 const tokens = new ServiceAccountTokens({ dataDir: tempDir(), issuer: ISSUER, names, clock: { now: () => T0 } });

@@ -5,7 +5,8 @@ import { parse as parseYaml } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_CERT_LIFETIME_SECONDS, ensureAdminConfig, readAdminConfig } from "../../../src/apiserver/bootstrap/admin-config.js";
 import { generateCa, type GeneratedCa } from "../../../src/pki/ca.js";
-import { tempDir, tool } from "../../cli/fixtures.js";
+import { tool } from "../../cli/fixtures.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const T = Date.UTC(2030, 0, 1);
 const DAY = 86_400_000;

@@ -2,16 +2,10 @@
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { connect as tlsConnect } from "node:tls";
 import { describe, expect, it } from "vitest";
-import { testCa } from "../auth/fixtures.js";
-import { TOKENS, useSecureFixture, type CallOptions, type SecureFixture } from "./fixtures.js";
+import { TOKENS, useSecureFixture, type SecureFixture, whoAmI, selfSubjectReview } from "./fixtures.js";
+import { testCa } from "../../fixtures/ca.js";
 
-const fx = useSecureFixture({ clientCa: async () => (await testCa("extra client CA")).certPem });
-
-const ssr = (f: SecureFixture) => ({ apiVersion: `${f.names.authentication}/v1`, kind: "SelfSubjectReview", metadata: {} });
-const ssrPath = (f: SecureFixture) => `/apis/${f.names.authentication}/v1/selfsubjectreviews`;
-
-/** Asks the server who the caller is (every authenticated user may). */
-const whoAmI = (f: SecureFixture, o: CallOptions) => f.call("POST", ssrPath(f), { ...o, body: ssr(f) });
+const fx = useSecureFixture({ clientCa: async () => (await testCa({ commonName: "extra client CA" })).certPem });
 
 async function serviceAccountToken(f: SecureFixture, name: string, expirationSeconds = 3600): Promise<string> {
   const admin = { token: TOKENS.admin };
@@ -71,14 +65,14 @@ describe("the secure server refuses what it cannot authenticate (401) and accept
 
   it("accepts a client certificate from a CA given with --client-ca-file", async () => {
     const f = fx();
-    const r = await whoAmI(f, { cert: await f.clientCert({ cn: "erin", issuer: await testCa("extra client CA") }) });
+    const r = await whoAmI(f, { cert: await f.clientCert({ cn: "erin", issuer: await testCa({ commonName: "extra client CA" }) }) });
     expect(r.status).toBe(201);
     expect(r.body.status.userInfo.username).toBe("erin");
   });
 
   it("refuses a client certificate from another CA", async () => {
     const f = fx();
-    const cert = await f.clientCert({ cn: "mallory", o: ["system:masters"], issuer: await testCa("another CA") });
+    const cert = await f.clientCert({ cn: "mallory", o: ["system:masters"], issuer: await testCa({ commonName: "another CA" }) });
     const r = await whoAmI(f, { cert });
     expect(r.status).toBe(401);
     expect(r.body.message).toMatch(/x509: certificate signed by unknown authority/);
@@ -137,7 +131,7 @@ describe("client certificates on a kept-alive connection", () => {
     const whoami = () =>
       new Promise<{ status: number; body: any }>((resolve, reject) => {
         const req = httpsRequest(
-          { host: url.hostname, port: url.port, path: ssrPath(f), method: "POST", agent, headers: { "content-type": "application/json" } },
+          { host: url.hostname, port: url.port, path: selfSubjectReview(f).path, method: "POST", agent, headers: { "content-type": "application/json" } },
           (res) => {
             let text = "";
             res.on("data", (c) => (text += c));
@@ -145,7 +139,7 @@ describe("client certificates on a kept-alive connection", () => {
           },
         );
         req.on("error", reject);
-        req.end(JSON.stringify(ssr(f)));
+        req.end(JSON.stringify(selfSubjectReview(f).body));
       });
     return { whoami, sockets, close: () => agent.destroy() };
   }

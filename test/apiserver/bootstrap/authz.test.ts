@@ -1,9 +1,10 @@
 // Authorization and admission of the secure server over HTTPS: each 403 names who, what and where, and a grant lifts it.
 import { describe, expect, it } from "vitest";
 import type { PolicyRule } from "../../../src/api/types/rbac.js";
-import { csr } from "../../fixtures/csr.js";
-import { issueCert, testCa } from "../auth/fixtures.js";
-import { csrObject, TOKENS, useSecureFixture, type CallOptions, type Reply, type SecureFixture } from "./fixtures.js";
+import { csr, csrObject } from "../../fixtures/csr.js";
+import { issueCert } from "../auth/fixtures.js";
+import { TOKENS, useSecureFixture, type CallOptions, type Reply, type SecureFixture, whoAmI } from "./fixtures.js";
+import { testCa } from "../../fixtures/ca.js";
 
 const fx = useSecureFixture();
 const admin = { token: TOKENS.admin };
@@ -15,7 +16,7 @@ async function as(f: SecureFixture, user: string): Promise<CallOptions> {
 }
 
 async function createCsr(f: SecureFixture, name: string, o: string[] = ["devs"]): Promise<Reply> {
-  return f.call("POST", csrs(f), { ...admin, body: csrObject(f.names, name, (await csr({ cn: name, o })).pem) });
+  return f.call("POST", csrs(f), { ...admin, body: csrObject({ names: f.names, name, request: (await csr({ cn: name, o })).pem, signerName: f.names.signers.apiserverClient }) });
 }
 
 async function approved(f: SecureFixture, name: string): Promise<any> {
@@ -115,7 +116,7 @@ describe("admission refuses what RBAC alone would allow (403), and the signer pe
   it("a ClusterTrustBundle naming a signer needs create, then attest on the signer", async () => {
     const f = fx();
     const c = f.names.certificates;
-    const bundle = { apiVersion: `${c}/v1beta1`, kind: "ClusterTrustBundle", metadata: { name: "example.com:foo:one" }, spec: { signerName: "example.com/foo", trustBundle: (await testCa("bundle CA")).certPem } };
+    const bundle = { apiVersion: `${c}/v1beta1`, kind: "ClusterTrustBundle", metadata: { name: "example.com:foo:one" }, spec: { signerName: "example.com/foo", trustBundle: (await testCa({ commonName: "bundle CA" })).certPem } };
     const creds = await as(f, "attester");
     const post = () => f.call("POST", `/apis/${c}/v1beta1/clustertrustbundles`, { ...creds, body: bundle });
     expectForbidden(await post(), `clustertrustbundles.${c} is forbidden: User "attester" cannot create resource "clustertrustbundles" in API group "${c}" at the cluster scope`);
@@ -141,7 +142,7 @@ describe("CSR create records the requester", () => {
     const f = fx();
     await f.grant("bob", "bob-creates-csrs", [{ verbs: ["create"], apiGroups: [f.names.certificates], resources: ["certificatesigningrequests"] }]);
     const forged = { username: "admin", uid: "uid-admin", groups: ["system:masters"], extra: { scopes: ["all"] } };
-    const body = csrObject(f.names, "from-bob", (await csr({ cn: "bob" })).pem, { spec: forged });
+    const body = csrObject({ names: f.names, name: "from-bob", request: (await csr({ cn: "bob" })).pem, signerName: f.names.signers.apiserverClient, spec: forged });
     const r = await f.call("POST", csrs(f), { token: TOKENS.bob, body });
     expect(r.status, r.text).toBe(201);
     expect(r.body.spec).toMatchObject({ username: "bob", uid: "uid-bob", groups: ["devs", "system:authenticated"] });
@@ -150,12 +151,11 @@ describe("CSR create records the requester", () => {
 });
 
 describe("impersonation over HTTPS", () => {
-  const ssr = (f: SecureFixture) => ({ apiVersion: `${f.names.authentication}/v1`, kind: "SelfSubjectReview" });
 
   it("receives repeated Impersonate-Group headers as separate groups, commas kept", async () => {
     const f = fx();
     const headers = { "impersonate-user": "jane", "impersonate-group": ["team, with a comma", "ops"] };
-    const r = await f.call("POST", `/apis/${f.names.authentication}/v1/selfsubjectreviews`, { ...admin, headers, body: ssr(f) });
+    const r = await whoAmI(f, { ...admin, headers });
     expect(r.status, r.text).toBe(201);
     expect(r.body.status.userInfo).toEqual({ username: "jane", groups: ["team, with a comma", "ops", "system:authenticated"] });
   });
@@ -163,10 +163,10 @@ describe("impersonation over HTTPS", () => {
   it("reads impersonation header names in any case, and a request without them runs as its sender", async () => {
     const f = fx();
     const headers = { "IMPERSONATE-USER": "jane", "Impersonate-Extra-Scopes": "view" };
-    const asJane = await f.call("POST", `/apis/${f.names.authentication}/v1/selfsubjectreviews`, { ...admin, headers, body: ssr(f) });
+    const asJane = await whoAmI(f, { ...admin, headers });
     expect(asJane.status, asJane.text).toBe(201);
     expect(asJane.body.status.userInfo).toEqual({ username: "jane", groups: ["system:authenticated"], extra: { scopes: ["view"] } });
-    const plain = await f.call("POST", `/apis/${f.names.authentication}/v1/selfsubjectreviews`, { ...admin, headers: { "x-impersonate-user": "jane" }, body: ssr(f) });
+    const plain = await whoAmI(f, { ...admin, headers: { "x-impersonate-user": "jane" } });
     expect(plain.status, plain.text).toBe(201);
     expect(plain.body.status.userInfo.username).not.toBe("jane");
   });
@@ -174,7 +174,7 @@ describe("impersonation over HTTPS", () => {
   it("refuses a user without the impersonate permission, naming the first refused dimension", async () => {
     const f = fx();
     const headers = { "impersonate-user": "system:serviceaccount:team1:robot" };
-    const r = await f.call("POST", `/apis/${f.names.authentication}/v1/selfsubjectreviews`, { token: TOKENS.alice, headers, body: ssr(f) });
+    const r = await whoAmI(f, { token: TOKENS.alice, headers });
     expectForbidden(r, 'serviceaccounts "robot" is forbidden: User "alice" cannot impersonate resource "serviceaccounts" in API group "" in the namespace "team1"');
   });
 });

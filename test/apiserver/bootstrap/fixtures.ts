@@ -11,10 +11,11 @@ import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
 import { caFromPem } from "../../../src/pki/ca.js";
 import { Issuer } from "../../../src/pki/issue.js";
 import type { PolicyRule } from "../../../src/api/types/rbac.js";
-import { clusterRole, clusterRoleBinding, issueCert, T0, tempDir, userSubject, type CertOptions } from "../auth/fixtures.js";
+import { clusterRole, clusterRoleBinding, issueCert, T0, userSubject, type CertOptions } from "../auth/fixtures.js";
 import { FakeClock } from "../../../src/time/fake-clock.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
-export { T0, tempDir };
+export { T0 };
 
 /** Token-file users: an administrator (system:masters) and two users with no permissions of their own. */
 export const TOKENS = { admin: "admin-token", alice: "alice-token", bob: "bob-token" } as const;
@@ -131,6 +132,17 @@ function expect201(r: Reply): void {
   if (r.status !== 201) throw new Error(`expected 201, got ${r.status}: ${r.text}`);
 }
 
+/** The SelfSubjectReview request, which every authenticated user may make. */
+export function selfSubjectReview(f: Pick<SecureFixture, "names">): { readonly path: string; readonly body: ApiObject } {
+  return { path: `/apis/${f.names.authentication}/v1/selfsubjectreviews`, body: { apiVersion: `${f.names.authentication}/v1`, kind: "SelfSubjectReview", metadata: {} } };
+}
+
+/** Asks the server who the caller is. */
+export function whoAmI(f: SecureFixture, o: CallOptions): Promise<Reply> {
+  const { path, body } = selfSubjectReview(f);
+  return f.call("POST", path, { ...o, body });
+}
+
 /** One HTTPS request; the server certificate is not checked here (the PKI tests verify it with openssl). */
 export function httpsCall(address: string, method: string, path: string, o: CallOptions = {}): Promise<Reply> {
   const url = new URL(address + path);
@@ -161,13 +173,4 @@ export function httpsCall(address: string, method: string, path: string, o: Call
     req.on("error", reject);
     req.end(payload);
   });
-}
-
-export function csrObject(names: GroupNames, name: string, requestPem: string, o: { signerName?: string; spec?: Record<string, unknown> } = {}): ApiObject {
-  return {
-    apiVersion: `${names.certificates}/v1`,
-    kind: "CertificateSigningRequest",
-    metadata: { name },
-    spec: { request: Buffer.from(requestPem).toString("base64"), signerName: o.signerName ?? names.signers.apiserverClient, usages: ["digital signature", "client auth"], ...(o.spec ?? {}) },
-  } as ApiObject;
 }

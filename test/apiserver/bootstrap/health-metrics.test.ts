@@ -6,11 +6,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MONITORING_GROUP, PUBLIC_INFO_ROLE } from "../../../src/apiserver/auth/bootstrap-policy.js";
 import { sample } from "../../controller/controllers/cluster.js";
-import { testCa } from "../auth/fixtures.js";
+import { testCa } from "../../fixtures/ca.js";
 import { TOKENS, useSecureFixture } from "./fixtures.js";
 
 const fx = useSecureFixture();
-const withClientCa = useSecureFixture({ clientCa: async () => (await testCa("metrics extra client CA")).certPem });
+const withClientCa = useSecureFixture({ clientCa: async () => (await testCa({ commonName: "metrics extra client CA" })).certPem });
 const admin = { token: TOKENS.admin };
 
 /** NotAfter of a certificate file as openssl reads it, in seconds since the epoch. */
@@ -146,7 +146,7 @@ describe("/metrics", () => {
 
   it("reports each --client-ca-file certificate beside the cluster CA", async () => {
     const f = withClientCa();
-    const extra = await testCa("metrics extra client CA");
+    const extra = await testCa({ commonName: "metrics extra client CA" });
     const text = (await f.call("GET", "/metrics", admin)).text;
     const line = text.split("\n").find((l) => l.startsWith('platform_ca_certificate_expiration_timestamp_seconds{usage="client-ca",name="client-ca-file",subject="CN=metrics extra client CA",'));
     expect(Number(line?.split(" ").at(-1))).toBe(extra.ca.notAfter.getTime() / 1000);

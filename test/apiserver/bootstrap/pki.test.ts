@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { bootstrapPki, SERVING_LIFETIME_SECONDS, servingNames, type PkiOptions } from "../../../src/apiserver/bootstrap/pki.js";
 import { createLogger } from "../../../src/logger.js";
 import { generateKeyPair } from "../../../src/pki/keys.js";
-import { tempDir, tool } from "../../cli/fixtures.js";
+import { tool } from "../../cli/fixtures.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const T = Date.UTC(2030, 0, 1);
 const DAY = 86_400_000;
@@ -86,8 +87,8 @@ describe("bootstrapPki", () => {
 
   it.each([
     ["only the CA certificate is there", (dir: string) => writeFileSync(join(dir, "ca.crt"), "x"), "CA_INVALID", /found .*ca\.crt but not .*ca\.key/],
-    ["only the CA key is there", (dir: string) => writeFileSync(join(dir, "ca.key"), "x"), "CA_INVALID", /found .*ca\.key but not .*ca\.crt/],
-    ["the CA certificate is not PEM", (dir: string) => (writeFileSync(join(dir, "ca.crt"), "garbage"), writeFileSync(join(dir, "ca.key"), "garbage")), "CA_INVALID", /never replaced automatically/],
+    ["only the CA key is there", (dir: string) => writeFileSync(join(dir, "ca.key"), "x", { mode: 0o600 }), "CA_INVALID", /found .*ca\.key but not .*ca\.crt/],
+    ["the CA certificate is not PEM", (dir: string) => (writeFileSync(join(dir, "ca.crt"), "garbage"), writeFileSync(join(dir, "ca.key"), "garbage", { mode: 0o600 })), "CA_INVALID", /never replaced automatically/],
   ])("stops, changing nothing, when %s", async (_name, prepare, code, message) => {
     const dataDir = tempDir();
     mkdirSync(join(dataDir, "pki"), { mode: 0o700 });

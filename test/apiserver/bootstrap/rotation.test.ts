@@ -3,13 +3,11 @@ import { renameSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { generateCa } from "../../../src/pki/ca.js";
 import { Issuer } from "../../../src/pki/issue.js";
-import { issueCert, T0, testCa } from "../auth/fixtures.js";
-import { useSecureFixture, type CallOptions, type SecureFixture } from "./fixtures.js";
+import { issueCert, T0 } from "../auth/fixtures.js";
+import { useSecureFixture, whoAmI } from "./fixtures.js";
+import { testCa } from "../../fixtures/ca.js";
 
 const fx = useSecureFixture({ caPollMs: 20 });
-
-const whoAmI = (f: SecureFixture, o: CallOptions) =>
-  f.call("POST", `/apis/${f.names.authentication}/v1/selfsubjectreviews`, { ...o, body: { apiVersion: `${f.names.authentication}/v1`, kind: "SelfSubjectReview" } });
 
 describe("CA rotation while running", () => {
   it("trusts the new CA once pki/ca.crt changes, and keeps trusting the replaced one", async () => {
@@ -32,7 +30,7 @@ describe("CA rotation while running", () => {
     }
     expect(status).toBe(201);
     expect((await whoAmI(f, { cert: old })).body.status.userInfo.username).toBe("old-client");
-    const stranger = await f.clientCert({ cn: "stranger", issuer: await testCa("unrelated CA") });
+    const stranger = await f.clientCert({ cn: "stranger", issuer: await testCa({ commonName: "unrelated CA" }) });
     expect((await whoAmI(f, { cert: stranger })).status).toBe(401);
   });
 });

@@ -7,7 +7,7 @@ import { readAdminConfig } from "../../../src/apiserver/bootstrap/admin-config.j
 import { runSecureServer, type Component, type ComponentContext } from "../../../src/apiserver/bootstrap/run-server.js";
 import { openSqliteStorage } from "../../../src/apiserver/storage/sqlite.js";
 import { silentLogger } from "../../../src/logger.js";
-import { tempDir } from "./fixtures.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 /** GET with admin.conf's credentials, verifying the server certificate against admin.conf's CA. */
 function getWithAdminConfig(path: string, resource: string): Promise<{ status: number; body: any }> {

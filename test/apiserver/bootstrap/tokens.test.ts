@@ -1,6 +1,6 @@
 // TokenRequest → TokenReview over HTTPS: audiences, and revocation when the ServiceAccount or the bound Secret goes away.
 import { describe, expect, it } from "vitest";
-import { TOKENS, useSecureFixture, type SecureFixture } from "./fixtures.js";
+import { TOKENS, useSecureFixture, type SecureFixture, whoAmI } from "./fixtures.js";
 
 const fx = useSecureFixture();
 const admin = { token: TOKENS.admin };
@@ -25,9 +25,6 @@ async function review(f: SecureFixture, token: string, audiences?: string[]): Pr
   return r.body.status;
 }
 
-const whoAmI = (f: SecureFixture, token: string) =>
-  f.call("POST", `/apis/${f.names.authentication}/v1/selfsubjectreviews`, { token, body: { apiVersion: `${f.names.authentication}/v1`, kind: "SelfSubjectReview" } });
-
 describe("TokenRequest and TokenReview round trip", () => {
   it("reviews a token for its audience, and refuses it for another audience and as an API credential", async () => {
     const f = fx();
@@ -42,23 +39,23 @@ describe("TokenRequest and TokenReview round trip", () => {
     expect(wrong.authenticated).toBe(false);
     expect(wrong.error).toMatch(/do not include any of \["other"\]/);
     // Not issued for the API server's own audience, so it does not log in to it.
-    expect((await whoAmI(f, token)).status).toBe(401);
+    expect((await whoAmI(f, { token })).status).toBe(401);
   });
 
   it("refuses a token after its ServiceAccount is deleted and recreated under the same name", async () => {
     const f = fx();
     await createObject(f, "serviceaccounts", "ServiceAccount", "rotating");
     const token = await requestToken(f, "rotating", {});
-    expect((await whoAmI(f, token)).status).toBe(201);
+    expect((await whoAmI(f, { token })).status).toBe(201);
     expect((await f.call("DELETE", `${NS}/serviceaccounts/rotating`, admin)).status).toBe(200);
     await createObject(f, "serviceaccounts", "ServiceAccount", "rotating");
     const after = await review(f, token);
     expect(after.authenticated).toBe(false);
     expect(after.error).toMatch(/ServiceAccount UID .* does not match/);
-    const refused = await whoAmI(f, token);
+    const refused = await whoAmI(f, { token });
     expect(refused.status).toBe(401);
     expect(refused.body.message).toMatch(/does not match/);
-    expect((await whoAmI(f, await requestToken(f, "rotating", {}))).status).toBe(201);
+    expect((await whoAmI(f, { token: await requestToken(f, "rotating", {}) })).status).toBe(201);
   });
 
   it("refuses a Secret-bound token once the Secret is deleted", async () => {
@@ -70,7 +67,7 @@ describe("TokenRequest and TokenReview round trip", () => {
     expect((await f.call("DELETE", `${NS}/secrets/bound-secret`, admin)).status).toBe(200);
     const after = await review(f, token);
     expect(after).toMatchObject({ authenticated: false, error: "the bound Secret default/bound-secret has been deleted" });
-    expect((await whoAmI(f, token)).status).toBe(401);
+    expect((await whoAmI(f, { token })).status).toBe(401);
   });
 
   it("refuses to bind a token to a Secret whose uid changed", async () => {

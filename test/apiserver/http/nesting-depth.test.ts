@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import { parse as fromYaml, stringify as toYaml } from "yaml";
 import { MAX_NESTING_DEPTH, parsePlainJson, parsePlainYaml, plainValueProblem, yamlNestingBound } from "../../../src/plain-data.js";
 import { call } from "../http-client.js";
-import { controllerRevision, sharedServer } from "../fixtures.js";
+import { sharedServer } from "../fixtures.js";
+import { controllerRevision } from "../../fixtures/objects.js";
 
 const shared = sharedServer();
 const CR = "/apis/apps/v1/namespaces/default/controllerrevisions";

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { parseBoolValue, parseIntValue } from "../../../src/apiserver/http/query.js";
 import { TOKENS, useSecureFixture } from "../bootstrap/fixtures.js";
 import { call, openWatch } from "../http-client.js";
-import { SA_PATH, serverFixture, serviceAccount, sharedServer } from "../fixtures.js";
+import { SA_PATH, serverFixture, sharedServer } from "../fixtures.js";
+import { serviceAccount } from "../../fixtures/objects.js";
 
 const shared = sharedServer();
 const secure = useSecureFixture();

@@ -2,12 +2,12 @@ import { describe, expect, it } from "vitest";
 import { schemaRegistry } from "../../../src/api/schema.js";
 import { applyPatch, patchTypeOf, PATCH_CONTENT_TYPES } from "../../../src/apiserver/patch/index.js";
 import { isPlatformError, type ErrorCode } from "../../../src/errors.js";
+import { serviceAccount } from "../../fixtures/objects.js";
 
 const registry = schemaRegistry();
 
-function serviceAccount(secrets: string[] = ["s1"]): Record<string, unknown> {
-  return { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "sa", namespace: "ns" }, secrets: secrets.map((name) => ({ name })) };
-}
+/** ServiceAccount ns/sa with the named secrets. */
+const withSecrets = (secrets: string[] = ["s1"]): Record<string, unknown> => serviceAccount({ name: "sa", namespace: "ns", extra: { secrets: secrets.map((name) => ({ name })) } });
 
 function refusal(run: () => unknown): { code: ErrorCode; message: string } {
   try {
@@ -31,7 +31,7 @@ describe("PATCH dispatch by content type", () => {
   });
 
   it.each([["application/json"], ["application/apply-patch+yaml"], [undefined]])("answers %s with UNSUPPORTED_MEDIA_TYPE", (contentType) => {
-    const r = refusal(() => applyPatch(contentType, serviceAccount(), "{}"));
+    const r = refusal(() => applyPatch(contentType, withSecrets(), "{}"));
     expect(r.code).toBe("UNSUPPORTED_MEDIA_TYPE");
     expect(r.message).toContain(PATCH_CONTENT_TYPES.strategic);
   });
@@ -41,15 +41,15 @@ describe("PATCH dispatch by content type", () => {
     ["a merge patch, which replaces lists", PATCH_CONTENT_TYPES.merge, '{"secrets":[{"name":"s2"}]}', ["s2"]],
     ["a strategic merge patch, which merges by name", PATCH_CONTENT_TYPES.strategic, '{"secrets":[{"name":"s2"}]}', ["s2", "s1"]],
   ])("applies %s given as text", (_n, contentType, body, names) => {
-    const out = applyPatch(contentType, serviceAccount(), body, { schema: registry.lookup("", "ServiceAccount") });
+    const out = applyPatch(contentType, withSecrets(), body, { schema: registry.lookup("", "ServiceAccount") });
     expect(secretNames(out)).toEqual(names);
   });
 
   it("accepts the body as bytes or as an already parsed value", () => {
     const schema = registry.lookup("", "ServiceAccount");
     const bytes = new TextEncoder().encode('{"secrets":[{"name":"s0"}]}');
-    expect(secretNames(applyPatch(PATCH_CONTENT_TYPES.strategic, serviceAccount(), bytes, { schema }))).toEqual(["s0", "s1"]);
-    expect(secretNames(applyPatch(PATCH_CONTENT_TYPES.merge, serviceAccount(), { secrets: [] }))).toEqual([]);
+    expect(secretNames(applyPatch(PATCH_CONTENT_TYPES.strategic, withSecrets(), bytes, { schema }))).toEqual(["s0", "s1"]);
+    expect(secretNames(applyPatch(PATCH_CONTENT_TYPES.merge, withSecrets(), { secrets: [] }))).toEqual([]);
   });
 
   it("refuses a strategic merge patch for a kind without schema", () => {
@@ -64,7 +64,7 @@ describe("PATCH dispatch by content type", () => {
     ["a JSON patch that replaces the object with a string", PATCH_CONTENT_TYPES.json, '[{"op":"replace","path":"","value":"x"}]', "PATCH_INVALID", /must be a JSON object/],
     ["an operation that repeats a member (RFC 6902 A.13)", PATCH_CONTENT_TYPES.json, '[{"op":"add","path":"/baz","value":"qux","op":"remove"}]', "PATCH_INVALID", /repeat a member: \[0\]\.op/],
   ] as const)("refuses %s", (_n, contentType, body, code, message) => {
-    const r = refusal(() => applyPatch(contentType, serviceAccount(), body, { schema: registry.lookup("", "ServiceAccount") }));
+    const r = refusal(() => applyPatch(contentType, withSecrets(), body, { schema: registry.lookup("", "ServiceAccount") }));
     expect(r.code).toBe(code);
     expect(r.message).toMatch(message);
   });

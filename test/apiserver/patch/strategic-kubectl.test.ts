@@ -1,16 +1,15 @@
 // Strategic merge patch results compared byte for byte with `kubectl patch --local --type strategic`.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { groupNames } from "../../../src/api/group.js";
 import { schemaRegistry } from "../../../src/api/schema.js";
 import { applyStrategicMergePatch } from "../../../src/apiserver/patch/strategic.js";
 import { isPlatformError } from "../../../src/errors.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "smp-kubectl-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("smp-kubectl-");
 
 // kubectl knows the built-in kinds under the k8s.io suffix; Pod and ServiceAccount are core kinds either way.
 const registry = schemaRegistry(groupNames("k8s.io"));

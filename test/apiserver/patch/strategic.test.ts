@@ -5,34 +5,23 @@ import { schemaRegistry } from "../../../src/api/schema.js";
 import { applyMergePatch } from "../../../src/apiserver/patch/merge.js";
 import { applyStrategicMergePatch } from "../../../src/apiserver/patch/strategic.js";
 import { isPlatformError } from "../../../src/errors.js";
+import { csrObject } from "../../fixtures/csr.js";
+import { roleBinding, userSubject } from "../auth/fixtures.js";
 
 const names = groupNames();
 const registry = schemaRegistry(names);
 
-interface CsrOptions {
-  usages?: string[];
-  conditions?: { type: string; status?: string; reason?: string }[];
-}
+/** An approved apiserver-client request with labels, a finalizer and groups to patch. */
+const nodeCsr = (): Record<string, unknown> =>
+  csrObject({
+    name: "node-csr",
+    metadata: { finalizers: ["f/one"], labels: { a: "1" } },
+    signerName: names.signers.apiserverClient,
+    spec: { groups: ["g1", "g2"] },
+    conditions: [{ status: "True", type: "Approved", reason: "AutoApproved" }],
+  });
 
-function csrObject(o: CsrOptions = {}): Record<string, unknown> {
-  return {
-    apiVersion: `${names.certificates}/v1`,
-    kind: "CertificateSigningRequest",
-    metadata: { name: "node-csr", finalizers: ["f/one"], labels: { a: "1" } },
-    spec: { request: "UEVN", signerName: names.signers.apiserverClient, usages: o.usages ?? ["digital signature", "client auth"], groups: ["g1", "g2"] },
-    status: { conditions: (o.conditions ?? [{ type: "Approved", reason: "AutoApproved" }]).map((c) => ({ status: "True", ...c })) },
-  };
-}
-
-function roleBinding(subjects: string[]): Record<string, unknown> {
-  return {
-    apiVersion: `${names.rbac}/v1`,
-    kind: "RoleBinding",
-    metadata: { name: "rb", namespace: "ns" },
-    roleRef: { apiGroup: names.rbac, kind: "Role", name: "r" },
-    subjects: subjects.map((name) => ({ kind: "User", name, apiGroup: names.rbac })),
-  };
-}
+const bindingOf = (subjects: string[]): Record<string, unknown> => roleBinding("ns", "rb", { kind: "Role", name: "r" }, subjects.map(userSubject));
 
 function patched(obj: Record<string, unknown>, patch: unknown): Record<string, unknown> {
   return applyStrategicMergePatch(obj, patch, registry.forObject(obj));
@@ -53,15 +42,15 @@ describe("strategic merge patch on the server's kinds", () => {
     ["adds a condition type", [{ type: "Failed", reason: "SignerError" }], ["Approved", "Failed"]],
     ["updates the condition of the same type", [{ type: "Approved", reason: "Manual" }], ["Approved"]],
   ])("merges CSR status.conditions by type: %s", (_n, conditions, types) => {
-    const out = patched(csrObject(), { status: { conditions } }) as { status: { conditions: { type: string; reason: string }[] } };
+    const out = patched(nodeCsr(), { status: { conditions } }) as { status: { conditions: { type: string; reason: string }[] } };
     expect(out.status.conditions.map((c) => c.type).sort()).toEqual(types);
     for (const c of conditions) expect(out.status.conditions.find((x) => x.type === c.type)?.reason).toBe(c.reason);
   });
 
   it.each([
-    ["CSR spec.usages", csrObject(), { spec: { usages: ["server auth"] } }, ["spec", "usages"], ["server auth"]],
-    ["CSR spec.groups", csrObject(), { spec: { groups: ["g3"] } }, ["spec", "groups"], ["g3"]],
-    ["RoleBinding subjects", roleBinding(["alice", "bob"]), { subjects: [{ kind: "User", name: "carol" }] }, ["subjects"], [{ kind: "User", name: "carol" }]],
+    ["CSR spec.usages", nodeCsr(), { spec: { usages: ["server auth"] } }, ["spec", "usages"], ["server auth"]],
+    ["CSR spec.groups", nodeCsr(), { spec: { groups: ["g3"] } }, ["spec", "groups"], ["g3"]],
+    ["RoleBinding subjects", bindingOf(["alice", "bob"]), { subjects: [{ kind: "User", name: "carol" }] }, ["subjects"], [{ kind: "User", name: "carol" }]],
   ])("replaces the atomic list %s", (_n, obj, patch, path, expected) => {
     let value: unknown = patched(obj, patch);
     for (const p of path) value = (value as Record<string, unknown>)[p];
@@ -69,7 +58,7 @@ describe("strategic merge patch on the server's kinds", () => {
   });
 
   it("merges metadata labels and deletes a label set to null", () => {
-    const out = patched(csrObject(), { metadata: { labels: { a: null, b: "2" } } }) as { metadata: { labels: unknown } };
+    const out = patched(nodeCsr(), { metadata: { labels: { a: null, b: "2" } } }) as { metadata: { labels: unknown } };
     expect(out.metadata.labels).toEqual({ b: "2" });
   });
 
@@ -78,7 +67,7 @@ describe("strategic merge patch on the server's kinds", () => {
     ["deletes a finalizer through the parallel list", { metadata: { "$deleteFromPrimitiveList/finalizers": ["f/one"] } }, []],
     ["orders finalizers by $setElementOrder", { metadata: { "$setElementOrder/finalizers": ["f/two", "f/one"], finalizers: ["f/two"] } }, ["f/two", "f/one"]],
   ])("treats finalizers as a set: %s", (_n, patch, expected) => {
-    expect((patched(csrObject(), patch) as { metadata: { finalizers: string[] } }).metadata.finalizers).toEqual(expected);
+    expect((patched(nodeCsr(), patch) as { metadata: { finalizers: string[] } }).metadata.finalizers).toEqual(expected);
   });
 });
 
@@ -131,7 +120,7 @@ describe("strategic merge patch directives", () => {
   });
 
   it("leaves the document and the patch untouched", () => {
-    const doc = csrObject();
+    const doc = nodeCsr();
     const patch = { metadata: { labels: { a: null } }, status: { conditions: [{ type: "Approved", $patch: "delete" }] } };
     const before = JSON.stringify([doc, patch]);
     const out = patched(doc, patch);

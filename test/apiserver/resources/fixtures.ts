@@ -1,13 +1,15 @@
 // Option-function builders for strategy tests: contexts, objects per kind, real certificates from openssl, and a registry-like runner.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { groupNames, type GroupNames } from "../../../src/api/group.js";
 import type { ApiObject, UserInfo } from "../../../src/api/meta.js";
 import type { FieldError, ResourceDefinition, StrategyContext } from "../../../src/apiserver/registry/strategy.js";
 import { allResources } from "../../../src/apiserver/registry/resources/index.js";
-import { csr, type CsrOptions } from "../../fixtures/csr.js";
+import { opensslCa, opensslIssue } from "../../fixtures/openssl.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
+import { csr, csrObject as sharedCsrObject, type CsrObjectOptions as SharedCsrObjectOptions, type CsrOptions } from "../../fixtures/csr.js";
 
 export const names: GroupNames = groupNames();
 export const NOW = new Date("2030-01-02T03:04:05.000Z");
@@ -64,16 +66,9 @@ export const b64 = (text: string): string => Buffer.from(text, "utf8").toString(
 
 // --- CSR objects ---
 
-export interface CsrObjectOptions {
-  readonly name?: string;
-  readonly signerName?: string;
-  readonly usages?: readonly string[];
-  /** Base64 of the request as JSON carries it; defaults to a fresh P-256 CSR. */
+export interface CsrObjectOptions extends Omit<SharedCsrObjectOptions, "request"> {
+  /** Base64 of the request as JSON carries it, passed through unchecked; defaults to a real P-256 node request. */
   readonly request?: string;
-  readonly expirationSeconds?: number;
-  readonly conditions?: readonly Record<string, unknown>[];
-  readonly certificate?: string;
-  readonly spec?: Record<string, unknown>;
 }
 
 let defaultRequest: Promise<string> | undefined;
@@ -87,18 +82,10 @@ export async function requestB64(options?: CsrOptions): Promise<string> {
   return b64((await csr(options)).pem);
 }
 
+/** The shared CSR object (fixtures/csr.ts) with the strategy tests' request: real by default, any base64 text when given. */
 export async function csrObject(o: CsrObjectOptions = {}): Promise<ApiObject> {
-  const spec: Record<string, unknown> = {
-    request: o.request ?? (await requestB64()),
-    signerName: o.signerName ?? names.signers.nodeagentClient,
-    usages: [...(o.usages ?? ["digital signature", "client auth"])],
-    ...(o.expirationSeconds !== undefined ? { expirationSeconds: o.expirationSeconds } : {}),
-    ...o.spec,
-  };
-  const status: Record<string, unknown> = {};
-  if (o.conditions) status.conditions = structuredClone(o.conditions);
-  if (o.certificate !== undefined) status.certificate = o.certificate;
-  return object(definition("CertificateSigningRequest"), { spec, ...(Object.keys(status).length ? { status } : {}) }, { name: o.name ?? "csr-1" });
+  const { request, ...rest } = o;
+  return sharedCsrObject({ ...rest, spec: { request: request ?? (await requestB64()), ...o.spec } });
 }
 
 export const condition = (type: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ type, status: "True", reason: "Test", ...extra });
@@ -117,21 +104,11 @@ let material: PkiMaterial | undefined;
 /** A CA, a second CA, a leaf issued by the first, and a CSR, all made by the openssl command line. */
 export function pki(): PkiMaterial {
   if (material) return material;
-  const dir = mkdtempSync(join(tmpdir(), "resources-pki-"));
-  const run = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
-  try {
-    for (const ca of ["ca", "other"]) {
-      run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${ca}.key`, "-out", `${ca}.pem`, "-subj", `/CN=${ca}`, "-days", "30", "-addext", "basicConstraints=critical,CA:TRUE");
-    }
-    run("req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=leaf/O=system:nodes");
-    writeFileSync(join(dir, "ext.cnf"), "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n");
-    run("x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "leaf.pem", "-days", "1", "-extfile", "ext.cnf");
-    const read = (f: string) => readFileSync(join(dir, f), "utf8");
-    material = { caPem: read("ca.pem"), otherCaPem: read("other.pem"), leafPem: read("leaf.pem"), csrPem: read("leaf.csr") };
-    return material;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const dir = tempDir("resources-pki-");
+  const [ca, other] = [opensslCa(dir, "ca", 30), opensslCa(dir, "other", 30)];
+  const leaf = opensslIssue(dir, "ca", "leaf", "/CN=leaf/O=system:nodes", "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n");
+  material = { caPem: ca.cert, otherCaPem: other.cert, leafPem: leaf.cert, csrPem: leaf.csr };
+  return material;
 }
 
 /** A self-signed CA made by GnuTLS certtool. */

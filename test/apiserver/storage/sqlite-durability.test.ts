@@ -1,16 +1,16 @@
 // Durability of the SQLite backend with real processes: SIGKILL mid-stream loses no acknowledged write, and every
 // acknowledgement is preceded by an fsync of the write-ahead log (observed with strace).
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSqliteStorage } from "../../../src/apiserver/storage/sqlite.js";
 import { compileForNode } from "./compile.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 let build: { dir: string; script: string };
-const work = mkdtempSync(join(tmpdir(), "pca-durable-"));
+const work = tempDir("pca-durable-");
 const hasStrace = spawnSync("strace", ["-V"]).status === 0;
 
 beforeAll(() => {

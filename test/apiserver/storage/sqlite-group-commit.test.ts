@@ -1,14 +1,14 @@
 // Group commit of the SQLite backend: writes issued together share one transaction yet keep per-write revisions,
 // preconditions, failures and watch order.
-import { fdatasync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { fdatasync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { isPlatformError } from "../../../src/errors.js";
 import { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from "../../../src/apiserver/storage/sqlite.js";
 import { recorder } from "./contract.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "pca-group-"));
+const dir = tempDir("pca-group-");
 let n = 0;
 const dbPath = () => join(dir, `db-${++n}`, "store.db");
 const open = (options: Partial<SqliteStorageOptions> = {}) => openSqliteStorage({ path: dbPath(), ...options });

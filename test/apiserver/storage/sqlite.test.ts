@@ -1,13 +1,13 @@
 // Runs the storage contract against SQLite, plus what only a durable backend must do: restart, quota, one owner.
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSqliteStorage, type SqliteStorageOptions } from "../../../src/apiserver/storage/sqlite.js";
 import { storageContract, rejection, recorder } from "./contract.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
-const dir = mkdtempSync(join(tmpdir(), "pca-sqlite-"));
+const dir = tempDir("pca-sqlite-");
 let n = 0;
 const dbPath = () => join(dir, `db-${++n}`, "store.db");
 const open = (options: Partial<SqliteStorageOptions> = {}) => openSqliteStorage({ path: dbPath(), ...options });

@@ -7,6 +7,7 @@ import type { ApiObject } from "../../../src/api/meta.js";
 import { applyMergePatch } from "../../../src/apiserver/patch/index.js";
 import { lastAppliedAnnotation, threeWayMergePatch, withLastApplied } from "../../../src/cli/ctl/apply.js";
 import { useUpServer } from "./fixtures.js";
+import { serviceAccount } from "../../fixtures/objects.js";
 
 type Doc = Record<string, unknown>;
 
@@ -50,7 +51,7 @@ describe("the last-applied annotation", () => {
 
 describe("applying to an object that apply did not make", () => {
   const server = useUpServer();
-  const sa = (name: string, labels: Record<string, string> = {}) => toYaml({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name, labels } });
+  const sa = (name: string, labels: Record<string, string> = {}) => toYaml(serviceAccount({ name, labels }));
 
   it("warns once, on stderr, as kubectl does, then records the annotation", async () => {
     expect((await server.up.ctl(["create", "-f", "-"], { stdin: sa("bot") })).code).toBe(0);

@@ -4,7 +4,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { inspectCertificate, inspectionText } from "../../../src/cli/ctl/certificate-inspect.js";
-import { CTL, oneClearError, runNode, tempDir, useUpServer } from "./fixtures.js";
+import { CTL, oneClearError, runNode, useUpServer } from "./fixtures.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const openssl = (args: readonly string[]) => execFileSync("openssl", args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 

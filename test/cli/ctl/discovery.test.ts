@@ -1,11 +1,9 @@
 // Resource type names through discovery: kubectl's naming rules, the preferred version, and the on-disk cache.
 import { createServer, type Server } from "node:http";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Discovery, match, type ResourceInfo } from "../../../src/cli/ctl/discovery.js";
 import { createClient, type RestClient } from "../../../src/client/index.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const DOCS: Record<string, unknown> = {
   "/api": { kind: "APIVersions", versions: ["v1"] },
@@ -103,7 +101,7 @@ describe("the discovery cache", () => {
   const DISCOVERY_CALLS = Object.keys(DOCS).length;
 
   it("answers from disk within its lifetime, refetches after it, and on an unknown name", async () => {
-    const cacheDir = mkdtempSync(join(tmpdir(), "ctl-discovery-"));
+    const cacheDir = tempDir("ctl-discovery-");
     let now = 1_000_000;
     const make = () => new Discovery({ client, cacheDir, now: () => now, ttlMs: 60_000 });
     requests = [];
@@ -122,7 +120,7 @@ describe("the discovery cache", () => {
   });
 
   it("keeps servers apart", async () => {
-    const cacheDir = mkdtempSync(join(tmpdir(), "ctl-discovery-"));
+    const cacheDir = tempDir("ctl-discovery-");
     await new Discovery({ client, cacheDir }).all();
     const other = createClient({ ...client.config, server: "http://127.0.0.1:1" });
     await expect(new Discovery({ client: other, cacheDir, now: () => Date.now() }).all()).rejects.toThrow(/connection refused|ECONNREFUSED/);

@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { ADMIN_CONFIG_FILE } from "../../../src/apiserver/bootstrap/admin-config.js";
 import { DEFAULT_DATA_DIR } from "../../../src/cli/commands/up.js";
 import { UP_ADMIN_CONFIG } from "../../../src/cli/ctl/client-config.js";
-import { CTL, runNode, tempDir, useUpServer } from "./fixtures.js";
+import { CTL, runNode, useUpServer } from "./fixtures.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const ctx = useUpServer();
 

@@ -1,50 +1,22 @@
 // Real processes for platformctl tests: `platform-ca up` (HTTPS, admin.conf, controllers), platformctl and kubectl.
-import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, expect } from "vitest";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureBuilt } from "../../e2e/apiserver-process.js";
-import { feedStdin } from "../../fixtures/stdin.js";
+import { runTool, type ToolOptions, type ToolRun } from "../../fixtures/process.js";
+import { startUp as startUpProcess } from "../../e2e/up-process.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 export const REPO = fileURLToPath(new URL("../../..", import.meta.url));
 export const CTL = join(REPO, "dist/src/cli/platformctl.js");
 export const PLATFORM_CA = join(REPO, "dist/src/cli/platform-ca.js");
 
-export interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type Run = ToolRun;
+export type RunOptions = ToolOptions;
 
-export interface RunOptions {
-  readonly stdin?: string;
-  readonly env?: Readonly<Record<string, string | undefined>>;
-  readonly cwd?: string;
-  readonly timeoutMs?: number;
-}
-
-/** Runs `node <script> ...args` to completion; a failure is a result, not an exception. */
+/** Runs `node <script> ...args` to completion with no platformctl settings from the environment; a failure is a result. */
 export function runNode(script: string, args: readonly string[], o: RunOptions = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const env = { ...process.env, PLATFORM_DEBUG: "", PLATFORMCONFIG: "", PLATFORMRC: "", ...o.env };
-    const child = execFile(process.execPath, [script, ...args], { cwd: o.cwd ?? REPO, env, timeout: o.timeoutMs ?? 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof (err as { code?: unknown }).code === "number" ? (err as { code: number }).code : null) : 0, stdout, stderr }),
-    );
-    feedStdin(child.stdin, o.stdin);
-  });
-}
-
-/** A temp directory; `cleanup` removes every one made. */
-const made: string[] = [];
-export function tempDir(prefix = "platformctl-"): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-}
-export function cleanupTempDirs(): void {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+  return runTool(process.execPath, [script, ...args], { ...o, cwd: o.cwd ?? REPO, env: { PLATFORM_DEBUG: "", PLATFORMCONFIG: "", PLATFORMRC: "", ...o.env }, timeoutMs: o.timeoutMs ?? 60_000 });
 }
 
 export interface UpServer {
@@ -62,51 +34,16 @@ export interface UpServer {
   stop(): Promise<number | null>;
 }
 
-/** Waits for a line of stdout matching `re` (the first group is returned) or fails with what stderr said. */
-function awaitLine(child: ChildProcess, re: RegExp, what: string, timeoutMs = 60_000): Promise<string> {
-  let out = "";
-  let err = "";
-  child.stderr!.on("data", (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${what} did not start within ${timeoutMs} ms: ${err.slice(-2000)}`));
-    }, timeoutMs);
-    const early = (code: number | null) => {
-      clearTimeout(timer);
-      reject(new Error(`${what} exited with ${code}: ${err.slice(-2000)}`));
-    };
-    child.once("exit", early);
-    child.stdout!.on("data", (d) => {
-      out += d;
-      const m = re.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      child.off("exit", early);
-      resolve(m[1] ?? m[0]);
-    });
-  });
-}
-
-function stopper(child: ChildProcess): () => Promise<number | null> {
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    return exited;
-  };
-}
-
 /** `platform-ca up` on a free loopback port with a fresh data directory. */
 export async function startUp(): Promise<UpServer> {
   ensureBuilt();
   const dataDir = tempDir("platformctl-up-");
   const home = tempDir("platformctl-home-");
-  const child = spawn(process.execPath, [PLATFORM_CA, "up", "--listen", "127.0.0.1:0", "--data-dir", dataDir], { stdio: ["ignore", "pipe", "pipe"] });
-  const address = await awaitLine(child, /API server listening on (https:\/\/\S+)/, "platform-ca up");
-  const adminConf = join(dataDir, "admin.conf");
+  const up = await startUpProcess({ dataDir });
+  const adminConf = up.adminConfig;
   const kubeCache = join(home, "kubectl-cache");
   return {
-    address,
+    address: up.address,
     dataDir,
     adminConf,
     caFile: join(dataDir, "pki", "ca.crt"),
@@ -114,18 +51,8 @@ export async function startUp(): Promise<UpServer> {
     home,
     ctl: (args, o = {}) => runNode(CTL, ["--platformconfig", adminConf, ...args], { ...o, env: { HOME: home, ...o.env } }),
     kubectl: (args, input) => runTool("kubectl", ["--kubeconfig", adminConf, "--cache-dir", kubeCache, "--request-timeout", "20s", ...args], { stdin: input }),
-    stop: stopper(child),
+    stop: () => up.stop(),
   };
-}
-
-/** Runs any program to completion (kubectl, openssl, ...). */
-export function runTool(command: string, args: readonly string[], o: RunOptions = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(command, [...args], { cwd: o.cwd, env: { ...process.env, ...o.env }, timeout: o.timeoutMs ?? 90_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-    feedStdin(child.stdin, o.stdin);
-  });
 }
 
 /** `platform-ca up` (the API server and its controllers) for the tests of one file: started before them, stopped cleanly after. */
@@ -136,7 +63,6 @@ export function useUpServer(): { readonly up: UpServer } {
   }, 180_000);
   afterAll(async () => {
     expect(await up?.stop()).toBe(0);
-    cleanupTempDirs();
   });
   return {
     get up() {
@@ -155,13 +81,6 @@ export async function sameAsKubectl(up: UpServer, args: readonly string[]): Prom
   expect(ours.stderr).toBe(theirs.stderr.replaceAll("Error from server (NotFound): ", "error: "));
   expect(ours.code).toBe(theirs.code);
   return ours.stdout;
-}
-
-/** Writes `text` to a new file in a temp directory; returns its path. */
-export function tempFile(name: string, text: string): string {
-  const path = join(tempDir(), name);
-  writeFileSync(path, text);
-  return path;
 }
 
 /** Objects as the API returns them, with what differs between runs replaced by placeholders. */

@@ -3,13 +3,15 @@
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
-import { oneClearError, sameAsKubectl, tempDir, tempFile, useUpServer } from "./fixtures.js";
+import { oneClearError, sameAsKubectl, useUpServer } from "./fixtures.js";
+import { tempDir, tempFile } from "../../fixtures/temp-dir.js";
+import { serviceAccount } from "../../fixtures/objects.js";
 
 const server = useUpServer();
 
 beforeAll(async () => {
   // The server lists them svc-10, svc-2, svc-9; `rank` is missing on one; `size` orders differently as quantities and as text.
-  const sa = (name: string, labels: Record<string, string>) => toYaml({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name, labels } });
+  const sa = (name: string, labels: Record<string, string>) => toYaml(serviceAccount({ name, labels }));
   const created = await server.up.ctl(["create", "-f", "-"], {
     stdin: [sa("svc-10", { rank: "b", size: "10" }), sa("svc-9", { size: "9" }), sa("svc-2", { rank: "a", size: "100m" })].join("---\n"),
   });

@@ -1,15 +1,15 @@
 // Reading -f: files, directories with and without -R, YAML streams, JSON, Lists, stdin, and clear refusals.
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { parseManifestText, readManifests } from "../../../src/cli/ctl/manifests.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const sa = (name: string) => `apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: ${name}\n`;
 
 describe("readManifests", () => {
-  const dir = mkdtempSync(join(tmpdir(), "ctl-manifests-"));
+  const dir = tempDir("ctl-manifests-");
   writeFileSync(join(dir, "a.yaml"), `${sa("a")}---\n${sa("b")}---\n`);
   writeFileSync(join(dir, "c.json"), JSON.stringify({ apiVersion: "v1", kind: "List", items: [{ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "c" } }] }));
   writeFileSync(join(dir, "notes.txt"), "not a manifest");

@@ -4,8 +4,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
-import { csr } from "../../fixtures/csr.js";
-import { cleanupTempDirs, normalize, oneClearError, runNode, CTL, startUp, tempFile, type UpServer } from "./fixtures.js";
+import { csr, csrObject } from "../../fixtures/csr.js";
+import { normalize, oneClearError, runNode, CTL, startUp, type UpServer } from "./fixtures.js";
+import { tempFile } from "../../fixtures/temp-dir.js";
 
 const GOLDEN = new URL("./golden/", import.meta.url).pathname;
 const TYPES = ["json", "merge", "strategic"] as const;
@@ -18,12 +19,7 @@ let csrPem: string;
 function seedObjects(prefix: string): Record<string, unknown>[] {
   return [
     { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: `${prefix}-sa`, namespace: "default" }, secrets: [{ name: "first" }] },
-    {
-      apiVersion: "certificates.platform.io/v1",
-      kind: "CertificateSigningRequest",
-      metadata: { name: `${prefix}-csr` },
-      spec: { request: Buffer.from(csrPem).toString("base64"), signerName: "platform.io/apiserver-client", usages: ["digital signature", "client auth"] },
-    },
+    csrObject({ name: `${prefix}-csr`, request: csrPem, signerName: "platform.io/apiserver-client" }),
     { apiVersion: "certificates.platform.io/v1beta1", kind: "ClusterTrustBundle", metadata: { name: `${prefix}-bundle` }, spec: { trustBundle: caPem } },
     {
       apiVersion: "rbac.authorization.platform.io/v1",
@@ -76,7 +72,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   expect(await up?.stop()).toBe(0);
-  cleanupTempDirs();
 });
 
 describe("each patch type on each seed kind", () => {

@@ -1,6 +1,5 @@
 // The preferences file: where it is read from, what it may say, and how defaults and aliases rewrite the arguments.
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { flagTable } from "../../../src/cli/ctl/argv.js";
@@ -8,6 +7,7 @@ import { applyPreferences, loadPreferences, parsePreferences, preferencesPath } 
 import { buildCtlProgram } from "../../../src/cli/ctl/root.js";
 import { CTL_VERBS } from "../../../src/cli/ctl/verbs.js";
 import { isPlatformError } from "../../../src/errors.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
 
 const program = buildCtlProgram(CTL_VERBS, () => undefined);
 const flags = flagTable(program);
@@ -58,7 +58,7 @@ describe("applyPreferences", () => {
 });
 
 describe("preferences file", () => {
-  const home = mkdtempSync(join(tmpdir(), "ctl-prefs-"));
+  const home = tempDir("ctl-prefs-");
 
   it.each([
     [undefined, {}, { path: join(home, ".platform", "platformrc"), explicit: false }],

@@ -3,7 +3,9 @@
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
-import { oneClearError, sameAsKubectl, tempDir, useUpServer } from "./fixtures.js";
+import { oneClearError, sameAsKubectl, useUpServer } from "./fixtures.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
+import { serviceAccount } from "../../fixtures/objects.js";
 
 const server = useUpServer();
 const CSRS = "certificatesigningrequests.certificates.platform.io";
@@ -103,7 +105,7 @@ describe("describe and patch", () => {
 });
 
 describe("create and apply -f", () => {
-  const sa = (name: string) => toYaml({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name } });
+  const sa = (name: string) => toYaml(serviceAccount({ name }));
 
   it("creates the new objects of a file beside one that already exists", async () => {
     await server.up.ctl(["create", "-f", "-"], { stdin: sa("existing") });

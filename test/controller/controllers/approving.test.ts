@@ -8,7 +8,9 @@ import type { ServingApprovalPolicy } from "../../../signers/serving-approval.js
 import { ApprovingController } from "../../../src/controller/controllers/approving.js";
 import { controllerResources } from "../../../src/controller/controllers/controller-set.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
-import { csrObject, decide, eventsFor, nodeClientCsr, startHarness, stopAfterEach, until, type Harness, type UserName } from "./harness.js";
+import { decide, eventsFor, nodeClientCsr, startHarness, stopAfterEach, type Harness, type UserName } from "./harness.js";
+import { newCsrObject } from "../../fixtures/csr.js";
+import { until } from "../../fixtures/wait.js";
 
 interface World {
   readonly h: Harness;
@@ -156,7 +158,8 @@ describe("ApprovingController: node-agent client requests", () => {
 });
 
 const servingCsr = (w: World, node: string, o: { dns?: string[]; ip?: string[]; expirationSeconds?: number } = {}) =>
-  csrObject(w.h.names, {
+  newCsrObject({
+    names: w.h.names,
     name: `${node}-serving`,
     cn: `system:node:${node}`,
     o: ["system:nodes"],

@@ -8,8 +8,9 @@ import { isPlatformError } from "../../../src/errors.js";
 import { generateCa } from "../../../src/pki/ca.js";
 import { parseCsr } from "../../../src/pki/csr.js";
 import { createBuiltinSigners } from "../../../signers/builtins.js";
-import { csr as csrFixture } from "../../fixtures/csr.js";
-import { decide, nodeClientCsr, startHarness, stopAfterEach, until, type Harness } from "./harness.js";
+import { csr as csrFixture, csrObject } from "../../fixtures/csr.js";
+import { decide, nodeClientCsr, startHarness, stopAfterEach, type Harness } from "./harness.js";
+import { until } from "../../fixtures/wait.js";
 
 const HOUR = 3_600_000;
 const T0 = Date.UTC(2030, 0, 1);
@@ -18,16 +19,14 @@ const at = (ms: number) => new Date(T0 + ms).toISOString().replace(/\.\d{3}Z$/, 
 /** A CSR object as the cleaner reads it from the cache. */
 function csrAt(o: { conditions?: [string, number][]; certificateNotAfterMs?: number } = {}): CertificateSigningRequest {
   const certificate = o.certificateNotAfterMs === undefined ? undefined : certificates.get(o.certificateNotAfterMs)!;
-  return {
-    apiVersion: "certificates.platform.io/v1",
-    kind: "CertificateSigningRequest",
-    metadata: { name: "x", uid: "u", creationTimestamp: at(0) },
-    spec: { request: "", signerName: "platform.io/apiserver-client" },
-    status: {
-      ...(certificate && { certificate }),
-      conditions: (o.conditions ?? []).map(([type, ms]) => ({ type, status: "True" as const, lastUpdateTime: at(ms), lastTransitionTime: at(ms) })),
-    },
-  };
+  return csrObject({
+    name: "x",
+    metadata: { uid: "u", creationTimestamp: at(0) },
+    signerName: "platform.io/apiserver-client",
+    spec: { request: "" },
+    ...(certificate && { certificate }),
+    conditions: (o.conditions ?? []).map(([type, ms]) => ({ type, status: "True" as const, lastUpdateTime: at(ms), lastTransitionTime: at(ms) })),
+  });
 }
 
 /** Issued chains (base64 as in status.certificate) by NotAfter offset from T0. */

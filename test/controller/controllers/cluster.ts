@@ -1,7 +1,7 @@
 // Real processes for end-to-end tests and benchmarks: `platform-ca apiserver` (HTTPS, admin.conf) and `platform-ca controller`.
 import { spawn, type ChildProcess } from "node:child_process";
 import { request as httpsRequest } from "node:https";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { groupNames, type GroupNames } from "../../../src/api/group.js";
@@ -10,6 +10,7 @@ import { restConfigFromConnection } from "../../../src/client/connection-config.
 import { createClient, type RestClient } from "../../../src/client/rest-client.js";
 import { controllerResources, type ControllerResources } from "../../../src/controller/controllers/controller-set.js";
 import { isPlatformError } from "../../../src/errors.js";
+import { startProcess, type Proc } from "../../fixtures/process.js";
 
 // The same file runs from test/ (vitest) and from dist/test/ (benchmarks); the CLI is always the built one.
 const HERE = new URL(".", import.meta.url).pathname;
@@ -19,52 +20,11 @@ export const CLI = join(REPO, "dist/src/cli/platform-ca.js");
 /** The bootstrap token of the token file: a node agent asking for its first client certificate. */
 export const BOOTSTRAP_TOKEN = "e2e-bootstrap-secret";
 
-export interface Proc {
-  readonly child: ChildProcess;
-  /** What the process printed on stdout, and its pino lines on stderr, so far. */
-  stdout(): string;
-  stderr(): string;
-  /** Sends `signal` (default SIGTERM) and waits for the exit; resolves to the exit code (null after a kill). */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
-
 /** Spawns the CLI and waits (bounded) for `ready` on stdout; resolves with the process and the first capture group. */
-export function spawnCli(args: readonly string[], ready: RegExp, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<{ proc: Proc; match: string }> {
+function spawnCli(args: readonly string[], ready: RegExp): Promise<{ proc: Proc; match: string }> {
   // BENCH_NODE_ARGS adds node flags to the spawned processes (e.g. "--cpu-prof --cpu-prof-dir=DIR" to profile a bench).
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
-  const child = spawn(process.execPath, [...nodeArgs, CLI, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PLATFORM_LOG_LEVEL: "info", ...env } });
-  let out = "";
-  let err = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const proc: Proc = {
-    child,
-    stdout: () => out,
-    stderr: () => err,
-    stop(signal = "SIGTERM") {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
-    },
-  };
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`platform-ca ${args[0]} did not start within ${timeoutMs} ms:\n${err.slice(-2000)}`));
-    }, timeoutMs);
-    const early = (code: number | null) => {
-      clearTimeout(timer);
-      reject(new Error(`platform-ca ${args[0]} exited with ${code}:\n${err.slice(-2000)}`));
-    };
-    child.once("exit", early);
-    child.stdout!.on("data", () => {
-      const m = ready.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      child.off("exit", early);
-      resolve({ proc, match: m[1] ?? "" });
-    });
-  });
+  return startProcess(process.execPath, [...nodeArgs, CLI, ...args], ready, { env: { PLATFORM_LOG_LEVEL: "info" }, what: `platform-ca ${args[0]}` });
 }
 
 /**
@@ -124,6 +84,7 @@ export interface ClusterOptions {
 }
 
 export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
+  // Removed by stop(); no vitest hook here, as benchmarks run this file too.
   const dir = mkdtempSync(join(tmpdir(), "platform-ca-e2e-"));
   const dataDir = join(dir, "data");
   const tokenFile = join(dir, "tokens.csv");
@@ -173,6 +134,7 @@ export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
       await Promise.all(controllers.map((c) => c.stop()));
       for (const c of clients) c.close();
       await apiserver.stop();
+      rmSync(dir, { recursive: true, force: true });
     },
   } as Cluster;
 }

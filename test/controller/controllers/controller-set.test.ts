@@ -10,7 +10,8 @@ import { silentLogger } from "../../../src/logger.js";
 import { generateCa } from "../../../src/pki/ca.js";
 import { createBuiltinSigners } from "../../../signers/builtins.js";
 import { SignerRegistry } from "../../../signers/registry.js";
-import { nodeClientCsr, startHarness, until, type Harness } from "./harness.js";
+import { nodeClientCsr, startHarness, type Harness } from "./harness.js";
+import { until } from "../../fixtures/wait.js";
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {

@@ -4,15 +4,10 @@ import type { CertificateSigningRequest } from "../../../src/api/types/csr.js";
 import type { ResourceClient } from "../../../src/client/types.js";
 import { writeCsr } from "../../../src/controller/controllers/csr-object.js";
 import { PlatformError } from "../../../src/errors.js";
+import { csrObject } from "../../fixtures/csr.js";
 
 const base = (certificate?: string): CertificateSigningRequest =>
-  ({
-    apiVersion: "certificates.platform.io/v1",
-    kind: "CertificateSigningRequest",
-    metadata: { name: "r", uid: "u1", resourceVersion: "2" },
-    spec: { request: "", signerName: "example.com/s" },
-    status: certificate === undefined ? {} : { certificate },
-  }) as CertificateSigningRequest;
+  csrObject({ name: "r", metadata: { uid: "u1", resourceVersion: "2" }, signerName: "example.com/s", spec: { request: "" }, ...(certificate !== undefined && { certificate }) });
 
 /** A server that committed the first update but whose answer was lost: the client's retry then conflicts. */
 function lostAnswerClient(stored: CertificateSigningRequest): ResourceClient<CertificateSigningRequest> {

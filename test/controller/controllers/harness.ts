@@ -1,5 +1,4 @@
 // A real API server in-process (memory storage, token authentication, RBAC, admission, SubjectAccessReview) and clients over loopback.
-import { Buffer } from "node:buffer";
 import { afterEach } from "vitest";
 import { groupNames, type GroupNames } from "../../../src/api/group.js";
 import type { ApiObject } from "../../../src/api/meta.js";
@@ -24,7 +23,7 @@ import { Informer } from "../../../src/controller/informer.js";
 import { controllerResources, type ControllerResources } from "../../../src/controller/controllers/controller-set.js";
 import { silentLogger } from "../../../src/logger.js";
 import { StaticLister } from "../../apiserver/auth/fixtures.js";
-import { csr as csrFixture, type CsrOptions } from "../../fixtures/csr.js";
+import { newCsrObject, type CsrObjectOptions, type CsrOptions } from "../../fixtures/csr.js";
 
 /** The identities of the tests: the administrator and the controller by bearer token, the others by impersonation. */
 export const USERS = {
@@ -135,32 +134,9 @@ function requesterGrant(names: GroupNames): ApiObject[] {
   ];
 }
 
-export interface CsrObjectOptions extends CsrOptions {
-  readonly name?: string;
-  readonly signerName?: string;
-  readonly usages?: readonly string[];
-  readonly expirationSeconds?: number;
-}
-
-/** A CertificateSigningRequest object around a freshly generated PKCS#10 request. */
-export async function csrObject(names: GroupNames, o: CsrObjectOptions = {}): Promise<CertificateSigningRequest> {
-  const request = await csrFixture({ key: "p256", ...o });
-  return {
-    apiVersion: `${names.certificates}/v1`,
-    kind: "CertificateSigningRequest",
-    metadata: { name: o.name ?? "csr-1" },
-    spec: {
-      request: Buffer.from(request.pem).toString("base64"),
-      signerName: o.signerName ?? names.signers.nodeagentClient,
-      usages: [...(o.usages ?? ["digital signature", "client auth"])],
-      ...(o.expirationSeconds !== undefined && { expirationSeconds: o.expirationSeconds }),
-    },
-  };
-}
-
 /** A node-agent client request for `node` (CN system:node:<node>, O system:nodes). */
-export function nodeClientCsr(names: GroupNames, node: string, o: CsrObjectOptions = {}): Promise<CertificateSigningRequest> {
-  return csrObject(names, { name: `${node}-client`, cn: `system:node:${node}`, o: ["system:nodes"], ...o });
+export function nodeClientCsr(names: GroupNames, node: string, o: CsrObjectOptions & CsrOptions = {}): Promise<CertificateSigningRequest> {
+  return newCsrObject({ names, name: `${node}-client`, cn: `system:node:${node}`, o: ["system:nodes"], ...o });
 }
 
 /** Adds a condition through /approval as an administrator would with `certificate approve|deny`. */
@@ -168,16 +144,6 @@ export async function decide(h: Harness, name: string, type: "Approved" | "Denie
   const current = await h.admin.csrs.get(name);
   const conditions = [...(current.status?.conditions ?? []), { type, status: "True" as const, reason, message: `${type} in a test` }];
   return h.admin.csrs.update({ ...current, status: { ...current.status, conditions } }, { subresource: "approval" });
-}
-
-/** Waits (bounded) until `check` returns a value other than undefined, letting real I/O and fake timers run. */
-export async function until<T>(check: () => Promise<T | undefined> | T | undefined, what: string, tries = 400): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`gave up waiting for ${what}`);
 }
 
 /** Events about one object, read from the server. */

@@ -11,7 +11,9 @@ import type { CaKeyPair } from "../../../src/pki/types.js";
 import { createBuiltinSigners } from "../../../signers/builtins.js";
 import { SignerRegistry } from "../../../signers/registry.js";
 import type { Signer, SigningRequest } from "../../../signers/signer.js";
-import { csrObject, decide, eventsFor, nodeClientCsr, startHarness, stopAfterEach, until, type Harness } from "./harness.js";
+import { decide, eventsFor, nodeClientCsr, startHarness, stopAfterEach, type Harness } from "./harness.js";
+import { newCsrObject } from "../../fixtures/csr.js";
+import { until } from "../../fixtures/wait.js";
 
 interface World {
   readonly h: Harness;
@@ -195,7 +197,7 @@ describe("SigningController", () => {
 
   it("ignores requests for signers it does not have", async () => {
     const w = await world();
-    await w.create(await csrObject(w.h.names, { name: "custom", cn: "x", signerName: "example.com/custom" }));
+    await w.create(await newCsrObject({ names: w.h.names, name: "custom", cn: "x", signerName: "example.com/custom" }));
     await decide(w.h, "custom", "Approved");
     await w.create(await nodeClientCsr(w.h.names, "node-9"));
     await decide(w.h, "node-9-client", "Approved");

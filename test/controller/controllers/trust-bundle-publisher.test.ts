@@ -1,6 +1,5 @@
 // The trust-bundle publisher against a real in-process API server: create, recreate, correct, de-duplicate, rotate.
-import { mkdtempSync, renameSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ClusterTrustBundle } from "../../../src/api/types/trust-bundle.js";
@@ -14,7 +13,9 @@ import { parseCsr } from "../../../src/pki/csr.js";
 import { createBuiltinSigners } from "../../../signers/builtins.js";
 import { SignerRegistry } from "../../../signers/registry.js";
 import { csr as csrFixture } from "../../fixtures/csr.js";
-import { startHarness, stopAfterEach, until, type Harness } from "./harness.js";
+import { startHarness, stopAfterEach, type Harness } from "./harness.js";
+import { tempDir } from "../../fixtures/temp-dir.js";
+import { until } from "../../fixtures/wait.js";
 
 interface World {
   readonly h: Harness;
@@ -33,7 +34,7 @@ const newCa = (h: Harness, commonName: string) => generateCa({ commonName, keyTy
 
 async function world(first: (h: Harness) => Promise<GeneratedCa> = (h) => newCa(h, "publisher CA 1")): Promise<World> {
   const h = await startHarness();
-  const dir = mkdtempSync(join(tmpdir(), "publisher-ca-"));
+  const dir = tempDir("publisher-ca-");
   const files = { certFile: join(dir, "ca.crt"), keyFile: join(dir, "ca.key") };
   const write = (ca: GeneratedCa): void => {
     writeFileSync(`${files.certFile}.new`, ca.certPem);

@@ -1,13 +1,13 @@
 // -o parsing and the structured printers: JSON, YAML and name byte-identical to kubectl's; managedFields; template files.
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import type { ApiObject } from "../../../../src/api/meta.js";
 import { asList, parseOutput, printObject, qualifiedName } from "../../../../src/cli/ctl/output/printer.js";
 import { isPlatformError } from "../../../../src/errors.js";
+import { tempDir } from "../../../fixtures/temp-dir.js";
 
 const FIXTURE = new URL("../template-fixture.json", import.meta.url).pathname;
 const fixture = JSON.parse(readFileSync(FIXTURE, "utf8")) as ApiObject;
@@ -37,7 +37,7 @@ describe("structured printers", () => {
   });
 
   it("prints YAML strings that YAML 1.1 would read as something else quoted, as kubectl does", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "ctl-printer-"));
+    const dir = tempDir("ctl-printer-");
     const obj = { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "q", annotations: { y: "n", on: "yes", t: "2023-01-01T00:00:00Z", num: "0123", empty: "", multi: "a\nb\n" } } };
     writeFileSync(join(dir, "q.json"), JSON.stringify(obj));
     expect(printObject({ format: "yaml" }, obj as ApiObject, PRINT)).toBe(await kubectlPrints("yaml", join(dir, "q.json")));
@@ -74,7 +74,7 @@ describe("structured printers", () => {
 });
 
 describe("-o parsing", () => {
-  const dir = mkdtempSync(join(tmpdir(), "ctl-output-"));
+  const dir = tempDir("ctl-output-");
   writeFileSync(join(dir, "t.jsonpath"), "{.metadata.name}");
   writeFileSync(join(dir, "t.tmpl"), "{{.kind}}");
 
