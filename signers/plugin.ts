@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import { DEFAULT_GROUP_SUFFIX } from "../src/api/group.js";
 import { PlatformError, toPlatformError } from "../src/errors.js";
 import { silentLogger, type Logger } from "../src/logger.js";
+import { resolveKeyRef } from "../src/pki/pkcs11-uri.js";
 import { openCaSource } from "./ca-files.js";
 import { DEFAULT_MAX_DURATION_SECONDS, type CaInput } from "./ca-signer.js";
 import type { Signer, SigningRequest, Validation } from "./signer.js";
@@ -69,7 +70,7 @@ function contextFrom(options: LoadSignerPluginOptions, baseDir: string): SignerP
   const logger = options.logger ?? silentLogger();
   const now = options.now ?? (() => new Date());
   const loadCa = async (files: { readonly certFile: string; readonly keyFile: string }): Promise<CaInput> =>
-    openCaSource({ certFile: resolve(baseDir, files.certFile), keyFile: resolve(baseDir, files.keyFile) }, { now, logger });
+    openCaSource({ certFile: resolve(baseDir, files.certFile), keyFile: resolveKeyRef(baseDir, files.keyFile) }, { now, logger });
   return {
     groupSuffix: options.groupSuffix ?? DEFAULT_GROUP_SUFFIX,
     maxDurationSeconds: options.maxDurationSeconds ?? DEFAULT_MAX_DURATION_SECONDS,

@@ -8,9 +8,10 @@ import { apiserverCommand } from "./commands/apiserver.js";
 import { upCommand } from "./commands/up.js";
 import { controllerCommand } from "./commands/controller.js";
 import { credentialCommand } from "./commands/credential.js";
+import { hsmCommand } from "./commands/hsm.js";
 
 // Each subcommand module adds itself here (one import + one list entry per module).
-const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand, upCommand, controllerCommand, credentialCommand];
+const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand, upCommand, controllerCommand, credentialCommand, hsmCommand];
 
 const code = await runProgram(buildProgram("platform-ca", VERSION, modules), process.argv);
 process.exitCode = code;
