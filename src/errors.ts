@@ -47,11 +47,11 @@ export const ERROR_CODES = {
   LIFETIME_INVALID: c(400, "BadRequest"),
 
   // --- pki: CA keys in a PKCS#11 token ---
-  PKCS11_URI_INVALID: c(400, "BadRequest"),
-  PKCS11_UNAVAILABLE: c(500, "InternalError"),
-  PKCS11_LOGIN_FAILED: c(500, "InternalError"),
-  PKCS11_KEY_NOT_FOUND: c(500, "InternalError"),
-  PKCS11_ERROR: c(500, "InternalError", true),
+  HSM_URI_INVALID: c(400, "BadRequest"),
+  HSM_UNAVAILABLE: c(500, "InternalError"),
+  HSM_LOGIN_FAILED: c(500, "InternalError"),
+  HSM_KEY_NOT_FOUND: c(500, "InternalError"),
+  HSM_ERROR: c(500, "InternalError", true),
 
   // --- signers ---
   SIGNER_UNKNOWN: c(404, "NotFound"),

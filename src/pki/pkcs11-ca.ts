@@ -117,7 +117,7 @@ function findKey(token: Token, session: Buffer): Buffer {
   const found = findObjects(token, session, keyTemplate(token, token.ref, token.lib.CKO_PRIVATE_KEY));
   if (found.length === 1) return found[0]!;
   const what = found.length === 0 ? "no private key" : "more than one private key";
-  throw new PlatformError("PKCS11_KEY_NOT_FOUND", `${token.ref.display}: ${what} in the token matches the URI's object/id`);
+  throw new PlatformError("HSM_KEY_NOT_FOUND", `${token.ref.display}: ${what} in the token matches the URI's object/id`);
 }
 
 /** How the CA certificate says its key signs: by key type, and RSA-PSS when the certificate itself is PSS-signed. */

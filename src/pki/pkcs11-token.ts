@@ -27,7 +27,7 @@ export function loadPkcs11js(): Promise<Pkcs11Lib> {
     (err: unknown) => {
       library = undefined;
       throw new PlatformError(
-        "PKCS11_UNAVAILABLE",
+        "HSM_UNAVAILABLE",
         `pkcs11: keys need the optional package pkcs11js, which cannot be loaded (${(err as Error).message}); enable it with \`npm install pkcs11js\` (needs a C++ compiler)`,
         { cause: err },
       );
@@ -42,7 +42,7 @@ export function ckrName(err: unknown): string {
 }
 
 export function tokenError(ref: Pkcs11KeyRef, what: string, err: unknown): PlatformError {
-  return err instanceof PlatformError ? err : new PlatformError("PKCS11_ERROR", `${ref.display}: ${what} failed: ${ckrName(err)}`, { cause: err });
+  return err instanceof PlatformError ? err : new PlatformError("HSM_ERROR", `${ref.display}: ${what} failed: ${ckrName(err)}`, { cause: err });
 }
 
 const modules = new Map<string, Promise<{ lib: Pkcs11Lib; module: Pkcs11js.PKCS11 }>>();
@@ -56,7 +56,7 @@ function openModule(path: string): Promise<{ lib: Pkcs11Lib; module: Pkcs11js.PK
         module.load(path);
       } catch (err) {
         modules.delete(path);
-        throw new PlatformError("PKCS11_UNAVAILABLE", `cannot load the PKCS#11 module ${path}: ${(err as Error).message}`, { cause: err });
+        throw new PlatformError("HSM_UNAVAILABLE", `cannot load the PKCS#11 module ${path}: ${(err as Error).message}`, { cause: err });
       }
       // OS locking: signatures run on libuv's worker threads, several at a time.
       module.C_Initialize({ flags: lib.CKF_OS_LOCKING_OK });
@@ -87,11 +87,11 @@ export class Token {
     this.#pin = pin;
   }
 
-  /** Opens the token the URI names and logs in; PKCS11_LOGIN_FAILED for a missing token or a wrong PIN. */
+  /** Opens the token the URI names and logs in; HSM_LOGIN_FAILED for a missing token or a wrong PIN. */
   static async open(ref: Pkcs11KeyRef, env: Readonly<Record<string, string | undefined>> = process.env): Promise<Token> {
     const path = ref.modulePath ?? env[MODULE_ENV];
     if (path === undefined || path === "") {
-      throw new PlatformError("PKCS11_UNAVAILABLE", `${ref.display}: no PKCS#11 module: add module-path=/path/to/module.so to the URI or set ${MODULE_ENV}`);
+      throw new PlatformError("HSM_UNAVAILABLE", `${ref.display}: no PKCS#11 module: add module-path=/path/to/module.so to the URI or set ${MODULE_ENV}`);
     }
     const { lib, module } = await openModule(path);
     const slot = findSlot(module, ref);
@@ -112,7 +112,7 @@ export class Token {
           this.module.C_CloseSession(session);
           this.#open -= 1;
           const why = code === this.lib.CKR_PIN_INCORRECT ? "wrong PIN" : ckrName(err);
-          throw new PlatformError("PKCS11_LOGIN_FAILED", `${this.ref.display}: login to token failed: ${why}`, { cause: err });
+          throw new PlatformError("HSM_LOGIN_FAILED", `${this.ref.display}: login to token failed: ${why}`, { cause: err });
         }
       }
     }
@@ -193,5 +193,5 @@ function findSlot(module: Pkcs11js.PKCS11, ref: Pkcs11KeyRef): Handle {
     return slot;
   }
   const tokens = seen.length === 0 ? "none" : seen.map((s) => JSON.stringify(s)).join(", ");
-  throw new PlatformError("PKCS11_LOGIN_FAILED", `${ref.display}: no token matches the URI (tokens present: ${tokens})`);
+  throw new PlatformError("HSM_LOGIN_FAILED", `${ref.display}: no token matches the URI (tokens present: ${tokens})`);
 }

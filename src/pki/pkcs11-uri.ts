@@ -40,7 +40,7 @@ export function resolveKeyRef(baseDir: string, ref: string): string {
 }
 
 function invalid(uri: string, why: string): PlatformError {
-  return new PlatformError("PKCS11_URI_INVALID", `invalid PKCS#11 URI ${maskPin(uri)}: ${why}`);
+  return new PlatformError("HSM_URI_INVALID", `invalid PKCS#11 URI ${maskPin(uri)}: ${why}`);
 }
 
 /** The URI with pin-value replaced, so it can be shown and logged. */
@@ -72,7 +72,7 @@ function text(uri: string, bytes: Uint8Array, name: string): string {
   }
 }
 
-/** Parses a `pkcs11:` URI naming one private key; PKCS11_URI_INVALID with the reason otherwise. */
+/** Parses a `pkcs11:` URI naming one private key; HSM_URI_INVALID with the reason otherwise. */
 export function parsePkcs11Uri(uri: string): Pkcs11KeyRef {
   if (typeof uri !== "string" || !isPkcs11Uri(uri)) throw invalid(String(uri), 'it must start with "pkcs11:"');
   const body = uri.slice(7);
@@ -139,13 +139,13 @@ export function readPin(ref: Pkcs11KeyRef, env: Readonly<Record<string, string |
   if (source === undefined) return undefined;
   if (source.startsWith("env:")) {
     const value = env[source.slice(4)];
-    if (value === undefined) throw new PlatformError("PKCS11_LOGIN_FAILED", `${ref.display}: environment variable ${source.slice(4)} (pin-source) is not set`);
+    if (value === undefined) throw new PlatformError("HSM_LOGIN_FAILED", `${ref.display}: environment variable ${source.slice(4)} (pin-source) is not set`);
     return value;
   }
   const file = source.slice(5).replace(/^\/\/(localhost)?(?=\/)/, "");
   try {
     return readFileSync(file, "utf8").replace(/\r?\n$/, "");
   } catch (err) {
-    throw new PlatformError("PKCS11_LOGIN_FAILED", `${ref.display}: cannot read the PIN file ${file}: ${(err as Error).message}`, { cause: err });
+    throw new PlatformError("HSM_LOGIN_FAILED", `${ref.display}: cannot read the PIN file ${file}: ${(err as Error).message}`, { cause: err });
   }
 }

@@ -112,10 +112,10 @@ describe("bad token input is one clear line", () => {
     expect(r.stderr.trimEnd()).toMatch(message);
   });
 
-  it("a signer whose URI names a missing object does not load, with PKCS11_KEY_NOT_FOUND", async () => {
+  it("a signer whose URI names a missing object does not load, with HSM_KEY_NOT_FOUND", async () => {
     const source = new CaSource({ certFile: certFile("ca-0"), keyFile: token.uri("no-such-key") });
     await source.refresh();
-    expect([source.lastError?.code, source.lastError?.message]).toEqual(["PKCS11_KEY_NOT_FOUND", expect.stringMatching(/object=no-such-key.*: no private key in the token matches/)]);
+    expect([source.lastError?.code, source.lastError?.message]).toEqual(["HSM_KEY_NOT_FOUND", expect.stringMatching(/object=no-such-key.*: no private key in the token matches/)]);
     expect((await rejection(Promise.resolve().then(() => source.current()))).code).toBe("CA_INVALID");
   });
 

@@ -11,7 +11,7 @@ const error = (uri: string): string => {
   try {
     parsePkcs11Uri(uri);
   } catch (err) {
-    if (isPlatformError(err) && err.code === "PKCS11_URI_INVALID") return err.message;
+    if (isPlatformError(err) && err.code === "HSM_URI_INVALID") return err.message;
     throw err;
   }
   throw new Error(`${uri} was accepted`);
@@ -91,7 +91,7 @@ describe("parsePkcs11Uri", () => {
     );
   });
 
-  it("answers any input with a parsed key or PKCS11_URI_INVALID, never another error (fuzzed)", () => {
+  it("answers any input with a parsed key or HSM_URI_INVALID, never another error (fuzzed)", () => {
     const piece = fc.oneof(fc.constantFrom("pkcs11:", ";", "?", "&", "=", "%", "%2", "%zz", "object", "id", "token", "pin-value", "module-path", "type=private", "%C3%A9", "%ff"), fc.string({ maxLength: 6 }));
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
@@ -100,7 +100,7 @@ describe("parsePkcs11Uri", () => {
           const ref = parsePkcs11Uri(uri);
           expect(ref.object !== undefined || ref.id !== undefined).toBe(true);
         } catch (err) {
-          expect(isPlatformError(err) && err.code === "PKCS11_URI_INVALID" && !err.message.includes("\n")).toBe(true);
+          expect(isPlatformError(err) && err.code === "HSM_URI_INVALID" && !err.message.includes("\n")).toBe(true);
         }
       }),
       { numRuns: 2000 },
