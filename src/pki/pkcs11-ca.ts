@@ -36,17 +36,20 @@ export class TokenKey {
   readonly token: Token;
   readonly ref: Pkcs11KeyRef;
   #handle: Buffer;
+  /** The token's generation the handle was found in; after a reconnect the key is looked up again. */
+  #generation: number;
 
   private constructor(token: Token, ref: Pkcs11KeyRef, handle: Buffer) {
     this.token = token;
     this.ref = ref;
     this.#handle = handle;
+    this.#generation = token.generation;
   }
 
   static async open(uri: string, env?: Readonly<Record<string, string | undefined>>): Promise<TokenKey> {
     const ref = parsePkcs11Uri(uri);
     const token = await Token.open(ref, env);
-    return new TokenKey(token, ref, await token.withSession("finding the key", (s) => findKey(token, s)));
+    return new TokenKey(token, ref, await token.withSession("finding the key", (s) => findKey(token, ref, s), ref));
   }
 
   /** A CaKeySigner: hashes in the process and has the token sign the digest, off the event loop. */
@@ -76,22 +79,18 @@ export class TokenKey {
     const sign = async (data: Uint8Array): Promise<Uint8Array> => {
       const digest = input(data);
       const raw = await this.token.withSession("signing", async (session) => {
-        if (this.token.generation !== this.#generation) await this.#refind(session);
+        if (this.token.generation !== this.#generation) {
+          this.#handle = findKey(this.token, this.ref, session);
+          this.#generation = this.token.generation;
+        }
         module.C_SignInit(session, mechanism, this.#handle);
         return module.C_SignAsync(session, digest, Buffer.alloc(1024));
-      });
+      }, this.ref);
       return output(raw);
     };
     return { algorithmDer, sign };
   }
 
-  #generation = 0;
-
-  /** Object handles may change after the token reconnects: look the key up again. */
-  async #refind(session: Buffer): Promise<void> {
-    this.#handle = findKey(this.token, session);
-    this.#generation = this.token.generation;
-  }
 }
 
 function keyTemplate(token: Token, ref: Pkcs11KeyRef, cls: number): Template {
@@ -113,11 +112,11 @@ function findObjects(token: Token, session: Buffer, template: Template): Buffer[
   }
 }
 
-function findKey(token: Token, session: Buffer): Buffer {
-  const found = findObjects(token, session, keyTemplate(token, token.ref, token.lib.CKO_PRIVATE_KEY));
+function findKey(token: Token, ref: Pkcs11KeyRef, session: Buffer): Buffer {
+  const found = findObjects(token, session, keyTemplate(token, ref, token.lib.CKO_PRIVATE_KEY));
   if (found.length === 1) return found[0]!;
   const what = found.length === 0 ? "no private key" : "more than one private key";
-  throw new PlatformError("HSM_KEY_NOT_FOUND", `${token.ref.display}: ${what} in the token matches the URI's object/id`);
+  throw new PlatformError("HSM_KEY_NOT_FOUND", `${ref.display}: ${what} in the token matches the URI's object/id`);
 }
 
 /** How the CA certificate says its key signs: by key type, and RSA-PSS when the certificate itself is PSS-signed. */
@@ -196,7 +195,7 @@ export async function generateTokenCa(o: TokenCaOptions): Promise<{ readonly cer
       jwk = { kty: "RSA", n: n!.value.toString("base64url"), e: e!.value.toString("base64url") };
     }
     return new Uint8Array(createPublicKey({ key: jwk, format: "jwk" }).export({ type: "spki", format: "der" }));
-  }).catch((err: unknown) => {
+  }, ref).catch((err: unknown) => {
     throw tokenError(ref, "generating the key", err);
   });
   const key = await TokenKey.open(o.uri, o.env);

@@ -67,6 +67,8 @@ function openModule(path: string): Promise<{ lib: Pkcs11Lib; module: Pkcs11js.PK
   return opened;
 }
 
+const tokens = new Map<string, Token>();
+
 /** One logged-in token: a pool of sessions shared by every key of the token. */
 export class Token {
   readonly lib: Pkcs11Lib;
@@ -95,8 +97,14 @@ export class Token {
     }
     const { lib, module } = await openModule(path);
     const slot = findSlot(module, ref);
-    const token = new Token(lib, module, ref, slot, readPin(ref, env));
+    const pin = readPin(ref, env);
+    // One pool and one login per token: every key and CA reload of the same token and PIN shares them.
+    const id = `${path}\0${slot.toString("hex")}\0${pin ?? ""}`;
+    const known = tokens.get(id);
+    if (known !== undefined) return known;
+    const token = new Token(lib, module, ref, slot, pin);
     token.release(token.#openSession());
+    tokens.set(id, token);
     return token;
   }
 
@@ -153,8 +161,8 @@ export class Token {
     for (const w of waiting) void this.acquire().then(w);
   }
 
-  /** Runs `op` on a session; on a lost session or login it reconnects once and runs it again. */
-  async withSession<T>(what: string, op: (session: Handle) => Promise<T> | T): Promise<T> {
+  /** Runs `op` on a session; on a lost session or login it reconnects once and runs it again. `ref` names the key in errors. */
+  async withSession<T>(what: string, op: (session: Handle) => Promise<T> | T, ref: Pkcs11KeyRef = this.ref): Promise<T> {
     for (let attempt = 0; ; attempt += 1) {
       const generation = this.#generation;
       const session = await this.acquire();
@@ -169,7 +177,7 @@ export class Token {
           continue;
         }
         this.release(session, generation);
-        throw tokenError(this.ref, what, err);
+        throw tokenError(ref, what, err);
       }
     }
   }

@@ -13,9 +13,9 @@ const CURVE_OIDS: Record<string, string> = { "P-256": "1.2.840.10045.3.1.7", "P-
  * imported once (CKA_SENSITIVE, not extractable) and the returned CaKeyPair has no private key, only the token.
  */
 export async function importIntoToken(uri: string, ca: CaKeyPair & { readonly privateKey: KeyObject }): Promise<CaKeyPair> {
-  const token = await Token.open(parsePkcs11Uri(uri));
+  const ref = parsePkcs11Uri(uri);
+  const token = await Token.open(ref);
   const { lib, module } = token;
-  const ref = token.ref;
   const jwk = ca.privateKey.export({ format: "jwk" });
   const b = (v: string | undefined) => Buffer.from(v ?? "", "base64url");
   const common = [

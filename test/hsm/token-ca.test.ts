@@ -91,6 +91,8 @@ describe("a CA generated in the token", () => {
     // Closing every session of the slot logs the application out: the signer must log in again and retry.
     key.token.module.C_CloseAllSessions(key.token.module.C_GetSlotList(true)[0]!);
     expect(pemBlocks(await signer.sign(request, new Date()))).toHaveLength(1);
+    // Keys of one token share its session pool and login.
+    expect((await TokenKey.open(token.uri("ca-1"))).token).toBe(key.token);
   });
 });
 
@@ -110,6 +112,21 @@ describe("bad token input is one clear line", () => {
     expect(r.code).toBe(1);
     expect(oneLine(r.stderr)).toHaveLength(1);
     expect(r.stderr.trimEnd()).toMatch(message);
+  });
+
+  it("says how to enable pkcs11js when it cannot be loaded", async () => {
+    const hooks = join(token.dir, "no-pkcs11js.mjs");
+    writeFileSync(hooks, [
+      'export async function resolve(specifier, context, next) {',
+      '  if (specifier === "pkcs11js") throw Object.assign(new Error("Cannot find package \'pkcs11js\'"), { code: "ERR_MODULE_NOT_FOUND" });',
+      "  return next(specifier, context);",
+      "}",
+    ].join("\n"));
+    const register = join(token.dir, "register.mjs");
+    writeFileSync(register, `import { register } from "node:module";\nregister(${JSON.stringify(`file://${hooks}`)});\n`);
+    const r = await runCli(["hsm", "init-ca", "--key-uri", token.uri("unused"), "--subject", "CN=x", "--out", join(token.dir, "none.pem")], { env: { ...token.env, NODE_OPTIONS: `--import ${register}` } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe("error: pkcs11: keys need the optional package pkcs11js, which cannot be loaded (Cannot find package 'pkcs11js'); enable it with `npm install pkcs11js` (needs a C++ compiler)\n");
   });
 
   it("a signer whose URI names a missing object does not load, with HSM_KEY_NOT_FOUND", async () => {
