@@ -90,7 +90,6 @@ export class TokenKey {
     };
     return { algorithmDer, sign };
   }
-
 }
 
 function keyTemplate(token: Token, ref: Pkcs11KeyRef, cls: number): Template {
