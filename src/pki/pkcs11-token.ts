@@ -98,9 +98,13 @@ export class Token {
     const { lib, module } = await openModule(path);
     const slot = findSlot(module, ref);
     const pin = readPin(ref, env);
-    // One pool and one login per token: every key and CA reload of the same token and PIN shares them.
-    const id = `${path}\0${slot.toString("hex")}\0${pin ?? ""}`;
+    // One pool and one login per token: every key and CA reload of the same token shares them. The login is the
+    // application's, so another PIN could not be checked: it is refused rather than taken on trust.
+    const id = `${path}\0${slot.toString("hex")}`;
     const known = tokens.get(id);
+    if (known !== undefined && known.#pin !== pin) {
+      throw new PlatformError("HSM_LOGIN_FAILED", `${ref.display}: the token is already in use with another PIN in this process; use one PIN source per token`);
+    }
     if (known !== undefined) return known;
     const token = new Token(lib, module, ref, slot, pin);
     token.release(token.#openSession());

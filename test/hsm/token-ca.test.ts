@@ -1,5 +1,6 @@
 // CA keys generated in SoftHSM2 by `platform-ca hsm init-ca`: issuance through the token, verified by OpenSSL and GnuTLS.
-import { writeFileSync } from "node:fs";
+import { verify, X509Certificate } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createBuiltinSigners } from "../../signers/builtins.js";
@@ -9,7 +10,7 @@ import { CaSource } from "../../src/pki/ca-source.js";
 import { TokenKey } from "../../src/pki/pkcs11-ca.js";
 import { runCli } from "../cli/fixtures.js";
 import { pemBlocks, rejection, signingRequest, SIGNERS, tryRun } from "../signers/fixtures.js";
-import { privateKeyFiles, softhsmToken } from "./softhsm.js";
+import { privateKeyFiles, SOFTHSM_MODULE, softhsmToken } from "./softhsm.js";
 
 const token = softhsmToken("token-ca");
 const KEYS = [
@@ -96,6 +97,22 @@ describe("a CA generated in the token", () => {
   });
 });
 
+describe("ECDSA signatures from the token", () => {
+  it.each([[0, "P-256", "sha256"], [1, "P-384", "sha384"]] as const)("are DER that OpenSSL verifies, leading zeros and high bits included: %s %s", async (i, curve, hash) => {
+    const key = await TokenKey.open(token.uri(`ca-${i}`));
+    const signer = key.signer({ kind: "ecdsa", curve });
+    const publicKey = new X509Certificate(readFileSync(certFile(`ca-${i}`))).publicKey;
+    const signatures = await Promise.all(Array.from({ length: 512 }, async (_, n) => {
+      const data = Buffer.from(`challenge ${n}`);
+      return { data, value: Buffer.from(await signer.sign(data)) };
+    }));
+    // r or s shorter than the curve, or with the top bit set (a 0x00 pad), each happen within 512 signatures.
+    const lengths = new Set(signatures.map((s) => s.value.length));
+    expect(lengths.size).toBeGreaterThan(1);
+    for (const { data, value } of signatures) expect(verify(hash, data, publicKey, value)).toBe(true);
+  });
+});
+
 describe("bad token input is one clear line", () => {
   const initCa = (uri: string) => runCli(["hsm", "init-ca", "--key-uri", uri, "--subject", "CN=x", "--out", join(token.dir, "bad.pem")], { env: token.env });
   const oneLine = (stderr: string) => stderr.trimEnd().split("\n");
@@ -134,6 +151,11 @@ describe("bad token input is one clear line", () => {
     await source.refresh();
     expect([source.lastError?.code, source.lastError?.message]).toEqual(["HSM_KEY_NOT_FOUND", expect.stringMatching(/object=no-such-key.*: no private key in the token matches/)]);
     expect((await rejection(Promise.resolve().then(() => source.current()))).code).toBe("CA_INVALID");
+  });
+
+  it("refuses a second PIN for a token already logged in, which it could not check", async () => {
+    const error = await rejection(TokenKey.open(`pkcs11:token=${token.label};object=ca-0?module-path=${SOFTHSM_MODULE}&pin-value=0000`));
+    expect([error.code, error.message]).toEqual(["HSM_LOGIN_FAILED", expect.stringMatching(/pin-value=\*\*\*: the token is already in use with another PIN in this process/)]);
   });
 
   it("a token key that is not the certificate's is KEY_MISMATCH", async () => {
