@@ -58,8 +58,16 @@ function openModule(path: string): Promise<{ lib: Pkcs11Lib; module: Pkcs11js.PK
         modules.delete(path);
         throw new PlatformError("HSM_UNAVAILABLE", `cannot load the PKCS#11 module ${path}: ${(err as Error).message}`, { cause: err });
       }
-      // OS locking: signatures run on libuv's worker threads, several at a time.
-      module.C_Initialize({ flags: lib.CKF_OS_LOCKING_OK });
+      // OS locking: signatures run on libuv's worker threads, several at a time. A module already initialised by
+      // another thread of this process (a restarted worker) is usable as it is.
+      try {
+        module.C_Initialize({ flags: lib.CKF_OS_LOCKING_OK });
+      } catch (err) {
+        if ((err as { code?: number }).code !== lib.CKR_CRYPTOKI_ALREADY_INITIALIZED) {
+          modules.delete(path);
+          throw new PlatformError("HSM_UNAVAILABLE", `cannot initialise the PKCS#11 module ${path}: ${ckrName(err)}`, { cause: err });
+        }
+      }
       return { lib, module };
     });
     modules.set(path, opened);

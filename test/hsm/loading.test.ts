@@ -1,6 +1,8 @@
 // Every way a signer loads its CA takes a pkcs11: key URI: controller configuration, plug-ins, a default module.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
 import { beforeAll, describe, expect, it } from "vitest";
 import { groupNames } from "../../src/api/group.js";
 import { signersFromConfig } from "../../src/controller/controllers/signers-from-config.js";
@@ -9,6 +11,7 @@ import { CaSource } from "../../src/pki/ca-source.js";
 import { generateTokenCa, TokenKey } from "../../src/pki/pkcs11-ca.js";
 import { MODULE_ENV } from "../../src/pki/pkcs11-token.js";
 import { loadSignerPlugin } from "../../signers/plugin.js";
+import { REPO } from "../cli/fixtures.js";
 import { rejection, signingRequest } from "../signers/fixtures.js";
 import { SOFTHSM_MODULE, softhsmToken } from "./softhsm.js";
 
@@ -53,6 +56,23 @@ describe("a CA key named by a pkcs11: URI", () => {
     writeFileSync(pinFile, "4321\n", { mode: 0o600 });
     expect(await source.refresh()).toBe(true);
     expect(source.current().keySigner).toBeDefined();
+  });
+
+  it("signs from a worker thread after the main thread initialised the module", async () => {
+    expect((await (await TokenKey.open(token.uri("ca"))).signer({ kind: "ecdsa", curve: "P-256" }).sign(Uint8Array.of(1))).length).toBeGreaterThan(8);
+    const script = [
+      `const { TokenKey } = await import(${JSON.stringify(pathToFileURL(join(REPO, "dist/src/pki/pkcs11-ca.js")).href)});`,
+      `const key = await TokenKey.open(${JSON.stringify(token.uri("ca"))});`,
+      'const signature = await key.signer({ kind: "ecdsa", curve: "P-256" }).sign(Uint8Array.of(2));',
+      'parentPort.postMessage(signature.length);',
+    ].join("\n");
+    const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(`import { parentPort } from "node:worker_threads";\n${script}`)}`));
+    const answer = await new Promise((resolve, reject) => {
+      worker.once("message", resolve);
+      worker.once("error", reject);
+    });
+    expect(answer).toBeGreaterThan(8);
+    await worker.terminate();
   });
 
   it("never shows a pin-value in errors", async () => {
