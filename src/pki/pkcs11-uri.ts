@@ -88,6 +88,8 @@ export function parsePkcs11Uri(uri: string): Pkcs11KeyRef {
       const eq = item.indexOf("=");
       if (eq <= 0) throw invalid(uri, `attribute "${item}" is not name=value`);
       const name = item.slice(0, eq).toLowerCase();
+      // RFC 7512 §2.3: vendor attributes start with x-; they are allowed and ignored here.
+      if (name.startsWith("x-") && name.length > 2) continue;
       if (!known.has(name)) {
         const other = known === PATH_ATTRIBUTES ? QUERY_ATTRIBUTES : PATH_ATTRIBUTES;
         throw invalid(uri, other.has(name) ? `${name} belongs in the ${where === "path" ? "query (after ?)" : "path (before ?)"}` : `unknown ${where} attribute ${name}`);

@@ -31,6 +31,10 @@ describe("parsePkcs11Uri", () => {
     });
   });
 
+  it("accepts and ignores vendor attributes (x-...)", () => {
+    expect(parsePkcs11Uri("pkcs11:object=k;x-vendor=1?x-opt=a%20b").object).toBe("k");
+  });
+
   it("masks pin-value wherever the URI is shown", () => {
     const ref = parsePkcs11Uri("pkcs11:object=k?pin-value=secret&module-path=/m.so");
     expect([ref.pinValue, ref.display]).toEqual(["secret", "pkcs11:object=k?pin-value=***&module-path=/m.so"]);
