@@ -1,7 +1,7 @@
 // Shared machinery of signers that issue from a CA: request basics, lifetime, issuance, chain and trust anchors.
 import { invalidOption, PlatformError, toPlatformError } from "../src/errors.js";
 import { silentLogger, type Logger } from "../src/logger.js";
-import { issueCertificate } from "../src/pki/issue.js";
+import { issueCertificate, issueCertificateAsync } from "../src/pki/issue.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr } from "../src/pki/types.js";
 import { findDuplicateUsages, isKnownUsage, resolveUsages } from "../src/pki/usages.js";
 import { computeValidity, MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
@@ -117,7 +117,9 @@ export class CaSigner implements Signer {
         caNotBefore: ca.notBefore,
         caNotAfter: ca.notAfter,
       });
-      const issued = issueCertificate({ csr: plan.csr, profile: plan.profile, validity, ca });
+      // A key in the process signs synchronously (the fast path); a token key signs off the event loop.
+      const issue = { csr: plan.csr, profile: plan.profile, validity, ca };
+      const issued = ca.keySigner ? await issueCertificateAsync(issue) : issueCertificate(issue);
       this.#provider.recordIssued?.(ca, issued.notAfter);
       this.#logger.debug({ signerName: this.signerName, serial: issued.serialHex, notAfter: issued.notAfter.toISOString() }, "issued certificate");
       return [issued.pem, ...presentedChain(ca)].map(withNewline).join("");
@@ -177,7 +179,7 @@ export class CaSigner implements Signer {
 }
 
 function isKeyPair(ca: CaInput): ca is CaKeyPair {
-  return typeof (ca as CaKeyPair).certPem === "string" && (ca as CaKeyPair).privateKey !== undefined;
+  return typeof (ca as CaKeyPair).certPem === "string" && ((ca as CaKeyPair).privateKey !== undefined || (ca as CaKeyPair).keySigner !== undefined);
 }
 
 function toProvider(ca: CaInput | undefined): CaProvider {

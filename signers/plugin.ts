@@ -5,6 +5,7 @@ import { DEFAULT_GROUP_SUFFIX } from "../src/api/group.js";
 import { namingProfile } from "../src/api/naming-profile.js";
 import { PlatformError, toPlatformError } from "../src/errors.js";
 import { silentLogger, type Logger } from "../src/logger.js";
+import { resolveKeyRef } from "../src/pki/pkcs11-uri.js";
 import { openCaSource } from "./ca-files.js";
 import { DEFAULT_MAX_DURATION_SECONDS, type CaInput } from "./ca-signer.js";
 import type { Signer, SigningRequest, Validation } from "./signer.js";
@@ -72,7 +73,7 @@ function contextFrom(options: LoadSignerPluginOptions, baseDir: string): SignerP
   const logger = options.logger ?? silentLogger();
   const now = options.now ?? (() => new Date());
   const loadCa = async (files: { readonly certFile: string; readonly keyFile: string }): Promise<CaInput> =>
-    openCaSource({ certFile: resolve(baseDir, files.certFile), keyFile: resolve(baseDir, files.keyFile) }, { now, logger });
+    openCaSource({ certFile: resolve(baseDir, files.certFile), keyFile: resolveKeyRef(baseDir, files.keyFile) }, { now, logger });
   const groupSuffix = options.groupSuffix ?? DEFAULT_GROUP_SUFFIX;
   return {
     groupSuffix,

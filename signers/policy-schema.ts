@@ -2,6 +2,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { NAME_ATTRIBUTE_SHORT_NAMES, OID } from "../src/pki/oids.js";
 import { isKnownUsage, KNOWN_USAGES, resolveUsages } from "../src/pki/usages.js";
+import { resolveKeyRef } from "../src/pki/pkcs11-uri.js";
 import { MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
 import { formatDurationSeconds } from "../src/fields/duration.js";
 import { FieldReader, join } from "../src/fields/reader.js";
@@ -116,7 +117,7 @@ function readIssuer(r: FieldReader, value: unknown, baseDir: string): Pick<Signe
   const certFile = file("certFile");
   const keyFile = file("keyFile");
   if (!certFile || !keyFile) return {};
-  return { issuer: { certFile: resolveFrom(baseDir, certFile), keyFile: resolveFrom(baseDir, keyFile) } };
+  return { issuer: { certFile: resolveFrom(baseDir, certFile), keyFile: resolveKeyRef(baseDir, keyFile) } };
 }
 
 function readTrust(r: FieldReader, value: unknown, baseDir: string): SignerPolicy["trust"] {

@@ -46,6 +46,13 @@ export const ERROR_CODES = {
   CA_NOT_A_CA: c(500, "InternalError"),
   LIFETIME_INVALID: c(400, "BadRequest"),
 
+  // --- pki: CA keys in a PKCS#11 token ---
+  HSM_URI_INVALID: c(400, "BadRequest"),
+  HSM_UNAVAILABLE: c(500, "InternalError"),
+  HSM_LOGIN_FAILED: c(500, "InternalError"),
+  HSM_KEY_NOT_FOUND: c(500, "InternalError"),
+  HSM_ERROR: c(500, "InternalError", true),
+
   // --- signers ---
   SIGNER_UNKNOWN: c(404, "NotFound"),
   SIGNER_DUPLICATE: c(409, "AlreadyExists"),

@@ -4,6 +4,7 @@ import { REQUESTER_MATCHES_SUBJECT, ServingApprover, type ServingApprovalPolicy 
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOptions } from "./config-document.js";
 import { formatDuration } from "../fields/duration.js";
+import { isPkcs11Uri } from "../pki/pkcs11-uri.js";
 import { FieldReader } from "../fields/reader.js";
 import { validateLeaderMigration } from "./leader-migration.js";
 import {
@@ -220,12 +221,14 @@ export function servingPolicyOf(approver: PlatformControllerManagerConfiguration
 /** File paths in the document are relative to the document, not to wherever the process was started. */
 function resolvePaths(config: PlatformControllerManagerConfiguration, base: string): void {
   const abs = (p: string): string => (p === "" || isAbsolute(p) ? p : resolve(base, p));
+  // A key may be a pkcs11: URI naming it in a token instead of a file.
+  const key = (p: string): string => (isPkcs11Uri(p) ? p : abs(p));
   const signing = config.CSRSigningController;
   signing.ClusterSigningCertFile = abs(signing.ClusterSigningCertFile);
-  signing.ClusterSigningKeyFile = abs(signing.ClusterSigningKeyFile);
+  signing.ClusterSigningKeyFile = key(signing.ClusterSigningKeyFile);
   for (const [block] of SIGNER_BLOCKS) {
     signing[block].CertFile = abs(signing[block].CertFile);
-    signing[block].KeyFile = abs(signing[block].KeyFile);
+    signing[block].KeyFile = key(signing[block].KeyFile);
   }
   config.Generic.ClientConnection.kubeconfig = abs(config.Generic.ClientConnection.kubeconfig);
   for (const s of config.PlatformCAExtensions.CustomSigners) s.policyFile = abs(s.policyFile);

@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises";
 import { invalidOption, PlatformError, toPlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { caFromPem } from "./ca.js";
+import { isPkcs11Uri, maskPin } from "./pkcs11-uri.js";
 import type { CaKeyPair } from "./types.js";
 
 export interface FileFacts {
@@ -21,6 +22,7 @@ export interface CaSourceFs {
 
 export interface CaSourceOptions {
   readonly certFile: string;
+  /** The key file, or an RFC 7512 `pkcs11:` URI naming the key in a token (then only the certificate file is watched). */
   readonly keyFile: string;
   /** Accept intermediates after the CA certificate in the certificate file. */
   readonly intermediates?: boolean;
@@ -105,7 +107,7 @@ export class CaSource {
   current(): CaKeyPair {
     if (this.loaded) return this.loaded.ca;
     const reason = this.lastError ? `: ${this.lastError.message}` : "; call refresh() first";
-    throw new PlatformError("CA_INVALID", `no CA loaded from ${this.options.certFile} and ${this.options.keyFile}${reason}`, {
+    throw new PlatformError("CA_INVALID", `no CA loaded from ${this.options.certFile} and ${maskPin(this.options.keyFile)}${reason}`, {
       ...(this.lastError && { cause: this.lastError }),
     });
   }
@@ -123,16 +125,17 @@ export class CaSource {
 
   private async check(): Promise<boolean> {
     const { certFile, keyFile } = this.options;
+    const inToken = isPkcs11Uri(keyFile);
     let stamp: string;
     let cert: Uint8Array;
     let key: Uint8Array;
     try {
-      const [c, k] = await Promise.all([this.fs.stat(certFile), this.fs.stat(keyFile)]);
-      stamp = `${facts(c)}|${facts(k)}`;
+      const [c, k] = await Promise.all([this.fs.stat(certFile), inToken ? undefined : this.fs.stat(keyFile)]);
+      stamp = `${facts(c)}|${k ? facts(k) : keyFile}`;
       if (stamp === this.seen) return false;
-      [cert, key] = await Promise.all([this.fs.readFile(certFile), this.fs.readFile(keyFile)]);
+      [cert, key] = await Promise.all([this.fs.readFile(certFile), inToken ? Buffer.from(keyFile) : this.fs.readFile(keyFile)]);
     } catch (err) {
-      const error = new PlatformError("CA_INVALID", `cannot read CA files ${certFile}, ${keyFile}: ${(err as Error).message}`, { cause: err });
+      const error = new PlatformError("CA_INVALID", `cannot read CA files ${certFile}, ${maskPin(keyFile)}: ${(err as Error).message}`, { cause: err });
       return this.fail(error, `unreadable|${error.message}`);
     }
     if (this.loaded && sameBytes(cert, this.loaded.cert) && sameBytes(key, this.loaded.key)) {
@@ -143,9 +146,14 @@ export class CaSource {
     }
     let ca: CaKeyPair;
     try {
-      ca = caFromPem(text(cert), text(key), { intermediates: this.options.intermediates === true, certName: certFile, keyName: keyFile });
+      const options = { intermediates: this.options.intermediates === true, certName: certFile, keyName: maskPin(keyFile) };
+      // A token key is opened only here, when the certificate changed: pkcs11js is loaded on first use.
+      ca = inToken ? await (await import("./pkcs11-ca.js")).loadTokenCa(text(cert), keyFile, options) : caFromPem(text(cert), text(key), options);
     } catch (err) {
-      return this.fail(toPlatformError(err, "CA_INVALID"), stamp);
+      const error = toPlatformError(err, "CA_INVALID");
+      // A token may come back (inserted, unlocked) with the files unchanged: remember the failure, not the files,
+      // so the next refresh tries again; the same failure is still reported once.
+      return this.fail(error, inToken ? `${stamp}|${error.message}` : stamp);
     }
     this.seen = stamp;
     this.install(ca, cert, key);
@@ -157,7 +165,7 @@ export class CaSource {
     this.seen = stamp;
     this.lastError = error;
     this.logger.warn(
-      { code: error.code, generation: this.generation, certFile: this.options.certFile, keyFile: this.options.keyFile },
+      { code: error.code, generation: this.generation, certFile: this.options.certFile, keyFile: maskPin(this.options.keyFile) },
       `CA files not usable, ${this.loaded ? "keeping the previous CA" : "no CA loaded"}: ${error.message}`,
     );
     this.options.onError?.(error);

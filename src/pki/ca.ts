@@ -5,7 +5,7 @@ import { invalidOption, isPlatformError, PlatformError } from "../errors.js";
 import { DerReader, Tag, contextTag } from "./der.js";
 import { readName } from "./names.js";
 import { explicit, integer, objectIdentifier, sequence, setOf, utf8String } from "./der-writer.js";
-import { describeKey, generateKeyPair, KEY_TYPES, loadPrivateKey, privateKeyMatchesCertificate, subjectKeyIdentifier, type KeyType } from "./keys.js";
+import { describeKey, generateKeyPair, KEY_TYPES, loadPrivateKey, privateKeyMatchesCertificate, subjectKeyIdentifier, type KeyDescription, type KeyType } from "./keys.js";
 import { KeyUsageBit, keyUsageMask } from "./usages.js";
 import { OID } from "./oids.js";
 import { decodePem, encodePem } from "./pem.js";
@@ -19,7 +19,7 @@ import {
   validityDer,
   VERSION_V3,
 } from "./tbs-template.js";
-import type { CaKeyPair, Extension } from "./types.js";
+import type { CaKeyPair, CaKeySigner, Extension, FileCaKeyPair } from "./types.js";
 import { BACKDATE_SECONDS } from "./validity.js";
 
 export interface CaFromPemOptions {
@@ -119,9 +119,30 @@ export function maskOf(bytes: Uint8Array): number {
 }
 
 /** Builds a CaKeyPair: one CA certificate (plus intermediates when allowed), a matching key, CA=true. */
-export function caFromPem(certPem: string, keyPem: string, options: CaFromPemOptions = {}): CaKeyPair {
-  const certName = options.certName ?? "CA certificate";
+export function caFromPem(certPem: string, keyPem: string, options: CaFromPemOptions = {}): FileCaKeyPair {
   const keyName = options.keyName ?? "CA private key";
+  const { certName, certDer, facts, chainPem } = caCertificate(certPem, options);
+  const privateKey = withName(keyName, () => loadPrivateKey(keyPem));
+  const key = describeKey(privateKey);
+  if (!withName(certName, () => privateKeyMatchesCertificate(privateKey, certDer), "CERT_INVALID")) {
+    throw new PlatformError("KEY_MISMATCH", `${keyName} does not belong to ${certName}`);
+  }
+  return { ...caKeyPair(certDer, facts, chainPem, key, { publicKey: createPublicKey(privateKey) }), privateKey };
+}
+
+/**
+ * A CaKeyPair whose key stays outside the process (a PKCS#11 token): `keySigner` signs, and the caller has checked
+ * that it belongs to the certificate (src/pki/pkcs11-ca.ts signs a probe and verifies it).
+ */
+export function caFromPemWithSigner(certPem: string, keySigner: CaKeySigner, options: CaFromPemOptions = {}): CaKeyPair {
+  const { certName, certDer, facts, chainPem } = caCertificate(certPem, options);
+  const publicKey = withName(certName, () => createPublicKey({ key: Buffer.from(facts.spki), format: "der", type: "spki" }), "CERT_INVALID");
+  return caKeyPair(certDer, facts, chainPem, describeKey(publicKey), { publicKey, keySigner });
+}
+
+/** The CA certificate (and intermediates when allowed), checked to be a CA that may sign certificates. */
+function caCertificate(certPem: string, options: CaFromPemOptions): { certName: string; certDer: Uint8Array; facts: CertificateFacts; chainPem: string[] } {
+  const certName = options.certName ?? "CA certificate";
   const blocks = withName(certName, () => decodePem(certPem, { label: "CERTIFICATE" }));
   if (blocks.length > 1 && options.intermediates !== true) {
     throw new PlatformError(
@@ -133,15 +154,20 @@ export function caFromPem(certPem: string, keyPem: string, options: CaFromPemOpt
   if (headers) throw new PlatformError("PEM_HEADERS", `${certName}: certificate ${headers.index + 1} carries PEM headers`);
   const [leaf, ...chain] = blocks.map((b) => ({ der: b.der, facts: withName(certName, () => readCertificateFacts(b.der), "CERT_INVALID") }));
   const { der: certDer, facts } = leaf!;
-  const privateKey = withName(keyName, () => loadPrivateKey(keyPem));
-  const key = describeKey(privateKey);
   if (!facts.isCa) throw new PlatformError("CA_NOT_A_CA", `${certName}: certificate lacks BasicConstraints CA=true`);
   if (facts.keyUsage !== undefined && (facts.keyUsage & keyUsageMask("keyCertSign")) === 0) {
     throw new PlatformError("CA_NOT_A_CA", `${certName}: certificate KeyUsage lacks keyCertSign (bit ${KeyUsageBit.keyCertSign})`);
   }
-  if (!withName(certName, () => privateKeyMatchesCertificate(privateKey, certDer), "CERT_INVALID")) {
-    throw new PlatformError("KEY_MISMATCH", `${keyName} does not belong to ${certName}`);
-  }
+  return { certName, certDer, facts, chainPem: chain.map((c) => encodePem("CERTIFICATE", c.der)) };
+}
+
+function caKeyPair(
+  certDer: Uint8Array,
+  facts: CertificateFacts,
+  chainPem: readonly string[],
+  key: KeyDescription,
+  keys: Pick<CaKeyPair, "privateKey" | "publicKey" | "keySigner">,
+): CaKeyPair {
   return {
     certDer,
     certPem: encodePem("CERTIFICATE", certDer),
@@ -149,11 +175,10 @@ export function caFromPem(certPem: string, keyPem: string, options: CaFromPemOpt
     subjectKeyId: facts.subjectKeyId ?? subjectKeyIdentifier(facts.spki),
     notBefore: facts.notBefore,
     notAfter: facts.notAfter,
-    privateKey,
-    publicKey: createPublicKey(privateKey),
+    ...keys,
     keyAlgorithm: key.algorithm,
     ...(key.curve && { curve: key.curve }),
-    chainPem: chain.map((c) => encodePem("CERTIFICATE", c.der)),
+    chainPem,
   };
 }
 
@@ -174,7 +199,7 @@ export interface CaFiles {
 }
 
 /** Reads and checks a CA certificate file and key file (CSRSigningConfiguration CertFile/KeyFile). */
-export async function loadCaFiles(files: CaFiles): Promise<CaKeyPair> {
+export async function loadCaFiles(files: CaFiles): Promise<FileCaKeyPair> {
   const [cert, key] = await Promise.all([readCaFile(files.certFile, "certificate"), readCaFile(files.keyFile, "key")]);
   return caFromPem(cert, key, { intermediates: files.intermediates === true, certName: files.certFile, keyName: files.keyFile });
 }
@@ -198,10 +223,22 @@ export interface GeneratedCa {
   readonly certPem: string;
   /** PKCS#8 PEM; write it with writePrivateKeyFile. */
   readonly keyPem: string;
-  readonly ca: CaKeyPair;
+  readonly ca: FileCaKeyPair;
 }
 
 const CA_KEY_USAGE = keyUsageMask("keyCertSign") | keyUsageMask("cRLSign") | keyUsageMask("digitalSignature");
+
+/**
+ * The TBSCertificate parts of a self-signed CA: CN only, KeyUsage and BasicConstraints critical, SKI, backdated by
+ * 5 minutes. Shared by generateCa and CAs whose key is generated in a token.
+ */
+export function selfSignedCaParts(o: { commonName: string; spki: Uint8Array; lifetimeSeconds: number; now: Date; algorithmDer: Uint8Array }): Uint8Array[] {
+  const name = sequence(setOf(sequence(objectIdentifier(OID.commonName), utf8String(o.commonName))));
+  const start = Math.floor(o.now.getTime() / 1000) * 1000;
+  const validity = { notBefore: new Date(start - BACKDATE_SECONDS * 1000), notAfter: new Date(start + o.lifetimeSeconds * 1000) };
+  const extensions = [keyUsageExtension(CA_KEY_USAGE)!, basicConstraintsExtension(true), subjectKeyIdentifierExtension(subjectKeyIdentifier(o.spki))];
+  return [VERSION_V3, integer(randomSerial()), o.algorithmDer, name, validityDer(validity), name, o.spki, explicit(3, sequence(...extensions))];
+}
 
 /** A self-signed development CA: KeyUsage and BasicConstraints critical, SKI, backdated by 5 minutes. */
 export async function generateCa(options: GenerateCaOptions): Promise<GeneratedCa> {
@@ -216,20 +253,9 @@ export async function generateCa(options: GenerateCaOptions): Promise<GeneratedC
   const keys = await generateKeyPair(keyType);
   const key = describeKey(keys.privateKey);
   const spki = new Uint8Array(keys.publicKey.export({ type: "spki", format: "der" }));
-  const name = sequence(setOf(sequence(objectIdentifier(OID.commonName), utf8String(commonName))));
-  const start = Math.floor(now.getTime() / 1000) * 1000;
-  const validity = { notBefore: new Date(start - BACKDATE_SECONDS * 1000), notAfter: new Date(start + lifetimeSeconds * 1000) };
   const scheme = signatureScheme(key.algorithm, key.curve);
-  const extensions = [
-    keyUsageExtension(CA_KEY_USAGE)!,
-    basicConstraintsExtension(true),
-    subjectKeyIdentifierExtension(subjectKeyIdentifier(spki)),
-  ];
-  const der = signCertificate(
-    [VERSION_V3, integer(randomSerial()), scheme.algorithmDer, name, validityDer(validity), name, spki, explicit(3, sequence(...extensions))],
-    scheme,
-    keys.privateKey,
-  );
+  const tbsParts = selfSignedCaParts({ commonName, spki, lifetimeSeconds, now, algorithmDer: scheme.algorithmDer });
+  const der = signCertificate(tbsParts, scheme, keys.privateKey);
   const certPem = encodePem("CERTIFICATE", der);
   return { certPem, keyPem: keys.privateKeyPem, ca: caFromPem(certPem, keys.privateKeyPem) };
 }

@@ -61,7 +61,8 @@ const PROFILE_CACHE_LIMIT = 256;
 export class Issuer {
   readonly ca: CaKeyPair;
   private readonly scheme: SignatureScheme;
-  private readonly signer: CaSignFunction;
+  /** The in-process sign function; undefined when the key is in a token (ca.keySigner, issueAsync). */
+  private readonly signer: CaSignFunction | undefined;
   private readonly authorityKeyId: Uint8Array;
   private readonly profileExtensions = new Map<string, readonly Uint8Array[]>();
   private readonly profileObjects = new WeakMap<CertificateProfile, readonly Uint8Array[]>();
@@ -69,12 +70,33 @@ export class Issuer {
 
   constructor(ca: CaKeyPair) {
     this.ca = ca;
-    this.scheme = signatureScheme(ca.keyAlgorithm, ca.curve);
-    this.signer = caSignFunction(this.scheme, ca.privateKey);
+    const scheme = signatureScheme(ca.keyAlgorithm, ca.curve);
+    this.scheme = ca.keySigner ? { ...scheme, algorithmDer: ca.keySigner.algorithmDer } : scheme;
+    this.signer = ca.privateKey ? caSignFunction(this.scheme, ca.privateKey) : undefined;
     this.authorityKeyId = authorityKeyIdentifierExtension(ca.subjectKeyId);
   }
 
+  /** Signs in the process: the fast path for a CA key held as a KeyObject. */
   issue(request: IssueRequest): IssuedCertificate {
+    if (this.signer === undefined) throw new PlatformError("INTERNAL", "this CA's key is in a token: issue with issueAsync()");
+    const { tbs, serial } = this.tbsFor(request);
+    return this.finish(tbs, serial, request.validity, this.signer(tbs));
+  }
+
+  /** Signs through the CA's keySigner (a token) without blocking the event loop; in the process otherwise. */
+  async issueAsync(request: IssueRequest): Promise<IssuedCertificate> {
+    const keySigner = this.ca.keySigner;
+    if (keySigner === undefined) return this.issue(request);
+    const { tbs, serial } = this.tbsFor(request);
+    return this.finish(tbs, serial, request.validity, await keySigner.sign(tbs));
+  }
+
+  private finish(tbs: Uint8Array, serial: Uint8Array, validity: Validity, signature: Uint8Array): IssuedCertificate {
+    const der = assembleCertificate(tbs, this.scheme.algorithmDer, signature);
+    return { der, pem: encodePem("CERTIFICATE", der), serialHex: hex(serial), notBefore: validity.notBefore, notAfter: validity.notAfter };
+  }
+
+  private tbsFor(request: IssueRequest): { tbs: Uint8Array; serial: Uint8Array } {
     const { csr, profile, validity } = request;
     const serial = randomSerial();
     const extensions = [...this.extensionsFor(profile)];
@@ -108,8 +130,7 @@ export class Issuer {
       tbs.set(e, at);
       at += e.length;
     }
-    const der = assembleCertificate(tbs, this.scheme.algorithmDer, this.signer(tbs));
-    return { der, pem: encodePem("CERTIFICATE", der), serialHex: hex(serial), notBefore: validity.notBefore, notAfter: validity.notAfter };
+    return { tbs, serial };
   }
 
   /** Validity DER, remembered for the last window: a burst signs many certificates within the same second. */
@@ -150,13 +171,22 @@ export class Issuer {
 
 const issuers = new WeakMap<CaKeyPair, Issuer>();
 
+function issuerOf(ca: CaKeyPair): Issuer {
+  if (ca === undefined || ca === null) throw new PlatformError("SIGNER_NOT_READY", "no CA key pair is loaded");
+  let issuer = issuers.get(ca);
+  if (issuer === undefined) {
+    issuer = new Issuer(ca);
+    issuers.set(ca, issuer);
+  }
+  return issuer;
+}
+
 /** One-call issuance; the Issuer of each CA is built on first use and kept while the CA object lives. */
 export function issueCertificate(request: IssueRequest & { readonly ca: CaKeyPair }): IssuedCertificate {
-  if (request.ca === undefined || request.ca === null) throw new PlatformError("SIGNER_NOT_READY", "no CA key pair is loaded");
-  let issuer = issuers.get(request.ca);
-  if (issuer === undefined) {
-    issuer = new Issuer(request.ca);
-    issuers.set(request.ca, issuer);
-  }
-  return issuer.issue(request);
+  return issuerOf(request.ca).issue(request);
+}
+
+/** issueCertificate for a CA whose key may be in a token (CaKeyPair.keySigner). */
+export function issueCertificateAsync(request: IssueRequest & { readonly ca: CaKeyPair }): Promise<IssuedCertificate> {
+  return issuerOf(request.ca).issueAsync(request);
 }

@@ -128,6 +128,7 @@ export class SigningPool {
 
   /** Uses another CA for the jobs submitted from now on (e.g. after CaSource reloaded the files). */
   async updateCa(ca: CaKeyPair): Promise<void> {
+    if (ca.privateKey === undefined) throw invalidOption("ca", "to hold its key in the process (worker threads cannot share a token key)", "keySigner");
     this.wireCa = { certPem: ca.certPem, keyPem: exportPrivateKeyPem(ca.privateKey) };
     if (this.started === undefined) return;
     await this.started;

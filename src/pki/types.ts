@@ -90,6 +90,14 @@ export interface Validity {
   readonly notAfter: Date;
 }
 
+/** A CA key that signs outside the process: asynchronous, so a token round trip does not block the event loop. */
+export interface CaKeySigner {
+  /** AlgorithmIdentifier DER written into what it signs (e.g. RSASSA-PSS with its parameters). */
+  readonly algorithmDer: Uint8Array;
+  /** The signature value over `data`, as a certificate's BIT STRING carries it (ECDSA in DER). */
+  sign(data: Uint8Array): Promise<Uint8Array>;
+}
+
 /** A loaded CA: its certificate and the private key to sign with, imported once and reused. */
 export interface CaKeyPair {
   readonly certDer: Uint8Array;
@@ -99,10 +107,18 @@ export interface CaKeyPair {
   readonly subjectKeyId: Uint8Array;
   readonly notBefore: Date;
   readonly notAfter: Date;
-  readonly privateKey: KeyObject;
+  /** The key signing in the process; absent when the key stays in a token and `keySigner` signs. */
+  readonly privateKey?: KeyObject;
   readonly publicKey: KeyObject;
+  /** Signs outside the process (a PKCS#11 token); set exactly when `privateKey` is not. */
+  readonly keySigner?: CaKeySigner;
   readonly keyAlgorithm: KeyAlgorithm;
   readonly curve?: NamedCurve;
   /** Intermediate certificates (PEM) presented after the leaf, if this CA is not a root. */
   readonly chainPem: readonly string[];
+}
+
+/** A CA whose key is in the process (files, PEM, generated). */
+export interface FileCaKeyPair extends CaKeyPair {
+  readonly privateKey: KeyObject;
 }

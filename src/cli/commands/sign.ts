@@ -6,6 +6,7 @@ import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
 import { PlatformError } from "../../errors.js";
 import { UsageError, type CommandModule } from "../program.js";
 import { durationFlag } from "../duration.js";
+import { isPkcs11Uri } from "../../pki/pkcs11-uri.js";
 import { MIN_EXPIRATION_SECONDS } from "../../pki/validity.js";
 
 interface SignFlags {
@@ -83,7 +84,9 @@ async function sign(flags: SignFlags): Promise<void> {
       })
     : await createSignerFor({
         signerName: flags.signerName,
-        ca: await loadCaFiles({ certFile: flags.caCert, keyFile: flags.caKey, intermediates: true }),
+        ca: isPkcs11Uri(flags.caKey)
+          ? await (await import("../../pki/pkcs11-ca.js")).loadTokenCa(await readFile(flags.caCert, "latin1"), flags.caKey, { intermediates: true, certName: flags.caCert })
+          : await loadCaFiles({ certFile: flags.caCert, keyFile: flags.caKey, intermediates: true }),
         groupSuffix: flags.groupSuffix,
         ...(checked.maxDurationSeconds !== undefined && { maxDurationSeconds: checked.maxDurationSeconds }),
         ...(flags.policy !== undefined && { policyFile: flags.policy }),
@@ -110,7 +113,7 @@ export const signCommand: CommandModule = (program: Command) => {
     .requiredOption("--usages <list>", 'comma-separated usages, e.g. "digital signature,client auth"')
     .requiredOption("--csr <file>", "PEM or DER certificate signing request; - reads stdin")
     .requiredOption("--ca-cert <file>", "CA certificate (PEM; intermediates may follow it)")
-    .requiredOption("--ca-key <file>", "CA private key (PEM)")
+    .requiredOption("--ca-key <file>", "CA private key (PEM), or a pkcs11: URI naming it in a token")
     .option("--expiration-seconds <n>", "requested lifetime in seconds (≥ 600)")
     .option("--max-duration <duration>", "cluster maximum lifetime, e.g. 8760h (default 8760h)")
     .option("--policy <file>", "custom signer policy file")
