@@ -72,7 +72,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const registry = new Registry({ storage: options.storage, names, clock, logger, pipeline: options.pipeline, definitions });
   // "May I?" is answered by whatever authorizes this server's requests; a secure server replaces it with RBAC's answer.
   registry.registerCreateHandler(names.authorization, "selfsubjectaccessreviews", createSelfSubjectAccessReviewHandler(pipelineAuthorizer(options.pipeline)));
-  const caches = new WatchCaches(options.storage, clock, logger, options.watchCache);
+  const caches = new WatchCaches(registry.storage, clock, logger, options.watchCache);
   let ready = false;
   const app = buildHttpApp({
     registry,

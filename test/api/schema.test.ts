@@ -48,6 +48,7 @@ const served: [keyof GroupNames | "core", string][] = [
   ["rbac", "ClusterRoleBinding"],
   ["apps", "ControllerRevision"],
   ["events", "Event"],
+  ["core", "Event"],
   ["coordination", "Lease"],
 ];
 

@@ -4,6 +4,7 @@ import type { ApiObject, TableColumnDefinition, UserInfo } from "../../api/meta.
 import type { GroupNames } from "../../api/group.js";
 import type { FieldError } from "../../api/field-errors.js";
 import type { NameRule } from "../../api/names.js";
+import type { StorageView } from "../storage/view.js";
 
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection";
 
@@ -72,6 +73,8 @@ export interface ResourceDefinition {
   /** Delete of the main resource answers with the deleted object instead of a Status (ServiceAccount). */
   readonly deleteReturnsObject?: boolean;
   readonly strategy: ResourceStrategy;
+  /** Objects kept under another resource's keys in that resource's form (core v1 Events over events v1). */
+  readonly storedAs?: StorageView;
   /** Action subresources that are not stored (serviceaccounts/token): name → handler slot filled by later layers. */
   readonly actions?: readonly string[];
 }

@@ -5,6 +5,7 @@ import { clusterRoleBindingDefinition } from "./cluster-role-binding.js";
 import { clusterRoleDefinition } from "./cluster-role.js";
 import { clusterTrustBundleDefinition } from "./cluster-trust-bundle.js";
 import { controllerRevisionDefinition } from "./controller-revision.js";
+import { coreEventDefinition } from "./core-event.js";
 import { csrDefinition } from "./csr.js";
 import { eventDefinition } from "./event.js";
 import { leaseDefinition } from "./lease.js";
@@ -39,6 +40,8 @@ export function allResources(names: GroupNames): ResourceDefinition[] {
     clusterRoleBindingDefinition(names),
     controllerRevisionDefinition(names),
     eventDefinition(names),
+    // After the events group's Event: lookups by kind name alone find that one first.
+    coreEventDefinition(names),
     leaseDefinition(names),
   ];
 }
