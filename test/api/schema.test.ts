@@ -49,6 +49,7 @@ const served: [keyof GroupNames | "core", string][] = [
   ["apps", "ControllerRevision"],
   ["events", "Event"],
   ["core", "Event"],
+  ["authorization", "SelfSubjectRulesReview"],
   ["coordination", "Lease"],
 ];
 

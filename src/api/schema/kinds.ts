@@ -4,11 +4,13 @@ import { REVIEW_KINDS, RBAC_KINDS } from "./access.js";
 import { certificateSigningRequest, clusterTrustBundle } from "./certificates.js";
 import { CORE_KINDS } from "./core.js";
 import { EVENT_KINDS } from "./events.js";
+import { selfSubjectRulesReview } from "./rules-review.js";
 import { kind, type KindSchemaDefinition } from "./shared.js";
 
 export const KIND_SCHEMAS: readonly KindSchemaDefinition[] = [
   ...CORE_KINDS,
   ...REVIEW_KINDS,
+  selfSubjectRulesReview,
   certificateSigningRequest,
   clusterTrustBundle,
   ...RBAC_KINDS,

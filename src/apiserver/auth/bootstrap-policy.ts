@@ -78,7 +78,7 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
     // Seed 000 §2 rule 1: every authenticated user (service accounts included) reads trust bundles.
     role(BASIC_USER_ROLE, [
       { apiGroups: [names.authentication], resources: ["selfsubjectreviews"], verbs: ["create"] },
-      { apiGroups: [names.authorization], resources: ["selfsubjectaccessreviews"], verbs: ["create"] },
+      { apiGroups: [names.authorization], resources: ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], verbs: ["create"] },
       { apiGroups: [cert], resources: ["clustertrustbundles"], verbs: READ },
     ]),
     role(DISCOVERY_ROLE, [{ nonResourceURLs: ["/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/"], verbs: ["get"] }]),

@@ -16,6 +16,7 @@ import { roleDefinition } from "./role.js";
 import { secretDefinition } from "./secret.js";
 import { selfSubjectAccessReviewDefinition } from "./self-subject-access-review.js";
 import { selfSubjectReviewDefinition } from "./self-subject-review.js";
+import { selfSubjectRulesReviewDefinition } from "./self-subject-rules-review.js";
 import { serviceAccountDefinition } from "./service-account.js";
 import { subjectAccessReviewDefinition } from "./subject-access-review.js";
 import { tokenReviewDefinition } from "./token-review.js";
@@ -32,6 +33,7 @@ export function allResources(names: GroupNames): ResourceDefinition[] {
     selfSubjectReviewDefinition(names),
     subjectAccessReviewDefinition(names),
     selfSubjectAccessReviewDefinition(names),
+    selfSubjectRulesReviewDefinition(names),
     csrDefinition(names),
     clusterTrustBundleDefinition(names),
     roleDefinition(names),
