@@ -64,6 +64,9 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
       { apiGroups: ["", names.events], resources: ["events"], verbs: ["create", "patch", "update"] },
       { apiGroups: [names.coordination], resources: ["leases"], verbs: ["get", "create", "update"] },
       { apiGroups: [names.authorization], resources: ["subjectaccessreviews"], verbs: ["create"] },
+      // The service-account controller: it watches namespaces and `default` ServiceAccounts, and creates the missing ones.
+      { apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"] },
+      { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["list", "watch", "create"] },
     ]),
     role(NODEAGENT_BOOTSTRAPPER_ROLE, [
       { apiGroups: [cert], resources: ["certificatesigningrequests"], verbs: ["create", ...READ] },
