@@ -129,6 +129,22 @@ describe("core v1 Events", () => {
     }
   });
 
+  it("pages a core list with limit and continue over the stored keys", async () => {
+    for (let i = 0; i < 3; i++) await call(s.base, "POST", EVENTS, { body: newEvent(s.unique("page"), "csr-p") });
+    const all = (await call(s.base, "GET", CORE)).body.items.map((e: { metadata: { name: string } }) => e.metadata.name);
+    const names: string[] = [];
+    let token = "";
+    do {
+      const r = await call(s.base, "GET", `${CORE}?limit=2${token ? `&continue=${encodeURIComponent(token)}` : ""}`);
+      expect(r.status).toBe(200);
+      expect(r.body.items.length).toBeLessThanOrEqual(2);
+      names.push(...r.body.items.map((e: { metadata: { name: string } }) => e.metadata.name));
+      token = r.body.metadata.continue ?? "";
+    } while (token);
+    expect(all.length).toBeGreaterThan(2);
+    expect(names).toEqual(all);
+  });
+
   it("prints the Table kubectl get events shows", async () => {
     const name = s.unique("tbl");
     await call(s.base, "POST", EVENTS, { body: newEvent(name, "csr-t") });
