@@ -150,7 +150,8 @@ describe("core v1 Events", () => {
     await call(s.base, "POST", EVENTS, { body: newEvent(name, "csr-t") });
     const r = await call(s.base, "GET", `${CORE}/${name}`, { accept: TABLE_ACCEPT });
     expect(r.body.kind).toBe("Table");
-    expect(r.body.columnDefinitions.map((c: { name: string }) => c.name).slice(0, 4)).toEqual(["Last Seen", "Type", "Reason", "Object"]);
+    // Upstream's event columns, without the AGE other kinds get.
+    expect(r.body.columnDefinitions.map((c: { name: string }) => c.name)).toEqual(["Last Seen", "Type", "Reason", "Object", "Subobject", "Source", "Message", "First Seen", "Count", "Name"]);
     expect(r.body.rows[0].cells.slice(1, 4)).toEqual(["Normal", "CertificateIssued", "certificatesigningrequest/csr-t"]);
   });
 });

@@ -158,7 +158,7 @@ describe("kubectl's typed commands", () => {
     });
     expect(described).toMatch(/^Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n[\s-]+\n\s+Normal\s+CertificateIssued\s+\S+\s+platform-ca-controller-manager\s+certificate issued by /m);
     const events = kubectl(["get", "events", "-A"]);
-    expect(events).toMatch(/^NAMESPACE\s+LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE/);
+    expect(events).toMatch(/^NAMESPACE\s+LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE\n/);
     expect(events).toMatch(/Normal\s+CertificateIssued\s+certificatesigningrequest\/described\s+certificate issued by/);
     const home = mkdtempSync(join(tmpdir(), "platformctl-home-"));
     expect(platformctl(["describe", "csr", "described"], home)).toMatch(/^Events:\n[\s\S]*Normal\s+CertificateIssued\s/m);

@@ -68,6 +68,8 @@ export interface ResourceDefinition {
   readonly fieldSelectors?: Readonly<Record<string, (obj: ApiObject) => string | undefined>>;
   /** Table output columns (NAME and AGE are added by the server when absent). */
   readonly columns?: readonly TableColumnDefinition[];
+  /** False: no AGE column is added to `columns` (Events: upstream prints LAST SEEN and FIRST SEEN instead). */
+  readonly addAge?: false;
   /** Cells for `columns`, in order. */
   readonly row?: (obj: ApiObject, now: Date) => unknown[];
   /** Delete of the main resource answers with the deleted object instead of a Status (ServiceAccount). */

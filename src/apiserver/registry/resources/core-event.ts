@@ -54,6 +54,7 @@ export function coreEventDefinition(names: GroupNames): ResourceDefinition {
     namespaced: true,
     nameRule: "dns-subdomain",
     columns: events.columns,
+    addAge: false,
     row: (obj, now) => eventRow(coreToEvent(obj, names), now),
     // Upstream's selectable fields of core Events.
     fieldSelectors: {

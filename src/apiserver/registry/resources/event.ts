@@ -148,6 +148,7 @@ export function eventDefinition(names: GroupNames): ResourceDefinition {
       column("Count", "Number of occurrences.", 1, "integer"),
       { ...column("Name", "Name of the event.", 1), format: "name" },
     ],
+    addAge: false,
     row: eventRow,
     fieldSelectors: {
       ...referenceSelectors("regarding", (obj) => (obj as Event).regarding),
