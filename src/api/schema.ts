@@ -64,11 +64,12 @@ export function schemaRegistry(names: GroupNames = groupNames()): SchemaRegistry
   return registry;
 }
 
-const byKind = new Map(KIND_SCHEMAS.map((def) => [def.kind, def.root]));
-
-/** The root schema of a kind by name alone (kind names are unique across the served groups); throws for an unknown kind. */
-export function kindSchema(kind: string): ObjectNode {
-  const root = byKind.get(kind);
+/**
+ * The root schema of a kind; `role` picks among kinds of the same name (core and events both have an Event, and the
+ * name alone gives the first listed); throws for an unknown kind.
+ */
+export function kindSchema(kind: string, role?: GroupRole): ObjectNode {
+  const root = KIND_SCHEMAS.find((def) => def.kind === kind && (role === undefined || def.role === role))?.root;
   if (root === undefined) throw new Error(`no field schema for kind ${kind}`);
   return root;
 }

@@ -8,6 +8,7 @@ import { systemClock, type Clock } from "../time/clock.js";
 import type { Storage } from "./storage/types.js";
 import type { Pipeline } from "./pipeline.js";
 import { createSelfSubjectAccessReviewHandler, pipelineAuthorizer } from "./auth/subject-access-review.js";
+import { createSelfSubjectRulesReviewHandler, pipelineRuleResolver } from "./auth/rules-review.js";
 import { allResources } from "./registry/resources/index.js";
 import { Registry } from "./registry/registry.js";
 import type { CreateHandler, ResourceDefinition } from "./registry/strategy.js";
@@ -79,7 +80,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const registry = new Registry({ storage: options.storage, names, clock, logger, pipeline: options.pipeline, definitions });
   // "May I?" is answered by whatever authorizes this server's requests; a secure server replaces it with RBAC's answer.
   registry.registerCreateHandler(names.authorization, "selfsubjectaccessreviews", createSelfSubjectAccessReviewHandler(pipelineAuthorizer(options.pipeline)));
-  const caches = new WatchCaches(options.storage, clock, logger, options.watchCache);
+  registry.registerCreateHandler(names.authorization, "selfsubjectrulesreviews", createSelfSubjectRulesReviewHandler(pipelineRuleResolver(options.pipeline)));
+  const caches = new WatchCaches(registry.storage, clock, logger, options.watchCache);
   let ready = false;
   const metrics = new ApiServerMetrics({
     storageObjects: storageObjectCounter(registry),

@@ -31,7 +31,7 @@ export class TableConverter {
   constructor(private readonly def: ResourceDefinition) {
     const own = def.columns ?? [];
     this.#addName = !has(own, "name");
-    this.#addAge = !has(own, "age");
+    this.#addAge = def.addAge !== false && !has(own, "age");
     this.columns = [...(this.#addName ? [nameColumn] : []), ...own, ...(this.#addAge ? [ageColumn] : [])];
   }
 

@@ -48,6 +48,8 @@ const served: [keyof GroupNames | "core", string][] = [
   ["rbac", "ClusterRoleBinding"],
   ["apps", "ControllerRevision"],
   ["events", "Event"],
+  ["core", "Event"],
+  ["authorization", "SelfSubjectRulesReview"],
   ["coordination", "Lease"],
 ];
 

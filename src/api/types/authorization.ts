@@ -55,3 +55,32 @@ export interface SelfSubjectAccessReview extends ApiObject {
   spec: SelfSubjectAccessReviewSpec;
   status?: SubjectAccessReviewStatus;
 }
+
+export const SELF_SUBJECT_RULES_REVIEW_KIND = "SelfSubjectRulesReview";
+
+/** What a user may do to resources: the verbs on the resources (and names) of the API groups. */
+export interface ResourceRule {
+  verbs: string[];
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+}
+
+export interface NonResourceRule {
+  verbs: string[];
+  nonResourceURLs?: string[];
+}
+
+/** The rules a user has in a namespace; `incomplete` when the authorizer could not list them all. */
+export interface SubjectRulesReviewStatus {
+  resourceRules: ResourceRule[];
+  nonResourceRules: NonResourceRule[];
+  incomplete: boolean;
+  evaluationError?: string;
+}
+
+/** "What may I do in this namespace?" */
+export interface SelfSubjectRulesReview extends ApiObject {
+  spec: { namespace?: string };
+  status?: SubjectRulesReviewStatus;
+}

@@ -38,3 +38,21 @@ export interface Event extends ApiObject {
 }
 
 export type EventList = ApiList<Event>;
+
+/** The core v1 view of an Event (upstream's older shape of the same stored object). */
+export interface CoreEvent extends ApiObject {
+  involvedObject: ObjectReference;
+  reason?: string;
+  message?: string;
+  source?: EventSource;
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  count?: number;
+  type?: string;
+  eventTime?: string;
+  series?: EventSeries;
+  action?: string;
+  related?: ObjectReference;
+  reportingComponent?: string;
+  reportingInstance?: string;
+}

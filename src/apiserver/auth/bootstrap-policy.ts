@@ -68,6 +68,9 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
       // controller manager does (system:auth-delegator).
       { apiGroups: [names.authentication], resources: ["tokenreviews"], verbs: ["create"] },
       { apiGroups: [names.authorization], resources: ["subjectaccessreviews"], verbs: ["create"] },
+      // The service-account controller: it watches namespaces and `default` ServiceAccounts, and creates the missing ones.
+      { apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"] },
+      { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["list", "watch", "create"] },
     ]),
     role(names.roles.nodeClient, [
       { apiGroups: [cert], resources: ["certificatesigningrequests"], verbs: ["create", ...READ] },
@@ -82,7 +85,7 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
     // Seed 000 §2 rule 1: every authenticated user (service accounts included) reads trust bundles.
     role(BASIC_USER_ROLE, [
       { apiGroups: [names.authentication], resources: ["selfsubjectreviews"], verbs: ["create"] },
-      { apiGroups: [names.authorization], resources: ["selfsubjectaccessreviews"], verbs: ["create"] },
+      { apiGroups: [names.authorization], resources: ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], verbs: ["create"] },
       { apiGroups: [cert], resources: ["clustertrustbundles"], verbs: READ },
     ]),
     role(DISCOVERY_ROLE, [{ nonResourceURLs: ["/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/"], verbs: ["get"] }]),

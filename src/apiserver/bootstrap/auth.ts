@@ -17,6 +17,7 @@ import { RbacAuthorizer } from "../auth/rbac.js";
 import { registryBootstrapWriter, registryLookups } from "../auth/registry-adapters.js";
 import { ServiceAccountTokens, type ObjectLookup, type TokenLookups } from "../auth/service-account-tokens.js";
 import { createSelfSubjectAccessReviewHandler, createSubjectAccessReviewHandler } from "../auth/subject-access-review.js";
+import { createSelfSubjectRulesReviewHandler } from "../auth/rules-review.js";
 import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../auth/token-handlers.js";
 import type { Pipeline } from "../pipeline.js";
 import type { Registry } from "../registry/registry.js";
@@ -48,7 +49,7 @@ export interface SecureAuth {
   readonly tokens: ServiceAccountTokens;
   /** Loads the token file (or takes `tokenEntries`, its entries already read) and the signing key; call before the server serves. */
   load(tokenEntries?: readonly CredentialEntry[]): Promise<void>;
-  /** Registers TokenRequest, TokenReview, SelfSubjectReview, SubjectAccessReview and SelfSubjectAccessReview, and the object lookups tokens need. */
+  /** Registers TokenRequest, TokenReview, SelfSubjectReview, SubjectAccessReview, SelfSubjectAccessReview and SelfSubjectRulesReview, and the object lookups tokens need. */
   attach(server: { readonly registry: Registry; registerCreateHandler: Registry["registerCreateHandler"] }): void;
   /** Creates the missing bootstrap RBAC objects and completes the existing ones, then loads RBAC from storage and follows it. */
   start(signal?: AbortSignal): Promise<string[]>;
@@ -63,7 +64,8 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
   const { storage, names, clock } = options;
   const logger = options.logger ?? silentLogger();
   const lister = new StorageRbacLister({ storage, names, clock, logger });
-  const authorizer = privilegedGroupsAuthorizer(new RbacAuthorizer({ lister, names, logger }));
+  const rbac = new RbacAuthorizer({ lister, names, logger });
+  const authorizer = privilegedGroupsAuthorizer(rbac);
   const tokens = new ServiceAccountTokens({ dataDir: options.keyDir, issuer: options.issuer ?? DEFAULT_TOKEN_ISSUER, names, clock, logger });
   const plugins = defaultAdmissionPlugins();
   const admission = new AdmissionChain({ names, authorizer, logger, mutating: plugins.mutating, validating: [...plugins.validating, rbacEscalationPlugin(lister)] });
@@ -109,6 +111,8 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       server.registerCreateHandler(names.authentication, "selfsubjectreviews", createSelfSubjectReviewHandler());
       server.registerCreateHandler(names.authorization, "subjectaccessreviews", createSubjectAccessReviewHandler(authorizer));
       server.registerCreateHandler(names.authorization, "selfsubjectaccessreviews", createSelfSubjectAccessReviewHandler(authorizer));
+      // system:masters' rules come from the bootstrap cluster-admin binding, so RBAC alone lists them, as upstream.
+      server.registerCreateHandler(names.authorization, "selfsubjectrulesreviews", createSelfSubjectRulesReviewHandler(rbac));
     },
     async start(signal) {
       if (!registry) throw new PlatformError("NOT_READY", "attach() the API server before start()");

@@ -59,6 +59,11 @@ const DEFAULT_MANAGER = "unknown";
 /** A producer of the next object from the current one (an update body or an applied patch). */
 export type Mutation = (current: ApiObject) => ApiObject;
 
+/** The storage prefix of every object of a resource: `/<group or "core">/<plural>/`. */
+export function collectionPrefix(group: string, plural: string): string {
+  return `/${group || "core"}/${plural}/`;
+}
+
 export class ResourceStore {
   readonly apiVersion: string;
   readonly collectionPrefix: string;
@@ -68,7 +73,7 @@ export class ResourceStore {
     private readonly ctx: RegistryContext,
   ) {
     this.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
-    this.collectionPrefix = `/${def.group || "core"}/${def.plural}/`;
+    this.collectionPrefix = collectionPrefix(def.group, def.plural);
   }
 
   /** The storage prefix of a namespace's objects, or of every object when no namespace is given. */

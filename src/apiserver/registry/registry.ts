@@ -5,6 +5,7 @@ import { isPlatformError, PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { Clock } from "../../time/clock.js";
 import type { Storage } from "../storage/types.js";
+import { withViews } from "../storage/view.js";
 import type { Pipeline } from "../pipeline.js";
 import { ApiCatalog } from "../discovery.js";
 import type { CreateHandler, ResourceDefinition } from "./strategy.js";
@@ -31,11 +32,14 @@ export class Registry {
   readonly #stores = new Map<ResourceDefinition, ResourceStore>();
   readonly #handlers = new Map<string, CreateHandler>();
   readonly #namespaces: ResourceStore | undefined;
+  readonly #storage: Storage;
 
   constructor(private readonly options: RegistryOptions) {
     this.catalog = new ApiCatalog(options.definitions, options.names);
+    // Kinds served over another kind's stored objects see them through a view of the storage.
+    this.#storage = withViews(options.storage, options.definitions.flatMap((d) => (d.storedAs ? [d.storedAs] : [])));
     const ctx = {
-      storage: options.storage,
+      storage: this.#storage,
       names: options.names,
       clock: options.clock,
       logger: options.logger,
@@ -47,8 +51,9 @@ export class Registry {
     this.#namespaces = nsDef ? this.#stores.get(nsDef) : undefined;
   }
 
+  /** The storage as the served resources see it (views included). */
   get storage(): Storage {
-    return this.options.storage;
+    return this.#storage;
   }
 
   get names(): GroupNames {

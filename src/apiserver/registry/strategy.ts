@@ -4,6 +4,7 @@ import type { ApiObject, TableColumnDefinition, UserInfo } from "../../api/meta.
 import type { GroupNames } from "../../api/group.js";
 import type { FieldError } from "../../api/field-errors.js";
 import type { NameRule } from "../../api/names.js";
+import type { StorageView } from "../storage/view.js";
 
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete" | "deletecollection";
 
@@ -67,11 +68,15 @@ export interface ResourceDefinition {
   readonly fieldSelectors?: Readonly<Record<string, (obj: ApiObject) => string | undefined>>;
   /** Table output columns (NAME and AGE are added by the server when absent). */
   readonly columns?: readonly TableColumnDefinition[];
+  /** False: no AGE column is added to `columns` (Events: upstream prints LAST SEEN and FIRST SEEN instead). */
+  readonly addAge?: false;
   /** Cells for `columns`, in order. */
   readonly row?: (obj: ApiObject, now: Date) => unknown[];
   /** Delete of the main resource answers with the deleted object instead of a Status (ServiceAccount). */
   readonly deleteReturnsObject?: boolean;
   readonly strategy: ResourceStrategy;
+  /** Objects kept under another resource's keys in that resource's form (core v1 Events over events v1). */
+  readonly storedAs?: StorageView;
   /** Action subresources that are not stored (serviceaccounts/token): name → handler slot filled by later layers. */
   readonly actions?: readonly string[];
 }

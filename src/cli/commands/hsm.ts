@@ -33,7 +33,8 @@ async function initCa(flags: InitCaFlags): Promise<void> {
 }
 
 export const hsmCommand: CommandModule = (program: Command) => {
-  const hsm = program.command("hsm").description("CA keys in a PKCS#11 token (HSM, SoftHSM2); needs the optional pkcs11js package");
+  const hsm = program.command("hsm").description("CA keys in a PKCS#11 token (HSM, SoftHSM2); needs the optional pkcs11js package")
+    .addHelpText("after", "\nExamples:\n  platform-ca hsm init-ca --key-uri 'pkcs11:token=ca;object=signer-ca?pin-source=file:pin.txt' --subject CN=signer-ca --out ca.pem\n");
   hsm
     .command("init-ca")
     .description("generate a non-extractable CA key in the token and write its self-signed CA certificate")
@@ -43,5 +44,6 @@ export const hsmCommand: CommandModule = (program: Command) => {
     .option("--key-type <type>", "ecdsa-p256, ecdsa-p384, rsa-2048 or rsa-3072", "ecdsa-p256")
     .option("--rsa-pss", "RSA keys sign with RSASSA-PSS (SHA-256) instead of PKCS#1 v1.5")
     .option("--lifetime <duration>", "validity of the CA certificate", "87600h")
+    .addHelpText("after", "\nExamples:\n  platform-ca hsm init-ca --key-uri 'pkcs11:token=ca;object=signer-ca?pin-source=file:pin.txt&module-path=/usr/lib/softhsm/libsofthsm2.so' --subject CN=signer-ca --out ca.pem\n  platform-ca hsm init-ca --key-uri 'pkcs11:token=ca;object=rsa-ca?pin-source=env:HSM_PIN' --key-type rsa-2048 --rsa-pss --subject CN=rsa-ca --out rsa-ca.pem\n")
     .action((flags: InitCaFlags) => initCa(flags));
 };

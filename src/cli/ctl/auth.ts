@@ -1,8 +1,15 @@
 // `platformctl auth whoami`: the identity the server sees for these credentials (SelfSubjectReview), impersonation included.
-// `platformctl auth can-i`: whether they may do something (SelfSubjectAccessReview), answered yes or no as kubectl does.
+// `platformctl auth can-i`: whether they may do something (SelfSubjectAccessReview), answered yes or no as kubectl does;
+// with --list, everything they may do in a namespace (SelfSubjectRulesReview) in kubectl's table.
 import type { Command } from "commander";
 import type { ApiObject, UserInfo } from "../../api/meta.js";
-import { SELF_SUBJECT_ACCESS_REVIEW_KIND, type SelfSubjectAccessReviewSpec, type SubjectAccessReviewStatus } from "../../api/types/authorization.js";
+import {
+  SELF_SUBJECT_ACCESS_REVIEW_KIND,
+  SELF_SUBJECT_RULES_REVIEW_KIND,
+  type SelfSubjectAccessReviewSpec,
+  type SubjectAccessReviewStatus,
+  type SubjectRulesReviewStatus,
+} from "../../api/types/authorization.js";
 import { isPlatformError } from "../../errors.js";
 import { ExitStatus, UsageError, type CommandModule } from "../program.js";
 import { formatTable } from "../table.js";
@@ -35,6 +42,8 @@ const UNDISCOVERED_RESOURCES = new Set(["users", "groups"]);
 
 export interface CanIFlags {
   readonly allNamespaces?: boolean;
+  readonly list?: boolean;
+  readonly headers?: boolean;
   readonly subresource?: string;
   readonly quiet?: boolean;
 }
@@ -98,7 +107,80 @@ export function canIAnswer(status: SubjectAccessReviewStatus | undefined): strin
   return `no${status?.reason ? ` - ${status.reason}` : ""}${status?.evaluationError ? ` - ${status.evaluationError}` : ""}\n`;
 }
 
+interface Rule {
+  readonly verbs: readonly string[];
+  readonly apiGroups: readonly string[];
+  readonly resources: readonly string[];
+  readonly resourceNames: readonly string[];
+  readonly nonResourceURLs: readonly string[];
+}
+
+const sorted = (v: readonly string[] | undefined): string[] => [...(v ?? [])].sort();
+const goList = (v: readonly string[]): string => `[${v.join(" ")}]`;
+
+/** kubectl's `resource.group/subresource` cell. */
+function resourceCell(r: Rule): string {
+  const [resource, sub] = (r.resources[0] ?? "").split(/\/(.*)/s, 2) as [string, string | undefined];
+  if (r.resources.length === 0) return "";
+  return `${resource}${r.apiGroups[0] ? `.${r.apiGroups[0]}` : ""}${sub !== undefined ? `/${sub}` : ""}`;
+}
+
+/**
+ * kubectl's `auth can-i --list` table: every rule broken down to one group, resource and name (or one URL), the
+ * plain ones of the same resource and name merged (verbs appended), then sorted by kubectl's text of each rule.
+ */
+export function rulesTable(status: SubjectRulesReviewStatus, headers = true): string {
+  const broken: Rule[] = [];
+  const rule = (verbs: readonly string[], o: Partial<Rule>): Rule => ({ verbs: sorted(verbs), apiGroups: [], resources: [], resourceNames: [], nonResourceURLs: [], ...o });
+  for (const r of status.resourceRules ?? []) {
+    for (const g of r.apiGroups ?? []) {
+      for (const resource of r.resources ?? []) {
+        const names = r.resourceNames?.length ? r.resourceNames : [undefined];
+        for (const n of names) broken.push(rule(r.verbs, { apiGroups: [g], resources: [resource], resourceNames: n === undefined ? [] : [n] }));
+      }
+    }
+  }
+  for (const r of status.nonResourceRules ?? []) for (const url of r.nonResourceURLs ?? []) broken.push(rule(r.verbs, { nonResourceURLs: [url] }));
+  const compacted: Rule[] = [];
+  const simple = new Map<string, { verbs: string[]; rule: Rule }>();
+  for (const r of broken) {
+    if (r.nonResourceURLs.length > 0) {
+      compacted.push(r);
+      continue;
+    }
+    const key = JSON.stringify([r.apiGroups[0], r.resources[0], r.resourceNames[0] ?? null]);
+    const seen = simple.get(key);
+    if (seen) for (const v of r.verbs) if (!seen.verbs.includes(v)) seen.verbs.push(v);
+    if (!seen) simple.set(key, { verbs: [...r.verbs], rule: r });
+  }
+  compacted.push(...[...simple.values()].map(({ verbs, rule: r }) => ({ ...r, verbs })));
+  // Go's PolicyRule.String(), which kubectl sorts by.
+  const text = (r: Rule) => `&PolicyRule{Verbs:${goList(r.verbs)},APIGroups:${goList(r.apiGroups)},Resources:${goList(r.resources)},ResourceNames:${goList(r.resourceNames)},NonResourceURLs:${goList(r.nonResourceURLs)},}`;
+  const rows = compacted
+    .map((r) => ({ r, key: text(r) }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map(({ r }) => [resourceCell(r), goList(r.nonResourceURLs), goList(r.resourceNames), goList(r.verbs)]);
+  // Without headers the columns are as wide as their cells alone, but at least kubectl's tabwriter minimum (6 with
+  // the 3 spaces of padding): blank headers of that width, cut off below.
+  const table = formatTable(headers ? ["Resources", "Non-Resource URLs", "Resource Names", "Verbs"] : ["   ", "   ", "   ", "   "], rows, true);
+  return headers ? table : table.slice(table.indexOf("\n") + 1);
+}
+
+async function runList(ctx: CtlContext, args: readonly string[], flags: CanIFlags): Promise<void> {
+  if (args.length > 0) throw new UsageError("--list does not take arguments: it lists everything you may do in the namespace");
+  // kubectl's refusal, word for word.
+  if (flags.quiet || flags.allNamespaces || flags.subresource) throw new UsageError("list option can't be specified with neither quiet, all-namespaces nor subresource options");
+  const namespace = await ctx.namespace();
+  const client = await ctx.client();
+  const body = { apiVersion: `${ctx.names.authorization}/v1`, kind: SELF_SUBJECT_RULES_REVIEW_KIND, metadata: {}, spec: { namespace } };
+  const review = await client.request<ApiObject & { status?: SubjectRulesReviewStatus }>("POST", `/apis/${ctx.names.authorization}/v1/selfsubjectrulesreviews`, body);
+  const status = review.status ?? { resourceRules: [], nonResourceRules: [], incomplete: true };
+  if (status.incomplete) ctx.io.err(`warning: the list may be incomplete: ${status.evaluationError ?? "<nil>"}\n`);
+  ctx.io.out(rulesTable(status, flags.headers !== false));
+}
+
 async function runCanI(ctx: CtlContext, args: readonly string[], flags: CanIFlags): Promise<void> {
+  if (flags.list) return runList(ctx, args, flags);
   const { spec, warnings } = await canIQuestion(ctx, args, flags);
   for (const w of warnings) ctx.io.err(`Warning: ${w}\n`);
   const client = await ctx.client();
@@ -124,6 +206,8 @@ export const authVerb: CommandModule = (program: Command) => {
     .option("-A, --all-namespaces", "ask about all namespaces instead of -n or the context's namespace")
     .option("--subresource <name>", "the subresource, such as status or approval")
     .option("-q, --quiet", "print nothing; the exit status is the answer")
+    .option("--list", "list everything you may do in the namespace (Resources, Non-Resource URLs, Resource Names, Verbs)")
+    .option("--no-headers", "with --list, leave out the header line")
     .addHelpText(
       "after",
       [
@@ -137,6 +221,7 @@ export const authVerb: CommandModule = (program: Command) => {
         "  platformctl auth can-i list csr --as alice --as-group devs",
         "  platformctl auth can-i '*' '*' -A",
         "  platformctl auth can-i get /healthz",
+        "  platformctl auth can-i --list -n platform-system",
         "  platformctl auth can-i approve signers/example.com/my-signer -q && echo allowed",
         "",
       ].join("\n"),

@@ -103,13 +103,11 @@ export function describeGeneric(obj: ApiObject): string {
 async function eventsAbout(ctx: CtlContext, obj: ApiObject): Promise<ApiObject[]> {
   try {
     const client = await ctx.client();
-    const list = await client.request<ApiList>("GET", `/apis/${ctx.names.events}/v1/events`);
-    return list.items
-      .filter((e) => {
-        const r = (e as { regarding?: { kind?: string; name?: string; namespace?: string } }).regarding;
-        return r?.kind === obj.kind && r?.name === obj.metadata.name && (r?.namespace ?? "") === (obj.metadata.namespace ?? "");
-      })
-      .sort((a, b) => String(a.eventTime ?? "").localeCompare(String(b.eventTime ?? "")));
+    // The server selects: only the object's own Events travel, whatever the cluster's volume of Events.
+    const regarding = { kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace ?? "", uid: obj.metadata.uid };
+    const selector = Object.entries(regarding).filter(([k, v]) => v !== undefined && (k !== "uid" || v !== "")).map(([k, v]) => `regarding.${k}=${String(v).replace(/[\\,=]/g, "\\$&")}`).join(",");
+    const list = await client.request<ApiList>("GET", `/apis/${ctx.names.events}/v1/events?fieldSelector=${encodeURIComponent(selector)}`);
+    return list.items.sort((a, b) => String(a.eventTime ?? "").localeCompare(String(b.eventTime ?? "")));
   } catch {
     return [];
   }

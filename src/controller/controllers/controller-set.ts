@@ -6,6 +6,7 @@ import { LEASE_VERSION, type Lease } from "../../api/types/coordination.js";
 import { CSR_VERSION, type CertificateSigningRequest } from "../../api/types/csr.js";
 import { EVENT_VERSION, type Event } from "../../api/types/event.js";
 import { CLUSTER_TRUST_BUNDLE_VERSION, type ClusterTrustBundle } from "../../api/types/trust-bundle.js";
+import { CORE_VERSION, type Namespace } from "../../api/types/core.js";
 import type { ResourceClient } from "../../client/types.js";
 import type { Logger } from "../../logger.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
@@ -20,9 +21,10 @@ import { CsrParser } from "./csr-object.js";
 import type { Controller } from "../controller.js";
 import { SigningController, SIGNING_CONTROLLER } from "./signing.js";
 import { PUBLISHER_CONTROLLER, TrustBundlePublisher } from "./trust-bundle-publisher.js";
+import { DEFAULT_SERVICE_ACCOUNT, SERVICE_ACCOUNT_CONTROLLER, ServiceAccountController } from "./service-account.js";
 
 /** The names `Generic.Controllers` and `--controllers` use. */
-export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER] as const;
+export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
 /** Reported as `reportingController` on every Event. */
@@ -42,6 +44,8 @@ export interface ControllerResources {
   readonly leases: ResourceClient<Lease>;
   /** Create-only: POST answers with the review's status filled in. */
   readonly subjectAccessReviews: ResourceClient<SubjectAccessReview>;
+  readonly namespaces: ResourceClient<Namespace>;
+  readonly serviceAccounts: ResourceClient;
 }
 
 export function controllerResources(client: ResourceSource, names: GroupNames): ControllerResources {
@@ -51,6 +55,8 @@ export function controllerResources(client: ResourceSource, names: GroupNames): 
     events: client.resource({ group: names.events, version: EVENT_VERSION, plural: "events", namespaced: true }),
     leases: client.resource({ group: names.coordination, version: LEASE_VERSION, plural: "leases", namespaced: true }),
     subjectAccessReviews: client.resource({ group: names.authorization, version: AUTHORIZATION_VERSION, plural: "subjectaccessreviews", namespaced: false }),
+    namespaces: client.resource({ group: "", version: CORE_VERSION, plural: "namespaces", namespaced: false }),
+    serviceAccounts: client.resource({ group: "", version: CORE_VERSION, plural: "serviceaccounts", namespaced: true }),
   };
 }
 
@@ -79,6 +85,8 @@ export class ControllerSet {
   readonly controllers: readonly Controller[];
   private readonly csrInformer: Informer<CertificateSigningRequest>;
   private readonly bundleInformer: Informer<ClusterTrustBundle> | undefined;
+  /** Namespaces and their `default` ServiceAccounts, when the service-account controller runs. */
+  private readonly accountInformers: readonly [Informer<Namespace>, Informer<ApiObject>] | undefined;
   private readonly recorder: EventRecorder;
   private stopping: Promise<void> | undefined;
 
@@ -87,6 +95,12 @@ export class ControllerSet {
     const base = { clock, logger, minResyncPeriodMs: o.minResyncPeriodMs };
     this.csrInformer = new Informer({ ...base, listWatcher: resources.csrs, name: "certificatesigningrequests" });
     this.bundleInformer = o.enabled.has(PUBLISHER_CONTROLLER) ? new Informer({ ...base, listWatcher: resources.trustBundles, name: "clustertrustbundles" }) : undefined;
+    this.accountInformers = o.enabled.has(SERVICE_ACCOUNT_CONTROLLER)
+      ? [
+          new Informer<Namespace>({ ...base, listWatcher: resources.namespaces, name: "namespaces" }),
+          new Informer({ ...base, listWatcher: resources.serviceAccounts, name: "serviceaccounts", fieldSelector: `metadata.name=${DEFAULT_SERVICE_ACCOUNT}` }),
+        ]
+      : undefined;
     this.recorder = new EventRecorder({
       client: resources.events,
       reportingController: REPORTING_CONTROLLER,
@@ -126,6 +140,10 @@ export class ControllerSet {
       );
     }
     if (o.enabled.has(CLEANER_CONTROLLER)) controllers.push(new CsrCleaner({ ...common, csrs: resources.csrs, informer: this.csrInformer, periodMs: o.cleaner.periodMs, rules: o.cleaner.rules }));
+    if (this.accountInformers) {
+      const [namespaces, defaults] = this.accountInformers;
+      controllers.push(new ServiceAccountController({ ...common, serviceAccounts: resources.serviceAccounts, namespaces, defaults }));
+    }
     this.controllers = controllers;
   }
 
@@ -133,6 +151,7 @@ export class ControllerSet {
   async start(signal: AbortSignal): Promise<void> {
     this.csrInformer.start(signal);
     this.bundleInformer?.start(signal);
+    for (const i of this.accountInformers ?? []) i.start(signal);
     await Promise.all(this.controllers.map((c) => c.start(signal)));
   }
 
@@ -140,14 +159,14 @@ export class ControllerSet {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       await Promise.all(this.controllers.map((c) => c.stop()));
-      await Promise.all([this.csrInformer.stop(), this.bundleInformer?.stop()]);
+      await Promise.all([this.csrInformer.stop(), this.bundleInformer?.stop(), ...(this.accountInformers ?? []).map((i) => i.stop())]);
       await this.recorder.flush(EVENT_FLUSH_TIMEOUT_MS);
     })();
     return this.stopping;
   }
 
   synced(): boolean {
-    return this.csrInformer.hasSynced() && (this.bundleInformer?.hasSynced() ?? true);
+    return this.csrInformer.hasSynced() && (this.bundleInformer?.hasSynced() ?? true) && (this.accountInformers ?? []).every((i) => i.hasSynced());
   }
 
   ready(): boolean {

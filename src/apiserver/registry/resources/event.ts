@@ -1,9 +1,13 @@
-// Event (events v1, namespaced): required reporting fields and limits for new events, immutable after creation but for the series.
+// Event (events v1, namespaced): required reporting fields and limits for new events, immutable after creation but for the
+// series; and the conversion to and from the core v1 view of the same stored objects.
 import { Buffer } from "node:buffer";
 import type { ApiObject } from "../../../api/meta.js";
 import type { GroupNames } from "../../../api/group.js";
 import { kindSchema } from "../../../api/schema.js";
-import { EVENT_KIND, EVENT_TYPES, EVENT_VERSION, type Event } from "../../../api/types/event.js";
+import { EVENT_KIND, EVENT_TYPES, EVENT_VERSION, type CoreEvent, type Event } from "../../../api/types/event.js";
+import type { StorageView } from "../../storage/view.js";
+import { collectionPrefix } from "../generic.js";
+import { serializeForStorage } from "../stored.js";
 import type { FieldError, ResourceDefinition } from "../strategy.js";
 import { ownFields } from "../type-check.js";
 import { invalid, notSupported, required, validateQualifiedName } from "../validation.js";
@@ -18,7 +22,7 @@ export const EVENT_NOTE_LIMIT_BYTES = 1024;
  */
 export const EVENT_SERIES_MIN_COUNT = 1;
 
-const schema = kindSchema(EVENT_KIND);
+const schema = kindSchema(EVENT_KIND, "events");
 /** Everything but the series (and metadata) is fixed once an event is written. */
 const IMMUTABLE = Object.keys(ownFields(schema).fields).filter((f) => f !== "series");
 
@@ -58,7 +62,7 @@ const strategy = buildStrategy({
 });
 
 /** Cells as upstream's event printer, wide columns included (kubectl hides them without -o wide). */
-function row(obj: ApiObject, now: Date): unknown[] {
+export function eventRow(obj: ApiObject, now: Date): unknown[] {
   const ev = obj as Partial<Record<keyof Event, unknown>> & ApiObject;
   const series = isRecord(ev.series) ? ev.series : undefined;
   const regarding = isRecord(ev.regarding) ? ev.regarding : {};
@@ -74,6 +78,53 @@ function row(obj: ApiObject, now: Date): unknown[] {
     last, text(ev.type), text(ev.reason), target, text(regarding.fieldPath), instance ? `${component}, ${instance}` : component,
     text(ev.note).trim(), first, count, obj.metadata.name ?? NONE,
   ];
+}
+
+/** events v1 field ↔ core v1 field, for the fields that differ only in name (upstream's conversion). */
+const RENAMED = [
+  ["regarding", "involvedObject"],
+  ["note", "message"],
+  ["reportingController", "reportingComponent"],
+  ["deprecatedSource", "source"],
+  ["deprecatedFirstTimestamp", "firstTimestamp"],
+  ["deprecatedLastTimestamp", "lastTimestamp"],
+  ["deprecatedCount", "count"],
+] as const;
+const SAME_NAME = ["eventTime", "series", "action", "related", "type", "reason", "reportingInstance"] as const;
+
+function convert(from: ApiObject, apiVersion: string, pairs: readonly (readonly [string, string])[]): ApiObject {
+  const out: ApiObject = { apiVersion, kind: EVENT_KIND, metadata: from.metadata };
+  for (const [a, b] of pairs) if (from[a] !== undefined && from[a] !== null) out[b] = from[a];
+  return out;
+}
+
+/** The core v1 form of a stored (events v1) Event. */
+export function eventToCore(ev: ApiObject): CoreEvent {
+  return convert(ev, "v1", [...RENAMED, ...SAME_NAME.map((f) => [f, f] as const)]) as CoreEvent;
+}
+
+/** The events v1 form of a core v1 Event: what is stored. */
+export function coreToEvent(core: ApiObject, names: GroupNames): Event {
+  const pairs = [...RENAMED.map(([a, b]) => [b, a] as const), ...SAME_NAME.map((f) => [f, f] as const)];
+  return convert(core, `${names.events}/${EVENT_VERSION}`, pairs) as Event;
+}
+
+/** Core v1 Events are kept as events v1 objects: the storage keys and conversions of that view. */
+export function coreEventStorageView(names: GroupNames): StorageView {
+  return {
+    viewPrefix: collectionPrefix("", "events"),
+    storedPrefix: collectionPrefix(names.events, "events"),
+    toStored: (text) => serializeForStorage(coreToEvent(JSON.parse(text) as ApiObject, names)),
+    fromStored: (text) => serializeForStorage(eventToCore(JSON.parse(text) as ApiObject)),
+  };
+}
+
+type Reference = Partial<Record<"kind" | "namespace" | "name" | "uid" | "apiVersion" | "resourceVersion" | "fieldPath", string>>;
+
+/** `<prefix>.kind`, `.namespace`, `.name`, `.uid`, `.apiVersion`, `.resourceVersion`, `.fieldPath` field selectors. */
+export function referenceSelectors(prefix: string, ref: (obj: ApiObject) => Reference | undefined): Record<string, (obj: ApiObject) => string | undefined> {
+  const fields = ["kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"] as const;
+  return Object.fromEntries(fields.map((f) => [`${prefix}.${f}`, (obj: ApiObject) => ref(obj)?.[f] ?? ""]));
 }
 
 export function eventDefinition(names: GroupNames): ResourceDefinition {
@@ -97,7 +148,14 @@ export function eventDefinition(names: GroupNames): ResourceDefinition {
       column("Count", "Number of occurrences.", 1, "integer"),
       { ...column("Name", "Name of the event.", 1), format: "name" },
     ],
-    row,
+    addAge: false,
+    row: eventRow,
+    fieldSelectors: {
+      ...referenceSelectors("regarding", (obj) => (obj as Event).regarding),
+      reason: (obj) => (obj as Event).reason,
+      reportingController: (obj) => (obj as Event).reportingController,
+      type: (obj) => (obj as Event).type,
+    },
     strategy,
   });
 }

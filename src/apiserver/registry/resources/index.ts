@@ -5,6 +5,7 @@ import { clusterRoleBindingDefinition } from "./cluster-role-binding.js";
 import { clusterRoleDefinition } from "./cluster-role.js";
 import { clusterTrustBundleDefinition } from "./cluster-trust-bundle.js";
 import { controllerRevisionDefinition } from "./controller-revision.js";
+import { coreEventDefinition } from "./core-event.js";
 import { csrDefinition } from "./csr.js";
 import { eventDefinition } from "./event.js";
 import { leaseDefinition } from "./lease.js";
@@ -15,6 +16,7 @@ import { roleDefinition } from "./role.js";
 import { secretDefinition } from "./secret.js";
 import { selfSubjectAccessReviewDefinition } from "./self-subject-access-review.js";
 import { selfSubjectReviewDefinition } from "./self-subject-review.js";
+import { selfSubjectRulesReviewDefinition } from "./self-subject-rules-review.js";
 import { serviceAccountDefinition } from "./service-account.js";
 import { subjectAccessReviewDefinition } from "./subject-access-review.js";
 import { tokenReviewDefinition } from "./token-review.js";
@@ -31,6 +33,7 @@ export function allResources(names: GroupNames): ResourceDefinition[] {
     selfSubjectReviewDefinition(names),
     subjectAccessReviewDefinition(names),
     selfSubjectAccessReviewDefinition(names),
+    selfSubjectRulesReviewDefinition(names),
     csrDefinition(names),
     clusterTrustBundleDefinition(names),
     roleDefinition(names),
@@ -39,6 +42,8 @@ export function allResources(names: GroupNames): ResourceDefinition[] {
     clusterRoleBindingDefinition(names),
     controllerRevisionDefinition(names),
     eventDefinition(names),
+    // After the events group's Event: lookups by kind name alone find that one first.
+    coreEventDefinition(names),
     leaseDefinition(names),
   ];
 }

@@ -91,18 +91,17 @@ function compareValues(a: unknown, b: unknown, template: string): number {
 }
 
 /**
- * Orders `items` by the first value of `path` in `objectOf(item)`, stably; items without the field come first.
- * No item having the field at all is an error, as in kubectl.
+ * Orders `items` by the first value of `path` in `objectOf(item)`, stably; items without the field come first, in
+ * reverse order: kubectl's comparison calls such an item less than any other, another such one included, and Go's
+ * insertion sort (what it uses for short lists) then reverses them. No item having the field at all is an error, as in
+ * kubectl.
  */
 export function sortByPath<T>(items: readonly T[], path: JsonPath, objectOf: (item: T) => unknown): T[] {
   const keyed = items.map((item) => ({ item, value: path.results(objectOf(item))[0] ?? [] }));
   if (keyed.length > 0 && keyed.every((k) => k.value.length === 0)) {
     throw new PlatformError("INVALID_ARGUMENT", `couldn't find any field with path ${JSON.stringify(path.template)} in the list of objects`);
   }
-  return keyed
-    .sort((x, y) => {
-      if (x.value.length === 0 || y.value.length === 0) return (x.value.length === 0 ? 0 : 1) - (y.value.length === 0 ? 0 : 1);
-      return compareValues(x.value[0], y.value[0], path.template);
-    })
-    .map((k) => k.item);
+  const missing = keyed.filter((k) => k.value.length === 0).reverse();
+  const present = keyed.filter((k) => k.value.length > 0).sort((x, y) => compareValues(x.value[0], y.value[0], path.template));
+  return [...missing, ...present].map((k) => k.item);
 }

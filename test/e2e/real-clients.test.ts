@@ -1,0 +1,196 @@
+// Real clients, unmodified, against `platform-ca up --group-suffix k8s.io`: @kubernetes/client-node (an informer on
+// CSRs, the approval subresource) and kubectl's typed commands (certificate, wait, auth, create token, describe).
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CertificatesV1Api, KubeConfig, makeInformer, type V1CertificateSigningRequest } from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { csr } from "../fixtures/csr.js";
+import { ensureBuilt, type Kubectl } from "./apiserver-process.js";
+import { startUp, type UpProcess } from "./up-process.js";
+import { kubectlWith } from "./apiserver-process.js";
+
+const CTL = new URL("../../dist/src/cli/platformctl.js", import.meta.url).pathname;
+/** A signer no controller knows: approve and deny work the same under any naming of the well-known signers. */
+const CUSTOM_SIGNER = "example.com/test";
+
+let up: UpProcess;
+let kubectl: Kubectl;
+/** The server's built-in client signer (whatever its well-known name), read from the trust bundles it publishes. */
+let clientSigner: string;
+
+async function csrBody(name: string, signerName: string, cn = name): Promise<V1CertificateSigningRequest> {
+  const pem = (await csr({ cn, o: ["devs"] })).pem;
+  return {
+    apiVersion: "certificates.k8s.io/v1",
+    kind: "CertificateSigningRequest",
+    metadata: { name },
+    spec: { request: Buffer.from(pem).toString("base64"), signerName, usages: ["digital signature", "client auth"] },
+  };
+}
+
+async function eventually<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function platformctl(args: readonly string[], home: string): string {
+  return execFileSync(process.execPath, [CTL, "--platformconfig", up.adminConfig, "--group-suffix", "k8s.io", ...args], {
+    encoding: "utf8",
+    env: { ...process.env, HOME: home },
+    timeout: 30_000,
+  });
+}
+
+beforeAll(async () => {
+  ensureBuilt();
+  up = await startUp({ args: ["--group-suffix", "k8s.io"] });
+  kubectl = kubectlWith(up.adminConfig);
+  clientSigner = await eventually("the published client signer", () => {
+    const names = kubectl(["get", "clustertrustbundles", "-o", "jsonpath={.items[*].spec.signerName}"]).split(" ");
+    return names.find((n) => /apiserver-client$/.test(n));
+  });
+}, 240_000);
+afterAll(async () => {
+  if (up?.child.exitCode === null) expect(await up.stop()).toBe(0);
+});
+
+describe("@kubernetes/client-node", () => {
+  it("an informer on CSRs sees the create, the approval through replaceCertificateSigningRequestApproval, and the issuance", async () => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(up.adminConfig);
+    const api = kc.makeApiClient(CertificatesV1Api);
+    const seen: string[] = [];
+    const name = "client-node-1";
+    const informer = makeInformer(kc, "/apis/certificates.k8s.io/v1/certificatesigningrequests", () => api.listCertificateSigningRequest());
+    const record = (csrObj: V1CertificateSigningRequest) => {
+      if (csrObj.metadata?.name !== name) return;
+      const state = csrObj.status?.certificate ? "issued" : csrObj.status?.conditions?.some((c) => c.type === "Approved") ? "approved" : "pending";
+      if (seen.at(-1) !== state) seen.push(state);
+    };
+    informer.on("add", record);
+    informer.on("update", record);
+    await informer.start();
+    try {
+      await api.createCertificateSigningRequest({ body: await csrBody(name, clientSigner) });
+      await eventually("the informer's add", () => (seen.includes("pending") ? true : undefined));
+      const current = await api.readCertificateSigningRequest({ name });
+      const approved = await api.replaceCertificateSigningRequestApproval({
+        name,
+        body: {
+          ...current,
+          status: { conditions: [{ type: "Approved", status: "True", reason: "ClientNodeApprove", message: "approved by a client-node test" }] },
+        },
+      });
+      expect(approved.status?.conditions?.[0]).toMatchObject({ type: "Approved", status: "True", reason: "ClientNodeApprove" });
+      await eventually("the informer's issuance", () => (seen.includes("issued") ? true : undefined));
+      expect(seen).toEqual(["pending", "approved", "issued"]);
+      const issued = await api.readCertificateSigningRequest({ name });
+      expect(Buffer.from(issued.status!.certificate!, "base64").toString()).toContain("-----BEGIN CERTIFICATE-----");
+    } finally {
+      await informer.stop();
+    }
+  });
+});
+
+describe("kubectl's typed commands", () => {
+  it("approves and denies with kubectl certificate, and kubectl wait sees the Approved condition", async () => {
+    kubectl(["create", "-f", "-"], JSON.stringify(await csrBody("kubectl-approve", CUSTOM_SIGNER)));
+    kubectl(["create", "-f", "-"], JSON.stringify(await csrBody("kubectl-deny", CUSTOM_SIGNER)));
+    expect(kubectl(["certificate", "approve", "kubectl-approve"])).toContain("certificatesigningrequest.certificates.k8s.io/kubectl-approve approved");
+    expect(kubectl(["certificate", "deny", "kubectl-deny"])).toContain("certificatesigningrequest.certificates.k8s.io/kubectl-deny denied");
+    expect(kubectl(["wait", "--for=condition=Approved", "csr/kubectl-approve", "--timeout=20s"])).toContain("condition met");
+    expect(kubectl(["get", "csr", "kubectl-deny", "-o", "jsonpath={.status.conditions[0].type}"])).toBe("Denied");
+  });
+
+  it("prints kubectl auth whoami", () => {
+    const out = kubectl(["auth", "whoami"]);
+    expect(out).toMatch(/^ATTRIBUTE\s+VALUE\nUsername\s+\S+\nGroups\s+\[.*system:masters.*\]\n/);
+  });
+
+  it("lists the caller's rules with kubectl auth can-i --list, and platformctl prints the same table", () => {
+    const admin = kubectl(["auth", "can-i", "--list"]);
+    expect(admin).toMatch(/^Resources\s+Non-Resource URLs\s+Resource Names\s+Verbs\n\*\.\*\s+\[\]\s+\[\]\s+\[\*\]\n\s+\[\*\]\s+\[\]\s+\[\*\]\n/);
+    kubectl(["create", "serviceaccount", "lister"]);
+    const asSa = ["auth", "can-i", "--list", "--as", "system:serviceaccount:default:lister"];
+    const theirs = kubectl(asSa);
+    expect(theirs).toMatch(/^selfsubjectrulesreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]$/m);
+    expect(theirs).not.toMatch(/^\*\.\*/m);
+    const home = mkdtempSync(join(tmpdir(), "platformctl-home-"));
+    expect(platformctl(asSa, home)).toBe(theirs);
+    expect(platformctl(["auth", "can-i", "--list"], home)).toBe(admin);
+  });
+
+  it("creates a token for the default ServiceAccount the controller makes in every namespace, and again after it is deleted", async () => {
+    expect(kubectl(["create", "token", "default"]).trim()).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    kubectl(["create", "namespace", "team-a"]);
+    const uid = await eventually("default in team-a", () => {
+      try {
+        return kubectl(["get", "serviceaccount", "default", "-n", "team-a", "-o", "jsonpath={.metadata.uid}"]) || undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    expect(kubectl(["create", "token", "default", "-n", "team-a"]).trim()).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    kubectl(["delete", "serviceaccount", "default", "-n", "team-a"]);
+    const again = await eventually("default recreated in team-a", () => {
+      try {
+        const now = kubectl(["get", "serviceaccount", "default", "-n", "team-a", "-o", "jsonpath={.metadata.uid}"]);
+        return now && now !== uid ? now : undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    expect(again).not.toBe(uid);
+  });
+
+  it("describes a CSR with the controllers' Events (kubectl reads them from core /api/v1/events), as platformctl does", async () => {
+    kubectl(["create", "-f", "-"], JSON.stringify(await csrBody("described", clientSigner)));
+    kubectl(["certificate", "approve", "described"]);
+    const described = await eventually("the CertificateIssued Event in kubectl describe", () => {
+      const out = kubectl(["describe", "csr", "described"]);
+      return /CertificateIssued/.test(out) ? out : undefined;
+    });
+    expect(described).toMatch(/^Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n[\s-]+\n\s+Normal\s+CertificateIssued\s+\S+\s+platform-ca-controller-manager\s+certificate issued by /m);
+    const events = kubectl(["get", "events", "-A"]);
+    expect(events).toMatch(/^NAMESPACE\s+LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE\n/);
+    expect(events).toMatch(/Normal\s+CertificateIssued\s+certificatesigningrequest\/described\s+certificate issued by/);
+    const home = mkdtempSync(join(tmpdir(), "platformctl-home-"));
+    expect(platformctl(["describe", "csr", "described"], home)).toMatch(/^Events:\n[\s\S]*Normal\s+CertificateIssued\s/m);
+    // Another CSR's Events are not this one's: the server selects by the regarding object.
+    expect(platformctl(["describe", "csr", "kubectl-approve"], home)).toMatch(/^Events:\s+<none>$/m);
+  });
+});
+
+describe("kubectl describe under the default suffix", () => {
+  let plain: UpProcess;
+  let k: Kubectl;
+  beforeAll(async () => {
+    plain = await startUp();
+    k = kubectlWith(plain.adminConfig);
+  }, 240_000);
+  afterAll(async () => {
+    if (plain?.child.exitCode === null) expect(await plain.stop()).toBe(0);
+  });
+
+  it("lists the controllers' Events of a certificates.platform.io CSR (kubectl's generic describer)", async () => {
+    const signer = await eventually("the published client signer", () =>
+      k(["get", "clustertrustbundles", "-o", "jsonpath={.items[*].spec.signerName}"]).split(" ").find((n) => /apiserver-client$/.test(n)),
+    );
+    const body = { ...(await csrBody("plain", signer)), apiVersion: "certificates.platform.io/v1" };
+    k(["create", "-f", "-"], JSON.stringify(body));
+    // kubectl certificate approve knows only certificates.k8s.io: the approval subresource is patched instead.
+    k(["patch", "csr", "plain", "--subresource", "approval", "--type", "merge", "-p", '{"status":{"conditions":[{"type":"Approved","status":"True","reason":"Test","message":"ok"}]}}']);
+    const out = await eventually("the CertificateIssued Event", () => {
+      const text = k(["describe", "csr", "plain"]);
+      return /CertificateIssued/.test(text) ? text : undefined;
+    });
+    expect(out).toMatch(/^Events:\n[\s\S]*Normal\s+CertificateIssued\s+\S+\s+platform-ca-controller-manager\s/m);
+  });
+});
