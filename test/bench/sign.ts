@@ -14,7 +14,7 @@ import { bitString, DER_NULL, explicit, implicitPrimitive, integer, objectIdenti
 import { Issuer } from "../../src/pki/issue.js";
 import { nativeCrypto } from "../../src/pki/native.js";
 import { OID } from "../../src/pki/oids.js";
-import { SigningPool } from "../../src/pki/pool.js";
+import { SigningPool } from "./pool/pool.js";
 import { resolveUsages } from "../../src/pki/usages.js";
 import type { CertificateProfile, Validity } from "../../src/pki/types.js";
 

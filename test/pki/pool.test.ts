@@ -4,7 +4,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isPlatformError } from "../../src/errors.js";
-import { SigningPool } from "../../src/pki/pool.js";
+import { SigningPool } from "../bench/pool/pool.js";
 import type { CaKeyPair } from "../../src/pki/types.js";
 import { csr } from "../fixtures/csr.js";
 import { profile, T0 } from "./issuance-fixtures.js";
@@ -20,11 +20,11 @@ let workerScript = "";
 beforeAll(() => {
   const out = join(dir, "build");
   const args = ["--ignoreConfig", "--outDir", out, "--rootDir", root, "--module", "nodenext", "--moduleResolution", "nodenext"];
-  args.push("--target", "es2022", "--types", "node", "--skipLibCheck", "--lib", "es2023,dom", join(root, "src/pki/pool-worker.ts"));
+  args.push("--target", "es2022", "--types", "node", "--skipLibCheck", "--lib", "es2023,dom", join(root, "test/bench/pool/pool-worker.ts"));
   execFileSync(join(root, "node_modules/.bin/tsc"), args, { cwd: root, stdio: "pipe", timeout: 60_000 });
   writeFileSync(join(out, "package.json"), '{ "type": "module" }\n');
   symlinkSync(join(root, "node_modules"), join(out, "node_modules"));
-  workerScript = join(out, "src/pki/pool-worker.js");
+  workerScript = join(out, "test/bench/pool/pool-worker.js");
 }, 90_000);
 
 const validity = { notBefore: T0, notAfter: new Date(T0.getTime() + 86_400_000) };

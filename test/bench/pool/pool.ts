@@ -1,16 +1,16 @@
 // SigningPool: parse + verify + issue on worker threads, jobs batched per message; `workers: 0` runs in-process.
+// A benchmark component (bench:sign's multi-core row): no product path signs through it.
 //
-// Worker script: the compiled sibling `pool-worker.js`. When this module runs from TypeScript sources (tests), the
-// sibling does not exist and the build output `dist/src/pki/pool-worker.js` is used instead; `workerScript`
-// overrides both (the pool tests compile the worker into a temporary directory and pass it here).
+// Worker script: the compiled sibling `pool-worker.js` (dist/test/bench/pool/ after `npm run build`); `workerScript`
+// overrides it (the pool tests compile the worker into a temporary directory and pass it here).
 import { Worker } from "node:worker_threads";
-import { compiledScript } from "../compiled-script.js";
-import { asErrorCode, invalidOption, PlatformError } from "../errors.js";
-import { silentLogger, type Logger } from "../logger.js";
-import type { IssuedCertificate, Issuer } from "./issue.js";
-import { exportPrivateKeyPem } from "./keys.js";
+import { compiledScript } from "../../../src/compiled-script.js";
+import { asErrorCode, invalidOption, PlatformError } from "../../../src/errors.js";
+import { silentLogger, type Logger } from "../../../src/logger.js";
+import type { IssuedCertificate, Issuer } from "../../../src/pki/issue.js";
+import { exportPrivateKeyPem } from "../../../src/pki/keys.js";
 import { issuerFor, POOL_WORKER_KIND, processBatch, resultAt, transferList, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireResults } from "./pool-worker.js";
-import type { CaKeyPair, CertificateProfile, Validity } from "./types.js";
+import type { CaKeyPair, CertificateProfile, Validity } from "../../../src/pki/types.js";
 
 export interface SigningPoolOptions {
   /** Worker threads; 0 runs every job on the calling thread. */

@@ -1,10 +1,10 @@
 // Worker side of SigningPool: parses, verifies and issues batches of CSRs with a CA imported once per thread.
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
-import { isPlatformError, PlatformError } from "../errors.js";
-import { caFromPem } from "./ca.js";
-import { parseCsr } from "./csr.js";
-import { Issuer } from "./issue.js";
-import type { CertificateProfile, Validity } from "./types.js";
+import { isPlatformError, PlatformError } from "../../../src/errors.js";
+import { caFromPem } from "../../../src/pki/ca.js";
+import { parseCsr } from "../../../src/pki/csr.js";
+import { Issuer } from "../../../src/pki/issue.js";
+import type { CertificateProfile, Validity } from "../../../src/pki/types.js";
 
 /** Marks threads started by SigningPool, so importing this module elsewhere starts nothing. */
 export const POOL_WORKER_KIND = "platform-ca-signing-pool";
