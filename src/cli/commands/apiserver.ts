@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
+import { REVOCATION_UNAVAILABLE, type RevocationUnavailable } from "../../apiserver/auth/revocation-list.js";
 import type { Component } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { UsageError } from "../program.js";
@@ -13,6 +14,7 @@ export interface ServeFlags {
   tokenFile?: string;
   clientCaFile?: string;
   anonymousAuth?: boolean;
+  revocationUnavailable?: string;
 }
 
 interface ApiserverFlags extends ServeFlags {
@@ -46,6 +48,7 @@ export function addServeOptions(command: Command, dataDir?: string): Command {
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
     .option("--client-ca-file <file>", "extra CA certificates trusted for client certificates, beside the cluster CA")
     .option("--anonymous-auth", "serve requests without credentials as system:anonymous instead of refusing them (401)")
+    .option("--revocation-unavailable <deny|allow>", "client certificates while the revocation list cannot be read (docs/revocation.md)", "deny")
     .option("--data-dir <dir>", "directory of the store, the PKI and admin.conf", dataDir);
 }
 
@@ -76,12 +79,18 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     ...(flags.tokenFile !== undefined && { tokenFile: flags.tokenFile }),
     ...(flags.clientCaFile !== undefined && { clientCaFile: flags.clientCaFile }),
     anonymous: flags.anonymousAuth === true,
+    revocationUnavailable: revocationUnavailable(flags.revocationUnavailable),
     logger,
     signal: controller.signal,
     write: (text) => process.stdout.write(text),
     banner,
     components,
   });
+}
+
+function revocationUnavailable(value: string | undefined): RevocationUnavailable {
+  if (value === undefined || (REVOCATION_UNAVAILABLE as readonly string[]).includes(value)) return (value ?? "deny") as RevocationUnavailable;
+  throw new UsageError(`--revocation-unavailable must be one of ${REVOCATION_UNAVAILABLE.join(", ")}, got ${JSON.stringify(value)}`);
 }
 
 /** The plain-HTTP development mode: loopback only, every request the local administrator. */

@@ -100,3 +100,18 @@ describe("certificatesigningrequests/{name}/revocation", () => {
     expect(revokedOf(ok(await revoke(f, "rev-authz", "keyCompromise", creds)))).toMatchObject({ reason: "keyCompromise" });
   });
 });
+
+describe("the client-certificate authenticator refuses revoked certificates", () => {
+  it("refuses alice's revoked certificate with 401 and the reason at the next request, while bob's still works", async () => {
+    const f = fx();
+    const alice = await issued(f, "enforce-alice", "alice");
+    const bob = await issued(f, "enforce-bob", "bob");
+    // Twice: the second request is answered from the authenticator's per-chain verdict cache.
+    for (let i = 0; i < 2; i++) expect((await f.call("GET", "/version", { cert: alice })).status).toBe(200);
+    ok(await revoke(f, "enforce-alice", "keyCompromise"));
+    const refused = await f.call("GET", "/version", { cert: alice });
+    expect(refused.status, refused.text).toBe(401);
+    expect(refused.body.message).toBe("Unauthorized: x509: certificate has been revoked (keyCompromise; CertificateSigningRequest enforce-alice)");
+    expect((await f.call("GET", "/version", { cert: bob })).status).toBe(200);
+  });
+});
