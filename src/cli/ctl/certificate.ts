@@ -11,6 +11,7 @@ import { UsageError, type CommandModule } from "../program.js";
 import { withContext, type CtlContext } from "./context.js";
 import { Failures } from "./failures.js";
 import { addInspectCommand } from "./certificate-inspect.js";
+import { addRevokeCommand } from "./certificate-revoke.js";
 import { generateRequest, parseExpirationSeconds, parseKeyType, parseTimeout, parseUsages, submitCsr, waitForCertificate } from "./csr-issuance.js";
 import { addFilenameFlags, addOutputFlags, checkFilenames, outputOf, type FilenameFlags, type OutputFlags } from "./flags.js";
 import { printObject, qualifiedName } from "./output/printer.js";
@@ -207,7 +208,7 @@ Examples:
 `;
 
 export const certificateVerb: CommandModule = (program: Command) => {
-  const certificate = program.command("certificate").description("approve, deny, request or inspect certificates (CertificateSigningRequests)");
+  const certificate = program.command("certificate").description("approve, deny, request, inspect or revoke certificates (CertificateSigningRequests)");
   for (const [verb, decision] of [["approve", "Approved"], ["deny", "Denied"]] as const) {
     const cmd = certificate
       .command(verb)
@@ -243,4 +244,5 @@ export const certificateVerb: CommandModule = (program: Command) => {
     .addHelpText("after", REQUEST_HELP)
     .action((name: string, flags: RequestFlags, self: Command) => withContext(self, (ctx) => runRequest(ctx, name, flags)));
   addInspectCommand(certificate);
+  addRevokeCommand(certificate);
 };
