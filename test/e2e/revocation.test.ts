@@ -1,10 +1,12 @@
 // Revocation end to end with real processes: `platform-ca up`, platformctl revoke, the API server refusing the
 // revoked client certificate within 2 s with the reason, other users unaffected, a restart keeping it.
-import { readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import https from "node:https";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CTL, cleanupTempDirs, oneClearError, runNode, tempDir, type Run } from "../cli/ctl/fixtures.js";
+import { opsGet } from "../controller/controllers/cluster.js";
 import { startUp, type UpProcess } from "./up-process.js";
 
 const work = tempDir("revocation-e2e-");
@@ -77,6 +79,44 @@ describe("revocation with real processes", () => {
     expect(refused.body.message).toBe("Unauthorized: x509: certificate has been revoked (keyCompromise; CertificateSigningRequest alice)");
     expect(elapsed).toBeLessThan(2000);
     expect((await call(bob)).status).toBe(200);
+
+    // The CRL, fetched without credentials from the controllers' ops endpoint, lists alice with her reason.
+    const ops = /controllers {2}health and metrics on (https:\/\/127\.0\.0\.1:\d+)/.exec(up.stdout())?.[1];
+    expect(ops).toBeDefined();
+    let crl = { status: 0, text: "" };
+    for (let i = 0; i < 100 && !crl.text.includes("BEGIN X509 CRL"); i++) {
+      crl = await opsGet(undefined, `${ops}/crl/platform.io/apiserver-client?format=pem`);
+      if (!crl.text.includes("BEGIN X509 CRL")) await new Promise((r) => setTimeout(r, 100));
+    }
+    const aliceSerial = spawnSync("openssl", ["x509", "-noout", "-serial"], { input: alice.cert, encoding: "utf8" }).stdout.trim().replace("serial=", "");
+    const caFile = join(up.dataDir, "pki", "ca.crt");
+    let listed = "";
+    for (let i = 0; i < 100 && !listed.includes(aliceSerial); i++) {
+      writeFileSync(join(work, "crl.pem"), (await opsGet(undefined, `${ops}/crl/platform.io/apiserver-client?format=pem`)).text);
+      const r = spawnSync("openssl", ["crl", "-in", join(work, "crl.pem"), "-noout", "-text", "-verify", "-CAfile", caFile], { encoding: "utf8" });
+      expect(r.stderr).toContain("verify OK");
+      listed = r.stdout;
+      if (!listed.includes(aliceSerial)) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(listed).toMatch(new RegExp(`Serial Number: ${aliceSerial}[\\s\\S]*?Key Compromise`));
+    // The default answer is DER, as CRL distribution points serve it.
+    const der = await new Promise<{ type: string; body: Buffer }>((resolve, reject) => {
+      https
+        .get(`${ops}/crl/platform.io/apiserver-client`, { rejectUnauthorized: false, agent: false }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve({ type: String(res.headers["content-type"]), body: Buffer.concat(chunks) }));
+        })
+        .on("error", reject);
+    });
+    expect(der.type).toBe("application/pkix-crl");
+    writeFileSync(join(work, "crl.der"), der.body);
+    expect(spawnSync("openssl", ["crl", "-inform", "DER", "-in", join(work, "crl.der"), "-noout", "-verify", "-CAfile", caFile], { encoding: "utf8" }).stderr).toContain("verify OK");
+    writeFileSync(join(work, "alice.pem"), alice.cert);
+    writeFileSync(join(work, "bob.pem"), bob.cert);
+    const crlCheck = (f: string) => spawnSync("openssl", ["verify", "-crl_check", "-CRLfile", join(work, "crl.pem"), "-CAfile", caFile, join(work, f)], { encoding: "utf8" });
+    expect(crlCheck("alice.pem").stdout + crlCheck("alice.pem").stderr).toContain("certificate revoked");
+    expect(crlCheck("bob.pem").status).toBe(0);
 
     const described = await ctl(["describe", "csr", "alice"]);
     expect(described.stdout).toMatch(/Approved,Issued,Revoked/);
