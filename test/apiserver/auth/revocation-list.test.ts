@@ -3,6 +3,8 @@ import { Buffer } from "node:buffer";
 import { describe, expect, it } from "vitest";
 import { StorageRevocationList } from "../../../src/apiserver/auth/revocation-list.js";
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
+import type { StorageEvent, WatchOptions } from "../../../src/apiserver/storage/types.js";
+import { FakeClock } from "../../../src/time/fake-clock.js";
 import { decodePem } from "../../../src/pki/pem.js";
 import { revocationIdOf, revocationKey } from "../../../src/pki/revocation-id.js";
 import { issueCert, names } from "./fixtures.js";
@@ -49,5 +51,40 @@ describe("StorageRevocationList", () => {
     expect(new StorageRevocationList({ storage, names }).check(key(a.pem))).toBe("x509: revocation status unknown: the revocation list has not been loaded yet");
     expect(new StorageRevocationList({ storage, names, whenUnavailable: "allow" }).check(key(a.pem))).toBeUndefined();
     expect(() => new StorageRevocationList({ storage, names, whenUnavailable: "maybe" as never })).toThrow(/whenUnavailable/);
+  });
+});
+
+describe("StorageRevocationList when its watch breaks", () => {
+  it("refuses while it lists again (deny), keeps retrying a failing list, and is current again once a list succeeds", async () => {
+    const memory = new MemoryStorage();
+    const clock = new FakeClock(0);
+    const a = await issueCert({ cn: "a" });
+    let breakWatch: ((err: Error) => void) | undefined;
+    let listFails = false;
+    // The real storage, with a watch the test can break and a list it can make fail.
+    const storage = Object.assign(Object.create(memory) as MemoryStorage, {
+      list: (prefix: string) => (listFails ? Promise.reject(new Error("disk gone")) : memory.list(prefix)),
+      watch: (prefix: string, o: WatchOptions, onEvent: (e: StorageEvent) => void, onError?: (err: Error) => void) => {
+        breakWatch = onError;
+        return memory.watch(prefix, o, onEvent, onError);
+      },
+    });
+    const deny = new StorageRevocationList({ storage, names, clock, retryMs: 1000 });
+    await deny.start();
+    try {
+      expect(deny.check(key(a.pem))).toBeUndefined();
+      listFails = true;
+      breakWatch!(new Error("watch closed"));
+      expect(deny.check(key(a.pem))).toBe("x509: revocation status unknown: its watch of the storage broke (watch closed)");
+      await clock.advance(1000);
+      await settle();
+      expect(deny.check(key(a.pem))).toMatch(/^x509: revocation status unknown: its watch of the storage broke \(disk gone\)$/);
+      listFails = false;
+      await clock.advance(1000);
+      await settle();
+      expect(deny.check(key(a.pem))).toBeUndefined();
+    } finally {
+      deny.stop();
+    }
   });
 });
