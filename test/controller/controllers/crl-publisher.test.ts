@@ -29,13 +29,14 @@ async function setup() {
   const store: CrlStore = new Map();
   const common = { bundles: h.api.trustBundles, signers, names: h.names, clock: h.clock, resyncMs: 60_000 };
   const publisher = new TrustBundlePublisher({ ...common, informer: bundleInformer });
-  const crls = new CrlPublisher({ ...common, bundleInformer, csrInformer: h.csrInformer, store, validityMs: 3_600_000 });
+  const crlPublisher = () => new CrlPublisher({ ...common, bundleInformer, csrInformer: h.csrInformer, store, validityMs: 3_600_000 });
   const stop = new AbortController();
+  const stopCrls = new AbortController();
   track(h, stop, () => bundleInformer.stop());
   await h.startInformers();
   bundleInformer.start(stop.signal);
-  await Promise.all([publisher.start(stop.signal), crls.start(stop.signal)]);
-  return { h, ca, signers, bundleInformer, store };
+  await Promise.all([publisher.start(stop.signal), crlPublisher().start(AbortSignal.any([stop.signal, stopCrls.signal]))]);
+  return { h, ca, signers, bundleInformer, store, stop, stopCrls, crlPublisher };
 }
 
 /** Creates, approves and issues (through the signer, as the signing controller would) a client certificate for `cn`. */
@@ -87,5 +88,20 @@ describe("CrlPublisher", () => {
     // Past half of its validity (1 h here) the CRL is rebuilt with the next number, before nextUpdate.
     h.clock.advance(31 * 60_000);
     expect(await until(() => (bundleOf()?.metadata.annotations?.[a.number] === "3" ? "3" : undefined), "a refreshed CRL")).toBe("3");
+  });
+
+  it("continues the CRL number a previous publisher left on the bundle (a new leader, a restart)", async () => {
+    const { h, signers, bundleInformer, stop, stopCrls, crlPublisher } = await setup();
+    const a = crlAnnotations(h.names);
+    const numberOf = () => bundleInformer.list().find((b) => b.spec.signerName === h.names.signers.apiserverClient)?.metadata.annotations?.[a.number];
+    await until(() => numberOf(), "a first CRL");
+    await issued(h, signers, "carol");
+    await revoke(h, "carol", "superseded");
+    await until(() => (numberOf() === "2" ? "2" : undefined), "the CRL with carol");
+    stopCrls.abort();
+    await issued(h, signers, "dave");
+    await revoke(h, "dave", "affiliationChanged");
+    await crlPublisher().start(stop.signal);
+    expect(await until(() => (numberOf() === "3" ? "3" : undefined), "the next publisher's CRL")).toBe("3");
   });
 });
