@@ -16,7 +16,7 @@ const file = (name: string, text: string | Uint8Array) => {
 const openssl = (...args: string[]) => spawnSync("openssl", args, { encoding: "utf8" });
 const serialOf = (pem: string) => execFileSync("openssl", ["x509", "-noout", "-serial"], { input: pem, encoding: "utf8" }).trim().replace("serial=", "");
 
-describe.each(["p256", "rsa2048"] as const)("ca.revoke and ca.crl (%s CA)", (keyType) => {
+describe.each(["p256", "rsa2048", "ed25519"] as const)("ca.revoke and ca.crl (%s CA)", (keyType) => {
   it("lists the revoked serial with its reason in a CRL openssl verifies, and openssl -crl_check refuses the certificate", async () => {
     let now = new Date();
     const ca = await createTestAuthority({ keyType, now: () => now });
