@@ -1,4 +1,4 @@
-// The CRL publisher: one CRL per signer that can sign one, listing its revoked, unexpired certificates, rebuilt when
+// The CRL publisher: one CRL per signer that can sign one, listing its CA's revoked, unexpired certificates, rebuilt when
 // a revocation arrives and before nextUpdate, published as annotations of the signer's ClusterTrustBundle.
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
@@ -63,8 +63,9 @@ export class CrlPublisher extends Controller {
     const signer = (name: string | undefined) => {
       if (name && this.o.signers.has(name)) this.queue.add(name);
     };
+    // Signers may share a CA, and a CRL lists every revoked certificate of its CA: each signer looks again.
     const revocation = (csr: CertificateSigningRequest | undefined) => {
-      if (csr?.status?.conditions?.some((c) => c.type === REVOKED_CONDITION)) signer(csr.spec?.signerName);
+      if (csr?.status?.conditions?.some((c) => c.type === REVOKED_CONDITION)) for (const name of this.o.signers.names()) this.queue.add(name);
     };
     return [
       this.o.csrInformer.addHandlers({ onAdd: revocation, onUpdate: (old, csr) => (revocation(old), revocation(csr)), onDelete: revocation }),
@@ -85,7 +86,7 @@ export class CrlPublisher extends Controller {
     // No CA, or no bundle published yet (its arrival queues the signer again).
     if (!issuer || bundles.length === 0) return;
     const now = new Date(this.clock.now());
-    const entries = this.entries(signerName, issuer.subjectDer, now);
+    const entries = this.entries(issuer.subjectDer, now);
     const contents = createHash("sha256")
       .update(Buffer.from(issuer.subjectKeyId).toString("hex"))
       .update(entries.map((e) => `${Buffer.from(e.serial).toString("hex")}:${e.reason}:${e.revocationDate.toISOString()}`).join(","))
@@ -112,11 +113,13 @@ export class CrlPublisher extends Controller {
     this.log.info({ signerName, crlNumber: number, entries: entries.length, nextUpdate: nextUpdate.toISOString() }, "CRL published");
   }
 
-  /** The signer's revoked certificates issued by this CA that have not expired, by serial. */
-  private entries(signerName: string, issuerDer: Uint8Array, now: Date): CrlEntry[] {
+  /**
+   * The revoked certificates issued by this CA that have not expired, by serial: of every signer, as signers may
+   * share a CA (the four built-ins do by default) and a CRL covers its issuer's whole scope (RFC 5280 §5).
+   */
+  private entries(issuerDer: Uint8Array, now: Date): CrlEntry[] {
     const out: { hex: string; entry: CrlEntry }[] = [];
     for (const csr of this.o.csrInformer.list()) {
-      if (csr.spec?.signerName !== signerName) continue;
       const condition = revokedCondition(csr);
       const certificate = csr.status?.certificate;
       if (!condition || !certificate || !isRevocationReason(condition.reason)) continue;

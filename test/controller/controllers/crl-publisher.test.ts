@@ -83,6 +83,13 @@ describe("CrlPublisher", () => {
     const refused = openssl("verify", "-attime", at, "-crl_check", "-CRLfile", crlFile, "-CAfile", caFile, file("alice.pem", alice));
     expect(refused.status).not.toBe(0);
     expect(refused.stdout + refused.stderr).toContain("certificate revoked");
+    // The node-agent client signer shares the CA: its CRL lists alice too (a CRL covers its issuer's certificates).
+    const other = await until(() => {
+      const b = bundleInformer.list().find((x) => x.spec.signerName === h.names.signers.nodeagentClient);
+      const otherPem = b?.metadata.annotations?.[a.crl];
+      return otherPem && openssl("crl", "-in", file("other.pem", otherPem), "-noout", "-text").stdout.includes(serial) ? otherPem : undefined;
+    }, "alice in the other signer's CRL");
+    expect(other).toContain("BEGIN X509 CRL");
     expect(openssl("verify", "-attime", at, "-crl_check", "-CRLfile", crlFile, "-CAfile", caFile, file("bob.pem", bob)).status).toBe(0);
 
     // Past half of its validity (1 h here) the CRL is rebuilt with the next number, before nextUpdate.
