@@ -1,6 +1,7 @@
 // Shared machinery of signers that issue from a CA: request basics, lifetime, issuance, chain and trust anchors.
 import { invalidOption, PlatformError, toPlatformError } from "../src/errors.js";
 import { silentLogger, type Logger } from "../src/logger.js";
+import { crlIssuerFromCa, type CrlIssuer } from "../src/pki/crl.js";
 import { issueCertificate, issueCertificateAsync } from "../src/pki/issue.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr } from "../src/pki/types.js";
 import { findDuplicateUsages, isKnownUsage, resolveUsages } from "../src/pki/usages.js";
@@ -142,6 +143,11 @@ export class CaSigner implements Signer {
     if (ca instanceof PlatformError) return false;
     const t = this.#now().getTime();
     return t >= ca.notBefore.getTime() && t < ca.notAfter.getTime();
+  }
+
+  crlIssuer(): CrlIssuer | undefined {
+    const ca = this.#currentCa();
+    return ca instanceof PlatformError ? undefined : crlIssuerFromCa(ca);
   }
 
   /** The CA in use, or the retryable error that says why there is none. */

@@ -1,4 +1,5 @@
 // The Signer contract: every built-in, policy-driven and plug-in signer implements this.
+import type { CrlIssuer } from "../src/pki/crl.js";
 import type { ParsedCsr } from "../src/pki/types.js";
 
 /** Everything a signer may look at to decide: the CSR and the CSR object's spec fields. */
@@ -35,4 +36,9 @@ export interface Signer {
   trustAnchors(): readonly string[];
   /** Whether the signer can sign now (CA material loaded and valid). */
   ready(): boolean;
+  /**
+   * Optional: the CA that signs this signer's CRL, through the same key as `sign` (docs/revocation.md); undefined
+   * while no CA is loaded. Signers without it publish no CRL.
+   */
+  crlIssuer?(): CrlIssuer | undefined;
 }

@@ -1,6 +1,8 @@
 // `platform-ca/testing`: a throw-away CA for other projects' test suites, issuing through the product's real signers.
 import { DEFAULT_USAGES, type LeafKind } from "./config/pki-manifest.js";
-import { invalidOption } from "./errors.js";
+import { Buffer } from "node:buffer";
+import { X509Certificate } from "node:crypto";
+import { invalidOption, PlatformError } from "./errors.js";
 import { generateCa } from "./pki/ca.js";
 import { parseCsr } from "./pki/csr.js";
 import type { KeyType } from "./pki/keys.js";
@@ -16,9 +18,14 @@ import { mintLeaf } from "./pki/leaf.js";
 import { signWith } from "./devpki/signer-factory.js";
 import { builtinSignerNames } from "../signers/signer-name.js";
 import { decodePem, encodePem } from "./pki/pem.js";
+import { buildCrl, crlIssuerFromCa, type Crl, type CrlEntry } from "./pki/crl.js";
+import { revocationIdOf, type RevocationId } from "./pki/revocation-id.js";
+import { isRevocationReason, REVOCATION_REASONS, type RevocationReason } from "./api/revocation.js";
 
 export type { Signer } from "../signers/signer.js";
 export type { KeyType } from "./pki/keys.js";
+export type { Crl } from "./pki/crl.js";
+export type { RevocationReason } from "./api/revocation.js";
 
 export interface TestAuthorityOptions {
   /** CA common name (default "platform-ca test CA"). */
@@ -84,6 +91,16 @@ export interface TestAuthority {
   signCsr(csrPem: string, options: SignCsrOptions): Promise<string>;
   /** The signer registered under `name` (built-in or from `policies`), backed by this CA. */
   signer(name: string): Signer;
+  /**
+   * Revokes a certificate of this CA (PEM, DER, or an IssuedPair) with an RFC 5280 reason (default unspecified); it
+   * is listed by every later crl(). A certificate of another CA, an unknown reason or a second revocation throws.
+   */
+  revoke(certificate: string | Uint8Array | Pick<IssuedPair, "certPem">, reason?: RevocationReason): void;
+  /**
+   * A CRL of this CA (DER and PEM) listing the revoked certificates that have not expired, thisUpdate now,
+   * nextUpdate after `nextUpdateSeconds` (default one day), and a CRL number one higher than the last one.
+   */
+  crl(options?: { readonly nextUpdateSeconds?: number }): Promise<Crl>;
   /** Writes ca.crt (0644) and ca.key (0600) into `dir`; returns their paths. */
   writeTo(dir: string): Promise<{ readonly certFile: string; readonly keyFile: string }>;
 }
@@ -124,9 +141,33 @@ export async function createTestAuthority(options: TestAuthorityOptions = {}): P
     return { certPem, keyPem: leaf.keyPem, chainPem: leaf.certPem, caPem: ca.certPem, tls: { cert: leaf.certPem, key: leaf.keyPem, ca: ca.certPem } };
   };
 
+  const revoked = new Map<string, { readonly id: RevocationId; readonly entry: CrlEntry }>();
+  let crlNumber = 0;
+
   return {
     caPem: ca.certPem,
     ca,
+    revoke(certificate, reason = "unspecified") {
+      if (!isRevocationReason(reason)) throw invalidOption("reason", `to be one of ${REVOCATION_REASONS.join(", ")}`, reason);
+      const der =
+        certificate instanceof Uint8Array ? certificate : decodePem(typeof certificate === "string" ? certificate : certificate?.certPem, { label: "CERTIFICATE" })[0]?.der;
+      if (der === undefined) throw invalidOption("certificate", "to be a certificate (PEM, DER or an issued pair)", certificate);
+      const id = revocationIdOf(der);
+      // Two test CAs share a name: the signature, not the issuer name, says whose certificate it is.
+      if (Buffer.compare(Buffer.from(id.issuerDer), Buffer.from(ca.subjectDer)) !== 0 || !new X509Certificate(der).verify(ca.publicKey)) {
+        throw new PlatformError("INVALID_ARGUMENT", "the certificate was not issued by this test CA");
+      }
+      if (revoked.has(id.serialHex)) throw new PlatformError("CONFLICT", `certificate serial ${id.serialHex} is already revoked`);
+      revoked.set(id.serialHex, { id, entry: { serial: id.serialContents, revocationDate: clock(), reason } });
+    },
+    async crl(o = {}) {
+      const seconds = o.nextUpdateSeconds ?? DEFAULT_LEAF_LIFETIME;
+      if (!Number.isInteger(seconds) || seconds < 1) throw invalidOption("nextUpdateSeconds", "to be a whole number ≥ 1", seconds);
+      const now = clock();
+      // Expired certificates leave the list (RFC 5280 §3.3): they are refused for their dates anyway.
+      const entries = [...revoked.values()].filter((r) => r.id.notAfter.getTime() >= now.getTime()).map((r) => r.entry);
+      return buildCrl(crlIssuerFromCa(ca), { thisUpdate: now, nextUpdate: new Date(now.getTime() + seconds * 1000), crlNumber: ++crlNumber, entries });
+    },
     issueServer(o = {}) {
       const named = (o.dns?.length ?? 0) + (o.ip?.length ?? 0) > 0;
       const withNames = named ? o : { ...o, dns: ["localhost"], ip: ["127.0.0.1", "::1"] };

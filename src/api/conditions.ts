@@ -5,11 +5,13 @@ export const CsrConditionType = {
   Approved: "Approved",
   Denied: "Denied",
   Failed: "Failed",
+  /** The issued certificate was revoked (src/api/revocation.ts); added only through the `revocation` subresource. */
+  Revoked: "Revoked",
 } as const;
 export type CsrConditionType = (typeof CsrConditionType)[keyof typeof CsrConditionType];
 
 /** Condition types that only take status "True" and, once present, stay. */
-export const TERMINAL_CONDITION_TYPES: readonly CsrConditionType[] = ["Approved", "Denied", "Failed"];
+export const TERMINAL_CONDITION_TYPES: readonly CsrConditionType[] = ["Approved", "Denied", "Failed", "Revoked"];
 
 export const ConditionStatus = { True: "True", False: "False", Unknown: "Unknown" } as const;
 export const CONDITION_STATUSES: readonly string[] = ["True", "False", "Unknown"];
@@ -50,15 +52,17 @@ function hasTrue(csr: CsrLike, type: CsrConditionType): boolean {
 export const isApproved = (csr: CsrLike): boolean => hasTrue(csr, "Approved");
 export const isDenied = (csr: CsrLike): boolean => hasTrue(csr, "Denied");
 export const isFailed = (csr: CsrLike): boolean => hasTrue(csr, "Failed");
+export const isRevoked = (csr: CsrLike): boolean => hasTrue(csr, "Revoked");
 export const isIssued = (csr: CsrLike): boolean => typeof csr.status?.certificate === "string" && csr.status.certificate.length > 0;
 
 /**
  * The CONDITION column as upstream prints it: Denied over Approved over Pending, then ",Failed" and ",Issued"
- * (e.g. "Approved,Issued", "Pending", "Denied", "Approved,Failed").
+ * (e.g. "Approved,Issued", "Pending", "Denied", "Approved,Failed"), and ",Revoked" for a revoked certificate.
  */
 export function csrConditionSummary(csr: CsrLike): string {
   let text = isDenied(csr) ? "Denied" : isApproved(csr) ? "Approved" : "Pending";
   if (isFailed(csr)) text += ",Failed";
   if (isIssued(csr)) text += ",Issued";
+  if (isRevoked(csr)) text += ",Revoked";
   return text;
 }

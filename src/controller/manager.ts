@@ -22,6 +22,7 @@ import { CONTROLLER_NAMES, ControllerSet, controllerResources, type ControllerNa
 import { PUBLISHER_CONTROLLER } from "./controllers/trust-bundle-publisher.js";
 import { LeaderElector } from "./leader-election.js";
 import { ControllerMetrics } from "./metrics.js";
+import type { CrlStore } from "./controllers/crl-publisher.js";
 import { OpsServer, type OpsCheck, type OpsServing } from "./ops-server.js";
 
 export interface ControllerManagerOptions {
@@ -86,6 +87,8 @@ class Manager implements ControllerManager {
   private client: RestClient | undefined;
   private resources: ControllerResources | undefined;
   private ops: OpsServer | undefined;
+  /** The CRLs the terms' CRL publisher builds, served by the ops endpoint. */
+  private readonly crls: CrlStore = new Map();
   private elector: LeaderElector | undefined;
   private term: ControllerSet | undefined;
   private started = false;
@@ -120,7 +123,16 @@ class Manager implements ControllerManager {
     this.resources = controllerResources(this.client, this.names);
     const where = this.o.ops === undefined ? { host: this.config.Generic.Address, port: this.config.Generic.Port } : this.o.ops;
     if (where) {
-      this.ops = new OpsServer({ ...where, client: this.client, names: this.names, metrics: this.metrics, health: () => this.health(), ready: () => this.readiness(), logger: this.log });
+      this.ops = new OpsServer({
+        ...where,
+        client: this.client,
+        names: this.names,
+        metrics: this.metrics,
+        health: () => this.health(),
+        ready: () => this.readiness(),
+        logger: this.log,
+        crls: this.crls,
+      });
       await this.ops.start();
     }
     const le = this.config.Generic.LeaderElection;
@@ -172,6 +184,7 @@ class Manager implements ControllerManager {
     const servingPolicy = this.o.servingApproval ?? servingPolicyOf(ext.Approver);
     return new ControllerSet({
       resources: this.resources!,
+      crlStore: this.crls,
       names: this.names,
       signers: this.o.signers,
       enabled: new Set(this.enabled),

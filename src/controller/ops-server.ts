@@ -11,6 +11,7 @@ import { invalidOption, PlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { readClientCaFile } from "../pki/client-ca-file.js";
 import type { ResourceSource } from "./controllers/controller-set.js";
+import type { CrlStore } from "./controllers/crl-publisher.js";
 import type { ControllerMetrics } from "./metrics.js";
 import { DelegatedOpsAuth } from "./ops-auth.js";
 import { opsServingPair } from "./ops-tls.js";
@@ -46,7 +47,12 @@ export interface OpsServerOptions extends OpsServing {
   readonly health: () => readonly OpsCheck[];
   readonly ready: () => readonly OpsCheck[];
   readonly logger?: Logger;
+  /** The CRLs served at /crl/{signerName} (the CRL publisher's store; docs/revocation.md). */
+  readonly crls?: CrlStore;
 }
+
+/** Where each signer's CRL is served: public, as the CRLs are public data that clients fetch without credentials. */
+export const CRL_PATH_PREFIX = "/crl/";
 
 export class OpsServer {
   private readonly o: OpsServerOptions;
@@ -110,6 +116,7 @@ export class OpsServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://ops");
     if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, "text/plain; charset=utf-8", "method not allowed\n", { Allow: "GET, HEAD" });
+    if (url.pathname.startsWith(CRL_PATH_PREFIX)) return this.crl(res, url);
     try {
       await this.auth?.check(req, url.pathname);
     } catch (err) {
@@ -140,6 +147,21 @@ export class OpsServer {
       this.log.error({ err: err instanceof Error ? err.message : String(err), path: url.pathname }, "ops request failed");
       return send(res, 500, "text/plain; charset=utf-8", "internal error\n");
     }
+  }
+  /** `/crl/{signerName}`: DER (`application/pkix-crl`), or PEM with `?format=pem`; 404 for a signer without one. */
+  private crl(res: ServerResponse, url: URL): void {
+    let signerName: string;
+    try {
+      signerName = decodeURIComponent(url.pathname.slice(CRL_PATH_PREFIX.length));
+    } catch {
+      return send(res, 400, "text/plain; charset=utf-8", "malformed signer name\n");
+    }
+    const crl = this.o.crls?.get(signerName);
+    if (!crl) return send(res, 404, "text/plain; charset=utf-8", `no CRL for signer ${JSON.stringify(signerName)} (is this replica leading?)\n`);
+    const headers = { Expires: crl.nextUpdate.toUTCString() };
+    if (url.searchParams.get("format") === "pem") return send(res, 200, "application/x-pem-file", crl.pem, headers);
+    res.writeHead(200, { "Content-Type": "application/pkix-crl", "Content-Length": crl.der.length, "X-Content-Type-Options": "nosniff", ...headers });
+    res.end(res.req.method === "HEAD" ? undefined : Buffer.from(crl.der));
   }
 }
 

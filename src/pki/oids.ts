@@ -70,7 +70,10 @@ export const OID = {
   keyUsage: "2.5.29.15",
   subjectAltName: "2.5.29.17",
   basicConstraints: "2.5.29.19",
+  cRLNumber: "2.5.29.20",
+  cRLReasonCode: "2.5.29.21",
   nameConstraints: "2.5.29.30",
+  cRLDistributionPoints: "2.5.29.31",
   authorityKeyIdentifier: "2.5.29.35",
   extKeyUsage: "2.5.29.37",
 } as const;

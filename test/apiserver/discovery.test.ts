@@ -28,7 +28,7 @@ describe("discovery documents", () => {
     expect(csr).toMatchObject({ singularName: "certificatesigningrequest", namespaced: false, kind: "CertificateSigningRequest", shortNames: ["csr"] });
     expect(csr.verbs).toEqual(expect.arrayContaining(["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]));
     const subs = list.resources.filter((r) => r.name.startsWith("certificatesigningrequests/")).map((r) => r.name).sort();
-    expect(subs).toEqual(["certificatesigningrequests/approval", "certificatesigningrequests/status"]);
+    expect(subs).toEqual(["certificatesigningrequests/approval", "certificatesigningrequests/revocation", "certificatesigningrequests/status"]);
   });
 
   it("offers the token action of service accounts as a TokenRequest create", () => {

@@ -370,7 +370,7 @@ describe("discovery verbs and completion", () => {
       return (await exec("bash", ["-c", cmd], { env: { ...process.env, PATH: `${bin}:${process.env.PATH}`, HOME: server.up.home } })).stdout.trim();
     };
     expect((await complete("platformctl ge")).split(" ")).toEqual(["get"]);
-    expect((await complete("platformctl certificate ")).split(" ").sort()).toEqual(["approve", "deny", "inspect", "request"]);
+    expect((await complete("platformctl certificate ")).split(" ").sort()).toEqual(["approve", "deny", "inspect", "request", "revoke"]);
     expect((await complete("platformctl patch --ty")).split(" ")).toEqual(["--type"]);
     expect((await complete("platformctl get certificates")).split(" ")).toEqual(["certificatesigningrequests.certificates.platform.io"]);
     expect((await complete("platformctl get sa rea")).split(" ")).toEqual(["reader"]);

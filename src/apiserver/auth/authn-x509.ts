@@ -7,6 +7,7 @@ import { readCertificateFacts } from "../../pki/ca.js";
 import { DerReader } from "../../pki/der.js";
 import { readName } from "../../pki/names.js";
 import { decodePem } from "../../pki/pem.js";
+import { revocationIdOf, revocationKey } from "../../pki/revocation-id.js";
 import type { DistinguishedName } from "../../pki/types.js";
 import { ExtKeyUsageOid } from "../../pki/usages.js";
 import { addGroups, SYSTEM_AUTHENTICATED, type AuthnResult } from "./identity.js";
@@ -20,6 +21,11 @@ export interface X509AuthenticatorOptions {
   readonly clock: { now(): number };
   /** Longest accepted chain, leaf and intermediates (anchor excluded); default 5. */
   readonly maxChainLength?: number;
+  /**
+   * Revocation by issuer and serial (`revocationKey`): the refusal text for a revoked certificate. Asked at every
+   * request, after the chain's verdict, so a revocation is never hidden by the verdict cache.
+   */
+  readonly revocation?: { check(key: string): string | undefined };
 }
 
 interface Parsed {
@@ -64,7 +70,7 @@ export function peerCertificateChain(socket: TLSSocket | undefined): Uint8Array[
 type Step =
   | { readonly validity: Parsed; readonly what: string }
   | { readonly error: string }
-  | { readonly user: Extract<AuthnResult, { user: unknown }>["user"] };
+  | { readonly user: Extract<AuthnResult, { user: unknown }>["user"]; readonly revocationKey: string };
 
 interface Plan {
   readonly anchorsText: string;
@@ -77,6 +83,7 @@ export class X509Authenticator {
   readonly #pool: () => string | readonly string[];
   readonly #clock: { now(): number };
   readonly #maxChain: number;
+  readonly #revocation: X509AuthenticatorOptions["revocation"];
   #anchorsText: string | undefined;
   #anchors: readonly Parsed[] = [];
   /** Verdicts per presented chain (its DER), valid while the trust pool text is the same. */
@@ -91,6 +98,7 @@ export class X509Authenticator {
     this.#pool = typeof pool === "function" ? pool : () => pool;
     this.#clock = options.clock;
     this.#maxChain = max;
+    this.#revocation = options.revocation;
     // Parsing is CPU only; failing here reports a broken pool at configuration time.
     this.#trustAnchors();
   }
@@ -109,7 +117,10 @@ export class X509Authenticator {
     }
     const now = this.#clock.now();
     for (const step of plan.steps) {
-      if ("user" in step) return { user: step.user };
+      if ("user" in step) {
+        const revoked = this.#revocation?.check(step.revocationKey);
+        return revoked === undefined ? { user: step.user } : { error: revoked };
+      }
       if ("error" in step) return { error: step.error };
       const problem = validityProblem(step.validity, now, step.what);
       if (problem) return { error: problem };
@@ -136,7 +147,8 @@ export class X509Authenticator {
       return [...steps, { error: "x509: the client certificate's subject cannot be read" }];
     }
     if (!subject.commonName) return [...steps, { error: "x509: the client certificate has no common name" }];
-    return [...steps, { user: { username: subject.commonName, groups: addGroups(subject.organizations, SYSTEM_AUTHENTICATED) } }];
+    const user = { username: subject.commonName, groups: addGroups(subject.organizations, SYSTEM_AUTHENTICATED) };
+    return [...steps, { user, revocationKey: revocationKey(revocationIdOf(new Uint8Array(leaf.cert.raw))) }];
   }
 
   /** Appends the path checks to `steps`; false when the path is refused (the refusal is the last step). */

@@ -14,6 +14,7 @@ import { privilegedGroupsAuthorizer, type Authorizer } from "../auth/authorizer.
 import { applyBootstrapPolicy } from "../auth/bootstrap-policy.js";
 import { StorageRbacLister } from "../auth/rbac-lister.js";
 import { RbacAuthorizer } from "../auth/rbac.js";
+import { StorageRevocationList, type RevocationUnavailable } from "../auth/revocation-list.js";
 import { registryBootstrapWriter, registryLookups } from "../auth/registry-adapters.js";
 import { ServiceAccountTokens, type ObjectLookup, type TokenLookups } from "../auth/service-account-tokens.js";
 import { createSelfSubjectAccessReviewHandler, createSubjectAccessReviewHandler } from "../auth/subject-access-review.js";
@@ -41,6 +42,8 @@ export interface SecureAuthOptions {
   /** Requests without credentials become system:anonymous instead of a 401. Default false. */
   readonly anonymous?: boolean;
   readonly issuer?: string;
+  /** Client certificates while the revocation list cannot be read: "deny" (default) or "allow" (docs/revocation.md). */
+  readonly revocationUnavailable?: RevocationUnavailable;
 }
 
 export interface SecureAuth {
@@ -66,6 +69,7 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
   const lister = new StorageRbacLister({ storage, names, clock, logger });
   const rbac = new RbacAuthorizer({ lister, names, logger });
   const authorizer = privilegedGroupsAuthorizer(rbac);
+  const revocations = new StorageRevocationList({ storage, names, clock, logger, whenUnavailable: options.revocationUnavailable ?? "deny" });
   const tokens = new ServiceAccountTokens({ dataDir: options.keyDir, issuer: options.issuer ?? DEFAULT_TOKEN_ISSUER, names, clock, logger });
   const plugins = defaultAdmissionPlugins();
   const admission = new AdmissionChain({ names, authorizer, logger, mutating: plugins.mutating, validating: [...plugins.validating, rbacEscalationPlugin(lister)] });
@@ -94,8 +98,10 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       const entries = tokenEntries ?? (options.tokenFile ? await loadCredentialFile(options.tokenFile) : undefined);
       if (entries) tokenFile = new TokenFileAuthenticator(entries);
       await tokens.start();
+      // Loaded before the first request: a revoked certificate is refused from the start, restarts included.
+      await revocations.start();
       chain = new AuthenticatorChain({
-        x509: new X509Authenticator({ trustPool: options.clientCaPool, clock }),
+        x509: new X509Authenticator({ trustPool: options.clientCaPool, clock, revocation: revocations }),
         ...(tokenFile && { tokenFile }),
         serviceAccount: new ServiceAccountAuthenticator({ tokens, lookups: lateLookups }),
         anonymous: options.anonymous === true,
@@ -122,6 +128,7 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
     },
     stop() {
       lister.stop();
+      revocations.stop();
       tokens.stop();
     },
   };

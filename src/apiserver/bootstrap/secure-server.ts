@@ -12,6 +12,7 @@ import { systemClock, type Clock } from "../../time/clock.js";
 import type { Storage } from "../storage/types.js";
 import { ADMIN_CONFIG_FILE, ensureAdminConfig, type AdminConfigResult } from "./admin-config.js";
 import { loadCredentialFile, type CredentialEntry } from "../auth/authn-token-file.js";
+import type { RevocationUnavailable } from "../auth/revocation-list.js";
 import { createSecureAuth, type SecureAuth } from "./auth.js";
 import { bootstrapPki, PKI_DIR, type DataDirPki } from "./pki.js";
 
@@ -28,6 +29,8 @@ export interface SecureServerOptions {
   readonly clientCaFile?: string;
   /** Requests without credentials run as system:anonymous instead of getting a 401. */
   readonly anonymous?: boolean;
+  /** Client certificates while the revocation list cannot be read: "deny" (default) or "allow". */
+  readonly revocationUnavailable?: RevocationUnavailable;
   /** How often ca.crt is checked for a rotated CA; default 30 s, 0 turns it off. */
   readonly caPollMs?: number;
   /**
@@ -108,6 +111,7 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
     keyDir: join(options.dataDir, PKI_DIR),
     clientCaPool,
     anonymous: options.anonymous === true,
+    ...(options.revocationUnavailable && { revocationUnavailable: options.revocationUnavailable }),
   });
   let caSource: CaSource | undefined;
   let server: ApiServer | undefined;

@@ -2,6 +2,7 @@
 import { join } from "node:path";
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
+import { REVOCATION_UNAVAILABLE, type RevocationUnavailable } from "../../apiserver/auth/revocation-list.js";
 import type { Component } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { holdListenAddress } from "../listen.js";
@@ -15,6 +16,7 @@ export interface ServeFlags extends LogFlags {
   tokenFile?: string;
   clientCaFile?: string;
   anonymousAuth?: boolean;
+  revocationUnavailable?: string;
 }
 
 interface ApiserverFlags extends ServeFlags {
@@ -48,6 +50,7 @@ export function addServeOptions(command: Command, dataDir?: string): Command {
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
     .option("--client-ca-file <file>", "extra CA certificates trusted for client certificates, beside the cluster CA")
     .option("--anonymous-auth", "serve requests without credentials as system:anonymous instead of refusing them (401)")
+    .option("--revocation-unavailable <deny|allow>", "client certificates while the revocation list cannot be read (docs/revocation.md)", "deny")
     .option("--data-dir <dir>", "directory of the store, the PKI and admin.conf", dataDir);
 }
 
@@ -67,12 +70,14 @@ export function abortOnSignals(controller: AbortController, logger: Logger): voi
 export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver", logger: Logger, components: readonly Component[] = []): Promise<void> {
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
+  const whenRevocationsUnavailable = revocationUnavailable(flags.revocationUnavailable);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
   // The address first: a start that cannot listen must leave the data directory as it was.
   const held = await holdListenAddress(listen.host, listen.port);
   const controller = new AbortController();
   abortOnSignals(controller, logger);
+  // Every flag is checked above: from here on the held address is released whatever happens.
   await runSecureServer({
     dataDir: flags.dataDir,
     listen: { host: held.host, port: held.port },
@@ -81,12 +86,18 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     ...(flags.tokenFile !== undefined && { tokenFile: flags.tokenFile }),
     ...(flags.clientCaFile !== undefined && { clientCaFile: flags.clientCaFile }),
     anonymous: flags.anonymousAuth === true,
+    revocationUnavailable: whenRevocationsUnavailable,
     logger,
     signal: controller.signal,
     write: (text) => process.stdout.write(text),
     banner,
     components,
   }).finally(held.release);
+}
+
+function revocationUnavailable(value: string | undefined): RevocationUnavailable {
+  if (value === undefined || (REVOCATION_UNAVAILABLE as readonly string[]).includes(value)) return (value ?? "deny") as RevocationUnavailable;
+  throw new UsageError(`--revocation-unavailable must be one of ${REVOCATION_UNAVAILABLE.join(", ")}, got ${JSON.stringify(value)}`);
 }
 
 /** The plain-HTTP development mode: loopback only, every request the local administrator. */

@@ -11,6 +11,7 @@ import { UsageError, type CommandModule } from "../program.js";
 import { withContext, type CtlContext } from "./context.js";
 import { Failures } from "./failures.js";
 import { addInspectCommand } from "./certificate-inspect.js";
+import { addRevokeCommand } from "./certificate-revoke.js";
 import { generateRequest, parseExpirationSeconds, parseKeyType, parseTimeout, parseUsages, submitCsr, waitForCertificate } from "./csr-issuance.js";
 import { addFilenameFlags, addOutputFlags, checkFilenames, outputOf, type FilenameFlags, type OutputFlags } from "./flags.js";
 import { printObject, qualifiedName } from "./output/printer.js";
@@ -208,8 +209,8 @@ Examples:
 `;
 
 export const certificateVerb: CommandModule = (program: Command) => {
-  const certificate = program.command("certificate").description("approve, deny, request or inspect certificates (CertificateSigningRequests)")
-    .addHelpText("after", "\nExamples:\n  platformctl certificate approve alice\n  platformctl certificate request alice --cn alice --o devs --key-out alice.key --wait --cert-out alice.crt\n");
+  const certificate = program.command("certificate").description("approve, deny, request, inspect or revoke certificates (CertificateSigningRequests)")
+    .addHelpText("after", "\nExamples:\n  platformctl certificate approve alice\n  platformctl certificate request alice --cn alice --o devs --key-out alice.key --wait --cert-out alice.crt\n  platformctl certificate revoke alice --reason keyCompromise\n");
   for (const [verb, decision] of [["approve", "Approved"], ["deny", "Denied"]] as const) {
     const cmd = certificate
       .command(verb)
@@ -245,4 +246,5 @@ export const certificateVerb: CommandModule = (program: Command) => {
     .addHelpText("after", REQUEST_HELP)
     .action((name: string, flags: RequestFlags, self: Command) => withContext(self, (ctx) => runRequest(ctx, name, flags)));
   addInspectCommand(certificate);
+  addRevokeCommand(certificate);
 };

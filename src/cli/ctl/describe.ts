@@ -49,7 +49,7 @@ export function describeCsr(csr: CertificateSigningRequest, events: readonly Api
   const spec = csr.spec ?? ({} as CertificateSigningRequest["spec"]);
   const conditions = csr.status?.conditions ?? [];
   const status = conditions.some((c) => c.type === "Denied") ? "Denied" : conditions.some((c) => c.type === "Approved") ? "Approved" : "Pending";
-  const extra = [conditions.some((c) => c.type === "Failed") ? "Failed" : "", csr.status?.certificate ? "Issued" : ""].filter(Boolean);
+  const extra = [conditions.some((c) => c.type === "Failed") ? "Failed" : "", csr.status?.certificate ? "Issued" : "", conditions.some((c) => c.type === "Revoked") ? "Revoked" : ""].filter(Boolean);
   let out = header(csr);
   out += line("Requesting User", spec.username ?? "");
   if (spec.groups?.length) out += line("Requesting Groups", spec.groups.join(", "));

@@ -1,6 +1,6 @@
 // The cleaner: deletes CSRs that are done with (issued, denied or failed a while ago, expired) or pending for too long.
 import { Buffer } from "node:buffer";
-import { findCondition, isApproved, isDenied, isFailed, isIssued } from "../../api/conditions.js";
+import { findCondition, isApproved, isDenied, isFailed, isIssued, isRevoked } from "../../api/conditions.js";
 import type { CertificateSigningRequest } from "../../api/types/csr.js";
 import type { ResourceClient } from "../../client/types.js";
 import { invalidOption, isPlatformError } from "../../errors.js";
@@ -39,6 +39,8 @@ export type CleanupRule = "expired" | "denied" | "failed" | "approved" | "pendin
 export function cleanupRule(csr: CertificateSigningRequest, nowMs: number, rules: CleanerRules = DEFAULT_CLEANER_RULES): CleanupRule | undefined {
   const past = (since: number | undefined, ms: number): boolean => since !== undefined && since + ms <= nowMs;
   if (isIssued(csr) && past(certificateNotAfter(csr), rules.issuedGraceMs)) return "expired";
+  // The request is the record of its revocation (the API server's list and the CRL read it): kept until expiry.
+  if (isRevoked(csr)) return undefined;
   if (isDenied(csr)) return past(conditionTime(csr, "Denied"), rules.deniedMs) ? "denied" : undefined;
   if (isFailed(csr)) return past(conditionTime(csr, "Failed"), rules.failedMs) ? "failed" : undefined;
   if (isIssued(csr)) return isApproved(csr) && past(conditionTime(csr, "Approved"), rules.approvedMs) ? "approved" : undefined;

@@ -22,6 +22,7 @@ import type { Controller } from "../controller.js";
 import { SigningController, SIGNING_CONTROLLER } from "./signing.js";
 import { PUBLISHER_CONTROLLER, TrustBundlePublisher } from "./trust-bundle-publisher.js";
 import { DEFAULT_SERVICE_ACCOUNT, SERVICE_ACCOUNT_CONTROLLER, ServiceAccountController } from "./service-account.js";
+import { CrlPublisher, type CrlStore } from "./crl-publisher.js";
 
 /** The names `Generic.Controllers` and `--controllers` use. */
 export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER] as const;
@@ -79,6 +80,8 @@ export interface ControllerSetOptions {
   readonly servingPolicy?: ServingApprovalPolicy;
   readonly cleaner: { readonly periodMs: number; readonly rules: CleanerRules };
   readonly publisherResyncMs: number;
+  /** Where the CRL publisher (run with the trust-bundle publisher) leaves each signer's latest CRL. */
+  readonly crlStore?: CrlStore;
 }
 
 export class ControllerSet {
@@ -137,6 +140,17 @@ export class ControllerSet {
     if (this.bundleInformer) {
       controllers.push(
         new TrustBundlePublisher({ ...common, bundles: resources.trustBundles, informer: this.bundleInformer, signers: o.signers, names: o.names, resyncMs: o.publisherResyncMs }),
+        // The CRL is published beside the trust anchors, on the same bundle objects.
+        new CrlPublisher({
+          ...common,
+          bundles: resources.trustBundles,
+          bundleInformer: this.bundleInformer,
+          csrInformer: this.csrInformer,
+          signers: o.signers,
+          names: o.names,
+          resyncMs: o.publisherResyncMs,
+          ...(o.crlStore && { store: o.crlStore }),
+        }),
       );
     }
     if (o.enabled.has(CLEANER_CONTROLLER)) controllers.push(new CsrCleaner({ ...common, csrs: resources.csrs, informer: this.csrInformer, periodMs: o.cleaner.periodMs, rules: o.cleaner.rules }));

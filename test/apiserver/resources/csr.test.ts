@@ -10,9 +10,9 @@ const def = definition("CertificateSigningRequest");
 const createErrors = async (options: Parameters<typeof csrObject>[0]) => summary(runCreate(def, await csrObject(options)).errors);
 
 describe("CertificateSigningRequest definition", () => {
-  it("is cluster-scoped in the certificates group with the csr short name, approval and status", () => {
+  it("is cluster-scoped in the certificates group with the csr short name, approval, revocation and status", () => {
     expect(def).toMatchObject({ group: "certificates.platform.io", version: "v1", plural: "certificatesigningrequests", shortNames: ["csr"], namespaced: false });
-    expect(Object.keys(def.strategy.subresources ?? {}).sort()).toEqual(["approval", "status"]);
+    expect(Object.keys(def.strategy.subresources ?? {}).sort()).toEqual(["approval", "revocation", "status"]);
   });
 
   it("takes its group from the suffix", () => {

@@ -172,7 +172,7 @@ describe("dry runs and subresources", () => {
   it("says clearly that a kind has no such subresource", async () => {
     const r = await up.ctl(["patch", "csr", "json-csr", "--subresource=scale", "--type", "merge", "-p", "{}"]);
     expect(r.code).toBe(1);
-    expect(oneClearError(r)).toBe('error: the server does not serve the subresource "scale" for certificatesigningrequests.certificates.platform.io (it has: approval, status)');
+    expect(oneClearError(r)).toBe('error: the server does not serve the subresource "scale" for certificatesigningrequests.certificates.platform.io (it has: approval, status, revocation)');
   });
 });
 

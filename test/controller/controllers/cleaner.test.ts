@@ -47,6 +47,8 @@ describe("cleanupRule", () => {
     ["a failed request younger than an hour", { conditions: [["Approved", 0], ["Failed", 5 * 60_000]] }, HOUR, undefined],
     ["an issued request younger than an hour", { conditions: [["Approved", 0]], certificateNotAfterMs: 10 * HOUR }, HOUR - 1000, undefined],
     ["an issued request an hour after approval", { conditions: [["Approved", 0]], certificateNotAfterMs: 10 * HOUR }, HOUR, "approved"],
+    ["a revoked request long after approval, its certificate still valid", { conditions: [["Approved", 0], ["Revoked", 60_000]], certificateNotAfterMs: 10 * HOUR }, 9 * HOUR, undefined],
+    ["a revoked request once its certificate expired", { conditions: [["Approved", 0], ["Revoked", 60_000]], certificateNotAfterMs: 10 * HOUR }, 10 * HOUR, "expired"],
   ] as const)("decides on %s", (_name, shape, ageMs, rule) => {
     expect(cleanupRule(csrAt(shape as never), T0 + ageMs)).toBe(rule);
   });

@@ -1,10 +1,10 @@
-// CertificateSigningRequest: definition, main strategy, and the /approval and /status subresources (seed 000 §2–§3).
+// CertificateSigningRequest: definition, main strategy, and the /approval, /status and /revocation subresources (seed 000 §2–§3).
 import type { ApiObject } from "../../../api/meta.js";
 import type { GroupNames } from "../../../api/group.js";
 import { CSR_KIND, CSR_VERSION } from "../../../api/types/csr.js";
-import { csrConditionSummary } from "../../../api/conditions.js";
+import { csrConditionSummary, TERMINAL_CONDITION_TYPES } from "../../../api/conditions.js";
 import { kindSchema, type ObjectNode } from "../../../api/schema.js";
-import type { ResourceDefinition, StrategyContext, SubresourceStrategy } from "../strategy.js";
+import type { FieldError, ResourceDefinition, StrategyContext, SubresourceStrategy } from "../strategy.js";
 import { dropNulls, ownFields, typeErrors } from "../type-check.js";
 import { buildStrategy, isRecord, immutableFields, keepAllBut, specChanged, defineResource, SUBRESOURCE_VERBS } from "./strategy-kit.js";
 import { column, ageColumn, humanDuration, nameColumn, NONE, orNone, since, text } from "./printing.js";
@@ -18,6 +18,7 @@ import {
   view,
   type TransitionRules,
 } from "./csr-rules.js";
+import { recordRevokedSerial, validateRevocation } from "./csr-revocation.js";
 
 const schema = kindSchema(CSR_KIND);
 const ownSchema = ownFields(schema);
@@ -41,35 +42,52 @@ function setRequester(obj: ApiObject, ctx: StrategyContext): void {
 const statusRules = (obj: ApiObject) => [...validateConditions(view(obj).status?.conditions ?? []), ...validateCertificate(obj)];
 
 /** A subresource that may change conditions (and for /status the certificate), everything else kept from storage. */
-function conditionSubresource(prepare: (next: ApiObject, previous: ApiObject) => void, rules: TransitionRules): SubresourceStrategy {
+function conditionSubresource(
+  prepare: (next: ApiObject, previous: ApiObject) => void,
+  rules: TransitionRules,
+  extraRules: (next: ApiObject, previous: ApiObject) => FieldError[] = () => [],
+): SubresourceStrategy {
   return {
     verbs: SUBRESOURCE_VERBS,
     prepareForUpdate(next, previous, ctx) {
       prepare(next, previous);
       dropNulls(next, ownSchema);
-      for (const type of ["Approved", "Denied", "Failed"] as const) if (!rules.mayAdd.includes(type)) preserveConditions(next, previous, type);
+      for (const type of TERMINAL_CONDITION_TYPES) if (!rules.mayAdd.includes(type)) preserveConditions(next, previous, type);
       populateConditionTimestamps(next, previous, ctx.now);
     },
     validateUpdate(next, previous) {
       const errors = typeErrors(next, ownSchema);
-      return errors.length > 0 ? errors : [...statusRules(next), ...validateTransition(next, previous, rules)];
+      return errors.length > 0 ? errors : [...extraRules(next, previous), ...statusRules(next), ...validateTransition(next, previous, rules)];
     },
   };
 }
 
-/** `/approval`: only status.conditions change; Approved and Denied may be added, Failed not. */
-const approval = conditionSubresource(
+/** Keeps everything from storage but status.conditions (the /approval and /revocation writes). */
+function keepAllButConditions(next: ApiObject, previous: ApiObject): void {
+  const status = next.status;
+  keepAllBut(next, previous, []);
+  if (isRecord(status)) {
+    const kept = isRecord(previous.status) ? structuredClone(previous.status) : {};
+    if (status.conditions === undefined) delete kept.conditions;
+    else kept.conditions = status.conditions;
+    next.status = kept;
+  } else if (status !== undefined) next.status = status; // left for the type check to refuse
+}
+
+/** `/approval`: only status.conditions change; Approved and Denied may be added, Failed and Revoked not. */
+const approval = conditionSubresource(keepAllButConditions, { mayAdd: ["Approved", "Denied"], maySetCertificate: false });
+
+/**
+ * `/revocation`: only status.conditions change; Revoked may be added, once, with an RFC 5280 reason, to a request
+ * whose certificate was issued (docs/revocation.md). The `revoke` verb on the signer is checked by admission.
+ */
+const revocation = conditionSubresource(
   (next, previous) => {
-    const status = next.status;
-    keepAllBut(next, previous, []);
-    if (isRecord(status)) {
-      const kept = isRecord(previous.status) ? structuredClone(previous.status) : {};
-      if (status.conditions === undefined) delete kept.conditions;
-      else kept.conditions = status.conditions;
-      next.status = kept;
-    } else if (status !== undefined) next.status = status; // left for the type check to refuse
+    keepAllButConditions(next, previous);
+    recordRevokedSerial(next, previous);
   },
-  { mayAdd: ["Approved", "Denied"], maySetCertificate: false },
+  { mayAdd: ["Revoked"], maySetCertificate: false },
+  validateRevocation,
 );
 
 /** `/status`: conditions and the certificate change, the spec is kept; Failed may be added, Approved and Denied not. */
@@ -93,7 +111,7 @@ const strategy = buildStrategy({
     return [...immutableFields(next, previous, IMMUTABLE_SPEC), ...validateTransition(next, previous, { mayAdd: [], maySetCertificate: false })];
   },
   specChanged,
-  subresources: { approval, status },
+  subresources: { approval, status, revocation },
 });
 
 function row(obj: ApiObject, now: Date): unknown[] {
