@@ -141,6 +141,7 @@ describe("reading imports", () => {
       `// import { x } from "./commented.js";`,
       `/* import { y } from "./block.js"; */`,
       `import { readFile } from "node:fs";`,
+      `const origin = 'export "signer"';`,
     ].join("\n");
     expect(importSpecifiers(source).sort()).toEqual(["../b.js", "./a.js", "./c.js", "./d.js", "./e.js", "./g.js", "./h.js", "./side-effect.js", "node:fs"]);
   });

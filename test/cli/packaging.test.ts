@@ -7,6 +7,7 @@ import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO } from "./fixtures.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { packageOf } from "../architecture/entry-packages.js";
 
 const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
   license: string;
@@ -29,9 +30,6 @@ export function importsOf(text: string): string[] {
   const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
   return [...code.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)"([^"]+)"/gm)].map((m) => m[1]!);
 }
-
-/** The package a bare specifier names: `@scope/name` or `name`. */
-const packageOf = (specifier: string) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/");
 
 describe("runtime dependencies", () => {
   const shipped = { ...pkg.dependencies, ...pkg.optionalDependencies };
