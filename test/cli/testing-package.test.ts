@@ -1,5 +1,5 @@
 // platform-ca-testing, the testing library as a package of its own: it declares exactly the npm packages
-// src/testing.ts loads, and its packed tarball installs into an empty project nothing else.
+// src/testing.ts loads, and its packed tarball installs into an empty project nothing else; its declarations type-check.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -70,7 +70,7 @@ const registry = spawnSync("npm", ["ping"], { encoding: "utf8", timeout: 20_000 
 if (!registry) console.warn("skipping the platform-ca-testing install test: the npm registry is unreachable (npm ping failed)");
 
 describe.skipIf(!registry)("the packed platform-ca-testing in an empty project", () => {
-  it("installs only packages the library loads and their dependencies, and issues a certificate openssl verifies", { timeout: 180_000 }, () => {
+  it("installs only packages the library loads and their dependencies, issues a certificate openssl verifies and type-checks in a strict consumer", { timeout: 180_000 }, () => {
     const work = tempDir();
     const npm = (args: string[], cwd: string) => execFileSync("npm", [...args, "--no-audit", "--no-fund", "--loglevel=error"], { cwd, encoding: "utf8", timeout: 150_000 });
     // `npm pack` runs prepack.mjs, which copies the build's files: dist/ must be current (npm run build before tests).
@@ -111,6 +111,17 @@ describe.skipIf(!registry)("the packed platform-ca-testing in an empty project",
     execFileSync(process.execPath, ["issue.js"], { cwd: project });
     const verified = spawnSync("openssl", ["verify", "-CAfile", "ca.pem", "-purpose", "sslserver", "server.pem"], { cwd: project, encoding: "utf8" });
     expect(verified.stdout.trim()).toBe("server.pem: OK");
+
+    // The declarations ship complete: a strict consumer type-checks them too (skipLibCheck off), with this repository's compiler.
+    writeFileSync(
+      join(project, "check.ts"),
+      `import { createTestAuthority, type KeyType } from "platform-ca-testing";\nconst ca = await createTestAuthority({ keyType: "p256" satisfies KeyType });\nexport const pem: string = (await ca.issueServer()).certPem;\n`,
+    );
+    const compilerOptions = { target: "es2022", module: "nodenext", strict: true, noEmit: true, skipLibCheck: false, types: ["node"], typeRoots: [join(REPO, "node_modules/@types")] };
+    writeFileSync(join(project, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["check.ts"] }));
+    const typecheck = spawnSync(join(REPO, "node_modules/.bin/tsc"), ["-p", "tsconfig.json"], { cwd: project, encoding: "utf8" });
+    expect(typecheck.stdout).toBe("");
+    expect(typecheck.status).toBe(0);
 
     const kib = Number(execFileSync("du", ["-sk", join(project, "node_modules")], { encoding: "utf8" }).split("\t")[0]);
     console.log(`platform-ca-testing install: ${seconds.toFixed(1)} s, ${packages.size} packages, ${kib} KiB in node_modules`);
