@@ -128,7 +128,7 @@ describe("the checker", () => {
 });
 
 describe("reading imports", () => {
-  it("finds static, type-only, side-effect, re-exported, multi-line and dynamic imports, and skips comments", () => {
+  it("finds static, type-only, side-effect, re-exported, multi-line, dynamic and require imports, and skips comments", () => {
     const source = [
       `import { a } from "./a.js";`,
       `import type { B } from '../b.js';`,
@@ -141,8 +141,10 @@ describe("reading imports", () => {
       `// import { x } from "./commented.js";`,
       `/* import { y } from "./block.js"; */`,
       `import { readFile } from "node:fs";`,
+      `const origin = 'export "signer"';`,
+      `const i = require("./i.js");`,
     ].join("\n");
-    expect(importSpecifiers(source).sort()).toEqual(["../b.js", "./a.js", "./c.js", "./d.js", "./e.js", "./g.js", "./h.js", "./side-effect.js", "node:fs"]);
+    expect(importSpecifiers(source).sort()).toEqual(["../b.js", "./a.js", "./c.js", "./d.js", "./e.js", "./g.js", "./h.js", "./i.js", "./side-effect.js", "node:fs"]);
   });
 
   it("fails on a bad import in a tree on disk", () => {

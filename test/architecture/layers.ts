@@ -42,10 +42,11 @@ export function partOf(file: string, layers: readonly (readonly string[])[] = LA
   return best;
 }
 
-const STATIC_RE = /\b(?:import|export)\s+(?:type\s+)?(?:[\w*{}\s,$]+?\s+from\s+)?["']([^"']+)["']/g;
-const DYNAMIC_RE = /\bimport\s*\(\s*["']([^"']+)["']\s*\)/g;
+// `export` always has a `from` clause: a bare `export "x"` is text in a string (a message), not an import.
+const STATIC_RE = /\b(?:import\s+(?:type\s+)?(?:[\w*{}\s,$]+?\s+from\s+)?|export\s+(?:type\s+)?[\w*{}\s,$]+?\s+from\s+)["']([^"']+)["']/g;
+const DYNAMIC_RE = /\b(?:import|require)\s*\(\s*["']([^"']+)["']\s*\)/g;
 
-/** Module specifiers of static imports, `export … from` and `import()` in TypeScript source; comments are skipped. */
+/** Module specifiers of static imports, `export … from`, `import()` and `require()` in TypeScript source; comments are skipped. */
 export function importSpecifiers(source: string): string[] {
   const code = source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
   return [...code.matchAll(STATIC_RE), ...code.matchAll(DYNAMIC_RE)].map((m) => m[1] as string);

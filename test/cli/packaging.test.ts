@@ -1,12 +1,14 @@
 // The package as shipped: the licence, runtime dependencies that are exactly what runtime code imports, and the
 // deploy/ recipes (Dockerfile parse check, systemd unit verified by systemd-analyze where it exists).
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO } from "./fixtures.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { packageOf } from "../architecture/entry-packages.js";
+import { importSpecifiers, readImportGraph } from "../architecture/layers.js";
 
 const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
   license: string;
@@ -17,30 +19,13 @@ const pkg = JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as {
   bin: Record<string, string>;
 };
 
-function tsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    return e.isDirectory() ? tsFiles(path) : e.name.endsWith(".ts") ? [path] : [];
-  });
-}
-
-/** Every module specifier imported (statically, dynamically, by require or as a type) by a file, comments left out. */
-export function importsOf(text: string): string[] {
-  const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
-  return [...code.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)"([^"]+)"/gm)].map((m) => m[1]!);
-}
-
-/** The package a bare specifier names: `@scope/name` or `name`. */
-const packageOf = (specifier: string) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/");
-
 describe("runtime dependencies", () => {
   const shipped = { ...pkg.dependencies, ...pkg.optionalDependencies };
-  const runtime = ["src", "signers"].flatMap((d) => tsFiles(join(REPO, d)));
   const imported = new Map<string, string>();
-  for (const file of runtime) {
-    for (const spec of importsOf(readFileSync(file, "utf8"))) {
+  for (const file of readImportGraph(REPO).keys()) {
+    for (const spec of importSpecifiers(readFileSync(join(REPO, file), "utf8"))) {
       if (spec.startsWith(".")) continue;
-      imported.set(spec.startsWith("node:") ? spec : packageOf(spec), relative(REPO, file));
+      imported.set(spec.startsWith("node:") ? spec : packageOf(spec), file);
     }
   }
 
@@ -56,7 +41,7 @@ describe("runtime dependencies", () => {
 
   it("finds imports in every form, and not in comments", () => {
     const text = '// from "commented"\nimport "side-effect";\nimport { a } from "@s/pkg/sub";\nconst b = await import("lazy");\nconst c = require("req");\n/* import "block" */\n';
-    expect(importsOf(text).map(packageOf)).toEqual(["side-effect", "@s/pkg", "lazy", "req"]);
+    expect(importSpecifiers(text).map(packageOf)).toEqual(["side-effect", "@s/pkg", "lazy", "req"]);
   });
 });
 
