@@ -30,7 +30,9 @@ export function listenFailure(err: NodeJS.ErrnoException, host: string, port: nu
  * or changed; the server listens on the same address once release() has freed it, a moment later.
  */
 export async function holdListenAddress(host: string, port: number, flag = "--listen"): Promise<HeldAddress> {
-  const server: Server = createServer();
+  // A client that connects meanwhile (one retrying against a restarting server) is turned away at once: an accepted
+  // connection left open would keep close() — and so the real server's listen — waiting for ever.
+  const server: Server = createServer((socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err: NodeJS.ErrnoException) => reject(listenFailure(err, host, port, flag)));
     server.listen({ host, port, exclusive: true }, () => resolve());

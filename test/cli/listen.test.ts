@@ -1,6 +1,6 @@
 // A start whose address cannot be listened on: one line naming the port and --listen, exit 1, no data directory.
 import { existsSync } from "node:fs";
-import { createServer, type Server } from "node:net";
+import { connect, createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { holdListenAddress, listenFailure } from "../../src/cli/listen.js";
@@ -48,5 +48,20 @@ describe("a taken --listen port", () => {
     const again = await holdListenAddress("127.0.0.1", held.port);
     await again.release();
     expect(again.port).toBe(held.port);
+  });
+});
+
+describe("holding the listen address", () => {
+  it("turns clients away while held, so releasing it never waits on one (a restart under client load)", async () => {
+    const held = await holdListenAddress("127.0.0.1", 0);
+    // A client that connects while the server starts, and would keep its connection open.
+    const client = connect({ host: "127.0.0.1", port: held.port });
+    const outcome = await new Promise<string>((resolve) => {
+      client.once("close", () => resolve("closed by the holder"));
+      client.once("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? "error"));
+    });
+    expect(["closed by the holder", "ECONNRESET"]).toContain(outcome);
+    const released = await Promise.race([held.release().then(() => "released"), new Promise((r) => setTimeout(() => r("still waiting"), 2000))]);
+    expect(released).toBe("released");
   });
 });
