@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Entry point of the `platform-ca` command: offline signing, the dev PKI, the API server and the controllers.
-import { buildProgram, runProgram, type CommandModule } from "./program.js";
+import { buildProgram, endQuietlyOnClosedPipe, runProgram, type CommandModule } from "./program.js";
 import { VERSION } from "../version.js";
 import { devCertsCommand } from "./commands/dev-certs.js";
 import { signCommand } from "./commands/sign.js";
@@ -18,5 +18,6 @@ const program = buildProgram("platform-ca", VERSION, modules).addHelpText(
   "after",
   "\nExamples:\n  platform-ca up\n  platform-ca dev-certs issue localhost 127.0.0.1\n  source <(platform-ca completion bash)\n",
 );
+endQuietlyOnClosedPipe();
 const code = await runProgram(program, process.argv);
 process.exitCode = code;

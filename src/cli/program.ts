@@ -21,6 +21,19 @@ export class ExitStatus extends Error {
   }
 }
 
+/**
+ * `platformctl … | head` closes the pipe before everything is written: end quietly, as a Unix tool does on SIGPIPE,
+ * instead of an unhandled EPIPE and a stack trace on the terminal.
+ */
+export function endQuietlyOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EPIPE") process.exit(typeof process.exitCode === "number" ? process.exitCode : 0);
+      throw err;
+    });
+  }
+}
+
 export function buildProgram(name: string, version: string, modules: readonly CommandModule[]): Command {
   const program = new Command(name).version(version).showHelpAfterError("(run with --help for usage)");
   program.exitOverride();

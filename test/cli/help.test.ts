@@ -1,4 +1,5 @@
 // Every help screen of platform-ca and platformctl ends with examples of that command; ignored flags stay out of help.
+import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { CTL, PLATFORM_CA, runNode } from "./ctl/fixtures.js";
 
@@ -49,5 +50,21 @@ describe("platformctl help", () => {
     const help = (await runNode(CTL, ["get", "--help"])).stdout.replace(/\s+/g, " ");
     expect(help.match(/default:? true/g)).toHaveLength(1);
     expect(help).toContain("--allow-missing-template-keys ignore missing fields or map keys in templates (default: true)");
+  });
+});
+
+describe("output into a pipe closed early (`… --help | head -1`)", () => {
+  it.each([
+    ["platform-ca", PLATFORM_CA],
+    ["platformctl", CTL],
+  ])("%s ends quietly, without an EPIPE stack trace", async (_name, script) => {
+    const child = spawn(process.execPath, [script, "--help"], { stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    // Close our end before the help is written: every write of it meets a closed pipe, as behind `head -1`.
+    child.stdout.destroy();
+    const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
+    expect(stderr).not.toMatch(/EPIPE|Unhandled|at /);
+    expect(code).toBe(0);
   });
 });
