@@ -87,6 +87,7 @@ describe.each(["platform.io", "k8s.io"])("published schemas under %s", (suffix) 
         ] as const) {
           const found = kindsIn(defs).filter((k: Json) => k.group === group && k.version === version && k.kind === kind);
           expect(found, `${group}/${version} ${kind}`).toHaveLength(1);
+          expect(defs[found[0].name].description, `${kind} is described`).toEqual(expect.any(String));
           const fields = compare(registry.lookup(group, kind)!, defs[found[0].name], defs, prefix, kind);
           expect(fields).toBeGreaterThanOrEqual(3);
         }

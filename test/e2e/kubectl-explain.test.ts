@@ -49,6 +49,7 @@ describe.each(["platform.io", "k8s.io"])("kubectl explain and field validation u
       const apiVersion = resource.group ? `${resource.group}/${resource.version}` : resource.version;
       const out = kubectl(["explain", resource.plural, "--api-version", apiVersion]);
       expect(out, def.kind).toMatch(new RegExp(`^KIND:\\s+${def.kind}$`, "m"));
+      expect(out.replace(/\s+/g, " "), def.kind).toContain(`DESCRIPTION: ${def.root.description}`);
       for (const field of Object.keys(def.root.fields)) expect(out, `${def.kind}.${field}`).toMatch(new RegExp(`^ {2}${field}\\t<`, "m"));
       // The kind's own first object or list (spec, rules, subjects, …), else its metadata.
       const [name, node] = Object.entries(def.root.fields).find(([f, n]) => !ENVELOPE_FIELDS.includes(f) && (n.type === "object" || n.type === "list")) ?? ["metadata", def.root.fields.metadata!];

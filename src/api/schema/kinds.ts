@@ -18,7 +18,7 @@ export const KIND_SCHEMAS: readonly KindSchemaDefinition[] = [
     "apps",
     "ControllerRevision",
     { revision: s.int64("Revision of the state held in data."), data: s.any("Serialized state, stored as raw JSON.") },
-    { required: ["revision"] },
+    { required: ["revision"], description: "An immutable snapshot of state a controller keeps to roll back to." },
   ),
   ...EVENT_KINDS,
   kind("coordination", "Lease", {
@@ -31,5 +31,5 @@ export const KIND_SCHEMAS: readonly KindSchemaDefinition[] = [
       strategy: s.string("Coordinated leader election strategy."),
       preferredHolder: s.string("Holder the strategy prefers; needs strategy."),
     }),
-  }),
+  }, { description: "A lease held by one holder at a time, used for leader election." }),
 ];

@@ -38,5 +38,5 @@ export const selfSubjectRulesReview: KindSchemaDefinition = kind(
       ),
     ),
   },
-  { required: ["spec"] },
+  { required: ["spec"], description: "Asks what the requesting user may do in a namespace; answered in status, never stored." },
 );
