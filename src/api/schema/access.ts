@@ -18,7 +18,7 @@ const tokenRequestSpec = s.object(
     boundObjectRef: s.tag(3, boundObjectRef),
     expirationSeconds: s.tag(4, s.int64("Requested validity in seconds; the issuer may return another, see status.expirationTimestamp.")),
   },
-  { required: ["audiences"] },
+  { required: ["audiences"], description: "The audiences, lifetime and bound object of the requested token." },
 );
 
 const tokenRequestStatus = s.object(
@@ -26,10 +26,13 @@ const tokenRequestStatus = s.object(
   { required: ["token", "expirationTimestamp"], description: "Filled by the server." },
 );
 
-const tokenReviewSpec = s.object({
-  token: s.tag(1, s.string("The opaque bearer token.")),
-  audiences: s.tag(2, s.atomicList(s.string(), "Identifiers the resource server uses for itself.")),
-});
+const tokenReviewSpec = s.object(
+  {
+    token: s.tag(1, s.string("The opaque bearer token.")),
+    audiences: s.tag(2, s.atomicList(s.string(), "Identifiers the resource server uses for itself.")),
+  },
+  { description: "The token to review and the audiences it must be valid for." },
+);
 
 const tokenReviewStatus = s.object(
   {
@@ -134,13 +137,16 @@ export const REVIEW_KINDS: readonly KindSchemaDefinition[] = [
   kind(
     "authorization",
     "SubjectAccessReview",
-    { spec: s.tag(2, subjectAccessReviewSpec), status: s.tag(3, accessReviewStatus) },
+    { spec: s.tag(2, s.describe(subjectAccessReviewSpec, "The user and the action to check.")), status: s.tag(3, accessReviewStatus) },
     { required: ["spec"], description: "Asks whether a user may perform an action; answered in status, never stored." },
   ),
   kind(
     "authorization",
     "SelfSubjectAccessReview",
-    { spec: s.tag(2, s.object(accessAttributes)), status: s.tag(3, accessReviewStatus) },
+    {
+      spec: s.tag(2, s.object(accessAttributes, { description: "The action to check for the requesting user." })),
+      status: s.tag(3, accessReviewStatus),
+    },
     { required: ["spec"], description: "Asks whether the requesting user may perform an action; answered in status, never stored." },
   ),
 ];

@@ -47,8 +47,14 @@ export const CORE_KINDS: readonly KindSchemaDefinition[] = [
     automountServiceAccountToken: s.tag(4, s.boolean("Whether Pods running as this account mount an API token automatically; a Pod can override it.")),
   }, { description: "An identity for processes that call the API, with the secrets and tokens it may use." }),
   kind("core", "Namespace", {
-    spec: s.tag(2, s.object({ finalizers: s.tag(1, s.atomicList(s.string(), "Values that must be empty before the namespace is removed.")) })),
-    status: s.tag(3, s.object({ phase: s.tag(1, s.string("Active or Terminating.")) })),
+    spec: s.tag(
+      2,
+      s.object(
+        { finalizers: s.tag(1, s.atomicList(s.string(), "Values that must be empty before the namespace is removed.")) },
+        { description: "The namespace's finalizers." },
+      ),
+    ),
+    status: s.tag(3, s.object({ phase: s.tag(1, s.string("Active or Terminating.")) }, { description: "The namespace's phase." })),
   }, { description: "A scope for the names of namespaced objects." }),
   kind("core", "Secret", {
     data: s.tag(2, s.map(s.bytes(), "Secret data, each value base64-encoded.")),
