@@ -105,6 +105,8 @@ describe.each(["platform.io", "k8s.io"])("published schemas under %s", (suffix) 
     const status = doc.components.schemas[`${root}.api.certificates.v1.CertificateSigningRequestStatus`];
     expect(status.properties.conditions).toMatchObject({ "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["type"], "x-kubernetes-patch-strategy": "merge", "x-kubernetes-patch-merge-key": "type" });
     expect(doc.components.schemas[`${root}.api.certificates.v1.CertificateSigningRequestList`]).toBeDefined();
+    // List items are named in the singular.
+    expect(Object.keys(v2.definitions)).toEqual(expect.arrayContaining([`${root}.api.core.v1.PodStatusContainerStatus`, `${root}.api.core.v1.PodSpecContainer`]));
     if (suffix === "k8s.io") expect(Object.keys(v2.definitions)).toContain("io.k8s.api.rbac.v1.ClusterRoleBinding");
   });
 

@@ -25,7 +25,12 @@ export function definitionPrefix(suffix: string, group: string | TypePackage, ve
 }
 
 const pascal = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
-const singular = (s: string): string => (s.endsWith("ies") ? `${s.slice(0, -3)}y` : s.endsWith("s") && !s.endsWith("ss") ? s.slice(0, -1) : s);
+/** The English singular of a list field's name, for its item type (`conditions`, `containerStatuses`, `policies`). */
+function singular(s: string): string {
+  if (s.endsWith("ies")) return `${s.slice(0, -3)}y`;
+  if (/(ss|us|x|ch|sh)es$/.test(s)) return s.slice(0, -2);
+  return s.endsWith("s") && !s.endsWith("ss") ? s.slice(0, -1) : s;
+}
 
 /** The definitions of one document, each object type defined once however many places use it. */
 export class Definitions {
