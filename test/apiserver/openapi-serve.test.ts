@@ -1,4 +1,4 @@
-// Serving the OpenAPI documents over HTTP: JSON only, ETags and 304s, immutable `?hash=` URLs, stale hashes redirected.
+// Serving the OpenAPI documents over HTTP: JSON (v2 also protobuf), ETags and 304s, immutable `?hash=` URLs, stale hashes redirected.
 import { describe, expect, it } from "vitest";
 import { call } from "./http-client.js";
 import { sharedServer } from "./fixtures.js";
@@ -31,11 +31,20 @@ describe("published OpenAPI documents over HTTP", () => {
     expect(res.headers.get("location")).toBe(current);
   });
 
-  it("serves v2 as JSON with an ETag, and refuses the protobuf encoding with 406", async () => {
+  it("serves v2 as JSON and as gnostic protobuf, each with its ETag, and refuses other media types with 406", async () => {
     const v2 = await call(shared.base, "GET", "/openapi/v2", { accept: "application/json" });
     expect([v2.status, v2.body.swagger, v2.headers.get("etag")]).toEqual([200, "2.0", expect.stringMatching(/^"[0-9A-F]+"$/)]);
     expect(v2.body.definitions["io.platform.api.core.v1.ServiceAccount"]["x-kubernetes-group-version-kind"]).toEqual([{ group: "", version: "v1", kind: "ServiceAccount" }]);
-    const pb = await call(shared.base, "GET", "/openapi/v2", { accept: "application/com.github.proto-openapi.spec.v2@v1.0+protobuf" });
-    expect([pb.status, pb.body.reason]).toEqual([406, "NotAcceptable"]);
+    const type = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+    const pb = await fetch(`${shared.base}/openapi/v2`, { headers: { accept: type } });
+    expect([pb.status, pb.headers.get("content-type")]).toEqual([200, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"]);
+    expect(pb.headers.get("etag")).not.toBe(v2.headers.get("etag"));
+    const bytes = Buffer.from(await pb.arrayBuffer());
+    // Document field 1 (swagger) first, then the definitions carrying the kinds' names.
+    expect([...bytes.subarray(0, 5)]).toEqual([0x0a, 3, ...Buffer.from("2.0")]);
+    expect(bytes.includes(Buffer.from("io.platform.api.certificates.v1.CertificateSigningRequest"))).toBe(true);
+    const yaml = await call(shared.base, "GET", "/openapi/v2", { accept: "application/yaml" });
+    expect([yaml.status, yaml.body.reason]).toEqual([406, "NotAcceptable"]);
   });
+
 });

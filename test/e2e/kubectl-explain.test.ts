@@ -41,6 +41,9 @@ describe.each(["platform.io", "k8s.io"])("kubectl explain and field validation u
     expect(ctb).toMatch(/^VERSION:\s+v1beta1$/m);
     expect(ctb).toMatch(/^ {2}trustBundle\t<string> -required-$/m);
     expect(kubectl(["explain", "csr.status.conditions"])).toMatch(/^ {2}type\t<string> -required-$/m);
+    const v2 = kubectl(["explain", "csr.spec.usages", "--output", "plaintext-openapiv2"]);
+    expect(v2).toMatch(/^FIELD: {4}usages <\[\]string>$/m);
+    expect(v2.replace(/\s+/g, " ")).toContain("Requested key usages, e.g. digital signature, key encipherment, client auth.");
   });
 
   it("explains every served kind and one nested field of each", () => {
@@ -51,6 +54,10 @@ describe.each(["platform.io", "k8s.io"])("kubectl explain and field validation u
       expect(out, def.kind).toMatch(new RegExp(`^KIND:\\s+${def.kind}$`, "m"));
       expect(out.replace(/\s+/g, " "), def.kind).toContain(`DESCRIPTION: ${def.root.description}`);
       for (const field of Object.keys(def.root.fields)) expect(out, `${def.kind}.${field}`).toMatch(new RegExp(`^ {2}${field}\\t<`, "m"));
+      // The same from the protobuf v2 document, kubectl's other explain source.
+      const v2 = kubectl(["explain", resource.plural, "--api-version", apiVersion, "--output", "plaintext-openapiv2"]);
+      expect(v2, `${def.kind} (v2)`).toMatch(new RegExp(`^KIND:\\s+${def.kind}$`, "m"));
+      for (const field of Object.keys(def.root.fields)) expect(v2, `${def.kind}.${field} (v2)`).toMatch(new RegExp(`^ {3}${field}\\t<`, "m"));
       // The kind's own first object or list (spec, rules, subjects, …), else its metadata.
       const [name, node] = Object.entries(def.root.fields).find(([f, n]) => !ENVELOPE_FIELDS.includes(f) && (n.type === "object" || n.type === "list")) ?? ["metadata", def.root.fields.metadata!];
       const field = kubectl(["explain", `${resource.plural}.${name}`, "--api-version", apiVersion]);

@@ -4,6 +4,7 @@ import { listMeta, schemaRegistry } from "../../api/schema.js";
 import type { ApiCatalog } from "../discovery.js";
 import { API_LEVEL } from "../discovery.js";
 import type { ResourceDefinition } from "../registry/strategy.js";
+import { encodeOpenApiV2 } from "./protobuf-v2.js";
 import { Definitions, definitionPrefix, type Dialect, type OpenApiSchema } from "./schemas.js";
 
 /** A document serialized once, with the hash clients cache it by (the v3 index's `?hash=`, the ETag). */
@@ -12,11 +13,18 @@ export interface PublishedDocument {
   readonly hash: string;
 }
 
+/** The v2 document in gnostic's protobuf encoding. */
+export interface PublishedProtobuf {
+  readonly bytes: Buffer;
+  readonly hash: string;
+}
+
 export interface PublishedApis {
   /** By index path: `api/v1`, `apis/{group}/{version}`. */
   readonly v3: ReadonlyMap<string, PublishedDocument>;
   readonly v3Index: PublishedDocument;
   readonly v2: PublishedDocument;
+  readonly v2Protobuf: PublishedProtobuf;
 }
 
 const published = new WeakMap<ApiCatalog, PublishedApis>();
@@ -29,7 +37,9 @@ export function publishedApis(catalog: ApiCatalog): PublishedApis {
   for (const [group, version] of groupVersions(catalog)) v3.set(indexPath(group, version), publish(openApiV3(catalog, group, version)));
   const paths: Record<string, { serverRelativeURL: string }> = {};
   for (const [path, doc] of v3) paths[path] = { serverRelativeURL: `/openapi/v3/${path}?hash=${doc.hash}` };
-  const result = { v3, v3Index: publish({ paths }), v2: publish(openApiV2(catalog)) };
+  const v2 = openApiV2(catalog);
+  const bytes = encodeOpenApiV2(v2);
+  const result = { v3, v3Index: publish({ paths }), v2: publish(v2), v2Protobuf: { bytes, hash: sha512(bytes) } };
   published.set(catalog, result);
   return result;
 }
@@ -38,8 +48,10 @@ export const indexPath = (group: string, version: string): string => (group ? `a
 
 function publish(doc: unknown): PublishedDocument {
   const json = JSON.stringify(doc);
-  return { json, hash: createHash("sha512").update(json).digest("hex").slice(0, 128).toUpperCase() };
+  return { json, hash: sha512(json) };
 }
+
+const sha512 = (data: string | Buffer): string => createHash("sha512").update(data).digest("hex").toUpperCase();
 
 function groupVersions(catalog: ApiCatalog): [string, string][] {
   const seen = new Map<string, [string, string]>();
