@@ -1,8 +1,7 @@
 // The published OpenAPI documents: v3 per group/version and v2 for all, built once per catalog from the field schema.
 import { createHash } from "node:crypto";
 import { listMeta, schemaRegistry } from "../../api/schema.js";
-import type { ApiCatalog } from "../discovery.js";
-import { API_LEVEL } from "../discovery.js";
+import { API_LEVEL, type ApiCatalog } from "../discovery.js";
 import type { ResourceDefinition } from "../registry/strategy.js";
 import { encodeOpenApiV2 } from "./protobuf-v2.js";
 import { Definitions, definitionPrefix, type Dialect, type OpenApiSchema } from "./schemas.js";
