@@ -11,6 +11,8 @@ export { childNode, listPatchMeta } from "./schema/nodes.js";
 export { findUnknownFields, inspectFields, pruneUnknown, type FieldIssues, type FieldTypeMismatch } from "./schema/unknown-fields.js";
 export { walkFields, type FieldVisitor, type JsonType, type Parent } from "./schema/walk.js";
 export { findDuplicateKeys } from "./schema/duplicate-keys.js";
+export { listMeta } from "./schema/shared.js";
+export { SHARED_TYPE_NAMES, type SharedTypeName, type TypePackage } from "./schema/type-names.js";
 
 export interface KindKey {
   /** "" for the core group. */

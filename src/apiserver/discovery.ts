@@ -1,5 +1,4 @@
 // What the server serves and how it says so: /version, /api, /apis, /apis/{group}, and APIResourceLists per group/version.
-import { createHash } from "node:crypto";
 import type { GroupNames } from "../api/group.js";
 import { VERSION } from "../version.js";
 import type { ResourceDefinition } from "./registry/strategy.js";
@@ -48,7 +47,7 @@ export class ApiCatalog implements ServedApis {
 
   constructor(
     readonly definitions: readonly ResourceDefinition[],
-    private readonly names: GroupNames,
+    readonly names: GroupNames,
   ) {
     for (const def of definitions) {
       this.#byPath.set(`${def.group}/${def.version}/${def.plural}`, def);
@@ -68,6 +67,11 @@ export class ApiCatalog implements ServedApis {
 
   hasGroup(group: string): boolean {
     return group !== "" && this.#versions.has(group);
+  }
+
+  /** The served versions of `group`, preferred first. */
+  versionsOf(group: string): readonly string[] {
+    return this.#versions.get(group) ?? [];
   }
 
   hasVersion(group: string, version: string): boolean {
@@ -117,49 +121,6 @@ export class ApiCatalog implements ServedApis {
     }
     return { kind: "APIResourceList", apiVersion: "v1", groupVersion: group ? `${group}/${version}` : version, resources };
   }
-}
-
-/** The query parameters of the seed's write sets, as OpenAPI parameters (kubectl looks for fieldValidation). */
-const WRITE_PARAMETERS = ["dryRun", "fieldManager", "fieldValidation", "pretty"].map((name) => ({ name, in: "query", schema: { type: "string" }, uniqueItems: true }));
-
-/**
- * A minimal OpenAPI v3 document per group/version: the write operations of each resource with their query
- * parameters and `x-kubernetes-group-version-kind`. It carries no schemas; it exists so kubectl learns that
- * the server validates fields itself (fieldValidation) and skips client-side schema validation, which would
- * otherwise need a full OpenAPI document.
- */
-export function openApiV3(catalog: ApiCatalog, group: string, version: string) {
-  const paths: Record<string, unknown> = {};
-  for (const def of catalog.definitions) {
-    if (def.group !== group || def.version !== version) continue;
-    const gvk = { group, version, kind: def.kind };
-    const op = (id: string) => ({ operationId: id, parameters: WRITE_PARAMETERS, responses: { "200": { description: "OK" } }, "x-kubernetes-group-version-kind": gvk });
-    const base = group ? `/apis/${group}/${version}` : `/api/${version}`;
-    const collection = def.namespaced ? `${base}/namespaces/{namespace}/${def.plural}` : `${base}/${def.plural}`;
-    if (def.createOnly) {
-      // Reviews are never stored, so there is no item path. kubectl decides whether the server validates fields
-      // by looking for a PATCH operation of the kind; without one it falls back to OpenAPI v2 and refuses
-      // `create -f`. The PATCH listed here only carries that signal: the server answers it with 405.
-      paths[collection] = { post: op(`create${def.kind}`), patch: op(`patch${def.kind}`) };
-      continue;
-    }
-    paths[collection] = { post: op(`create${def.kind}`) };
-    paths[`${collection}/{name}`] = { put: op(`replace${def.kind}`), patch: op(`patch${def.kind}`) };
-  }
-  return { openapi: "3.0.0", info: { title: "platform-ca", version: `v${API_LEVEL.major}.${API_LEVEL.minor}.0` }, paths, components: { schemas: {} } };
-}
-
-/** The `/openapi/v3` index: one entry per served group/version. */
-export function openApiV3Index(catalog: ApiCatalog) {
-  const paths: Record<string, { serverRelativeURL: string }> = {};
-  for (const def of catalog.definitions) {
-    const path = def.group ? `apis/${def.group}/${def.version}` : `api/${def.version}`;
-    if (paths[path]) continue;
-    // The hash changes with the document, so clients' caches (keyed by URL) never serve a stale one.
-    const hash = createHash("sha256").update(JSON.stringify(openApiV3(catalog, def.group, def.version))).digest("hex").slice(0, 32);
-    paths[path] = { serverRelativeURL: `/openapi/v3/${path}?hash=${hash}` };
-  }
-  return { paths };
 }
 
 function mainResource(def: ResourceDefinition): ApiResource {

@@ -21,7 +21,6 @@ const unique = shared.unique;
 describe("errors are Status objects", () => {
   it.each([
     ["GET", "/nowhere", 404, "NotFound"],
-    ["GET", "/openapi/v2", 404, "NotFound"],
     ["GET", "/openapi/v3/apis/unknown.example.com/v1", 404, "NotFound"],
     ["PUT", SA, 405, "MethodNotAllowed"],
     ["POST", `${SA}/x`, 405, "MethodNotAllowed"],
@@ -381,15 +380,6 @@ describe("discovery, health and handlers", () => {
     expect((await call(shared.base, "GET", "/version")).body.gitVersion).toMatch(/^v1\.\d+\.\d+-platform-ca$/);
     const list = await call(shared.base, "GET", `/apis/${shared.server.names.certificates}/v1`);
     expect(list.body.resources.map((r: any) => r.name)).toContain("certificatesigningrequests/approval");
-  });
-
-  it("serves a minimal OpenAPI v3 telling kubectl that fields are validated by the server", async () => {
-    const index = (await call(shared.base, "GET", "/openapi/v3")).body;
-    const url = index.paths[`apis/${shared.server.names.certificates}/v1`].serverRelativeURL;
-    const doc = (await call(shared.base, "GET", url)).body;
-    const patch = doc.paths[`/apis/${shared.server.names.certificates}/v1/certificatesigningrequests/{name}`].patch;
-    expect(patch["x-kubernetes-group-version-kind"]).toEqual({ group: shared.server.names.certificates, version: "v1", kind: "CertificateSigningRequest" });
-    expect(patch.parameters.map((p: any) => p.name)).toContain("fieldValidation");
   });
 
   it.each(["/healthz", "/livez", "/readyz"])("answers %s with ok, and per check with ?verbose", async (path) => {

@@ -18,7 +18,7 @@ const tokenRequestSpec = s.object(
     boundObjectRef: s.tag(3, boundObjectRef),
     expirationSeconds: s.tag(4, s.int64("Requested validity in seconds; the issuer may return another, see status.expirationTimestamp.")),
   },
-  { required: ["audiences"] },
+  { required: ["audiences"], description: "The audiences, lifetime and bound object of the requested token." },
 );
 
 const tokenRequestStatus = s.object(
@@ -26,10 +26,13 @@ const tokenRequestStatus = s.object(
   { required: ["token", "expirationTimestamp"], description: "Filled by the server." },
 );
 
-const tokenReviewSpec = s.object({
-  token: s.tag(1, s.string("The opaque bearer token.")),
-  audiences: s.tag(2, s.atomicList(s.string(), "Identifiers the resource server uses for itself.")),
-});
+const tokenReviewSpec = s.object(
+  {
+    token: s.tag(1, s.string("The opaque bearer token.")),
+    audiences: s.tag(2, s.atomicList(s.string(), "Identifiers the resource server uses for itself.")),
+  },
+  { description: "The token to review and the audiences it must be valid for." },
+);
 
 const tokenReviewStatus = s.object(
   {
@@ -121,28 +124,41 @@ const binding = { subjects: s.tag(2, s.atomicList(subject, "Who the role is gran
 
 /** authentication and authorization kinds. */
 export const REVIEW_KINDS: readonly KindSchemaDefinition[] = [
-  kind("authentication", "TokenRequest", { spec: s.tag(2, tokenRequestSpec), status: s.tag(3, tokenRequestStatus) }, { required: ["spec"] }),
-  kind("authentication", "TokenReview", { spec: s.tag(2, tokenReviewSpec), status: s.tag(3, tokenReviewStatus) }),
+  kind("authentication", "TokenRequest", { spec: s.tag(2, tokenRequestSpec), status: s.tag(3, tokenRequestStatus) }, {
+    required: ["spec"],
+    description: "Asks for a token of a service account, bound to an audience and a lifetime.",
+  }),
+  kind("authentication", "TokenReview", { spec: s.tag(2, tokenReviewSpec), status: s.tag(3, tokenReviewStatus) }, {
+    description: "Asks who a token belongs to; answered in status, never stored.",
+  }),
   kind("authentication", "SelfSubjectReview", {
     status: s.tag(2, s.object({ userInfo: s.tag(1, s.describe(userInfo, "The requesting user.")) }, { description: "Filled by the server." })),
-  }),
+  }, { description: "Asks who the requesting user is; answered in status, never stored." }),
   kind(
     "authorization",
     "SubjectAccessReview",
-    { spec: s.tag(2, subjectAccessReviewSpec), status: s.tag(3, accessReviewStatus) },
-    { required: ["spec"] },
+    { spec: s.tag(2, s.describe(subjectAccessReviewSpec, "The user and the action to check.")), status: s.tag(3, accessReviewStatus) },
+    { required: ["spec"], description: "Asks whether a user may perform an action; answered in status, never stored." },
   ),
   kind(
     "authorization",
     "SelfSubjectAccessReview",
-    { spec: s.tag(2, s.object(accessAttributes)), status: s.tag(3, accessReviewStatus) },
-    { required: ["spec"] },
+    {
+      spec: s.tag(2, s.object(accessAttributes, { description: "The action to check for the requesting user." })),
+      status: s.tag(3, accessReviewStatus),
+    },
+    { required: ["spec"], description: "Asks whether the requesting user may perform an action; answered in status, never stored." },
   ),
 ];
 
 export const RBAC_KINDS: readonly KindSchemaDefinition[] = [
-  kind("rbac", "Role", { rules }),
-  kind("rbac", "ClusterRole", { rules, aggregationRule: s.tag(3, aggregationRule) }),
-  kind("rbac", "RoleBinding", binding, { required: ["roleRef"] }),
-  kind("rbac", "ClusterRoleBinding", binding, { required: ["roleRef"] }),
+  kind("rbac", "Role", { rules }, { description: "Permissions within one namespace, granted by a RoleBinding." }),
+  kind("rbac", "ClusterRole", { rules, aggregationRule: s.tag(3, aggregationRule) }, {
+    description: "Permissions in every namespace or for cluster-scoped resources, granted by bindings.",
+  }),
+  kind("rbac", "RoleBinding", binding, {
+    required: ["roleRef"],
+    description: "Grants a Role or ClusterRole to subjects within the binding's namespace.",
+  }),
+  kind("rbac", "ClusterRoleBinding", binding, { required: ["roleRef"], description: "Grants a ClusterRole to subjects in every namespace." }),
 ];

@@ -45,18 +45,26 @@ export const CORE_KINDS: readonly KindSchemaDefinition[] = [
     secrets: s.tag(2, s.mapList(objectReference, ["name"], { description: "Secrets in the same namespace that Pods using this account may use; deprecated." })),
     imagePullSecrets: s.tag(3, s.atomicList(localObjectReference, "Secrets in the same namespace used to pull the images of Pods using this account.")),
     automountServiceAccountToken: s.tag(4, s.boolean("Whether Pods running as this account mount an API token automatically; a Pod can override it.")),
-  }),
+  }, { description: "An identity for processes that call the API, with the secrets and tokens it may use." }),
   kind("core", "Namespace", {
-    spec: s.tag(2, s.object({ finalizers: s.tag(1, s.atomicList(s.string(), "Values that must be empty before the namespace is removed.")) })),
-    status: s.tag(3, s.object({ phase: s.tag(1, s.string("Active or Terminating.")) })),
-  }),
+    spec: s.tag(
+      2,
+      s.object(
+        { finalizers: s.tag(1, s.atomicList(s.string(), "Values that must be empty before the namespace is removed.")) },
+        { description: "The namespace's finalizers." },
+      ),
+    ),
+    status: s.tag(3, s.object({ phase: s.tag(1, s.string("Active or Terminating.")) }, { description: "The namespace's phase." })),
+  }, { description: "A scope for the names of namespaced objects." }),
   kind("core", "Secret", {
     data: s.tag(2, s.map(s.bytes(), "Secret data, each value base64-encoded.")),
     type: s.tag(3, s.string("Type of the secret, for programmatic handling.")),
     stringData: s.tag(4, s.map(s.string(), "Write-only plain-text data, merged into data on write.")),
     immutable: s.tag(5, s.boolean("Whether data can no longer change.")),
+  }, { description: "Sensitive data, such as keys, tokens and certificates, held as base64 values." }),
+  kind("core", "Pod", { spec: podSpec, status: podStatus }, {
+    description: "A set of containers; stored and served, for the tokens bound to it, but never run.",
   }),
-  kind("core", "Pod", { spec: podSpec, status: podStatus }),
   kind("core", "Status", {
     metadata: listMeta,
     status: s.string("Success or Failure."),
@@ -71,7 +79,7 @@ export const CORE_KINDS: readonly KindSchemaDefinition[] = [
       retryAfterSeconds: s.int32(),
     }),
     code: s.int32("HTTP status code of the status."),
-  }),
+  }, { description: "The result of an operation that returns no object, such as an error or a delete." }),
   kind("core", "DeleteOptions", {
     gracePeriodSeconds: s.int64(),
     preconditions: s.object({ uid: s.string(), resourceVersion: s.string() }),
@@ -79,5 +87,5 @@ export const CORE_KINDS: readonly KindSchemaDefinition[] = [
     propagationPolicy: s.string(),
     dryRun: s.atomicList(),
     ignoreStoreReadErrorWithClusterBreakingPotential: s.boolean(),
-  }),
+  }, { description: "Options of a delete request." }),
 ];

@@ -33,7 +33,7 @@ export const EVENT_KINDS: readonly KindSchemaDefinition[] = [
       deprecatedLastTimestamp: s.time(DEPRECATED),
       deprecatedSource: source(DEPRECATED),
     },
-    { required: ["eventTime"] },
+    { required: ["eventTime"], description: "An event about an object, reported by a controller; read with kubectl events." },
   ),
   // Field numbers as upstream's core v1 Event message.
   kind(
@@ -55,6 +55,6 @@ export const EVENT_KINDS: readonly KindSchemaDefinition[] = [
       reportingComponent: s.tag(14, s.string("Name of the controller that emitted the event.")),
       reportingInstance: s.tag(15, s.string("ID of the controller instance.")),
     },
-    { required: ["involvedObject"] },
+    { required: ["involvedObject"], description: "An event about an object, the core view of events." },
   ),
 ];

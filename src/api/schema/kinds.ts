@@ -18,7 +18,7 @@ export const KIND_SCHEMAS: readonly KindSchemaDefinition[] = [
     "apps",
     "ControllerRevision",
     { revision: s.int64("Revision of the state held in data."), data: s.any("Serialized state, stored as raw JSON.") },
-    { required: ["revision"] },
+    { required: ["revision"], description: "An immutable snapshot of state a controller keeps to roll back to." },
   ),
   ...EVENT_KINDS,
   kind("coordination", "Lease", {
@@ -30,6 +30,6 @@ export const KIND_SCHEMAS: readonly KindSchemaDefinition[] = [
       leaseTransitions: s.int32("Number of holder changes."),
       strategy: s.string("Coordinated leader election strategy."),
       preferredHolder: s.string("Holder the strategy prefers; needs strategy."),
-    }),
-  }),
+    }, { description: "The holder of the lease and its timing." }),
+  }, { description: "A lease held by one holder at a time, used for leader election." }),
 ];

@@ -24,7 +24,10 @@ export const selfSubjectRulesReview: KindSchemaDefinition = kind(
   "authorization",
   "SelfSubjectRulesReview",
   {
-    spec: s.tag(2, s.object({ namespace: s.tag(1, s.string("Namespace to list the rules of.")) })),
+    spec: s.tag(
+      2,
+      s.object({ namespace: s.tag(1, s.string("Namespace to list the rules of.")) }, { description: "The namespace to list the rules of." }),
+    ),
     status: s.tag(
       3,
       s.object(
@@ -38,5 +41,5 @@ export const selfSubjectRulesReview: KindSchemaDefinition = kind(
       ),
     ),
   },
-  { required: ["spec"] },
+  { required: ["spec"], description: "Asks what the requesting user may do in a namespace; answered in status, never stored." },
 );

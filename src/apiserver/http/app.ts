@@ -9,7 +9,7 @@ import { forbiddenError } from "../auth/authorizer.js";
 import { COMPONENT, type ApiServerMetrics, type RequestLabels, type RequestTracker } from "../metrics.js";
 import { authenticate } from "./authenticate.js";
 import { peerCertificateChain } from "../auth/authn-x509.js";
-import { openApiV3, openApiV3Index } from "../discovery.js";
+import { serveOpenApi } from "../openapi/serve.js";
 import { negotiate } from "./content.js";
 import { serveHealth } from "./health.js";
 import { isPretty, listParams, type RawQuery } from "./query.js";
@@ -222,6 +222,7 @@ async function authorize(o: HttpAppOptions, attributes: Parameters<Pipeline["aut
 }
 
 function serveNonResource(req: FastifyRequest, reply: FastifyReply, target: Exclude<Target, { type: "resource" }>, o: HttpAppOptions): unknown {
+  if (target.type === "openapiV2" || target.type === "openapiIndex" || target.type === "openapi") return serveOpenApi(req, reply, target, o.registry.catalog);
   const out = { negotiated: negotiate(req.headers.accept, false), pretty: isPretty(req.query as RawQuery), warnings: [] };
   const catalog = o.registry.catalog;
   switch (target.type) {
@@ -241,9 +242,5 @@ function serveNonResource(req: FastifyRequest, reply: FastifyReply, target: Excl
       return send(reply, 200, catalog.apiGroup(target.group), out);
     case "resourceList":
       return send(reply, 200, catalog.resourceList(target.group, target.version), out);
-    case "openapiIndex":
-      return send(reply, 200, openApiV3Index(catalog), out);
-    case "openapi":
-      return send(reply, 200, openApiV3(catalog, target.group, target.version), out);
   }
 }

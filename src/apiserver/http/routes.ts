@@ -11,6 +11,7 @@ export type Target =
   | { readonly type: "apiGroupList" }
   | { readonly type: "apiGroup"; readonly group: string }
   | { readonly type: "resourceList"; readonly group: string; readonly version: string }
+  | { readonly type: "openapiV2" }
   | { readonly type: "openapiIndex" }
   | { readonly type: "openapi"; readonly group: string; readonly version: string }
   | {
@@ -52,6 +53,7 @@ export function route(path: string, apis: ServedApis): Target | undefined {
     return segs.length === 1 ? { type: "health", check: first } : segs.length === 2 ? { type: "health", check: first, name: second! } : undefined;
   }
   if (first === "metrics" && segs.length === 1) return { type: "metrics" };
+  if (first === "openapi" && second === "v2" && segs.length === 2) return { type: "openapiV2" };
   if (first === "openapi" && second === "v3") return openApiPath(segs.slice(2), apis);
   if (first === "api") {
     if (segs.length === 1) return { type: "apiVersions" };
@@ -70,7 +72,7 @@ export function route(path: string, apis: ServedApis): Target | undefined {
   return undefined;
 }
 
-/** `/openapi/v3`, `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/{version}`; OpenAPI v2 is not served. */
+/** `/openapi/v3`, `/openapi/v3/api/v1`, `/openapi/v3/apis/{group}/{version}`. */
 function openApiPath(rest: string[], apis: ServedApis): Target | undefined {
   if (rest.length === 0) return { type: "openapiIndex" };
   if (rest.length === 2 && rest[0] === "api" && apis.hasVersion("", rest[1]!)) return { type: "openapi", group: "", version: rest[1]! };
