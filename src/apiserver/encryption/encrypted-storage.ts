@@ -11,6 +11,11 @@ export interface EncryptedStorage extends Storage {
   staleReads(): number;
 }
 
+/** Whether a store is this layer (its stale reads feed a metric). */
+export function isEncrypted(storage: Storage): storage is EncryptedStorage {
+  return typeof (storage as Partial<EncryptedStorage>).staleReads === "function";
+}
+
 const PLAIN: readonly Transformer[] = [identity];
 
 /** `/<group or core>/<resource>/…` → the rule's transformers (identity when no rule names the resource). */

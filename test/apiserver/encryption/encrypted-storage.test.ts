@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { encryptedStorage } from "../../../src/apiserver/encryption/encrypted-storage.js";
 import { keyTransformer } from "../../../src/apiserver/encryption/providers.js";
 import { rewriteAll } from "../../../src/apiserver/encryption/rewrite.js";
+import { ApiServerMetrics } from "../../../src/apiserver/metrics.js";
 import { openSqliteByteStorage, openSqliteStorage } from "../../../src/apiserver/storage/sqlite.js";
 import type { EncryptionConfig } from "../../../src/apiserver/encryption/config.js";
 import { rejection } from "../storage/contract.js";
@@ -122,6 +123,8 @@ describe("encryption at rest", () => {
     const rotated = await open(path, encryptionConfig(["*.*"], [{ aesgcm: { key2: KEY_B, key1: KEY_A } }]));
     expect((await rotated.list("/core/secrets/")).items.map((kv) => JSON.parse(kv.value).i)).toEqual([...Array(30).keys()].sort((a, b) => (`s${a}` < `s${b}` ? -1 : 1)));
     expect(rotated.staleReads()).toBe(30);
+    const metrics = new ApiServerMetrics({ staleReads: rotated.staleReads });
+    expect(await metrics.registry.metrics()).toContain("\nplatform_ca_storage_stale_reads_total 30\n");
     // Step 3: rewrite everything.
     expect(await rewriteAll(rotated)).toEqual({ rewritten: 30, skipped: 0 });
     const stale = rotated.staleReads();
