@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Logger } from "../../logger.js";
 import { loadEncryptionConfig, type EncryptionConfig } from "../encryption/config.js";
 import { encryptedStorage } from "../encryption/encrypted-storage.js";
+import { refuseEncrypted } from "../encryption/plain-guard.js";
 import { openSqliteByteStorage, openSqliteStorage } from "../storage/sqlite.js";
 import type { Storage } from "../storage/types.js";
 
@@ -19,6 +20,6 @@ export async function loadEncryption(path: string | undefined, groupSuffix: stri
 
 export async function openDataStore(dataDir: string, encryption: EncryptionConfig | undefined, logger: Logger): Promise<Storage> {
   const path = join(dataDir, STORE_FILE);
-  if (!encryption) return openSqliteStorage({ path, logger });
+  if (!encryption) return refuseEncrypted(await openSqliteStorage({ path, logger }));
   return encryptedStorage(await openSqliteByteStorage({ path, logger }), encryption, logger);
 }

@@ -2,7 +2,8 @@
 // provider of its rule writes and every provider reads. Keys, revisions and preconditions pass through untouched.
 import { PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import type { ByteStorage, KeyValue, ListResult, Storage, StorageEvent, Watch } from "../storage/types.js";
+import type { ByteStorage, KeyValue, ListResult, Storage, StorageEvent } from "../storage/types.js";
+import { mappedWatch } from "./plain-guard.js";
 import { covers, type EncryptionConfig } from "./config.js";
 import { identity, undecryptable, type Transformer } from "./providers.js";
 
@@ -111,29 +112,7 @@ export function encryptedStorage(inner: ByteStorage, config: EncryptionConfig, l
       const r = await inner.delete(key, expectedModRevision);
       return { revision: r.revision, prev: kvOut(r.prev) };
     },
-    watch(prefix, options, onEvent, onError) {
-      let failed = false;
-      let watch: Watch | undefined;
-      watch = inner.watch(
-        prefix,
-        options,
-        (ev) => {
-          if (failed) return;
-          let out: StorageEvent;
-          try {
-            out = eventOut(ev);
-          } catch (err) {
-            // A value this server cannot read ends the watch with the error; skipping it would lose an event.
-            failed = true;
-            queueMicrotask(() => watch?.cancel());
-            onError?.(err as Error);
-            return;
-          }
-          onEvent(out);
-        },
-        onError,
-      );
-      return watch;
-    },
+    watch: (prefix, options, onEvent, onError) =>
+      mappedWatch<Uint8Array>((deliver) => inner.watch(prefix, options, deliver, onError), eventOut, onEvent, onError),
   };
 }

@@ -9,9 +9,11 @@ import { encryptedStorage } from "../../../src/apiserver/encryption/encrypted-st
 import { keyTransformer } from "../../../src/apiserver/encryption/providers.js";
 import { rewriteAll } from "../../../src/apiserver/encryption/rewrite.js";
 import { ApiServerMetrics } from "../../../src/apiserver/metrics.js";
-import { openSqliteByteStorage, openSqliteStorage } from "../../../src/apiserver/storage/sqlite.js";
+import { openSqliteByteStorage } from "../../../src/apiserver/storage/sqlite.js";
+import { openDataStore } from "../../../src/apiserver/bootstrap/store.js";
+import { silentLogger } from "../../../src/logger.js";
 import type { EncryptionConfig } from "../../../src/apiserver/encryption/config.js";
-import { rejection } from "../storage/contract.js";
+import { recorder, rejection } from "../storage/contract.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
 import { KEY_A, KEY_B, encryptionConfig, everythingWith } from "./fixtures.js";
 
@@ -148,6 +150,10 @@ describe("encryption at rest", () => {
     const wrongKey = await open(path, encryptionConfig(["*.*"], [{ aescbc: { key2: KEY_B } }]));
     const err = await rejection(wrongKey.get(SECRET_KEY), "STORAGE_UNAVAILABLE");
     expect(err.message).toBe(`cannot decrypt the stored value of ${SECRET_KEY}: no configured provider matches its prefix (is a provider or key missing from the encryption configuration?)`);
+    // A watch replaying that write ends with the same error rather than skipping the event.
+    const w = recorder(wrongKey, "/core/", 1);
+    expect((await w.failed).message).toBe(err.message);
+    expect(w.events).toEqual([]);
     await wrongKey.close();
     const sameNameOtherSecret = await open(path, encryptionConfig(["*.*"], [{ aescbc: { key1: KEY_B } }]));
     expect((await rejection(sameNameOtherSecret.list("/"), "STORAGE_UNAVAILABLE")).message).toMatch(/^cannot decrypt the stored value of \/core\/secrets\/default\/db-password: aescbc\/key1: /);
@@ -157,9 +163,11 @@ describe("encryption at rest", () => {
       `cannot decrypt the stored value of ${SECRET_KEY}: identity: identity transformer tried to read encrypted data`,
     );
     await identityOnly.close();
-    // Without any configuration the text store refuses nothing but shows no plaintext either: the value is ciphertext.
-    const plain = await openSqliteStorage({ path });
-    expect((await plain.get(SECRET_KEY))?.value.startsWith("k8s:enc:aescbc:v1:key1:")).toBe(true);
+    // Started without the configuration, the store refuses the encrypted value as identity does (never ciphertext as data).
+    const plain = await openDataStore(join(path, ".."), undefined, silentLogger());
+    expect((await rejection(plain.list("/"), "STORAGE_UNAVAILABLE")).message).toBe(
+      `cannot decrypt the stored value of ${SECRET_KEY}: identity: the value is encrypted and no --encryption-provider-config is given`,
+    );
     await plain.close();
   });
 
