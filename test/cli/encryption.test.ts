@@ -46,12 +46,19 @@ describe("platform-ca --encryption-provider-config", () => {
     // 1. the new key second (every server can read it before any writes with it); 2. the new key first.
     file("step1.yaml", encryptionYaml(["secrets"], [{ aesgcm: { key1: KEY_A, key2: KEY_B } }]));
     const step2 = file("step2.yaml", encryptionYaml(["secrets"], [{ aesgcm: { key2: KEY_B, key1: KEY_A } }]));
+    // Removing the old key before the rewrite is refused at start, naming what still needs it.
+    const early = file("early.yaml", encryptionYaml(["secrets"], [{ aesgcm: { key2: KEY_B } }]));
+    const refused = await runCli(["storage", "rewrite", "--data-dir", dataDir, "--encryption-provider-config", early]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr.trim().split("\n").at(-1)).toBe(
+      `error: encryption configuration ${early} cannot read 25 stored objects: 25 in /core/secrets (written by aesgcm/key1); add the missing provider or key (docs/operations.md "Encryption at rest")`,
+    );
     // 3. rewrite every object with the first key (the server stopped).
     const r = await runCli(["storage", "rewrite", "--data-dir", dataDir, "--encryption-provider-config", step2]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("rewrote 25 objects\n");
     // 4. the old key removed: everything reads, nothing is stale.
-    const after = await open(file("step4.yaml", encryptionYaml(["secrets"], [{ aesgcm: { key2: KEY_B } }])));
+    const after = await open(early);
     expect((await after.list("/core/secrets/")).items.map((kv) => JSON.parse(kv.value).i).sort((a, b) => a - b)).toEqual([...Array(25).keys()]);
     expect(after.staleReads()).toBe(0);
     await after.close();

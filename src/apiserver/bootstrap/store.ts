@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import type { Logger } from "../../logger.js";
 import { loadEncryptionConfig, type EncryptionConfig } from "../encryption/config.js";
-import { encryptedStorage } from "../encryption/encrypted-storage.js";
+import { checkProvidersCoverStore, encryptedStorage } from "../encryption/encrypted-storage.js";
 import { refuseEncrypted } from "../encryption/plain-guard.js";
 import { openSqliteByteStorage, openSqliteStorage } from "../storage/sqlite.js";
 import type { Storage } from "../storage/types.js";
@@ -21,5 +21,12 @@ export async function loadEncryption(path: string | undefined, groupSuffix: stri
 export async function openDataStore(dataDir: string, encryption: EncryptionConfig | undefined, logger: Logger): Promise<Storage> {
   const path = join(dataDir, STORE_FILE);
   if (!encryption) return refuseEncrypted(await openSqliteStorage({ path, logger }));
-  return encryptedStorage(await openSqliteByteStorage({ path, logger }), encryption, logger);
+  const bytes = await openSqliteByteStorage({ path, logger });
+  try {
+    await checkProvidersCoverStore(bytes, encryption);
+  } catch (err) {
+    await bytes.close();
+    throw err;
+  }
+  return encryptedStorage(bytes, encryption, logger);
 }

@@ -5,7 +5,7 @@ import { silentLogger, type Logger } from "../../logger.js";
 import type { ByteStorage, KeyValue, ListResult, Storage, StorageEvent } from "../storage/types.js";
 import { mappedWatch } from "./plain-guard.js";
 import { covers, type EncryptionConfig } from "./config.js";
-import { identity, undecryptable, type Transformer } from "./providers.js";
+import { ENCRYPTED_PREFIX, identity, undecryptable, type Transformer } from "./providers.js";
 
 export interface EncryptedStorage extends Storage {
   /** Reads answered by a provider other than the first of their rule since start: objects waiting for a rewrite. */
@@ -35,6 +35,41 @@ function transformersFor(config: EncryptionConfig): (key: string) => readonly Tr
     }
     return found;
   };
+}
+
+/** Whether some transformer of `list` takes the value by its prefix (identity takes anything not encrypted). */
+function claimed(list: readonly Transformer[], value: Buffer): boolean {
+  return list.some((t) => (t.prefix.length === 0 ? !value.subarray(0, ENCRYPTED_PREFIX.length).equals(ENCRYPTED_PREFIX_BYTES) : value.subarray(0, t.prefix.length).equals(t.prefix)));
+}
+
+const ENCRYPTED_PREFIX_BYTES = Buffer.from(ENCRYPTED_PREFIX, "latin1");
+const PAGE = 1000;
+
+/**
+ * The start-up check: every stored value must carry the prefix of a provider and key its rule lists. A key or provider
+ * missing from the file then stops the start, naming where and what wrote the values, instead of failing reads later.
+ * (A listed key whose secret changed is found at the first read: that needs the secret, not just the prefix.)
+ */
+export async function checkProvidersCoverStore(inner: ByteStorage, config: EncryptionConfig): Promise<void> {
+  const transformers = transformersFor(config);
+  const missing = new Map<string, number>();
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await inner.list("/", { limit: PAGE, ...(startAfter !== undefined && { startAfter }) });
+    for (const kv of page.items) {
+      const value = Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength);
+      if (claimed(transformers(kv.key), value)) continue;
+      const writer = value.subarray(0, 64).toString("latin1").split(":").slice(2, 5);
+      const where = `${kv.key.split("/", 3).join("/")} (written by ${writer[0]}/${writer[2]})`;
+      missing.set(where, (missing.get(where) ?? 0) + 1);
+    }
+    if (!page.more || page.items.length === 0) break;
+    startAfter = page.items.at(-1)!.key;
+  }
+  if (missing.size === 0) return;
+  const total = [...missing.values()].reduce((a, b) => a + b, 0);
+  const list = [...missing].map(([where, count]) => `${count} in ${where}`).join(", ");
+  throw new PlatformError("CONFIG_INVALID", `encryption configuration ${config.source} cannot read ${total} stored objects: ${list}; add the missing provider or key (docs/operations.md "Encryption at rest")`);
 }
 
 export function encryptedStorage(inner: ByteStorage, config: EncryptionConfig, logger: Logger = silentLogger()): EncryptedStorage {
