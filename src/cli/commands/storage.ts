@@ -30,11 +30,12 @@ async function rewrite(flags: RewriteFlags): Promise<void> {
 }
 
 export const storageCommand: CommandModule = (program: Command) => {
-  const storage = program.command("storage").description("maintenance of a stopped server's store");
+  const example = "\nExamples:\n  platform-ca storage rewrite --data-dir /var/lib/platform-ca --encryption-provider-config encryption.yaml\n";
+  const storage = program.command("storage").description("maintenance of a stopped server's store").addHelpText("after", example);
   addLogOptions(storage.command("rewrite").description("write every stored object again, encrypted with the first provider of its rule (after a key rotation)"))
     .option("--data-dir <dir>", "data directory of the stopped server")
     .option("--encryption-provider-config <file>", "the EncryptionConfiguration the server runs with")
     .option("--group-suffix <suffix>", "API group suffix of the configuration's apiVersion", DEFAULT_GROUP_SUFFIX)
-    .addHelpText("after", "\nExamples:\n  platform-ca storage rewrite --data-dir /var/lib/platform-ca --encryption-provider-config encryption.yaml\n")
+    .addHelpText("after", example)
     .action((flags: RewriteFlags) => rewrite(flags));
 };
