@@ -1,6 +1,6 @@
 // `--encryption-provider-config` on the built CLI: a bad file stops the start before anything is created, and the
 // rotation procedure of docs/operations.md ("Encryption at rest") keeps every object readable.
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDataStore } from "../../src/apiserver/bootstrap/store.js";
@@ -9,7 +9,8 @@ import type { EncryptedStorage } from "../../src/apiserver/encryption/encrypted-
 import { silentLogger } from "../../src/logger.js";
 import { tempDir } from "../fixtures/temp-dir.js";
 import { KEY_A, KEY_B, encryptionYaml } from "../apiserver/encryption/fixtures.js";
-import { runCli } from "./fixtures.js";
+import { CLI, runCli } from "./fixtures.js";
+import { startProcess } from "../fixtures/process.js";
 
 const dir = tempDir("pca-cli-encryption-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -62,5 +63,28 @@ describe("platform-ca --encryption-provider-config", () => {
     expect((await after.list("/core/secrets/")).items.map((kv) => JSON.parse(kv.value).i).sort((a, b) => a - b)).toEqual([...Array(25).keys()]);
     expect(after.staleReads()).toBe(0);
     await after.close();
+  });
+
+  it("serves Secrets written through the API in plain form while the file holds only ciphertext", async () => {
+    const dataDir = join(dir, "served");
+    const config = file("served.yaml", encryptionYaml(["secrets"], [{ secretbox: { key1: KEY_A } }]));
+    const { proc, match: base } = await startProcess(process.execPath, [CLI, "apiserver", "--insecure-local", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--encryption-provider-config", config], /listening on (http:\/\/\S+)/);
+    try {
+      const secret = { apiVersion: "v1", kind: "Secret", metadata: { name: "db" }, stringData: { password: "SERVED-PLAINTEXT-MARKER" } };
+      const created = await fetch(`${base}/api/v1/namespaces/default/secrets`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(secret) });
+      expect(created.status).toBe(201);
+      const read = (await (await fetch(`${base}/api/v1/namespaces/default/secrets/db`)).json()) as { data: Record<string, string> };
+      expect(Buffer.from(read.data.password!, "base64").toString()).toBe("SERVED-PLAINTEXT-MARKER");
+      const listed = (await (await fetch(`${base}/api/v1/namespaces/default/secrets`)).json()) as { items: Array<{ metadata: { name: string; resourceVersion: string } }> };
+      expect(listed.items.map((i) => i.metadata.name)).toContain("db");
+      expect(listed.items.every((i) => /^\d+$/.test(i.metadata.resourceVersion))).toBe(true);
+    } finally {
+      expect(await proc.stop()).toBe(0);
+    }
+    const marker = Buffer.from("SERVED-PLAINTEXT-MARKER").toString("base64");
+    const files = readdirSync(dataDir).filter((f) => f.startsWith("store.db")).map((f) => readFileSync(join(dataDir, f)));
+    expect(files.length).toBeGreaterThan(0);
+    expect(files.some((bytes) => bytes.includes("SERVED-PLAINTEXT-MARKER") || bytes.includes(marker))).toBe(false);
+    expect(files.some((bytes) => bytes.includes("k8s:enc:secretbox:v1:key1:"))).toBe(true);
   });
 });
