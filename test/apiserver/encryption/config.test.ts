@@ -1,4 +1,5 @@
 // EncryptionConfiguration: wildcards and which rule a resource falls under; every refusal names its field.
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { covers, parseEncryptionConfig } from "../../../src/apiserver/encryption/config.js";
 import { KEY_A, encryptionYaml } from "./fixtures.js";
@@ -61,6 +62,16 @@ describe("EncryptionConfiguration", () => {
       'invalid encryption configuration enc.yaml: expected `resources[0].providers[0].kms` a provider this server supports (identity, aescbc, aesgcm, secretbox), got "kms"'],
   ])("refuses %s", (_what, yaml, message) => {
     expect(problem(yaml)).toBe(message);
+  });
+
+  it("accepts the example of docs/configuration.md", () => {
+    const text = readFileSync(new URL("../../../docs/configuration.md", import.meta.url), "utf8");
+    const example = /```yaml\n(apiVersion: apiserver\.config[\s\S]*?)```/.exec(text)![1]!;
+    const config = parseEncryptionConfig(example, "docs");
+    expect(config.rules.map((r) => [r.resources, r.transformers.map((t) => t.name)])).toEqual([
+      [["secrets", "*.certificates.platform.io"], ["aesgcm/key2", "identity"]],
+      [["*.*"], ["identity"]],
+    ]);
   });
 
   it("never shows a secret in a message", () => {
