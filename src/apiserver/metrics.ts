@@ -27,6 +27,8 @@ export interface ApiServerMetricsOptions {
   readonly storageObjects?: () => Promise<ReadonlyMap<string, number>>;
   /** The CA and serving certificates the server holds, read at each scrape. */
   readonly certificates?: () => readonly HeldCertificate[];
+  /** Reads decrypted by a provider other than the first of their rule (encryption at rest), since start. */
+  readonly staleReads?: () => number;
 }
 
 /** Upstream's buckets for apiserver_request_duration_seconds. */
@@ -113,6 +115,20 @@ export class ApiServerMetrics {
         registers,
         async collect() {
           for (const [resource, n] of await count()) this.set({ resource }, n);
+        },
+      });
+    }
+    const stale = options.staleReads;
+    if (stale) {
+      let reported = 0;
+      new Counter({
+        name: "platform_ca_storage_stale_reads_total",
+        help: "Stored objects read through an encryption provider other than the first of their rule: objects that `platform-ca storage rewrite` would re-encrypt.",
+        registers,
+        collect() {
+          const now = stale();
+          this.inc(now - reported);
+          reported = now;
         },
       });
     }

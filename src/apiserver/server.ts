@@ -16,6 +16,7 @@ import { buildHttpApp, type TlsServing } from "./http/app.js";
 import { WatchCaches, type WatchCacheSettings } from "./registry/watch-caches.js";
 import { ApiServerMetrics } from "./metrics.js";
 import { storageObjectCounter } from "./storage-objects.js";
+import { isEncrypted } from "./encryption/encrypted-storage.js";
 import type { HeldCertificate } from "../pki/expiry-gauge.js";
 
 export interface ListenOptions {
@@ -85,6 +86,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   let ready = false;
   const metrics = new ApiServerMetrics({
     storageObjects: storageObjectCounter(registry),
+    ...(isEncrypted(options.storage) && { staleReads: options.storage.staleReads }),
     ...(options.certificates && { certificates: options.certificates }),
   });
   const app = buildHttpApp({

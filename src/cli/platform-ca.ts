@@ -10,9 +10,10 @@ import { controllerCommand } from "./commands/controller.js";
 import { credentialCommand } from "./commands/credential.js";
 import { completionCommand } from "./completion.js";
 import { hsmCommand } from "./commands/hsm.js";
+import { storageCommand } from "./commands/storage.js";
 
 // Each subcommand module adds itself here (one import + one list entry per module).
-const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand, upCommand, controllerCommand, credentialCommand, hsmCommand, completionCommand({ dynamic: false })];
+const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand, upCommand, controllerCommand, credentialCommand, hsmCommand, storageCommand, completionCommand({ dynamic: false })];
 
 const program = buildProgram("platform-ca", VERSION, modules).addHelpText(
   "after",

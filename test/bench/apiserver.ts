@@ -1,6 +1,6 @@
 // bench:apiserver — the embedded API server as a real process on durable SQLite, driven over loopback HTTP with keep-alive:
 // CSR creates/s, LIST of 10,000 CSRs, watch fan-out latency to 100 watchers, and server RSS with 100,000 CSRs stored.
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { cpus, tmpdir } from "node:os";
@@ -10,8 +10,8 @@ import { groupNames } from "../../src/api/group.js";
 import { openSqliteStorage } from "../../src/apiserver/storage/sqlite.js";
 import { csr, csrObject } from "../fixtures/csr.js";
 import { memoryMiB, percentile } from "./measure.js";
+import { httpCall, startServer, stopServer } from "./insecure-server.js";
 
-const CLI = new URL("../../src/cli/platform-ca.js", import.meta.url).pathname;
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const CREATES = env("BENCH_CREATES", 2000);
 const CONCURRENCY = env("BENCH_CONCURRENCY", 16);
@@ -22,42 +22,7 @@ const FANOUT_WRITES = env("BENCH_FANOUT_WRITES", 200);
 const RSS_SIZE = env("BENCH_RSS_SIZE", 100_000);
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-
-function http(base: string, method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(base + path, { method, agent, headers: body ? { "content-type": "application/json", "content-length": Buffer.byteLength(body) } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
-    });
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-function startServer(dataDir: string): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, [CLI, "apiserver", "--insecure-local", "--listen", "127.0.0.1:0", "--data-dir", dataDir], {
-    stdio: ["ignore", "pipe", "ignore"],
-    env: { ...process.env, PLATFORM_LOG_LEVEL: "warn" },
-  });
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (d) => {
-      out += d;
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ child, base: m[1]! });
-    });
-    child.once("exit", (code) => reject(new Error(`server exited with ${code}`)));
-  });
-}
-
-function stopServer(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.removeAllListeners("exit");
-    child.once("exit", () => resolve());
-    child.kill("SIGTERM");
-  });
-}
+const http = (base: string, method: string, path: string, body?: string) => httpCall(agent, base, method, path, body);
 
 const rssMiB = (pid: number): number => Math.round(memoryMiB(pid, "VmRSS"));
 

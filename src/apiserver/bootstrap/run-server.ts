@@ -1,13 +1,12 @@
 // Runs the secure API server as a process: durable storage, start, the banner, extra components, a clean stop on abort.
-import { join } from "node:path";
 import type { GroupNames } from "../../api/group.js";
 import { toPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import { openSqliteStorage } from "../storage/sqlite.js";
+import { STORE_FILE, loadEncryption, openDataStore } from "./store.js";
 import { ADMIN_GROUP, ADMIN_USER } from "./admin-config.js";
 import { clientAddress, createSecureServer, readSecureInputs, type SecureServerOptions, type SecureServerState } from "./secure-server.js";
 
-export const STORE_FILE = "store.db";
+export { STORE_FILE };
 
 /** What a component started beside the server is given. */
 export interface ComponentContext {
@@ -41,6 +40,8 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
   /** The banner's header line: `platform-ca is up` or `platform-ca apiserver is up`. */
   readonly banner: "up" | "apiserver";
   readonly components?: readonly Component[];
+  /** EncryptionConfiguration file (`--encryption-provider-config`): encryption at rest. */
+  readonly encryptionProviderConfig?: string;
 }
 
 /**
@@ -74,7 +75,8 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
   const { logger } = o;
   // The input files first: a missing or malformed one must fail before the data directory is created or changed.
   const inputs = o.inputs ?? (await readSecureInputs(o));
-  const storage = await openSqliteStorage({ path: join(o.dataDir, STORE_FILE), logger });
+  const encryption = await loadEncryption(o.encryptionProviderConfig, o.groupSuffix, logger);
+  const storage = await openDataStore(o.dataDir, encryption, logger);
   let secure: ReturnType<typeof createSecureServer>;
   try {
     secure = createSecureServer({ ...o, storage, logger, inputs });

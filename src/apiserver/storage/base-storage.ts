@@ -2,7 +2,7 @@
 // watch fan-out. A backend supplies synchronous reads, a transaction, and how events are kept and compacted.
 import { PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import type { KeyValue, ListOptions, ListResult, Storage, StorageEvent, Watch, WatchOptions } from "./types.js";
+import type { KeyValue, ListOptions, ListResult, Storage, StorageEvent, StoredValue, ValueKind, Watch, WatchOptions } from "./types.js";
 import type { Clock } from "../../time/clock.js";
 import { alreadyExists, checkKey, checkPrefix, checkRevision, checkValue, closed, conflict, futureRevision, gone, notFound, prefixEnd } from "./checks.js";
 import { WatchHub } from "./watch-hub.js";
@@ -16,10 +16,12 @@ export interface ListRange {
 }
 
 /** Turns the key's current entry into the write's event, or throws when a precondition fails. */
-export type WriteDecision = (prev: KeyValue | undefined) => StorageEvent;
+export type WriteDecision<V extends StoredValue> = (prev: KeyValue<V> | undefined) => StorageEvent<V>;
 
-export abstract class BaseStorage implements Storage {
-  protected readonly hub: WatchHub;
+export abstract class BaseStorage<V extends StoredValue = string> implements Storage<V> {
+  protected readonly hub: WatchHub<V>;
+  /** Whether values are JSON text or bytes (checked on every write). */
+  protected readonly kind: ValueKind;
   protected readonly clock: Clock;
   protected readonly logger: Logger;
   /** The one global revision; a fresh store starts at 1 like etcd, the first write gets 2. */
@@ -27,7 +29,8 @@ export abstract class BaseStorage implements Storage {
   protected compacted = 0;
   #closed = false;
 
-  protected constructor(clock: Clock, logger: Logger) {
+  protected constructor(clock: Clock, logger: Logger, kind: ValueKind) {
+    this.kind = kind;
     this.clock = clock;
     this.logger = logger;
     this.hub = new WatchHub(
@@ -43,13 +46,13 @@ export abstract class BaseStorage implements Storage {
   }
 
   /** The key's latest entry; called inside a write transaction too. */
-  protected abstract readKey(key: string): KeyValue | undefined;
+  protected abstract readKey(key: string): KeyValue<V> | undefined;
   /** Persists one event as part of the current transaction. */
-  protected abstract append(event: StorageEvent, ts: number): void;
+  protected abstract append(event: StorageEvent<V>, ts: number): void;
   protected abstract transaction<T>(fn: () => T): T;
-  protected abstract listLatest(range: ListRange): ListResult;
-  protected abstract listAt(range: ListRange, revision: number): ListResult;
-  protected abstract readEvents(prefix: string, end: string, after: number, limit: number): StorageEvent[];
+  protected abstract listLatest(range: ListRange): ListResult<V>;
+  protected abstract listAt(range: ListRange, revision: number): ListResult<V>;
+  protected abstract readEvents(prefix: string, end: string, after: number, limit: number): StorageEvent<V>[];
   /** Forgets history up to and including `revision` (revision becomes the oldest readable). */
   protected abstract compactTo(revision: number): void;
   /** Applies the retention policy after a write. */
@@ -71,13 +74,13 @@ export abstract class BaseStorage implements Storage {
     return this.compacted;
   }
 
-  async get(key: string): Promise<KeyValue | undefined> {
+  async get(key: string): Promise<KeyValue<V> | undefined> {
     this.checkOpen();
     checkKey(key);
     return this.guard(() => this.readKey(key));
   }
 
-  async list(prefix: string, options: ListOptions = {}): Promise<ListResult> {
+  async list(prefix: string, options: ListOptions = {}): Promise<ListResult<V>> {
     this.checkOpen();
     checkPrefix(prefix);
     checkRevision("list revision", options.revision);
@@ -91,34 +94,34 @@ export abstract class BaseStorage implements Storage {
     return this.guard(() => this.listAt(range, revision));
   }
 
-  async create(key: string, value: string): Promise<KeyValue> {
+  async create(key: string, value: V): Promise<KeyValue<V>> {
     this.checkOpen();
     checkKey(key);
-    checkValue(value);
+    checkValue(value, this.kind);
     const event = await this.write(key, (prev) => {
       if (prev) throw alreadyExists(key);
       const revision = this.rev + 1;
-      const kv: KeyValue = { key, value, createRevision: revision, modRevision: revision };
+      const kv: KeyValue<V> = { key, value, createRevision: revision, modRevision: revision };
       return { type: "PUT", key, kv, revision };
     });
     return event.kv;
   }
 
-  async update(key: string, value: string, expectedModRevision?: number): Promise<KeyValue> {
+  async update(key: string, value: V, expectedModRevision?: number): Promise<KeyValue<V>> {
     this.checkOpen();
     checkKey(key);
-    checkValue(value);
+    checkValue(value, this.kind);
     checkRevision("expectedModRevision", expectedModRevision);
     const event = await this.write(key, (prev) => {
       const cur = this.precondition(key, prev, expectedModRevision);
       const revision = this.rev + 1;
-      const kv: KeyValue = { key, value, createRevision: cur.createRevision, modRevision: revision };
+      const kv: KeyValue<V> = { key, value, createRevision: cur.createRevision, modRevision: revision };
       return { type: "PUT", key, kv, prev: cur, revision };
     });
     return event.kv;
   }
 
-  async delete(key: string, expectedModRevision?: number): Promise<{ readonly prev: KeyValue; readonly revision: number }> {
+  async delete(key: string, expectedModRevision?: number): Promise<{ readonly prev: KeyValue<V>; readonly revision: number }> {
     this.checkOpen();
     checkKey(key);
     checkRevision("expectedModRevision", expectedModRevision);
@@ -129,7 +132,7 @@ export abstract class BaseStorage implements Storage {
     return { prev: event.kv, revision: event.revision };
   }
 
-  watch(prefix: string, options: WatchOptions, onEvent: (event: StorageEvent) => void, onError?: (err: Error) => void): Watch {
+  watch(prefix: string, options: WatchOptions, onEvent: (event: StorageEvent<V>) => void, onError?: (err: Error) => void): Watch {
     this.checkOpen();
     checkPrefix(prefix);
     checkRevision("watch fromRevision", options.fromRevision, false);
@@ -164,9 +167,9 @@ export abstract class BaseStorage implements Storage {
    * Read, decide, persist and publish one write in its own transaction; the revision moves only once the commit
    * returned. A backend may override this to commit several writes together (see `apply` and `committed`).
    */
-  protected write(key: string, decide: WriteDecision): StorageEvent | Promise<StorageEvent> {
+  protected write(key: string, decide: WriteDecision<V>): StorageEvent<V> | Promise<StorageEvent<V>> {
     const start = this.rev;
-    let event: StorageEvent;
+    let event: StorageEvent<V>;
     try {
       event = this.guard(() => this.transaction(() => this.apply(key, decide)));
     } catch (err) {
@@ -181,7 +184,7 @@ export abstract class BaseStorage implements Storage {
    * Decides and persists one write inside the current transaction, and advances the revision so that the next write
    * of the same transaction sees it; a backend that groups writes resets `rev` itself when its commit fails.
    */
-  protected apply(key: string, decide: WriteDecision): StorageEvent {
+  protected apply(key: string, decide: WriteDecision<V>): StorageEvent<V> {
     const event = decide(this.readKey(key));
     this.append(event, this.clock.now());
     this.rev = event.revision;
@@ -189,7 +192,7 @@ export abstract class BaseStorage implements Storage {
   }
 
   /** After a commit: publishes its events in revision order, then applies retention. */
-  protected committed(events: readonly StorageEvent[]): void {
+  protected committed(events: readonly StorageEvent<V>[]): void {
     for (const event of events) this.hub.publish(event);
     try {
       this.guard(() => this.retain());
@@ -199,7 +202,7 @@ export abstract class BaseStorage implements Storage {
     }
   }
 
-  private precondition(key: string, cur: KeyValue | undefined, expected: number | undefined): KeyValue {
+  private precondition(key: string, cur: KeyValue<V> | undefined, expected: number | undefined): KeyValue<V> {
     if (!cur) throw notFound(key);
     if (expected !== undefined && expected !== cur.modRevision) throw conflict(key, expected, cur.modRevision);
     return cur;

@@ -1,5 +1,6 @@
 // Argument checks, key ranges and the typed errors shared by every storage backend.
 import { PlatformError } from "../../errors.js";
+import type { ValueKind } from "./types.js";
 
 /** Keys are printable ASCII paths so that every backend (JS, SQLite BINARY, etcd bytes) orders them alike. */
 const KEY_RE = /^\/[\x21-\x7e]*$/;
@@ -26,9 +27,10 @@ export function checkPrefix(prefix: unknown): asserts prefix is string {
   checkKey(prefix);
 }
 
-export function checkValue(value: unknown): asserts value is string {
-  if (typeof value !== "string") {
-    throw new PlatformError("INVALID_ARGUMENT", `storage value must be JSON text, got ${typeof value}`);
+/** A text backend takes JSON text; a bytes backend takes a Uint8Array (what a layer such as encryption at rest wrote). */
+export function checkValue(value: unknown, kind: ValueKind): void {
+  if (kind === "text" ? typeof value !== "string" : !(value instanceof Uint8Array)) {
+    throw new PlatformError("INVALID_ARGUMENT", `storage value must be ${kind === "text" ? "JSON text" : "bytes"}, got ${typeof value}`);
   }
 }
 

@@ -1,6 +1,6 @@
 // In-memory storage: the current key space plus an event log for list-at-revision and watch-from-revision.
 import { silentLogger, type Logger } from "../../logger.js";
-import type { KeyValue, ListResult, StorageEvent } from "./types.js";
+import type { KeyValue, ListResult, StorageEvent, StoredValue, ValueKind } from "./types.js";
 import { systemClock, type Clock } from "../../time/clock.js";
 import { BaseStorage, type ListRange } from "./base-storage.js";
 import { resolveRetention, revisionTarget, type RetentionOptions } from "./retention.js";
@@ -11,23 +11,25 @@ export interface MemoryStorageOptions {
   readonly logger?: Logger;
   /** History kept for list/watch at older revisions; default the last 10,000 revisions, no age limit. */
   readonly retention?: RetentionOptions;
+  /** JSON text (default) or bytes, for a layer above that writes bytes (encryption at rest). */
+  readonly values?: ValueKind;
 }
 
-export class MemoryStorage extends BaseStorage {
-  readonly #current = new Map<string, KeyValue>();
+export class MemoryStorage<V extends StoredValue = string> extends BaseStorage<V> {
+  readonly #current = new Map<string, KeyValue<V>>();
   readonly #keys = new SortedKeys();
   /** Events with revision > compacted, oldest first, from index #head on; write times alongside. */
-  #log: StorageEvent[] = [];
+  #log: StorageEvent<V>[] = [];
   #times: number[] = [];
   #head = 0;
   readonly #retention;
 
   constructor(options: MemoryStorageOptions = {}) {
-    super(options.clock ?? systemClock, options.logger ?? silentLogger());
+    super(options.clock ?? systemClock, options.logger ?? silentLogger(), options.values ?? "text");
     this.#retention = resolveRetention(options.retention, { revisions: 10_000, ageMs: Infinity });
   }
 
-  protected readKey(key: string): KeyValue | undefined {
+  protected readKey(key: string): KeyValue<V> | undefined {
     return this.#current.get(key);
   }
 
@@ -35,7 +37,7 @@ export class MemoryStorage extends BaseStorage {
     return fn();
   }
 
-  protected append(event: StorageEvent, ts: number): void {
+  protected append(event: StorageEvent<V>, ts: number): void {
     if (event.type === "PUT") {
       if (!event.prev) this.#keys.insert(event.key);
       this.#current.set(event.key, event.kv);
@@ -47,18 +49,18 @@ export class MemoryStorage extends BaseStorage {
     this.#times.push(ts);
   }
 
-  protected listLatest(range: ListRange): ListResult {
+  protected listLatest(range: ListRange): ListResult<V> {
     const [first, last] = this.#keys.range(range.from, range.end, range.startAfter);
     const take = range.limit === 0 ? last - first : Math.min(range.limit, last - first);
-    const items: KeyValue[] = [];
+    const items: KeyValue<V>[] = [];
     for (let i = first; i < first + take; i++) items.push(this.#current.get(this.#keys.at(i)!)!);
     const remaining = last - first - take;
     return { items, revision: this.rev, more: remaining > 0, remaining };
   }
 
   /** Undoes the events after `revision`: each key takes the value it had before its earliest later event. */
-  protected listAt(range: ListRange, revision: number): ListResult {
-    const before = new Map<string, KeyValue | undefined>();
+  protected listAt(range: ListRange, revision: number): ListResult<V> {
+    const before = new Map<string, KeyValue<V> | undefined>();
     for (let i = this.#log.length - 1; i >= this.#head && this.#log[i]!.revision > revision; i--) {
       const ev = this.#log[i]!;
       if (this.#inRange(ev.key, range)) before.set(ev.key, ev.type === "PUT" ? ev.prev : ev.kv);
@@ -66,7 +68,7 @@ export class MemoryStorage extends BaseStorage {
     const [first, last] = this.#keys.range(range.from, range.end, range.startAfter);
     const keys = new Set<string>(before.keys());
     for (let i = first; i < last; i++) keys.add(this.#keys.at(i)!);
-    const present: KeyValue[] = [];
+    const present: KeyValue<V>[] = [];
     for (const key of [...keys].sort()) {
       const kv = before.has(key) ? before.get(key) : this.#current.get(key);
       if (kv) present.push(kv);
@@ -76,8 +78,8 @@ export class MemoryStorage extends BaseStorage {
     return { items, revision, more: remaining > 0, remaining };
   }
 
-  protected readEvents(prefix: string, end: string, after: number, limit: number): StorageEvent[] {
-    const out: StorageEvent[] = [];
+  protected readEvents(prefix: string, end: string, after: number, limit: number): StorageEvent<V>[] {
+    const out: StorageEvent<V>[] = [];
     for (let i = this.#firstAfter(after); i < this.#log.length && out.length < limit; i++) {
       const ev = this.#log[i]!;
       if (ev.key >= prefix && ev.key < end) out.push(ev);

@@ -3,7 +3,14 @@
 // `log` holds one row per revision (the value written, or a tombstone) and is the MVCC history: list at a
 // revision, continue tokens and watch resume all read it. Compaction keeps, for every key, its newest row at or
 // below the compacted revision, so `log` also holds each live value exactly once; `kv` only points at it.
+// Values are BLOBs (schema 2): the UTF-8 of the JSON text, or whatever bytes a layer above wrote (encryption at
+// rest). Schema 1 kept them as TEXT; `migrate` converts such a store in place on first open.
 import type Database from "better-sqlite3";
+import { PlatformError } from "../../errors.js";
+import type { StoredValue, ValueKind } from "./types.js";
+
+/** The layout this release writes; a store of a newer one is refused rather than misread. */
+export const SCHEMA_VERSION = 2;
 
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
@@ -11,43 +18,69 @@ CREATE TABLE IF NOT EXISTS log (
   rev INTEGER PRIMARY KEY,
   key TEXT NOT NULL,
   deleted INTEGER NOT NULL,
-  value TEXT,
+  value BLOB,
   create_rev INTEGER NOT NULL,
   ts INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS log_key_rev ON log (key, rev);
 CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL) WITHOUT ROWID;
-INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', 1), ('revision', 1), ('compacted', 0);
+INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', ${SCHEMA_VERSION}), ('revision', 1), ('compacted', 0);
 `;
 
-const KV_COLUMNS = "k.key AS key, l.value AS value, k.create_rev AS createRevision, k.mod_rev AS modRevision";
-const LOG_COLUMNS = "rev, key, deleted, value, create_rev AS createRevision";
+/**
+ * Brings a store written by an earlier release to SCHEMA_VERSION, in one transaction (a crash leaves the old layout).
+ * Schema 1 → 2: the log is copied into a table whose values are BLOBs; revisions, history and the meta rows stay.
+ */
+export function migrate(db: Database.Database): number {
+  const row = db.prepare<[], { value: number }>("SELECT value FROM meta WHERE name = 'schema'").get();
+  const from = row?.value ?? SCHEMA_VERSION;
+  if (from > SCHEMA_VERSION) {
+    throw new PlatformError("STORAGE_UNAVAILABLE", `storage schema ${from} was written by a newer release (this one reads up to ${SCHEMA_VERSION}); run that release or restore a backup`, {
+      retryable: false,
+    });
+  }
+  if (from === 1) {
+    db.transaction(() => {
+      db.exec(`
+        CREATE TABLE log_v2 (rev INTEGER PRIMARY KEY, key TEXT NOT NULL, deleted INTEGER NOT NULL, value BLOB, create_rev INTEGER NOT NULL, ts INTEGER NOT NULL);
+        INSERT INTO log_v2 (rev, key, deleted, value, create_rev, ts) SELECT rev, key, deleted, CAST(value AS BLOB), create_rev, ts FROM log;
+        DROP TABLE log;
+        ALTER TABLE log_v2 RENAME TO log;
+        CREATE INDEX log_key_rev ON log (key, rev);
+        UPDATE meta SET value = 2 WHERE name = 'schema';`);
+    })();
+  }
+  return from;
+}
 
-export interface KvRow {
+/** A text store reads the BLOB back as text (no Buffer per row: LIST keeps splicing resourceVersion into strings). */
+const valueColumn = (kind: ValueKind, table: string) => (kind === "text" ? `CAST(${table}value AS TEXT)` : `${table}value`);
+
+export interface KvRow<V extends StoredValue = string> {
   key: string;
-  value: string;
+  value: V;
   createRevision: number;
   modRevision: number;
 }
 
-export interface LogRow {
+export interface LogRow<V extends StoredValue = string> {
   rev: number;
   key: string;
   deleted: number;
-  value: string | null;
+  value: V | null;
   createRevision: number;
 }
 
-export interface Statements {
+export interface Statements<V extends StoredValue = string> {
   readonly meta: Database.Statement<[string], { value: number }>;
   readonly setMeta: Database.Statement<[number, string]>;
-  readonly get: Database.Statement<[string], KvRow>;
-  readonly listLatest: Database.Statement<[string, string, string, number], KvRow>;
+  readonly get: Database.Statement<[string], KvRow<V>>;
+  readonly listLatest: Database.Statement<[string, string, string, number], KvRow<V>>;
   readonly countAfter: Database.Statement<[string, string, string], { n: number }>;
-  readonly listAt: Database.Statement<[string, string, string, number, number], KvRow>;
-  readonly events: Database.Statement<[number, string, string, number], LogRow>;
-  readonly previous: Database.Statement<[string, number], LogRow>;
-  readonly insertLog: Database.Statement<[number, string, number, string | null, number, number]>;
+  readonly listAt: Database.Statement<[string, string, string, number, number], KvRow<V>>;
+  readonly events: Database.Statement<[number, string, string, number], LogRow<V>>;
+  readonly previous: Database.Statement<[string, number], LogRow<V>>;
+  readonly insertLog: Database.Statement<[number, string, number, V | null, number, number]>;
   readonly putKv: Database.Statement<[string, number, number]>;
   readonly deleteKv: Database.Statement<[string]>;
   readonly writtenBefore: Database.Statement<[number, number], { rev: number | null }>;
@@ -55,30 +88,33 @@ export interface Statements {
   readonly compactTombstones: Database.Statement<[number, number]>;
 }
 
-export function prepareStatements(db: Database.Database): Statements {
+export function prepareStatements<V extends StoredValue>(db: Database.Database, kind: ValueKind): Statements<V> {
+  const KV_COLUMNS = `k.key AS key, ${valueColumn(kind, "l.")} AS value, k.create_rev AS createRevision, k.mod_rev AS modRevision`;
+  const LOG_COLUMNS = `rev, key, deleted, ${valueColumn(kind, "")} AS value, create_rev AS createRevision`;
   return {
     meta: db.prepare<[string], { value: number }>("SELECT value FROM meta WHERE name = ?"),
     setMeta: db.prepare<[number, string]>("UPDATE meta SET value = ? WHERE name = ?"),
-    get: db.prepare<[string], KvRow>(`SELECT ${KV_COLUMNS} FROM kv k JOIN log l ON l.rev = k.mod_rev WHERE k.key = ?`),
+    get: db.prepare<[string], KvRow<V>>(`SELECT ${KV_COLUMNS} FROM kv k JOIN log l ON l.rev = k.mod_rev WHERE k.key = ?`),
     /** [from, end) strictly after startAfter ('' when none), limit -1 = all. */
-    listLatest: db.prepare<[string, string, string, number], KvRow>(
+    listLatest: db.prepare<[string, string, string, number], KvRow<V>>(
       `SELECT ${KV_COLUMNS} FROM kv k JOIN log l ON l.rev = k.mod_rev WHERE k.key >= ? AND k.key > ? AND k.key < ? ORDER BY k.key LIMIT ?`,
     ),
     countAfter: db.prepare<[string, string, string], { n: number }>("SELECT COUNT(*) AS n FROM kv WHERE key >= ? AND key > ? AND key < ?"),
     /** The newest row of each key at or below a revision, tombstones left out. */
-    listAt: db.prepare<[string, string, string, number, number], KvRow>(
+    listAt: db.prepare<[string, string, string, number, number], KvRow<V>>(
       // Walks the (key, rev) index in key order, so rows stream out without a sort and LIMIT stops early.
-      `SELECT l.key AS key, l.value AS value, l.create_rev AS createRevision, l.rev AS modRevision
+      `SELECT l.key AS key, ${valueColumn(kind, "l.")} AS value, l.create_rev AS createRevision, l.rev AS modRevision
        FROM log l INDEXED BY log_key_rev WHERE l.key >= ? AND l.key > ? AND l.key < ? AND l.deleted = 0
        AND l.rev = (SELECT MAX(x.rev) FROM log x WHERE x.key = l.key AND x.rev <= ?) ORDER BY l.key LIMIT ?`,
     ),
-    events: db.prepare<[number, string, string, number], LogRow>(
+    events: db.prepare<[number, string, string, number], LogRow<V>>(
       // `+key` keeps the planner on the rowid (revision) order instead of the key index plus a sort.
       `SELECT ${LOG_COLUMNS} FROM log WHERE rev > ? AND +key >= ? AND +key < ? ORDER BY rev LIMIT ?`,
     ),
-    previous: db.prepare<[string, number], LogRow>(`SELECT ${LOG_COLUMNS} FROM log WHERE key = ? AND rev < ? ORDER BY rev DESC LIMIT 1`),
-    insertLog: db.prepare<[number, string, number, string | null, number, number]>(
-      "INSERT INTO log (rev, key, deleted, value, create_rev, ts) VALUES (?, ?, ?, ?, ?, ?)",
+    previous: db.prepare<[string, number], LogRow<V>>(`SELECT ${LOG_COLUMNS} FROM log WHERE key = ? AND rev < ? ORDER BY rev DESC LIMIT 1`),
+    insertLog: db.prepare<[number, string, number, V | null, number, number]>(
+      // Text is stored as the BLOB of its UTF-8 by SQLite itself, with no Buffer made per write.
+      `INSERT INTO log (rev, key, deleted, value, create_rev, ts) VALUES (?, ?, ?, ${kind === "text" ? "CAST(? AS BLOB)" : "?"}, ?, ?)`,
     ),
     putKv: db.prepare<[string, number, number]>(
       "INSERT INTO kv (key, create_rev, mod_rev) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET mod_rev = excluded.mod_rev",

@@ -6,11 +6,11 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { PlatformError, invalidOption } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import type { KeyValue, ListResult, StorageEvent } from "./types.js";
+import type { KeyValue, ListResult, StorageEvent, StoredValue, ValueKind } from "./types.js";
 import { systemClock, type Clock } from "../../time/clock.js";
 import { BaseStorage, type ListRange, type WriteDecision } from "./base-storage.js";
 import { ageCheckInterval, resolveRetention, revisionTarget, type Retention, type RetentionOptions } from "./retention.js";
-import { SCHEMA, prepareStatements, type KvRow, type LogRow, type Statements } from "./sqlite-schema.js";
+import { SCHEMA, migrate, prepareStatements, type KvRow, type LogRow, type Statements } from "./sqlite-schema.js";
 
 export interface SqliteStorageOptions {
   /** Database file; its directory is created (0700) and a new file is created 0600. */
@@ -42,7 +42,17 @@ const CHECKPOINT_WRITES = 1000;
 /** SQLite result codes that no retry will fix. */
 const PERMANENT = new Set(["SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_READONLY", "SQLITE_CANTOPEN"]);
 
-export async function openSqliteStorage(options: SqliteStorageOptions): Promise<SqliteStorage> {
+/** The store of JSON text (the file holds its UTF-8 bytes). */
+export async function openSqliteStorage(options: SqliteStorageOptions): Promise<SqliteStorage<string>> {
+  return openSqlite<string>(options, "text");
+}
+
+/** The same file as a store of bytes, for a layer above that writes its own bytes (encryption at rest). */
+export async function openSqliteByteStorage(options: SqliteStorageOptions): Promise<SqliteStorage<Uint8Array>> {
+  return openSqlite<Uint8Array>(options, "bytes");
+}
+
+async function openSqlite<V extends StoredValue>(options: SqliteStorageOptions, kind: ValueKind): Promise<SqliteStorage<V>> {
   if (typeof options?.path !== "string" || options.path === "" || options.path === ":memory:") {
     throw invalidOption("path", "to be a database file path", options?.path);
   }
@@ -73,11 +83,13 @@ export async function openSqliteStorage(options: SqliteStorageOptions): Promise<
       db.pragma(`max_page_count = ${Math.floor(options.maxSizeBytes / (db.pragma("page_size", { simple: true }) as number))}`);
     }
     db.exec(SCHEMA);
-    const stmt = prepareStatements(db);
+    const schema = migrate(db);
+    const stmt = prepareStatements<V>(db, kind);
     const state = { revision: stmt.meta.get("revision")!.value, compacted: stmt.meta.get("compacted")!.value };
     const log = openLog(options.path);
+    if (schema !== stmt.meta.get("schema")!.value) logger.info({ path: options.path, from: schema, to: stmt.meta.get("schema")!.value }, "storage migrated");
     logger.info({ path: options.path, ...state }, "storage opened");
-    return new SqliteStorage(db, stmt, state, retention, options.clock ?? systemClock, logger, log, options.syncLog ?? fdatasync);
+    return new SqliteStorage<V>(db, stmt, state, retention, options.clock ?? systemClock, logger, log, options.syncLog ?? fdatasync, kind);
   } catch (err) {
     db?.close();
     // The exclusive lock is taken at open: BUSY here means another process has this store open.
@@ -105,16 +117,16 @@ function openLog(dbPath: string): LogFile {
   return { path, fd, ino: fstatSync(fd).ino };
 }
 
-export class SqliteStorage extends BaseStorage {
+export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V> {
   readonly #db: Database.Database;
-  readonly #stmt: Statements;
+  readonly #stmt: Statements<V>;
   readonly #retention: Retention;
   readonly #compactBatch: number;
   /** One reusable transaction wrapper (BEGIN … COMMIT, ROLLBACK on throw). */
   readonly #tx: (fn: () => unknown) => unknown;
   #nextAgeCheck: number;
   /** Writes waiting for the next group commit, in arrival order. */
-  readonly #pending: PendingWrite[] = [];
+  readonly #pending: PendingWrite<V>[] = [];
   #flushScheduled = false;
   readonly #log: LogFile;
   readonly #syncLog: (fd: number, done: (err: Error | null) => void) => void;
@@ -130,15 +142,16 @@ export class SqliteStorage extends BaseStorage {
   /** Use openSqliteStorage: it opens and checks the file; this only wires the opened database. */
   constructor(
     db: Database.Database,
-    stmt: Statements,
+    stmt: Statements<V>,
     state: { revision: number; compacted: number },
     retention: Retention,
     clock: Clock,
     logger: Logger,
     log: LogFile,
     syncLog: (fd: number, done: (err: Error | null) => void) => void,
+    kind: ValueKind,
   ) {
-    super(clock, logger);
+    super(clock, logger, kind);
     this.#log = log;
     this.#syncLog = syncLog;
     this.#db = db;
@@ -165,7 +178,7 @@ export class SqliteStorage extends BaseStorage {
     return super.revision();
   }
 
-  protected readKey(key: string): KeyValue | undefined {
+  protected readKey(key: string): KeyValue<V> | undefined {
     return this.#stmt.get.get(key);
   }
 
@@ -173,10 +186,10 @@ export class SqliteStorage extends BaseStorage {
     return this.#tx(fn) as T;
   }
 
-  protected append(event: StorageEvent, ts: number): void {
+  protected append(event: StorageEvent<V>, ts: number): void {
     const { key, kv, revision } = event;
     if (event.type === "PUT") {
-      this.#stmt.insertLog.run(revision, key, 0, kv.value, kv.createRevision, ts);
+      this.#stmt.insertLog.run(revision, key, 0, asBound(kv.value) as V, kv.createRevision, ts);
       this.#stmt.putKv.run(key, kv.createRevision, revision);
     } else {
       this.#stmt.insertLog.run(revision, key, 1, null, kv.createRevision, ts);
@@ -188,7 +201,7 @@ export class SqliteStorage extends BaseStorage {
    * Queues the write for the next group commit. The flush runs in the check phase, after the event loop handled
    * every request that arrived during the previous commit, so one fsync covers all of them.
    */
-  protected override write(key: string, decide: WriteDecision): Promise<StorageEvent> {
+  protected override write(key: string, decide: WriteDecision<V>): Promise<StorageEvent<V>> {
     return new Promise((resolve, reject) => {
       if (this.#broken) return reject(this.#broken);
       this.#pending.push({ key, decide, resolve, reject });
@@ -214,7 +227,7 @@ export class SqliteStorage extends BaseStorage {
    * full, I/O) make SQLite roll back the whole transaction: that write fails and the batch runs again without it.
    * When the commit itself fails nothing of the batch is durable: every write fails and the revision goes back.
    */
-  #commit(batch: readonly PendingWrite[]): void {
+  #commit(batch: readonly PendingWrite<V>[]): void {
     let writes = batch;
     // First without savepoints (two statements less per write). A write's read and decision change nothing, so a
     // refusal fails only that write; a statement that fails while persisting may leave half a write, so the batch
@@ -222,14 +235,14 @@ export class SqliteStorage extends BaseStorage {
     let careful = false;
     while (writes.length > 0) {
       const start = this.rev;
-      const done: Array<{ write: PendingWrite; event: StorageEvent }> = [];
-      const failed = new Map<PendingWrite, Error>();
-      let culprit: PendingWrite | undefined;
+      const done: Array<{ write: PendingWrite<V>; event: StorageEvent<V> }> = [];
+      const failed = new Map<PendingWrite<V>, Error>();
+      let culprit: PendingWrite<V> | undefined;
       try {
         this.#tx(() => {
           for (const write of writes) {
             try {
-              done.push({ write, event: careful ? (this.#tx(() => this.apply(write.key, write.decide)) as StorageEvent) : this.#applyOrRedo(write) });
+              done.push({ write, event: careful ? (this.#tx(() => this.apply(write.key, write.decide)) as StorageEvent<V>) : this.#applyOrRedo(write) });
             } catch (err) {
               if (err === REDO_WITH_SAVEPOINTS) throw err;
               if (!this.#db.inTransaction) {
@@ -275,7 +288,7 @@ export class SqliteStorage extends BaseStorage {
   }
 
   /** `apply` without a savepoint: a statement failing while persisting (after the decision) asks for the careful pass. */
-  #applyOrRedo(write: PendingWrite): StorageEvent {
+  #applyOrRedo(write: PendingWrite<V>): StorageEvent<V> {
     const event = write.decide(this.readKey(write.key));
     try {
       this.append(event, this.clock.now());
@@ -353,7 +366,7 @@ export class SqliteStorage extends BaseStorage {
     if (this.#released) closeSync(this.#log.fd);
   }
 
-  protected listLatest(range: ListRange): ListResult {
+  protected listLatest(range: ListRange): ListResult<V> {
     const rows = this.#stmt.listLatest.all(range.from, range.startAfter ?? "", range.end, range.limit === 0 ? -1 : range.limit);
     const last = rows.at(-1);
     const full = range.limit !== 0 && rows.length === range.limit && last !== undefined;
@@ -361,14 +374,14 @@ export class SqliteStorage extends BaseStorage {
     return { items: rows, revision: this.rev, more: remaining > 0, remaining };
   }
 
-  protected listAt(range: ListRange, revision: number): ListResult {
+  protected listAt(range: ListRange, revision: number): ListResult<V> {
     const rows = this.#stmt.listAt.all(range.from, range.startAfter ?? "", range.end, revision, range.limit === 0 ? -1 : range.limit + 1);
     const more = range.limit !== 0 && rows.length > range.limit;
     if (more) rows.pop();
     return { items: rows, revision, more };
   }
 
-  protected readEvents(prefix: string, end: string, after: number, limit: number): StorageEvent[] {
+  protected readEvents(prefix: string, end: string, after: number, limit: number): StorageEvent<V>[] {
     return this.#stmt.events.all(after, prefix, end, limit).map((row) => this.#event(row));
   }
 
@@ -421,9 +434,9 @@ export class SqliteStorage extends BaseStorage {
   }
 
   /** A log row as a watch event; the previous row of the key supplies prev (and the value a DELETE removed). */
-  #event(row: LogRow): StorageEvent {
+  #event(row: LogRow<V>): StorageEvent<V> {
     const before = this.#stmt.previous.get(row.key, row.rev);
-    const prev: KvRow | undefined = before && !before.deleted
+    const prev: KvRow<V> | undefined = before && !before.deleted
       ? { key: before.key, value: before.value!, createRevision: before.createRevision, modRevision: before.rev }
       : undefined;
     if (row.deleted) {
@@ -431,7 +444,7 @@ export class SqliteStorage extends BaseStorage {
       if (!prev) throw new PlatformError("INTERNAL", `storage history lost the value deleted at revision ${row.rev}`);
       return { type: "DELETE", key: row.key, kv: prev, prev, revision: row.rev };
     }
-    const kv: KvRow = { key: row.key, value: row.value!, createRevision: row.createRevision, modRevision: row.rev };
+    const kv: KvRow<V> = { key: row.key, value: row.value!, createRevision: row.createRevision, modRevision: row.rev };
     return prev ? { type: "PUT", key: row.key, kv, prev, revision: row.rev } : { type: "PUT", key: row.key, kv, revision: row.rev };
   }
 }
@@ -445,11 +458,16 @@ interface UnsyncedBatch {
   fail(error: Error): void;
 }
 
-interface PendingWrite {
+interface PendingWrite<V extends StoredValue> {
   readonly key: string;
-  readonly decide: WriteDecision;
-  readonly resolve: (event: StorageEvent) => void;
+  readonly decide: WriteDecision<V>;
+  readonly resolve: (event: StorageEvent<V>) => void;
   readonly reject: (err: Error) => void;
+}
+
+/** Bytes go to SQLite as a Buffer view (no copy); text as is (the statement stores it as a BLOB). */
+function asBound<V extends StoredValue>(value: V): string | Buffer {
+  return typeof value === "string" ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 }
 
 /** SQLite failures become STORAGE_UNAVAILABLE (retryable unless the file itself is unusable); typed errors pass. */

@@ -2,13 +2,17 @@
 //
 // Keys are `/<group>/<resource>/<namespace>/<name>` (cluster-scoped: `/<group>/<resource>/<name>`).
 // Values are JSON text of the object *without* metadata.resourceVersion: the registry sets it from
-// `modRevision` on the way out. Every write bumps the one global revision and is acknowledged only
+// `modRevision` on the way out. Backends keep bytes: a backend opened for text stores the UTF-8 of the text, one
+// opened for bytes (`Storage<Uint8Array>`) lets a layer above it (encryption at rest) store what it wants. Every write bumps the one global revision and is acknowledged only
 // after it is durable. A durable embedded backend (SQLite) and an in-memory backend implement this;
 // a distributed backend (etcd) can plug in behind the same interface.
 
-export interface KeyValue {
+/** What a backend holds per key: JSON text, or bytes for the layers that transform values (encryption at rest). */
+export type StoredValue = string | Uint8Array;
+
+export interface KeyValue<V extends StoredValue = string> {
   readonly key: string;
-  readonly value: string;
+  readonly value: V;
   /** Revision of the write that created this key (etcd create_revision). */
   readonly createRevision: number;
   /** Revision of the last write to this key (etcd mod_revision): the object's resourceVersion. */
@@ -24,8 +28,8 @@ export interface ListOptions {
   readonly startAfter?: string;
 }
 
-export interface ListResult {
-  readonly items: readonly KeyValue[];
+export interface ListResult<V extends StoredValue = string> {
+  readonly items: readonly KeyValue<V>[];
   /** The revision the list was read at; reuse it for the next page to get a consistent snapshot. */
   readonly revision: number;
   /** True when items were cut by `limit`. */
@@ -36,13 +40,13 @@ export interface ListResult {
 
 export type WatchEventType = "PUT" | "DELETE";
 
-export interface StorageEvent {
+export interface StorageEvent<V extends StoredValue = string> {
   readonly type: WatchEventType;
   readonly key: string;
   /** The new value (PUT) or the last value before deletion (DELETE). */
-  readonly kv: KeyValue;
+  readonly kv: KeyValue<V>;
   /** The value before this write (PUT of an existing key, DELETE); undefined for a create. */
-  readonly prev?: KeyValue;
+  readonly prev?: KeyValue<V>;
   /** Revision of this event (equals kv.modRevision for PUT; the delete's revision for DELETE). */
   readonly revision: number;
 }
@@ -63,26 +67,32 @@ export interface Watch {
   cancel(): void;
 }
 
-export interface Storage {
+export interface Storage<V extends StoredValue = string> {
   /** Current (latest) revision of the whole store. */
   revision(): Promise<number>;
   /** Oldest revision still readable by list/watch; anything older answers GONE. */
   compactedRevision(): Promise<number>;
-  get(key: string): Promise<KeyValue | undefined>;
+  get(key: string): Promise<KeyValue<V> | undefined>;
   /** Keys with this prefix, in key order. */
-  list(prefix: string, options?: ListOptions): Promise<ListResult>;
+  list(prefix: string, options?: ListOptions): Promise<ListResult<V>>;
   /** Fails with ALREADY_EXISTS when the key exists. Returns the stored entry. */
-  create(key: string, value: string): Promise<KeyValue>;
+  create(key: string, value: V): Promise<KeyValue<V>>;
   /**
    * Replaces the value. With `expectedModRevision`, fails with CONFLICT when the key's modRevision differs.
    * Fails with NOT_FOUND when the key does not exist.
    */
-  update(key: string, value: string, expectedModRevision?: number): Promise<KeyValue>;
+  update(key: string, value: V, expectedModRevision?: number): Promise<KeyValue<V>>;
   /** Deletes and returns the last entry. NOT_FOUND when absent; CONFLICT on a stale expectedModRevision. */
-  delete(key: string, expectedModRevision?: number): Promise<{ readonly prev: KeyValue; readonly revision: number }>;
+  delete(key: string, expectedModRevision?: number): Promise<{ readonly prev: KeyValue<V>; readonly revision: number }>;
   /** Streams events for keys under `prefix`, in revision order, starting after `fromRevision`. */
-  watch(prefix: string, options: WatchOptions, onEvent: (event: StorageEvent) => void, onError?: (err: Error) => void): Watch;
+  watch(prefix: string, options: WatchOptions, onEvent: (event: StorageEvent<V>) => void, onError?: (err: Error) => void): Watch;
   /** Forget history up to (not including) this revision. */
   compact(revision: number): Promise<void>;
   close(): Promise<void>;
 }
+
+/** A backend holding bytes, below a layer that turns text into bytes (encryption at rest). */
+export type ByteStorage = Storage<Uint8Array>;
+
+/** Whether a backend takes JSON text or bytes. */
+export type ValueKind = "text" | "bytes";

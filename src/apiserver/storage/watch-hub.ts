@@ -1,17 +1,17 @@
 // In-process fan-out of committed writes to storage watchers: history catch-up, then live delivery in revision order.
 import type { Logger } from "../../logger.js";
 import { toPlatformError } from "../../errors.js";
-import type { StorageEvent, Watch, WatchOptions } from "./types.js";
+import type { StorageEvent, StoredValue, Watch, WatchOptions } from "./types.js";
 import { prefixEnd } from "./checks.js";
 
 /** What a backend lends the hub to replay history. Both calls are synchronous, so a read sees every commit so far. */
-export interface HistoryReader {
+export interface HistoryReader<V extends StoredValue> {
   /** Events under the prefix with revision > after, oldest first, at most `limit`. Throws GONE below the compacted revision. */
-  readEvents(prefix: string, end: string, after: number, limit: number): StorageEvent[];
+  readEvents(prefix: string, end: string, after: number, limit: number): StorageEvent<V>[];
   currentRevision(): number;
 }
 
-interface Subscriber {
+interface Subscriber<V extends StoredValue> {
   readonly prefix: string;
   readonly end: string;
   /** Revision of the last event delivered (or skipped as already seen). */
@@ -19,21 +19,21 @@ interface Subscriber {
   /** False while the subscriber replays history; live writes are then read from the log instead. */
   live: boolean;
   cancelled: boolean;
-  readonly onEvent: (event: StorageEvent) => void;
+  readonly onEvent: (event: StorageEvent<V>) => void;
   readonly onError: ((err: Error) => void) | undefined;
   readonly onProgress: ((revision: number) => void) | undefined;
 }
 
 const PAGE = 500;
 
-export class WatchHub {
-  readonly #reader: HistoryReader;
+export class WatchHub<V extends StoredValue> {
+  readonly #reader: HistoryReader<V>;
   readonly #logger: Logger;
-  readonly #subscribers = new Set<Subscriber>();
-  readonly #queue: StorageEvent[] = [];
+  readonly #subscribers = new Set<Subscriber<V>>();
+  readonly #queue: StorageEvent<V>[] = [];
   #draining = false;
 
-  constructor(reader: HistoryReader, logger: Logger) {
+  constructor(reader: HistoryReader<V>, logger: Logger) {
     this.#reader = reader;
     this.#logger = logger;
   }
@@ -42,8 +42,8 @@ export class WatchHub {
     return this.#subscribers.size;
   }
 
-  subscribe(prefix: string, options: WatchOptions, onEvent: (e: StorageEvent) => void, onError?: (err: Error) => void): Watch {
-    const sub: Subscriber = {
+  subscribe(prefix: string, options: WatchOptions, onEvent: (e: StorageEvent<V>) => void, onError?: (err: Error) => void): Watch {
+    const sub: Subscriber<V> = {
       prefix,
       end: prefixEnd(prefix),
       cursor: options.fromRevision === 0 ? this.#reader.currentRevision() : options.fromRevision,
@@ -59,7 +59,7 @@ export class WatchHub {
   }
 
   /** Called by the backend right after a commit; delivery is synchronous but never re-entrant, so order holds. */
-  publish(event: StorageEvent): void {
+  publish(event: StorageEvent<V>): void {
     this.#queue.push(event);
     if (this.#draining) return;
     this.#draining = true;
@@ -86,9 +86,9 @@ export class WatchHub {
    * Replays the log page by page; goes live only after a read that finds nothing new. That read and the switch
    * happen in one synchronous step, so no commit can fall between history and live delivery.
    */
-  #catchUp(sub: Subscriber): void {
+  #catchUp(sub: Subscriber<V>): void {
     while (!sub.cancelled) {
-      let events: StorageEvent[];
+      let events: StorageEvent<V>[];
       try {
         events = this.#reader.readEvents(sub.prefix, sub.end, sub.cursor, PAGE);
       } catch (err) {
@@ -117,11 +117,11 @@ export class WatchHub {
     }
   }
 
-  #deliver(sub: Subscriber, ev: StorageEvent): void {
+  #deliver(sub: Subscriber<V>, ev: StorageEvent<V>): void {
     this.#call(sub, sub.onEvent, ev);
   }
 
-  #call<T>(sub: Subscriber, fn: (arg: T) => void, arg: T): void {
+  #call<T>(sub: Subscriber<V>, fn: (arg: T) => void, arg: T): void {
     try {
       fn(arg);
     } catch (err) {
@@ -130,7 +130,7 @@ export class WatchHub {
     }
   }
 
-  #fail(sub: Subscriber, err: Error): void {
+  #fail(sub: Subscriber<V>, err: Error): void {
     if (sub.cancelled) return;
     this.#drop(sub);
     try {
@@ -140,7 +140,7 @@ export class WatchHub {
     }
   }
 
-  #drop(sub: Subscriber): void {
+  #drop(sub: Subscriber<V>): void {
     sub.cancelled = true;
     this.#subscribers.delete(sub);
   }

@@ -1,5 +1,4 @@
 // `platform-ca apiserver`: the embedded API server on durable storage in a data directory, HTTPS with identity by default.
-import { join } from "node:path";
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
 import { REVOCATION_UNAVAILABLE, type RevocationUnavailable } from "../../apiserver/auth/revocation-list.js";
@@ -17,6 +16,7 @@ export interface ServeFlags extends LogFlags {
   clientCaFile?: string;
   anonymousAuth?: boolean;
   revocationUnavailable?: string;
+  encryptionProviderConfig?: string;
 }
 
 interface ApiserverFlags extends ServeFlags {
@@ -51,7 +51,9 @@ export function addServeOptions(command: Command, dataDir?: string): Command {
     .option("--client-ca-file <file>", "extra CA certificates trusted for client certificates, beside the cluster CA")
     .option("--anonymous-auth", "serve requests without credentials as system:anonymous instead of refusing them (401)")
     .option("--revocation-unavailable <deny|allow>", "client certificates while the revocation list cannot be read (docs/revocation.md)", "deny")
-    .option("--data-dir <dir>", "directory of the store, the PKI and admin.conf", dataDir);
+    .option("--data-dir <dir>", "directory of the store, the PKI and admin.conf", dataDir)
+
+    .option("--encryption-provider-config <file>", "EncryptionConfiguration file: encrypt stored objects at rest (aescbc, aesgcm, secretbox, identity)");
 }
 
 /** Aborts `controller` on the first SIGTERM or SIGINT, so the process stops cleanly. */
@@ -85,6 +87,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     groupSuffix: flags.groupSuffix,
     ...(flags.tokenFile !== undefined && { tokenFile: flags.tokenFile }),
     ...(flags.clientCaFile !== undefined && { clientCaFile: flags.clientCaFile }),
+    ...(flags.encryptionProviderConfig !== undefined && { encryptionProviderConfig: flags.encryptionProviderConfig }),
     anonymous: flags.anonymousAuth === true,
     revocationUnavailable: whenRevocationsUnavailable,
     logger,
@@ -107,14 +110,15 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
   const ignored = (["tokenFile", "clientCaFile", "anonymousAuth"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
-  const held = await holdListenAddress(listen.host, listen.port);
-  const [{ insecureLocalPipeline }, { createApiServer }, { openSqliteStorage }, { createSubjectAccessReviewHandler }] = await Promise.all([
+  const [{ insecureLocalPipeline }, { createApiServer }, { loadEncryption, openDataStore }, { createSubjectAccessReviewHandler }] = await Promise.all([
     import("../../apiserver/pipeline.js"),
     import("../../apiserver/server.js"),
-    import("../../apiserver/storage/sqlite.js"),
+    import("../../apiserver/bootstrap/store.js"),
     import("../../apiserver/auth/subject-access-review.js"),
   ]);
-  const storage = await openSqliteStorage({ path: join(flags.dataDir, "store.db"), logger }).catch(async (err: unknown) => {
+  const encryption = await loadEncryption(flags.encryptionProviderConfig, flags.groupSuffix, logger);
+  const held = await holdListenAddress(listen.host, listen.port);
+  const storage = await openDataStore(flags.dataDir, encryption, logger).catch(async (err: unknown) => {
     await held.release();
     throw err;
   });

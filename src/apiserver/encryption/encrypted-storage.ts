@@ -1,0 +1,153 @@
+// Encryption at rest as a layer over any byte store (SQLite, later etcd): text in, bytes out, per resource the first
+// provider of its rule writes and every provider reads. Keys, revisions and preconditions pass through untouched.
+import { PlatformError } from "../../errors.js";
+import { silentLogger, type Logger } from "../../logger.js";
+import type { ByteStorage, KeyValue, ListResult, Storage, StorageEvent } from "../storage/types.js";
+import { mappedWatch } from "./plain-guard.js";
+import { covers, type EncryptionConfig } from "./config.js";
+import { ENCRYPTED_PREFIX, identity, undecryptable, type Transformer } from "./providers.js";
+
+export interface EncryptedStorage extends Storage {
+  /** Reads answered by a provider other than the first of their rule since start: objects waiting for a rewrite. */
+  staleReads(): number;
+}
+
+/** Whether a store is this layer (its stale reads feed a metric). */
+export function isEncrypted(storage: Storage): storage is EncryptedStorage {
+  return typeof (storage as Partial<EncryptedStorage>).staleReads === "function";
+}
+
+const PLAIN: readonly Transformer[] = [identity];
+
+/** `/<group or core>/<resource>/…` → the rule's transformers (identity when no rule names the resource). */
+function transformersFor(config: EncryptionConfig): (key: string) => readonly Transformer[] {
+  const byCollection = new Map<string, readonly Transformer[]>();
+  return (key) => {
+    const second = key.indexOf("/", 1);
+    const third = second < 0 ? -1 : key.indexOf("/", second + 1);
+    const collection = third < 0 ? key : key.slice(0, third);
+    let found = byCollection.get(collection);
+    if (!found) {
+      const group = key.slice(1, second) === "core" ? "" : key.slice(1, second);
+      const resource = key.slice(second + 1, third < 0 ? undefined : third);
+      found = config.rules.find((rule) => rule.resources.some((pattern) => covers(pattern, resource, group)))?.transformers ?? PLAIN;
+      byCollection.set(collection, found);
+    }
+    return found;
+  };
+}
+
+/** Whether some transformer of `list` takes the value by its prefix (identity takes anything not encrypted). */
+function claimed(list: readonly Transformer[], value: Buffer): boolean {
+  return list.some((t) => (t.prefix.length === 0 ? !value.subarray(0, ENCRYPTED_PREFIX.length).equals(ENCRYPTED_PREFIX_BYTES) : value.subarray(0, t.prefix.length).equals(t.prefix)));
+}
+
+const ENCRYPTED_PREFIX_BYTES = Buffer.from(ENCRYPTED_PREFIX, "latin1");
+const PAGE = 1000;
+
+/**
+ * The start-up check: every stored value must carry the prefix of a provider and key its rule lists. A key or provider
+ * missing from the file then stops the start, naming where and what wrote the values, instead of failing reads later.
+ * (A listed key whose secret changed is found at the first read: that needs the secret, not just the prefix.)
+ */
+export async function checkProvidersCoverStore(inner: ByteStorage, config: EncryptionConfig): Promise<void> {
+  const transformers = transformersFor(config);
+  const missing = new Map<string, number>();
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await inner.list("/", { limit: PAGE, ...(startAfter !== undefined && { startAfter }) });
+    for (const kv of page.items) {
+      const value = Buffer.from(kv.value.buffer, kv.value.byteOffset, kv.value.byteLength);
+      if (claimed(transformers(kv.key), value)) continue;
+      const writer = value.subarray(0, 64).toString("latin1").split(":").slice(2, 5);
+      const where = `${kv.key.split("/", 3).join("/")} (written by ${writer[0]}/${writer[2]})`;
+      missing.set(where, (missing.get(where) ?? 0) + 1);
+    }
+    if (!page.more || page.items.length === 0) break;
+    startAfter = page.items.at(-1)!.key;
+  }
+  if (missing.size === 0) return;
+  const total = [...missing.values()].reduce((a, b) => a + b, 0);
+  const list = [...missing].map(([where, count]) => `${count} in ${where}`).join(", ");
+  throw new PlatformError("CONFIG_INVALID", `encryption configuration ${config.source} cannot read ${total} stored objects: ${list}; add the missing provider or key (docs/operations.md "Encryption at rest")`);
+}
+
+export function encryptedStorage(inner: ByteStorage, config: EncryptionConfig, logger: Logger = silentLogger()): EncryptedStorage {
+  const transformers = transformersFor(config);
+  let stale = 0;
+  const warned = new Set<string>();
+
+  const seal = (key: string, text: string): Buffer => {
+    if (typeof text !== "string") throw new PlatformError("INVALID_ARGUMENT", `storage value must be JSON text, got ${typeof text}`);
+    const first = transformers(key)[0]!;
+    return Buffer.concat([first.prefix, first.seal(Buffer.from(text, "utf8"), key)]);
+  };
+
+  /** Upstream's order: the first provider whose prefix the value carries; identity (no prefix) may pass to the next. */
+  const open = (key: string, value: Uint8Array): string => {
+    const list = transformers(key);
+    const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    const reasons: string[] = [];
+    for (let i = 0; i < list.length; i++) {
+      const t = list[i]!;
+      if (bytes.length < t.prefix.length || !bytes.subarray(0, t.prefix.length).equals(t.prefix)) continue;
+      let plain: Buffer;
+      try {
+        plain = t.open(bytes.subarray(t.prefix.length), key);
+      } catch (err) {
+        reasons.push(`${t.name}: ${(err as Error).message}`);
+        if (t.prefix.length === 0) continue;
+        break;
+      }
+      if (i !== 0) markStale(key, t);
+      return plain.toString("utf8");
+    }
+    throw undecryptable(key, reasons);
+  };
+
+  const markStale = (key: string, t: Transformer): void => {
+    stale++;
+    const collection = key.split("/", 3).join("/");
+    if (warned.has(`${collection} ${t.name}`)) return;
+    warned.add(`${collection} ${t.name}`);
+    logger.warn({ collection, provider: t.name }, "stored objects are encrypted with a provider other than the first; run `platform-ca storage rewrite` to re-encrypt them");
+  };
+
+  const kvOut = (kv: KeyValue<Uint8Array>): KeyValue => ({ key: kv.key, value: open(kv.key, kv.value), createRevision: kv.createRevision, modRevision: kv.modRevision });
+  const eventOut = (ev: StorageEvent<Uint8Array>): StorageEvent => {
+    const kv = kvOut(ev.kv);
+    // A DELETE's kv and prev are the same entry: decrypt once.
+    const prev = ev.prev === undefined ? undefined : ev.prev === ev.kv ? kv : kvOut(ev.prev);
+    return prev ? { type: ev.type, key: ev.key, kv, prev, revision: ev.revision } : { type: ev.type, key: ev.key, kv, revision: ev.revision };
+  };
+
+  return {
+    staleReads: () => stale,
+    revision: () => inner.revision(),
+    compactedRevision: () => inner.compactedRevision(),
+    compact: (revision) => inner.compact(revision),
+    close: () => inner.close(),
+    async get(key) {
+      const kv = await inner.get(key);
+      return kv && kvOut(kv);
+    },
+    async list(prefix, options): Promise<ListResult> {
+      const page = await inner.list(prefix, options);
+      return { ...page, items: page.items.map(kvOut) };
+    },
+    async create(key, value) {
+      const kv = await inner.create(key, seal(key, value));
+      return { ...kv, value };
+    },
+    async update(key, value, expectedModRevision) {
+      const kv = await inner.update(key, seal(key, value), expectedModRevision);
+      return { ...kv, value };
+    },
+    async delete(key, expectedModRevision) {
+      const r = await inner.delete(key, expectedModRevision);
+      return { revision: r.revision, prev: kvOut(r.prev) };
+    },
+    watch: (prefix, options, onEvent, onError) =>
+      mappedWatch<Uint8Array>((deliver) => inner.watch(prefix, options, deliver, onError), eventOut, onEvent, onError),
+  };
+}

@@ -1,0 +1,41 @@
+// `platform-ca storage rewrite`: writes every stored object again with the first provider of its encryption rule, the
+// step of a key rotation between making a new key first and removing the old one (the server must be stopped).
+import type { Command } from "commander";
+import { DEFAULT_GROUP_SUFFIX } from "../../api/group.js";
+import { createLogger } from "../../logger.js";
+import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
+import { UsageError, type CommandModule } from "../program.js";
+
+interface RewriteFlags extends LogFlags {
+  dataDir?: string;
+  encryptionProviderConfig?: string;
+  groupSuffix: string;
+}
+
+async function rewrite(flags: RewriteFlags): Promise<void> {
+  if (!flags.dataDir) throw new UsageError("--data-dir is required");
+  if (!flags.encryptionProviderConfig) throw new UsageError("--encryption-provider-config is required: the rewrite writes with its first providers");
+  applyLogFlags(flags);
+  const logger = createLogger({ name: "storage" });
+  const [{ loadEncryption, openDataStore }, { rewriteAll }] = await Promise.all([import("../../apiserver/bootstrap/store.js"), import("../../apiserver/encryption/rewrite.js")]);
+  const encryption = await loadEncryption(flags.encryptionProviderConfig, flags.groupSuffix, logger);
+  // The store is opened exclusively: a running server on this data directory makes this fail rather than race it.
+  const storage = await openDataStore(flags.dataDir, encryption, logger);
+  try {
+    const result = await rewriteAll(storage);
+    process.stdout.write(`rewrote ${result.rewritten} objects${result.skipped ? ` (${result.skipped} changed meanwhile, left as written)` : ""}\n`);
+  } finally {
+    await storage.close();
+  }
+}
+
+export const storageCommand: CommandModule = (program: Command) => {
+  const example = "\nExamples:\n  platform-ca storage rewrite --data-dir /var/lib/platform-ca --encryption-provider-config encryption.yaml\n";
+  const storage = program.command("storage").description("maintenance of a stopped server's store").addHelpText("after", example);
+  addLogOptions(storage.command("rewrite").description("write every stored object again, encrypted with the first provider of its rule (after a key rotation)"))
+    .option("--data-dir <dir>", "data directory of the stopped server")
+    .option("--encryption-provider-config <file>", "the EncryptionConfiguration the server runs with")
+    .option("--group-suffix <suffix>", "API group suffix of the configuration's apiVersion", DEFAULT_GROUP_SUFFIX)
+    .addHelpText("after", example)
+    .action((flags: RewriteFlags) => rewrite(flags));
+};
