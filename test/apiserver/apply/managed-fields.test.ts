@@ -58,7 +58,7 @@ describe("managedFields of updates", () => {
     const r = await csrs.patch(
       undefined,
       "c1",
-      (o) => ({ ...o, spec: { ...o.spec, signerName: "ignored.example/x" }, status: { conditions: [{ type: "Approved", status: "True", reason: "ok" }] } }),
+      (o) => ({ ...o, spec: { ...(o.spec as object), signerName: "ignored.example/x" }, status: { conditions: [{ type: "Approved", status: "True", reason: "ok" }] } }),
       { fieldManager: "approver", subresource: "approval", user: { username: "admin", groups: ["system:masters"] } },
     );
     const approver = r.object.metadata.managedFields!.find((e) => e.manager === "approver")!;
