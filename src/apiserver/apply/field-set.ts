@@ -93,11 +93,14 @@ export class FieldSet {
     return out;
   }
 
-  /** The FieldsV1 JSON value: `{}` for a leaf member, `.` for a member with children, elements in upstream's order. */
+  /**
+   * The FieldsV1 JSON value: `{}` for a leaf member; a member with children writes `.` after them, elements in
+   * upstream's order, so the bytes are upstream's.
+   */
   toJSON(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    if (this.member && this.children.size > 0) out["."] = {};
     for (const e of sortedElements(this.children.keys())) out[e] = this.children.get(e)!.toJSON();
+    if (this.member && this.children.size > 0) out["."] = {};
     return out;
   }
 
@@ -119,14 +122,41 @@ export class FieldSet {
 
 const ORDER: Readonly<Record<string, number>> = { f: 0, k: 1, v: 2, i: 3 };
 
-/** Upstream's element order: field names, then keys, then values, then indices; each sorted within its kind. */
+/**
+ * Upstream's element order: field names, then keys, then values, then indices. Names compare as strings, indices as
+ * numbers, keys field by field (name, then value), values by value (numbers as numbers).
+ */
 function sortedElements(elements: Iterable<string>): string[] {
   return [...elements].sort((a, b) => {
     const d = (ORDER[a[0]!] ?? 9) - (ORDER[b[0]!] ?? 9);
     if (d !== 0) return d;
-    if (a[0] === "i") return Number(a.slice(2)) - Number(b.slice(2));
-    return a < b ? -1 : a > b ? 1 : 0;
+    switch (a[0]) {
+      case "i":
+        return Number(a.slice(2)) - Number(b.slice(2));
+      case "k":
+        return compareKeys(JSON.parse(a.slice(2)) as Record<string, unknown>, JSON.parse(b.slice(2)) as Record<string, unknown>);
+      case "v":
+        return compareValues(JSON.parse(a.slice(2)), JSON.parse(b.slice(2)));
+      default:
+        return compareValues(a, b);
+    }
   });
+}
+
+function compareKeys(a: Record<string, unknown>, b: Record<string, unknown>): number {
+  const x = Object.entries(a);
+  const y = Object.entries(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = compareValues(x[i]![0], y[i]![0]) || compareValues(x[i]![1], y[i]![1]);
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}
+
+function compareValues(a: unknown, b: unknown): number {
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  const [x, y] = typeof a === "string" && typeof b === "string" ? [a, b] : [JSON.stringify(a), JSON.stringify(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 export const fieldElement = (name: string): string => `f:${name}`;

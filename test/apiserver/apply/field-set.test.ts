@@ -57,13 +57,15 @@ describe("FieldsV1 of an object", () => {
     expect(set.paths().map(pathString)).toContain('.metadata.finalizers[="a/b"]');
   });
 
-  it("keys are written in upstream's order: `.`, then f:, k:, v:", () => {
+  it("writes elements in upstream's order: f:, k: (numbers as numbers), v:, then `.` last", () => {
     const set = new FieldSet();
     set.insert(["f:z"]);
-    set.insert(['k:{"name":"a"}']);
+    set.insert(['k:{"containerPort":443}']);
+    set.insert(['k:{"containerPort":80}']);
+    set.insert(['v:"b"']);
     set.insert(["f:a"]);
     set.member = true;
-    expect(Object.keys(set.toJSON())).toEqual([".", "f:a", "f:z", 'k:{"name":"a"}']);
+    expect(JSON.stringify(set.toJSON())).toBe('{"f:a":{},"f:z":{},"k:{\\"containerPort\\":80}":{},"k:{\\"containerPort\\":443}":{},"v:\\"b\\"":{},".":{}}');
   });
 });
 
