@@ -195,9 +195,6 @@ export class ResourceHandler {
     const w = writeParams(req.query as RawQuery);
     const type = mediaType(req.headers["content-type"]);
     if (type === APPLY_PATCH) return this.apply(req, reply, out, store, t, user, w);
-    if ((req.query as RawQuery).force !== undefined) {
-      throw patchOptionsInvalid("force", "Forbidden", "may not be specified for non-apply patch");
-    }
     if (!PATCH_TYPES.has(type)) {
       throw new PlatformError("UNSUPPORTED_MEDIA_TYPE", `the patch media type ${JSON.stringify(type)} is not supported; use application/json-patch+json, application/merge-patch+json or application/strategic-merge-patch+json`);
     }
@@ -223,7 +220,12 @@ export class ResourceHandler {
 
   /** Server-side apply: a YAML (or JSON) object merged under field ownership; `fieldManager` is required. */
   private async apply(req: FastifyRequest, reply: FastifyReply, out: ResponseSettings, store: ResourceStore, t: ResourceTarget, user: UserInfo, w: WriteParams): Promise<unknown> {
-    if (w.fieldManager === undefined) throw patchOptionsInvalid("fieldManager", "Required", "is required for apply patch");
+    if (w.fieldManager === undefined) {
+      throw new PlatformError("INVALID", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch', {
+        causes: [{ reason: "FieldValueRequired", message: "Required value: is required for apply patch", field: "fieldManager" }],
+        details: { group: "meta.k8s.io", kind: "PatchOptions" },
+      });
+    }
     const text = (req.body as Buffer | undefined)?.toString("utf8") ?? "";
     if (text.trim() === "") throw new PlatformError("BAD_REQUEST", "the patch body is empty");
     const config = decodeYaml(text, w.fieldValidation === "Strict");
@@ -283,15 +285,6 @@ export class ResourceHandler {
   private deleteOptions(req: FastifyRequest, user: UserInfo) {
     return deleteOptions(req.query as RawQuery, req.body as Buffer | undefined, req.headers["content-type"], user);
   }
-}
-
-/** Upstream's 422 for patch options that do not fit the patch type. */
-function patchOptionsInvalid(field: string, type: "Required" | "Forbidden", detail: string): PlatformError {
-  const message = `${type === "Required" ? "Required value" : "Forbidden"}: ${detail}`;
-  return new PlatformError("INVALID", `PatchOptions.meta.k8s.io "" is invalid: ${field}: ${message}`, {
-    causes: [{ reason: type === "Required" ? "FieldValueRequired" : "FieldValueForbidden", message, field }],
-    details: { group: "meta.k8s.io", kind: "PatchOptions" },
-  });
 }
 
 /** Upstream's default field manager: the User-Agent up to its first '/' (`kubectl` from `kubectl/v1.32.4 ...`). */

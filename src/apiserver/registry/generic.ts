@@ -125,7 +125,7 @@ export class ResourceStore {
     if (!explicitName && typeof prefix === "string" && prefix !== "") obj.metadata.name = generateName(prefix);
     initCreateMetadata(obj, now);
     // As upstream, the writer owns what it sent: fields the strategy then sets (the requester's identity) are no one's.
-    if (manageFields) this.fields.update(undefined, obj, this.writer(now, opts));
+    if (manageFields) this.guard(() => this.fields.update(undefined, obj, this.writer(now, opts)));
     this.guard(() => this.def.strategy.prepareForCreate(obj, sctx));
     await this.ctx.admit(this.attributes("create", opts, namespace, obj.metadata.name), obj, undefined);
     this.validate(obj, [...this.metadataProblems(namespace, obj.metadata), ...this.guard(() => this.def.strategy.validate(obj, sctx))]);
@@ -169,7 +169,7 @@ export class ResourceStore {
   async apply(namespace: string | undefined, name: string, config: unknown, opts: ApplyOptions): Promise<WriteResult> {
     const cfg = this.checkApplyBody(config, namespace, name);
     const applied = (live: ApiObject | undefined) =>
-      this.checkBody(this.fields.apply(live, copyObject(cfg), this.writer(new Date(this.ctx.clock.now()), opts), opts.force), namespace, name);
+      this.checkBody(this.guard(() => this.fields.apply(live, copyObject(cfg), this.writer(new Date(this.ctx.clock.now()), opts), opts.force)), namespace, name);
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.write(namespace, name, opts, undefined, applied, false);
@@ -216,7 +216,7 @@ export class ResourceStore {
       const now = new Date(this.ctx.clock.now());
       const sctx = this.strategyContext(now, opts);
       const immutableErrors = keepSystemMetadata(next, previous);
-      if (manageFields) this.fields.update(previous, next, this.writer(now, opts));
+      if (manageFields) this.guard(() => this.fields.update(previous, next, this.writer(now, opts)));
       if (sub) this.guard(() => sub.prepareForUpdate(next, previous, sctx));
       else {
         this.guard(() => this.def.strategy.prepareForUpdate(next, previous, sctx));
