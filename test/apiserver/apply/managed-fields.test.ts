@@ -70,3 +70,27 @@ describe("managedFields of updates", () => {
     expect(fieldsOf(r.object)["requester/Update"]).toEqual({ "f:spec": { "f:request": {}, "f:signerName": {}, "f:usages": {} } });
   });
 });
+
+describe("apply through a subresource", () => {
+  it("records an Apply entry with its subresource, owning only the status it applied", async () => {
+    const { store, names } = await registryFixture();
+    const csrs = store("CertificateSigningRequest");
+    await csrs.create(undefined, await newCsrObject({ name: "c2" }), { fieldManager: "requester", user: { username: "alice" } });
+    const config = {
+      apiVersion: `${names.certificates}/v1`,
+      kind: "CertificateSigningRequest",
+      metadata: { name: "c2" },
+      status: { conditions: [{ type: "Approved", status: "True", reason: "ApprovedByPolicy" }] },
+    };
+    const admin = { username: "admin", groups: ["system:masters"] };
+    const r = await csrs.apply(undefined, "c2", config, { fieldManager: "policy", force: false, subresource: "approval", user: admin });
+    expect(r.object.status?.conditions?.map((c) => [c.type, c.reason])).toEqual([["Approved", "ApprovedByPolicy"]]);
+    expect(r.object.metadata.managedFields?.find((e) => e.manager === "policy")).toMatchObject({
+      operation: "Apply",
+      subresource: "approval",
+      fieldsV1: { "f:status": { "f:conditions": { 'k:{"type":"Approved"}': { ".": {}, "f:reason": {}, "f:status": {}, "f:type": {} } } } },
+    });
+    // Applying it again changes nothing.
+    expect((await csrs.apply(undefined, "c2", config, { fieldManager: "policy", force: false, subresource: "approval", user: admin })).object).toEqual(r.object);
+  });
+});
