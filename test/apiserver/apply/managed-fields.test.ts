@@ -84,7 +84,8 @@ describe("apply through a subresource", () => {
     };
     const admin = { username: "admin", groups: ["system:masters"] };
     const r = await csrs.apply(undefined, "c2", config, { fieldManager: "policy", force: false, subresource: "approval", user: admin });
-    expect(r.object.status?.conditions?.map((c) => [c.type, c.reason])).toEqual([["Approved", "ApprovedByPolicy"]]);
+    const conditions = (r.object.status as { conditions?: { type: string; reason?: string }[] } | undefined)?.conditions;
+    expect(conditions?.map((c) => [c.type, c.reason])).toEqual([["Approved", "ApprovedByPolicy"]]);
     expect(r.object.metadata.managedFields?.find((e) => e.manager === "policy")).toMatchObject({
       operation: "Apply",
       subresource: "approval",
