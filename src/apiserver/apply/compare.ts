@@ -45,20 +45,23 @@ function walk(before: unknown, after: unknown, node: SchemaNode | undefined, pat
     if ((before === undefined || isObject(before)) && (after === undefined || isObject(after))) {
       const b = before as Obj | undefined;
       const a = after as Obj | undefined;
-      const keys = new Set([...Object.keys(b ?? {}), ...Object.keys(a ?? {})]);
       const required = shape === "object" ? node!.required : [];
-      for (const k of keys) {
+      const visit = (k: string) => {
         const declared = shape === "object" ? (Object.hasOwn(node!.fields, k) ? node!.fields[k] : undefined) : node!.values;
         const bv = b?.[k];
         const av = a?.[k];
-        const at = [...path, fieldElement(k)];
-        walk(bv, av, declared, at, c, comparing);
+        path.push(fieldElement(k));
+        walk(bv, av, declared, path, c, comparing);
         const own = (v: unknown) =>
           v === null || (isObject(v) && Object.keys(v).length === 0) || shape === "map" || declared === undefined || (comparing && isCollection(declared) && !required.includes(k));
-        if (bv === undefined && av !== undefined && own(av)) c.added.insert(at);
-        else if (av === undefined && bv !== undefined && own(bv)) c.removed.insert(at);
-        else if (bv !== undefined && av !== undefined && own(av) !== own(bv)) (own(av) ? c.added : c.removed).insert(at);
-      }
+        if (bv === undefined && av !== undefined && own(av)) c.added.insert(path);
+        else if (av === undefined && bv !== undefined && own(bv)) c.removed.insert(path);
+        else if (bv !== undefined && av !== undefined && own(av) !== own(bv)) (own(av) ? c.added : c.removed).insert(path);
+        path.pop();
+      };
+      // Every key of either side once: the earlier side's, then the later side's new ones.
+      for (const k in b) if (Object.hasOwn(b, k)) visit(k);
+      for (const k in a) if (Object.hasOwn(a, k) && (b === undefined || !Object.hasOwn(b, k))) visit(k);
       return;
     }
   } else if (shape === "list" && node!.listType !== "atomic") {
@@ -66,15 +69,17 @@ function walk(before: unknown, after: unknown, node: SchemaNode | undefined, pat
       const b = indexItems(before as unknown[] | undefined, node!);
       const a = indexItems(after as unknown[] | undefined, node!);
       for (const [e, bv] of b) {
-        const at = [...path, e];
-        if (!a.has(e)) c.removed.insert(at);
-        walk(bv, a.get(e), node!.items, at, c, comparing);
+        path.push(e);
+        if (!a.has(e)) c.removed.insert(path);
+        walk(bv, a.get(e), node!.items, path, c, comparing);
+        path.pop();
       }
       for (const [e, av] of a) {
         if (b.has(e)) continue;
-        const at = [...path, e];
-        c.added.insert(at);
-        walk(undefined, av, node!.items, at, c, comparing);
+        path.push(e);
+        c.added.insert(path);
+        walk(undefined, av, node!.items, path, c, comparing);
+        path.pop();
       }
       return;
     }
@@ -83,7 +88,7 @@ function walk(before: unknown, after: unknown, node: SchemaNode | undefined, pat
   if (path.length === 0) return;
   if (before === undefined) c.added.insert(path);
   else if (after === undefined) c.removed.insert(path);
-  else if (!isDeepStrictEqual(before, after)) c.modified.insert(path);
+  else if (before !== after && (typeof before !== "object" || !isDeepStrictEqual(before, after))) c.modified.insert(path);
 }
 
 /** The items of a set or map list by their path element (`v:` or `k:`); a repeated element keeps its first item. */

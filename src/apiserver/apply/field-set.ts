@@ -36,6 +36,8 @@ export class FieldSet {
   }
 
   union(other: FieldSet): FieldSet {
+    if (other.empty) return this;
+    if (this.empty) return other;
     const out = this.clone();
     out.addAll(other);
     return out;
@@ -48,6 +50,8 @@ export class FieldSet {
 
   /** The paths of this set not in `other` (membership by path: a member of `other` removes only that path). */
   difference(other: FieldSet): FieldSet {
+    // Sets are not changed once built, so nothing taken away can be this set itself.
+    if (other.empty) return this;
     const out = new FieldSet();
     out.member = this.member && !other.member;
     for (const [e, c] of this.children) {
