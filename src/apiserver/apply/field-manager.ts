@@ -3,10 +3,9 @@ import type { ApiObject } from "../../api/meta.js";
 import type { ObjectNode } from "../../api/schema.js";
 import { PlatformError } from "../../errors.js";
 import { compareObjects, fieldSetOf } from "./compare.js";
-import { FieldSet } from "./field-set.js";
+import { FieldSet, pathString } from "./field-set.js";
 import { conflictMessage, decodeManaged, describeManager, encodeManaged, managerKey, ownable, type Conflict, type Managed, type ManagerIdentity } from "./managers.js";
 import { mergeConfig, pruneUnowned } from "./merge.js";
-import { pathString } from "./field-set.js";
 
 /** Upstream's name for the owner of what an object held before its first apply, when it had no managedFields. */
 export const BEFORE_FIRST_APPLY = "before-first-apply";

@@ -86,7 +86,7 @@ export function pruneUnowned(merged: unknown, last: FieldSet, owned: FieldSet, n
       const e = fieldElement(k);
       const declared = node.type === "object" && Object.hasOwn(node.fields, k);
       const child = node.type === "object" ? node.fields[k] : node.values;
-      if (visit(last.child(e), owned.child(e), declared, () => delete merged[k], (l, o) => pruneUnowned(merged[k], l, o, child))) continue;
+      visit(last.child(e), owned.child(e), declared, () => delete merged[k], (l, o) => pruneUnowned(merged[k], l, o, child));
     }
     return;
   }
@@ -98,10 +98,10 @@ export function pruneUnowned(merged: unknown, last: FieldSet, owned: FieldSet, n
   }
 }
 
-function visit(last: FieldSet | undefined, owned: FieldSet | undefined, namedField: boolean, remove: () => void, descend: (l: FieldSet, o: FieldSet) => void): boolean {
-  if (last === undefined) return false;
+/** One entry of `merged`: kept when the applier never owned it, removed when no one owns it now, else walked into. */
+function visit(last: FieldSet | undefined, owned: FieldSet | undefined, namedField: boolean, remove: () => void, descend: (l: FieldSet, o: FieldSet) => void): void {
+  if (last === undefined) return;
   const counts = (s: FieldSet | undefined) => s !== undefined && (s.member || (namedField && s.children.size > 0));
   if (counts(last) && !counts(owned)) remove();
   else descend(last, owned ?? new FieldSet());
-  return true;
 }
