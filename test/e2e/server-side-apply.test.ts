@@ -74,6 +74,14 @@ describe("server-side apply: kubectl and platformctl agree", () => {
     });
   });
 
+  it("honours --dry-run=server with both clients: nothing is stored", async () => {
+    expect(kubectl(["apply", "--server-side", "--dry-run=server", "-f", "-"], manifest("dry-k", { x: "one" }))).toBe("serviceaccount/dry-k serverside-applied (server dry run)\n");
+    const p = await ctl(["apply", "--server-side", "--dry-run=server", "-f", "-"], manifest("dry-p", { x: "one" }));
+    expect(p.stdout).toBe("serviceaccount/dry-p serverside-applied (server dry run)\n");
+    expect(kubectlFails(kubectl, ["get", "sa", "dry-k"])).toContain("NotFound");
+    expect((await ctl(["get", "sa", "dry-p"])).code).not.toBe(0);
+  });
+
   it("platformctl hides managedFields unless --show-managed-fields, as kubectl", async () => {
     const applied = await ctl(["apply", "--server-side", "-f", "-"], manifest("shown", { x: "one" }));
     expect(applied.stdout, applied.stderr).toBe("serviceaccount/shown serverside-applied\n");
