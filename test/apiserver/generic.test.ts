@@ -20,14 +20,16 @@ const admin = { username: "alice", groups: ["devs"] };
 describe("create", () => {
   it("sets uid, resourceVersion, generation, creationTimestamp and the field manager", async () => {
     const { store, clock } = await registryFixture();
-    const r = await store("ServiceAccount").create("default", serviceAccount({ namespace: "default" }), { fieldManager: "kubectl-create", user: admin });
+    const r = await store("ServiceAccount").create("default", serviceAccount({ namespace: "default", automount: false }), { fieldManager: "kubectl-create", user: admin });
     expect(r.code).toBe(201);
     const m = r.object.metadata;
     expect(m.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect(m.generation).toBe(1);
     expect(m.creationTimestamp).toBe(new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, "Z"));
     expect(Number(m.resourceVersion)).toBeGreaterThan(0);
-    expect(m.managedFields).toEqual([expect.objectContaining({ manager: "kubectl-create", operation: "Update", apiVersion: "v1" })]);
+    expect(m.managedFields).toEqual([
+      { manager: "kubectl-create", operation: "Update", apiVersion: "v1", time: m.creationTimestamp, fieldsType: "FieldsV1", fieldsV1: { "f:automountServiceAccountToken": {} } },
+    ]);
     const again = await store("ServiceAccount").get("default", "builder");
     expect(again.object).toEqual(r.object);
   });
@@ -156,7 +158,8 @@ describe("update and optimistic concurrency", () => {
     const r = await sa.update("default", "builder", body, { fieldManager: "two" });
     expect(r.object.metadata.generation).toBe(2);
     expect(r.object.metadata.creationTimestamp).toBe(created.metadata.creationTimestamp);
-    expect(r.object.metadata.managedFields?.map((e) => e.manager)).toEqual(["one", "two"]);
+    // "two" took the one field "one" owned, so "one" owns nothing and its entry goes, as upstream.
+    expect(r.object.metadata.managedFields?.map((e) => [e.manager, e.fieldsV1])).toEqual([["two", { "f:automountServiceAccountToken": {} }]]);
   });
 
   it("runs the strategy's update rules (immutable data) and stores nothing", async () => {

@@ -213,7 +213,7 @@ describe("create, read and write over HTTP", () => {
   });
 
   it.each([
-    ["application/apply-patch+yaml", "a: 1", 415, "server-side apply"],
+    ["application/apply-patch+yaml", "a: 1", 422, 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'],
     ["text/plain", "{}", 415, "not supported"],
     ["application/json-patch+json", JSON.stringify([{ op: "remove", path: "/nope" }]), 422, ""],
     ["application/merge-patch+json", "{not json", 400, "not valid JSON"],

@@ -194,9 +194,7 @@ export class ResourceHandler {
   private async patch(req: FastifyRequest, reply: FastifyReply, out: ResponseSettings, store: ResourceStore, t: ResourceTarget, user: UserInfo): Promise<unknown> {
     const w = writeParams(req.query as RawQuery);
     const type = mediaType(req.headers["content-type"]);
-    if (type === APPLY_PATCH) {
-      throw new PlatformError("UNSUPPORTED_MEDIA_TYPE", "server-side apply (application/apply-patch+yaml) is not offered by this server; use client-side `kubectl apply` (without --server-side) or a json, merge or strategic patch");
-    }
+    if (type === APPLY_PATCH) return this.apply(req, reply, out, store, t, user, w);
     if (!PATCH_TYPES.has(type)) {
       throw new PlatformError("UNSUPPORTED_MEDIA_TYPE", `the patch media type ${JSON.stringify(type)} is not supported; use application/json-patch+json, application/merge-patch+json or application/strategic-merge-patch+json`);
     }
@@ -217,6 +215,23 @@ export class ResourceHandler {
       },
       this.writeOptions(req, w, user, t.subresource),
     );
+    return send(reply, r.code, r.object, out);
+  }
+
+  /** Server-side apply: a YAML (or JSON) object merged under field ownership; `fieldManager` is required. */
+  private async apply(req: FastifyRequest, reply: FastifyReply, out: ResponseSettings, store: ResourceStore, t: ResourceTarget, user: UserInfo, w: WriteParams): Promise<unknown> {
+    if (w.fieldManager === undefined) {
+      throw new PlatformError("INVALID", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch', {
+        causes: [{ reason: "FieldValueRequired", message: "Required value: is required for apply patch", field: "fieldManager" }],
+        details: { group: "meta.k8s.io", kind: "PatchOptions" },
+      });
+    }
+    const text = (req.body as Buffer | undefined)?.toString("utf8") ?? "";
+    if (text.trim() === "") throw new PlatformError("BAD_REQUEST", "the patch body is empty");
+    const config = decodeYaml(text, w.fieldValidation === "Strict");
+    const schema = this.deps.schemas.lookup(store.def.group, store.def.kind);
+    out.warnings.push(...checkFields(config, schema, w.fieldValidation));
+    const r = await store.apply(t.namespace, t.name!, config, { dryRun: w.dryRun, fieldManager: w.fieldManager, force: w.force, user, subresource: t.subresource });
     return send(reply, r.code, r.object, out);
   }
 

@@ -148,7 +148,8 @@ function resourcePaths(def: ResourceDefinition, defs: Definitions, name: string)
  * The patch media types the server takes. kubectl's client-side apply builds a strategic merge patch from these
  * schemas only when the PATCH operation lists its media type.
  */
-const PATCH_TYPES = ["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"];
+// As upstream: every patch type the server takes, server-side apply included.
+const PATCH_TYPES = ["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml"];
 
 function bodyAndResponse(dialect: Dialect, body: OpenApiSchema | undefined, response: OpenApiSchema, bodyTypes: readonly string[]): Record<string, unknown> {
   if (dialect === "v2") {

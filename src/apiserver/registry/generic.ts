@@ -1,4 +1,5 @@
 // The generic registry: get, create, update, patch and delete of any ResourceDefinition over Storage, with upstream semantics.
+import { isDeepStrictEqual } from "node:util";
 import type { ApiObject, Status, UserInfo } from "../../api/meta.js";
 import type { GroupNames } from "../../api/group.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
@@ -10,7 +11,9 @@ import type { Clock } from "../../time/clock.js";
 import type { Pipeline, RequestAttributes } from "../pipeline.js";
 import type { FieldError, ResourceDefinition, StrategyContext, SubresourceStrategy } from "./strategy.js";
 import { alreadyExists, badRequest, conflict, invalid, notFound } from "./errors.js";
-import { generateName, initCreateMetadata, keepSystemMetadata, recordManager, rfc3339, validateMetadata } from "./metadata.js";
+import { FieldManager, type Writer } from "../apply/field-manager.js";
+import { schemaRegistry } from "../../api/schema.js";
+import { generateName, initCreateMetadata, keepSystemMetadata, rfc3339, validateMetadata } from "./metadata.js";
 import { copyObject, serializeForStorage, StoredObject } from "./stored.js";
 import { fillTypeMeta } from "./type-meta.js";
 
@@ -31,6 +34,13 @@ export interface WriteOptions {
   readonly fieldManager?: string;
   readonly user?: UserInfo;
   readonly subresource?: string;
+}
+
+export interface ApplyOptions extends WriteOptions {
+  /** The applier's name: required for apply, never taken from the User-Agent. */
+  readonly fieldManager: string;
+  /** Take the conflicting fields from their managers instead of failing with 409. */
+  readonly force: boolean;
 }
 
 export interface DeleteOptions extends WriteOptions {
@@ -54,6 +64,8 @@ export interface DeleteResult {
 
 const GENERATE_NAME_ATTEMPTS = 8;
 const UPDATE_ATTEMPTS = 10;
+/** Apply retries when the object it found missing was created meanwhile (and the other way round). */
+const APPLY_ATTEMPTS = 3;
 const DEFAULT_MANAGER = "unknown";
 
 /** A producer of the next object from the current one (an update body or an applied patch). */
@@ -67,6 +79,8 @@ export function collectionPrefix(group: string, plural: string): string {
 export class ResourceStore {
   readonly apiVersion: string;
   readonly collectionPrefix: string;
+  /** managedFields of every write, and apply. */
+  private readonly fields: FieldManager;
 
   constructor(
     readonly def: ResourceDefinition,
@@ -74,6 +88,7 @@ export class ResourceStore {
   ) {
     this.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     this.collectionPrefix = collectionPrefix(def.group, def.plural);
+    this.fields = new FieldManager(schemaRegistry(ctx.names).lookup(def.group, def.kind), this.apiVersion, def.strategy.subresources?.status !== undefined);
   }
 
   /** The storage prefix of a namespace's objects, or of every object when no namespace is given. */
@@ -95,7 +110,11 @@ export class ResourceStore {
   }
 
   async create(namespace: string | undefined, body: unknown, opts: WriteOptions): Promise<WriteResult> {
-    const obj = this.checkBody(body, namespace, undefined);
+    return this.createChecked(namespace, this.checkBody(body, namespace, undefined), opts, true);
+  }
+
+  /** `manageFields`: record the creator's fields as an update from nothing (false: apply has set managedFields). */
+  private async createChecked(namespace: string | undefined, obj: ApiObject, opts: WriteOptions, manageFields: boolean): Promise<WriteResult> {
     if (this.def.namespaced && !(await this.ctx.namespaceExists(namespace!))) {
       throw new PlatformError("NOT_FOUND", `namespaces "${namespace}" not found`, { details: { name: namespace, kind: "namespaces" } });
     }
@@ -105,8 +124,9 @@ export class ResourceStore {
     const prefix = obj.metadata.generateName;
     if (!explicitName && typeof prefix === "string" && prefix !== "") obj.metadata.name = generateName(prefix);
     initCreateMetadata(obj, now);
+    // As upstream, the writer owns what it sent: fields the strategy then sets (the requester's identity) are no one's.
+    if (manageFields) this.guard(() => this.fields.update(undefined, obj, this.writer(now, opts)));
     this.guard(() => this.def.strategy.prepareForCreate(obj, sctx));
-    recordManager(obj, this.managerEntry(now, opts));
     await this.ctx.admit(this.attributes("create", opts, namespace, obj.metadata.name), obj, undefined);
     this.validate(obj, [...this.metadataProblems(namespace, obj.metadata), ...this.guard(() => this.def.strategy.validate(obj, sctx))]);
     if (opts.dryRun) return { object: obj, code: 200 };
@@ -142,7 +162,48 @@ export class ResourceStore {
     });
   }
 
-  private async write(namespace: string | undefined, name: string, opts: WriteOptions, precondition: string | undefined, produce: Mutation): Promise<WriteResult> {
+  /**
+   * Server-side apply: `config` (an object of this kind) merged into the stored object, or created when there is
+   * none, under the field ownership rules (409 on conflicts unless forced).
+   */
+  async apply(namespace: string | undefined, name: string, config: unknown, opts: ApplyOptions): Promise<WriteResult> {
+    const cfg = this.checkApplyBody(config, namespace, name);
+    const applied = (live: ApiObject | undefined) =>
+      this.checkBody(this.guard(() => this.fields.apply(live, copyObject(cfg), this.writer(new Date(this.ctx.clock.now()), opts), opts.force)), namespace, name);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.write(namespace, name, opts, undefined, applied, false);
+      } catch (err) {
+        if (!isPlatformError(err, "NOT_FOUND") || opts.subresource !== undefined || (await this.exists(namespace, name))) throw err;
+      }
+      try {
+        return await this.createChecked(namespace, applied(undefined), opts, false);
+      } catch (err) {
+        if (!isPlatformError(err, "ALREADY_EXISTS") || attempt >= APPLY_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  private async exists(namespace: string | undefined, name: string): Promise<boolean> {
+    const key = this.key(namespace, name);
+    return isStorableKey(key) && (await this.ctx.storage.get(key)) !== undefined;
+  }
+
+  /** An apply body: an object naming this kind, without managedFields (a Status 400 otherwise, nothing stored). */
+  private checkApplyBody(body: unknown, namespace: string | undefined, name: string): ApiObject {
+    if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("the apply patch must be a YAML or JSON object");
+    const b = body as Record<string, unknown>;
+    if (b.apiVersion !== this.apiVersion) {
+      throw badRequest(`Incorrect version specified in apply patch. Specified patch version: ${typeof b.apiVersion === "string" ? b.apiVersion : ""}, expected: ${this.apiVersion}`);
+    }
+    if (b.kind !== this.def.kind) throw badRequest(`Incorrect kind specified in apply patch. Specified patch kind: ${typeof b.kind === "string" ? b.kind : ""}, expected: ${this.def.kind}`);
+    const obj = this.checkBody(body, namespace, name);
+    if (obj.metadata.managedFields !== undefined && obj.metadata.managedFields !== null) throw badRequest("metadata.managedFields must be nil");
+    delete obj.metadata.managedFields;
+    return obj;
+  }
+
+  private async write(namespace: string | undefined, name: string, opts: WriteOptions, precondition: string | undefined, produce: Mutation, manageFields = true): Promise<WriteResult> {
     const sub = this.subresourceStrategy(opts.subresource);
     for (let attempt = 1; ; attempt++) {
       const stored = await this.get(namespace, name);
@@ -155,12 +216,12 @@ export class ResourceStore {
       const now = new Date(this.ctx.clock.now());
       const sctx = this.strategyContext(now, opts);
       const immutableErrors = keepSystemMetadata(next, previous);
+      if (manageFields) this.guard(() => this.fields.update(previous, next, this.writer(now, opts)));
       if (sub) this.guard(() => sub.prepareForUpdate(next, previous, sctx));
       else {
         this.guard(() => this.def.strategy.prepareForUpdate(next, previous, sctx));
         if (this.def.strategy.specChanged?.(next, previous)) next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
       }
-      recordManager(next, this.managerEntry(now, opts));
       await this.ctx.admit(this.attributes("update", opts, namespace, name), next, previous);
       const errors = sub
         ? [...immutableErrors, ...validateMetadata(this.def, next.metadata), ...this.guard(() => sub.validateUpdate(next, previous, sctx))]
@@ -284,8 +345,8 @@ export class ResourceStore {
     return { now, names: this.ctx.names, user: opts.user, subresource: opts.subresource };
   }
 
-  private managerEntry(now: Date, opts: WriteOptions) {
-    return { manager: opts.fieldManager || DEFAULT_MANAGER, operation: "Update" as const, apiVersion: this.apiVersion, time: now, subresource: opts.subresource };
+  private writer(now: Date, opts: WriteOptions): Writer {
+    return { manager: opts.fieldManager || DEFAULT_MANAGER, time: rfc3339(now), subresource: opts.subresource };
   }
 
   private attributes(verb: string, opts: WriteOptions, namespace: string | undefined, name: string | undefined): RequestAttributes {
@@ -328,13 +389,11 @@ export class ResourceStore {
   }
 }
 
-/** No-op writes are not stored (upstream skips them too), ignoring the writer's managedFields timestamp. */
+/**
+ * No-op writes are not stored (upstream skips them too). A write that changes no field leaves managedFields as they
+ * were (entry times included), so only a change of ownership (an apply sharing fields) is stored without one.
+ */
 function unchanged(next: ApiObject, previous: ApiObject): boolean {
-  const strip = (o: ApiObject) => ({ ...o, metadata: { ...o.metadata, managedFields: undefined, resourceVersion: undefined } });
-  return JSON.stringify(strip(next)) === JSON.stringify(strip(previous)) && sameManagers(next, previous);
-}
-
-function sameManagers(next: ApiObject, previous: ApiObject): boolean {
-  const names = (o: ApiObject) => (o.metadata.managedFields ?? []).map((e) => `${e.manager}|${e.operation}|${e.subresource ?? ""}`).join(",");
-  return names(next) === names(previous);
+  const strip = (o: ApiObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+  return isDeepStrictEqual(strip(next), strip(previous));
 }

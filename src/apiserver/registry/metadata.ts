@@ -1,6 +1,6 @@
-// Server-owned object metadata: names and generateName, uid, timestamps, generation, labels/annotations rules, managedFields.
+// Server-owned object metadata: names and generateName, uid, timestamps, generation, labels/annotations rules.
 import { randomUUID, randomInt } from "node:crypto";
-import type { ApiObject, ManagedFieldsEntry, ObjectMeta } from "../../api/meta.js";
+import type { ApiObject, ObjectMeta } from "../../api/meta.js";
 import type { FieldError, ResourceDefinition } from "./strategy.js";
 import { immutable } from "../../api/field-errors.js";
 import { labelValueProblem, nameProblem, qualifiedNameProblem } from "../../api/names.js";
@@ -111,28 +111,4 @@ export function keepSystemMetadata(next: ApiObject, previous: ApiObject): FieldE
     else m[f] = p[f];
   }
   return errors;
-}
-
-export interface ManagerEntry {
-  readonly manager: string;
-  readonly operation: "Update";
-  readonly apiVersion: string;
-  readonly time: Date;
-  readonly subresource?: string;
-}
-
-/** Records (or refreshes) the writer's managedFields entry; field sets are not computed (see docs/api.md). */
-export function recordManager(obj: ApiObject, entry: ManagerEntry): void {
-  const list = Array.isArray(obj.metadata.managedFields) ? obj.metadata.managedFields : [];
-  const fresh: ManagedFieldsEntry = {
-    manager: entry.manager,
-    operation: entry.operation,
-    apiVersion: entry.apiVersion,
-    time: rfc3339(entry.time),
-    fieldsType: "FieldsV1",
-    fieldsV1: {},
-    ...(entry.subresource ? { subresource: entry.subresource } : {}),
-  };
-  const same = (e: ManagedFieldsEntry) => e.manager === entry.manager && e.operation === entry.operation && (e.subresource ?? "") === (entry.subresource ?? "");
-  obj.metadata.managedFields = [...list.filter((e) => e && typeof e === "object" && !same(e)), fresh];
 }

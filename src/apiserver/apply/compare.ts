@@ -1,0 +1,108 @@
+// The field set of an object and the comparison of two objects, walked along the kind's field schema.
+import { isDeepStrictEqual } from "node:util";
+import type { ListNode, SchemaNode } from "../../api/schema.js";
+import { fieldElement, FieldSet, keyElement, valueElement } from "./field-set.js";
+
+export interface Comparison {
+  readonly added: FieldSet;
+  readonly removed: FieldSet;
+  readonly modified: FieldSet;
+}
+
+type Obj = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * What changed from `before` to `after` (either may be undefined), as upstream's typed comparison: leaves (scalars,
+ * atomic lists, free-form values) added, removed or modified; list items and map entries added or removed as
+ * members. A field holding a map or a set or map list that appears or goes is a member too, unless required (upstream
+ * compares Go objects, whose optional maps and slices are omitted when nil, required ones never); a struct field only
+ * when it holds an empty object or null (Go objects always carry their struct fields, so upstream never sees one appear).
+ */
+export function compareObjects(before: unknown, after: unknown, node: SchemaNode): Comparison {
+  const c: Comparison = { added: new FieldSet(), removed: new FieldSet(), modified: new FieldSet() };
+  walk(before, after, node, [], c, true);
+  return c;
+}
+
+/**
+ * Every field of `obj`: upstream's ToFieldSet, where a field is a member of its own only when free-form (a map's
+ * entry, an unknown field), empty or null; list items always are.
+ */
+export function fieldSetOf(obj: unknown, node: SchemaNode): FieldSet {
+  const c: Comparison = { added: new FieldSet(), removed: new FieldSet(), modified: new FieldSet() };
+  walk(undefined, obj, node, [], c, false);
+  return c.added;
+}
+
+const isCollection = (node: SchemaNode | undefined) => node?.type === "map" || (node?.type === "list" && node.listType !== "atomic");
+
+function walk(before: unknown, after: unknown, node: SchemaNode | undefined, path: string[], c: Comparison, comparing: boolean): void {
+  if (before === undefined && after === undefined) return;
+  const shape = node?.type;
+  if (shape === "object" || shape === "map") {
+    if ((before === undefined || isObject(before)) && (after === undefined || isObject(after))) {
+      const b = before as Obj | undefined;
+      const a = after as Obj | undefined;
+      const required = shape === "object" ? node!.required : [];
+      const visit = (k: string) => {
+        const declared = shape === "object" ? (Object.hasOwn(node!.fields, k) ? node!.fields[k] : undefined) : node!.values;
+        const bv = b?.[k];
+        const av = a?.[k];
+        path.push(fieldElement(k));
+        walk(bv, av, declared, path, c, comparing);
+        const own = (v: unknown) =>
+          v === null || (isObject(v) && Object.keys(v).length === 0) || shape === "map" || declared === undefined || (comparing && isCollection(declared) && !required.includes(k));
+        if (bv === undefined && av !== undefined && own(av)) c.added.insert(path);
+        else if (av === undefined && bv !== undefined && own(bv)) c.removed.insert(path);
+        else if (bv !== undefined && av !== undefined && own(av) !== own(bv)) (own(av) ? c.added : c.removed).insert(path);
+        path.pop();
+      };
+      // Every key of either side once: the earlier side's, then the later side's new ones.
+      for (const k in b) if (Object.hasOwn(b, k)) visit(k);
+      for (const k in a) if (Object.hasOwn(a, k) && (b === undefined || !Object.hasOwn(b, k))) visit(k);
+      return;
+    }
+  } else if (shape === "list" && node!.listType !== "atomic") {
+    if ((before === undefined || Array.isArray(before)) && (after === undefined || Array.isArray(after))) {
+      const b = indexItems(before as unknown[] | undefined, node!);
+      const a = indexItems(after as unknown[] | undefined, node!);
+      for (const [e, bv] of b) {
+        path.push(e);
+        if (!a.has(e)) c.removed.insert(path);
+        walk(bv, a.get(e), node!.items, path, c, comparing);
+        path.pop();
+      }
+      for (const [e, av] of a) {
+        if (b.has(e)) continue;
+        path.push(e);
+        c.added.insert(path);
+        walk(undefined, av, node!.items, path, c, comparing);
+        path.pop();
+      }
+      return;
+    }
+  }
+  // A leaf: a scalar, an atomic list, a free-form value, or a value of another shape than the schema says.
+  if (path.length === 0) return;
+  if (before === undefined) c.added.insert(path);
+  else if (after === undefined) c.removed.insert(path);
+  else if (before !== after && (typeof before !== "object" || !isDeepStrictEqual(before, after))) c.modified.insert(path);
+}
+
+/** The items of a set or map list by their path element (`v:` or `k:`); a repeated element keeps its first item. */
+export function indexItems(list: readonly unknown[] | undefined, node: ListNode): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const item of list ?? []) {
+    const e = itemElement(item, node);
+    if (!out.has(e)) out.set(e, item);
+  }
+  return out;
+}
+
+/** The path element of one item of a set or map list. */
+export function itemElement(item: unknown, node: ListNode): string {
+  if (node.listType === "map" && isObject(item)) return keyElement(item, node.mapKeys ?? []);
+  return valueElement(item);
+}
