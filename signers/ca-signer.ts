@@ -3,6 +3,7 @@ import { invalidOption, PlatformError, toPlatformError } from "../src/errors.js"
 import { silentLogger, type Logger } from "../src/logger.js";
 import { crlIssuerFromCa, type CrlIssuer } from "../src/pki/crl.js";
 import { issueCertificate, issueCertificateAsync } from "../src/pki/issue.js";
+import { crlDistributionPointsExtension } from "../src/pki/tbs-template.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr } from "../src/pki/types.js";
 import { findDuplicateUsages, isKnownUsage, resolveUsages } from "../src/pki/usages.js";
 import { computeValidity, MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
@@ -37,6 +38,11 @@ export interface CaBackingOptions {
   /** Clock for ready() and trustAnchors(); sign() takes its time as an argument. */
   readonly now?: () => Date;
   readonly logger?: Logger;
+  /**
+   * URL written as the CRL Distribution Point of every issued certificate; `{signerName}` is replaced by the
+   * signer's name. Unset: no such extension.
+   */
+  readonly crlDistributionPointUrl?: string;
 }
 
 /** What to issue for an accepted request. */
@@ -77,6 +83,8 @@ export class CaSigner implements Signer {
   readonly #publish: TrustPublication;
   readonly #now: () => Date;
   readonly #logger: Logger;
+  /** Extensions constant for this signer, encoded once. */
+  readonly #signerExtensions: readonly Uint8Array[];
 
   constructor(options: CaSignerOptions) {
     const nameProblem = signerNameProblem(options.signerName);
@@ -94,6 +102,7 @@ export class CaSigner implements Signer {
     this.#publish = options.publish ?? "ca";
     this.#now = options.now ?? (() => new Date());
     this.#logger = options.logger ?? silentLogger();
+    this.#signerExtensions = options.crlDistributionPointUrl === undefined ? [] : [crlDistributionPoint(options.crlDistributionPointUrl, this.signerName)];
   }
 
   validate(request: SigningRequest): Validation {
@@ -119,7 +128,7 @@ export class CaSigner implements Signer {
         caNotAfter: ca.notAfter,
       });
       // A key in the process signs synchronously (the fast path); a token key signs off the event loop.
-      const issue = { csr: plan.csr, profile: plan.profile, validity, ca };
+      const issue = { csr: plan.csr, profile: plan.profile, validity, ca, signerExtensions: this.#signerExtensions };
       const issued = ca.keySigner ? await issueCertificateAsync(issue) : issueCertificate(issue);
       this.#provider.recordIssued?.(ca, issued.notAfter);
       this.#logger.debug({ signerName: this.signerName, serial: issued.serialHex, notAfter: issued.notAfter.toISOString() }, "issued certificate");
@@ -182,6 +191,21 @@ export class CaSigner implements Signer {
     }
     return undefined;
   }
+}
+
+/** The CRLDistributionPoints extension for a configured URL (http or https, ASCII after substitution). */
+function crlDistributionPoint(template: string, signerName: string): Uint8Array {
+  const url = template.replaceAll("{signerName}", signerName);
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || (parsed.protocol !== "http:" && parsed.protocol !== "https:") || !/^[\x21-\x7e]+$/.test(url)) {
+    throw invalidOption("crlDistributionPointUrl", "to be an http or https URL of printable ASCII", url);
+  }
+  return crlDistributionPointsExtension(url);
 }
 
 function isKeyPair(ca: CaInput): ca is CaKeyPair {

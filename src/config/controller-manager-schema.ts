@@ -56,6 +56,8 @@ export const extensionsShape = object({
   ConcurrentCSRSyncs: int32(16, { min: 1 }),
   CustomSigners: list(object({ policyFile: text() })),
   SignerPlugins: list(object({ module: text(), options: opaque() })),
+  /** CRL Distribution Point written into every certificate a CA-backed signer issues; `{signerName}` is substituted. Empty: none. */
+  CRLDistributionPointURL: text(),
   Approver: object({
     /** Approve node-agent client CSRs after an authorization check of the requester. */
     AutoApproveNodeAgentClient: bool(true),

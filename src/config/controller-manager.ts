@@ -170,6 +170,10 @@ function checkExtensions(config: PlatformControllerManagerConfiguration, r: Fiel
   ext.SignerPlugins.forEach((p, i) => {
     if (p.module === "") r.missing(`PlatformCAExtensions.SignerPlugins[${i}].module`);
   });
+  const crlUrl = ext.CRLDistributionPointURL;
+  if (crlUrl !== "" && !/^https?:\/\/[\x21-\x7e]+$/.test(crlUrl)) {
+    r.problem("PlatformCAExtensions.CRLDistributionPointURL", "an http or https URL of printable ASCII", crlUrl);
+  }
   if (ext.Cleaner.Period <= 0) r.problem("PlatformCAExtensions.Cleaner.Period", "a duration greater than 0", "0s");
   checkServingPolicy(ext.Approver, r);
 }

@@ -31,6 +31,8 @@ export interface IssueRequest {
   readonly csr: ParsedCsr;
   readonly profile: CertificateProfile;
   readonly validity: Validity;
+  /** Pre-encoded extensions the signer adds to every certificate (e.g. CRL Distribution Points), appended as given. */
+  readonly signerExtensions?: readonly Uint8Array[];
 }
 
 export interface IssuedCertificate {
@@ -50,6 +52,7 @@ const MANAGED_EXTENSIONS: ReadonlySet<string> = new Set([
   OID.subjectKeyIdentifier,
   OID.authorityKeyIdentifier,
   OID.subjectAltName,
+  OID.cRLDistributionPoints,
 ]);
 
 const EMPTY_NAME_LENGTH = 2; // SEQUENCE {} — 30 00
@@ -101,6 +104,7 @@ export class Issuer {
     const serial = randomSerial();
     const extensions = [...this.extensionsFor(profile)];
     extensions.push(subjectKeyIdentifierExtension(subjectKeyIdentifier(csr.publicKey.spki)), this.authorityKeyId);
+    if (request.signerExtensions !== undefined) extensions.push(...request.signerExtensions);
     for (const ext of csr.extensions) {
       if (ext.oid === OID.subjectAltName) {
         // RFC 5280 §4.2.1.6: with an empty subject the SAN carries the identity and must be critical.

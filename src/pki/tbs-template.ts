@@ -7,6 +7,7 @@ import {
   boolean,
   DER_NULL,
   explicit,
+  ia5String,
   implicitPrimitive,
   integer,
   namedBitString,
@@ -96,6 +97,17 @@ export function subjectKeyIdentifierExtension(keyId: Uint8Array): Uint8Array {
 /** AuthorityKeyIdentifier with keyIdentifier [0] only. */
 export function authorityKeyIdentifierExtension(keyId: Uint8Array): Uint8Array {
   return extension(OID.authorityKeyIdentifier, false, sequence(implicitPrimitive(0, keyId)));
+}
+
+/**
+ * CRLDistributionPoints with one DistributionPoint whose fullName is one uniformResourceIdentifier (RFC 5280
+ * §4.2.1.13): distributionPoint [0] and fullName [0] are constructed, the URI is [6] IMPLICIT IA5String.
+ */
+export function crlDistributionPointsExtension(uri: string): Uint8Array {
+  // IMPLICIT tagging keeps the IA5String's length and content and replaces its tag: [6] primitive.
+  const uriName = ia5String(uri);
+  uriName[0] = 0x86;
+  return extension(OID.cRLDistributionPoints, false, sequence(sequence(explicit(0, explicit(0, uriName)))));
 }
 
 export function validityDer(validity: Validity): Uint8Array {

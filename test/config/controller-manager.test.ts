@@ -148,6 +148,7 @@ describe("parseControllerManagerConfig: fields", () => {
     ["a Custom serving policy with a bad pattern", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { DNSPatterns: ["/[/"] } } } }, "expected `PlatformCAExtensions.Approver.Serving.DNSPatterns` to hold valid patterns"],
     ["a Custom lifetime below ten minutes", { PlatformCAExtensions: { Approver: { ServingPolicy: "Custom", Serving: { DNSPatterns: ["{node}.example"], MaxDuration: "5m" } } } }, "expected `PlatformCAExtensions.Approver.Serving.MaxDuration` to be a whole number ≥ 600"],
     ["a Serving block without the Custom policy", { PlatformCAExtensions: { Approver: { Serving: { DNSPatterns: ["**"] } } } }, "expected `PlatformCAExtensions.Approver.Serving` only with ServingPolicy: Custom (ServingPolicy is Manual)"],
+    ["a CRL Distribution Point that is not an http(s) URL", { PlatformCAExtensions: { CRLDistributionPointURL: "ldap://ca.example/crl" } }, 'expected `PlatformCAExtensions.CRLDistributionPointURL` an http or https URL of printable ASCII, got "ldap://ca.example/crl"'],
   ])("refuses %s, naming the field", (_name, blocks, fragment) => {
     expect(refused(doc(blocks)).message).toContain(fragment);
   });

@@ -130,6 +130,7 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
     customSigners: ext.CustomSigners,
     plugins: ext.SignerPlugins,
     logger,
+    ...(ext.CRLDistributionPointURL !== "" && { crlDistributionPointUrl: ext.CRLDistributionPointURL }),
   });
   if (signers.registry.size === 0) {
     throw new UsageError("no signer is configured: give --cluster-signing-cert-file and --cluster-signing-key-file, CSRSigningController files, CustomSigners or SignerPlugins");

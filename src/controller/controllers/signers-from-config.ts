@@ -27,6 +27,8 @@ export interface SignerSetupOptions {
   readonly now?: () => Date;
   /** How often CA files are checked for a replacement between signatures (default 30 s; 0 = only before each signature). */
   readonly caPollMs?: number;
+  /** CRL Distribution Point URL for CA-backed signers (`{signerName}` substituted); unset: none. */
+  readonly crlDistributionPointUrl?: string;
 }
 
 export interface SignerSetup {
@@ -56,7 +58,12 @@ export async function signersFromConfig(o: SignerSetupOptions): Promise<SignerSe
     }
     caPerSigner[key] = source;
   }
-  const common = { maxDurationSeconds: o.maxDurationSeconds, logger: o.logger, ...(o.now && { now: o.now }) };
+  const common = {
+    maxDurationSeconds: o.maxDurationSeconds,
+    logger: o.logger,
+    ...(o.now && { now: o.now }),
+    ...(o.crlDistributionPointUrl && { crlDistributionPointUrl: o.crlDistributionPointUrl }),
+  };
   const signers: Signer[] = sources.size > 0 ? createBuiltinSigners({ ...common, groupSuffix: o.names.suffix, caPerSigner }) : [];
   for (const { policyFile } of o.customSigners ?? []) signers.push((await loadPolicySigner(policyFile, common)).signer);
   for (const p of o.plugins ?? []) {
