@@ -10,8 +10,12 @@ export interface ResponseSettings {
   readonly warnings: string[];
 }
 
+/**
+ * A header value carries bytes, not text: every character past printable ASCII in a warning (a field name decoded
+ * from `!!binary` YAML, say) is sent escaped as `\uXXXX`, or node refuses the whole response.
+ */
 function warningHeader(text: string): string {
-  return `299 - ${JSON.stringify(text)}`;
+  return `299 - ${JSON.stringify(text).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)}`;
 }
 
 export function send(reply: FastifyReply, code: number, value: unknown, s: ResponseSettings): FastifyReply {
