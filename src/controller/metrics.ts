@@ -34,6 +34,8 @@ export class ControllerMetrics {
   readonly requestedDuration: Histogram<"signer">;
   readonly honouredDuration: Histogram<"signer">;
   readonly trustBundleSyncs: Counter<"signer" | "result">;
+  /** When each signer's published CRL must be replaced: an alert on it finds a CRL that stopped being rebuilt. */
+  readonly crlNextUpdate: Gauge<"signer">;
   readonly csrCleaned: Counter<"rule">;
   readonly leader: Gauge;
   readonly events: Counter<"result">;
@@ -67,6 +69,7 @@ export class ControllerMetrics {
     this.requestedDuration = histogram("csr_requested_duration_seconds", "Lifetimes asked for with spec.expirationSeconds.", ["signer"], LIFETIME_BUCKETS);
     this.honouredDuration = histogram("csr_honoured_duration_seconds", "Lifetimes of the certificates issued (NotAfter − NotBefore).", ["signer"], LIFETIME_BUCKETS);
     this.trustBundleSyncs = counter("trust_bundle_syncs_total", "Trust-bundle publisher syncs per signer, by result.", ["signer", "result"]);
+    this.crlNextUpdate = new Gauge({ name: `${p}crl_next_update_timestamp_seconds`, help: "nextUpdate of each signer's published CRL, in seconds since the epoch.", labelNames: ["signer"], registers });
     this.csrCleaned = counter("csr_cleaned_total", "CertificateSigningRequests deleted by the cleaner, per rule.", ["rule"]);
     this.leader = new Gauge({ name: `${p}leader`, help: "1 while this replica holds the lease (or runs without leader election).", registers });
     this.events = counter("events_total", "Event writes written or failed, and events dropped because the recorder's queue was full.", ["result"]);

@@ -98,7 +98,11 @@ export class CrlPublisher extends Controller {
       return ann[a.contents] === contents && Date.parse(ann[a.nextUpdate] ?? "") - now.getTime() > this.validityMs / 2;
     };
     const stale = bundles.filter((b) => !current(b));
-    if (stale.length === 0) return;
+    if (stale.length === 0) {
+      const published = Date.parse(bundles[0]!.metadata.annotations?.[a.nextUpdate] ?? "");
+      this.metrics?.crlNextUpdate.set({ signer: signerName }, published / 1000);
+      return;
+    }
     const published = Math.max(0, ...bundles.map((b) => Number(b.metadata.annotations?.[a.number]) || 0));
     const number = Math.max(published, this.numbers.get(signerName) ?? 0) + 1;
     const nextUpdate = new Date(now.getTime() + this.validityMs);
@@ -110,6 +114,7 @@ export class CrlPublisher extends Controller {
       // A conflict or a vanished bundle is retried by the controller core with backoff, reading the cache again.
       await this.o.bundles.update({ ...b, metadata: { ...b.metadata, annotations: { ...b.metadata.annotations, ...wanted } } }, { signal });
     }
+    this.metrics?.crlNextUpdate.set({ signer: signerName }, nextUpdate.getTime() / 1000);
     this.log.info({ signerName, crlNumber: number, entries: entries.length, nextUpdate: nextUpdate.toISOString() }, "CRL published");
   }
 
