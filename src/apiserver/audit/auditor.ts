@@ -1,0 +1,181 @@
+// Audit of requests: per request, the policy's decision, then one Event per stage written to the sink (blocking mode).
+import { randomUUID } from "node:crypto";
+import { Counter, type Registry } from "prom-client";
+import type { UserInfo } from "../../api/meta.js";
+import { auditApiVersion, levelAtLeast, type AuditPolicy, type AuditStage } from "../../config/audit-policy.js";
+import type { Clock } from "../../time/clock.js";
+import { auditUserAgent, bodyKind, microTime, redactBody, sourceIPs, type AuditEvent, type AuditResponseStatus } from "./event.js";
+import type { AuditSink } from "./log-backend.js";
+import { evaluatePolicy, type AuditAttributes, type AuditDecision } from "./policy.js";
+
+export interface AuditorOptions {
+  readonly policy: AuditPolicy;
+  readonly sink: AuditSink;
+  readonly groupSuffix: string;
+  readonly clock: Clock;
+  /** Where `apiserver_audit_event_total` and `apiserver_audit_error_total` are registered. */
+  readonly metrics?: Registry;
+}
+
+/** What the HTTP layer knows of a request when its audit begins. */
+export interface AuditRequest extends AuditAttributes {
+  readonly auditID: string;
+  readonly requestURI: string;
+  readonly apiVersion?: string;
+  readonly user: UserInfo;
+  /** Who sent the request when it impersonates `user`. */
+  readonly impersonator?: UserInfo;
+  readonly userAgent?: string;
+  readonly sourceIPs: string[];
+  /** The request body, decoded only when the level records it (or a create names its object). */
+  readonly body?: () => unknown;
+}
+
+/** The client's `Audit-ID` when it sent one, else a new UUID; always echoed as the `Audit-Id` response header. */
+export function auditIdOf(header: string | string[] | undefined): string {
+  const id = Array.isArray(header) ? header[0] : header;
+  return id && id.length <= 256 ? id : randomUUID();
+}
+
+export { sourceIPs };
+
+export class Auditor {
+  readonly apiVersion: string;
+  #events = 0;
+  #errors = 0;
+
+  constructor(readonly o: AuditorOptions) {
+    this.apiVersion = auditApiVersion(o.groupSuffix);
+    const self = this;
+    if (o.metrics) {
+      new Counter({ name: "apiserver_audit_event_total", help: "Counter of audit events generated and sent to the audit backend.", registers: [o.metrics], collect() { this.inc(self.#events); self.#events = 0; } });
+      new Counter({ name: "apiserver_audit_error_total", help: "Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.", labelNames: ["plugin"], registers: [o.metrics], collect() { this.inc({ plugin: "log" }, self.#errors); self.#errors = 0; } });
+    }
+  }
+
+  /** The policy's decision for a request, and its audit context (undefined at level None: nothing more is done). */
+  begin(r: AuditRequest): AuditContext | undefined {
+    const decision = evaluatePolicy(this.o.policy, r);
+    if (decision.level === "None") return undefined;
+    return new AuditContext(this, decision, r);
+  }
+
+  /** @internal Writes events; a failure is counted and thrown (the request fails rather than going unrecorded). */
+  write(event: AuditEvent): void {
+    try {
+      this.o.sink.write([event]);
+      this.#events++;
+    } catch (err) {
+      this.#errors++;
+      throw err;
+    }
+  }
+}
+
+/** One request's audit: the event in progress and the stages still to write. */
+export class AuditContext {
+  readonly event: AuditEvent;
+  readonly annotations: Record<string, string> = {};
+  /** Set when the request failed with an internal error: its last stage is Panic. */
+  panicked = false;
+  #done = false;
+  readonly #omit: ReadonlySet<AuditStage>;
+  readonly #kind: string | undefined;
+  /** Recorded from the stage after RequestReceived on, as upstream logs it once the handler decoded it. */
+  #requestObject: unknown;
+
+  constructor(
+    private readonly auditor: Auditor,
+    readonly decision: AuditDecision,
+    r: AuditRequest,
+  ) {
+    this.#omit = new Set(decision.omitStages);
+    this.#kind = bodyKind(r.resource, r.subresource);
+    const now = microTime(auditor.o.clock.now());
+    const impersonated = r.impersonator !== undefined;
+    this.event = {
+      kind: "Event",
+      apiVersion: auditor.apiVersion,
+      level: decision.level,
+      auditID: r.auditID,
+      stage: "RequestReceived",
+      requestURI: r.requestURI,
+      verb: r.verb,
+      user: impersonated ? r.impersonator! : r.user,
+      ...(impersonated && { impersonatedUser: r.user }),
+      sourceIPs: r.sourceIPs,
+      ...(r.userAgent !== undefined && { userAgent: auditUserAgent(r.userAgent) }),
+      ...(r.resourceRequest && {
+        objectRef: {
+          resource: r.resource,
+          ...(r.namespace && { namespace: r.namespace }),
+          ...(r.name !== undefined && { name: r.name }),
+          apiGroup: r.group ?? "",
+          ...(r.apiVersion && { apiVersion: r.apiVersion }),
+          ...(r.subresource && { subresource: r.subresource }),
+        },
+      }),
+      requestReceivedTimestamp: now,
+      stageTimestamp: now,
+    };
+    // As upstream: the request object names the object of a create (at Metadata already); bodies only from Request.
+    const wantsBody = r.resourceRequest && r.body !== undefined && (levelAtLeast(decision.level, "Request") || r.verb === "create");
+    if (wantsBody) {
+      let body: unknown;
+      try {
+        body = r.body!();
+      } catch {
+        body = undefined; // an undecodable body is answered 400 by the handler; the event has no request object
+      }
+      const meta = (body as { metadata?: { name?: unknown; namespace?: unknown } } | undefined)?.metadata;
+      const ref = this.event.objectRef;
+      if (ref && ref.name === undefined && typeof meta?.name === "string") ref.name = meta.name;
+      if (levelAtLeast(decision.level, "Request") && body !== undefined) this.#requestObject = redactBody(body, decision.omitManagedFields, this.#kind);
+    }
+  }
+
+  annotate(key: string, value: string): void {
+    this.annotations[key] = value;
+  }
+
+  /** Writes the RequestReceived stage (unless omitted); throws when the sink fails. */
+  received(): void {
+    this.#emit("RequestReceived");
+  }
+
+  /** A long-running request (watch) has started its response. */
+  started(code: number): void {
+    if (this.#requestObject !== undefined) this.event.requestObject = this.#requestObject;
+    this.event.responseStatus = { metadata: {}, code };
+    this.#emit("ResponseStarted");
+  }
+
+  /**
+   * The response is complete (or the handler failed: Panic). `body` is the response as sent, read only at
+   * RequestResponse level or for a failure's Status. Throws when the sink fails; writes once.
+   */
+  complete(code: number, body: () => unknown): void {
+    if (this.#done) return;
+    this.#done = true;
+    const failed = code >= 400 ? (body() as Partial<AuditResponseStatus> | undefined) : undefined;
+    this.event.responseStatus = failed && typeof failed === "object"
+      ? { metadata: {}, ...(failed.status && { status: failed.status }), ...(failed.message && { message: failed.message }), ...(failed.reason && { reason: failed.reason }), code }
+      : { metadata: {}, code };
+    if (this.#requestObject !== undefined) this.event.requestObject = this.#requestObject;
+    if (this.decision.level === "RequestResponse" && this.event.objectRef) {
+      const response = failed ?? body();
+      if (response !== undefined) this.event.responseObject = redactBody(response, this.decision.omitManagedFields, this.#kind);
+    }
+    this.#emit(this.panicked ? "Panic" : "ResponseComplete");
+  }
+
+  #emit(stage: AuditStage): void {
+    if (this.#omit.has(stage)) return;
+    const e = this.event;
+    e.stage = stage;
+    e.stageTimestamp = microTime(this.auditor.o.clock.now());
+    if (Object.keys(this.annotations).length > 0) e.annotations = this.annotations;
+    // The sink serializes (or copies) the event now: later stages change the same object.
+    this.auditor.write(e);
+  }
+}
