@@ -4,11 +4,12 @@ import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
 import type { Component } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger, type Logger } from "../../logger.js";
+import { addAuditOptions, openAuditLog, readAuditPolicy, type AuditFlags } from "../audit-flags.js";
 import { holdListenAddress } from "../listen.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
 
-export interface ServeFlags extends LogFlags {
+export interface ServeFlags extends LogFlags, AuditFlags {
   dataDir: string;
   listen: string;
   groupSuffix: string;
@@ -42,7 +43,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 
 /** The flags `apiserver` and `up` share: where, which groups, and who may connect. */
 export function addServeOptions(command: Command, dataDir?: string): Command {
-  return addLogOptions(command)
+  return addAuditOptions(addLogOptions(command))
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
     .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
@@ -67,10 +68,16 @@ export function abortOnSignals(controller: AbortController, logger: Logger): voi
 export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver", logger: Logger, components: readonly Component[] = []): Promise<void> {
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
+  // The configuration files before anything else: a bad one must fail with nothing bound or created.
+  const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
   // The address first: a start that cannot listen must leave the data directory as it was.
   const held = await holdListenAddress(listen.host, listen.port);
+  const sink = policy ? await openAuditLog(flags).catch(async (err: unknown) => {
+    await held.release();
+    throw err;
+  }) : undefined;
   const controller = new AbortController();
   abortOnSignals(controller, logger);
   await runSecureServer({
@@ -81,12 +88,16 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     ...(flags.tokenFile !== undefined && { tokenFile: flags.tokenFile }),
     ...(flags.clientCaFile !== undefined && { clientCaFile: flags.clientCaFile }),
     anonymous: flags.anonymousAuth === true,
+    ...(policy && sink && { audit: { policy, sink } }),
     logger,
     signal: controller.signal,
     write: (text) => process.stdout.write(text),
     banner,
     components,
-  }).finally(held.release);
+  }).finally(async () => {
+    await held.release();
+    sink?.close();
+  });
 }
 
 /** The plain-HTTP development mode: loopback only, every request the local administrator. */
@@ -96,6 +107,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
   const ignored = (["tokenFile", "clientCaFile", "anonymousAuth"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
+  const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
   const held = await holdListenAddress(listen.host, listen.port);
   const [{ insecureLocalPipeline }, { createApiServer }, { openSqliteStorage }, { createSubjectAccessReviewHandler }] = await Promise.all([
     import("../../apiserver/pipeline.js"),
@@ -103,11 +115,17 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
     import("../../apiserver/storage/sqlite.js"),
     import("../../apiserver/auth/subject-access-review.js"),
   ]);
-  const storage = await openSqliteStorage({ path: join(flags.dataDir, "store.db"), logger }).catch(async (err: unknown) => {
+  const sink = policy ? await openAuditLog(flags).catch(async (err: unknown) => {
     await held.release();
     throw err;
+  }) : undefined;
+  const storage = await openSqliteStorage({ path: join(flags.dataDir, "store.db"), logger }).catch(async (err: unknown) => {
+    await held.release();
+    sink?.close();
+    throw err;
   });
-  const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen: { host: held.host, port: held.port }, insecure: true });
+  const audit = policy && sink ? { audit: { policy, sink } } : {};
+  const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen: { host: held.host, port: held.port }, insecure: true, ...audit });
   // Authorization is off, so every access review is allowed (upstream's AlwaysAllow answers the same): a controller
   // beside this server then approves node-agent CSRs instead of failing its SubjectAccessReview.
   const allowAll = { authorize: () => ({ allowed: true, reason: "insecure-local: authorization is off", evaluationErrors: [] }) };
@@ -125,6 +143,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   await new Promise<void>((resolve) => controller.signal.addEventListener("abort", () => resolve(), { once: true }));
   await server.stop();
   await storage.close();
+  sink?.close();
 }
 
 export const apiserverCommand = (program: Command): void => {
