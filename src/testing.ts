@@ -1,4 +1,4 @@
-// `platform-ca/testing`: a throw-away CA for other projects' test suites, issuing through the product's real signers.
+// `platform-ca/testing`: a throw-away CA for other projects' test suites, issuing through the product's real signers; audit policy checks.
 import { DEFAULT_USAGES, type LeafKind } from "./config/pki-manifest.js";
 import { invalidOption } from "./errors.js";
 import { generateCa } from "./pki/ca.js";
@@ -19,6 +19,10 @@ import { decodePem, encodePem } from "./pki/pem.js";
 
 export type { Signer } from "../signers/signer.js";
 export type { KeyType } from "./pki/keys.js";
+// Audit policies under test: what a policy records of a request, and a sink that keeps events (createApiServer's `audit`).
+export { whatWouldBeAudited, type AuditedRequest, type AuditOutcome } from "./apiserver/audit/what-would-be-audited.js";
+export { MemoryAuditSink } from "./apiserver/audit/memory-sink.js";
+export type { AuditEvent } from "./apiserver/audit/event.js";
 
 export interface TestAuthorityOptions {
   /** CA common name (default "platform-ca test CA"). */

@@ -22,6 +22,8 @@ export interface AuditDecision {
   readonly level: AuditLevel;
   readonly omitStages: readonly AuditStage[];
   readonly omitManagedFields: boolean;
+  /** Index of the rule that matched (undefined: none did). */
+  readonly rule?: number;
 }
 
 export const NOT_AUDITED: AuditDecision = Object.freeze({ level: "None", omitStages: [], omitManagedFields: false });
@@ -69,10 +71,11 @@ export function ruleMatches(rule: AuditPolicyRule, a: AuditAttributes): boolean 
 
 /** The level, stages to omit (policy ∪ rule) and managed-field rule of the first matching rule; None when none matches. */
 export function evaluatePolicy(policy: AuditPolicy, a: AuditAttributes): AuditDecision {
-  for (const rule of policy.rules) {
+  for (let i = 0; i < policy.rules.length; i++) {
+    const rule = policy.rules[i]!;
     if (!ruleMatches(rule, a)) continue;
     const omitStages = rule.omitStages.length === 0 ? policy.omitStages : [...new Set([...policy.omitStages, ...rule.omitStages])];
-    return { level: rule.level, omitStages, omitManagedFields: rule.omitManagedFields ?? policy.omitManagedFields };
+    return { level: rule.level, omitStages, omitManagedFields: rule.omitManagedFields ?? policy.omitManagedFields, rule: i };
   }
   return { ...NOT_AUDITED, omitStages: policy.omitStages, omitManagedFields: policy.omitManagedFields };
 }
