@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
@@ -67,5 +67,13 @@ describe("parseAuditPolicy", () => {
     await expect(loadAuditPolicy(join(dir, "missing.yaml"))).rejects.toThrow(/cannot read audit policy .*missing\.yaml: ENOENT/);
     writeFileSync(path, "rules: [");
     await expect(loadAuditPolicy(path)).rejects.toThrow(/invalid audit policy .*policy\.yaml: line 1/);
+  });
+
+  it("accepts the example of docs/configuration.md, and fails a bad file with the message shown there", () => {
+    const text = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
+    const example = /```yaml\n(apiVersion: audit[\s\S]*?)```/.exec(text)![1]!;
+    expect(parseAuditPolicy(example, "docs").policy.rules.map((r) => r.level)).toEqual(["None", "RequestResponse", "Metadata"]);
+    const shown = /```\nerror: (invalid audit policy .*)\n```/.exec(text)![1]!;
+    expect(() => parseAuditPolicy(policy({ rules: [{ level: "All" }, { level: "None", verb: ["get"] }] }), "policy.yaml")).toThrow(shown);
   });
 });

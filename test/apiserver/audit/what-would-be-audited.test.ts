@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { MemoryAuditSink, whatWouldBeAudited } from "../../../src/testing.js";
 import { parseAuditPolicy } from "../../../src/config/audit-policy.js";
@@ -64,5 +65,24 @@ describe("whatWouldBeAudited (platform-ca/testing)", () => {
     sink.failWith = new Error("full");
     expect(() => sink.write([event])).toThrow("full");
     expect(sink.events).toHaveLength(2);
+  });
+});
+
+describe("the example policy of docs/audit.md", () => {
+  const text = readFileSync(new URL("../../../docs/audit.md", import.meta.url), "utf8");
+  const policy = /```yaml\n([\s\S]*?)```/.exec(text)![1]!;
+  const csrs = { group: "certificates.platform.io", resource: "certificatesigningrequests" };
+
+  it("loads, and records the CSR flow at the levels it says", () => {
+    expect(whatWouldBeAudited(policy, { user: "alice", verb: "create", ...csrs })).toMatchObject({ level: "Request", rule: 2 });
+    expect(whatWouldBeAudited(policy, { user: "admin", verb: "update", ...csrs, subresource: "approval", name: "c" })).toMatchObject({ level: "RequestResponse", omitManagedFields: true });
+    expect(whatWouldBeAudited(policy, { user: "ctl", verb: "update", ...csrs, subresource: "status", name: "c" }).level).toBe("RequestResponse");
+    expect(whatWouldBeAudited(policy, { user: "ctl", verb: "watch", ...csrs }).stages).toEqual(["ResponseStarted", "ResponseComplete"]);
+    expect(whatWouldBeAudited(policy, { user: "system:anonymous", verb: "get", path: "/readyz" }).stages).toEqual([]);
+    expect(whatWouldBeAudited(policy, { user: "u", verb: "get", resource: "secrets", namespace: "a", name: "s" })).toMatchObject({ level: "Metadata", rule: 4 });
+  });
+
+  it("answers the doc's test examples as shown", () => {
+    expect(whatWouldBeAudited(policy, { user: "alice", verb: "update", ...csrs, subresource: "approval", name: "csr-1" })).toMatchObject({ level: "RequestResponse", stages: ["RequestReceived", "ResponseComplete"], responseBody: true });
   });
 });
