@@ -17,12 +17,10 @@ export interface AuditorOptions {
   readonly metrics?: Registry;
 }
 
-/** What the HTTP layer knows of a request when its audit begins. */
-export interface AuditRequest extends AuditAttributes {
+/** What the HTTP layer knows of a request when its audit begins, beside its attributes (read only when it is audited). */
+export interface AuditRequest {
   readonly auditID: string;
   readonly requestURI: string;
-  readonly apiVersion?: string;
-  readonly user: UserInfo;
   /** Who sent the request when it impersonates `user`. */
   readonly impersonator?: UserInfo;
   readonly userAgent?: string;
@@ -43,6 +41,8 @@ export class Auditor {
   readonly apiVersion: string;
   #events = 0;
   #errors = 0;
+  #pending: AuditEvent[] = [];
+  #flushed: Promise<void> | undefined;
 
   constructor(readonly o: AuditorOptions) {
     this.apiVersion = auditApiVersion(o.groupSuffix);
@@ -54,23 +54,39 @@ export class Auditor {
   }
 
   /** The policy's decision for a request, and its audit context (undefined at level None: nothing more is done). */
-  begin(r: AuditRequest): AuditContext | undefined {
-    const decision = evaluatePolicy(this.o.policy, r);
+  begin(a: AuditAttributes & { readonly user: UserInfo; readonly version?: string }, request: () => AuditRequest): AuditContext | undefined {
+    const decision = evaluatePolicy(this.o.policy, a);
     if (decision.level === "None") return undefined;
-    return new AuditContext(this, decision, r);
+    return new AuditContext(this, decision, a, request());
   }
 
-  /** @internal Writes events; a failure is counted and thrown (the request fails rather than going unrecorded). */
-  write(event: AuditEvent): void {
-    try {
-      this.o.sink.write([event]);
-      this.#events++;
-    } catch (err) {
-      this.#errors++;
-      throw err;
-    }
+  /**
+   * @internal Queues a snapshot of `event`; resolves once the batch holding it is written, rejects when that write
+   * failed (the request then fails rather than going unrecorded). The events queued while the event loop runs one
+   * turn are written together (one write call), as the storage commits writes in groups.
+   */
+  write(event: AuditEvent): Promise<void> {
+    // A shallow copy: later stages reassign the event's fields, and add to its annotations.
+    this.#pending.push(event.annotations ? { ...event, annotations: { ...event.annotations } } : { ...event });
+    return (this.#flushed ??= new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        const batch = this.#pending;
+        this.#pending = [];
+        this.#flushed = undefined;
+        try {
+          this.o.sink.write(batch);
+          this.#events += batch.length;
+          resolve();
+        } catch (err) {
+          this.#errors += batch.length;
+          reject(err);
+        }
+      });
+    }));
   }
 }
+
+const DONE = Promise.resolve();
 
 /** One request's audit: the event in progress and the stages still to write. */
 export class AuditContext {
@@ -79,7 +95,6 @@ export class AuditContext {
   /** Set when the request failed with an internal error: its last stage is Panic. */
   panicked = false;
   #done = false;
-  readonly #omit: ReadonlySet<AuditStage>;
   readonly #kind: string | undefined;
   /** Recorded from the stage after RequestReceived on, as upstream logs it once the handler decoded it. */
   #requestObject: unknown;
@@ -87,10 +102,10 @@ export class AuditContext {
   constructor(
     private readonly auditor: Auditor,
     readonly decision: AuditDecision,
+    a: AuditAttributes & { readonly user: UserInfo; readonly version?: string },
     r: AuditRequest,
   ) {
-    this.#omit = new Set(decision.omitStages);
-    this.#kind = bodyKind(r.resource, r.subresource);
+    this.#kind = bodyKind(a.resource, a.subresource);
     const now = microTime(auditor.o.clock.now());
     const impersonated = r.impersonator !== undefined;
     this.event = {
@@ -100,26 +115,26 @@ export class AuditContext {
       auditID: r.auditID,
       stage: "RequestReceived",
       requestURI: r.requestURI,
-      verb: r.verb,
-      user: impersonated ? r.impersonator! : r.user,
-      ...(impersonated && { impersonatedUser: r.user }),
+      verb: a.verb,
+      user: impersonated ? r.impersonator! : a.user,
+      ...(impersonated && { impersonatedUser: a.user }),
       sourceIPs: r.sourceIPs,
       ...(r.userAgent !== undefined && { userAgent: auditUserAgent(r.userAgent) }),
-      ...(r.resourceRequest && {
+      ...(a.resourceRequest && {
         objectRef: {
-          resource: r.resource,
-          ...(r.namespace && { namespace: r.namespace }),
-          ...(r.name !== undefined && { name: r.name }),
-          apiGroup: r.group ?? "",
-          ...(r.apiVersion && { apiVersion: r.apiVersion }),
-          ...(r.subresource && { subresource: r.subresource }),
+          resource: a.resource,
+          ...(a.namespace && { namespace: a.namespace }),
+          ...(a.name !== undefined && { name: a.name }),
+          apiGroup: a.group ?? "",
+          ...(a.version && { apiVersion: a.version }),
+          ...(a.subresource && { subresource: a.subresource }),
         },
       }),
       requestReceivedTimestamp: now,
       stageTimestamp: now,
     };
     // As upstream: the request object names the object of a create (at Metadata already); bodies only from Request.
-    const wantsBody = r.resourceRequest && r.body !== undefined && (levelAtLeast(decision.level, "Request") || r.verb === "create");
+    const wantsBody = a.resourceRequest && r.body !== undefined && (levelAtLeast(decision.level, "Request") || a.verb === "create");
     if (wantsBody) {
       let body: unknown;
       try {
@@ -138,24 +153,24 @@ export class AuditContext {
     this.annotations[key] = value;
   }
 
-  /** Writes the RequestReceived stage (unless omitted); throws when the sink fails. */
-  received(): void {
-    this.#emit("RequestReceived");
+  /** Writes the RequestReceived stage (unless omitted); rejects when the sink fails. */
+  received(): Promise<void> {
+    return this.#emit("RequestReceived");
   }
 
   /** A long-running request (watch) has started its response. */
-  started(code: number): void {
+  started(code: number): Promise<void> {
     if (this.#requestObject !== undefined) this.event.requestObject = this.#requestObject;
     this.event.responseStatus = { metadata: {}, code };
-    this.#emit("ResponseStarted");
+    return this.#emit("ResponseStarted");
   }
 
   /**
    * The response is complete (or the handler failed: Panic). `body` is the response as sent, read only at
-   * RequestResponse level or for a failure's Status. Throws when the sink fails; writes once.
+   * RequestResponse level or for a failure's Status. Rejects when the sink fails; writes once.
    */
-  complete(code: number, body: () => unknown): void {
-    if (this.#done) return;
+  complete(code: number, body: () => unknown): Promise<void> {
+    if (this.#done) return DONE;
     this.#done = true;
     const failed = code >= 400 ? (body() as Partial<AuditResponseStatus> | undefined) : undefined;
     this.event.responseStatus = failed && typeof failed === "object"
@@ -166,16 +181,15 @@ export class AuditContext {
       const response = failed ?? body();
       if (response !== undefined) this.event.responseObject = redactBody(response, this.decision.omitManagedFields, this.#kind);
     }
-    this.#emit(this.panicked ? "Panic" : "ResponseComplete");
+    return this.#emit(this.panicked ? "Panic" : "ResponseComplete");
   }
 
-  #emit(stage: AuditStage): void {
-    if (this.#omit.has(stage)) return;
+  #emit(stage: AuditStage): Promise<void> {
+    if (this.decision.omitStages.includes(stage)) return DONE;
     const e = this.event;
     e.stage = stage;
     e.stageTimestamp = microTime(this.auditor.o.clock.now());
     if (Object.keys(this.annotations).length > 0) e.annotations = this.annotations;
-    // The sink serializes (or copies) the event now: later stages change the same object.
-    this.auditor.write(e);
+    return this.auditor.write(e);
   }
 }

@@ -74,16 +74,20 @@ export class AuditLogFile implements AuditSink {
     if (events.length === 0) return;
     let text = "";
     for (const e of events) text += JSON.stringify(e) + "\n";
-    const bytes = Buffer.from(text, "utf8");
+    const length = Buffer.byteLength(text);
     const max = (this.#o.maxSizeMb || DEFAULT_MAX_SIZE_MB) * MB;
-    if (!this.#stdout && this.#size > 0 && this.#size + bytes.length > max) this.#rotate();
+    if (!this.#stdout && this.#size > 0 && this.#size + length > max) this.#rotate();
     try {
-      let off = 0;
-      while (off < bytes.length) off += writeSync(this.#fd, bytes, off);
+      // A string is written without a Buffer copy; a short write (rare: a full disk, a pipe) goes on with the rest.
+      const done = writeSync(this.#fd, text);
+      if (done < length) {
+        const bytes = Buffer.from(text);
+        for (let off = done; off < length; ) off += writeSync(this.#fd, bytes, off);
+      }
     } catch (err) {
       throw new PlatformError("IO_ERROR", `cannot write the audit log ${this.#o.path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
     }
-    this.#size += bytes.length;
+    this.#size += length;
   }
 
   #rotate(): void {

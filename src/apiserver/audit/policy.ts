@@ -71,11 +71,23 @@ export function ruleMatches(rule: AuditPolicyRule, a: AuditAttributes): boolean 
 
 /** The level, stages to omit (policy ∪ rule) and managed-field rule of the first matching rule; None when none matches. */
 export function evaluatePolicy(policy: AuditPolicy, a: AuditAttributes): AuditDecision {
-  for (let i = 0; i < policy.rules.length; i++) {
-    const rule = policy.rules[i]!;
-    if (!ruleMatches(rule, a)) continue;
-    const omitStages = rule.omitStages.length === 0 ? policy.omitStages : [...new Set([...policy.omitStages, ...rule.omitStages])];
-    return { level: rule.level, omitStages, omitManagedFields: rule.omitManagedFields ?? policy.omitManagedFields, rule: i };
+  const decisions = decisionsOf(policy);
+  for (let i = 0; i < policy.rules.length; i++) if (ruleMatches(policy.rules[i]!, a)) return decisions[i]!;
+  return decisions[policy.rules.length]!;
+}
+
+/** Each rule's decision (and the no-match one, last), made once per policy: a request only picks one. */
+const decisionCache = new WeakMap<AuditPolicy, readonly AuditDecision[]>();
+
+function decisionsOf(policy: AuditPolicy): readonly AuditDecision[] {
+  let d = decisionCache.get(policy);
+  if (!d) {
+    const made: AuditDecision[] = policy.rules.map((rule, i) => {
+      const omitStages = rule.omitStages.length === 0 ? policy.omitStages : [...new Set([...policy.omitStages, ...rule.omitStages])];
+      return Object.freeze({ level: rule.level, omitStages, omitManagedFields: rule.omitManagedFields ?? policy.omitManagedFields, rule: i });
+    });
+    made.push(Object.freeze({ ...NOT_AUDITED, omitStages: policy.omitStages, omitManagedFields: policy.omitManagedFields }));
+    decisionCache.set(policy, (d = made));
   }
-  return { ...NOT_AUDITED, omitStages: policy.omitStages, omitManagedFields: policy.omitManagedFields };
+  return d;
 }

@@ -180,7 +180,7 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
   const path = req.url.split("?")[0]!;
   const target = route(path, o.registry.catalog);
   if (!target) {
-    beginAudit(req, reply, o, { user, verb: req.method.toLowerCase(), resourceRequest: false, path });
+    await beginAudit(req, reply, o, { user, verb: req.method.toLowerCase(), resourceRequest: false, path });
     throw notFound();
   }
   if (target.type === "resource") {
@@ -199,17 +199,17 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
       namespace: target.namespace,
       name: target.name,
     };
-    beginAudit(req, reply, o, attributes);
+    await beginAudit(req, reply, o, attributes);
     await authorize(o, attributes, req.platformAudit);
     // Only an authorized watch counts as a registered watcher.
     if (watch) {
       req.platformTracker?.longRunning(target.def.kind);
-      watchAudit(req, reply);
+      await watchAudit(req, reply);
     }
     return resources.handle(req, reply, target, verb, user);
   }
   req.platformTracker?.route({ verb: req.method, dry_run: "", group: "", version: "", resource: "", subresource: "", scope: "", component: COMPONENT });
-  beginAudit(req, reply, o, { user, verb: req.method.toLowerCase(), resourceRequest: false, path });
+  await beginAudit(req, reply, o, { user, verb: req.method.toLowerCase(), resourceRequest: false, path });
   if (req.method !== "GET" && req.method !== "HEAD") throw new PlatformError("METHOD_NOT_ALLOWED", `the server does not allow ${req.method} on ${path}`);
   await authorize(o, { user, verb: "get", resourceRequest: false, path }, req.platformAudit);
   return serveNonResource(req, reply, target, o);
@@ -249,21 +249,19 @@ async function authorize(o: HttpAppOptions, attributes: Parameters<Pipeline["aut
  * Starts the request's audit once its attributes are known (after authentication, before authorization) and writes
  * RequestReceived; a sink that fails makes the request fail. Nothing is done without an auditor.
  */
-function beginAudit(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, a: Parameters<Pipeline["authorize"]>[0]): void {
+async function beginAudit(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, a: Parameters<Pipeline["authorize"]>[0]): Promise<void> {
   if (!o.auditor) return;
-  const ctx = o.auditor.begin({
-    ...a,
-    auditID: String(reply.getHeader("Audit-Id")),
+  const ctx = o.auditor.begin(a, () => ({
+    auditID: reply.getHeader("Audit-Id") as string,
     requestURI: req.url,
-    apiVersion: a.version,
     impersonator: impersonatorOf(a.user),
     userAgent: req.headers["user-agent"],
     sourceIPs: sourceIPs(headerText(req.headers["x-forwarded-for"]), headerText(req.headers["x-real-ip"]), req.socket.remoteAddress),
     body: Buffer.isBuffer(req.body) ? () => auditBody(req.body as Buffer, req.headers["content-type"]) : undefined,
-  });
+  }));
   if (!ctx) return;
   req.platformAudit = ctx;
-  ctx.received();
+  await ctx.received();
 }
 
 /** A request body as the audit records it: patches (`…+json`, apply YAML) too, which the object decoder refuses. */
@@ -276,16 +274,13 @@ function auditBody(raw: Buffer, contentType: string | undefined): unknown {
 const headerText = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v.join(",") : v);
 
 /** A watch streams on the raw response: ResponseStarted now, ResponseComplete when the stream ends. */
-function watchAudit(req: FastifyRequest, reply: FastifyReply): void {
+async function watchAudit(req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const ctx = req.platformAudit;
   if (!ctx) return;
-  ctx.started(200);
+  await ctx.started(200);
   reply.raw.once("close", () => {
-    try {
-      ctx.complete(reply.raw.statusCode, () => undefined);
-    } catch {
-      // The stream is over: the failure is counted in apiserver_audit_error_total, there is no response left to fail.
-    }
+    // The stream is over: a failure is counted in apiserver_audit_error_total, there is no response left to fail.
+    ctx.complete(reply.raw.statusCode, () => undefined).catch(() => undefined);
   });
 }
 
@@ -307,7 +302,7 @@ function auditResponse(o: HttpAppOptions) {
       }
     };
     try {
-      ctx.complete(reply.statusCode, body);
+      await ctx.complete(reply.statusCode, body);
       return payload;
     } catch (err) {
       o.logger.error({ err, url: req.url }, "the audit event could not be written; the request fails");
