@@ -108,7 +108,8 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
   app.decorateRequest("platformTracker", null);
   app.decorateRequest("platformAudit", null);
   app.addHook("onRequest", async (req, reply) => {
-    reply.header("Audit-Id", auditIdOf(req.headers["audit-id"]));
+    // On the raw response, so a watch (which writes its head itself) carries it too.
+    reply.raw.setHeader("Audit-Id", auditIdOf(req.headers["audit-id"]));
     // Counted from arrival to the response's end, whatever ends it (a 401, a finished watch, a client gone).
     const tracker = (req.platformTracker = o.metrics.begin(req.method));
     reply.raw.once("close", () => tracker.end(reply.raw.statusCode, req.method));
@@ -252,7 +253,7 @@ async function authorize(o: HttpAppOptions, attributes: Parameters<Pipeline["aut
 async function beginAudit(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, a: Parameters<Pipeline["authorize"]>[0]): Promise<void> {
   if (!o.auditor) return;
   const ctx = o.auditor.begin(a, () => ({
-    auditID: reply.getHeader("Audit-Id") as string,
+    auditID: reply.raw.getHeader("Audit-Id") as string,
     requestURI: req.url,
     impersonator: impersonatorOf(a.user),
     userAgent: req.headers["user-agent"],

@@ -105,6 +105,7 @@ describe("audit of requests", () => {
 
   it("a watch writes ResponseStarted, then ResponseComplete when it ends", async () => {
     const watch = await openWatch(server.address, `${CSRS}?watch=1&timeoutSeconds=1`, { "audit-id": "watch-1" });
+    expect(watch.headers["audit-id"]).toBe("watch-1");
     await watch.ended;
     await new Promise((r) => setTimeout(r, 50));
     expect(sink.byId("watch-1").map((e) => [e.stage, e.verb, e.responseStatus?.code])).toEqual([["RequestReceived", "watch", undefined], ["ResponseStarted", "watch", 200], ["ResponseComplete", "watch", 200]]);
