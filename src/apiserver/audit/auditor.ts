@@ -41,7 +41,8 @@ export class Auditor {
   readonly apiVersion: string;
   #events = 0;
   #errors = 0;
-  #pending: AuditEvent[] = [];
+  #pending = "";
+  #pendingEvents = 0;
   #flushed: Promise<void> | undefined;
 
   constructor(readonly o: AuditorOptions) {
@@ -61,24 +62,25 @@ export class Auditor {
   }
 
   /**
-   * @internal Queues a snapshot of `event`; resolves once the batch holding it is written, rejects when that write
+   * @internal Queues one JSON line; resolves once the batch holding it is written, rejects when that write
    * failed (the request then fails rather than going unrecorded). The events queued while the event loop runs one
    * turn are written together (one write call), as the storage commits writes in groups.
    */
-  write(event: AuditEvent): Promise<void> {
-    // A shallow copy: later stages reassign the event's fields, and add to its annotations.
-    this.#pending.push(event.annotations ? { ...event, annotations: { ...event.annotations } } : { ...event });
+  write(line: string): Promise<void> {
+    this.#pending += line;
+    this.#pendingEvents++;
     return (this.#flushed ??= new Promise<void>((resolve, reject) => {
       setImmediate(() => {
-        const batch = this.#pending;
-        this.#pending = [];
+        const [batch, count] = [this.#pending, this.#pendingEvents];
+        this.#pending = "";
+        this.#pendingEvents = 0;
         this.#flushed = undefined;
         try {
           this.o.sink.write(batch);
-          this.#events += batch.length;
+          this.#events += count;
           resolve();
         } catch (err) {
-          this.#errors += batch.length;
+          this.#errors += count;
           reject(err);
         }
       });
@@ -95,6 +97,7 @@ export class AuditContext {
   /** Set when the request failed with an internal error: its last stage is Panic. */
   panicked = false;
   #done = false;
+  #head: string | undefined;
   readonly #kind: string | undefined;
   /** Recorded from the stage after RequestReceived on, as upstream logs it once the handler decoded it. */
   #requestObject: unknown;
@@ -184,12 +187,28 @@ export class AuditContext {
     return this.#emit(this.panicked ? "Panic" : "ResponseComplete");
   }
 
+  /**
+   * Writes the event as one JSON line. The fields every stage shares are serialized once per request (`#head`); each
+   * stage adds its own: the stage, its time, and what is known by then.
+   */
   #emit(stage: AuditStage): Promise<void> {
     if (this.decision.omitStages.includes(stage)) return DONE;
     const e = this.event;
     e.stage = stage;
     e.stageTimestamp = microTime(this.auditor.o.clock.now());
     if (Object.keys(this.annotations).length > 0) e.annotations = this.annotations;
-    return this.auditor.write(e);
+    let line = (this.#head ??= headOf(e)) + `,"stage":"${stage}","stageTimestamp":"${e.stageTimestamp}"`;
+    if (e.responseStatus) line += `,"responseStatus":${JSON.stringify(e.responseStatus)}`;
+    if (e.requestObject !== undefined) line += `,"requestObject":${JSON.stringify(e.requestObject)}`;
+    if (e.responseObject !== undefined) line += `,"responseObject":${JSON.stringify(e.responseObject)}`;
+    if (e.annotations) line += `,"annotations":${JSON.stringify(e.annotations)}`;
+    return this.auditor.write(`${line}}\n`);
   }
+}
+
+/** The JSON of the fields every stage of a request shares, without its closing brace. */
+function headOf(e: AuditEvent): string {
+  const { kind, apiVersion, level, auditID, requestURI, verb, user, impersonatedUser, sourceIPs, userAgent, objectRef, requestReceivedTimestamp } = e;
+  const head = JSON.stringify({ kind, apiVersion, level, auditID, requestURI, verb, user, impersonatedUser, sourceIPs, userAgent, objectRef, requestReceivedTimestamp });
+  return head.slice(0, -1);
 }

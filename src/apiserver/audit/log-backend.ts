@@ -2,11 +2,10 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import { PlatformError } from "../../errors.js";
-import type { AuditEvent } from "./event.js";
 
-/** Where events go: `write` throws when they could not be stored (the request then fails). */
+/** Where events go, as JSON lines (one Event a line, each ending in "\n"); `write` throws when they could not be stored (the request then fails). */
 export interface AuditSink {
-  write(events: readonly AuditEvent[]): void;
+  write(lines: string): void;
   close(): void;
 }
 
@@ -70,10 +69,8 @@ export class AuditLogFile implements AuditSink {
     }
   }
 
-  write(events: readonly AuditEvent[]): void {
-    if (events.length === 0) return;
-    let text = "";
-    for (const e of events) text += JSON.stringify(e) + "\n";
+  write(text: string): void {
+    if (text.length === 0) return;
     const length = Buffer.byteLength(text);
     const max = (this.#o.maxSizeMb || DEFAULT_MAX_SIZE_MB) * MB;
     if (!this.#stdout && this.#size > 0 && this.#size + length > max) this.#rotate();
