@@ -1,6 +1,6 @@
 // bench:audit — requests/s of `platform-ca apiserver` (TLS, client certificates, RBAC) with audit off, at Metadata and at
 // RequestResponse, in the same run: one server per setting, rounds interleaved so the shared machine's load falls on all.
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { restConfigFromConnection } from "../../src/client/index.js";
@@ -64,7 +64,11 @@ try {
       console.log(`| ${kind.name} | ${measure} | ${off.toFixed(0)} | ${meta.toFixed(0)} | ${full.toFixed(0)} | ${cost(meta)} | ${cost(full)} |`);
     }
   }
-  for (const s of SETTINGS.slice(1)) console.log(`audit log at ${s}: ${(statSync(join(dir, `${s}.log`)).size / 1024 / 1024).toFixed(1)} MiB`);
+  // The log and its rotated files (every 100 MB).
+  for (const s of SETTINGS.slice(1)) {
+    const bytes = readdirSync(dir).filter((f) => f.startsWith(s) && f.endsWith(".log")).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
+    console.log(`audit log at ${s}: ${(bytes / 1024 / 1024).toFixed(1)} MiB`);
+  }
 } finally {
   for (const c of clusters.values()) await c.stop();
   rmSync(dir, { recursive: true, force: true });
