@@ -1,4 +1,4 @@
-// `platform-ca/testing`: a throw-away CA for other projects' test suites, issuing through the product's real signers.
+// `platform-ca/testing`: a throw-away CA for other projects' test suites, issuing through the product's real signers; audit policy checks.
 import { DEFAULT_USAGES, type LeafKind } from "./config/pki-manifest.js";
 import { Buffer } from "node:buffer";
 import { X509Certificate } from "node:crypto";
@@ -26,6 +26,10 @@ export type { Signer } from "../signers/signer.js";
 export type { KeyType } from "./pki/keys.js";
 export type { Crl } from "./pki/crl.js";
 export type { RevocationReason } from "./api/revocation.js";
+// Audit policies under test: what a policy records of a request, and a sink that keeps events (createApiServer's `audit`).
+export { whatWouldBeAudited, type AuditedRequest, type AuditOutcome } from "./audit/what-would-be-audited.js";
+export { MemoryAuditSink } from "./audit/memory-sink.js";
+export type { AuditEvent } from "./audit/event.js";
 
 export interface TestAuthorityOptions {
   /** CA common name (default "platform-ca test CA"). */

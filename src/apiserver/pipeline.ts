@@ -67,3 +67,14 @@ export function insecureLocalPipeline(logger: Logger): Pipeline {
     admit: async () => undefined,
   };
 }
+
+/** Who actually sent a request that runs as an impersonated user (the audit log records both). */
+const impersonators = new WeakMap<UserInfo, UserInfo>();
+
+export function recordImpersonator(user: UserInfo, by: UserInfo): void {
+  impersonators.set(user, by);
+}
+
+export function impersonatorOf(user: UserInfo): UserInfo | undefined {
+  return impersonators.get(user);
+}

@@ -18,6 +18,9 @@ import { ApiServerMetrics } from "./metrics.js";
 import { storageObjectCounter } from "./storage-objects.js";
 import { isEncrypted } from "./encryption/encrypted-storage.js";
 import type { HeldCertificate } from "../pki/expiry-gauge.js";
+import type { AuditPolicy } from "../config/audit-policy.js";
+import { Auditor } from "./audit/auditor.js";
+import type { AuditSink } from "../audit/log-backend.js";
 
 export interface ListenOptions {
   /** Default 127.0.0.1: the server is loopback-only unless told otherwise. */
@@ -43,6 +46,8 @@ export interface ApiServerOptions {
   readonly watchCache?: WatchCacheSettings;
   /** The CA and serving certificates to report in /metrics (expiry gauges), read at each scrape. */
   readonly certificates?: () => readonly HeldCertificate[];
+  /** Audit of requests (`--audit-policy-file`, `--audit-log-path`): the policy and where events go. */
+  readonly audit?: { readonly policy: AuditPolicy; readonly sink: AuditSink };
 }
 
 export interface ApiServer {
@@ -100,6 +105,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     tls: options.tls,
     ready: () => ready,
     metrics,
+    ...(options.audit && { auditor: new Auditor({ ...options.audit, groupSuffix: names.suffix, clock, metrics: metrics.registry }) }),
   });
   let address = "";
   let started = false;

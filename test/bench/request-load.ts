@@ -1,8 +1,11 @@
 // Load generator for bench:requests, run as its own process so its CPU is not the server's: `concurrency` keep-alive
 // HTTPS connections (client certificate) repeat one request for `seconds`; prints one JSON line with the counts.
+import { spawn } from "node:child_process";
 import https from "node:https";
+import { createInterface } from "node:readline";
 import { createSecureContext } from "node:tls";
-import { timedLoop, type LoopResult } from "./measure.js";
+import { fileURLToPath } from "node:url";
+import { cpuSeconds, timedLoop, type LoopResult } from "./measure.js";
 
 export interface LoadSpec {
   readonly url: string;
@@ -45,7 +48,19 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   return { ...loop, codes };
 }
 
-if (process.argv[2] !== undefined) {
+/** Runs this file as a load process with `spec` and returns its figures with the CPU per request of process `pid`. */
+export async function measureLoad(pid: number, spec: LoadSpec): Promise<LoadResult & { serverMicros: number }> {
+  const before = cpuSeconds(pid);
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), JSON.stringify(spec)], { stdio: ["ignore", "pipe", "inherit"] });
+  let line = "";
+  for await (const l of createInterface({ input: child.stdout! })) line = l;
+  const used = cpuSeconds(pid) - before;
+  const result = JSON.parse(line) as LoadResult;
+  // /proc counts in 10 ms ticks; the warm-up round falls inside the window too, which the request count leaves out (small).
+  return { ...result, serverMicros: (used * 1e6) / result.requests };
+}
+
+if (process.argv[2] !== undefined && process.argv[1] === fileURLToPath(import.meta.url)) {
   const result = await run(JSON.parse(process.argv[2]) as LoadSpec);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

@@ -4,29 +4,20 @@
 // client), except for one row sent through the platform-ca client to show that client's own cost.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createClient, restConfigFromConnection } from "../../src/client/index.js";
 import { startCluster } from "../controller/controllers/cluster.js";
 import { newCsrObject } from "../fixtures/csr.js";
 import { cpuSeconds, timedLoop } from "./measure.js";
-import type { LoadResult, LoadSpec } from "./request-load.js";
+import { measureLoad, type LoadResult, type LoadSpec } from "./request-load.js";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const here = fileURLToPath(new URL(".", import.meta.url));
 
 /** Runs the load process against `url` and returns its figures with the target process's CPU per request. */
-async function measure(pid: number, url: string, method: string, body: unknown, tls: LoadSpec["tls"]): Promise<LoadResult & { serverMicros: number }> {
-  const spec: LoadSpec = { url, method, tls, concurrency: CONCURRENCY, seconds: SECONDS, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
-  const before = cpuSeconds(pid);
-  const child = spawn(process.execPath, [join(here, "request-load.js"), JSON.stringify(spec)], { stdio: ["ignore", "pipe", "inherit"] });
-  let line = "";
-  for await (const l of createInterface({ input: child.stdout! })) line = l;
-  const used = cpuSeconds(pid) - before;
-  const result = JSON.parse(line) as LoadResult;
-  // /proc counts in 10 ms ticks; the warm-up round falls inside the window too, which the request count leaves out (small).
-  return { ...result, serverMicros: (used * 1e6) / result.requests };
+function measure(pid: number, url: string, method: string, body: unknown, tls: LoadSpec["tls"]): Promise<LoadResult & { serverMicros: number }> {
+  return measureLoad(pid, { url, method, tls, concurrency: CONCURRENCY, seconds: SECONDS, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 }
 
 /** The same GET through the platform-ca client (RestClient) in this process: its CPU per request, and the server's. */

@@ -7,21 +7,11 @@ import { parse as parseYaml, stringify as toYaml } from "yaml";
 import { groupNames } from "../../src/api/group.js";
 import { csr, csrObject } from "../fixtures/csr.js";
 import { ensureBuilt, kubectlFails, type Kubectl, kubectlWith } from "./apiserver-process.js";
-import { startUp, type UpProcess } from "./up-process.js";
+import { kubeconfigFor, startUp, type UpProcess } from "./up-process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
 
 const csrManifest = (suffix: string, name: string, pem: string): string =>
   toYaml(csrObject({ names: groupNames(suffix), name, request: pem, signerName: `${suffix}/apiserver-client` }));
-
-/** A kubeconfig beside admin.conf: the same cluster and CA, another user. */
-function kubeconfigFor(up: UpProcess, name: string, user: Record<string, unknown>): string {
-  const doc = parseYaml(readFileSync(up.adminConfig, "utf8"));
-  doc.users = [{ name, user }];
-  doc.contexts[0].context.user = name;
-  const path = join(up.dataDir, `${name}.conf`);
-  writeFileSync(path, toYaml(doc), { mode: 0o600 });
-  return path;
-}
 
 /** kubectl until it succeeds: RBAC changes reach the authorizer through a watch, a moment after the write. */
 async function eventually(kubectl: Kubectl, args: readonly string[]): Promise<string> {

@@ -3,7 +3,7 @@ import type { GroupNames } from "../../api/group.js";
 import type { UserInfo } from "../../api/meta.js";
 import { PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import type { Pipeline, RequestCredentials } from "../pipeline.js";
+import { recordImpersonator, type Pipeline, type RequestCredentials } from "../pipeline.js";
 import { AdmissionChain, admissionAttributes } from "./admission.js";
 import type { AuthnRequest } from "./authn-chain.js";
 import type { Authorizer } from "./authorizer.js";
@@ -33,6 +33,7 @@ export function createAuthPipeline(options: AuthPipelineOptions): Pipeline {
       }
       const r = await impersonate(request.headersDistinct ?? (request.headers as HeaderSource), result.user, authorizer, names);
       if (r.impersonatedBy) {
+        recordImpersonator(r.user, r.impersonatedBy);
         logger.info({ user: r.user.username, groups: r.user.groups, impersonatedBy: r.impersonatedBy.username }, "request impersonates a user");
       }
       return r.user;

@@ -7,7 +7,7 @@ import { silentLogger, type Logger } from "../../logger.js";
 import { CaSource } from "../../pki/ca-source.js";
 import { readClientCaFile } from "../../pki/client-ca-file.js";
 import { createApiserverClientSigner } from "../../../signers/apiserver-client.js";
-import { createApiServer, type ApiServer } from "../server.js";
+import { createApiServer, type ApiServer, type ApiServerOptions } from "../server.js";
 import { systemClock, type Clock } from "../../time/clock.js";
 import type { Storage } from "../storage/types.js";
 import { ADMIN_CONFIG_FILE, ensureAdminConfig, type AdminConfigResult } from "./admin-config.js";
@@ -43,6 +43,8 @@ export interface SecureServerOptions {
    * port fails first) frees it here.
    */
   readonly beforeListen?: () => Promise<void>;
+  /** Audit of requests: the policy (already checked) and where events go. */
+  readonly audit?: ApiServerOptions["audit"];
 }
 
 /** What the input files of a secure server hold, read and checked before the data directory is used. */
@@ -142,6 +144,7 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
         logger,
         clock,
         listen: options.listen,
+        ...(options.audit && { audit: options.audit }),
         // Certificates are asked for but not required: token clients connect without one, and a presented chain is
         // verified by the X509 authenticator (which also follows a rotated CA), not by the TLS layer.
         tls: { key: pki.serving.keyPem, cert: pki.serving.certPem, ca: clientCaPool().join(""), requestCert: true },

@@ -4,13 +4,14 @@ import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import type { UserInfo } from "../../api/meta.js";
 import { PlatformError } from "../../errors.js";
-import type { Pipeline } from "../pipeline.js";
+import { impersonatorOf, type Pipeline } from "../pipeline.js";
+import { auditIdOf, sourceIPs, type AuditContext, type Auditor } from "../audit/auditor.js";
 import { forbiddenError } from "../auth/authorizer.js";
 import { COMPONENT, type ApiServerMetrics, type RequestLabels, type RequestTracker } from "../metrics.js";
 import { authenticate } from "./authenticate.js";
 import { peerCertificateChain } from "../auth/authn-x509.js";
 import { serveOpenApi } from "../openapi/serve.js";
-import { negotiate } from "./content.js";
+import { decodeBody, mediaType, negotiate } from "./content.js";
 import { serveHealth } from "./health.js";
 import { isPretty, listParams, type RawQuery } from "./query.js";
 import { ResourceHandler, verbOf, type ResourceHandlerDeps } from "./resource-handler.js";
@@ -32,6 +33,8 @@ export interface HttpAppOptions extends ResourceHandlerDeps {
   /** Whether the server is ready to serve (readyz). */
   ready(): boolean;
   readonly metrics: ApiServerMetrics;
+  /** Audit of requests; without it nothing is evaluated or recorded (the Audit-Id header is still echoed). */
+  readonly auditor?: Auditor;
 }
 
 declare module "fastify" {
@@ -40,6 +43,8 @@ declare module "fastify" {
     platformUser: UserInfo | null;
     /** The request as the metrics count it, from the onRequest hook on. */
     platformTracker: RequestTracker | null;
+    /** The request's audit, from routing on; null when no policy is configured or its level is None. */
+    platformAudit: AuditContext | null;
   }
 }
 
@@ -89,6 +94,7 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
   const fail = (req: FastifyRequest, reply: FastifyReply, err: unknown) => {
     const { error, internal } = classify(err);
     if (internal) o.logger.error({ err, method: req.method, url: req.url }, "request failed");
+    if (internal && req.platformAudit) req.platformAudit.panicked = true;
     const status = statusOf(error);
     if (status.details?.retryAfterSeconds) reply.header("Retry-After", String(status.details.retryAfterSeconds));
     return reply.code(status.code).type("application/json").send(JSON.stringify(status));
@@ -100,7 +106,10 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
   // The user rides on the request (a decoration, declared once so every request has the same shape).
   app.decorateRequest("platformUser", null);
   app.decorateRequest("platformTracker", null);
+  app.decorateRequest("platformAudit", null);
   app.addHook("onRequest", async (req, reply) => {
+    // On the raw response, so a watch (which writes its head itself) carries it too.
+    reply.raw.setHeader("Audit-Id", auditIdOf(req.headers["audit-id"]));
     // Counted from arrival to the response's end, whatever ends it (a 401, a finished watch, a client gone).
     const tracker = (req.platformTracker = o.metrics.begin(req.method));
     reply.raw.once("close", () => tracker.end(reply.raw.statusCode, req.method));
@@ -114,6 +123,7 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
   app.setNotFoundHandler((req, reply) =>
     fail(req, reply, (METHODS as readonly string[]).includes(req.method) ? notFound() : new PlatformError("METHOD_NOT_ALLOWED", `the server does not allow the method ${req.method}; use one of ${METHODS.join(", ")}`)),
   );
+  if (o.auditor) app.addHook("onSend", auditResponse(o));
   app.route({
     method: [...METHODS],
     url: "*",
@@ -170,12 +180,15 @@ const notFound = () => new PlatformError("NOT_FOUND", "the server could not find
 async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, resources: ResourceHandler, user: UserInfo): Promise<unknown> {
   const path = req.url.split("?")[0]!;
   const target = route(path, o.registry.catalog);
-  if (!target) throw notFound();
+  if (!target) {
+    await beginAudit(req, reply, o, { user, verb: req.method.toLowerCase(), resourceRequest: false, path });
+    throw notFound();
+  }
   if (target.type === "resource") {
     const watch = req.method === "GET" && target.name === undefined && listParams(req.query as RawQuery).watch;
     const verb = verbOf(req.method, target, watch);
     req.platformTracker?.route(resourceLabels(req, target, verb));
-    await authorize(o, {
+    const attributes = {
       user,
       verb: verb === "action" ? "create" : verb,
       resourceRequest: true,
@@ -186,14 +199,20 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
       subresource: target.subresource,
       namespace: target.namespace,
       name: target.name,
-    });
+    };
+    await beginAudit(req, reply, o, attributes);
+    await authorize(o, attributes, req.platformAudit);
     // Only an authorized watch counts as a registered watcher.
-    if (watch) req.platformTracker?.longRunning(target.def.kind);
+    if (watch) {
+      req.platformTracker?.longRunning(target.def.kind);
+      await watchAudit(req, reply);
+    }
     return resources.handle(req, reply, target, verb, user);
   }
   req.platformTracker?.route({ verb: req.method, dry_run: "", group: "", version: "", resource: "", subresource: "", scope: "", component: COMPONENT });
+  await beginAudit(req, reply, o, { user, verb: req.method.toLowerCase(), resourceRequest: false, path });
   if (req.method !== "GET" && req.method !== "HEAD") throw new PlatformError("METHOD_NOT_ALLOWED", `the server does not allow ${req.method} on ${path}`);
-  await authorize(o, { user, verb: "get", resourceRequest: false, path });
+  await authorize(o, { user, verb: "get", resourceRequest: false, path }, req.platformAudit);
   return serveNonResource(req, reply, target, o);
 }
 
@@ -216,9 +235,82 @@ function resourceLabels(req: FastifyRequest, target: Extract<Target, { type: "re
   };
 }
 
-async function authorize(o: HttpAppOptions, attributes: Parameters<Pipeline["authorize"]>[0]): Promise<void> {
+async function authorize(o: HttpAppOptions, attributes: Parameters<Pipeline["authorize"]>[0], audit: AuditContext | null): Promise<void> {
   const decision = await o.pipeline.authorize(attributes);
+  if (audit) {
+    // As upstream's authorization.k8s.io/decision and /reason, under this server's authorization group.
+    const group = `authorization.${o.registry.names.suffix}`;
+    audit.annotate(`${group}/decision`, decision.allowed ? "allow" : "forbid");
+    if (decision.reason) audit.annotate(`${group}/reason`, decision.reason);
+  }
   if (!decision.allowed) throw forbiddenError(attributes, decision.reason);
+}
+
+/**
+ * Starts the request's audit once its attributes are known (after authentication, before authorization) and writes
+ * RequestReceived; a sink that fails makes the request fail. Nothing is done without an auditor.
+ */
+async function beginAudit(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, a: Parameters<Pipeline["authorize"]>[0]): Promise<void> {
+  if (!o.auditor) return;
+  const ctx = o.auditor.begin(a, () => ({
+    auditID: reply.raw.getHeader("Audit-Id") as string,
+    requestURI: req.url,
+    impersonator: impersonatorOf(a.user),
+    userAgent: req.headers["user-agent"],
+    sourceIPs: sourceIPs(headerText(req.headers["x-forwarded-for"]), headerText(req.headers["x-real-ip"]), req.socket.remoteAddress),
+    body: Buffer.isBuffer(req.body) ? () => auditBody(req.body as Buffer, req.headers["content-type"]) : undefined,
+  }));
+  if (!ctx) return;
+  req.platformAudit = ctx;
+  await ctx.received();
+}
+
+/** A request body as the audit records it: patches (`…+json`, apply YAML) too, which the object decoder refuses. */
+function auditBody(raw: Buffer, contentType: string | undefined): unknown {
+  const type = mediaType(contentType);
+  if (type.endsWith("+json")) return JSON.parse(raw.toString("utf8"));
+  return decodeBody(raw, type === "application/apply-patch+yaml" ? "application/yaml" : contentType);
+}
+
+const headerText = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v.join(",") : v);
+
+/** A watch streams on the raw response: ResponseStarted now, ResponseComplete when the stream ends. */
+async function watchAudit(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const ctx = req.platformAudit;
+  if (!ctx) return;
+  await ctx.started(200);
+  reply.raw.once("close", () => {
+    // The stream is over: a failure is counted in apiserver_audit_error_total, there is no response left to fail.
+    ctx.complete(reply.raw.statusCode, () => undefined).catch(() => undefined);
+  });
+}
+
+/**
+ * The onSend hook (only with an auditor): ResponseComplete (or Panic) before the body leaves, so a sink that fails
+ * turns the answer into a 500 instead of an unrecorded success.
+ */
+function auditResponse(o: HttpAppOptions) {
+  return async (req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
+    const ctx = req.platformAudit;
+    if (!ctx) return payload;
+    const json = String(reply.getHeader("content-type") ?? "").includes("json");
+    const body = () => {
+      if (!json || (typeof payload !== "string" && !Buffer.isBuffer(payload))) return undefined;
+      try {
+        return JSON.parse(payload.toString());
+      } catch {
+        return undefined;
+      }
+    };
+    try {
+      await ctx.complete(reply.statusCode, body);
+      return payload;
+    } catch (err) {
+      o.logger.error({ err, url: req.url }, "the audit event could not be written; the request fails");
+      reply.code(500).type("application/json");
+      return JSON.stringify(statusOf(new PlatformError("INTERNAL", "failed to store the audit event")));
+    }
+  };
 }
 
 function serveNonResource(req: FastifyRequest, reply: FastifyReply, target: Exclude<Target, { type: "resource" }>, o: HttpAppOptions): unknown {

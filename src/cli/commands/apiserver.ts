@@ -4,11 +4,12 @@ import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
 import { REVOCATION_UNAVAILABLE, type RevocationUnavailable } from "../../apiserver/auth/revocation-list.js";
 import type { Component } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger, type Logger } from "../../logger.js";
+import { addAuditOptions, openAuditLog, readAuditPolicy, type AuditFlags } from "../audit-flags.js";
 import { holdListenAddress } from "../listen.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
 
-export interface ServeFlags extends LogFlags {
+export interface ServeFlags extends LogFlags, AuditFlags {
   dataDir: string;
   listen: string;
   groupSuffix: string;
@@ -44,7 +45,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 
 /** The flags `apiserver` and `up` share: where, which groups, and who may connect. */
 export function addServeOptions(command: Command, dataDir?: string): Command {
-  return addLogOptions(command)
+  return addAuditOptions(addLogOptions(command))
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
     .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
@@ -73,10 +74,16 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
   const whenRevocationsUnavailable = revocationUnavailable(flags.revocationUnavailable);
+  // The configuration files before anything else: a bad one must fail with nothing bound or created.
+  const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
   // The address first: a start that cannot listen must leave the data directory as it was.
   const held = await holdListenAddress(listen.host, listen.port);
+  const sink = policy ? await openAuditLog(flags).catch(async (err: unknown) => {
+    await held.release();
+    throw err;
+  }) : undefined;
   const controller = new AbortController();
   abortOnSignals(controller, logger);
   // Every flag is checked above: from here on the held address is released whatever happens.
@@ -90,12 +97,16 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     ...(flags.encryptionProviderConfig !== undefined && { encryptionProviderConfig: flags.encryptionProviderConfig }),
     anonymous: flags.anonymousAuth === true,
     revocationUnavailable: whenRevocationsUnavailable,
+    ...(policy && sink && { audit: { policy, sink } }),
     logger,
     signal: controller.signal,
     write: (text) => process.stdout.write(text),
     banner,
     components,
-  }).finally(held.release);
+  }).finally(async () => {
+    await held.release();
+    sink?.close();
+  });
 }
 
 function revocationUnavailable(value: string | undefined): RevocationUnavailable {
@@ -110,6 +121,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
   const ignored = (["tokenFile", "clientCaFile", "anonymousAuth"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
+  const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
   const [{ insecureLocalPipeline }, { createApiServer }, { loadEncryption, openDataStore }, { createSubjectAccessReviewHandler }] = await Promise.all([
     import("../../apiserver/pipeline.js"),
     import("../../apiserver/server.js"),
@@ -118,11 +130,17 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   ]);
   const encryption = await loadEncryption(flags.encryptionProviderConfig, flags.groupSuffix, logger);
   const held = await holdListenAddress(listen.host, listen.port);
-  const storage = await openDataStore(flags.dataDir, encryption, logger).catch(async (err: unknown) => {
+  const sink = policy ? await openAuditLog(flags).catch(async (err: unknown) => {
     await held.release();
     throw err;
+  }) : undefined;
+  const storage = await openDataStore(flags.dataDir, encryption, logger).catch(async (err: unknown) => {
+    await held.release();
+    sink?.close();
+    throw err;
   });
-  const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen: { host: held.host, port: held.port }, insecure: true });
+  const audit = policy && sink ? { audit: { policy, sink } } : {};
+  const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen: { host: held.host, port: held.port }, insecure: true, ...audit });
   // Authorization is off, so every access review is allowed (upstream's AlwaysAllow answers the same): a controller
   // beside this server then approves node-agent CSRs instead of failing its SubjectAccessReview.
   const allowAll = { authorize: () => ({ allowed: true, reason: "insecure-local: authorization is off", evaluationErrors: [] }) };
@@ -140,6 +158,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   await new Promise<void>((resolve) => controller.signal.addEventListener("abort", () => resolve(), { once: true }));
   await server.stop();
   await storage.close();
+  sink?.close();
 }
 
 export const apiserverCommand = (program: Command): void => {

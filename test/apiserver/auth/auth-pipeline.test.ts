@@ -17,6 +17,8 @@ import { ServiceAccountTokens } from "../../../src/apiserver/auth/service-accoun
 import { createSubjectAccessReviewHandler } from "../../../src/apiserver/auth/subject-access-review.js";
 import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../../../src/apiserver/auth/token-handlers.js";
 import { createApiServer, type ApiServer } from "../../../src/apiserver/server.js";
+import { MemoryAuditSink } from "../../../src/audit/memory-sink.js";
+import { parseAuditPolicy } from "../../../src/config/audit-policy.js";
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
 import { newCsrObject } from "../../fixtures/csr.js";
 import { FakeClock } from "../../../src/time/fake-clock.js";
@@ -31,6 +33,7 @@ const lister = new StorageRbacLister({ storage, names, clock });
 const authorizer = privilegedGroupsAuthorizer(new RbacAuthorizer({ lister, names }));
 const tokens = new ServiceAccountTokens({ dataDir: tempDir(), issuer: ISSUER, names, clock });
 const tokenFile = new TokenFileAuthenticator(parseCredentialFile('admin-token,admin,uid-admin,"system:masters"\nbob-token,bob,uid-bob\n'));
+const auditSink = new MemoryAuditSink();
 let server: ApiServer;
 let clientCert: { pem: string; keyPem: string };
 
@@ -65,7 +68,8 @@ beforeAll(async () => {
   const serviceAccount = new ServiceAccountAuthenticator({ tokens, lookups: { serviceAccount: (ns, n) => registryLookups(server.registry).serviceAccount(ns, n) } });
   const admission = new AdmissionChain({ names, authorizer, ...defaultAdmissionPlugins() });
   const pipeline = createAuthPipeline({ authenticator: new AuthenticatorChain({ x509, tokenFile, serviceAccount }), authorizer, admission, names });
-  server = createApiServer({ storage, pipeline, clock, tls: { key: serverCert.keyPem, cert: serverCert.pem, requestCert: true } });
+  const audit = { policy: parseAuditPolicy("apiVersion: audit.platform.io/v1\nkind: Policy\nrules: [{ level: Metadata }]\n", "policy").policy, sink: auditSink };
+  server = createApiServer({ storage, pipeline, clock, tls: { key: serverCert.keyPem, cert: serverCert.pem, requestCert: true }, audit });
   const lookups = registryLookups(server.registry);
   server.registerCreateHandler("", "serviceaccounts/token", createTokenRequestHandler({ tokens, lookups }));
   server.registerCreateHandler(names.authentication, "tokenreviews", createTokenReviewHandler({ tokens, lookups, tokenFile }));
@@ -165,6 +169,17 @@ describe("the auth pipeline in a running server", () => {
     const refused = await call("POST", SSR, { token: "bob-token", body: ssrBody, headers });
     expect(refused.status).toBe(403);
     expect(refused.body.message).toBe('users "jane" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope');
+    // Impersonation is refused at authentication, before the request is routed: no event for it.
+    expect(auditSink.events.filter((e) => e.user.username === "bob" && e.requestURI === SSR)).toEqual([]);
+    // The audit records who sent the request and whom it impersonated.
+    const audited = auditSink.events.filter((e) => e.impersonatedUser?.username === "jane");
+    expect(audited.map((e) => e.stage)).toEqual(["RequestReceived", "ResponseComplete"]);
+    expect(audited[1]).toMatchObject({ user: { username: "admin" }, impersonatedUser: { username: "jane", groups: ["devs", "system:authenticated"] }, responseStatus: { code: 201 } });
+    // RBAC's refusal is in the audit's authorization annotation, and its Status in responseStatus.
+    const forbidden = await call("GET", "/api/v1/namespaces/default/secrets", { token: "bob-token", headers: { "audit-id": "bob-lists-secrets" } });
+    expect(forbidden.status).toBe(403);
+    const [event] = auditSink.events.filter((e) => e.auditID === "bob-lists-secrets" && e.stage === "ResponseComplete");
+    expect(event).toMatchObject({ user: { username: "bob" }, verb: "list", objectRef: { resource: "secrets", namespace: "default" }, annotations: { "authorization.platform.io/decision": "forbid" }, responseStatus: { code: 403, reason: "Forbidden" } });
   });
 
   it("refuses an apiserver-client CSR for system:masters in admission, and records the requester otherwise", async () => {
