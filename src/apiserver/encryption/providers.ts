@@ -2,6 +2,7 @@
 // aescbc IV(16)‖CBC/PKCS#7, aesgcm nonce(12)‖ciphertext‖tag with the storage key as additional data, secretbox
 // nonce(24)‖tag‖ciphertext (XSalsa20-Poly1305). identity writes the plain bytes and refuses encrypted ones.
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { isUtf8 } from "node:buffer";
 import { secretbox } from "@noble/ciphers/salsa.js";
 import { PlatformError } from "../../errors.js";
 
@@ -67,7 +68,11 @@ function cbcSeal(key: Buffer, plain: Uint8Array): Buffer {
 function cbcOpen(key: Buffer, body: Uint8Array): Buffer {
   if (body.length < 32 || body.length % 16 !== 0) throw new Error("the data is not a whole number of AES blocks after the IV");
   const decipher = createDecipheriv("aes-256-cbc", key, body.subarray(0, 16));
-  return Buffer.concat([decipher.update(body.subarray(16)), decipher.final()]);
+  const plain = Buffer.concat([decipher.update(body.subarray(16)), decipher.final()]);
+  // CBC carries no integrity check: a wrong key fails the padding check only about 255 times in 256, and would
+  // otherwise hand out garbage. Stored values are UTF-8 text (JSON); random bytes almost never are.
+  if (!isUtf8(plain)) throw new Error("the decrypted value is not text (a different key under the same name?)");
+  return plain;
 }
 
 const gcmAlgorithm = (key: Buffer) => `aes-${key.length * 8}-gcm` as "aes-256-gcm";
