@@ -41,7 +41,7 @@ export class StorageRevocationList {
    * and the key each stored object contributed (for updates and deletes).
    */
   readonly #revoked = new Map<string, string>();
-  readonly #byObject = new Map<string, string>();
+  readonly #byObject = new Map<string, { readonly key: string; readonly refusal: string }>();
   #watches: Watch[] = [];
   #cancelRetry: CancelTimer | undefined;
   /** Why the list is not current (never loaded, or its watch broke); undefined while it is. */
@@ -131,11 +131,11 @@ export class StorageRevocationList {
   }
 
   #forget(objectKey: string): void {
-    const key = this.#byObject.get(objectKey);
+    const key = this.#byObject.get(objectKey)?.key;
     if (key === undefined) return;
     this.#byObject.delete(objectKey);
-    // Two signers' revocations may name one serial: the serial stays refused while either exists.
-    for (const other of this.#byObject.values()) if (other === key) return;
+    // Two signers' revocations may name one serial: the serial stays refused, naming the other, while either exists.
+    for (const other of this.#byObject.values()) if (other.key === key) return void this.#revoked.set(key, other.refusal);
     this.#revoked.delete(key);
   }
 
@@ -144,14 +144,17 @@ export class StorageRevocationList {
     this.#putCsr(objectKey, value);
   }
 
+  #set(objectKey: string, key: string, refusal: string): void {
+    this.#byObject.set(objectKey, { key, refusal });
+    this.#revoked.set(key, refusal);
+  }
+
   #putSerial(objectKey: string, value: string): void {
     try {
       const revocation = JSON.parse(value) as CertificateRevocation;
       const serial = normalizeSerialHex(revocation.spec.serialNumber);
       if (serial === undefined) throw new Error(`serialNumber ${JSON.stringify(revocation.spec.serialNumber)} is not hex`);
-      const key = `*/${serial.toUpperCase()}`;
-      this.#byObject.set(objectKey, key);
-      this.#revoked.set(key, `x509: certificate has been revoked (${revocation.spec.reason}; CertificateRevocation ${revocation.metadata.name})`);
+      this.#set(objectKey, `*/${serial.toUpperCase()}`, `x509: certificate has been revoked (${revocation.spec.reason}; CertificateRevocation ${revocation.metadata.name})`);
     } catch (err) {
       this.#logger.error({ key: objectKey, err }, "stored CertificateRevocation cannot be read; ignored");
     }
@@ -167,8 +170,7 @@ export class StorageRevocationList {
       if (!condition || !certificate) return this.#forget(csrKey);
       const leaf = decodePem(Buffer.from(certificate, "base64").toString("latin1"), { label: "CERTIFICATE" })[0]!;
       const key = revocationKey(revocationIdOf(leaf.der));
-      this.#byObject.set(csrKey, key);
-      this.#revoked.set(key, `x509: certificate has been revoked (${condition.reason ?? "unspecified"}; CertificateSigningRequest ${csr.metadata.name})`);
+      this.#set(csrKey, key, `x509: certificate has been revoked (${condition.reason ?? "unspecified"}; CertificateSigningRequest ${csr.metadata.name})`);
     } catch (err) {
       this.#logger.error({ key: csrKey, err }, "stored CSR with a Revoked condition cannot be read; ignored");
     }
