@@ -42,6 +42,7 @@ const served: [keyof GroupNames | "core", string][] = [
   ["authorization", "SelfSubjectAccessReview"],
   ["certificates", "CertificateSigningRequest"],
   ["certificates", "ClusterTrustBundle"],
+  ["certificates", "CertificateRevocation"],
   ["rbac", "Role"],
   ["rbac", "ClusterRole"],
   ["rbac", "RoleBinding"],

@@ -348,8 +348,9 @@ describe("discovery verbs and completion", () => {
     const r = await server.up.ctl(["api-resources"]);
     expect(r.stdout).toMatch(/^NAME\s+SHORTNAMES\s+APIVERSION\s+NAMESPACED\s+KIND$/m);
     expect(r.stdout).toMatch(/^certificatesigningrequests\s+csr\s+certificates.platform.io\/v1\s+false\s+CertificateSigningRequest$/m);
+    expect(r.stdout).toMatch(/^certificaterevocations\s+certrev\s+certificates.platform.io\/v1\s+false\s+CertificateRevocation$/m);
     expect((await server.up.ctl(["api-resources", "-o", "name", "--api-group", "certificates.platform.io"])).stdout).toBe(
-      "certificatesigningrequests.certificates.platform.io\nclustertrustbundles.certificates.platform.io\n",
+      "certificaterevocations.certificates.platform.io\ncertificatesigningrequests.certificates.platform.io\nclustertrustbundles.certificates.platform.io\n",
     );
   });
 

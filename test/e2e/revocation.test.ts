@@ -1,11 +1,12 @@
 // Revocation end to end with real processes: `platform-ca up`, platformctl revoke, the API server refusing the
-// revoked client certificate within 2 s with the reason, other users unaffected, a restart keeping it.
+// revoked client certificate within 2 s with the reason, other users unaffected, a restart keeping it; and a
+// certificate issued offline with the cluster CA (`platform-ca sign`), revoked by serial.
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import https from "node:https";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { CTL, oneClearError, runNode, type Run } from "../cli/ctl/fixtures.js";
+import { CTL, PLATFORM_CA, oneClearError, runNode, type Run } from "../cli/ctl/fixtures.js";
 import { tempDir } from "../fixtures/temp-dir.js";
 import { opsGet } from "../controller/controllers/cluster.js";
 import { startUp, type UpProcess } from "./up-process.js";
@@ -34,6 +35,27 @@ async function clientCert(cn: string): Promise<Cert> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`no certificate was issued to ${cn}`);
+}
+
+/** A client certificate for `cn` issued offline by `platform-ca sign` with the server's own CA key, no CSR object. */
+async function offlineCert(cn: string): Promise<Cert> {
+  const key = join(work, `${cn}-offline.key`);
+  const csr = join(work, `${cn}-offline.csr`);
+  const gen = spawnSync("openssl", ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-subj", `/CN=${cn}`, "-out", csr], { encoding: "utf8" });
+  expect(gen.status, gen.stderr).toBe(0);
+  const pki = join(up.dataDir, "pki");
+  const signed = await runNode(PLATFORM_CA, ["sign", "--ca-cert", join(pki, "ca.crt"), "--ca-key", join(pki, "ca.key"), "--signer-name", "platform.io/apiserver-client", "--usages", "digital signature,client auth", "--csr", csr]);
+  expect([signed.code, signed.stderr]).toEqual([0, ""]);
+  return { cert: signed.stdout, key: readFileSync(key, "utf8") };
+}
+
+/** The latest CRL of the API-server client signer, from the controllers' ops endpoint, as `openssl crl -text` prints it. */
+async function crlText(): Promise<string> {
+  const ops = /controllers {2}health and metrics on (https:\/\/127\.0\.0\.1:\d+)/.exec(up.stdout())?.[1];
+  expect(ops).toBeDefined();
+  writeFileSync(join(work, "crl.pem"), (await opsGet(undefined, `${ops}/crl/platform.io/apiserver-client?format=pem`)).text);
+  const r = spawnSync("openssl", ["crl", "-in", join(work, "crl.pem"), "-noout", "-text", "-verify", "-CAfile", join(up.dataDir, "pki", "ca.crt")], { encoding: "utf8" });
+  return r.stderr.includes("verify OK") ? r.stdout : "";
 }
 
 /** One request with a client certificate; the server's certificate is checked against the data directory's CA. */
@@ -146,5 +168,43 @@ describe("revocation with real processes", () => {
     up = await startUp({ dataDir: up.dataDir });
     expect((await call(alice)).status).toBe(401);
     expect((await call(bob)).status).toBe(200);
+  }, 120_000);
+
+  it("refuses a certificate issued offline within 2 s of platformctl certificate revoke --serial; the CRL lists the serial", async () => {
+    await up?.stop();
+    up = await startUp();
+    const carol = await offlineCert("carol");
+    const erin = await offlineCert("erin");
+    expect((await call(carol)).status).toBe(200);
+    expect((await call(erin)).status).toBe(200);
+    const serial = spawnSync("openssl", ["x509", "-noout", "-serial"], { input: carol.cert, encoding: "utf8" }).stdout.trim().replace("serial=", "");
+    const name = `platform.io:apiserver-client:${serial.toLowerCase()}`;
+    // Upper-case with ':' separators, as openssl -text prints serials: the server stores the one form.
+    const colons = serial.match(/../g)!.join(":");
+    const revoked = await ctl(["certificate", "revoke", "--serial", colons, "--signer", "platform.io/apiserver-client", "--reason", "keyCompromise", "--message", "key leaked"]);
+    const started = Date.now();
+    expect(revoked).toMatchObject({ code: 0, stdout: `certificaterevocation.certificates.platform.io/${name} created\n` });
+    let refused = await call(carol);
+    while (refused.status === 200 && Date.now() - started < 5000) refused = await call(carol);
+    expect(refused.status).toBe(401);
+    expect(refused.body.message).toBe(`Unauthorized: x509: certificate has been revoked (keyCompromise; CertificateRevocation ${name})`);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect((await call(erin)).status).toBe(200);
+
+    let listed = "";
+    for (let i = 0; i < 100 && !listed.includes(serial); i++) {
+      listed = await crlText();
+      if (!listed.includes(serial)) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(listed).toMatch(new RegExp(`Serial Number: ${serial}[\\s\\S]*?Key Compromise`));
+
+    const twice = await ctl(["certificate", "revoke", "--serial", serial, "--signer", "platform.io/apiserver-client", "--reason", "superseded"]);
+    expect(twice.code).not.toBe(0);
+    expect(oneClearError(twice)).toMatch(/^error: .*already exists/);
+    const badHex = await ctl(["certificate", "revoke", "--serial", "xyz", "--signer", "platform.io/apiserver-client", "--reason", "superseded"]);
+    expect(badHex.code).not.toBe(0);
+    expect(oneClearError(badHex)).toBe('error: --serial must be a serial number in hex (e.g. 5F:0C:1A), got "xyz"');
+    const described = await ctl(["get", "certificaterevocations"]);
+    expect(described.stdout).toMatch(new RegExp(`${name}\\s+platform.io/apiserver-client\\s+${serial.toLowerCase()}\\s+keyCompromise\\s+\\d+s`));
   }, 120_000);
 });

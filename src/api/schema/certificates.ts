@@ -1,4 +1,5 @@
-// Field schemas of the certificates group: CertificateSigningRequest and ClusterTrustBundle, described from seed 000.
+// Field schemas of the certificates group: CertificateSigningRequest and ClusterTrustBundle, described from seed 000,
+// and CertificateRevocation (revocation by serial, docs/revocation.md).
 import * as s from "./nodes.js";
 import { extra, kind, type KindSchemaDefinition } from "./shared.js";
 
@@ -56,4 +57,21 @@ export const clusterTrustBundle: KindSchemaDefinition = kind(
     ),
   },
   { required: ["spec"], description: "A cluster-scoped set of X.509 trust anchors, optionally of one signer." },
+);
+
+export const certificateRevocation: KindSchemaDefinition = kind(
+  "certificates",
+  "CertificateRevocation",
+  {
+    spec: s.object(
+      {
+        signerName: s.string("Signer whose CA issued the certificate; needs the revoke verb on it; immutable."),
+        serialNumber: s.string("Serial number of the certificate in hex, case-insensitive, ':' separators allowed; stored lower-case without separators; immutable."),
+        reason: s.string("RFC 5280 CRLReason name: unspecified, keyCompromise, cACompromise, affiliationChanged, superseded, cessationOfOperation, privilegeWithdrawn or aACompromise; immutable."),
+        message: s.string("Why, in words; immutable."),
+      },
+      { required: ["signerName", "serialNumber", "reason"], description: "The certificate revoked and why; immutable after creation." },
+    ),
+  },
+  { required: ["spec"], description: "The revocation of a certificate by signer and serial number, for certificates issued outside the API. Named <signerName with '/' as ':'>:<serial>." },
 );

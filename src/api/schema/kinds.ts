@@ -1,7 +1,7 @@
 // The field schema of every kind the server serves, written with group roles so the group suffix stays one setting.
 import * as s from "./nodes.js";
 import { REVIEW_KINDS, RBAC_KINDS } from "./access.js";
-import { certificateSigningRequest, clusterTrustBundle } from "./certificates.js";
+import { certificateRevocation, certificateSigningRequest, clusterTrustBundle } from "./certificates.js";
 import { CORE_KINDS } from "./core.js";
 import { EVENT_KINDS } from "./events.js";
 import { selfSubjectRulesReview } from "./rules-review.js";
@@ -13,6 +13,7 @@ export const KIND_SCHEMAS: readonly KindSchemaDefinition[] = [
   selfSubjectRulesReview,
   certificateSigningRequest,
   clusterTrustBundle,
+  certificateRevocation,
   ...RBAC_KINDS,
   kind(
     "apps",

@@ -62,6 +62,8 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
       // Custom signers are configured at run time, so signing and attesting are not limited to the built-in names.
       { apiGroups: [cert], resources: ["signers"], verbs: ["sign", "attest"] },
       { apiGroups: [cert], resources: ["clustertrustbundles"], verbs: [...READ, "create", "update", "patch", "delete"] },
+      // The CRL publisher lists revocations by serial.
+      { apiGroups: [cert], resources: ["certificaterevocations"], verbs: READ },
       { apiGroups: ["", names.events], resources: ["events"], verbs: ["create", "patch", "update"] },
       { apiGroups: [names.coordination], resources: ["leases"], verbs: ["get", "create", "update"] },
       // The controllers' own /metrics delegates authentication and authorization to this server, as upstream's

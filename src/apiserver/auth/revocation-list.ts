@@ -1,8 +1,10 @@
-// The revoked client certificates, by issuer and serial: every CSR with a Revoked condition, listed from the
-// server's own storage and then followed through its watch, so a revocation is enforced as soon as it is stored.
+// The revoked client certificates: by issuer and serial, every CSR with a Revoked condition; by serial alone, every
+// CertificateRevocation. Listed from the server's own storage and then followed through its watches, so a revocation
+// is enforced as soon as it is stored.
 import { Buffer } from "node:buffer";
 import type { GroupNames } from "../../api/group.js";
 import type { CertificateSigningRequest } from "../../api/types/csr.js";
+import { CERTIFICATE_REVOCATION_PLURAL, normalizeSerialHex, type CertificateRevocation } from "../../api/types/certificate-revocation.js";
 import { revokedCondition } from "../../api/revocation.js";
 import { invalidOption } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
@@ -33,10 +35,14 @@ export class StorageRevocationList {
   readonly #clock: Clock;
   readonly #whenUnavailable: RevocationUnavailable;
   readonly #retryMs: number;
-  /** Refusal text per revocation key, and the key each CSR storage key contributed (for updates and deletes). */
+  readonly #serialPrefix: string;
+  /**
+   * Refusal text per revocation key (`<issuer>/<SERIAL>` for a CSR's certificate, `*` and `/<SERIAL>` for a revocation by serial),
+   * and the key each stored object contributed (for updates and deletes).
+   */
   readonly #revoked = new Map<string, string>();
-  readonly #byCsr = new Map<string, string>();
-  #watch: Watch | undefined;
+  readonly #byObject = new Map<string, { readonly key: string; readonly refusal: string }>();
+  #watches: Watch[] = [];
   #cancelRetry: CancelTimer | undefined;
   /** Why the list is not current (never loaded, or its watch broke); undefined while it is. */
   #unavailable: string | undefined = "the revocation list has not been loaded yet";
@@ -52,13 +58,14 @@ export class StorageRevocationList {
     this.#storage = options.storage;
     // The storage key layout `/<group>/<resource>/...` is part of the Storage contract.
     this.#prefix = `/${options.names.certificates}/certificatesigningrequests/`;
+    this.#serialPrefix = `/${options.names.certificates}/${CERTIFICATE_REVOCATION_PLURAL}/`;
     this.#logger = options.logger ?? silentLogger();
     this.#clock = options.clock ?? systemClock;
     this.#whenUnavailable = when;
     this.#retryMs = retryMs;
   }
 
-  /** Lists the CSRs (rejects when the first list fails), then follows their changes. */
+  /** Lists the CSRs and CertificateRevocations (rejects when the first list fails), then follows their changes. */
   async start(signal?: AbortSignal): Promise<void> {
     if (this.#running) return;
     this.#running = true;
@@ -73,15 +80,18 @@ export class StorageRevocationList {
 
   stop(): void {
     this.#running = false;
-    this.#watch?.cancel();
-    this.#watch = undefined;
+    this.#cancelWatches();
     this.#cancelRetry?.();
     this.#cancelRetry = undefined;
   }
 
-  /** The refusal for a certificate (by `revocationKey`), or undefined when it may be used. */
+  /**
+   * The refusal for a certificate (by `revocationKey`), or undefined when it may be used. A CertificateRevocation
+   * names a signer, not an issuer: its serial is refused under any issuer, as only certificates whose chain the server
+   * trusts for clients get here, and the product's serials are random 128-bit values (docs/revocation.md).
+   */
   check(key: string): string | undefined {
-    const revoked = this.#revoked.get(key);
+    const revoked = this.#revoked.get(key) ?? this.#revoked.get(`*/${key.slice(key.lastIndexOf("/") + 1)}`);
     if (revoked !== undefined) return revoked;
     if (this.#unavailable !== undefined && this.#whenUnavailable === "deny") return `x509: revocation status unknown: ${this.#unavailable}`;
     return undefined;
@@ -92,16 +102,22 @@ export class StorageRevocationList {
     return this.#revoked.size;
   }
 
+  #cancelWatches(): void {
+    for (const w of this.#watches) w.cancel();
+    this.#watches = [];
+  }
+
   async #sync(initial = false): Promise<void> {
-    this.#watch?.cancel();
-    this.#watch = undefined;
+    this.#cancelWatches();
     try {
-      const { items, revision } = await this.#storage.list(this.#prefix);
+      const lists = await Promise.all([this.#prefix, this.#serialPrefix].map(async (prefix) => ({ prefix, ...(await this.#storage.list(prefix)) })));
       if (!this.#running) return;
       this.#revoked.clear();
-      this.#byCsr.clear();
-      for (const kv of items) this.#put(kv.key, kv.value);
-      this.#watch = this.#storage.watch(this.#prefix, { fromRevision: revision }, (event) => this.#apply(event), (err) => this.#retry(err));
+      this.#byObject.clear();
+      for (const { items } of lists) for (const kv of items) this.#put(kv.key, kv.value);
+      this.#watches = lists.map(({ prefix, revision }) =>
+        this.#storage.watch(prefix, { fromRevision: revision }, (event) => this.#apply(event), (err) => this.#retry(err)),
+      );
       this.#unavailable = undefined;
     } catch (err) {
       if (initial) throw err;
@@ -114,14 +130,37 @@ export class StorageRevocationList {
     else this.#put(event.key, event.kv.value);
   }
 
-  #forget(csrKey: string): void {
-    const key = this.#byCsr.get(csrKey);
+  #forget(objectKey: string): void {
+    const key = this.#byObject.get(objectKey)?.key;
     if (key === undefined) return;
-    this.#byCsr.delete(csrKey);
+    this.#byObject.delete(objectKey);
+    // Two signers' revocations may name one serial: the serial stays refused, naming the other, while either exists.
+    for (const other of this.#byObject.values()) if (other.key === key) return void this.#revoked.set(key, other.refusal);
     this.#revoked.delete(key);
   }
 
-  #put(csrKey: string, value: string): void {
+  #put(objectKey: string, value: string): void {
+    if (objectKey.startsWith(this.#serialPrefix)) return this.#putSerial(objectKey, value);
+    this.#putCsr(objectKey, value);
+  }
+
+  #set(objectKey: string, key: string, refusal: string): void {
+    this.#byObject.set(objectKey, { key, refusal });
+    this.#revoked.set(key, refusal);
+  }
+
+  #putSerial(objectKey: string, value: string): void {
+    try {
+      const revocation = JSON.parse(value) as CertificateRevocation;
+      const serial = normalizeSerialHex(revocation.spec.serialNumber);
+      if (serial === undefined) throw new Error(`serialNumber ${JSON.stringify(revocation.spec.serialNumber)} is not hex`);
+      this.#set(objectKey, `*/${serial.toUpperCase()}`, `x509: certificate has been revoked (${revocation.spec.reason}; CertificateRevocation ${revocation.metadata.name})`);
+    } catch (err) {
+      this.#logger.error({ key: objectKey, err }, "stored CertificateRevocation cannot be read; ignored");
+    }
+  }
+
+  #putCsr(csrKey: string, value: string): void {
     // Most CSR writes are not revocations: skip parsing them.
     if (!value.includes('"Revoked"')) return this.#forget(csrKey);
     try {
@@ -131,8 +170,7 @@ export class StorageRevocationList {
       if (!condition || !certificate) return this.#forget(csrKey);
       const leaf = decodePem(Buffer.from(certificate, "base64").toString("latin1"), { label: "CERTIFICATE" })[0]!;
       const key = revocationKey(revocationIdOf(leaf.der));
-      this.#byCsr.set(csrKey, key);
-      this.#revoked.set(key, `x509: certificate has been revoked (${condition.reason ?? "unspecified"}; CertificateSigningRequest ${csr.metadata.name})`);
+      this.#set(csrKey, key, `x509: certificate has been revoked (${condition.reason ?? "unspecified"}; CertificateSigningRequest ${csr.metadata.name})`);
     } catch (err) {
       this.#logger.error({ key: csrKey, err }, "stored CSR with a Revoked condition cannot be read; ignored");
     }

@@ -4,6 +4,7 @@ import type { ApiObject } from "../../api/meta.js";
 import { AUTHORIZATION_VERSION, type SubjectAccessReview } from "../../api/types/authorization.js";
 import { LEASE_VERSION, type Lease } from "../../api/types/coordination.js";
 import { CSR_VERSION, type CertificateSigningRequest } from "../../api/types/csr.js";
+import { CERTIFICATE_REVOCATION_PLURAL, CERTIFICATE_REVOCATION_VERSION, type CertificateRevocation } from "../../api/types/certificate-revocation.js";
 import { EVENT_VERSION, type Event } from "../../api/types/event.js";
 import { CLUSTER_TRUST_BUNDLE_VERSION, type ClusterTrustBundle } from "../../api/types/trust-bundle.js";
 import { CORE_VERSION, type Namespace } from "../../api/types/core.js";
@@ -41,6 +42,8 @@ export interface ResourceSource {
 export interface ControllerResources {
   readonly csrs: ResourceClient<CertificateSigningRequest>;
   readonly trustBundles: ResourceClient<ClusterTrustBundle>;
+  /** Read by the CRL publisher (revocations by serial). */
+  readonly revocations: ResourceClient<CertificateRevocation>;
   readonly events: ResourceClient<Event>;
   readonly leases: ResourceClient<Lease>;
   /** Create-only: POST answers with the review's status filled in. */
@@ -53,6 +56,7 @@ export function controllerResources(client: ResourceSource, names: GroupNames): 
   return {
     csrs: client.resource({ group: names.certificates, version: CSR_VERSION, plural: "certificatesigningrequests", namespaced: false }),
     trustBundles: client.resource({ group: names.certificates, version: CLUSTER_TRUST_BUNDLE_VERSION, plural: "clustertrustbundles", namespaced: false }),
+    revocations: client.resource({ group: names.certificates, version: CERTIFICATE_REVOCATION_VERSION, plural: CERTIFICATE_REVOCATION_PLURAL, namespaced: false }),
     events: client.resource({ group: names.events, version: EVENT_VERSION, plural: "events", namespaced: true }),
     leases: client.resource({ group: names.coordination, version: LEASE_VERSION, plural: "leases", namespaced: true }),
     subjectAccessReviews: client.resource({ group: names.authorization, version: AUTHORIZATION_VERSION, plural: "subjectaccessreviews", namespaced: false }),
@@ -88,6 +92,8 @@ export class ControllerSet {
   readonly controllers: readonly Controller[];
   private readonly csrInformer: Informer<CertificateSigningRequest>;
   private readonly bundleInformer: Informer<ClusterTrustBundle> | undefined;
+  /** CertificateRevocations, for the CRL publisher (run with the trust-bundle publisher). */
+  private readonly revocationInformer: Informer<CertificateRevocation> | undefined;
   /** Namespaces and their `default` ServiceAccounts, when the service-account controller runs. */
   private readonly accountInformers: readonly [Informer<Namespace>, Informer<ApiObject>] | undefined;
   private readonly recorder: EventRecorder;
@@ -98,6 +104,7 @@ export class ControllerSet {
     const base = { clock, logger, minResyncPeriodMs: o.minResyncPeriodMs };
     this.csrInformer = new Informer({ ...base, listWatcher: resources.csrs, name: "certificatesigningrequests" });
     this.bundleInformer = o.enabled.has(PUBLISHER_CONTROLLER) ? new Informer({ ...base, listWatcher: resources.trustBundles, name: "clustertrustbundles" }) : undefined;
+    this.revocationInformer = o.enabled.has(PUBLISHER_CONTROLLER) ? new Informer({ ...base, listWatcher: resources.revocations, name: CERTIFICATE_REVOCATION_PLURAL }) : undefined;
     this.accountInformers = o.enabled.has(SERVICE_ACCOUNT_CONTROLLER)
       ? [
           new Informer<Namespace>({ ...base, listWatcher: resources.namespaces, name: "namespaces" }),
@@ -146,6 +153,7 @@ export class ControllerSet {
           bundles: resources.trustBundles,
           bundleInformer: this.bundleInformer,
           csrInformer: this.csrInformer,
+          ...(this.revocationInformer && { revocationInformer: this.revocationInformer }),
           signers: o.signers,
           names: o.names,
           resyncMs: o.publisherResyncMs,
@@ -165,6 +173,7 @@ export class ControllerSet {
   async start(signal: AbortSignal): Promise<void> {
     this.csrInformer.start(signal);
     this.bundleInformer?.start(signal);
+    this.revocationInformer?.start(signal);
     for (const i of this.accountInformers ?? []) i.start(signal);
     await Promise.all(this.controllers.map((c) => c.start(signal)));
   }
@@ -173,14 +182,14 @@ export class ControllerSet {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       await Promise.all(this.controllers.map((c) => c.stop()));
-      await Promise.all([this.csrInformer.stop(), this.bundleInformer?.stop(), ...(this.accountInformers ?? []).map((i) => i.stop())]);
+      await Promise.all([this.csrInformer.stop(), this.bundleInformer?.stop(), this.revocationInformer?.stop(), ...(this.accountInformers ?? []).map((i) => i.stop())]);
       await this.recorder.flush(EVENT_FLUSH_TIMEOUT_MS);
     })();
     return this.stopping;
   }
 
   synced(): boolean {
-    return this.csrInformer.hasSynced() && (this.bundleInformer?.hasSynced() ?? true) && (this.accountInformers ?? []).every((i) => i.hasSynced());
+    return this.csrInformer.hasSynced() && (this.bundleInformer?.hasSynced() ?? true) && (this.revocationInformer?.hasSynced() ?? true) && (this.accountInformers ?? []).every((i) => i.hasSynced());
   }
 
   ready(): boolean {

@@ -1,10 +1,12 @@
-// The CRL publisher: one CRL per signer that can sign one, listing its CA's revoked, unexpired certificates, rebuilt when
-// a revocation arrives and before nextUpdate, published as annotations of the signer's ClusterTrustBundle.
+// The CRL publisher: one CRL per signer that can sign one, listing its CA's revoked, unexpired certificates and the
+// serials revoked by CertificateRevocation, rebuilt when a revocation arrives and before nextUpdate, published as
+// annotations of the signer's ClusterTrustBundle.
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
 import type { GroupNames } from "../../api/group.js";
 import { REVOKED_CONDITION, revokedCondition, isRevocationReason } from "../../api/revocation.js";
 import type { CertificateSigningRequest } from "../../api/types/csr.js";
+import { normalizeSerialHex, type CertificateRevocation } from "../../api/types/certificate-revocation.js";
 import type { ClusterTrustBundle } from "../../api/types/trust-bundle.js";
 import type { ResourceClient } from "../../client/types.js";
 import { invalidOption } from "../../errors.js";
@@ -30,6 +32,8 @@ export interface CrlPublisherOptions extends ControllerOptions {
   readonly bundles: ResourceClient<ClusterTrustBundle>;
   readonly bundleInformer: Informer<ClusterTrustBundle>;
   readonly csrInformer: Informer<CertificateSigningRequest>;
+  /** CertificateRevocations (revocations by serial); without it, CRLs list revoked CSRs' certificates only. */
+  readonly revocationInformer?: Informer<CertificateRevocation>;
   readonly signers: SignerRegistry;
   readonly names: GroupNames;
   /** nextUpdate − thisUpdate (default 24 h); a CRL is rebuilt once half of it has passed. */
@@ -48,7 +52,7 @@ export class CrlPublisher extends Controller {
   private readonly numbers = new Map<string, number>();
 
   constructor(options: CrlPublisherOptions) {
-    super(CRL_PUBLISHER_CONTROLLER, [options.csrInformer, options.bundleInformer], options);
+    super(CRL_PUBLISHER_CONTROLLER, [options.csrInformer, options.bundleInformer, ...(options.revocationInformer ? [options.revocationInformer] : [])], options);
     const validityMs = options.validityMs ?? 86_400_000;
     if (!(validityMs >= 60_000)) throw invalidOption("validityMs", "≥ 60000", options.validityMs);
     const resyncMs = options.resyncMs ?? 60_000;
@@ -67,8 +71,12 @@ export class CrlPublisher extends Controller {
     const revocation = (csr: CertificateSigningRequest | undefined) => {
       if (csr?.status?.conditions?.some((c) => c.type === REVOKED_CONDITION)) for (const name of this.o.signers.names()) this.queue.add(name);
     };
+    const everySigner = () => {
+      for (const name of this.o.signers.names()) this.queue.add(name);
+    };
     return [
       this.o.csrInformer.addHandlers({ onAdd: revocation, onUpdate: (old, csr) => (revocation(old), revocation(csr)), onDelete: revocation }),
+      ...(this.o.revocationInformer ? [this.o.revocationInformer.addHandlers({ onAdd: everySigner, onUpdate: everySigner, onDelete: everySigner })] : []),
       this.o.bundleInformer.addHandlers({ onAdd: (b) => signer(b.spec?.signerName), onUpdate: (_old, b) => signer(b.spec?.signerName) }),
     ];
   }
@@ -138,6 +146,34 @@ export class CrlPublisher extends Controller {
         this.log.warn({ name: csr.metadata.name, err }, "revoked request's certificate cannot be read; left out of the CRL");
       }
     }
+    const listed = new Set(out.map((x) => x.hex));
+    for (const x of this.serialEntries(issuerDer, now)) if (!listed.has(x.hex)) (listed.add(x.hex), out.push(x));
     return out.sort((x, y) => (x.hex < y.hex ? -1 : x.hex > y.hex ? 1 : 0)).map((x) => x.entry);
+  }
+
+  /**
+   * The serials revoked by CertificateRevocation for any signer with this CA (signers may share one), kept until the
+   * object is deleted: its expiry is unknown, as the certificate was issued outside the API.
+   */
+  private serialEntries(issuerDer: Uint8Array, now: Date): { hex: string; entry: CrlEntry }[] {
+    const out: { hex: string; entry: CrlEntry }[] = [];
+    const sameCa = new Map<string, boolean>();
+    const ofThisCa = (signerName: string): boolean => {
+      if (!sameCa.has(signerName)) {
+        const issuer = this.o.signers.has(signerName) ? this.o.signers.get(signerName).crlIssuer?.() : undefined;
+        sameCa.set(signerName, issuer !== undefined && Buffer.compare(Buffer.from(issuer.subjectDer), Buffer.from(issuerDer)) === 0);
+      }
+      return sameCa.get(signerName)!;
+    };
+    for (const r of this.o.revocationInformer?.list() ?? []) {
+      const hex = normalizeSerialHex(r.spec?.serialNumber ?? "");
+      if (hex === undefined || !isRevocationReason(r.spec.reason) || !ofThisCa(r.spec.signerName)) continue;
+      const value = Buffer.from(hex, "hex");
+      // DER INTEGER contents: a leading 0x00 keeps a serial with its high bit set positive.
+      const serial = value[0]! >= 0x80 ? Buffer.concat([Buffer.from([0]), value]) : value;
+      const created = Date.parse(r.metadata.creationTimestamp ?? "");
+      out.push({ hex: hex.toUpperCase(), entry: { serial, revocationDate: new Date(Number.isNaN(created) ? now.getTime() : created), reason: r.spec.reason } });
+    }
+    return out;
   }
 }

@@ -18,12 +18,14 @@ const authorizer = new RbacAuthorizer({
       clusterRole("approve-domain", [signers("approve", [`${names.suffix}/*`])]),
       clusterRole("sign-all", [signers("sign")]),
       clusterRole("attest-example", [signers("attest", ["example.com/foo"])]),
+      clusterRole("revoke-domain", [signers("revoke", ["example.com/*"])]),
     ],
     clusterRoleBindings: [
       clusterRoleBinding("a", "approve-node", [userSubject("node-approver")]),
       clusterRoleBinding("b", "approve-domain", [userSubject("domain-approver")]),
       clusterRoleBinding("c", "sign-all", [userSubject("signer")]),
       clusterRoleBinding("d", "attest-example", [userSubject("attester")]),
+      clusterRoleBinding("e", "revoke-domain", [userSubject("revoker")]),
     ],
   }),
 });
@@ -138,6 +140,30 @@ describe("ClusterTrustBundle attest plugin", () => {
     const r = await write(op, who, next, old);
     if (typeof expected === "string") expect(r).toBe(expected);
     else expect(r).toMatch(expected);
+  });
+});
+
+describe("CertificateRevocation plugin: revocation by serial", () => {
+  const revocation = (signerName: string): ApiObject => ({
+    apiVersion: `${CERT}/v1`,
+    kind: "CertificateRevocation",
+    metadata: { name: "req-1" },
+    spec: { signerName, serialNumber: "0a", reason: "keyCompromise" },
+  });
+  const create = (who: string, signerName: string) => outcome(attrs("CREATE", "certificaterevocations", user({ username: who })), revocation(signerName));
+
+  it.each([
+    ["revoke on <domain>/*", "revoker", "example.com/foo", "allowed"],
+    ["revoke for another domain", "revoker", "other.example/foo", `FORBIDDEN: certificaterevocations.${CERT} "req-1" is forbidden: user not permitted to revoke certificates of signerName "other.example/foo"`],
+    ["no revoke at all (sign only)", "signer", "example.com/foo", /not permitted to revoke certificates of signerName "example.com\/foo"/],
+  ] as const)("answers a create with %s", async (_name, who, signerName, expected) => {
+    const r = await create(who, signerName);
+    if (typeof expected === "string") expect(r).toBe(expected);
+    else expect(r).toMatch(expected);
+  });
+
+  it("leaves other operations on certificaterevocations to RBAC (delete ends a revocation)", async () => {
+    expect(await outcome(attrs("DELETE", "certificaterevocations", user({ username: "signer" })), undefined, revocation("example.com/foo"))).toBe("allowed");
   });
 });
 

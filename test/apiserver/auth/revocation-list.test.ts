@@ -1,4 +1,5 @@
-// StorageRevocationList: revoked CSRs by issuer and serial, followed through the storage watch; unknown state per setting.
+// StorageRevocationList: revoked CSRs by issuer and serial, CertificateRevocations by serial, followed through the
+// storage watch; unknown state per setting.
 import { Buffer } from "node:buffer";
 import { describe, expect, it } from "vitest";
 import { StorageRevocationList } from "../../../src/apiserver/auth/revocation-list.js";
@@ -40,6 +41,37 @@ describe("StorageRevocationList", () => {
       await settle();
       expect(list.check(key(a.pem))).toBeUndefined();
       expect(list.size).toBe(1);
+    } finally {
+      list.stop();
+    }
+  });
+
+  it("refuses a serial named by a CertificateRevocation under any issuer, until every revocation of it is deleted", async () => {
+    const storage = new MemoryStorage();
+    const [a, b] = await Promise.all([issueCert({ cn: "a" }), issueCert({ cn: "b" })]);
+    const serial = revocationIdOf(decodePem(a.pem)[0]!.der).serialHex;
+    const revKey = (signer: string) => `/${names.certificates}/certificaterevocations/${signer}:${serial.toLowerCase()}`;
+    const value = (signer: string, reason: string) =>
+      JSON.stringify({ metadata: { name: `${signer}:${serial.toLowerCase()}` }, spec: { signerName: signer.replace(":", "/"), serialNumber: serial.toLowerCase(), reason } });
+    await storage.create(revKey("example.com:one"), value("example.com:one", "keyCompromise"));
+    const list = new StorageRevocationList({ storage, names });
+    await list.start();
+    try {
+      expect(list.check(key(a.pem))).toBe(`x509: certificate has been revoked (keyCompromise; CertificateRevocation example.com:one:${serial.toLowerCase()})`);
+      // The issuer part of the key does not matter: the object names a signer, not an issuer.
+      expect(list.check(`00ff/${serial}`)).toMatch(/revoked \(keyCompromise; /);
+      expect(list.check(key(b.pem))).toBeUndefined();
+      await storage.create(revKey("example.com:two"), value("example.com:two", "superseded"));
+      await settle();
+      expect(list.check(key(a.pem))).toMatch(/\(superseded; CertificateRevocation example.com:two:/);
+      // Deleting the later one leaves the serial refused, naming the one that is left.
+      await storage.delete(revKey("example.com:two"));
+      await settle();
+      expect(list.check(key(a.pem))).toBe(`x509: certificate has been revoked (keyCompromise; CertificateRevocation example.com:one:${serial.toLowerCase()})`);
+      await storage.delete(revKey("example.com:one"));
+      await settle();
+      expect(list.check(key(a.pem))).toBeUndefined();
+      expect(list.size).toBe(0);
     } finally {
       list.stop();
     }

@@ -33,7 +33,7 @@ describe("allResources", () => {
   it("serves each plural once per group", () => {
     const keys = defs.map((d) => `${d.group}/${d.plural}`);
     expect(new Set(keys).size).toBe(keys.length);
-    expect(defs).toHaveLength(19);
+    expect(defs).toHaveLength(20);
   });
 
   it("builds every group from the suffix, never from a literal one", () => {

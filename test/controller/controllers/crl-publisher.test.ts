@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ClusterTrustBundle } from "../../../src/api/types/trust-bundle.js";
 import type { CertificateSigningRequest } from "../../../src/api/types/csr.js";
+import type { CertificateRevocation } from "../../../src/api/types/certificate-revocation.js";
 import { CrlPublisher, crlAnnotations, type CrlStore } from "../../../src/controller/controllers/crl-publisher.js";
 import { TrustBundlePublisher } from "../../../src/controller/controllers/trust-bundle-publisher.js";
 import { Informer } from "../../../src/controller/informer.js";
@@ -28,15 +29,18 @@ async function setup() {
   const { ca } = await generateCa({ commonName: "crl test CA", keyType: "p256", lifetimeSeconds: 30 * 86400, now: new Date(h.clock.now()) });
   const signers = new SignerRegistry(createBuiltinSigners({ ca, groupSuffix: h.names.suffix, now: () => new Date(h.clock.now()) }));
   const bundleInformer = new Informer<ClusterTrustBundle>({ listWatcher: h.api.trustBundles, name: "bundles", clock: h.clock, random: () => 0 });
+  // As the controller user: its role reads CertificateRevocations.
+  const revocationInformer = new Informer<CertificateRevocation>({ listWatcher: h.api.revocations, name: "revocations", clock: h.clock, random: () => 0 });
   const store: CrlStore = new Map();
   const common = { bundles: h.api.trustBundles, signers, names: h.names, clock: h.clock, resyncMs: 60_000 };
   const publisher = new TrustBundlePublisher({ ...common, informer: bundleInformer });
-  const crlPublisher = () => new CrlPublisher({ ...common, bundleInformer, csrInformer: h.csrInformer, store, validityMs: 3_600_000 });
+  const crlPublisher = () => new CrlPublisher({ ...common, bundleInformer, csrInformer: h.csrInformer, revocationInformer, store, validityMs: 3_600_000 });
   const stop = new AbortController();
   const stopCrls = new AbortController();
-  track(h, stop, () => bundleInformer.stop());
+  track(h, stop, async () => void (await Promise.all([bundleInformer.stop(), revocationInformer.stop()])));
   await h.startInformers();
   bundleInformer.start(stop.signal);
+  revocationInformer.start(stop.signal);
   await Promise.all([publisher.start(stop.signal), crlPublisher().start(AbortSignal.any([stop.signal, stopCrls.signal]))]);
   return { h, ca, signers, bundleInformer, store, stop, stopCrls, crlPublisher };
 }
@@ -97,6 +101,31 @@ describe("CrlPublisher", () => {
     // Past half of its validity (1 h here) the CRL is rebuilt with the next number, before nextUpdate.
     h.clock.advance(31 * 60_000);
     expect(await until(() => (bundleOf()?.metadata.annotations?.[a.number] === "3" ? "3" : undefined), "a refreshed CRL")).toBe("3");
+  });
+
+  it("lists each CertificateRevocation's serial in the CRL of its signer's CA until the object is deleted", async () => {
+    const { h, ca, bundleInformer } = await setup();
+    const a = crlAnnotations(h.names);
+    const crlOf = (signerName: string) => bundleInformer.list().find((b) => b.spec.signerName === signerName)?.metadata.annotations?.[a.crl];
+    const textOf = (signerName: string) => openssl("crl", "-in", file("serial-crl.pem", crlOf(signerName) ?? ""), "-noout", "-text", "-verify", "-CAfile", file("serial-ca.pem", ca.certPem));
+    await until(() => crlOf(h.names.signers.apiserverClient), "a first CRL");
+    const signerName = h.names.signers.apiserverClient;
+    // A serial with its high bit set: written with a leading zero byte so it stays positive, printed without it.
+    const created = await h.admin.revocations.create({
+      apiVersion: `${h.names.certificates}/v1`,
+      kind: "CertificateRevocation",
+      metadata: { name: `${signerName.replaceAll("/", ":")}:8a01ff` },
+      spec: { signerName, serialNumber: "8A:01:FF", reason: "cessationOfOperation" },
+    });
+    const listed = await until(() => {
+      const r = textOf(signerName);
+      return r.stderr.includes("verify OK") && r.stdout.includes("Serial Number: 8A01FF") ? r.stdout : undefined;
+    }, "the serial in the CRL");
+    expect(listed).toMatch(/Serial Number: 8A01FF[\s\S]*?Cessation Of Operation/);
+    // The node-agent client signer shares the CA, so its CRL lists the serial too.
+    expect(await until(() => (textOf(h.names.signers.nodeagentClient).stdout.includes("8A01FF") ? "yes" : undefined), "the other signer's CRL")).toBe("yes");
+    await h.admin.revocations.delete(created.metadata.name!);
+    expect(await until(() => (textOf(signerName).stdout.includes("No Revoked Certificates") ? "gone" : undefined), "the serial gone")).toBe("gone");
   });
 
   it("continues the CRL number a previous publisher left on the bundle (a new leader, a restart)", async () => {

@@ -3,6 +3,7 @@ import type { GroupNames } from "../../../api/group.js";
 import type { ResourceDefinition } from "../strategy.js";
 import { clusterRoleBindingDefinition } from "./cluster-role-binding.js";
 import { clusterRoleDefinition } from "./cluster-role.js";
+import { certificateRevocationDefinition } from "./certificate-revocation.js";
 import { clusterTrustBundleDefinition } from "./cluster-trust-bundle.js";
 import { controllerRevisionDefinition } from "./controller-revision.js";
 import { coreEventDefinition } from "./core-event.js";
@@ -36,6 +37,7 @@ export function allResources(names: GroupNames): ResourceDefinition[] {
     selfSubjectRulesReviewDefinition(names),
     csrDefinition(names),
     clusterTrustBundleDefinition(names),
+    certificateRevocationDefinition(names),
     roleDefinition(names),
     clusterRoleDefinition(names),
     roleBindingDefinition(names),
