@@ -41,6 +41,7 @@ describe("platform-ca up, then kubectl with admin.conf", () => {
   it("listens on the real port and writes admin.conf (0600) pointing at it", () => {
     expect(up.address).toMatch(/^https:\/\/127\.0\.0\.1:(?!0$)\d+$/);
     expect(up.stdout()).toContain(`kubectl --kubeconfig ${up.adminConfig} get csr`);
+    expect(up.stdout()).toContain(`npx platformctl --platformconfig ${up.adminConfig} get csr`);
     const doc = parseYaml(readFileSync(up.adminConfig, "utf8"));
     expect(doc.clusters[0].cluster.server).toBe(up.address);
     expect((statSync(up.adminConfig).mode & 0o777).toString(8)).toBe("600");

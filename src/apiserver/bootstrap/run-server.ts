@@ -63,7 +63,8 @@ export function bannerText(state: SecureServerState, o: Pick<RunOptions, "dataDi
     `  admin.conf   ${conf} (${everywhere ? `server ${client}, ` : ""}user ${ADMIN_USER}, group ${ADMIN_GROUP}, valid until ${state.adminConfig.notAfter.toISOString()})`,
     "",
     `  kubectl --kubeconfig ${conf} get csr`,
-    `  platformctl --platformconfig ${conf} get csr`,
+    // `npx` finds the package's own bin in a clone (no global install): what a first user has.
+    `  npx platformctl --platformconfig ${conf} get csr   (platformctl, where installed)`,
     "",
     `API server listening on ${bound}${everywhere ? ` (every interface; admin.conf connects through ${client})` : ""}`,
   ];
