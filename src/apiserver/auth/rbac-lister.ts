@@ -4,8 +4,9 @@ import type { ApiObject } from "../../api/meta.js";
 import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from "../../api/types/rbac.js";
 import { invalidOption } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import { systemClock, type CancelTimer, type Clock } from "../../time/clock.js";
-import type { Storage, StorageEvent, Watch } from "../storage/types.js";
+import { systemClock, type Clock } from "../../time/clock.js";
+import { StorageFollower } from "../storage/follower.js";
+import type { Storage, StorageEvent } from "../storage/types.js";
 import type { RbacLister } from "./rbac.js";
 
 export interface StorageRbacListerOptions {
@@ -22,18 +23,13 @@ type Plural = (typeof PLURALS)[number];
 
 class Collection {
   readonly objects = new Map<string, ApiObject>();
-  watch: Watch | undefined;
   snapshot: readonly ApiObject[] | undefined;
-  cancelRetry: CancelTimer | undefined;
 }
 
 export class StorageRbacLister implements RbacLister {
-  readonly #storage: Storage;
-  readonly #prefixes: Record<Plural, string>;
   readonly #logger: Logger;
-  readonly #clock: Clock;
-  readonly #retryMs: number;
   readonly #collections = new Map<Plural, Collection>(PLURALS.map((p) => [p, new Collection()]));
+  readonly #followers: StorageFollower[];
   #version = 0;
   #running = false;
 
@@ -42,12 +38,25 @@ export class StorageRbacLister implements RbacLister {
     if (!options.names) throw invalidOption("names", "to be GroupNames", options.names);
     const retryMs = options.retryMs ?? 1000;
     if (!Number.isInteger(retryMs) || retryMs < 1) throw invalidOption("retryMs", "to be an integer ≥ 1", retryMs);
-    this.#storage = options.storage;
-    // The storage key layout `/<group>/<resource>/...` is part of the Storage contract.
-    this.#prefixes = Object.fromEntries(PLURALS.map((p) => [p, `/${options.names.rbac}/${p}/`])) as Record<Plural, string>;
     this.#logger = options.logger ?? silentLogger();
-    this.#clock = options.clock ?? systemClock;
-    this.#retryMs = retryMs;
+    const clock = options.clock ?? systemClock;
+    this.#followers = PLURALS.map((plural) => {
+      const c = this.#collections.get(plural)!;
+      return new StorageFollower({
+        storage: options.storage,
+        // The storage key layout `/<group>/<resource>/...` is part of the Storage contract.
+        prefix: `/${options.names.rbac}/${plural}/`,
+        clock,
+        retryMs,
+        reset: (items) => {
+          c.objects.clear();
+          for (const kv of items) this.#put(c, kv.key, kv.value);
+          this.#changed(c);
+        },
+        apply: (event) => this.#apply(c, event),
+        broken: (err) => this.#logger.warn({ resource: plural, err }, "RBAC cache lost its watch; listing again"),
+      });
+    });
   }
 
   /** Lists every collection (resolves once all four are loaded; rejects when a first list fails), then keeps them current. */
@@ -56,7 +65,7 @@ export class StorageRbacLister implements RbacLister {
     this.#running = true;
     signal?.addEventListener("abort", () => this.stop(), { once: true });
     try {
-      await Promise.all(PLURALS.map((p) => this.#sync(p, true)));
+      await Promise.all(this.#followers.map((f) => f.start()));
     } catch (err) {
       this.stop();
       throw err;
@@ -65,12 +74,7 @@ export class StorageRbacLister implements RbacLister {
 
   stop(): void {
     this.#running = false;
-    for (const c of this.#collections.values()) {
-      c.watch?.cancel();
-      c.watch = undefined;
-      c.cancelRetry?.();
-      c.cancelRetry = undefined;
-    }
+    for (const f of this.#followers) f.stop();
   }
 
   version(): number {
@@ -104,29 +108,6 @@ export class StorageRbacLister implements RbacLister {
     this.#version++;
   }
 
-  async #sync(plural: Plural, initial = false): Promise<void> {
-    const c = this.#collections.get(plural)!;
-    const prefix = this.#prefixes[plural];
-    c.watch?.cancel();
-    c.watch = undefined;
-    try {
-      const { items, revision } = await this.#storage.list(prefix);
-      if (!this.#running) return;
-      c.objects.clear();
-      for (const kv of items) this.#put(c, kv.key, kv.value);
-      this.#changed(c);
-      c.watch = this.#storage.watch(
-        prefix,
-        { fromRevision: revision },
-        (event) => this.#apply(c, event),
-        (err) => this.#retry(plural, err),
-      );
-    } catch (err) {
-      if (initial) throw err;
-      this.#retry(plural, err);
-    }
-  }
-
   #apply(c: Collection, event: StorageEvent): void {
     if (event.type === "DELETE") c.objects.delete(event.key);
     else this.#put(c, event.key, event.kv.value);
@@ -139,16 +120,5 @@ export class StorageRbacLister implements RbacLister {
     } catch (err) {
       this.#logger.error({ key, err }, "stored RBAC object is not JSON; ignored");
     }
-  }
-
-  #retry(plural: Plural, err: unknown): void {
-    if (!this.#running) return;
-    const c = this.#collections.get(plural)!;
-    this.#logger.warn({ resource: plural, err }, "RBAC cache lost its watch; listing again");
-    if (c.cancelRetry !== undefined) return;
-    c.cancelRetry = this.#clock.setTimer(this.#retryMs, () => {
-      c.cancelRetry = undefined;
-      void this.#sync(plural);
-    });
   }
 }

@@ -10,8 +10,9 @@ import { invalidOption } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { decodePem } from "../../pki/pem.js";
 import { revocationIdOf, revocationKey } from "../../pki/revocation-id.js";
-import { systemClock, type CancelTimer, type Clock } from "../../time/clock.js";
-import type { Storage, StorageEvent, Watch } from "../storage/types.js";
+import { systemClock, type Clock } from "../../time/clock.js";
+import { StorageFollower } from "../storage/follower.js";
+import type { KeyValue, Storage, StorageEvent } from "../storage/types.js";
 
 /** What to do with a client certificate while the list cannot be read: refuse it (default) or accept it. */
 export type RevocationUnavailable = "deny" | "allow";
@@ -29,23 +30,20 @@ export interface StorageRevocationListOptions {
 }
 
 export class StorageRevocationList {
-  readonly #storage: Storage;
-  readonly #prefix: string;
   readonly #logger: Logger;
-  readonly #clock: Clock;
   readonly #whenUnavailable: RevocationUnavailable;
-  readonly #retryMs: number;
   readonly #serialPrefix: string;
+  /** One follower for the CSRs, one for the CertificateRevocations. */
+  readonly #followers: StorageFollower[];
   /**
    * Refusal text per revocation key (`<issuer>/<SERIAL>` for a CSR's certificate, `*` and `/<SERIAL>` for a revocation by serial),
    * and the key each stored object contributed (for updates and deletes).
    */
   readonly #revoked = new Map<string, string>();
   readonly #byObject = new Map<string, { readonly key: string; readonly refusal: string }>();
-  #watches: Watch[] = [];
-  #cancelRetry: CancelTimer | undefined;
-  /** Why the list is not current (never loaded, or its watch broke); undefined while it is. */
-  #unavailable: string | undefined = "the revocation list has not been loaded yet";
+  #loaded = false;
+  /** Why a followed prefix is not current (its watch broke), until its next list. */
+  readonly #broken = new Map<string, string>();
   #running = false;
 
   constructor(options: StorageRevocationListOptions) {
@@ -55,14 +53,27 @@ export class StorageRevocationList {
     if (!REVOCATION_UNAVAILABLE.includes(when)) throw invalidOption("whenUnavailable", `to be one of ${REVOCATION_UNAVAILABLE.join(", ")}`, when);
     const retryMs = options.retryMs ?? 1000;
     if (!Number.isInteger(retryMs) || retryMs < 1) throw invalidOption("retryMs", "to be an integer ≥ 1", retryMs);
-    this.#storage = options.storage;
     // The storage key layout `/<group>/<resource>/...` is part of the Storage contract.
-    this.#prefix = `/${options.names.certificates}/certificatesigningrequests/`;
+    const csrPrefix = `/${options.names.certificates}/certificatesigningrequests/`;
     this.#serialPrefix = `/${options.names.certificates}/${CERTIFICATE_REVOCATION_PLURAL}/`;
     this.#logger = options.logger ?? silentLogger();
-    this.#clock = options.clock ?? systemClock;
     this.#whenUnavailable = when;
-    this.#retryMs = retryMs;
+    const clock = options.clock ?? systemClock;
+    this.#followers = [csrPrefix, this.#serialPrefix].map(
+      (prefix) =>
+        new StorageFollower({
+          storage: options.storage,
+          prefix,
+          clock,
+          retryMs,
+          reset: (items) => this.#reset(prefix, items),
+          apply: (event) => this.#apply(event),
+          broken: (err) => {
+            this.#broken.set(prefix, `its watch of the storage broke (${err instanceof Error ? err.message : String(err)})`);
+            this.#logger.warn({ err }, "revocation list lost its watch; listing again");
+          },
+        }),
+    );
   }
 
   /** Lists the CSRs and CertificateRevocations (rejects when the first list fails), then follows their changes. */
@@ -71,7 +82,8 @@ export class StorageRevocationList {
     this.#running = true;
     signal?.addEventListener("abort", () => this.stop(), { once: true });
     try {
-      await this.#sync(true);
+      await Promise.all(this.#followers.map((f) => f.start()));
+      this.#loaded = true;
     } catch (err) {
       this.stop();
       throw err;
@@ -80,9 +92,7 @@ export class StorageRevocationList {
 
   stop(): void {
     this.#running = false;
-    this.#cancelWatches();
-    this.#cancelRetry?.();
-    this.#cancelRetry = undefined;
+    for (const f of this.#followers) f.stop();
   }
 
   /**
@@ -93,8 +103,9 @@ export class StorageRevocationList {
   check(key: string): string | undefined {
     const revoked = this.#revoked.get(key) ?? this.#revoked.get(`*/${key.slice(key.lastIndexOf("/") + 1)}`);
     if (revoked !== undefined) return revoked;
-    if (this.#unavailable !== undefined && this.#whenUnavailable === "deny") return `x509: revocation status unknown: ${this.#unavailable}`;
-    return undefined;
+    if (this.#whenUnavailable === "allow") return undefined;
+    const unavailable = this.#loaded ? this.#broken.values().next().value : "the revocation list has not been loaded yet";
+    return unavailable === undefined ? undefined : `x509: revocation status unknown: ${unavailable}`;
   }
 
   /** Number of revoked certificates known. */
@@ -102,27 +113,11 @@ export class StorageRevocationList {
     return this.#revoked.size;
   }
 
-  #cancelWatches(): void {
-    for (const w of this.#watches) w.cancel();
-    this.#watches = [];
-  }
-
-  async #sync(initial = false): Promise<void> {
-    this.#cancelWatches();
-    try {
-      const lists = await Promise.all([this.#prefix, this.#serialPrefix].map(async (prefix) => ({ prefix, ...(await this.#storage.list(prefix)) })));
-      if (!this.#running) return;
-      this.#revoked.clear();
-      this.#byObject.clear();
-      for (const { items } of lists) for (const kv of items) this.#put(kv.key, kv.value);
-      this.#watches = lists.map(({ prefix, revision }) =>
-        this.#storage.watch(prefix, { fromRevision: revision }, (event) => this.#apply(event), (err) => this.#retry(err)),
-      );
-      this.#unavailable = undefined;
-    } catch (err) {
-      if (initial) throw err;
-      this.#retry(err);
-    }
+  /** A followed prefix listed again: what it contributed is replaced by what it holds now. */
+  #reset(prefix: string, items: readonly KeyValue[]): void {
+    for (const objectKey of [...this.#byObject.keys()]) if (objectKey.startsWith(prefix)) this.#forget(objectKey);
+    for (const kv of items) this.#put(kv.key, kv.value);
+    this.#broken.delete(prefix);
   }
 
   #apply(event: StorageEvent): void {
@@ -174,16 +169,5 @@ export class StorageRevocationList {
     } catch (err) {
       this.#logger.error({ key: csrKey, err }, "stored CSR with a Revoked condition cannot be read; ignored");
     }
-  }
-
-  #retry(err: unknown): void {
-    if (!this.#running) return;
-    this.#unavailable = `its watch of the storage broke (${err instanceof Error ? err.message : String(err)})`;
-    this.#logger.warn({ err }, "revocation list lost its watch; listing again");
-    if (this.#cancelRetry !== undefined) return;
-    this.#cancelRetry = this.#clock.setTimer(this.#retryMs, () => {
-      this.#cancelRetry = undefined;
-      void this.#sync();
-    });
   }
 }

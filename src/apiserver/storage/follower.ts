@@ -1,0 +1,74 @@
+// Keeps an in-memory view of one storage prefix current: lists it, then follows its watch from the listed revision,
+// and lists again (after a pause) when the watch breaks or a list fails. The server's own RBAC and revocation caches use it.
+import type { CancelTimer, Clock } from "../../time/clock.js";
+import type { KeyValue, Storage, StorageEvent, Watch } from "./types.js";
+
+export interface StorageFollowerOptions {
+  readonly storage: Storage;
+  readonly prefix: string;
+  readonly clock: Clock;
+  /** Wait before listing again after a failed list or a broken watch. */
+  readonly retryMs: number;
+  /** The prefix's whole content: at start, and again after every relist (the view replaces what it held). */
+  reset(items: readonly KeyValue[]): void;
+  /** One change after the listed revision. */
+  apply(event: StorageEvent): void;
+  /** The watch broke or a relist failed: the view is stale until the next reset, which follows after `retryMs`. */
+  broken(err: unknown): void;
+}
+
+export class StorageFollower {
+  readonly #o: StorageFollowerOptions;
+  #watch: Watch | undefined;
+  #cancelRetry: CancelTimer | undefined;
+  #running = false;
+
+  constructor(options: StorageFollowerOptions) {
+    this.#o = options;
+  }
+
+  /** Resolves once the first list is applied; rejects (and stops) when it fails. */
+  async start(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    try {
+      await this.#sync(true);
+    } catch (err) {
+      this.stop();
+      throw err;
+    }
+  }
+
+  stop(): void {
+    this.#running = false;
+    this.#watch?.cancel();
+    this.#watch = undefined;
+    this.#cancelRetry?.();
+    this.#cancelRetry = undefined;
+  }
+
+  async #sync(initial = false): Promise<void> {
+    const o = this.#o;
+    this.#watch?.cancel();
+    this.#watch = undefined;
+    try {
+      const { items, revision } = await o.storage.list(o.prefix);
+      if (!this.#running) return;
+      o.reset(items);
+      this.#watch = o.storage.watch(o.prefix, { fromRevision: revision }, (event) => o.apply(event), (err) => this.#retry(err));
+    } catch (err) {
+      if (initial) throw err;
+      this.#retry(err);
+    }
+  }
+
+  #retry(err: unknown): void {
+    if (!this.#running) return;
+    this.#o.broken(err);
+    if (this.#cancelRetry !== undefined) return;
+    this.#cancelRetry = this.#o.clock.setTimer(this.#o.retryMs, () => {
+      this.#cancelRetry = undefined;
+      void this.#sync();
+    });
+  }
+}
