@@ -9,17 +9,16 @@ import { randomUUID } from "node:crypto";
 import { groupNames } from "../../src/api/group.js";
 import { openSqliteStorage } from "../../src/apiserver/storage/sqlite.js";
 import { csr, csrObject } from "../fixtures/csr.js";
-import { memoryMiB, percentile } from "./measure.js";
+import { memoryMiB, percentile, envNumber } from "./measure.js";
 import { httpCall, startServer, stopServer } from "./insecure-server.js";
 
-const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const CREATES = env("BENCH_CREATES", 2000);
-const CONCURRENCY = env("BENCH_CONCURRENCY", 16);
-const LIST_SIZE = env("BENCH_LIST_SIZE", 10_000);
-const LIST_RUNS = env("BENCH_LIST_RUNS", 10);
-const WATCHERS = env("BENCH_WATCHERS", 100);
-const FANOUT_WRITES = env("BENCH_FANOUT_WRITES", 200);
-const RSS_SIZE = env("BENCH_RSS_SIZE", 100_000);
+const CREATES = envNumber("BENCH_CREATES", 2000);
+const CONCURRENCY = envNumber("BENCH_CONCURRENCY", 16);
+const LIST_SIZE = envNumber("BENCH_LIST_SIZE", 10_000);
+const LIST_RUNS = envNumber("BENCH_LIST_RUNS", 10);
+const WATCHERS = envNumber("BENCH_WATCHERS", 100);
+const FANOUT_WRITES = envNumber("BENCH_FANOUT_WRITES", 200);
+const RSS_SIZE = envNumber("BENCH_RSS_SIZE", 100_000);
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 const http = (base: string, method: string, path: string, body?: string) => httpCall(agent, base, method, path, body);

@@ -8,14 +8,13 @@ import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
 import { Informer } from "../../src/controller/informer.js";
 import { createPersistently, opsGet, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
 import { newCsrObject } from "../fixtures/csr.js";
-import { cpuSeconds, describeThreadCpu, memoryMiB, percentile, threadCpu } from "./measure.js";
+import { cpuSeconds, describeThreadCpu, memoryMiB, percentile, threadCpu, envNumber } from "./measure.js";
 
-const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const CSRS = env("BENCH_CSRS", 10_000);
-const CLIENTS = env("BENCH_CLIENTS", 32);
-const PACED_RATE = env("BENCH_PACED_RATE", 50);
-const PACED_SECONDS = env("BENCH_PACED_SECONDS", 20);
-const THROTTLED_CSRS = env("BENCH_THROTTLED_CSRS", 500);
+const CSRS = envNumber("BENCH_CSRS", 10_000);
+const CLIENTS = envNumber("BENCH_CLIENTS", 32);
+const PACED_RATE = envNumber("BENCH_PACED_RATE", 50);
+const PACED_SECONDS = envNumber("BENCH_PACED_SECONDS", 20);
+const THROTTLED_CSRS = envNumber("BENCH_THROTTLED_CSRS", 500);
 const NODEAGENT = "platform.io/apiserver-client-nodeagent";
 /** Which phases run (default all): burst, paced, throttled-burst, throttled-paced. */
 const PHASES = new Set((process.env.BENCH_PHASES ?? "burst,paced,throttled-burst,throttled-paced").split(","));

@@ -6,19 +6,18 @@ import { Agent } from "node:http";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { csr, csrObject } from "../fixtures/csr.js";
-import { percentile } from "./measure.js";
+import { percentile, envNumber } from "./measure.js";
 import { openSqliteByteStorage, openSqliteStorage } from "../../src/apiserver/storage/sqlite.js";
 import { encryptedStorage } from "../../src/apiserver/encryption/encrypted-storage.js";
 import { parseEncryptionConfig } from "../../src/apiserver/encryption/config.js";
 import type { Storage } from "../../src/apiserver/storage/types.js";
 import { httpCall, startServer, stopServer } from "./insecure-server.js";
 
-const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const CREATES = env("BENCH_CREATES", 3000);
-const CONCURRENCY = env("BENCH_CONCURRENCY", 16);
-const ROUNDS = env("BENCH_ROUNDS", 3);
-const LIST_RUNS = env("BENCH_LIST_RUNS", 5);
-const STORE_SIZE = env("BENCH_STORE_SIZE", 10_000);
+const CREATES = envNumber("BENCH_CREATES", 3000);
+const CONCURRENCY = envNumber("BENCH_CONCURRENCY", 16);
+const ROUNDS = envNumber("BENCH_ROUNDS", 3);
+const LIST_RUNS = envNumber("BENCH_LIST_RUNS", 5);
+const STORE_SIZE = envNumber("BENCH_STORE_SIZE", 10_000);
 const CSR_PATH = "/apis/certificates.platform.io/v1/certificatesigningrequests";
 
 const AESGCM = `apiVersion: apiserver.config.platform.io/v1

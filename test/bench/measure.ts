@@ -2,6 +2,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 
 /** CPU seconds (user + system) a process has used, from /proc; NaN when it cannot be read. */
+/** A numeric setting of a benchmark from the environment (`BENCH_*`), or its default. */
+export const envNumber = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
+
 export function cpuSeconds(pid: number | undefined): number {
   return pid === undefined ? NaN : statCpuSeconds(`/proc/${pid}/stat`);
 }
