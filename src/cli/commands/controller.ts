@@ -150,13 +150,15 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
   logger.info({ signers: signers.registry.names(), ops: manager.opsAddress }, "controller manager running");
   o.onStarted?.(manager.opsAddress);
   const publishing = ext.TrustBundlePublisher.Enabled && isControllerEnabled(PUBLISHER_CONTROLLER, config.Generic.Controllers);
+  // Asked once: a CRL issuer holds the CA's signing key, not something to build again at every poll below.
+  const withCrl = new Set(signers.registry.names().filter((name) => signers.registry.get(name).crlIssuer?.() !== undefined));
   /** Every controller runs and (with the publisher) every signer's trust bundle, and its CRL if it has a CA, is out. */
   const done = async () => {
     if (!manager.working()) return false;
     if (!publishing) return true;
     const synced = new Set((await manager.metrics.trustBundleSyncs.get()).values.map((v) => v.labels.signer));
     const crls = new Set((await manager.metrics.crlNextUpdate.get()).values.map((v) => v.labels.signer));
-    return signers.registry.names().every((name) => synced.has(name) && (crls.has(name) || signers.registry.get(name).crlIssuer?.() === undefined));
+    return signers.registry.names().every((name) => synced.has(name) && (crls.has(name) || !withCrl.has(name)));
   };
   /** Resolves once the first work is done (or after `maxMs`): what start-up logs is logged by then. */
   const settled = async (maxMs: number) => {
