@@ -52,7 +52,8 @@ export function readImpersonationHeaders(raw: HeaderSource): Requested | undefin
   const username = single(headers, IMPERSONATE_USER);
   const uid = single(headers, IMPERSONATE_UID);
   const groups = values(headers[IMPERSONATE_GROUP]).filter((g) => g !== "");
-  const extra: Record<string, string[]> = {};
+  // Keys come from the client: no prototype, so `constructor` or `toString` are keys like any other.
+  const extra: Record<string, string[]> = Object.create(null);
   for (const [name, v] of Object.entries(headers)) {
     if (!name.startsWith(IMPERSONATE_EXTRA_PREFIX)) continue;
     let key: string;
@@ -62,6 +63,8 @@ export function readImpersonationHeaders(raw: HeaderSource): Requested | undefin
       throw badRequest(`the header ${JSON.stringify(name)} has a malformed percent-encoded key`);
     }
     if (key === "") throw badRequest(`the header ${JSON.stringify(name)} names no extra key`);
+    // As in request bodies (plain-data.ts): a later copy into an ordinary object would set its prototype instead.
+    if (key === "__proto__") throw badRequest(`the header ${JSON.stringify(name)} names the extra key "__proto__", which is not accepted (it names an object's prototype)`);
     (extra[key] ??= []).push(...values(v));
   }
   const asked = groups.length > 0 || uid !== undefined || Object.keys(extra).length > 0;

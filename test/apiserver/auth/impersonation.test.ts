@@ -84,3 +84,23 @@ describe("impersonate", () => {
     expect(readImpersonationHeaders({ "impersonate-user": "" })).toBeUndefined();
   });
 });
+
+describe("extra keys named like Object.prototype members (found by the credential fuzz test: a 500)", () => {
+  it.each(["constructor", "tostring", "hasownproperty"])("reads Impersonate-Extra-%s as an ordinary key", (key) => {
+    const asked = readImpersonationHeaders({ "impersonate-user": "bob", [`impersonate-extra-${key}`]: ["a", "b"] });
+    expect(asked?.extra[key]).toEqual(["a", "b"]);
+    expect(Object.keys(asked!.extra)).toEqual([key]);
+  });
+
+  it("refuses Impersonate-Extra-__proto__ with a 400 naming it, as a __proto__ key in a body", () => {
+    let err: unknown;
+    try {
+      readImpersonationHeaders({ "impersonate-user": "bob", "impersonate-extra-__proto__": "" });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(PlatformError);
+    expect((err as PlatformError).code).toBe("BAD_REQUEST");
+    expect((err as Error).message).toBe('the header "impersonate-extra-__proto__" names the extra key "__proto__", which is not accepted (it names an object\'s prototype)');
+  });
+});
