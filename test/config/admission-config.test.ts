@@ -1,6 +1,6 @@
 // AdmissionConfiguration and the EventRateLimit Configuration: versions, paths beside the file, inline over path,
 // field-named problems (upstream's validation rules), and which plugins run for given flags.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
@@ -111,5 +111,19 @@ describe("which admission plugins run", () => {
     [{ disable: ["RBACEscalationPrevention"] }, "expected `--disable-admission-plugins` not to name RBACEscalationPrevention, which always runs: "],
   ])("refuses %j", (selection, message) => {
     expect(() => enabledAdmissionPlugins(selection)).toThrow(message);
+  });
+});
+
+describe("the examples of docs/admission.md and docs/configuration.md", () => {
+  const blocks = (doc: string, kind: string) => [...readFileSync(new URL(`../../docs/${doc}`, import.meta.url), "utf8").matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).filter((b) => b.includes(`\nkind: ${kind}\n`));
+
+  it("loads the two-file example and the inline ones", async () => {
+    const [withPath, inline] = blocks("admission.md", "AdmissionConfiguration");
+    const [erl] = blocks("admission.md", "Configuration");
+    const loaded = await load({ "admission.yaml": withPath!, "event-rate-limit.yaml": erl! });
+    expect(loaded.configs.EventRateLimit?.limits.map((l) => [l.type, l.qps, l.burst, l.cacheSize])).toEqual([["Server", 50, 200, 4096], ["Namespace", 10, 50, 1000], ["SourceAndObject", 1, 10, 4096]]);
+    expect((await parseAdmissionConfig(inline!, "docs")).configs.EventRateLimit?.limits).toHaveLength(1);
+    const [reference] = blocks("configuration.md", "AdmissionConfiguration");
+    expect((await parseAdmissionConfig(reference!, "docs")).configs.EventRateLimit?.limits[0]?.type).toBe("Namespace");
   });
 });
