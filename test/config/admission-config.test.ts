@@ -83,7 +83,7 @@ describe("AdmissionConfiguration", () => {
   });
 
   it("names an unreadable admission file with IO_ERROR", async () => {
-    const err = await loadAdmissionConfig(join(tempDir(), "none.yaml")).catch((e: unknown) => e as PlatformError);
+    const err = (await loadAdmissionConfig(join(tempDir(), "none.yaml")).then(() => undefined, (e: unknown) => e)) as PlatformError;
     expect(err).toMatchObject({ code: "IO_ERROR" });
     expect(err.message).toMatch(/^cannot read admission configuration \S+none\.yaml: ENOENT$/);
   });
