@@ -77,7 +77,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   const whenRevocationsUnavailable = revocationUnavailable(flags.revocationUnavailable);
   // The configuration files before anything else: a bad one must fail with nothing bound or created.
   const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
-  const admission = await readAdmissionSettings(flags, flags.groupSuffix);
+  const admission = await readAdmissionSettings(flags, flags.groupSuffix, logger);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
   // The address first: a start that cannot listen must leave the data directory as it was.
