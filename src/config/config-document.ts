@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { LineCounter, parseDocument } from "yaml";
 import { PlatformError, type ErrorCause } from "../errors.js";
 import { YAML_READ, plainYamlValue } from "../plain-data.js";
-import { documentError, fieldMessage, type FieldReader } from "../fields/reader.js";
+import { documentError, fieldMessage, join, type FieldReader } from "../fields/reader.js";
 
 export interface ConfigLoadOptions {
   /** API group suffix of the apiVersion (default `platform.io`). */
@@ -37,9 +37,12 @@ export function parseConfigText(text: string, source: string, what: string): Rec
   return value as Record<string, unknown>;
 }
 
-/** apiVersion and kind must be exactly the expected ones. */
-export function checkHeader(doc: Record<string, unknown>, expected: { apiVersion: string; kind: string }, r: FieldReader): void {
-  for (const key of ["apiVersion", "kind"] as const) if (doc[key] !== expected[key]) r.problem(key, JSON.stringify(expected[key]), doc[key]);
+/** apiVersion and kind must be exactly the expected ones (one of them, when a kind is served in several versions); `at` places an embedded document. */
+export function checkHeader(doc: Record<string, unknown>, expected: { apiVersion: string | readonly string[]; kind: string }, r: FieldReader, at = ""): void {
+  for (const key of ["apiVersion", "kind"] as const) {
+    const allowed = typeof expected[key] === "string" ? [expected[key]] : expected[key];
+    if (!allowed.includes(doc[key] as string)) r.problem(join(at, key), `${allowed.length > 1 ? "one of " : ""}${allowed.map((v) => JSON.stringify(v)).join(", ")}`, doc[key]);
+  }
 }
 
 /** Throws when the document had errors (or unknown fields under `strict`); otherwise returns the unknown fields as warnings. */

@@ -54,6 +54,13 @@ export class TokenBucket implements RateLimiter {
     return true;
   }
 
+  /** Milliseconds until tryAcquire() would succeed (0: it would now); a refusal's Retry-After is derived from it. */
+  msUntilToken(): number {
+    if (this.unlimited) return 0;
+    this.#refill();
+    return this.#tokens >= 1 ? 0 : Math.ceil(((1 - this.#tokens) * 1000) / this.#qps);
+  }
+
   async acquire(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) throw abortReason(signal);
     if (this.unlimited) return;

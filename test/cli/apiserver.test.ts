@@ -19,7 +19,7 @@ beforeAll(() => ensureBuilt(), 240_000);
 
 describe("platform-ca apiserver and up: flags", () => {
   it.each([
-    ["--insecure-local beside a token file", ["apiserver", "--data-dir", "x", "--insecure-local", "--token-file", "t.csv"], /--insecure-local has no authentication, so --token-file cannot be used with it/],
+    ["--insecure-local beside a token file", ["apiserver", "--data-dir", "x", "--insecure-local", "--token-file", "t.csv"], /--insecure-local has no authentication and no admission chain, so --token-file cannot be used with it/],
     ["--insecure-local beside --anonymous-auth", ["apiserver", "--data-dir", "x", "--insecure-local", "--anonymous-auth"], /so --anonymous-auth cannot/],
     ["--insecure-local off loopback", ["apiserver", "--data-dir", "x", "--insecure-local", "--listen", "0.0.0.0:6443"], /--insecure-local serves only on loopback/],
     ["apiserver without --data-dir", ["apiserver"], /--data-dir is required/],

@@ -112,3 +112,23 @@ describe("token bucket without waiting (as the event recorder uses it)", () => {
     expect(taken).toEqual([true, true, false]);
   });
 });
+
+describe("token bucket: time until the next token", () => {
+  it("is 0 while a token is there, then the time the refill takes, counting down with the clock", () => {
+    const { clock, bucket: b } = bucket(4, 2);
+    expect(b.msUntilToken()).toBe(0);
+    b.tryAcquire();
+    b.tryAcquire();
+    expect(b.msUntilToken()).toBe(250);
+    clock.tick(100);
+    expect(b.msUntilToken()).toBe(150);
+    clock.tick(150);
+    expect(b.msUntilToken()).toBe(0);
+    expect(b.tryAcquire()).toBe(true);
+  });
+
+  it("is 0 for an unlimited bucket", () => {
+    const { bucket: b } = bucket(0, 0);
+    expect(b.msUntilToken()).toBe(0);
+  });
+});

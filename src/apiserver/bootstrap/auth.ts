@@ -2,8 +2,8 @@
 import type { GroupNames } from "../../api/group.js";
 import { invalidOption, PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import { defaultAdmissionPlugins } from "../auth/admission-plugins.js";
-import { rbacEscalationPlugin } from "../auth/admission-rbac-escalation.js";
+import { enabledAdmissionPlugins, type AdmissionPluginConfigs, type AdmissionPluginName } from "../../config/admission-config.js";
+import { admissionPlugins } from "../auth/admission-plugins.js";
 import { AdmissionChain } from "../auth/admission.js";
 import { createAuthPipeline } from "../auth/auth-pipeline.js";
 import { AuthenticatorChain, type AuthnRequest } from "../auth/authn-chain.js";
@@ -44,6 +44,13 @@ export interface SecureAuthOptions {
   readonly issuer?: string;
   /** Client certificates while the revocation list cannot be read: "deny" (default) or "allow" (docs/revocation.md). */
   readonly revocationUnavailable?: RevocationUnavailable;
+  /** The admission plugins that run and their configurations (default: those on by default). */
+  readonly admission?: AdmissionSettings;
+}
+
+export interface AdmissionSettings {
+  readonly plugins: readonly AdmissionPluginName[];
+  readonly configs?: AdmissionPluginConfigs;
 }
 
 export interface SecureAuth {
@@ -71,8 +78,9 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
   const authorizer = privilegedGroupsAuthorizer(rbac);
   const revocations = new StorageRevocationList({ storage, names, clock, logger, whenUnavailable: options.revocationUnavailable ?? "deny" });
   const tokens = new ServiceAccountTokens({ dataDir: options.keyDir, issuer: options.issuer ?? DEFAULT_TOKEN_ISSUER, names, clock, logger });
-  const plugins = defaultAdmissionPlugins();
-  const admission = new AdmissionChain({ names, authorizer, logger, mutating: plugins.mutating, validating: [...plugins.validating, rbacEscalationPlugin(lister)] });
+  const settings = options.admission ?? { plugins: enabledAdmissionPlugins({}) };
+  const plugins = admissionPlugins(settings.plugins, { lister, clock, ...(settings.configs && { configs: settings.configs }) });
+  const admission = new AdmissionChain({ names, authorizer, logger, ...plugins });
   let tokenFile: TokenFileAuthenticator | undefined;
   let chain: AuthenticatorChain | undefined;
   let registry: Registry | undefined;

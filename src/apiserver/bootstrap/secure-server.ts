@@ -13,7 +13,7 @@ import type { Storage } from "../storage/types.js";
 import { ADMIN_CONFIG_FILE, ensureAdminConfig, type AdminConfigResult } from "./admin-config.js";
 import { loadCredentialFile, type CredentialEntry } from "../auth/authn-token-file.js";
 import type { RevocationUnavailable } from "../auth/revocation-list.js";
-import { createSecureAuth, type SecureAuth } from "./auth.js";
+import { createSecureAuth, type AdmissionSettings, type SecureAuth } from "./auth.js";
 import { bootstrapPki, PKI_DIR, type DataDirPki } from "./pki.js";
 
 export interface SecureServerOptions {
@@ -45,6 +45,8 @@ export interface SecureServerOptions {
   readonly beforeListen?: () => Promise<void>;
   /** Audit of requests: the policy (already checked) and where events go. */
   readonly audit?: ApiServerOptions["audit"];
+  /** Admission plugins and their configurations (`--admission-control-config-file` and the plugin flags). */
+  readonly admission?: AdmissionSettings;
 }
 
 /** What the input files of a secure server hold, read and checked before the data directory is used. */
@@ -114,6 +116,7 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
     clientCaPool,
     anonymous: options.anonymous === true,
     ...(options.revocationUnavailable && { revocationUnavailable: options.revocationUnavailable }),
+    ...(options.admission && { admission: options.admission }),
   });
   let caSource: CaSource | undefined;
   let server: ApiServer | undefined;

@@ -1,10 +1,12 @@
 // Builders for secure-server tests: an in-process HTTPS server on a temp data directory, an HTTPS client, RBAC grants.
 import { readFileSync, writeFileSync } from "node:fs";
+import type { IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { join } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { groupNames, type GroupNames } from "../../../src/api/group.js";
 import type { ApiObject } from "../../../src/api/meta.js";
+import type { AdmissionSettings } from "../../../src/apiserver/bootstrap/auth.js";
 import { createSecureServer, type SecureServer, type SecureServerState } from "../../../src/apiserver/bootstrap/secure-server.js";
 import type { AuthorizationAttributes } from "../../../src/apiserver/auth/authorizer.js";
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
@@ -25,6 +27,7 @@ export interface Reply {
   readonly status: number;
   readonly body: any;
   readonly text: string;
+  readonly headers?: IncomingHttpHeaders;
 }
 
 export interface CallOptions {
@@ -56,6 +59,7 @@ export interface FixtureOptions {
   readonly anonymous?: boolean;
   /** Poll period of pki/ca.crt; default 0 (off). */
   readonly caPollMs?: number;
+  readonly admission?: AdmissionSettings;
 }
 
 /**
@@ -92,6 +96,7 @@ async function startFixture(dataDir: string, o: FixtureOptions): Promise<SecureF
     caPollMs: o.caPollMs ?? 0,
     anonymous: o.anonymous === true,
     ...(clientCaFile && { clientCaFile }),
+    ...(o.admission && { admission: o.admission }),
   });
   const state = await secure.start();
   const address = state.server.address;
@@ -166,7 +171,7 @@ export function httpsCall(address: string, method: string, path: string, o: Call
           } catch {
             body = undefined;
           }
-          resolve({ status: res.statusCode ?? 0, body, text });
+          resolve({ status: res.statusCode ?? 0, body, text, headers: res.headers });
         });
       },
     );
