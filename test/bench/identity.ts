@@ -28,16 +28,17 @@ export async function distinctCsrPems(count: number, prefix: string): Promise<st
 }
 
 /**
- * A client certificate of the cluster CA in `<dataDir>/pki` for `system:node:<name>` in `system:nodes`: not a
- * system:masters member, so every request is decided by the RBAC rules (the nodes' self-node-client role).
+ * A client certificate of the cluster CA in `<dataDir>/pki` for user `commonName` in `organizations`: without
+ * system:masters, every request is decided by the RBAC rules (e.g. `system:node:x` in `system:nodes`, or the
+ * controllers' user).
  */
-export async function nodeClientTls(dataDir: string, name: string): Promise<ClientTls> {
+export async function clusterClientTls(dataDir: string, commonName: string, organizations: readonly string[] = []): Promise<ClientTls> {
   const pki = join(dataDir, "pki");
   const ca = await loadCaFiles({ certFile: join(pki, "ca.crt"), keyFile: join(pki, "ca.key") });
   const leaf = await mintLeaf({
     keyType: "p256",
-    commonName: `system:node:${name}`,
-    organizations: ["system:nodes"],
+    commonName,
+    organizations,
     usages: ["digital signature", "client auth"],
     lifetimeSeconds: 24 * 3600,
     ca,
