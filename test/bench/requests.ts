@@ -15,13 +15,14 @@ import { startCluster } from "../controller/controllers/cluster.js";
 import { csrObject, newCsrObject } from "../fixtures/csr.js";
 import { clusterClientTls, type ClientTls } from "./identity.js";
 import { startServer, stopServer } from "./insecure-server.js";
-import { cpuSeconds, envNumber, timedLoop } from "./measure.js";
+import { cpuSeconds, envNumber, percentile, timedLoop } from "./measure.js";
 import { CSR_PLACEHOLDER, measureLoad, type LoadResult, type LoadSpec } from "./request-load.js";
 
-const SECONDS = envNumber("BENCH_SECONDS", 5);
+const SECONDS = envNumber("BENCH_SECONDS", 2);
+const ROUNDS = envNumber("BENCH_ROUNDS", 3);
 const CONCURRENCY = envNumber("BENCH_CONCURRENCY", 32);
 /** Distinct CSRs the load process makes per CSR row (it fails, rather than repeat one, should they run out). */
-const CSR_POOL = envNumber("BENCH_CSR_POOL", 15_000);
+const CSR_POOL = envNumber("BENCH_CSR_POOL", 8_000);
 const here = fileURLToPath(new URL(".", import.meta.url));
 
 /** Runs the load process against `url` and returns its figures with the target process's CPU per request. */
@@ -83,24 +84,33 @@ try {
     },
   };
   const server = c.apiserver.child.pid!;
-  const rows: Array<[string, LoadResult & { serverMicros: number }]> = [];
-  const peer = await measure(peerProc.pid!, `https://127.0.0.1:${peerPort}/`, "POST", sarBody, controller);
-  rows.push(["bare node:https (peer): POST, JSON parsed, 3 KB answer", peer]);
-  rows.push(["GET CertificateSigningRequest (controllers' user)", await measure(server, `${c.address}${csrPath}/bench-get`, "GET", undefined, controller)]);
-  rows.push(["the same GET through the platform-ca client", await measureClient(server, c.adminConfig, controller, `${csrPath}/bench-get`)]);
-  rows.push(["POST SubjectAccessReview (not stored; controllers' user)", await measure(server, `${c.address}/apis/${n.authorization}/v1/subjectaccessreviews`, "POST", sarBody, controller)]);
-  rows.push(["POST Event (durable write; controllers' user)", await measure(server, `${c.address}/apis/${n.events}/v1/namespaces/default/events`, "POST", eventBody, controller)]);
-  const secureCsr = await measure(server, `${c.address}${csrPath}`, "POST", csrBody, node, CSR_POOL);
-  rows.push(["POST CertificateSigningRequest (durable, distinct CSRs checked; a node)", secureCsr]);
-  const insecureCsr = await measure(insecure.child.pid!, `${insecure.base}${csrPath}`, "POST", csrBody, undefined, CSR_POOL);
-  rows.push(["the same POST to `apiserver --insecure-local` (HTTP, no authn/RBAC)", insecureCsr]);
-  console.log(`bench:requests — ${new Date().toISOString()}, node ${process.version}, ${CONCURRENCY} connections, ${SECONDS} s per row`);
-  console.log("| request | req/s | server CPU µs/req | ÷ peer | client CPU µs/req | statuses |");
+  const rows: Array<[string, () => Promise<LoadResult & { serverMicros: number }>]> = [
+    ["bare node:https (peer): POST, JSON parsed, 3 KB answer", () => measure(peerProc.pid!, `https://127.0.0.1:${peerPort}/`, "POST", sarBody, controller)],
+    ["GET CertificateSigningRequest (controllers' user)", () => measure(server, `${c.address}${csrPath}/bench-get`, "GET", undefined, controller)],
+    ["the same GET through the platform-ca client", () => measureClient(server, c.adminConfig, controller, `${csrPath}/bench-get`)],
+    ["POST SubjectAccessReview (not stored; controllers' user)", () => measure(server, `${c.address}/apis/${n.authorization}/v1/subjectaccessreviews`, "POST", sarBody, controller)],
+    ["POST Event (durable write; controllers' user)", () => measure(server, `${c.address}/apis/${n.events}/v1/namespaces/default/events`, "POST", eventBody, controller)],
+    ["POST CertificateSigningRequest (durable, distinct CSRs checked; a node)", () => measure(server, `${c.address}${csrPath}`, "POST", csrBody, node, CSR_POOL)],
+    ["the same POST to `apiserver --insecure-local` (HTTP, no authn/RBAC)", () => measure(insecure.child.pid!, `${insecure.base}${csrPath}`, "POST", csrBody, undefined, CSR_POOL)],
+  ];
+  // Each row is measured once per round, the rows in turn, so that the machine's other load falls on all of them.
+  const results = rows.map(() => [] as Array<LoadResult & { serverMicros: number }>);
+  for (let r = 0; r < ROUNDS; r++) for (const [i, [, run]] of rows.entries()) results[i]!.push(await run());
+  const median = (i: number, f: (r: LoadResult & { serverMicros: number }) => number) => percentile(results[i]!.map(f), 50);
+  const rate = (r: LoadResult) => r.requests / r.seconds;
+  const serverMicros = (r: { serverMicros: number }) => r.serverMicros;
+  console.log(`bench:requests — ${new Date().toISOString()}, node ${process.version}, ${CONCURRENCY} connections, ${ROUNDS} rounds of ${SECONDS} s per row (medians)`);
+  console.log("| request | req/s | server CPU µs/req | ÷ peer | client CPU µs/req | statuses (all rounds) |");
   console.log("|---|---|---|---|---|---|");
-  for (const [name, r] of rows) {
-    console.log(`| ${name} | ${(r.requests / r.seconds).toFixed(0)} | ${r.serverMicros.toFixed(0)} | ${(r.serverMicros / peer.serverMicros).toFixed(1)}× | ${r.clientMicros.toFixed(0)} | ${JSON.stringify(r.codes)} |`);
+  for (const [i, [name]] of rows.entries()) {
+    const codes: Record<string, number> = {};
+    for (const r of results[i]!) for (const [k, v] of Object.entries(r.codes)) codes[k] = (codes[k] ?? 0) + v;
+    console.log(
+      `| ${name} | ${median(i, rate).toFixed(0)} | ${median(i, serverMicros).toFixed(0)} | ${(median(i, serverMicros) / median(0, serverMicros)).toFixed(1)}× | ${median(i, (r) => r.clientMicros).toFixed(0)} | ${JSON.stringify(codes)} |`,
+    );
   }
-  console.log(`CSR create, secure ÷ insecure: server CPU ${(secureCsr.serverMicros / insecureCsr.serverMicros).toFixed(2)}×, req/s ${(secureCsr.requests / secureCsr.seconds / (insecureCsr.requests / insecureCsr.seconds)).toFixed(2)}×`);
+  const [secure, insecureRow] = [rows.length - 2, rows.length - 1];
+  console.log(`CSR create, secure ÷ insecure: server CPU ${(median(secure, serverMicros) / median(insecureRow, serverMicros)).toFixed(2)}×, req/s ${(median(secure, rate) / median(insecureRow, rate)).toFixed(2)}×`);
 } finally {
   peerProc.kill("SIGTERM");
   await stopServer(insecure.child);
