@@ -1,12 +1,15 @@
-// The benchmarks' API server: `platform-ca apiserver --insecure-local` as a real process, and plain HTTP calls to it.
+// The benchmarks' API server: `platform-ca apiserver --insecure-local` as a real process, and HTTP(S) calls to a server.
 import { spawn, type ChildProcess } from "node:child_process";
 import { request, type Agent } from "node:http";
+import { request as httpsRequest } from "node:https";
 
 const CLI = new URL("../../src/cli/platform-ca.js", import.meta.url).pathname;
 
+/** One call on a keep-alive agent (an https.Agent, with the client certificate, for an https:// base). */
 export function httpCall(agent: Agent, base: string, method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
+  const send = base.startsWith("https:") ? httpsRequest : request;
   return new Promise((resolve, reject) => {
-    const req = request(base + path, { method, agent, headers: body ? { "content-type": "application/json", "content-length": Buffer.byteLength(body) } : {} }, (res) => {
+    const req = send(base + path, { method, agent, headers: body ? { "content-type": "application/json", "content-length": Buffer.byteLength(body) } : {} }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));

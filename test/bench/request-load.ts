@@ -1,17 +1,26 @@
 // Load generator for bench:requests, run as its own process so its CPU is not the server's: `concurrency` keep-alive
-// HTTPS connections (client certificate) repeat one request for `seconds`; prints one JSON line with the counts.
+// connections (HTTPS with a client certificate, or plain HTTP) repeat one request for `seconds`, or send distinct CSR
+// bodies made before the clock; prints one JSON line with the counts.
 import { spawn } from "node:child_process";
+import http from "node:http";
 import https from "node:https";
 import { createInterface } from "node:readline";
 import { createSecureContext } from "node:tls";
 import { fileURLToPath } from "node:url";
+import { distinctCsrPems } from "./identity.js";
 import { cpuSeconds, timedLoop, type LoopResult } from "./measure.js";
+
+/** Where `body` holds this text, each request gets the base64 of a CSR of its own (the verified-CSR memo never hits). */
+export const CSR_PLACEHOLDER = "__DISTINCT_CSR__";
 
 export interface LoadSpec {
   readonly url: string;
   readonly method: string;
   readonly body?: string;
-  readonly tls: { readonly ca: string; readonly cert: string; readonly key: string };
+  /** Distinct CSRs to make for CSR_PLACEHOLDER in `body`; the run fails should it need more. */
+  readonly distinctCsrs?: number;
+  /** Absent for a plain http:// URL. */
+  readonly tls?: { readonly ca: string; readonly cert: string; readonly key: string };
   readonly concurrency: number;
   readonly seconds: number;
 }
@@ -25,14 +34,24 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   const url = new URL(spec.url);
   // A prebuilt context, as the platform-ca client does: PEM texts in the agent's options would be concatenated into
   // its pool name on every request.
-  const agent = new https.Agent({ keepAlive: true, maxSockets: spec.concurrency, secureContext: createSecureContext(spec.tls) });
-  const body = spec.body === undefined ? undefined : Buffer.from(spec.body);
+  const agent = spec.tls
+    ? new https.Agent({ keepAlive: true, maxSockets: spec.concurrency, secureContext: createSecureContext(spec.tls) })
+    : new http.Agent({ keepAlive: true, maxSockets: spec.concurrency });
+  const send = spec.tls ? https.request : http.request;
+  const bodies = await requestBodies(spec);
+  let sent = 0;
+  const nextBody = (): Buffer | undefined => {
+    if (!bodies || !spec.distinctCsrs) return bodies?.[0];
+    if (sent === bodies.length) throw new Error(`all ${bodies.length} distinct CSRs were sent before the time was up; raise distinctCsrs`);
+    return bodies[sent++];
+  };
   const codes: Record<string, number> = {};
   const once = () =>
     new Promise<void>((resolve, reject) => {
+      const body = nextBody();
       const headers: Record<string, string> = { accept: "application/json" };
       if (body) Object.assign(headers, { "content-type": "application/json", "content-length": String(body.length) });
-      const req = https.request({ host: url.hostname, port: url.port, path: url.pathname, method: spec.method, agent, headers }, (res) => {
+      const req = send({ host: url.hostname, port: url.port, path: url.pathname, method: spec.method, agent, headers }, (res) => {
         codes[res.statusCode ?? 0] = (codes[res.statusCode ?? 0] ?? 0) + 1;
         res.on("data", () => undefined);
         res.on("end", resolve);
@@ -46,6 +65,14 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   });
   agent.destroy();
   return { ...loop, codes };
+}
+
+/** The request bodies: the one body, or one per distinct CSR (made here, before the clock starts). */
+async function requestBodies(spec: LoadSpec): Promise<Buffer[] | undefined> {
+  if (spec.body === undefined) return undefined;
+  if (!spec.distinctCsrs) return [Buffer.from(spec.body)];
+  const pems = await distinctCsrPems(spec.distinctCsrs, `load-${process.pid}`);
+  return pems.map((pem) => Buffer.from(spec.body!.replace(CSR_PLACEHOLDER, Buffer.from(pem).toString("base64"))));
 }
 
 /** Runs this file as a load process with `spec` and returns its figures with the CPU per request of process `pid`. */

@@ -1,28 +1,38 @@
 // bench:requests — what one request of each kind the CSR flow makes costs `platform-ca apiserver` in CPU, against a
 // bare node:https server (client certificates verified, a JSON body parsed, a CSR-sized JSON answer) on the same
-// machine: the transport's share and the server's own. The load comes from a separate process (a bare node:https
-// client), except for one row sent through the platform-ca client to show that client's own cost.
+// machine: the transport's share and the server's own. Requests come as the controllers' user or as a node (client
+// certificates outside system:masters, so RBAC decides each one), every CSR create with CSR bytes of its own; the
+// same creates against `--insecure-local` are the extra row. The load comes from a separate process (a bare
+// node:https client), except for one row sent through the platform-ca client to show that client's own cost.
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CONTROLLER_USER } from "../../src/apiserver/auth/bootstrap-policy.js";
 import { createClient, restConfigFromConnection } from "../../src/client/index.js";
 import { startCluster } from "../controller/controllers/cluster.js";
-import { newCsrObject } from "../fixtures/csr.js";
-import { cpuSeconds, timedLoop } from "./measure.js";
-import { measureLoad, type LoadResult, type LoadSpec } from "./request-load.js";
+import { csrObject, newCsrObject } from "../fixtures/csr.js";
+import { clusterClientTls, type ClientTls } from "./identity.js";
+import { startServer, stopServer } from "./insecure-server.js";
+import { cpuSeconds, envNumber, percentile, timedLoop } from "./measure.js";
+import { CSR_PLACEHOLDER, measureLoad, type LoadResult, type LoadSpec } from "./request-load.js";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const SECONDS = envNumber("BENCH_SECONDS", 2);
+const ROUNDS = envNumber("BENCH_ROUNDS", 3);
+const CONCURRENCY = envNumber("BENCH_CONCURRENCY", 32);
+/** Distinct CSRs the load process makes per CSR row (it fails, rather than repeat one, should they run out). */
+const CSR_POOL = envNumber("BENCH_CSR_POOL", 8_000);
 const here = fileURLToPath(new URL(".", import.meta.url));
 
 /** Runs the load process against `url` and returns its figures with the target process's CPU per request. */
-function measure(pid: number, url: string, method: string, body: unknown, tls: LoadSpec["tls"]): Promise<LoadResult & { serverMicros: number }> {
-  return measureLoad(pid, { url, method, tls, concurrency: CONCURRENCY, seconds: SECONDS, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+function measure(pid: number, url: string, method: string, body: unknown, tls: LoadSpec["tls"], distinctCsrs?: number): Promise<LoadResult & { serverMicros: number }> {
+  return measureLoad(pid, { url, method, tls, concurrency: CONCURRENCY, seconds: SECONDS, ...(body === undefined ? {} : { body: JSON.stringify(body) }), ...(distinctCsrs && { distinctCsrs }) });
 }
 
-/** The same GET through the platform-ca client (RestClient) in this process: its CPU per request, and the server's. */
-async function measureClient(pid: number, kubeconfig: string, path: string): Promise<LoadResult & { serverMicros: number }> {
-  const client = createClient(await restConfigFromConnection({ kubeconfig, qps: 0, burst: 1 }));
+/** The same GET through the platform-ca client (RestClient) in this process, as `tls`: its CPU per request, and the server's. */
+async function measureClient(pid: number, kubeconfig: string, tls: ClientTls, path: string): Promise<LoadResult & { serverMicros: number }> {
+  const client = createClient({ ...(await restConfigFromConnection({ kubeconfig, qps: 0, burst: 1 })), tls });
   try {
     let before = NaN;
     const loop = await timedLoop(CONCURRENCY, SECONDS, () => client.request("GET", path), () => (before = cpuSeconds(pid)));
@@ -34,6 +44,8 @@ async function measureClient(pid: number, kubeconfig: string, path: string): Pro
 }
 
 const c = await startCluster();
+const insecureDir = mkdtempSync(join(tmpdir(), "bench-requests-"));
+const insecure = await startServer(insecureDir);
 const peerProc = spawn(process.execPath, [join(here, "bare-https.js"), join(c.dataDir, "pki", "apiserver.crt"), join(c.dataDir, "pki", "apiserver.key"), c.caFiles.certFile], {
   stdio: ["ignore", "pipe", "inherit"],
 });
@@ -42,10 +54,13 @@ try {
     peerProc.stdout!.once("data", (d: Buffer) => resolve(/listening on (\d+)/.exec(d.toString())?.[1] ?? ""));
     peerProc.once("exit", () => reject(new Error("the bare server exited")));
   });
-  const rest = await restConfigFromConnection({ kubeconfig: c.adminConfig });
-  const tls = { ca: rest.tls.ca!, cert: rest.tls.cert!, key: rest.tls.key! };
+  const controller = await clusterClientTls(c.dataDir, CONTROLLER_USER);
+  const node = await clusterClientTls(c.dataDir, "system:node:bench", ["system:nodes"]);
   const n = c.names;
-  const csrBody = await newCsrObject({ names: n, metadata: { generateName: "bench-" }, cn: "system:node:bench", o: ["system:nodes"] });
+  const csrBody = csrObject({ names: n, metadata: { generateName: "bench-" }, spec: { request: CSR_PLACEHOLDER } });
+  // One stored CSR for the GET rows.
+  const csrPath = `/apis/${n.certificates}/v1/certificatesigningrequests`;
+  await c.admin.csrs.create(await newCsrObject({ names: n, name: "bench-get", cn: "system:node:bench", o: ["system:nodes"] }));
   const eventBody = {
     apiVersion: `${n.events}/v1`,
     kind: "Event",
@@ -69,21 +84,36 @@ try {
     },
   };
   const server = c.apiserver.child.pid!;
-  const rows: Array<[string, LoadResult & { serverMicros: number }]> = [];
-  const peer = await measure(peerProc.pid!, `https://127.0.0.1:${peerPort}/`, "POST", sarBody, tls);
-  rows.push(["bare node:https (peer): POST, JSON parsed, 3 KB answer", peer]);
-  rows.push(["GET namespace", await measure(server, `${c.address}/api/v1/namespaces/default`, "GET", undefined, tls)]);
-  rows.push(["GET namespace, through the platform-ca client", await measureClient(server, c.adminConfig, "/api/v1/namespaces/default")]);
-  rows.push(["POST SubjectAccessReview (not stored)", await measure(server, `${c.address}/apis/${n.authorization}/v1/subjectaccessreviews`, "POST", sarBody, tls)]);
-  rows.push(["POST Event (durable write)", await measure(server, `${c.address}/apis/${n.events}/v1/namespaces/default/events`, "POST", eventBody, tls)]);
-  rows.push(["POST CertificateSigningRequest (durable, CSR checked)", await measure(server, `${c.address}/apis/${n.certificates}/v1/certificatesigningrequests`, "POST", csrBody, tls)]);
-  console.log(`bench:requests — ${new Date().toISOString()}, node ${process.version}, ${CONCURRENCY} connections, ${SECONDS} s per row`);
-  console.log("| request | req/s | server CPU µs/req | ÷ peer | client CPU µs/req | statuses |");
+  const rows: Array<[string, () => Promise<LoadResult & { serverMicros: number }>]> = [
+    ["bare node:https (peer): POST, JSON parsed, 3 KB answer", () => measure(peerProc.pid!, `https://127.0.0.1:${peerPort}/`, "POST", sarBody, controller)],
+    ["GET CertificateSigningRequest (controllers' user)", () => measure(server, `${c.address}${csrPath}/bench-get`, "GET", undefined, controller)],
+    ["the same GET through the platform-ca client", () => measureClient(server, c.adminConfig, controller, `${csrPath}/bench-get`)],
+    ["POST SubjectAccessReview (not stored; controllers' user)", () => measure(server, `${c.address}/apis/${n.authorization}/v1/subjectaccessreviews`, "POST", sarBody, controller)],
+    ["POST Event (durable write; controllers' user)", () => measure(server, `${c.address}/apis/${n.events}/v1/namespaces/default/events`, "POST", eventBody, controller)],
+    ["POST CertificateSigningRequest (durable, distinct CSRs checked; a node)", () => measure(server, `${c.address}${csrPath}`, "POST", csrBody, node, CSR_POOL)],
+    ["the same POST to `apiserver --insecure-local` (HTTP, no authn/RBAC)", () => measure(insecure.child.pid!, `${insecure.base}${csrPath}`, "POST", csrBody, undefined, CSR_POOL)],
+  ];
+  // Each row is measured once per round, the rows in turn, so that the machine's other load falls on all of them.
+  const results = rows.map(() => [] as Array<LoadResult & { serverMicros: number }>);
+  for (let r = 0; r < ROUNDS; r++) for (const [i, [, run]] of rows.entries()) results[i]!.push(await run());
+  const median = (i: number, f: (r: LoadResult & { serverMicros: number }) => number) => percentile(results[i]!.map(f), 50);
+  const rate = (r: LoadResult) => r.requests / r.seconds;
+  const serverMicros = (r: { serverMicros: number }) => r.serverMicros;
+  console.log(`bench:requests — ${new Date().toISOString()}, node ${process.version}, ${CONCURRENCY} connections, ${ROUNDS} rounds of ${SECONDS} s per row (medians)`);
+  console.log("| request | req/s | server CPU µs/req | ÷ peer | client CPU µs/req | statuses (all rounds) |");
   console.log("|---|---|---|---|---|---|");
-  for (const [name, r] of rows) {
-    console.log(`| ${name} | ${(r.requests / r.seconds).toFixed(0)} | ${r.serverMicros.toFixed(0)} | ${(r.serverMicros / peer.serverMicros).toFixed(1)}× | ${r.clientMicros.toFixed(0)} | ${JSON.stringify(r.codes)} |`);
+  for (const [i, [name]] of rows.entries()) {
+    const codes: Record<string, number> = {};
+    for (const r of results[i]!) for (const [k, v] of Object.entries(r.codes)) codes[k] = (codes[k] ?? 0) + v;
+    console.log(
+      `| ${name} | ${median(i, rate).toFixed(0)} | ${median(i, serverMicros).toFixed(0)} | ${(median(i, serverMicros) / median(0, serverMicros)).toFixed(1)}× | ${median(i, (r) => r.clientMicros).toFixed(0)} | ${JSON.stringify(codes)} |`,
+    );
   }
+  const [secure, insecureRow] = [rows.length - 2, rows.length - 1];
+  console.log(`CSR create, secure ÷ insecure: server CPU ${(median(secure, serverMicros) / median(insecureRow, serverMicros)).toFixed(2)}×, req/s ${(median(secure, rate) / median(insecureRow, rate)).toFixed(2)}×`);
 } finally {
   peerProc.kill("SIGTERM");
+  await stopServer(insecure.child);
+  rmSync(insecureDir, { recursive: true, force: true });
   await c.stop();
 }

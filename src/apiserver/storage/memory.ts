@@ -4,7 +4,7 @@ import type { KeyValue, ListResult, StorageEvent, StoredValue, ValueKind } from 
 import { systemClock, type Clock } from "../../time/clock.js";
 import { BaseStorage, type ListRange } from "./base-storage.js";
 import { resolveRetention, revisionTarget, type RetentionOptions } from "./retention.js";
-import { SortedKeys } from "./sorted-keys.js";
+import { OrderedKeys } from "./ordered-keys.js";
 
 export interface MemoryStorageOptions {
   readonly clock?: Clock;
@@ -17,7 +17,7 @@ export interface MemoryStorageOptions {
 
 export class MemoryStorage<V extends StoredValue = string> extends BaseStorage<V> {
   readonly #current = new Map<string, KeyValue<V>>();
-  readonly #keys = new SortedKeys();
+  readonly #keys = new OrderedKeys();
   /** Events with revision > compacted, oldest first, from index #head on; write times alongside. */
   #log: StorageEvent<V>[] = [];
   #times: number[] = [];
@@ -50,32 +50,49 @@ export class MemoryStorage<V extends StoredValue = string> extends BaseStorage<V
   }
 
   protected listLatest(range: ListRange): ListResult<V> {
-    const [first, last] = this.#keys.range(range.from, range.end, range.startAfter);
-    const take = range.limit === 0 ? last - first : Math.min(range.limit, last - first);
+    const [from, after] = this.#start(range);
     const items: KeyValue<V>[] = [];
-    for (let i = first; i < first + take; i++) items.push(this.#current.get(this.#keys.at(i)!)!);
-    const remaining = last - first - take;
+    for (const key of this.#keys.from(from, after)) {
+      if (key >= range.end || (range.limit !== 0 && items.length === range.limit)) break;
+      items.push(this.#current.get(key)!);
+    }
+    const remaining = this.#keys.count(from, range.end, after) - items.length;
     return { items, revision: this.rev, more: remaining > 0, remaining };
   }
 
-  /** Undoes the events after `revision`: each key takes the value it had before its earliest later event. */
+  /**
+   * Undoes the events after `revision`: each key takes the value it had before its earliest later event. Walks the
+   * current keys from the page start merged with the keys those events touched, so a page costs its own length plus
+   * the events since `revision`, not the size of the range.
+   */
   protected listAt(range: ListRange, revision: number): ListResult<V> {
     const before = new Map<string, KeyValue<V> | undefined>();
     for (let i = this.#log.length - 1; i >= this.#head && this.#log[i]!.revision > revision; i--) {
       const ev = this.#log[i]!;
       if (this.#inRange(ev.key, range)) before.set(ev.key, ev.type === "PUT" ? ev.prev : ev.kv);
     }
-    const [first, last] = this.#keys.range(range.from, range.end, range.startAfter);
-    const keys = new Set<string>(before.keys());
-    for (let i = first; i < last; i++) keys.add(this.#keys.at(i)!);
-    const present: KeyValue<V>[] = [];
-    for (const key of [...keys].sort()) {
+    const changed = [...before.keys()].sort();
+    const [from, after] = this.#start(range);
+    const current = this.#keys.from(from, after);
+    let next = current.next();
+    let c = 0;
+    const items: KeyValue<V>[] = [];
+    let more = false;
+    for (;;) {
+      const live = next.done || next.value >= range.end ? undefined : next.value;
+      const key = live === undefined || (c < changed.length && changed[c]! < live) ? changed[c] : live;
+      if (key === undefined) break;
+      if (key === live) next = current.next();
+      if (key === changed[c]) c++;
       const kv = before.has(key) ? before.get(key) : this.#current.get(key);
-      if (kv) present.push(kv);
+      if (!kv) continue;
+      if (range.limit !== 0 && items.length === range.limit) {
+        more = true;
+        break;
+      }
+      items.push(kv);
     }
-    const items = range.limit === 0 ? present : present.slice(0, range.limit);
-    const remaining = present.length - items.length;
-    return { items, revision, more: remaining > 0, remaining };
+    return { items, revision, more };
   }
 
   protected readEvents(prefix: string, end: string, after: number, limit: number): StorageEvent<V>[] {
@@ -122,6 +139,11 @@ export class MemoryStorage<V extends StoredValue = string> extends BaseStorage<V
       else hi = mid;
     }
     return lo;
+  }
+
+  /** Where a page starts: the key to seek to, and whether that key itself is excluded. */
+  #start(range: ListRange): [string, boolean] {
+    return range.startAfter !== undefined && range.startAfter >= range.from ? [range.startAfter, true] : [range.from, false];
   }
 
   #inRange(key: string, range: ListRange): boolean {

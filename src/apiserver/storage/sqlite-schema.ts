@@ -76,7 +76,7 @@ export interface Statements<V extends StoredValue = string> {
   readonly setMeta: Database.Statement<[number, string]>;
   readonly get: Database.Statement<[string], KvRow<V>>;
   readonly listLatest: Database.Statement<[string, string, string, number], KvRow<V>>;
-  readonly countAfter: Database.Statement<[string, string, string], { n: number }>;
+  readonly keys: Database.Statement<[], string>;
   readonly listAt: Database.Statement<[string, string, string, number, number], KvRow<V>>;
   readonly events: Database.Statement<[number, string, string, number], LogRow<V>>;
   readonly previous: Database.Statement<[string, number], LogRow<V>>;
@@ -99,7 +99,8 @@ export function prepareStatements<V extends StoredValue>(db: Database.Database, 
     listLatest: db.prepare<[string, string, string, number], KvRow<V>>(
       `SELECT ${KV_COLUMNS} FROM kv k JOIN log l ON l.rev = k.mod_rev WHERE k.key >= ? AND k.key > ? AND k.key < ? ORDER BY k.key LIMIT ?`,
     ),
-    countAfter: db.prepare<[string, string, string], { n: number }>("SELECT COUNT(*) AS n FROM kv WHERE key >= ? AND key > ? AND key < ?"),
+    /** Every current key in order (read once at open for the in-memory index that counts ranges). */
+    keys: db.prepare<[], string>("SELECT key FROM kv ORDER BY key").pluck(),
     /** The newest row of each key at or below a revision, tombstones left out. */
     listAt: db.prepare<[string, string, string, number, number], KvRow<V>>(
       // Walks the (key, rev) index in key order, so rows stream out without a sort and LIMIT stops early.

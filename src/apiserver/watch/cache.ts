@@ -5,7 +5,7 @@ import { silentLogger, type Logger } from "../../logger.js";
 import type { Storage, StorageEvent, Watch } from "../storage/types.js";
 import { checkKey, checkPrefix, checkRevision, prefixEnd } from "../storage/checks.js";
 import { systemClock, type CancelTimer, type Clock } from "../../time/clock.js";
-import { SortedKeys } from "../storage/sorted-keys.js";
+import { OrderedKeys } from "../storage/ordered-keys.js";
 import { CachedObject, RingEvent, type CacheEvent, type Decoder } from "./cached-object.js";
 import { CacheWatcher, type WatchFilter } from "./cache-watcher.js";
 import { INITIAL_EVENTS_END_ANNOTATION, historyEvents, initialEvents } from "./backlog.js";
@@ -85,7 +85,7 @@ export class WatchCache {
   readonly #freshnessMs: number;
   readonly #retryMs: number;
   readonly #objects = new Map<string, CachedObject>();
-  readonly #keys = new SortedKeys();
+  readonly #keys = new OrderedKeys();
   readonly #ring: EventRing;
   readonly #watchers = new Set<CacheWatcher>();
   readonly #fresh: FreshnessWaiters;
@@ -169,17 +169,19 @@ export class WatchCache {
     if (options.startAfter !== undefined) checkKey(options.startAfter);
     const revision = options.revision ?? 0;
     if (!this.#ready || revision > this.#revision) await this.waitUntilFresh(revision, { signal: options.signal });
-    const [first, last] = this.#keys.range(this.#prefix, this.#end, options.startAfter);
+    // Seek to the first key of the page and walk only as far as the page (or the filter) needs.
+    const after = options.startAfter !== undefined && options.startAfter >= this.#prefix;
+    const from = after ? options.startAfter! : this.#prefix;
     const limit = options.limit || Infinity;
     const items: CachedObject[] = [];
-    let i = first;
-    for (; i < last && items.length <= limit; i++) {
-      const object = this.#objects.get(this.#keys.at(i)!)!;
+    for (const key of this.#keys.from(from, after)) {
+      if (key >= this.#end || items.length > limit) break;
+      const object = this.#objects.get(key)!;
       if (!options.filter || options.filter(object.object(), object.key)) items.push(object);
     }
     const more = items.length > limit;
     if (more) items.pop();
-    const remaining = options.filter ? undefined : last - first - items.length;
+    const remaining = options.filter ? undefined : this.#keys.count(from, this.#end, after) - items.length;
     return { items, revision: this.#revision, more, ...(remaining === undefined ? {} : { remaining }) };
   }
 

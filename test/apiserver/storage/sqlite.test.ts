@@ -36,6 +36,24 @@ describe("sqlite storage", () => {
     await second.close();
   });
 
+  it("counts what remains after a page from the keys it held at open and the writes it committed since", async () => {
+    const path = dbPath();
+    const first = await openSqliteStorage({ path });
+    await Promise.all(Array.from({ length: 30 }, (_, i) => first.create(`/c/${String(i).padStart(2, "0")}`, "{}")));
+    await first.create("/d/other", "{}");
+    await first.close();
+    const second = await openSqliteStorage({ path });
+    // Refused and failed writes in the same batch as accepted ones must not count.
+    const outcomes = await Promise.allSettled([second.create("/c/05", "{}"), second.delete("/c/10"), second.create("/c/30", "{}"), second.delete("/c/99")]);
+    expect(outcomes.map((o) => o.status)).toEqual(["rejected", "fulfilled", "fulfilled", "rejected"]);
+    const page = await second.list("/c/", { limit: 4, startAfter: "/c/03" });
+    expect(page.items.map((i) => i.key)).toEqual(["/c/04", "/c/05", "/c/06", "/c/07"]);
+    // /c/08 … /c/30 without /c/10.
+    expect(page.remaining).toBe(22);
+    expect((await second.list("/c/", { limit: 1 })).remaining).toBe(29);
+    await second.close();
+  });
+
   it("keeps the compacted revision across a restart", async () => {
     const path = dbPath();
     const first = await openSqliteStorage({ path });

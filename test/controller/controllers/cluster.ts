@@ -66,8 +66,8 @@ export interface Cluster {
   readonly bootstrapper: ControllerResources;
   /** Starts `platform-ca controller` against this server with the cluster CA and `args`. */
   startController(args?: readonly string[]): Promise<ControllerProc>;
-  /** Stops the API server and starts it again on the same port and data directory (after `downMs`). */
-  restartApiserver(downMs?: number): Promise<void>;
+  /** Stops the API server and starts it again on the same port and data directory (after `downMs`, then `whileDown`). */
+  restartApiserver(downMs?: number, whileDown?: () => Promise<void>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -125,9 +125,10 @@ export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
       controllers.push(proc);
       return { ...proc, ops: match };
     },
-    async restartApiserver(downMs = 0) {
+    async restartApiserver(downMs = 0, whileDown?: () => Promise<void>) {
       await apiserver.stop();
       if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+      await whileDown?.();
       ({ proc: apiserver } = await serve(new URL(address).host));
     },
     async stop() {
