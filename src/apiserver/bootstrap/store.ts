@@ -28,5 +28,5 @@ export async function openDataStore(dataDir: string, encryption: EncryptionConfi
     await bytes.close();
     throw err;
   }
-  return encryptedStorage(bytes, encryption, logger);
+  return encryptedStorage(bytes, encryption, { logger });
 }

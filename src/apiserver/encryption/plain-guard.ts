@@ -36,29 +36,62 @@ export function refuseEncrypted(storage: Storage): Storage {
 }
 
 /**
- * A watch whose events pass through `map` on the way out. An event `map` cannot turn into plain text ends the watch
- * with the error: skipping it would lose an event, and the watcher relists (and meets the error as a read).
+ * A watch whose events pass through `map` on the way out, in order: an event whose `map` must wait (a KMS plugin
+ * unwrapping a data key) holds back the events and progress notifications after it. An event `map` cannot turn into
+ * plain text ends the watch with the error: skipping it would lose an event, and the watcher relists (and meets the
+ * error as a read).
  */
 export function mappedWatch<V extends StoredValue>(
-  start: (deliver: (ev: StorageEvent<V>) => void) => Watch,
-  map: (ev: StorageEvent<V>) => StorageEvent,
+  start: (deliver: (ev: StorageEvent<V>) => void, progress: ((revision: number) => void) | undefined) => Watch,
+  map: (ev: StorageEvent<V>) => StorageEvent | Promise<StorageEvent>,
   onEvent: (ev: StorageEvent) => void,
   onError: ((err: Error) => void) | undefined,
+  onProgress?: (revision: number) => void,
 ): Watch {
   let failed = false;
-  const watch = start((ev) => {
+  /** The delivery still waiting on a map, if any: later events queue behind it. */
+  let pending: Promise<void> | undefined;
+  const fail = (err: unknown): void => {
     if (failed) return;
-    let out: StorageEvent;
-    try {
-      out = map(ev);
-    } catch (err) {
-      failed = true;
-      // Delivery may begin before start() returns: cancel once it has.
-      queueMicrotask(() => watch.cancel());
-      onError?.(err as Error);
-      return;
+    failed = true;
+    // Delivery may begin before start() returns: cancel once it has.
+    queueMicrotask(() => watch.cancel());
+    onError?.(err as Error);
+  };
+  const inOrder = (step: () => void | Promise<void>): void => {
+    if (failed) return;
+    if (pending === undefined) {
+      let r: void | Promise<void>;
+      try {
+        r = step();
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      if (!(r instanceof Promise)) return;
+      pending = r;
+    } else {
+      pending = pending.then(() => (failed ? undefined : step()));
     }
-    onEvent(out);
-  });
+    const mine: Promise<void> = pending.then(
+      () => {
+        if (pending === mine) pending = undefined;
+      },
+      (err: unknown) => {
+        if (pending === mine) pending = undefined;
+        fail(err);
+      },
+    );
+    pending = mine;
+  };
+  const watch = start(
+    (ev) =>
+      inOrder(() => {
+        const out = map(ev);
+        if (!(out instanceof Promise)) return onEvent(out);
+        return out.then((o) => (failed ? undefined : onEvent(o)));
+      }),
+    onProgress && ((revision) => inOrder(() => onProgress(revision))),
+  );
   return watch;
 }

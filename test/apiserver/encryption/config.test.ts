@@ -58,8 +58,8 @@ describe("EncryptionConfiguration", () => {
       "invalid encryption configuration enc.yaml: expected `resources[0].providers[0]` exactly one provider (split several into separate list items), got a mapping"],
     ["no providers", `${HEADER}resources:\n  - resources: [secrets]\n`,
       "invalid encryption configuration enc.yaml: expected `resources[0].providers` to hold at least one provider, got nothing"],
-    ["a kms provider", `${HEADER}resources:\n  - resources: [secrets]\n    providers:\n      - kms: { name: k, endpoint: unix:///tmp/k.sock }\n`,
-      'invalid encryption configuration enc.yaml: expected `resources[0].providers[0].kms` a provider this server supports (identity, aescbc, aesgcm, secretbox), got "kms"'],
+    ["a kms provider of apiVersion v1 (the default)", `${HEADER}resources:\n  - resources: [secrets]\n    providers:\n      - kms: { name: k, endpoint: unix:///tmp/k.sock }\n`,
+      'invalid encryption configuration enc.yaml: expected `resources[0].providers[0].kms.apiVersion` v2 (KMSv1 is deprecated and will only receive security updates going forward. Use KMSv2 instead.), got "v1"'],
   ])("refuses %s", (_what, yaml, message) => {
     expect(problem(yaml)).toBe(message);
   });
