@@ -42,6 +42,8 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
   readonly components?: readonly Component[];
   /** EncryptionConfiguration file (`--encryption-provider-config`): encryption at rest. */
   readonly encryptionProviderConfig?: string;
+  /** `--encryption-provider-config-automatic-reload`: follow changes of that file while serving. */
+  readonly encryptionProviderConfigAutomaticReload?: boolean;
 }
 
 /**
@@ -77,7 +79,7 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
   // The input files first: a missing or malformed one must fail before the data directory is created or changed.
   const inputs = o.inputs ?? (await readSecureInputs(o));
   const encryption = await loadEncryption(o.encryptionProviderConfig, o.groupSuffix, logger);
-  const storage = await openDataStore(o.dataDir, encryption, logger);
+  const storage = await openDataStore(o.dataDir, encryption, logger, o.encryptionProviderConfigAutomaticReload ? { reload: { ...(o.groupSuffix !== undefined && { groupSuffix: o.groupSuffix }) } } : {});
   let secure: ReturnType<typeof createSecureServer>;
   try {
     secure = createSecureServer({ ...o, storage, logger, inputs });

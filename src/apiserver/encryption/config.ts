@@ -1,5 +1,6 @@
 // EncryptionConfiguration (apiserver.config.<suffix>/v1): which resources are encrypted at rest, by which providers.
 // Read with the one field reader; every problem names its field, and a secret is described, never echoed.
+import { createHash } from "node:crypto";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
 import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOptions } from "../../config/config-document.js";
 import { FieldReader, Shown, join } from "../../fields/reader.js";
@@ -28,8 +29,10 @@ export interface EncryptionConfig {
   readonly source: string;
   readonly rules: readonly ResourceRule[];
   readonly warnings: readonly string[];
-  /** The KMS providers of every rule, once each: started and stopped with the store (see kms-lifecycle.ts). */
+  /** The KMS providers of every rule, once each: started by the store that uses them, closed when it closes. */
   readonly kms: readonly KmsTransformer[];
+  /** SHA-256 of the file's text (upstream's EncryptionFileContentHash): a reload skips an unchanged file. */
+  readonly contentHash: string;
 }
 
 export interface EncryptionLoadOptions extends ConfigLoadOptions {
@@ -41,6 +44,8 @@ export interface EncryptionLoadOptions extends ConfigLoadOptions {
 /** Upstream's answer to `apiVersion: v1` (KMS v1 is disabled by default upstream, and not implemented here). */
 export const KMS_V1_REFUSED = "KMSv1 is deprecated and will only receive security updates going forward. Use KMSv2 instead.";
 const KMS_DEFAULT_TIMEOUT_MS = 3000;
+
+export const contentHash = (text: string): string => createHash("sha256").update(text).digest("hex");
 
 /** `resource.group` split; a name without a dot, or ending in one, is of the core group (""). */
 export function splitResource(entry: string): { resource: string; group: string } {
@@ -184,7 +189,7 @@ export function parseEncryptionConfig(text: string, source: string, options: Enc
   });
   try {
     const warnings = finish(r, { ...options, strict: true }, WHAT, source);
-    return { source, rules, warnings, kms: kms.list };
+    return { source, rules, warnings, kms: kms.list, contentHash: contentHash(text) };
   } catch (err) {
     for (const t of kms.list) t.close();
     throw err;

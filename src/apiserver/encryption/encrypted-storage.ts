@@ -7,6 +7,15 @@ import { mappedWatch } from "./plain-guard.js";
 import { covers, type EncryptionConfig } from "./config.js";
 import { ENCRYPTED_PREFIX, identity, undecryptable, type Transformer } from "./providers.js";
 
+/** Outcomes of automatic reloads since start, for upstream's `apiserver_encryption_config_controller_automatic_reload*` metrics. */
+export interface ReloadStats {
+  success: number;
+  failure: number;
+  /** Unix seconds of the last outcome of each kind. */
+  lastSuccess?: number;
+  lastFailure?: number;
+}
+
 export interface EncryptedStorage extends Storage {
   /** Reads answered by a provider other than the first of their rule since start: objects waiting for a rewrite. */
   staleReads(): number;
@@ -15,6 +24,8 @@ export interface EncryptedStorage extends Storage {
   config(): EncryptionConfig;
   /** Serves with another configuration from now on (a reload); the caller starts and stops its KMS providers. */
   setConfig(config: EncryptionConfig): void;
+  /** With automatic reload: how reloads went since start. */
+  reloadStats?(): ReloadStats;
 }
 
 /** Whether a store is this layer (its stale reads feed a metric). */

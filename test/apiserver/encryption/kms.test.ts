@@ -8,7 +8,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import protobuf from "protobufjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encryptedStorage } from "../../../src/apiserver/encryption/encrypted-storage.js";
+import { checkProvidersCoverStore, encryptedStorage } from "../../../src/apiserver/encryption/encrypted-storage.js";
 import { KMS_WRITE_TTL_MS } from "../../../src/apiserver/encryption/kms-provider.js";
 import { rewriteAll } from "../../../src/apiserver/encryption/rewrite.js";
 import { openSqliteByteStorage } from "../../../src/apiserver/storage/sqlite.js";
@@ -17,7 +17,7 @@ import { FakeClock } from "../../../src/time/fake-clock.js";
 import { recorder, rejection } from "../storage/contract.js";
 import { MOCK_ANNOTATION, MockKms } from "../../fixtures/mock-kms.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
-import { encryptionConfig } from "./fixtures.js";
+import { KEY_A, encryptionConfig } from "./fixtures.js";
 
 const dir = tempDir("pca-kms-");
 let n = 0;
@@ -183,6 +183,50 @@ sys.stdout.write(AESGCM(key).decrypt(data[32:44], data[44:], aad).decode())
     } finally {
       kms.keyId = "key-1";
     }
+  });
+
+  it("stops the start when the KMS provider is missing from the file, naming who wrote the values", async () => {
+    const path = freshPath();
+    const s = await open(path, kmsConfig());
+    await s.create(SECRET_KEY, SECRET);
+    await s.close();
+    const bytes = await openSqliteByteStorage({ path });
+    try {
+      const err = await rejection(checkProvidersCoverStore(bytes, encryptionConfig(["secrets"], [{ aesgcm: { key1: KEY_A } }])), "CONFIG_INVALID");
+      expect(err.message).toBe('encryption configuration test.yaml cannot read 1 stored objects: 1 in /core/secrets (written by kms/kms1); add the missing provider or key (docs/operations.md "Encryption at rest")');
+    } finally {
+      await bytes.close();
+    }
+  });
+
+  it("reports the plugin's health as upstream's kms-providers check, reusing an answer for 20 s (3 s when failing)", async () => {
+    const clock = new FakeClock(Date.now());
+    const config = kmsConfig(clock);
+    const s = await open(freshPath(), config);
+    const [check] = s.checks();
+    expect(check?.name).toBe("kms-providers");
+    await check!.run();
+    await kms.down();
+    try {
+      await check!.run(); // the answer of a moment ago
+      await clock.advance(20_001);
+      await expect(check!.run()).rejects.toThrow(/^kms-provider-0: kmsv2 Provider kms1 is not healthy, error: the KMS plugin at unix:\/\/.* did not answer Status/);
+    } finally {
+      await kms.up();
+    }
+    // Each attempt a fresh answer (the failing one is reused 3 s); the client reconnects within a second of real time.
+    const answer = async () => {
+      await clock.advance(3_001);
+      return check!.run().then(() => "ok", (err: Error) => err.message);
+    };
+    kms.healthz = "degraded";
+    try {
+      await expect.poll(answer, { timeout: 5000, interval: 100 }).toMatch(/kmsv2 Provider kms1 is not healthy, error: got unexpected healthz status: degraded$/);
+    } finally {
+      kms.healthz = "ok";
+    }
+    await expect.poll(answer, { timeout: 5000, interval: 100 }).toBe("ok");
+    await s.close();
   });
 
   it("refuses KMS v1 with upstream's reason, and a kms block without an apiVersion (v1 by default)", () => {
