@@ -19,6 +19,7 @@ export interface ServeFlags extends LogFlags, AuditFlags {
   revocationUnavailable?: string;
   encryptionProviderConfig?: string;
   encryptionProviderConfigAutomaticReload?: boolean;
+  caKeyKms?: string;
 }
 
 interface ApiserverFlags extends ServeFlags {
@@ -56,7 +57,8 @@ export function addServeOptions(command: Command, dataDir?: string): Command {
     .option("--data-dir <dir>", "directory of the store, the PKI and admin.conf", dataDir)
 
     .option("--encryption-provider-config <file>", "EncryptionConfiguration file: encrypt stored objects at rest (aescbc, aesgcm, secretbox, kms v2, identity)")
-    .option("--encryption-provider-config-automatic-reload", "read the encryption configuration again when the file changes (a bad new file keeps the running one)");
+    .option("--encryption-provider-config-automatic-reload", "read the encryption configuration again when the file changes (a bad new file keeps the running one)")
+    .option("--ca-key-kms <name>", "the kms provider of the encryption configuration that wraps the CA key file (pki/ca.key): a copy of the data directory holds no usable CA key");
 }
 
 /** `--encryption-provider-config-automatic-reload`, which needs the file it follows. */
@@ -107,6 +109,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     ...(flags.clientCaFile !== undefined && { clientCaFile: flags.clientCaFile }),
     ...(flags.encryptionProviderConfig !== undefined && { encryptionProviderConfig: flags.encryptionProviderConfig }),
     encryptionProviderConfigAutomaticReload: reload,
+    ...(flags.caKeyKms !== undefined && { caKeyKms: flags.caKeyKms }),
     anonymous: flags.anonymousAuth === true,
     revocationUnavailable: whenRevocationsUnavailable,
     ...(policy && sink && { audit: { policy, sink } }),
@@ -134,6 +137,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   const ignored = (["tokenFile", "clientCaFile", "anonymousAuth"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
   const reload = reloadFlag(flags);
+  if (flags.caKeyKms !== undefined) throw new UsageError("--insecure-local keeps no CA, so --ca-key-kms cannot be used with it");
   const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
   const [{ insecureLocalPipeline }, { createApiServer }, { loadEncryption, openDataStore }, { createSubjectAccessReviewHandler }] = await Promise.all([
     import("../../apiserver/pipeline.js"),
