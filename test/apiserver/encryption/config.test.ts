@@ -74,6 +74,13 @@ describe("EncryptionConfiguration", () => {
     ]);
   });
 
+  it("accepts deploy/encryption-config.yaml: Secrets through KMS v2 first, identity reading what came before", () => {
+    const config = parseEncryptionConfig(readFileSync(new URL("../../../deploy/encryption-config.yaml", import.meta.url), "utf8"), "deploy");
+    expect(config.rules.map((r) => [r.resources, r.transformers.map((t) => t.name)])).toEqual([[["secrets"], ["kms/platform-kms", "identity"]]]);
+    expect(config.kms.map((t) => t.settings)).toEqual([{ name: "platform-kms", endpoint: "unix:///run/platform-ca/kms.sock", timeoutMs: 3000 }]);
+    for (const t of config.kms) t.close();
+  });
+
   it("never shows a secret in a message", () => {
     const secret = Buffer.alloc(31, 1).toString("base64");
     expect(problem(encryptionYaml(["secrets"], [{ secretbox: { k1: secret } }]))).not.toContain(secret);
