@@ -181,8 +181,10 @@ export class KmsTransformer implements Transformer {
   }
 
   stale(body: Uint8Array): boolean {
+    // Before the plugin first answered the current key ID is unknown: nothing is called stale on a guess.
+    if (!this.state) return false;
     const o = decodeObject(body);
-    return o.keyID !== this.state?.keyId || o.encryptedDEKSourceType !== HKDF_SHA256_XNONCE_AES_GCM_SEED;
+    return o.keyID !== this.state.keyId || o.encryptedDEKSourceType !== HKDF_SHA256_XNONCE_AES_GCM_SEED;
   }
 
   /** One Decrypt per wrapped seed however many reads wait for it. */
