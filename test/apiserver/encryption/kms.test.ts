@@ -2,7 +2,7 @@
 // and decrypted by Python's `cryptography`), seed caching while the plugin is down, the write deadline, key ID rotation
 // with stale reads and rewrite, v1 refused.
 import { execFileSync } from "node:child_process";
-import { createDecipheriv, createHash } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -10,6 +10,8 @@ import protobuf from "protobufjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkProvidersCoverStore, encryptedStorage } from "../../../src/apiserver/encryption/encrypted-storage.js";
 import { KMS_WRITE_TTL_MS } from "../../../src/apiserver/encryption/kms-provider.js";
+import { KmsClient } from "../../../src/apiserver/encryption/kms-client.js";
+import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
 import { rewriteAll } from "../../../src/apiserver/encryption/rewrite.js";
 import { openSqliteByteStorage } from "../../../src/apiserver/storage/sqlite.js";
 import { parseEncryptionConfig, type EncryptionConfig } from "../../../src/apiserver/encryption/config.js";
@@ -183,6 +185,26 @@ sys.stdout.write(AESGCM(key).decrypt(data[32:44], data[44:], aad).decode())
     } finally {
       kms.keyId = "key-1";
     }
+  });
+
+  it("reads a value protobufjs encoded in upstream's earlier scheme (one AES-GCM data key, AES_GCM_KEY) and counts it stale", async () => {
+    const dek = randomBytes(32);
+    const client = new KmsClient(kms.endpoint, 3000);
+    const wrapped = await client.encrypt("test", dek);
+    client.close();
+    const nonce = randomBytes(12);
+    const c = createCipheriv("aes-256-gcm", dek, nonce);
+    c.setAAD(Buffer.from(SECRET_KEY));
+    const encryptedData = Buffer.concat([nonce, c.update(SECRET), c.final(), c.getAuthTag()]);
+    const body = EncryptedObject.encode({ encryptedData, keyID: wrapped.key_id, encryptedDEKSource: wrapped.ciphertext, annotations: wrapped.annotations, encryptedDEKSourceType: 0 }).finish();
+    const bytes = new MemoryStorage<Uint8Array>({ values: "bytes" });
+    await bytes.create(SECRET_KEY, Buffer.concat([Buffer.from(PREFIX), body]));
+    const config = kmsConfig();
+    for (const t of config.kms) await t.start();
+    const s = encryptedStorage(bytes, config);
+    expect((await s.get(SECRET_KEY))?.value).toBe(SECRET);
+    expect(s.staleReads()).toBe(1);
+    await s.close();
   });
 
   it("stops the start when the KMS provider is missing from the file, naming who wrote the values", async () => {
