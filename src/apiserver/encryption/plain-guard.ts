@@ -58,22 +58,9 @@ export function mappedWatch<V extends StoredValue>(
     queueMicrotask(() => watch.cancel());
     onError?.(err as Error);
   };
-  const inOrder = (step: () => void | Promise<void>): void => {
-    if (failed) return;
-    if (pending === undefined) {
-      let r: void | Promise<void>;
-      try {
-        r = step();
-      } catch (err) {
-        fail(err);
-        return;
-      }
-      if (!(r instanceof Promise)) return;
-      pending = r;
-    } else {
-      pending = pending.then(() => (failed ? undefined : step()));
-    }
-    const mine: Promise<void> = pending.then(
+  /** Runs `step` after the pending delivery; its failure (a map that rejected) ends the watch. */
+  const queue = (step: () => void | Promise<void>): void => {
+    const mine: Promise<void> = (pending ?? Promise.resolve()).then(() => (failed ? undefined : step())).then(
       () => {
         if (pending === mine) pending = undefined;
       },
@@ -84,14 +71,28 @@ export function mappedWatch<V extends StoredValue>(
     );
     pending = mine;
   };
-  const watch = start(
-    (ev) =>
-      inOrder(() => {
+  const deliver = (ev: StorageEvent<V>): void => {
+    if (failed) return;
+    if (pending !== undefined) {
+      queue(() => {
         const out = map(ev);
-        if (!(out instanceof Promise)) return onEvent(out);
-        return out.then((o) => (failed ? undefined : onEvent(o)));
-      }),
-    onProgress && ((revision) => inOrder(() => onProgress(revision))),
-  );
+        return out instanceof Promise ? out.then((o) => void (failed || onEvent(o))) : onEvent(out);
+      });
+      return;
+    }
+    let out: StorageEvent | Promise<StorageEvent>;
+    try {
+      out = map(ev);
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    // The common case, nothing waiting: delivered at once, and a throwing onEvent reaches the store as before.
+    if (!(out instanceof Promise)) return onEvent(out);
+    const waiting = out;
+    queue(() => waiting.then((o) => void (failed || onEvent(o))));
+  };
+  const progress = onProgress && ((revision: number) => (pending === undefined ? onProgress(revision) : queue(() => onProgress(revision))));
+  const watch = start(deliver, progress);
   return watch;
 }

@@ -150,6 +150,10 @@ sys.stdout.write(AESGCM(key).decrypt(data[32:44], data[44:], aad).decode())
     const cold = encryptedStorage(await openSqliteByteStorage({ path }), down);
     const err = await rejection(cold.get("/core/secrets/default/s0"), "STORAGE_UNAVAILABLE");
     expect(err.message).toMatch(/^cannot decrypt the stored value of \/core\/secrets\/default\/s0: kms\/kms1: failed to decrypt DEK, error: the KMS plugin at unix:\/\/.* did not answer Decrypt/);
+    // A watch replaying those writes ends with the error, delivering nothing out of order or half.
+    const failing = recorder(cold, "/core/secrets/", 1);
+    expect((await failing.failed).message).toMatch(/^cannot decrypt the stored value of \/core\/secrets\/default\/s0: kms\/kms1: failed to decrypt DEK/);
+    expect(failing.events).toEqual([]);
     await cold.close();
     await kms.up();
     const before = kms.calls.decrypt;
