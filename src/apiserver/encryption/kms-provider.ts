@@ -122,10 +122,15 @@ export class KmsTransformer implements Transformer {
       const problems: string[] = [];
       if (status.healthz !== "ok") problems.push(`got unexpected healthz status: ${status.healthz}`);
       if (status.version !== "v2" && status.version !== "v2beta1") problems.push(`expected KMSv2 API version v2, got ${status.version}`);
-      if (status.key_id === "" || status.key_id.length > MAX_KEY_ID) problems.push(`got invalid KMSv2 KeyID hash "${keyIdHash(status.key_id)}": the key ID is ${status.key_id.length} bytes (1–${MAX_KEY_ID})`);
+      if (status.key_id === "" || status.key_id.length > MAX_KEY_ID) {
+        problems.push(`got invalid KMSv2 KeyID hash "${keyIdHash(status.key_id)}": the key ID is ${status.key_id.length} bytes (1–${MAX_KEY_ID})`);
+      } else if (this.state?.keyId === status.key_id) {
+        // As upstream, a plugin that answers with a valid key ID extends the seed even while it reports unhealthy.
+        this.state.expiresAt = expiresAt;
+      } else {
+        await this.rotate(status.key_id, expiresAt).catch((err: Error) => problems.push(`failed to rotate DEK: ${err.message}`));
+      }
       if (problems.length > 0) throw new Error(problems.join("; "));
-      if (this.state?.keyId === status.key_id) this.state.expiresAt = expiresAt;
-      else await this.rotate(status.key_id, expiresAt);
       this.last = { at: this.clock.now(), error: undefined };
     } catch (err) {
       const error = new Error(`kmsv2 Provider ${this.settings.name} is not healthy, error: ${(err as Error).message}`);
