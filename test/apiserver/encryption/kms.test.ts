@@ -262,5 +262,9 @@ sys.stdout.write(AESGCM(key).decrypt(data[32:44], data[44:], aad).decode())
     }
     expect(() => encryptionConfig(["secrets"], [{ kms: { name: "k", endpoint: "tcp://127.0.0.1:1" } }])).toThrow(/endpoint.*unix:\/\/\/path\/to\/socket/);
     expect(() => encryptionConfig(["secrets"], [{ kms: { name: "a:b", endpoint: "unix:///tmp/k.sock" } }])).toThrow(/without ':'/);
+    expect(() => encryptionConfig(["secrets"], [{ kms: { name: "k", endpoint: "unix:///tmp/k.sock" } }, { kms: { name: "k", endpoint: "unix:///tmp/j.sock" } }])).toThrow(/a KMS provider name not used earlier in the file/);
+    const defaults = encryptionConfig(["secrets"], [{ kms: { name: "k", endpoint: "unix:///tmp/k.sock" } }]);
+    expect(defaults.kms.map((t) => t.settings)).toEqual([{ name: "k", endpoint: "unix:///tmp/k.sock", timeoutMs: 3000 }]);
+    for (const t of defaults.kms) t.close();
   });
 });
