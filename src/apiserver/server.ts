@@ -92,6 +92,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const metrics = new ApiServerMetrics({
     storageObjects: storageObjectCounter(registry),
     ...(isEncrypted(options.storage) && { staleReads: options.storage.staleReads }),
+    ...(isEncrypted(options.storage) && options.storage.reloadStats && { encryptionReloads: options.storage.reloadStats }),
     ...(options.certificates && { certificates: options.certificates }),
   });
   const app = buildHttpApp({
@@ -104,6 +105,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     maxWatchSeconds,
     tls: options.tls,
     ready: () => ready,
+    ...(isEncrypted(options.storage) && { healthChecks: options.storage.checks }),
     metrics,
     ...(options.audit && { auditor: new Auditor({ ...options.audit, groupSuffix: names.suffix, clock, metrics: metrics.registry }) }),
   });

@@ -5,6 +5,7 @@ import { invalidOption, PlatformError, toPlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { caFromPem } from "./ca.js";
 import { isPkcs11Uri, maskPin } from "./pkcs11-uri.js";
+import { isWrappedKey, unwrapKeyText } from "./wrapped-key.js";
 import type { CaKeyPair } from "./types.js";
 
 export interface FileFacts {
@@ -145,15 +146,18 @@ export class CaSource {
       return false;
     }
     let ca: CaKeyPair;
+    const wrapped = !inToken && isWrappedKey(key);
     try {
       const options = { intermediates: this.options.intermediates === true, certName: certFile, keyName: maskPin(keyFile) };
       // A token key is opened only here, when the certificate changed: pkcs11js is loaded on first use.
-      ca = inToken ? await (await import("./pkcs11-ca.js")).loadTokenCa(text(cert), keyFile, options) : caFromPem(text(cert), text(key), options);
+      ca = inToken
+        ? await (await import("./pkcs11-ca.js")).loadTokenCa(text(cert), keyFile, options)
+        : caFromPem(text(cert), wrapped ? await unwrapKeyText(text(key), keyFile) : text(key), options);
     } catch (err) {
       const error = toPlatformError(err, "CA_INVALID");
-      // A token may come back (inserted, unlocked) with the files unchanged: remember the failure, not the files,
-      // so the next refresh tries again; the same failure is still reported once.
-      return this.fail(error, inToken ? `${stamp}|${error.message}` : stamp);
+      // A token may come back (inserted, unlocked), and so may the KMS of a wrapped key, with the files unchanged:
+      // remember the failure, not the files, so the next refresh tries again; the same failure is still reported once.
+      return this.fail(error, inToken || wrapped ? `${stamp}|${error.message}` : stamp);
     }
     this.seen = stamp;
     this.install(ca, cert, key);

@@ -21,6 +21,7 @@ import {
 } from "./tbs-template.js";
 import type { CaKeyPair, CaKeySigner, Extension, FileCaKeyPair } from "./types.js";
 import { BACKDATE_SECONDS } from "./validity.js";
+import { unwrapKeyText } from "./wrapped-key.js";
 
 export interface CaFromPemOptions {
   /** Accept certificates after the first in the certificate text as intermediates (CaKeyPair.chainPem). */
@@ -201,7 +202,7 @@ export interface CaFiles {
 /** Reads and checks a CA certificate file and key file (CSRSigningConfiguration CertFile/KeyFile). */
 export async function loadCaFiles(files: CaFiles): Promise<FileCaKeyPair> {
   const [cert, key] = await Promise.all([readCaFile(files.certFile, "certificate"), readCaFile(files.keyFile, "key")]);
-  return caFromPem(cert, key, { intermediates: files.intermediates === true, certName: files.certFile, keyName: files.keyFile });
+  return caFromPem(cert, await unwrapKeyText(key, files.keyFile), { intermediates: files.intermediates === true, certName: files.certFile, keyName: files.keyFile });
 }
 
 async function readCaFile(path: string, what: string): Promise<string> {

@@ -1,6 +1,7 @@
 // bench:encryption — the cost of encryption at rest in one run: CSR creates/s and a LIST of every CSR through the real
-// server process, with no encryption configuration and with aesgcm over every resource, rounds interleaved; then a
-// storage-level LIST of 10,000 stored CSRs from a text store and from the same file under aesgcm.
+// server process, with no encryption configuration, with aesgcm and with KMS v2 (the test plugin on a unix socket) over
+// every resource, rounds interleaved; then a storage-level LIST of 10,000 stored CSRs from a text store and from the
+// same file under aesgcm and under KMS v2.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Agent } from "node:http";
 import { cpus, tmpdir } from "node:os";
@@ -12,6 +13,7 @@ import { encryptedStorage } from "../../src/apiserver/encryption/encrypted-stora
 import { parseEncryptionConfig } from "../../src/apiserver/encryption/config.js";
 import type { Storage } from "../../src/apiserver/storage/types.js";
 import { httpCall, startServer, stopServer } from "./insecure-server.js";
+import { MockKms } from "../fixtures/mock-kms.js";
 
 const CREATES = envNumber("BENCH_CREATES", 3000);
 const CONCURRENCY = envNumber("BENCH_CONCURRENCY", 16);
@@ -29,11 +31,22 @@ resources:
           keys: [{ name: key1, secret: ${Buffer.alloc(32, 3).toString("base64")} }]
 `;
 
-async function round(mode: "off" | "aesgcm", body: (name: string) => string): Promise<{ createsPerSecond: number; listMs: number }> {
+const kmsYaml = (endpoint: string) => `apiVersion: apiserver.config.platform.io/v1
+kind: EncryptionConfiguration
+resources:
+  - resources: ["*.*"]
+    providers:
+      - kms: { apiVersion: v2, name: bench, endpoint: "${endpoint}" }
+`;
+
+type Mode = "off" | "aesgcm" | "kms";
+const MODES: readonly Mode[] = ["off", "aesgcm", "kms"];
+
+async function round(mode: Mode, body: (name: string) => string, kms: MockKms): Promise<{ createsPerSecond: number; listMs: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), "bench-encryption-"));
   const config = join(dataDir, "..", `${dataDir.split("/").pop()}.yaml`);
-  writeFileSync(config, AESGCM);
-  const { child, base } = await startServer(dataDir, mode === "aesgcm" ? ["--encryption-provider-config", config] : []);
+  writeFileSync(config, mode === "kms" ? kmsYaml(kms.endpoint) : AESGCM);
+  const { child, base } = await startServer(dataDir, mode === "off" ? [] : ["--encryption-provider-config", config]);
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   try {
     let next = 0;
@@ -75,7 +88,7 @@ async function listMs(storage: Storage, prefix: string, expected: number): Promi
 }
 
 /** 10,000 CSR texts written once per store kind; each listed from storage, without HTTP. */
-async function storageLists(body: (name: string) => string): Promise<Record<string, number>> {
+async function storageLists(body: (name: string) => string, kms: MockKms): Promise<Record<string, number>> {
   const dir = mkdtempSync(join(tmpdir(), "bench-encryption-store-"));
   const prefix = "/certificates.platform.io/certificatesigningrequests/";
   const fill = async (s: Storage) => {
@@ -89,7 +102,13 @@ async function storageLists(body: (name: string) => string): Promise<Record<stri
     const sealed = await fill(encryptedStorage(await openSqliteByteStorage({ path: join(dir, "aesgcm.db") }), parseEncryptionConfig(AESGCM, "bench")));
     const aesgcmMs = await listMs(sealed, prefix, STORE_SIZE);
     await sealed.close();
-    return { [`storageList${STORE_SIZE}TextMs`]: Math.round(textMs * 10) / 10, [`storageList${STORE_SIZE}AesgcmMs`]: Math.round(aesgcmMs * 10) / 10 };
+    const kmsConfig = parseEncryptionConfig(kmsYaml(kms.endpoint), "bench");
+    await Promise.all(kmsConfig.kms.map((t) => t.start()));
+    const enveloped = await fill(encryptedStorage(await openSqliteByteStorage({ path: join(dir, "kms.db") }), kmsConfig));
+    const kmsMs = await listMs(enveloped, prefix, STORE_SIZE);
+    await enveloped.close();
+    const ms = (x: number) => Math.round(x * 10) / 10;
+    return { [`storageList${STORE_SIZE}TextMs`]: ms(textMs), [`storageList${STORE_SIZE}AesgcmMs`]: ms(aesgcmMs), [`storageList${STORE_SIZE}KmsMs`]: ms(kmsMs) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -98,15 +117,25 @@ async function storageLists(body: (name: string) => string): Promise<Record<stri
 async function main(): Promise<void> {
   const pem = (await csr({ cn: "system:node:bench", o: ["system:nodes"] })).pem;
   const body = (name: string) => JSON.stringify(csrObject({ name, request: pem, expirationSeconds: 86400 }));
-  const results: Record<"off" | "aesgcm", Array<{ createsPerSecond: number; listMs: number }>> = { off: [], aesgcm: [] };
-  for (let i = 0; i < ROUNDS; i++) for (const mode of ["off", "aesgcm"] as const) results[mode].push(await round(mode, body));
+  const socketDir = mkdtempSync(join(tmpdir(), "bench-kms-"));
+  const kms = await MockKms.start(join(socketDir, "kms.sock"));
+  const results: Record<Mode, Array<{ createsPerSecond: number; listMs: number }>> = { off: [], aesgcm: [], kms: [] };
+  // The order turns each round, so no mode always runs first (or last) on a busy machine.
+  for (let i = 0; i < ROUNDS; i++) {
+    for (let j = 0; j < MODES.length; j++) {
+      const mode = MODES[(i + j) % MODES.length]!;
+      results[mode].push(await round(mode, body, kms));
+    }
+  }
   const median = (xs: number[]) => percentile(xs, 50);
   const summary = Object.fromEntries(Object.entries(results).map(([mode, rs]) => [mode, {
     createsPerSecond: Math.round(median(rs.map((r) => r.createsPerSecond))),
     [`list${CREATES}Ms`]: Math.round(median(rs.map((r) => r.listMs))),
     rounds: rs.map((r) => Math.round(r.createsPerSecond)),
   }]));
-  process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), machine: `${cpus().length} cores, ${cpus()[0]?.model ?? "unknown"}, node ${process.version}`, creates: CREATES, concurrency: CONCURRENCY, ...summary, ...(await storageLists(body)) }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), machine: `${cpus().length} cores, ${cpus()[0]?.model ?? "unknown"}, node ${process.version}`, creates: CREATES, concurrency: CONCURRENCY, ...summary, ...(await storageLists(body, kms)) }, null, 2)}\n`);
+  await kms.stop();
+  rmSync(socketDir, { recursive: true, force: true });
 }
 
 await main();

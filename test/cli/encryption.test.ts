@@ -65,6 +65,25 @@ describe("platform-ca --encryption-provider-config", () => {
     await after.close();
   });
 
+  it("follows the file with --encryption-provider-config-automatic-reload, which needs the file", async () => {
+    const missing = await runCli(["apiserver", "--data-dir", join(dir, "reload-none"), "--listen", "127.0.0.1:0", "--encryption-provider-config-automatic-reload"]);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stderr.trim()).toBe("error: --encryption-provider-config-automatic-reload needs --encryption-provider-config");
+    const config = file("reload.yaml", encryptionYaml(["secrets"], [{ aesgcm: { key1: KEY_A } }]));
+    const dataDir = join(dir, "reload");
+    const args = [CLI, "apiserver", "--insecure-local", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--encryption-provider-config", config, "--encryption-provider-config-automatic-reload"];
+    const { proc, match: base } = await startProcess(process.execPath, args, /listening on (http:\/\/\S+)/);
+    try {
+      expect(await (await fetch(`${base}/readyz?verbose`)).text()).toContain("[+]kms-providers ok");
+      writeFileSync(config, encryptionYaml(["secrets"], [{ aesgcm: { key2: KEY_B, key1: KEY_A } }]));
+      await expect.poll(() => proc.stderr(), { timeout: 10_000 }).toContain('"msg":"encryption configuration reloaded"');
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      expect(metrics).toContain('apiserver_encryption_config_controller_automatic_reloads_total{status="success"} 1');
+    } finally {
+      expect(await proc.stop()).toBe(0);
+    }
+  });
+
   it("serves Secrets written through the API in plain form while the file holds only ciphertext", async () => {
     const dataDir = join(dir, "served");
     const config = file("served.yaml", encryptionYaml(["secrets"], [{ secretbox: { key1: KEY_A } }]));

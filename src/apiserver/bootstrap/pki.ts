@@ -10,6 +10,7 @@ import { ensureDir, ioError, pairPaths, readOptional, writePair, type PairPaths 
 import { mintLeaf } from "../../pki/leaf.js";
 import { caFromPem, generateCa } from "../../pki/ca.js";
 import { loadPrivateKey, privateKeyMatchesCertificate } from "../../pki/keys.js";
+import { isWrappedKey, keyWrapper, unwrapKeyText, wrapKeyPem } from "../../pki/wrapped-key.js";
 import type { CaKeyPair } from "../../pki/types.js";
 import { SA_KEY_FILE } from "../auth/sa-signing-key.js";
 
@@ -141,7 +142,9 @@ async function clusterCa(paths: PairPaths, now: Date, logger: Logger): Promise<{
   const [certPem, keyPem] = await Promise.all([readOptional(paths.cert), readOptional(paths.key)]);
   if (certPem === undefined && keyPem === undefined) {
     const made = await generateCa({ commonName: CA_COMMON_NAME, keyType: "p256", lifetimeSeconds: CA_LIFETIME_SECONDS, now });
-    await writeNew(paths.key, made.keyPem, 0o600);
+    // With --ca-key-kms the key reaches the disk only wrapped.
+    const wrapper = keyWrapper();
+    await writeNew(paths.key, wrapper ? await wrapKeyPem(made.keyPem, wrapper) : made.keyPem, 0o600);
     await writeNew(paths.cert, made.certPem, 0o644);
     logger.info({ cert: paths.cert, notAfter: made.ca.notAfter.toISOString() }, "created the cluster CA");
     return { ca: made.ca, action: "created" };
@@ -153,9 +156,15 @@ async function clusterCa(paths: PairPaths, now: Date, logger: Logger): Promise<{
       `found ${found} but not ${missing}: restore the missing file, or move both away to create a new cluster CA (certificates from the old one then stop working)`,
     );
   }
+  const wrapper = keyWrapper();
+  if (wrapper && !isWrappedKey(keyPem)) {
+    logger.warn({ key: paths.key, kms: wrapper.name }, "the cluster CA key is not wrapped by the KMS: run `platform-ca storage rewrite --ca-key-kms` to wrap it");
+  }
+  // Unwrapped first, outside the repair advice below: a KMS that does not answer is not a broken file.
+  const pem = await unwrapKeyText(keyPem, paths.key);
   let ca: CaKeyPair;
   try {
-    ca = caFromPem(certPem, keyPem, { certName: paths.cert, keyName: paths.key });
+    ca = caFromPem(certPem, pem, { certName: paths.cert, keyName: paths.key });
   } catch (err) {
     const message = `${(err as Error).message}; the cluster CA is never replaced automatically: repair the files, or move both away to create a new one`;
     throw new PlatformError("CA_INVALID", message, { cause: err });

@@ -3,6 +3,8 @@ import type { GroupNames } from "../../api/group.js";
 import { toPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import { STORE_FILE, loadEncryption, openDataStore } from "./store.js";
+import { useKeyWrapper } from "../../pki/wrapped-key.js";
+import { caKeyKmsSettings, kmsKeyWrapper } from "../encryption/kms-key-wrapper.js";
 import { ADMIN_GROUP, ADMIN_USER } from "./admin-config.js";
 import { clientAddress, createSecureServer, readSecureInputs, type SecureServerOptions, type SecureServerState } from "./secure-server.js";
 
@@ -42,6 +44,10 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
   readonly components?: readonly Component[];
   /** EncryptionConfiguration file (`--encryption-provider-config`): encryption at rest. */
   readonly encryptionProviderConfig?: string;
+  /** `--encryption-provider-config-automatic-reload`: follow changes of that file while serving. */
+  readonly encryptionProviderConfigAutomaticReload?: boolean;
+  /** `--ca-key-kms`: the KMS provider of that configuration that wraps the CA key file. */
+  readonly caKeyKms?: string;
 }
 
 /**
@@ -77,7 +83,9 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
   // The input files first: a missing or malformed one must fail before the data directory is created or changed.
   const inputs = o.inputs ?? (await readSecureInputs(o));
   const encryption = await loadEncryption(o.encryptionProviderConfig, o.groupSuffix, logger);
-  const storage = await openDataStore(o.dataDir, encryption, logger);
+  // Before the PKI is read or created: the CA key is unwrapped (or written) through it.
+  if (o.caKeyKms !== undefined) useKeyWrapper(kmsKeyWrapper(caKeyKmsSettings(o.caKeyKms, encryption)));
+  const storage = await openDataStore(o.dataDir, encryption, logger, o.encryptionProviderConfigAutomaticReload ? { reload: { ...(o.groupSuffix !== undefined && { groupSuffix: o.groupSuffix }) } } : {});
   let secure: ReturnType<typeof createSecureServer>;
   try {
     secure = createSecureServer({ ...o, storage, logger, inputs });

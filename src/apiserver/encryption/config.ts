@@ -1,9 +1,14 @@
 // EncryptionConfiguration (apiserver.config.<suffix>/v1): which resources are encrypted at rest, by which providers.
 // Read with the one field reader; every problem names its field, and a secret is described, never echoed.
+import { createHash } from "node:crypto";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
 import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOptions } from "../../config/config-document.js";
 import { FieldReader, Shown, join } from "../../fields/reader.js";
-import { KEY_LENGTHS, identity, keyTransformer, type ProviderType, type Transformer } from "./providers.js";
+import type { Logger } from "../../logger.js";
+import type { Clock } from "../../time/clock.js";
+import { KmsTransformer } from "./kms-provider.js";
+import { socketPath } from "./kms-client.js";
+import { KEY_LENGTHS, identity, keyTransformer, type KeyedProviderType, type Transformer } from "./providers.js";
 
 export const ENCRYPTION_CONFIG_KIND = "EncryptionConfiguration";
 const WHAT = "encryption configuration";
@@ -24,7 +29,23 @@ export interface EncryptionConfig {
   readonly source: string;
   readonly rules: readonly ResourceRule[];
   readonly warnings: readonly string[];
+  /** The KMS providers of every rule, once each: started by the store that uses them, closed when it closes. */
+  readonly kms: readonly KmsTransformer[];
+  /** SHA-256 of the file's text (upstream's EncryptionFileContentHash): a reload skips an unchanged file. */
+  readonly contentHash: string;
 }
+
+export interface EncryptionLoadOptions extends ConfigLoadOptions {
+  /** For the KMS providers: their poll timers and write deadline, and their log lines. */
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+}
+
+/** Upstream's answer to `apiVersion: v1` (KMS v1 is disabled by default upstream, and not implemented here). */
+export const KMS_V1_REFUSED = "KMSv1 is deprecated and will only receive security updates going forward. Use KMSv2 instead.";
+const KMS_DEFAULT_TIMEOUT_MS = 3000;
+
+export const contentHash = (text: string): string => createHash("sha256").update(text).digest("hex");
 
 /** `resource.group` split; a name without a dot, or ending in one, is of the core group (""). */
 export function splitResource(entry: string): { resource: string; group: string } {
@@ -69,7 +90,7 @@ function readResources(value: unknown, at: string, earlier: ReadonlyArray<{ entr
   return entries;
 }
 
-function readKeys(type: Exclude<ProviderType, "identity">, value: unknown, at: string, r: FieldReader): Transformer[] {
+function readKeys(type: KeyedProviderType, value: unknown, at: string, r: FieldReader): Transformer[] {
   const block = r.object(value, at, ["keys"]);
   if (!block) return [];
   const keysAt = join(at, "keys");
@@ -97,7 +118,34 @@ function readKeys(type: Exclude<ProviderType, "identity">, value: unknown, at: s
   });
 }
 
-function readProviders(value: unknown, at: string, r: FieldReader): Transformer[] {
+/** Reads a `kms` block: v2 only, a unique name, a unix socket endpoint, a timeout (3 s by default). */
+function readKms(value: unknown, at: string, r: FieldReader, kms: KmsProviders): Transformer | undefined {
+  const block = r.object(value, at, ["apiVersion", "name", "endpoint", "timeout", "cachesize"]);
+  if (!block) return r.missing(at, "to be a KMS provider with apiVersion, name and endpoint");
+  const apiVersion = block.apiVersion ?? "v1";
+  if (apiVersion === "v1") return r.problem(join(at, "apiVersion"), `v2 (${KMS_V1_REFUSED})`, apiVersion);
+  if (apiVersion !== "v2") return r.problem(join(at, "apiVersion"), "v2", apiVersion);
+  if (block.cachesize !== undefined) r.problem(join(at, "cachesize"), "no cachesize (it applies to KMS v1 only)", block.cachesize);
+  const name = r.string(block.name, join(at, "name"), { nonEmpty: true }) ?? r.missing(join(at, "name"));
+  if (name !== undefined && name.includes(":")) r.problem(join(at, "name"), "a name without ':' (it is part of the stored prefix)", name);
+  if (name !== undefined && kms.names.has(name)) r.problem(join(at, "name"), "a KMS provider name not used earlier in the file (it names the stored prefix)", name);
+  const endpoint = r.string(block.endpoint, join(at, "endpoint"), { nonEmpty: true }) ?? r.missing(join(at, "endpoint"));
+  if (endpoint !== undefined && socketPath(endpoint) === undefined) r.problem(join(at, "endpoint"), "a unix socket, unix:///path/to/socket", endpoint);
+  const timeoutMs = r.duration(block.timeout, join(at, "timeout"), { min: 1 }) ?? KMS_DEFAULT_TIMEOUT_MS;
+  if (name === undefined || name.includes(":") || kms.names.has(name) || endpoint === undefined || socketPath(endpoint) === undefined) return undefined;
+  kms.names.add(name);
+  const t = new KmsTransformer({ name, endpoint, timeoutMs }, kms.options);
+  kms.list.push(t);
+  return t;
+}
+
+interface KmsProviders {
+  readonly names: Set<string>;
+  readonly list: KmsTransformer[];
+  readonly options: { clock?: Clock; logger?: Logger };
+}
+
+function readProviders(value: unknown, at: string, r: FieldReader, kms: KmsProviders): Transformer[] {
   if (!Array.isArray(value) || value.length === 0) {
     if (value === undefined || Array.isArray(value)) r.missing(at, "to hold at least one provider");
     else r.list(value, at);
@@ -111,17 +159,18 @@ function readProviders(value: unknown, at: string, r: FieldReader): Transformer[
     }
     const type = set[0];
     if (type === undefined) return undefined;
-    if (type === "kms") return r.problem(join(path, "kms"), "a provider this server supports (identity, aescbc, aesgcm, secretbox)", "kms");
+    if (type === "kms") return readKms(provider!.kms, join(path, "kms"), r, kms);
     if (type === "identity") {
       r.object(provider![type], join(path, "identity"), []);
       return [identity];
     }
-    return readKeys(type as Exclude<ProviderType, "identity">, provider![type], join(path, type), r);
+    return readKeys(type as KeyedProviderType, provider![type], join(path, type), r);
   }).flat();
 }
 
-export function parseEncryptionConfig(text: string, source: string, options: ConfigLoadOptions = {}): EncryptionConfig {
+export function parseEncryptionConfig(text: string, source: string, options: EncryptionLoadOptions = {}): EncryptionConfig {
   const doc = parseConfigText(text, source, WHAT);
+  const kms: KmsProviders = { names: new Set(), list: [], options: { ...(options.clock && { clock: options.clock }), ...(options.logger && { logger: options.logger }) } };
   const r = new FieldReader({ unknownFieldsAreErrors: true });
   checkHeader(doc, { apiVersion: encryptionConfigApiVersion(options.groupSuffix), kind: ENCRYPTION_CONFIG_KIND }, r);
   r.object(doc, "", ["apiVersion", "kind", "resources"]);
@@ -136,12 +185,17 @@ export function parseEncryptionConfig(text: string, source: string, options: Con
     const resources = readResources(rule.resources, join(path, "resources"), earlier, r);
     if (rule.resources === undefined) r.missing(join(path, "resources"), "to name at least one resource");
     resources.forEach((entry, i) => earlier.push({ entry, at: `${join(path, "resources")}[${i}]` }));
-    return { resources, transformers: readProviders(rule.providers, join(path, "providers"), r) };
+    return { resources, transformers: readProviders(rule.providers, join(path, "providers"), r, kms) };
   });
-  const warnings = finish(r, { ...options, strict: true }, WHAT, source);
-  return { source, rules, warnings };
+  try {
+    const warnings = finish(r, { ...options, strict: true }, WHAT, source);
+    return { source, rules, warnings, kms: kms.list, contentHash: contentHash(text) };
+  } catch (err) {
+    for (const t of kms.list) t.close();
+    throw err;
+  }
 }
 
-export async function loadEncryptionConfig(path: string, options: ConfigLoadOptions = {}): Promise<EncryptionConfig> {
+export async function loadEncryptionConfig(path: string, options: EncryptionLoadOptions = {}): Promise<EncryptionConfig> {
   return parseEncryptionConfig(await readConfigFile(path, WHAT), path, options);
 }

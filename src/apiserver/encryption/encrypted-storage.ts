@@ -7,9 +7,25 @@ import { mappedWatch } from "./plain-guard.js";
 import { covers, type EncryptionConfig } from "./config.js";
 import { ENCRYPTED_PREFIX, identity, undecryptable, type Transformer } from "./providers.js";
 
+/** Outcomes of automatic reloads since start, for upstream's `apiserver_encryption_config_controller_automatic_reload*` metrics. */
+export interface ReloadStats {
+  success: number;
+  failure: number;
+  /** Unix seconds of the last outcome of each kind. */
+  lastSuccess?: number;
+  lastFailure?: number;
+}
+
 export interface EncryptedStorage extends Storage {
   /** Reads answered by a provider other than the first of their rule since start: objects waiting for a rewrite. */
   staleReads(): number;
+  /** Health checks of the providers (`kms-providers`), for /healthz and /readyz. */
+  checks(): readonly { readonly name: string; run(): Promise<void> }[];
+  config(): EncryptionConfig;
+  /** Serves with another configuration from now on (a reload); the caller starts and stops its KMS providers. */
+  setConfig(config: EncryptionConfig): void;
+  /** With automatic reload: how reloads went since start. */
+  reloadStats?(): ReloadStats;
 }
 
 /** Whether a store is this layer (its stale reads feed a metric). */
@@ -72,8 +88,23 @@ export async function checkProvidersCoverStore(inner: ByteStorage, config: Encry
   throw new PlatformError("CONFIG_INVALID", `encryption configuration ${config.source} cannot read ${total} stored objects: ${list}; add the missing provider or key (docs/operations.md "Encryption at rest")`);
 }
 
-export function encryptedStorage(inner: ByteStorage, config: EncryptionConfig, logger: Logger = silentLogger()): EncryptedStorage {
-  const transformers = transformersFor(config);
+/** Upstream's `kms-providers` check: every KMS provider answers Status (named `kms-provider-<i>` when one fails). */
+export async function checkKmsProviders(config: EncryptionConfig): Promise<void> {
+  const failed = await Promise.all(config.kms.map((t, i) => t.check().then(() => undefined, (err: Error) => `kms-provider-${i}: ${err.message}`)));
+  const reasons = failed.filter((r) => r !== undefined);
+  if (reasons.length > 0) throw new Error(reasons.join("; "));
+}
+
+export interface EncryptedStorageOptions {
+  readonly logger?: Logger;
+  /** The configuration may be replaced while serving (`--encryption-provider-config-automatic-reload`). */
+  readonly reloadable?: boolean;
+}
+
+export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, o: EncryptedStorageOptions = {}): EncryptedStorage {
+  const logger = o.logger ?? silentLogger();
+  let config = initial;
+  let transformers = transformersFor(config);
   let stale = 0;
   const warned = new Set<string>();
 
@@ -83,24 +114,34 @@ export function encryptedStorage(inner: ByteStorage, config: EncryptionConfig, l
     return Buffer.concat([first.prefix, first.seal(Buffer.from(text, "utf8"), key)]);
   };
 
-  /** Upstream's order: the first provider whose prefix the value carries; identity (no prefix) may pass to the next. */
-  const open = (key: string, value: Uint8Array): string => {
+  /**
+   * Upstream's order: the first provider whose prefix the value carries; identity (no prefix) may pass to the next.
+   * Plain text at once when the key is at hand; a promise when a KMS plugin must unwrap a data key first.
+   */
+  const open = (key: string, value: Uint8Array): string | Promise<string> => {
     const list = transformers(key);
     const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
     const reasons: string[] = [];
     for (let i = 0; i < list.length; i++) {
       const t = list[i]!;
       if (bytes.length < t.prefix.length || !bytes.subarray(0, t.prefix.length).equals(t.prefix)) continue;
-      let plain: Buffer;
+      const body = bytes.subarray(t.prefix.length);
+      let plain: Buffer | Promise<Buffer>;
       try {
-        plain = t.open(bytes.subarray(t.prefix.length), key);
+        plain = t.open(body, key);
       } catch (err) {
         reasons.push(`${t.name}: ${(err as Error).message}`);
         if (t.prefix.length === 0) continue;
         break;
       }
-      if (i !== 0) markStale(key, t);
-      return plain.toString("utf8");
+      const done = (out: Buffer): string => {
+        if (i !== 0 || t.stale?.(body)) markStale(key, t);
+        return out.toString("utf8");
+      };
+      if (!(plain instanceof Promise)) return done(plain);
+      return plain.then(done, (err: Error) => {
+        throw undecryptable(key, [...reasons, `${t.name}: ${err.message}`]);
+      });
     }
     throw undecryptable(key, reasons);
   };
@@ -110,30 +151,48 @@ export function encryptedStorage(inner: ByteStorage, config: EncryptionConfig, l
     const collection = key.split("/", 3).join("/");
     if (warned.has(`${collection} ${t.name}`)) return;
     warned.add(`${collection} ${t.name}`);
-    logger.warn({ collection, provider: t.name }, "stored objects are encrypted with a provider other than the first; run `platform-ca storage rewrite` to re-encrypt them");
+    logger.warn({ collection, provider: t.name }, "stored objects are encrypted with a provider (or KMS key ID) other than the current one; run `platform-ca storage rewrite` to re-encrypt them");
   };
 
-  const kvOut = (kv: KeyValue<Uint8Array>): KeyValue => ({ key: kv.key, value: open(kv.key, kv.value), createRevision: kv.createRevision, modRevision: kv.modRevision });
-  const eventOut = (ev: StorageEvent<Uint8Array>): StorageEvent => {
+  const kvOut = (kv: KeyValue<Uint8Array>): KeyValue | Promise<KeyValue> => {
+    const value = open(kv.key, kv.value);
+    const out = (v: string): KeyValue => ({ key: kv.key, value: v, createRevision: kv.createRevision, modRevision: kv.modRevision });
+    return typeof value === "string" ? out(value) : value.then(out);
+  };
+  const eventOut = (ev: StorageEvent<Uint8Array>): StorageEvent | Promise<StorageEvent> => {
     const kv = kvOut(ev.kv);
     // A DELETE's kv and prev are the same entry: decrypt once.
     const prev = ev.prev === undefined ? undefined : ev.prev === ev.kv ? kv : kvOut(ev.prev);
-    return prev ? { type: ev.type, key: ev.key, kv, prev, revision: ev.revision } : { type: ev.type, key: ev.key, kv, revision: ev.revision };
+    const build = (k: KeyValue, p: KeyValue | undefined): StorageEvent => (p ? { type: ev.type, key: ev.key, kv: k, prev: p, revision: ev.revision } : { type: ev.type, key: ev.key, kv: k, revision: ev.revision });
+    if (!(kv instanceof Promise) && !(prev instanceof Promise)) return build(kv, prev);
+    return Promise.all([kv, prev]).then(([k, p]) => build(k, p));
   };
+  const checks = initial.kms.length > 0 || o.reloadable === true ? [{ name: "kms-providers", run: () => checkKmsProviders(config) }] : [];
 
   return {
     staleReads: () => stale,
+    checks: () => checks,
+    config: () => config,
+    setConfig(next) {
+      config = next;
+      transformers = transformersFor(next);
+    },
     revision: () => inner.revision(),
     compactedRevision: () => inner.compactedRevision(),
     compact: (revision) => inner.compact(revision),
-    close: () => inner.close(),
+    async close() {
+      await inner.close();
+      // The store owns its current configuration's KMS providers; a reload closes the ones it replaced.
+      for (const t of config.kms) t.close();
+    },
     async get(key) {
       const kv = await inner.get(key);
       return kv && kvOut(kv);
     },
     async list(prefix, options): Promise<ListResult> {
       const page = await inner.list(prefix, options);
-      return { ...page, items: page.items.map(kvOut) };
+      const items = page.items.map(kvOut);
+      return { ...page, items: items.some((i) => i instanceof Promise) ? await Promise.all(items) : (items as KeyValue[]) };
     },
     async create(key, value) {
       const kv = await inner.create(key, seal(key, value));
@@ -145,9 +204,9 @@ export function encryptedStorage(inner: ByteStorage, config: EncryptionConfig, l
     },
     async delete(key, expectedModRevision) {
       const r = await inner.delete(key, expectedModRevision);
-      return { revision: r.revision, prev: kvOut(r.prev) };
+      return { revision: r.revision, prev: await kvOut(r.prev) };
     },
     watch: (prefix, options, onEvent, onError) =>
-      mappedWatch<Uint8Array>((deliver) => inner.watch(prefix, options, deliver, onError), eventOut, onEvent, onError),
+      mappedWatch<Uint8Array>((deliver, progress) => inner.watch(prefix, progress ? { ...options, onProgress: progress } : options, deliver, onError), eventOut, onEvent, onError, options.onProgress),
   };
 }

@@ -36,29 +36,63 @@ export function refuseEncrypted(storage: Storage): Storage {
 }
 
 /**
- * A watch whose events pass through `map` on the way out. An event `map` cannot turn into plain text ends the watch
- * with the error: skipping it would lose an event, and the watcher relists (and meets the error as a read).
+ * A watch whose events pass through `map` on the way out, in order: an event whose `map` must wait (a KMS plugin
+ * unwrapping a data key) holds back the events and progress notifications after it. An event `map` cannot turn into
+ * plain text ends the watch with the error: skipping it would lose an event, and the watcher relists (and meets the
+ * error as a read).
  */
 export function mappedWatch<V extends StoredValue>(
-  start: (deliver: (ev: StorageEvent<V>) => void) => Watch,
-  map: (ev: StorageEvent<V>) => StorageEvent,
+  start: (deliver: (ev: StorageEvent<V>) => void, progress: ((revision: number) => void) | undefined) => Watch,
+  map: (ev: StorageEvent<V>) => StorageEvent | Promise<StorageEvent>,
   onEvent: (ev: StorageEvent) => void,
   onError: ((err: Error) => void) | undefined,
+  onProgress?: (revision: number) => void,
 ): Watch {
   let failed = false;
-  const watch = start((ev) => {
+  /** The delivery still waiting on a map, if any: later events queue behind it. */
+  let pending: Promise<void> | undefined;
+  const fail = (err: unknown): void => {
     if (failed) return;
-    let out: StorageEvent;
+    failed = true;
+    // Delivery may begin before start() returns: cancel once it has.
+    queueMicrotask(() => watch.cancel());
+    onError?.(err as Error);
+  };
+  /** Runs `step` after the pending delivery; its failure (a map that rejected) ends the watch. */
+  const queue = (step: () => void | Promise<void>): void => {
+    const mine: Promise<void> = (pending ?? Promise.resolve()).then(() => (failed ? undefined : step())).then(
+      () => {
+        if (pending === mine) pending = undefined;
+      },
+      (err: unknown) => {
+        if (pending === mine) pending = undefined;
+        fail(err);
+      },
+    );
+    pending = mine;
+  };
+  const deliver = (ev: StorageEvent<V>): void => {
+    if (failed) return;
+    if (pending !== undefined) {
+      queue(() => {
+        const out = map(ev);
+        return out instanceof Promise ? out.then((o) => void (failed || onEvent(o))) : onEvent(out);
+      });
+      return;
+    }
+    let out: StorageEvent | Promise<StorageEvent>;
     try {
       out = map(ev);
     } catch (err) {
-      failed = true;
-      // Delivery may begin before start() returns: cancel once it has.
-      queueMicrotask(() => watch.cancel());
-      onError?.(err as Error);
+      fail(err);
       return;
     }
-    onEvent(out);
-  });
+    // The common case, nothing waiting: delivered at once, and a throwing onEvent reaches the store as before.
+    if (!(out instanceof Promise)) return onEvent(out);
+    const waiting = out;
+    queue(() => waiting.then((o) => void (failed || onEvent(o))));
+  };
+  const progress = onProgress && ((revision: number) => (pending === undefined ? onProgress(revision) : queue(() => onProgress(revision))));
+  const watch = start(deliver, progress);
   return watch;
 }

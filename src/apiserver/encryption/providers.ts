@@ -12,7 +12,7 @@ import { PlatformError } from "../../errors.js";
  */
 export const ENCRYPTED_PREFIX = "k8s:enc:";
 
-export type ProviderType = "identity" | "aescbc" | "aesgcm" | "secretbox";
+export type ProviderType = "identity" | "aescbc" | "aesgcm" | "secretbox" | "kms";
 
 /** One provider's key (or the identity provider): how it writes, and how it reads a value carrying its prefix. */
 export interface Transformer {
@@ -21,11 +21,16 @@ export interface Transformer {
   /** `aesgcm/key1` (or `identity`), for logs and metrics; never the secret. */
   readonly name: string;
   seal(plain: Uint8Array, storageKey: string): Buffer;
-  /** The plain bytes of `body` (the value after the prefix); throws when they do not authenticate. */
-  open(body: Uint8Array, storageKey: string): Buffer;
+  /**
+   * The plain bytes of `body` (the value after the prefix); throws (or rejects) when they do not authenticate. A
+   * promise only when a remote key service must answer first (KMS, a data key not yet cached).
+   */
+  open(body: Uint8Array, storageKey: string): Buffer | Promise<Buffer>;
+  /** Whether a value this transformer read should still be written again (KMS: sealed under an older key ID). */
+  stale?(body: Uint8Array): boolean;
 }
 
-export const identity: Transformer = {
+export const identity: LocalTransformer = {
   prefix: Buffer.alloc(0),
   name: "identity",
   seal: (plain) => Buffer.from(plain.buffer, plain.byteOffset, plain.byteLength),
@@ -39,14 +44,21 @@ export const identity: Transformer = {
 };
 
 /** The key lengths each provider accepts, in bytes (upstream's). */
-export const KEY_LENGTHS: Readonly<Record<Exclude<ProviderType, "identity">, readonly number[]>> = {
+export type KeyedProviderType = Exclude<ProviderType, "identity" | "kms">;
+
+export const KEY_LENGTHS: Readonly<Record<KeyedProviderType, readonly number[]>> = {
   aescbc: [32],
   aesgcm: [16, 24, 32],
   secretbox: [32],
 };
 
+/** A transformer with the key at hand: it reads without waiting. */
+export interface LocalTransformer extends Transformer {
+  open(body: Uint8Array, storageKey: string): Buffer;
+}
+
 /** A transformer for one named key; the length was checked when the configuration was read. */
-export function keyTransformer(type: Exclude<ProviderType, "identity">, keyName: string, secret: Buffer): Transformer {
+export function keyTransformer(type: KeyedProviderType, keyName: string, secret: Buffer): LocalTransformer {
   const prefix = Buffer.from(`${ENCRYPTED_PREFIX}${type}:v1:${keyName}:`, "latin1");
   const name = `${type}/${keyName}`;
   switch (type) {
@@ -77,7 +89,7 @@ function cbcOpen(key: Buffer, body: Uint8Array): Buffer {
 
 const gcmAlgorithm = (key: Buffer) => `aes-${key.length * 8}-gcm` as "aes-256-gcm";
 
-function gcmSeal(key: Buffer, plain: Uint8Array, storageKey: string): Buffer {
+export function gcmSeal(key: Buffer, plain: Uint8Array, storageKey: string): Buffer {
   // Random 96-bit nonces, as upstream's aesgcm provider: rotate the key well before 2^32 writes (upstream: 200,000).
   const nonce = randomBytes(12);
   const cipher = createCipheriv(gcmAlgorithm(key), key, nonce);
@@ -85,7 +97,7 @@ function gcmSeal(key: Buffer, plain: Uint8Array, storageKey: string): Buffer {
   return Buffer.concat([nonce, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
 }
 
-function gcmOpen(key: Buffer, body: Uint8Array, storageKey: string): Buffer {
+export function gcmOpen(key: Buffer, body: Uint8Array, storageKey: string): Buffer {
   if (body.length < 12 + 16) throw new Error("the data is shorter than a nonce and a tag");
   const decipher = createDecipheriv(gcmAlgorithm(key), key, body.subarray(0, 12));
   decipher.setAAD(Buffer.from(storageKey, "latin1"));

@@ -12,7 +12,7 @@ import { authenticate } from "./authenticate.js";
 import { peerCertificateChain } from "../auth/authn-x509.js";
 import { serveOpenApi } from "../openapi/serve.js";
 import { decodeBody, mediaType, negotiate } from "./content.js";
-import { serveHealth } from "./health.js";
+import { serveHealth, type HealthSources } from "./health.js";
 import { isPretty, listParams, type RawQuery } from "./query.js";
 import { ResourceHandler, verbOf, type ResourceHandlerDeps } from "./resource-handler.js";
 import { send } from "./respond.js";
@@ -32,6 +32,8 @@ export interface HttpAppOptions extends ResourceHandlerDeps {
   readonly tls?: TlsServing;
   /** Whether the server is ready to serve (readyz). */
   ready(): boolean;
+  /** More checks of /healthz and /readyz (encryption at rest: `kms-providers`). */
+  readonly healthChecks?: HealthSources["checks"];
   readonly metrics: ApiServerMetrics;
   /** Audit of requests; without it nothing is evaluated or recorded (the Audit-Id header is still echoed). */
   readonly auditor?: Auditor;
@@ -319,7 +321,7 @@ function serveNonResource(req: FastifyRequest, reply: FastifyReply, target: Excl
   const catalog = o.registry.catalog;
   switch (target.type) {
     case "health":
-      return serveHealth(reply, target.check, target.name, req.query as RawQuery, { storage: o.registry.storage, ready: o.ready });
+      return serveHealth(reply, target.check, target.name, req.query as RawQuery, { storage: o.registry.storage, ready: o.ready, ...(o.healthChecks && { checks: o.healthChecks }) });
     case "metrics":
       return o.metrics.scrape().then(({ contentType, body }) => reply.code(200).type(contentType).send(body));
     case "root":

@@ -1,4 +1,5 @@
-// The API server's /healthz, /livez, /readyz and their checks (ping, storage, registry-bootstrap), one path per check.
+// The API server's /healthz, /livez, /readyz and their checks (ping, storage, registry-bootstrap, kms-providers), one
+// path per check.
 import type { FastifyReply } from "fastify";
 import { PlatformError } from "../../errors.js";
 import type { Storage } from "../storage/types.js";
@@ -8,7 +9,7 @@ import type { RawQuery } from "./query.js";
 export type HealthEndpoint = "healthz" | "livez" | "readyz";
 
 /** One named check: resolves when it passes, rejects with the reason when it fails. */
-interface Check {
+export interface Check {
   readonly name: string;
   run(): Promise<void>;
 }
@@ -17,11 +18,13 @@ export interface HealthSources {
   readonly storage: Storage;
   /** Whether the server finished starting (and is not stopping). */
   ready(): boolean;
+  /** Checks of healthz and readyz beyond these (upstream's `kms-providers`); not of livez: a restart would not help. */
+  readonly checks?: () => readonly Check[];
 }
 
 /**
  * The checks of each endpoint: `ping`, `storage` (the store answers; upstream's `etcd`), and, except on livez,
- * `registry-bootstrap` (the server finished starting and is not stopping).
+ * `registry-bootstrap` (the server finished starting and is not stopping) and the sources' own checks.
  */
 function checksOf(endpoint: HealthEndpoint, o: HealthSources): Check[] {
   const checks: Check[] = [
@@ -35,6 +38,7 @@ function checksOf(endpoint: HealthEndpoint, o: HealthSources): Check[] {
         if (!o.ready()) throw new Error("the server has not finished starting, or is stopping");
       },
     });
+    checks.push(...(o.checks?.() ?? []));
   }
   return checks;
 }

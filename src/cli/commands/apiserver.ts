@@ -19,6 +19,8 @@ export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags {
   anonymousAuth?: boolean;
   revocationUnavailable?: string;
   encryptionProviderConfig?: string;
+  encryptionProviderConfigAutomaticReload?: boolean;
+  caKeyKms?: string;
 }
 
 interface ApiserverFlags extends ServeFlags {
@@ -55,7 +57,17 @@ export function addServeOptions(command: Command, dataDir?: string): Command {
     .option("--revocation-unavailable <deny|allow>", "client certificates while the revocation list cannot be read (docs/revocation.md)", "deny")
     .option("--data-dir <dir>", "directory of the store, the PKI and admin.conf", dataDir)
 
-    .option("--encryption-provider-config <file>", "EncryptionConfiguration file: encrypt stored objects at rest (aescbc, aesgcm, secretbox, identity)");
+    .option("--encryption-provider-config <file>", "EncryptionConfiguration file: encrypt stored objects at rest (aescbc, aesgcm, secretbox, kms v2, identity)")
+    .option("--encryption-provider-config-automatic-reload", "read the encryption configuration again when the file changes (a bad new file keeps the running one)")
+    .option("--ca-key-kms <name>", "the kms provider of the encryption configuration that wraps the CA key file (pki/ca.key): a copy of the data directory holds no usable CA key");
+}
+
+/** `--encryption-provider-config-automatic-reload`, which needs the file it follows. */
+function reloadFlag(flags: ServeFlags): boolean {
+  if (flags.encryptionProviderConfigAutomaticReload && flags.encryptionProviderConfig === undefined) {
+    throw new UsageError("--encryption-provider-config-automatic-reload needs --encryption-provider-config");
+  }
+  return flags.encryptionProviderConfigAutomaticReload === true;
 }
 
 /** Aborts `controller` on the first SIGTERM or SIGINT, so the process stops cleanly. */
@@ -75,6 +87,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
   const whenRevocationsUnavailable = revocationUnavailable(flags.revocationUnavailable);
+  const reload = reloadFlag(flags);
   // The configuration files before anything else: a bad one must fail with nothing bound or created.
   const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
   const admission = await readAdmissionSettings(flags, flags.groupSuffix, logger);
@@ -97,6 +110,8 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     ...(flags.tokenFile !== undefined && { tokenFile: flags.tokenFile }),
     ...(flags.clientCaFile !== undefined && { clientCaFile: flags.clientCaFile }),
     ...(flags.encryptionProviderConfig !== undefined && { encryptionProviderConfig: flags.encryptionProviderConfig }),
+    encryptionProviderConfigAutomaticReload: reload,
+    ...(flags.caKeyKms !== undefined && { caKeyKms: flags.caKeyKms }),
     anonymous: flags.anonymousAuth === true,
     revocationUnavailable: whenRevocationsUnavailable,
     ...(policy && sink && { audit: { policy, sink } }),
@@ -124,6 +139,8 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
   const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication and no admission chain, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
+  const reload = reloadFlag(flags);
+  if (flags.caKeyKms !== undefined) throw new UsageError("--insecure-local keeps no CA, so --ca-key-kms cannot be used with it");
   const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
   const [{ insecureLocalPipeline }, { createApiServer }, { loadEncryption, openDataStore }, { createSubjectAccessReviewHandler }] = await Promise.all([
     import("../../apiserver/pipeline.js"),
@@ -137,7 +154,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
     await held.release();
     throw err;
   }) : undefined;
-  const storage = await openDataStore(flags.dataDir, encryption, logger).catch(async (err: unknown) => {
+  const storage = await openDataStore(flags.dataDir, encryption, logger, reload ? { reload: { groupSuffix: flags.groupSuffix } } : {}).catch(async (err: unknown) => {
     await held.release();
     sink?.close();
     throw err;

@@ -9,6 +9,8 @@ import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-
 import { compiledScript } from "../../compiled-script.js";
 import { asErrorCode, PlatformError, toPlatformError } from "../../errors.js";
 import { logOutput, type Logger, type LogOutput } from "../../logger.js";
+import { keyWrapper, useKeyWrapper } from "../../pki/wrapped-key.js";
+import type { KmsSettings } from "../../apiserver/encryption/kms-provider.js";
 
 const THREAD_KIND = "platform-ca-controller-thread";
 const RESTART_DELAYS_MS = [1000, 2000, 5000, 10_000, 30_000];
@@ -22,6 +24,8 @@ interface ThreadData {
   readonly caFiles: { readonly certFile: string; readonly keyFile: string };
   /** The main thread's log format and level (its flags), so both threads log alike. */
   readonly log: LogOutput;
+  /** `--ca-key-kms`: the KMS provider that unwraps the CA key file, built again on this thread. */
+  readonly caKeyKms?: Readonly<Record<string, unknown>>;
 }
 
 type FromThread = { readonly type: "started"; readonly ops: string } | { readonly type: "failed"; readonly code: string; readonly message: string };
@@ -112,7 +116,8 @@ export async function superviseThread(
 export const controllerThreadComponent: Component = {
   name: "controller-manager",
   async start(ctx: ComponentContext) {
-    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles, log: logOutput() };
+    const wrapper = keyWrapper();
+    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles, log: logOutput(), ...(wrapper && { caKeyKms: wrapper.settings }) };
     const thread = await superviseThread(() => startThread(data), ctx.logger);
     return { summary: `controllers  health and metrics on ${thread.ops} (own thread)`, stop: () => thread.stop() };
   },
@@ -121,6 +126,7 @@ export const controllerThreadComponent: Component = {
 async function serve(port: NonNullable<typeof parentPort>, data: ThreadData): Promise<void> {
   const [{ createLogger, setLogOutput }, { embeddedControllerSettings, runController }] = await Promise.all([import("../../logger.js"), import("./controller.js")]);
   setLogOutput(data.log);
+  if (data.caKeyKms) useKeyWrapper((await import("../../apiserver/encryption/kms-key-wrapper.js")).kmsKeyWrapper(data.caKeyKms as unknown as KmsSettings));
   const logger = createLogger({ name: "controller-manager" });
   const abort = new AbortController();
   let ops = "";

@@ -1,7 +1,9 @@
 // `platform-ca storage rewrite`: writes every stored object again with the first provider of its encryption rule, the
-// step of a key rotation between making a new key first and removing the old one (the server must be stopped).
+// step of a key rotation between making a new key first and removing the old one (the server must be stopped); with
+// --ca-key-kms it also wraps the CA key file with that KMS provider (again, under its current key).
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX } from "../../api/group.js";
+import type { EncryptionConfig } from "../../apiserver/encryption/config.js";
 import { createLogger } from "../../logger.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError, type CommandModule } from "../program.js";
@@ -10,6 +12,7 @@ interface RewriteFlags extends LogFlags {
   dataDir?: string;
   encryptionProviderConfig?: string;
   groupSuffix: string;
+  caKeyKms?: string;
 }
 
 async function rewrite(flags: RewriteFlags): Promise<void> {
@@ -19,23 +22,40 @@ async function rewrite(flags: RewriteFlags): Promise<void> {
   const logger = createLogger({ name: "storage" });
   const [{ loadEncryption, openDataStore }, { rewriteAll }] = await Promise.all([import("../../apiserver/bootstrap/store.js"), import("../../apiserver/encryption/rewrite.js")]);
   const encryption = await loadEncryption(flags.encryptionProviderConfig, flags.groupSuffix, logger);
+  const wrapper = flags.caKeyKms === undefined ? undefined : await caKeyWrapper(flags.caKeyKms, encryption);
   // The store is opened exclusively: a running server on this data directory makes this fail rather than race it.
   const storage = await openDataStore(flags.dataDir, encryption, logger);
   try {
     const result = await rewriteAll(storage);
     process.stdout.write(`rewrote ${result.rewritten} objects${result.skipped ? ` (${result.skipped} changed meanwhile, left as written)` : ""}\n`);
+    if (wrapper) {
+      const { wrapCaKey } = await import("../../apiserver/bootstrap/ca-key-wrap.js");
+      const { path, outcome } = await wrapCaKey(flags.dataDir, wrapper);
+      process.stdout.write(outcome === "missing" ? `no CA key at ${path}\n` : `${outcome} ${path} with the KMS provider ${wrapper.name}\n`);
+    }
   } finally {
     await storage.close();
   }
 }
 
+async function caKeyWrapper(name: string, encryption: EncryptionConfig | undefined) {
+  const { caKeyKmsSettings, kmsKeyWrapper } = await import("../../apiserver/encryption/kms-key-wrapper.js");
+  const { useKeyWrapper } = await import("../../pki/wrapped-key.js");
+  const wrapper = kmsKeyWrapper(caKeyKmsSettings(name, encryption));
+  // Registered: a key already wrapped is unwrapped through it before it is wrapped again.
+  useKeyWrapper(wrapper);
+  return wrapper;
+}
+
 export const storageCommand: CommandModule = (program: Command) => {
-  const example = "\nExamples:\n  platform-ca storage rewrite --data-dir /var/lib/platform-ca --encryption-provider-config encryption.yaml\n";
+  const example =
+    "\nExamples:\n  platform-ca storage rewrite --data-dir /var/lib/platform-ca --encryption-provider-config encryption.yaml\n  platform-ca storage rewrite --data-dir /var/lib/platform-ca --encryption-provider-config encryption.yaml --ca-key-kms kms1\n";
   const storage = program.command("storage").description("maintenance of a stopped server's store").addHelpText("after", example);
   addLogOptions(storage.command("rewrite").description("write every stored object again, encrypted with the first provider of its rule (after a key rotation)"))
     .option("--data-dir <dir>", "data directory of the stopped server")
     .option("--encryption-provider-config <file>", "the EncryptionConfiguration the server runs with")
     .option("--group-suffix <suffix>", "API group suffix of the configuration's apiVersion", DEFAULT_GROUP_SUFFIX)
+    .option("--ca-key-kms <name>", "also wrap the data directory's CA key (pki/ca.key) with this kms provider of the configuration")
     .addHelpText("after", example)
     .action((flags: RewriteFlags) => rewrite(flags));
 };

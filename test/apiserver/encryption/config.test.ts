@@ -58,8 +58,8 @@ describe("EncryptionConfiguration", () => {
       "invalid encryption configuration enc.yaml: expected `resources[0].providers[0]` exactly one provider (split several into separate list items), got a mapping"],
     ["no providers", `${HEADER}resources:\n  - resources: [secrets]\n`,
       "invalid encryption configuration enc.yaml: expected `resources[0].providers` to hold at least one provider, got nothing"],
-    ["a kms provider", `${HEADER}resources:\n  - resources: [secrets]\n    providers:\n      - kms: { name: k, endpoint: unix:///tmp/k.sock }\n`,
-      'invalid encryption configuration enc.yaml: expected `resources[0].providers[0].kms` a provider this server supports (identity, aescbc, aesgcm, secretbox), got "kms"'],
+    ["a kms provider of apiVersion v1 (the default)", `${HEADER}resources:\n  - resources: [secrets]\n    providers:\n      - kms: { name: k, endpoint: unix:///tmp/k.sock }\n`,
+      'invalid encryption configuration enc.yaml: expected `resources[0].providers[0].kms.apiVersion` v2 (KMSv1 is deprecated and will only receive security updates going forward. Use KMSv2 instead.), got "v1"'],
   ])("refuses %s", (_what, yaml, message) => {
     expect(problem(yaml)).toBe(message);
   });
@@ -72,6 +72,13 @@ describe("EncryptionConfiguration", () => {
       [["secrets", "*.certificates.platform.io"], ["aesgcm/key2", "identity"]],
       [["*.*"], ["identity"]],
     ]);
+  });
+
+  it("accepts deploy/encryption-config.yaml: Secrets through KMS v2 first, identity reading what came before", () => {
+    const config = parseEncryptionConfig(readFileSync(new URL("../../../deploy/encryption-config.yaml", import.meta.url), "utf8"), "deploy");
+    expect(config.rules.map((r) => [r.resources, r.transformers.map((t) => t.name)])).toEqual([[["secrets"], ["kms/platform-kms", "identity"]]]);
+    expect(config.kms.map((t) => t.settings)).toEqual([{ name: "platform-kms", endpoint: "unix:///run/platform-ca/kms.sock", timeoutMs: 3000 }]);
+    for (const t of config.kms) t.close();
   });
 
   it("never shows a secret in a message", () => {

@@ -1,0 +1,61 @@
+// The gRPC client of a KMS v2 plugin on a unix socket: Status, Encrypt, Decrypt, each bounded by the configured timeout.
+import { credentials, loadPackageDefinition, type Client, type GrpcObject, type ServiceClientConstructor, type ServiceError } from "@grpc/grpc-js";
+import { fromJSON } from "@grpc/proto-loader";
+import { KMS_V2_DESCRIPTOR, type EncryptResponse, type StatusResponse } from "./kms-wire.js";
+
+/** Bytes as Buffers, fields under their proto names (key_id), every field present: what both ends read. */
+export const PROTO_OPTIONS = { keepCase: true, defaults: true } as const;
+
+/** The `v2.KeyManagementService` constructor, for clients here and the test plugin's server. */
+export function kmsServiceConstructor(): ServiceClientConstructor {
+  const pkg = loadPackageDefinition(fromJSON(KMS_V2_DESCRIPTOR as never, PROTO_OPTIONS));
+  return (pkg.v2 as GrpcObject).KeyManagementService as ServiceClientConstructor;
+}
+
+/** `unix:///run/kms.sock` → `/run/kms.sock`; undefined when the endpoint is not a unix socket path. */
+export function socketPath(endpoint: string): string | undefined {
+  const m = /^unix:\/\/(\/.+)$/.exec(endpoint);
+  return m?.[1];
+}
+
+export class KmsClient {
+  private readonly client: Client & Record<string, (req: unknown, opts: { deadline: number }, cb: (err: ServiceError | null, res: unknown) => void) => void>;
+
+  constructor(
+    readonly endpoint: string,
+    private readonly timeoutMs: number,
+  ) {
+    const Service = kmsServiceConstructor();
+    // Short reconnect back-off: a plugin restarted after a crash is used again within a second, not after minutes.
+    this.client = new Service(`unix:${socketPath(endpoint)}`, credentials.createInsecure(), {
+      "grpc.initial_reconnect_backoff_ms": 100,
+      "grpc.max_reconnect_backoff_ms": 1000,
+    }) as never;
+  }
+
+  private call<T>(method: string, request: object): Promise<T> {
+    return new Promise((resolve, reject) => {
+      this.client[method]!(request, { deadline: Date.now() + this.timeoutMs }, (err, res) => {
+        if (err) reject(new Error(`the KMS plugin at ${this.endpoint} did not answer ${method}: ${err.details || err.message}`));
+        else resolve(res as T);
+      });
+    });
+  }
+
+  status(): Promise<StatusResponse> {
+    return this.call("Status", {});
+  }
+
+  encrypt(uid: string, plaintext: Buffer): Promise<EncryptResponse> {
+    return this.call("Encrypt", { plaintext, uid });
+  }
+
+  async decrypt(uid: string, request: { ciphertext: Buffer; key_id: string; annotations: Readonly<Record<string, Buffer>> }): Promise<Buffer> {
+    const res = await this.call<{ plaintext: Buffer }>("Decrypt", { ...request, uid });
+    return res.plaintext;
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
