@@ -37,9 +37,11 @@ export function parseConfigText(text: string, source: string, what: string): Rec
   return value as Record<string, unknown>;
 }
 
-/** apiVersion and kind must be exactly the expected ones. */
-export function checkHeader(doc: Record<string, unknown>, expected: { apiVersion: string; kind: string }, r: FieldReader): void {
-  for (const key of ["apiVersion", "kind"] as const) if (doc[key] !== expected[key]) r.problem(key, JSON.stringify(expected[key]), doc[key]);
+/** apiVersion and kind must be exactly the expected ones (a kind served in several versions lists them all). */
+export function checkHeader(doc: Record<string, unknown>, expected: { apiVersion: string | readonly string[]; kind: string }, r: FieldReader): void {
+  const versions = [expected.apiVersion].flat();
+  if (!versions.includes(doc.apiVersion as string)) r.problem("apiVersion", versions.length === 1 ? JSON.stringify(versions[0]) : `one of ${versions.map((v) => JSON.stringify(v)).join(", ")}`, doc.apiVersion);
+  if (doc.kind !== expected.kind) r.problem("kind", JSON.stringify(expected.kind), doc.kind);
 }
 
 /** Throws when the document had errors (or unknown fields under `strict`); otherwise returns the unknown fields as warnings. */
