@@ -23,6 +23,7 @@ import { Auditor } from "./audit/auditor.js";
 import type { AuditSink } from "../audit/log-backend.js";
 import type { Tracer } from "../tracing/tracer.js";
 import { tracePipeline, traceRequests, traceStorage } from "./tracing.js";
+import { EgressSelector } from "./egress/index.js";
 
 export interface ListenOptions {
   /** Default 127.0.0.1: the server is loopback-only unless told otherwise. */
@@ -52,6 +53,8 @@ export interface ApiServerOptions {
   readonly audit?: { readonly policy: AuditPolicy; readonly sink: AuditSink };
   /** Spans of requests (`--tracing-config-file`); without it nothing is traced or loaded. */
   readonly tracer?: Tracer;
+  /** How outbound connections leave (`--egress-selector-config-file`); default every selection direct. */
+  readonly egress?: EgressSelector;
 }
 
 export interface ApiServer {
@@ -65,6 +68,8 @@ export interface ApiServer {
   readonly app: FastifyInstance;
   /** What /metrics serves. */
   readonly metrics: ApiServerMetrics;
+  /** The dialers of outbound connections (webhooks, OIDC, KMS: `egress.dialer("controlplane")`; storage: "etcd"). */
+  readonly egress: EgressSelector;
   registerCreateHandler(group: string, resource: string, handler: CreateHandler): void;
 }
 
@@ -132,6 +137,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     registry,
     app,
     metrics,
+    egress: options.egress ?? EgressSelector.direct(),
     get address() {
       return address;
     },

@@ -2,6 +2,7 @@
 import type { GroupNames } from "../../api/group.js";
 import { toPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
+import type { TracingConfig } from "../../config/tracing-config.js";
 import { STORE_FILE, loadEncryption, openDataStore } from "./store.js";
 import { ADMIN_GROUP, ADMIN_USER } from "./admin-config.js";
 import { clientAddress, createSecureServer, readSecureInputs, type SecureServerOptions, type SecureServerState } from "./secure-server.js";
@@ -19,6 +20,8 @@ export interface ComponentContext {
   readonly logger: Logger;
   /** Aborted when the process stops. */
   readonly signal: AbortSignal;
+  /** The tracing file's settings (`--tracing-config-file`), for a component to trace with too. */
+  readonly tracing?: TracingConfig;
 }
 
 /** Something that runs beside the API server (the controllers), started once the server serves. */
@@ -42,6 +45,7 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
   readonly components?: readonly Component[];
   /** EncryptionConfiguration file (`--encryption-provider-config`): encryption at rest. */
   readonly encryptionProviderConfig?: string;
+  readonly tracing?: TracingConfig;
 }
 
 /**
@@ -96,6 +100,7 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
       caFiles: state.pki.caFiles,
       logger,
       signal: o.signal,
+      ...(o.tracing && { tracing: o.tracing }),
     };
     for (const component of o.components ?? []) {
       const started = await component.start(context);

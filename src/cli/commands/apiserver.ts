@@ -5,11 +5,12 @@ import { REVOCATION_UNAVAILABLE, type RevocationUnavailable } from "../../apiser
 import type { Component } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { addAuditOptions, openAuditLog, readAuditPolicy, type AuditFlags } from "../audit-flags.js";
+import { addEgressOption, addTracingOption, startTracingAndEgress, type EgressFlags, type TracingFlags } from "../tracing-egress-flags.js";
 import { holdListenAddress } from "../listen.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
 
-export interface ServeFlags extends LogFlags, AuditFlags {
+export interface ServeFlags extends LogFlags, AuditFlags, TracingFlags, EgressFlags {
   dataDir: string;
   listen: string;
   groupSuffix: string;
@@ -45,7 +46,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 
 /** The flags `apiserver` and `up` share: where, which groups, and who may connect. */
 export function addServeOptions(command: Command, dataDir?: string): Command {
-  return addAuditOptions(addLogOptions(command))
+  return addEgressOption(addTracingOption(addAuditOptions(addLogOptions(command))))
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
     .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
@@ -76,6 +77,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   const whenRevocationsUnavailable = revocationUnavailable(flags.revocationUnavailable);
   // The configuration files before anything else: a bad one must fail with nothing bound or created.
   const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
+  const { tracing, tracer, egress } = await startTracingAndEgress(flags, flags.groupSuffix, "platform-ca-apiserver", logger);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
   // The address first: a start that cannot listen must leave the data directory as it was.
@@ -98,6 +100,9 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     anonymous: flags.anonymousAuth === true,
     revocationUnavailable: whenRevocationsUnavailable,
     ...(policy && sink && { audit: { policy, sink } }),
+    ...(tracing && { tracing }),
+    tracer,
+    egress,
     logger,
     signal: controller.signal,
     write: (text) => process.stdout.write(text),
@@ -106,6 +111,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   }).finally(async () => {
     await held.release();
     sink?.close();
+    await tracer.shutdown();
   });
 }
 
@@ -122,6 +128,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   const ignored = (["tokenFile", "clientCaFile", "anonymousAuth"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
   const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
+  const { tracer, egress } = await startTracingAndEgress(flags, flags.groupSuffix, "platform-ca-apiserver", logger);
   const [{ insecureLocalPipeline }, { createApiServer }, { loadEncryption, openDataStore }, { createSubjectAccessReviewHandler }] = await Promise.all([
     import("../../apiserver/pipeline.js"),
     import("../../apiserver/server.js"),
@@ -140,7 +147,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
     throw err;
   });
   const audit = policy && sink ? { audit: { policy, sink } } : {};
-  const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen: { host: held.host, port: held.port }, insecure: true, ...audit });
+  const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen: { host: held.host, port: held.port }, insecure: true, ...audit, tracer, egress });
   // Authorization is off, so every access review is allowed (upstream's AlwaysAllow answers the same): a controller
   // beside this server then approves node-agent CSRs instead of failing its SubjectAccessReview.
   const allowAll = { authorize: () => ({ allowed: true, reason: "insecure-local: authorization is off", evaluationErrors: [] }) };
@@ -159,6 +166,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   await server.stop();
   await storage.close();
   sink?.close();
+  await tracer.shutdown();
 }
 
 export const apiserverCommand = (program: Command): void => {

@@ -9,6 +9,7 @@ import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-
 import { compiledScript } from "../../compiled-script.js";
 import { asErrorCode, PlatformError, toPlatformError } from "../../errors.js";
 import { logOutput, type Logger, type LogOutput } from "../../logger.js";
+import type { TracingConfig } from "../../config/tracing-config.js";
 
 const THREAD_KIND = "platform-ca-controller-thread";
 const RESTART_DELAYS_MS = [1000, 2000, 5000, 10_000, 30_000];
@@ -22,6 +23,8 @@ interface ThreadData {
   readonly caFiles: { readonly certFile: string; readonly keyFile: string };
   /** The main thread's log format and level (its flags), so both threads log alike. */
   readonly log: LogOutput;
+  /** `up`'s tracing settings: the thread has its own tracer (a tracer cannot cross threads). */
+  readonly tracing?: TracingConfig;
 }
 
 type FromThread = { readonly type: "started"; readonly ops: string } | { readonly type: "failed"; readonly code: string; readonly message: string };
@@ -112,16 +115,21 @@ export async function superviseThread(
 export const controllerThreadComponent: Component = {
   name: "controller-manager",
   async start(ctx: ComponentContext) {
-    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles, log: logOutput() };
+    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles, log: logOutput(), ...(ctx.tracing && { tracing: ctx.tracing }) };
     const thread = await superviseThread(() => startThread(data), ctx.logger);
     return { summary: `controllers  health and metrics on ${thread.ops} (own thread)`, stop: () => thread.stop() };
   },
 };
 
 async function serve(port: NonNullable<typeof parentPort>, data: ThreadData): Promise<void> {
-  const [{ createLogger, setLogOutput }, { embeddedControllerSettings, runController }] = await Promise.all([import("../../logger.js"), import("./controller.js")]);
+  const [{ createLogger, setLogOutput }, { embeddedControllerSettings, runController }, { startProcessTracer }] = await Promise.all([
+    import("../../logger.js"),
+    import("./controller.js"),
+    import("../tracing-egress-flags.js"),
+  ]);
   setLogOutput(data.log);
   const logger = createLogger({ name: "controller-manager" });
+  const tracer = await startProcessTracer(data.tracing, "platform-ca-controller-manager", logger);
   const abort = new AbortController();
   let ops = "";
   let running: Awaited<ReturnType<typeof runController>>;
@@ -145,7 +153,7 @@ async function serve(port: NonNullable<typeof parentPort>, data: ThreadData): Pr
     abort.abort();
     // In a worker, process.exit ends this thread only, once the manager has stopped.
     running.stop().then(
-      () => process.exit(0),
+      () => tracer.shutdown().finally(() => process.exit(0)),
       (err: unknown) => {
         logger.error({ err: toPlatformError(err) }, "controller manager did not stop cleanly");
         process.exit(1);
