@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
@@ -92,5 +93,16 @@ describe("parseEgressSelectorConfig", () => {
     const path = tempFile("egress.yaml", doc([{ name: "cluster", connection: httpConnect({ tcp: { url: "https://p:1", tlsConfig: { clientCert: join(dir, "c.crt"), clientKey: join(dir, "c.key") } } }) }]));
     await expect(loadEgressSelectorConfig(path)).rejects.toThrow(/invalid egress selector configuration .*egress\.yaml: 2 problems: expected `egressSelections\[0\]\.connection\.transport\.tcp\.tlsConfig\.clientCert` an existing file/);
     await expect(loadEgressSelectorConfig(join(dir, "missing.yaml"))).rejects.toThrow(/cannot read egress selector configuration .*missing\.yaml: ENOENT/);
+  });
+});
+
+describe("docs/configuration.md", () => {
+  it("shows an EgressSelectorConfiguration that loads (its files assumed present), and the message of a bad one", () => {
+    const text = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
+    const example = /```yaml\n(apiVersion: apiserver\.platform\.io\/v1beta1\nkind: EgressSelectorConfiguration[\s\S]*?)```/.exec(text)![1]!;
+    const { config } = parseEgressSelectorConfig(example, "docs", { exists: () => true });
+    expect([...config.selections.entries()].map(([name, c]) => `${name} ${c.proxyProtocol}`)).toEqual(["controlplane HTTPConnect", "cluster HTTPConnect", "etcd Direct"]);
+    const shown = /``error:\s+(invalid egress selector configuration egress\.yaml:[\s\S]*?)``/.exec(text)![1]!.replace(/\s+/g, " ");
+    expect(() => parseEgressSelectorConfig(doc([{ name: "etcd", connection: { proxyProtocol: "GRPC" } }]), "egress.yaml")).toThrow(shown);
   });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
@@ -45,5 +46,15 @@ describe("parseTracingConfig", () => {
     const path = tempFile("tracing.yaml", doc({ samplingRatePerMillion: 10 }));
     expect((await loadTracingConfig(path)).config.samplingRatePerMillion).toBe(10);
     await expect(loadTracingConfig(join(tempDir(), "missing.yaml"))).rejects.toThrow(/cannot read tracing configuration .*missing\.yaml: ENOENT/);
+  });
+});
+
+describe("docs/configuration.md", () => {
+  it("shows a TracingConfiguration that loads, and the message of a bad one", () => {
+    const text = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
+    const example = /```yaml\n(apiVersion: apiserver\.config\.platform\.io\/v1\nkind: TracingConfiguration[\s\S]*?)```/.exec(text)![1]!;
+    expect(parseTracingConfig(example, "docs").config).toEqual({ endpoint: "127.0.0.1:4317", samplingRatePerMillion: 10_000 });
+    const shown = /``error: (invalid tracing configuration tracing\.yaml:\s+expected `samplingRatePerMillion`[^`]*?)``/.exec(text)![1]!.replace(/\s+/g, " ");
+    expect(() => parseTracingConfig(doc({ samplingRatePerMillion: 2_000_000 }), "tracing.yaml")).toThrow(shown);
   });
 });
