@@ -80,9 +80,9 @@ export function traceStorage<V extends StoredValue>(storage: Storage<V>, tracer:
 }
 
 /** Opens the request's span once its caller is known (or at its end, when authentication refused it). */
-function openRequestSpan(scope: RequestScope, tracer: Tracer, name: string, user: UserInfo | undefined, auditId: unknown, headers: object): TraceSpan {
+function openRequestSpan(scope: RequestScope, tracer: Tracer, method: string, name: () => string, user: UserInfo | undefined, auditId: unknown, headers: object): TraceSpan {
   const trusted = scope.incoming !== undefined && trustsTraceContext(user);
-  const span = tracer.start(name, {
+  const span = tracer.start(method, {
     kind: "server",
     startTimeMs: scope.start,
     // A trusted context is the parent; an untrusted one only a link, and the span starts a new trace.
@@ -92,8 +92,10 @@ function openRequestSpan(scope: RequestScope, tracer: Tracer, name: string, user
   });
   scope.span = span;
   scope.attach(span);
+  // Routing the path again for the name is paid only by sampled requests.
+  if (span.recording) span.rename(name());
   const auth = authTimes.get(headers);
-  if (auth) {
+  if (auth && span.recording) {
     const child = tracer.run(span, () => tracer.start("authentication", { startTimeMs: auth.start }));
     child.setAttributes({ authenticated: user !== undefined });
     child.end(auth.end);
@@ -108,11 +110,17 @@ export function traceRequests(app: FastifyInstance, tracer: Tracer, apis: Served
   const listeners = server.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.removeAllListeners("request");
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    const incoming = incomingContext(req.headers);
+    // Nothing of this request can be sampled (no new traces, no context to continue): no scope, no span.
+    if (incoming === undefined && !tracer.samplesNewTraces) {
+      for (const listener of listeners) listener.call(server, req, res);
+      return;
+    }
     tracer.runPending((attach) => {
-      const scope: RequestScope = { start: nowMs(), incoming: incomingContext(req.headers), attach };
+      const scope: RequestScope = { start: nowMs(), incoming, attach };
       scopes.set(req, scope);
       res.once("close", () => {
-        const span = scope.span ?? openRequestSpan(scope, tracer, requestSpanName(req.method ?? "", req.url ?? "/", apis), undefined, res.getHeader("Audit-Id"), req.headers);
+        const span = scope.span ?? openRequestSpan(scope, tracer, req.method ?? "", () => requestSpanName(req.method ?? "", req.url ?? "/", apis), undefined, res.getHeader("Audit-Id"), req.headers);
         span.setAttributes({ "http.response.status_code": res.statusCode });
         if (res.statusCode >= 500) span.fail(new Error(`answered ${res.statusCode}`));
         span.end();
@@ -124,7 +132,7 @@ export function traceRequests(app: FastifyInstance, tracer: Tracer, apis: Served
   app.addHook("onRequest", async (req, reply) => {
     const scope = scopes.get(req.raw);
     if (!scope || scope.span) return;
-    const span = openRequestSpan(scope, tracer, requestSpanName(req.method, req.url, apis), req.platformUser ?? undefined, reply.raw.getHeader("Audit-Id"), req.raw.headers);
-    span.setAttributes({ "http.request.method": req.method, "url.path": req.url.split("?")[0]! });
+    const span = openRequestSpan(scope, tracer, req.method, () => requestSpanName(req.method, req.url, apis), req.platformUser ?? undefined, reply.raw.getHeader("Audit-Id"), req.raw.headers);
+    if (span.recording) span.setAttributes({ "http.request.method": req.method, "url.path": req.url.split("?")[0]! });
   });
 }

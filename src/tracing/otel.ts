@@ -8,7 +8,7 @@ import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, SimpleSpan
 import { MAX_SAMPLING_RATE_PER_MILLION, type TracingConfig } from "../config/tracing-config.js";
 import { toPlatformError } from "../errors.js";
 import { VERSION } from "../version.js";
-import { isFailure, type IncomingContext, type SpanAttributes, type StartSpanOptions, type StartTracingOptions, type TraceSpan, type Tracer } from "./tracer.js";
+import { NOOP_SPAN, isFailure, type IncomingContext, type SpanAttributes, type StartSpanOptions, type StartTracingOptions, type TraceSpan, type Tracer } from "./tracer.js";
 
 const propagator = new W3CTraceContextPropagator();
 
@@ -23,6 +23,12 @@ function extract(incoming: IncomingContext): Context {
 
 class OtelSpan implements TraceSpan {
   constructor(readonly inner: Span) {}
+  get recording(): boolean {
+    return this.inner.isRecording();
+  }
+  rename(name: string): void {
+    this.inner.updateName(name);
+  }
   setAttributes(attributes: SpanAttributes): void {
     this.inner.setAttributes(attributes);
   }
@@ -58,8 +64,10 @@ export async function createOtelTracer(config: TracingConfig, options: StartTrac
   // It holds a cell, so runPending can set the scope's span after the scope began.
   const store = new AsyncLocalStorage<{ context: Context }>();
   const currentContext = () => store.getStore()?.context ?? ROOT_CONTEXT;
+  const samplesNewTraces = config.samplingRatePerMillion > 0;
   const self: Tracer = {
     enabled: true,
+    samplesNewTraces,
     start(name: string, o: StartSpanOptions = {}): TraceSpan {
       const parent = o.parent === null ? ROOT_CONTEXT : o.parent ? extract(o.parent) : currentContext();
       const links: Link[] = (o.links ?? []).flatMap((l) => {
@@ -83,6 +91,10 @@ export async function createOtelTracer(config: TracingConfig, options: StartTrac
       }));
     },
     inSpan<T>(name: string, attributes: SpanAttributes, fn: (span: TraceSpan) => T): T {
+      // A span that would not be sampled (its parent is not, or it starts a trace at rate 0) is not made: parent-based
+      // sampling would drop it and its children anyway, and the context switch is most of a span's cost.
+      const parent = trace.getSpan(currentContext());
+      if (parent ? !parent.isRecording() : !samplesNewTraces) return fn(NOOP_SPAN);
       const span = self.start(name, { attributes });
       let result: T;
       try {

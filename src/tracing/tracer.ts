@@ -15,6 +15,9 @@ export interface IncomingContext {
 }
 
 export interface TraceSpan {
+  /** Whether the span records (is sampled): a name or attributes that cost something are worth computing only then. */
+  readonly recording: boolean;
+  rename(name: string): void;
   setAttributes(attributes: SpanAttributes): void;
   /** Marks the span failed with `err` (a PlatformError by its code and message; a request that was refused is not a failure). */
   fail(err: unknown): void;
@@ -37,6 +40,8 @@ export interface StartSpanOptions {
 
 export interface Tracer {
   readonly enabled: boolean;
+  /** Whether a span without a parent may be sampled (samplingRatePerMillion > 0). */
+  readonly samplesNewTraces: boolean;
   start(name: string, options?: StartSpanOptions): TraceSpan;
   /** Runs `fn` with `span` as the current span (spans started inside it, through awaits, are its children). */
   run<T>(span: TraceSpan, fn: () => T): T;
@@ -53,11 +58,12 @@ export interface Tracer {
   shutdown(): Promise<void>;
 }
 
-const NOOP_SPAN: TraceSpan = Object.freeze({ setAttributes() {}, fail() {}, end() {}, traceparent: () => undefined });
+export const NOOP_SPAN: TraceSpan = Object.freeze({ recording: false, rename() {}, setAttributes() {}, fail() {}, end() {}, traceparent: () => undefined });
 
 /** Tracing off: every call returns at once, `inSpan` is a plain call. */
 export const NO_TRACING: Tracer = Object.freeze({
   enabled: false,
+  samplesNewTraces: false,
   start: () => NOOP_SPAN,
   run: <T>(_span: TraceSpan, fn: () => T) => fn(),
   runPending: <T>(fn: (attach: (span: TraceSpan) => void) => T) => fn(() => undefined),

@@ -131,6 +131,20 @@ describe("tracing helpers", () => {
     expect(requestSpanName("GET", "/healthz", apis)).toBe("GET");
   });
 
+  it("does not make spans that could not be sampled: no parent at rate 0, or a parent not sampled", async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracer = await startTracing({ endpoint: "localhost:4317", samplingRatePerMillion: 0 }, { serviceName: "t", exporter });
+    expect(tracer.samplesNewTraces).toBe(false);
+    expect(tracer.inSpan("root", {}, (span) => span.recording)).toBe(false);
+    const unsampled = tracer.start("request", { parent: { traceparent: `00-${INCOMING_TRACE}-${INCOMING_SPAN}-00` } });
+    expect(tracer.run(unsampled, () => tracer.inSpan("child", {}, (span) => [span.recording, tracer.current()?.recording]))).toEqual([false, false]);
+    const sampledParent = tracer.start("request", { parent: { traceparent } });
+    expect(tracer.run(sampledParent, () => tracer.inSpan("child", {}, (span) => span.traceparent()?.slice(0, 35)))).toBe(`00-${INCOMING_TRACE}`);
+    sampledParent.end();
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(["child", "request"]);
+    await tracer.shutdown();
+  });
+
   it("NO_TRACING calls straight through", async () => {
     const tracer: Tracer = NO_TRACING;
     expect(tracer.inSpan("x", {}, () => 42)).toBe(42);
