@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt } from "../e2e/apiserver-process.js";
 import { startUp } from "../e2e/up-process.js";
-import { runCli } from "./fixtures.js";
+import { CLI, runCli } from "./fixtures.js";
+import { startProcess } from "../fixtures/process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
 
 beforeAll(() => ensureBuilt(), 240_000);
@@ -57,5 +58,19 @@ describe("--tracing-config-file and --egress-selector-config-file", () => {
     } finally {
       expect(await up.stop()).toBe(0);
     }
+  });
+
+  it("loads OpenTelemetry only with a tracing file", async () => {
+    const dir = tempDir();
+    // Counts, at exit, the modules of the OpenTelemetry SDK and exporter and of gRPC the process loaded (CommonJS: in
+    // require.cache). @opentelemetry/api is not counted: prom-client always loads it (for exemplars).
+    const probe = file(dir, "probe.cjs", 'process.on("exit", () => process.stderr.write(`loaded: ${Object.keys(require.cache).filter((p) => /@opentelemetry\\/(?!api\\/)|@grpc/.test(p)).length}\\n`));\n');
+    const loaded = async (args: string[]) => {
+      const { proc } = await startProcess(process.execPath, ["--require", probe, CLI, "apiserver", "--listen", "127.0.0.1:0", "--data-dir", join(tempDir(), "data"), ...args], /listening on https/, { what: "platform-ca apiserver" });
+      await proc.stop();
+      return Number(/^loaded: (\d+)$/m.exec(proc.stderr())?.[1]);
+    };
+    expect(await loaded([])).toBe(0);
+    expect(await loaded(["--tracing-config-file", file(dir, "tracing.yaml", `${TRACING}endpoint: 127.0.0.1:1\n`)])).toBeGreaterThan(10);
   });
 });
