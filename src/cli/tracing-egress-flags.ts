@@ -38,7 +38,10 @@ export const readEgressFlag = (flags: EgressFlags, groupSuffix: string, logger: 
 
 /** This process's tracer (OpenTelemetry loaded only with a configuration); shut it down at exit to send the last spans. */
 export async function startProcessTracer(config: TracingConfig | undefined, serviceName: string, logger: Logger): Promise<Tracer> {
-  const tracer = await startTracing(config, { serviceName });
+  const tracer = await startTracing(config, {
+    serviceName,
+    onExportError: (err) => logger.warn({ endpoint: config?.endpoint, err: { message: err.message } }, "spans could not be sent to the collector; they are dropped (reported at most once a minute)"),
+  });
   setDefaultTracer(tracer);
   if (config) logger.info({ endpoint: config.endpoint, samplingRatePerMillion: config.samplingRatePerMillion }, "tracing on");
   return tracer;

@@ -2,7 +2,7 @@
 // Loaded only by startTracing (a dynamic import), never at the start of a process without a tracing configuration.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, trace, type Context, type Link, type Span } from "@opentelemetry/api";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { W3CTraceContextPropagator, setGlobalErrorHandler } from "@opentelemetry/core";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { MAX_SAMPLING_RATE_PER_MILLION, type TracingConfig } from "../config/tracing-config.js";
@@ -60,6 +60,14 @@ export async function createOtelTracer(config: TracingConfig, options: StartTrac
     spanProcessors: [options.exporter ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter)],
   });
   const tracer = provider.getTracer("platform-ca", VERSION);
+  // Export failures reach OpenTelemetry's (process-wide) error handler: reported at the first, then once a minute.
+  let reportedAt = -Infinity;
+  const reportError = (err: unknown) => {
+    if (performance.now() - reportedAt < 60_000) return;
+    reportedAt = performance.now();
+    options.onExportError?.(err instanceof Error ? err : new Error(String(err)));
+  };
+  setGlobalErrorHandler(reportError);
   // Our own context store (no global context manager is registered): spans started inside run() are its children.
   // It holds a cell, so runPending can set the scope's span after the scope began.
   const store = new AsyncLocalStorage<{ context: Context }>();
@@ -121,7 +129,7 @@ export async function createOtelTracer(config: TracingConfig, options: StartTrac
       const span = trace.getSpan(currentContext());
       return span ? new OtelSpan(span) : undefined;
     },
-    shutdown: () => provider.shutdown(),
+    shutdown: () => provider.shutdown().catch(reportError),
   };
   return self;
 }

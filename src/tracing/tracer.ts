@@ -91,6 +91,11 @@ export interface StartTracingOptions {
   readonly serviceName: string;
   /** Where spans go instead of the OTLP gRPC exporter (tests: an in-memory exporter, exported at each span's end). */
   readonly exporter?: unknown;
+  /**
+   * Told when spans could not be sent (the collector unreachable): at the first failure, then at most once a minute.
+   * Tracing never fails the process: shutdown() resolves even when its last export fails.
+   */
+  readonly onExportError?: (err: Error) => void;
 }
 
 /** A tracer for `config` (OpenTelemetry loaded now), or NO_TRACING without one. */

@@ -1,6 +1,7 @@
 // --tracing-config-file and --egress-selector-config-file as processes: a bad file fails with its problem before anything
 // is created; a good one starts the server (a deprecated selection name is warned about).
 import { existsSync, writeFileSync } from "node:fs";
+import { get as httpsGet } from "node:https";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt } from "../e2e/apiserver-process.js";
@@ -50,14 +51,18 @@ describe("--tracing-config-file and --egress-selector-config-file", () => {
   it("starts with both files, warning that `master` is read as controlplane", async () => {
     const dir = tempDir();
     const egress = file(dir, "egress.yaml", `${EGRESS}egressSelections:\n- name: master\n  connection: {proxyProtocol: Direct}\n`);
-    const tracing = file(dir, "tracing.yaml", `${TRACING}endpoint: 127.0.0.1:1\n`);
+    // Every request sampled, and no collector listening: the spans are dropped with a warning, the stop is clean.
+    const tracing = file(dir, "tracing.yaml", `${TRACING}endpoint: 127.0.0.1:1\nsamplingRatePerMillion: 1000000\n`);
     const up = await startUp({ command: "apiserver", args: ["--egress-selector-config-file", egress, "--tracing-config-file", tracing] });
     try {
       expect(up.stderr()).toMatch(/"msg":"egressSelections\[0\]\.name: \\"master\\" is deprecated, read as \\"controlplane\\""/);
-      expect(up.stderr()).toMatch(/"endpoint":"127\.0\.0\.1:1","samplingRatePerMillion":0,"msg":"tracing on"/);
+      expect(up.stderr()).toMatch(/"endpoint":"127\.0\.0\.1:1","samplingRatePerMillion":1000000,"msg":"tracing on"/);
+      const status = await new Promise<number>((resolve, reject) => httpsGet(`${up.address}/healthz`, { rejectUnauthorized: false }, (res) => (res.resume(), resolve(res.statusCode!))).once("error", reject));
+      expect(status).toBe(200);
     } finally {
       expect(await up.stop()).toBe(0);
     }
+    expect(up.stderr()).toMatch(/"endpoint":"127\.0\.0\.1:1","err":\{.*ECONNREFUSED.*"msg":"spans could not be sent to the collector; they are dropped/);
   });
 
   it("loads OpenTelemetry only with a tracing file", async () => {
