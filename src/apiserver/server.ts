@@ -21,6 +21,9 @@ import type { HeldCertificate } from "../pki/expiry-gauge.js";
 import type { AuditPolicy } from "../config/audit-policy.js";
 import { Auditor } from "./audit/auditor.js";
 import type { AuditSink } from "../audit/log-backend.js";
+import type { Tracer } from "../tracing/tracer.js";
+import { tracePipeline, traceRequests, traceStorage } from "./tracing.js";
+import { EgressSelector } from "./egress/index.js";
 
 export interface ListenOptions {
   /** Default 127.0.0.1: the server is loopback-only unless told otherwise. */
@@ -48,6 +51,10 @@ export interface ApiServerOptions {
   readonly certificates?: () => readonly HeldCertificate[];
   /** Audit of requests (`--audit-policy-file`, `--audit-log-path`): the policy and where events go. */
   readonly audit?: { readonly policy: AuditPolicy; readonly sink: AuditSink };
+  /** Spans of requests (`--tracing-config-file`); without it nothing is traced or loaded. */
+  readonly tracer?: Tracer;
+  /** How outbound connections leave (`--egress-selector-config-file`); default every selection direct. */
+  readonly egress?: EgressSelector;
 }
 
 export interface ApiServer {
@@ -61,6 +68,8 @@ export interface ApiServer {
   readonly app: FastifyInstance;
   /** What /metrics serves. */
   readonly metrics: ApiServerMetrics;
+  /** The dialers of outbound connections (webhooks, OIDC, KMS: `egress.dialer("controlplane")`; storage: "etcd"). */
+  readonly egress: EgressSelector;
   registerCreateHandler(group: string, resource: string, handler: CreateHandler): void;
 }
 
@@ -83,10 +92,13 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const logger = options.logger ?? silentLogger();
   const clock = options.clock ?? systemClock;
   const definitions = (options.definitions ?? allResources)(names);
-  const registry = new Registry({ storage: options.storage, names, clock, logger, pipeline: options.pipeline, definitions });
+  const tracer = options.tracer?.enabled ? options.tracer : undefined;
+  const pipeline = tracer ? tracePipeline(options.pipeline, tracer) : options.pipeline;
+  const storage = tracer ? traceStorage(options.storage, tracer) : options.storage;
+  const registry = new Registry({ storage, names, clock, logger, pipeline, definitions });
   // "May I?" is answered by whatever authorizes this server's requests; a secure server replaces it with RBAC's answer.
-  registry.registerCreateHandler(names.authorization, "selfsubjectaccessreviews", createSelfSubjectAccessReviewHandler(pipelineAuthorizer(options.pipeline)));
-  registry.registerCreateHandler(names.authorization, "selfsubjectrulesreviews", createSelfSubjectRulesReviewHandler(pipelineRuleResolver(options.pipeline)));
+  registry.registerCreateHandler(names.authorization, "selfsubjectaccessreviews", createSelfSubjectAccessReviewHandler(pipelineAuthorizer(pipeline)));
+  registry.registerCreateHandler(names.authorization, "selfsubjectrulesreviews", createSelfSubjectRulesReviewHandler(pipelineRuleResolver(pipeline)));
   const caches = new WatchCaches(registry.storage, clock, logger, options.watchCache);
   let ready = false;
   const metrics = new ApiServerMetrics({
@@ -98,7 +110,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const app = buildHttpApp({
     registry,
     schemas: schemaRegistry(names),
-    pipeline: options.pipeline,
+    pipeline,
     clock,
     logger,
     cache: (store) => caches.for(store),
@@ -109,6 +121,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     metrics,
     ...(options.audit && { auditor: new Auditor({ ...options.audit, groupSuffix: names.suffix, clock, metrics: metrics.registry }) }),
   });
+  if (tracer) traceRequests(app, tracer, registry.catalog);
   let address = "";
   let started = false;
   const stop = async () => {
@@ -126,6 +139,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     registry,
     app,
     metrics,
+    egress: options.egress ?? EgressSelector.direct(),
     get address() {
       return address;
     },

@@ -8,6 +8,7 @@ import { createGunzip } from "node:zlib";
 import { abortReason } from "../time/clock.js";
 import { connectionError, type CallContext } from "./status-errors.js";
 import { tunnelAgent } from "./proxy-tunnel.js";
+import { defaultTracer } from "../tracing/tracer.js";
 import type { Impersonation, RestConfig } from "./rest-config.js";
 
 export interface ClientIdentity {
@@ -166,6 +167,9 @@ export class Transport {
     const proxy = proxied ? new URL(this.#config.proxyUrl!) : undefined;
     const headers: Record<string, string | string[]> = { ...this.#fixed, ...(req.headers as Record<string, string | string[]>) };
     if (req.body) headers["Content-Length"] = String(req.body.length);
+    // Inside a traced sync, the server continues the trace (when it trusts this client, as it trusts system:masters).
+    const traceparent = defaultTracer().current()?.traceparent();
+    if (traceparent) headers.traceparent = traceparent;
     if (proxied) headers.Host = this.#base.host;
     const options: http.RequestOptions = {
       method: req.method,

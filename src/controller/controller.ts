@@ -6,6 +6,7 @@ import type { KeyBackoff } from "../time/backoff.js";
 import { systemClock, type Clock } from "../time/clock.js";
 import type { ControllerMetrics } from "./metrics.js";
 import { WorkQueue } from "./workqueue.js";
+import { defaultTracer, type Tracer } from "../tracing/tracer.js";
 
 /** The part of an informer a controller waits on. */
 export interface SyncedSource {
@@ -21,6 +22,8 @@ export interface ControllerOptions {
   readonly workers?: number;
   /** How long stop() lets syncs in flight finish before aborting their signal (default 30 s). */
   readonly stopTimeoutMs?: number;
+  /** A span per sync (default the process's tracer: a no-op unless `--tracing-config-file` was given). */
+  readonly tracer?: Tracer;
 }
 
 export interface ControllerStopResult {
@@ -38,6 +41,7 @@ export abstract class Controller {
   protected readonly clock: Clock;
   protected readonly log: Logger;
   protected readonly metrics: ControllerMetrics | undefined;
+  protected readonly tracer: Tracer;
   private readonly sources: readonly SyncedSource[];
   private readonly workers: number;
   private readonly stopTimeoutMs: number;
@@ -63,6 +67,7 @@ export abstract class Controller {
     this.clock = options.clock ?? systemClock;
     this.log = (options.logger ?? silentLogger()).child({ controller: name });
     this.metrics = options.metrics;
+    this.tracer = options.tracer ?? defaultTracer();
     this.queue = new WorkQueue({ name, clock: this.clock, ...(backoff && { backoff }), ...(options.metrics && { metrics: options.metrics.workQueue() }) });
     // Many listeners on these two signals are the design (one per worker, one per request in flight), not a leak.
     setMaxListeners(0, this.taking.signal, this.syncing.signal);
@@ -149,7 +154,7 @@ export abstract class Controller {
       if (key === undefined) return;
       this.inFlight.add(key);
       try {
-        await this.sync(key, this.syncing.signal);
+        await this.tracer.inSpan(`${this.name} sync`, { key }, () => this.sync(key, this.syncing.signal));
         this.queue.forget(key);
       } catch (err) {
         const detail = isPlatformError(err) ? { code: err.code, message: err.message } : { message: err instanceof Error ? err.message : String(err) };

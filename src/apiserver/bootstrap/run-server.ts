@@ -2,6 +2,7 @@
 import type { GroupNames } from "../../api/group.js";
 import { toPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
+import type { TracingConfig } from "../../config/tracing-config.js";
 import { STORE_FILE, loadEncryption, openDataStore } from "./store.js";
 import { useKeyWrapper } from "../../pki/wrapped-key.js";
 import { caKeyKmsSettings, kmsKeyWrapper } from "../encryption/kms-key-wrapper.js";
@@ -21,6 +22,8 @@ export interface ComponentContext {
   readonly logger: Logger;
   /** Aborted when the process stops. */
   readonly signal: AbortSignal;
+  /** The tracing file's settings (`--tracing-config-file`), for a component to trace with too. */
+  readonly tracing?: TracingConfig;
 }
 
 /** Something that runs beside the API server (the controllers), started once the server serves. */
@@ -48,6 +51,7 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
   readonly encryptionProviderConfigAutomaticReload?: boolean;
   /** `--ca-key-kms`: the KMS provider of that configuration that wraps the CA key file. */
   readonly caKeyKms?: string;
+  readonly tracing?: TracingConfig;
 }
 
 /**
@@ -104,6 +108,7 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
       caFiles: state.pki.caFiles,
       logger,
       signal: o.signal,
+      ...(o.tracing && { tracing: o.tracing }),
     };
     for (const component of o.components ?? []) {
       const started = await component.start(context);

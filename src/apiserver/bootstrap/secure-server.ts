@@ -47,6 +47,8 @@ export interface SecureServerOptions {
   readonly audit?: ApiServerOptions["audit"];
   /** Admission plugins and their configurations (`--admission-control-config-file` and the plugin flags). */
   readonly admission?: AdmissionSettings;
+  readonly tracer?: ApiServerOptions["tracer"];
+  readonly egress?: ApiServerOptions["egress"];
 }
 
 /** What the input files of a secure server hold, read and checked before the data directory is used. */
@@ -148,6 +150,8 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
         clock,
         listen: options.listen,
         ...(options.audit && { audit: options.audit }),
+        ...(options.tracer && { tracer: options.tracer }),
+        ...(options.egress && { egress: options.egress }),
         // Certificates are asked for but not required: token clients connect without one, and a presented chain is
         // verified by the X509 authenticator (which also follows a rotated CA), not by the TLS layer.
         tls: { key: pki.serving.keyPem, cert: pki.serving.certPem, ca: clientCaPool().join(""), requestCert: true },

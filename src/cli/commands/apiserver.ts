@@ -6,11 +6,12 @@ import type { Component } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { addAdmissionOptions, readAdmissionSettings, type AdmissionFlags } from "../admission-flags.js";
 import { addAuditOptions, openAuditLog, readAuditPolicy, type AuditFlags } from "../audit-flags.js";
+import { addEgressOption, addTracingOption, startTracingAndEgress, type EgressFlags, type TracingFlags } from "../tracing-egress-flags.js";
 import { holdListenAddress } from "../listen.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
 
-export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags {
+export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags, TracingFlags, EgressFlags {
   dataDir: string;
   listen: string;
   groupSuffix: string;
@@ -48,7 +49,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 
 /** The flags `apiserver` and `up` share: where, which groups, and who may connect. */
 export function addServeOptions(command: Command, dataDir?: string): Command {
-  return addAdmissionOptions(addAuditOptions(addLogOptions(command)))
+  return addEgressOption(addTracingOption(addAdmissionOptions(addAuditOptions(addLogOptions(command)))))
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
     .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
@@ -91,6 +92,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   // The configuration files before anything else: a bad one must fail with nothing bound or created.
   const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
   const admission = await readAdmissionSettings(flags, flags.groupSuffix, logger);
+  const { tracing, tracer, egress } = await startTracingAndEgress(flags, flags.groupSuffix, "platform-ca-apiserver", logger);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
   // The address first: a start that cannot listen must leave the data directory as it was.
@@ -116,6 +118,9 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     revocationUnavailable: whenRevocationsUnavailable,
     ...(policy && sink && { audit: { policy, sink } }),
     admission,
+    ...(tracing && { tracing }),
+    tracer,
+    egress,
     logger,
     signal: controller.signal,
     write: (text) => process.stdout.write(text),
@@ -124,6 +129,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   }).finally(async () => {
     await held.release();
     sink?.close();
+    await tracer.shutdown();
   });
 }
 
@@ -142,6 +148,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   const reload = reloadFlag(flags);
   if (flags.caKeyKms !== undefined) throw new UsageError("--insecure-local keeps no CA, so --ca-key-kms cannot be used with it");
   const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
+  const { tracer, egress } = await startTracingAndEgress(flags, flags.groupSuffix, "platform-ca-apiserver", logger);
   const [{ insecureLocalPipeline }, { createApiServer }, { loadEncryption, openDataStore }, { createSubjectAccessReviewHandler }] = await Promise.all([
     import("../../apiserver/pipeline.js"),
     import("../../apiserver/server.js"),
@@ -160,7 +167,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
     throw err;
   });
   const audit = policy && sink ? { audit: { policy, sink } } : {};
-  const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen: { host: held.host, port: held.port }, insecure: true, ...audit });
+  const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen: { host: held.host, port: held.port }, insecure: true, ...audit, tracer, egress });
   // Authorization is off, so every access review is allowed (upstream's AlwaysAllow answers the same): a controller
   // beside this server then approves node-agent CSRs instead of failing its SubjectAccessReview.
   const allowAll = { authorize: () => ({ allowed: true, reason: "insecure-local: authorization is off", evaluationErrors: [] }) };
@@ -179,6 +186,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   await server.stop();
   await storage.close();
   sink?.close();
+  await tracer.shutdown();
 }
 
 export const apiserverCommand = (program: Command): void => {

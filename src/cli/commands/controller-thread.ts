@@ -11,6 +11,7 @@ import { asErrorCode, PlatformError, toPlatformError } from "../../errors.js";
 import { logOutput, type Logger, type LogOutput } from "../../logger.js";
 import { keyWrapper, useKeyWrapper } from "../../pki/wrapped-key.js";
 import type { KmsSettings } from "../../apiserver/encryption/kms-provider.js";
+import type { TracingConfig } from "../../config/tracing-config.js";
 
 const THREAD_KIND = "platform-ca-controller-thread";
 const RESTART_DELAYS_MS = [1000, 2000, 5000, 10_000, 30_000];
@@ -26,6 +27,8 @@ interface ThreadData {
   readonly log: LogOutput;
   /** `--ca-key-kms`: the KMS provider that unwraps the CA key file, built again on this thread. */
   readonly caKeyKms?: Readonly<Record<string, unknown>>;
+  /** `up`'s tracing settings: the thread has its own tracer (a tracer cannot cross threads). */
+  readonly tracing?: TracingConfig;
 }
 
 type FromThread = { readonly type: "started"; readonly ops: string } | { readonly type: "failed"; readonly code: string; readonly message: string };
@@ -117,17 +120,22 @@ export const controllerThreadComponent: Component = {
   name: "controller-manager",
   async start(ctx: ComponentContext) {
     const wrapper = keyWrapper();
-    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles, log: logOutput(), ...(wrapper && { caKeyKms: wrapper.settings }) };
+    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles, log: logOutput(), ...(wrapper && { caKeyKms: wrapper.settings }), ...(ctx.tracing && { tracing: ctx.tracing }) };
     const thread = await superviseThread(() => startThread(data), ctx.logger);
     return { summary: `controllers  health and metrics on ${thread.ops} (own thread)`, stop: () => thread.stop() };
   },
 };
 
 async function serve(port: NonNullable<typeof parentPort>, data: ThreadData): Promise<void> {
-  const [{ createLogger, setLogOutput }, { embeddedControllerSettings, runController }] = await Promise.all([import("../../logger.js"), import("./controller.js")]);
+  const [{ createLogger, setLogOutput }, { embeddedControllerSettings, runController }, { startProcessTracer }] = await Promise.all([
+    import("../../logger.js"),
+    import("./controller.js"),
+    import("../tracing-egress-flags.js"),
+  ]);
   setLogOutput(data.log);
   if (data.caKeyKms) useKeyWrapper((await import("../../apiserver/encryption/kms-key-wrapper.js")).kmsKeyWrapper(data.caKeyKms as unknown as KmsSettings));
   const logger = createLogger({ name: "controller-manager" });
+  const tracer = await startProcessTracer(data.tracing, "platform-ca-controller-manager", logger);
   const abort = new AbortController();
   let ops = "";
   let running: Awaited<ReturnType<typeof runController>>;
@@ -151,7 +159,7 @@ async function serve(port: NonNullable<typeof parentPort>, data: ThreadData): Pr
     abort.abort();
     // In a worker, process.exit ends this thread only, once the manager has stopped.
     running.stop().then(
-      () => process.exit(0),
+      () => tracer.shutdown().finally(() => process.exit(0)),
       (err: unknown) => {
         logger.error({ err: toPlatformError(err) }, "controller manager did not stop cleanly");
         process.exit(1);

@@ -8,10 +8,11 @@ import { invalidOption } from "../../errors.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { durationFlag } from "../duration.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
+import { addTracingOption, readTracingFlag, startProcessTracer, type TracingFlags } from "../tracing-egress-flags.js";
 import { UsageError } from "../program.js";
 import { abortOnSignals, parseListen } from "./apiserver.js";
 
-export interface ControllerFlags extends LogFlags {
+export interface ControllerFlags extends LogFlags, TracingFlags {
   readonly config?: string;
   readonly platformconfig?: string;
   readonly context?: string;
@@ -194,7 +195,7 @@ export const controllerComponent: Component = {
 };
 
 export const controllerCommand = (program: Command): void => {
-  addLogOptions(program.command("controller"))
+  addTracingOption(addLogOptions(program.command("controller")))
     .description("run the controllers against an API server: sign approved CSRs, auto-approve node-agent client CSRs, publish trust bundles, clean up")
     .option("--config <file>", "a PlatformControllerManagerConfiguration file")
     .option("--platformconfig <file>", "client config file of the API server (overrides ClientConnection.kubeconfig)")
@@ -218,7 +219,9 @@ export const controllerCommand = (program: Command): void => {
     .action(async (flags: ControllerFlags) => {
       applyLogFlags(flags);
       const logger = createLogger({ name: "controller-manager" });
+      const tracing = await readTracingFlag(flags, flags.groupSuffix, logger);
       const settings = await controllerSettings(flags, logger);
+      const tracer = await startProcessTracer(tracing, "platform-ca-controller-manager", logger);
       const controller = new AbortController();
       abortOnSignals(controller, logger);
       const running = await runController({
@@ -230,5 +233,6 @@ export const controllerCommand = (program: Command): void => {
       });
       if (!controller.signal.aborted) await new Promise<void>((resolve) => controller.signal.addEventListener("abort", () => resolve(), { once: true }));
       await running.stop();
+      await tracer.shutdown();
     });
 };

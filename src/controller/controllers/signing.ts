@@ -93,7 +93,7 @@ export class SigningController extends Controller {
     const started = process.hrtime.bigint();
     let pem: string;
     try {
-      pem = await signer.sign(request, new Date(this.clock.now()));
+      pem = await this.tracer.inSpan("sign", { signerName }, () => signer.sign(request, new Date(this.clock.now())));
     } catch (err) {
       const e = toPlatformError(err);
       if (!REQUEST_PROBLEM_CODES.has(e.code)) throw e; // CA expired, signer not ready...: retried with backoff

@@ -14,6 +14,8 @@ import type { Signer, SigningRequest } from "../../../signers/signer.js";
 import { decide, eventsFor, nodeClientCsr, startHarness, stopAfterEach, type Harness } from "./harness.js";
 import { newCsrObject } from "../../fixtures/csr.js";
 import { until } from "../../fixtures/wait.js";
+import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
+import { startTracing, type Tracer } from "../../../src/tracing/tracer.js";
 
 interface World {
   readonly h: Harness;
@@ -43,7 +45,7 @@ function watched(signer: Signer, signed: string[], during?: (request: SigningReq
   };
 }
 
-async function world(o: { provider?: { current(): CaKeyPair | undefined }; during?: (request: SigningRequest, w: World) => Promise<void> } = {}): Promise<World> {
+async function world(o: { provider?: { current(): CaKeyPair | undefined }; during?: (request: SigningRequest, w: World) => Promise<void>; tracer?: Tracer } = {}): Promise<World> {
   const h = await startHarness();
   const ca = await generateCa({ commonName: "signing test CA", keyType: "p256", lifetimeSeconds: 10 * 365 * 86_400, now: new Date(h.clock.now()) });
   const signed: string[] = [];
@@ -58,7 +60,7 @@ async function world(o: { provider?: { current(): CaKeyPair | undefined }; durin
   };
   const builtins = createBuiltinSigners({ ca: o.provider ?? ca.ca, groupSuffix: h.names.suffix, now: () => new Date(h.clock.now()) });
   const signers = new SignerRegistry(builtins.map((s) => watched(s, signed, o.during && ((r) => o.during!(r, w)))));
-  const controller = new SigningController({ csrs: h.api.csrs, informer: h.csrInformer, signers, events: h.events, clock: h.clock, metrics, workers: 2 });
+  const controller = new SigningController({ csrs: h.api.csrs, informer: h.csrInformer, signers, events: h.events, clock: h.clock, metrics, workers: 2, ...(o.tracer && { tracer: o.tracer }) });
   const stop = new AbortController();
   track(h, stop);
   await h.startInformers();
@@ -87,6 +89,22 @@ describe("SigningController", () => {
     expect(text).toMatch(/platform_ca_csr_signed_total\{signer="platform\.io\/apiserver-client-nodeagent"\} 1/);
     expect(text).toMatch(/platform_ca_csr_requested_duration_seconds_sum\{signer="platform\.io\/apiserver-client-nodeagent"\} 3600/);
     expect(text).toMatch(/platform_ca_csr_honoured_duration_seconds_sum\{signer="platform\.io\/apiserver-client-nodeagent"\} 3900/);
+  });
+
+  it("traces each sync, and the signing inside it, when given a tracer", async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracer = await startTracing({ endpoint: "localhost:4317", samplingRatePerMillion: 1_000_000 }, { serviceName: "platform-ca-controller-manager", exporter });
+    const w = await world({ tracer });
+    await w.create(await nodeClientCsr(w.h.names, "node-t", { expirationSeconds: 3600 }));
+    await decide(w.h, "node-t-client", "Approved");
+    await issued(w, "node-t-client");
+    const spans = exporter.getFinishedSpans();
+    const sign = spans.find((s) => s.name === "sign")!;
+    expect(sign.attributes).toEqual({ signerName: w.h.names.signers.nodeagentClient });
+    const sync = spans.find((s) => s.spanContext().spanId === sign.parentSpanContext?.spanId)!;
+    expect(sync.name).toBe("csrsigning sync");
+    expect(sync.attributes).toEqual({ key: "node-t-client" });
+    await tracer.shutdown();
   });
 
   it.each([
