@@ -1,14 +1,20 @@
 // The gRPC client of a KMS v2 plugin on a unix socket: Status, Encrypt, Decrypt, each bounded by the configured timeout.
-import { credentials, loadPackageDefinition, type Client, type GrpcObject, type ServiceClientConstructor, type ServiceError } from "@grpc/grpc-js";
-import { fromJSON } from "@grpc/proto-loader";
+import { createRequire } from "node:module";
+import type { Client, GrpcObject, ServiceClientConstructor, ServiceError } from "@grpc/grpc-js";
 import { KMS_V2_DESCRIPTOR, type EncryptResponse, type StatusResponse } from "./kms-wire.js";
+
+// gRPC is loaded on first use, not at import: every server start reads this module (the encryption config checks
+// endpoints with socketPath), and only one with a KMS provider should pay for gRPC's ~60 modules.
+const requireLazily = createRequire(import.meta.url);
+const grpc = (): typeof import("@grpc/grpc-js") => requireLazily("@grpc/grpc-js") as typeof import("@grpc/grpc-js");
+const protoLoader = (): typeof import("@grpc/proto-loader") => requireLazily("@grpc/proto-loader") as typeof import("@grpc/proto-loader");
 
 /** Bytes as Buffers, fields under their proto names (key_id), every field present: what both ends read. */
 export const PROTO_OPTIONS = { keepCase: true, defaults: true } as const;
 
 /** The `v2.KeyManagementService` constructor, for clients here and the test plugin's server. */
 export function kmsServiceConstructor(): ServiceClientConstructor {
-  const pkg = loadPackageDefinition(fromJSON(KMS_V2_DESCRIPTOR as never, PROTO_OPTIONS));
+  const pkg = grpc().loadPackageDefinition(protoLoader().fromJSON(KMS_V2_DESCRIPTOR as never, PROTO_OPTIONS));
   return (pkg.v2 as GrpcObject).KeyManagementService as ServiceClientConstructor;
 }
 
@@ -27,7 +33,7 @@ export class KmsClient {
   ) {
     const Service = kmsServiceConstructor();
     // Short reconnect back-off: a plugin restarted after a crash is used again within a second, not after minutes.
-    this.client = new Service(`unix:${socketPath(endpoint)}`, credentials.createInsecure(), {
+    this.client = new Service(`unix:${socketPath(endpoint)}`, grpc().credentials.createInsecure(), {
       "grpc.initial_reconnect_backoff_ms": 100,
       "grpc.max_reconnect_backoff_ms": 1000,
     }) as never;
