@@ -262,7 +262,14 @@ async function beginAudit(req: FastifyRequest, reply: FastifyReply, o: HttpAppOp
   }));
   if (!ctx) return;
   req.platformAudit = ctx;
-  await ctx.received();
+  try {
+    await ctx.received();
+  } catch (err) {
+    // As upstream: a request whose RequestReceived event cannot be stored is not carried out.
+    ctx.rejected = true;
+    o.auditor.rejected();
+    throw new PlatformError("INTERNAL", "failed to store the audit event", { cause: err });
+  }
 }
 
 /** A request body as the audit records it: patches (`…+json`, apply YAML) too, which the object decoder refuses. */
@@ -307,6 +314,7 @@ function auditResponse(o: HttpAppOptions) {
       return payload;
     } catch (err) {
       o.logger.error({ err, url: req.url }, "the audit event could not be written; the request fails");
+      if (!ctx.rejected) o.auditor!.rejected();
       reply.code(500).type("application/json");
       return JSON.stringify(statusOf(new PlatformError("INTERNAL", "failed to store the audit event")));
     }
