@@ -218,8 +218,9 @@ export class AuditContext {
       requestReceivedTimestamp: now,
       stageTimestamp: now,
     };
-    // As upstream: the request object names the object of a create (at Metadata already); bodies only from Request.
-    const wantsBody = a.resourceRequest && r.body !== undefined && (levelAtLeast(decision.level, "Request") || a.verb === "create");
+    // As upstream's LogRequestObject: the request object names the object of a create and gives the uid and
+    // resourceVersion an update was made against (at Metadata already); the body itself is recorded only from Request.
+    const wantsBody = a.resourceRequest && r.body !== undefined && (levelAtLeast(decision.level, "Request") || a.verb === "create" || a.verb === "update");
     if (wantsBody) {
       let body: unknown;
       try {
@@ -227,9 +228,13 @@ export class AuditContext {
       } catch {
         body = undefined; // an undecodable body is answered 400 by the handler; the event has no request object
       }
-      const meta = (body as { metadata?: { name?: unknown; namespace?: unknown } } | undefined)?.metadata;
+      const meta = (body as { metadata?: { name?: unknown; uid?: unknown; resourceVersion?: unknown } } | undefined)?.metadata;
       const ref = this.event.objectRef;
-      if (ref && ref.name === undefined && typeof meta?.name === "string") ref.name = meta.name;
+      if (ref && meta && typeof meta === "object") {
+        if (ref.name === undefined && typeof meta.name === "string") ref.name = meta.name;
+        if (typeof meta.uid === "string" && meta.uid !== "") ref.uid = meta.uid;
+        if (typeof meta.resourceVersion === "string" && meta.resourceVersion !== "") ref.resourceVersion = meta.resourceVersion;
+      }
       if (levelAtLeast(decision.level, "Request") && body !== undefined) this.#requestObject = redactBody(body, decision.omitManagedFields, this.#kind);
     }
   }
@@ -241,6 +246,13 @@ export class AuditContext {
   /** Writes the RequestReceived stage (unless omitted); rejects when the sink fails. */
   received(): Promise<void> {
     return this.#emit("RequestReceived");
+  }
+
+  /** A request refused at authentication: its only event, ResponseStarted with the 401 (as upstream's failed-authentication audit). */
+  failedAuthentication(message: string): Promise<void> {
+    this.#done = true;
+    this.event.responseStatus = { metadata: {}, message, code: 401 };
+    return this.#emit("ResponseStarted");
   }
 
   /** A long-running request (watch) has started its response. */

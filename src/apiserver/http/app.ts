@@ -3,9 +3,9 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import type { UserInfo } from "../../api/meta.js";
-import { PlatformError } from "../../errors.js";
-import { impersonatorOf, type Pipeline } from "../pipeline.js";
-import { auditIdOf, sourceIPs, type AuditContext, type Auditor } from "../audit/auditor.js";
+import { isPlatformError, PlatformError } from "../../errors.js";
+import { impersonatorOf, requesterOf, type Pipeline } from "../pipeline.js";
+import { auditIdOf, sourceIPs, type AuditContext, type Auditor, type AuditRequest } from "../audit/auditor.js";
 import { forbiddenError } from "../auth/authorizer.js";
 import { COMPONENT, type ApiServerMetrics, type RequestLabels, type RequestTracker } from "../metrics.js";
 import { authenticate } from "./authenticate.js";
@@ -113,7 +113,12 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
     // Counted from arrival to the response's end, whatever ends it (a 401, a finished watch, a client gone).
     const tracker = (req.platformTracker = o.metrics.begin(req.method));
     reply.raw.once("close", () => tracker.end(reply.raw.statusCode, req.method));
-    req.platformUser = await authenticate(req, o);
+    try {
+      req.platformUser = await authenticate(req, o);
+    } catch (err) {
+      if (o.auditor) await auditRefusal(req, reply, o, err);
+      throw err;
+    }
   });
   const userOf = (req: FastifyRequest): UserInfo => {
     if (!req.platformUser) throw new PlatformError("UNAUTHORIZED", "Unauthorized");
@@ -185,21 +190,10 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
     throw notFound();
   }
   if (target.type === "resource") {
-    const watch = req.method === "GET" && target.name === undefined && listParams(req.query as RawQuery).watch;
+    const watch = isWatch(req, target);
     const verb = verbOf(req.method, target, watch);
     req.platformTracker?.route(resourceLabels(req, target, verb));
-    const attributes = {
-      user,
-      verb: verb === "action" ? "create" : verb,
-      resourceRequest: true,
-      path,
-      group: target.def.group,
-      version: target.def.version,
-      resource: target.def.plural,
-      subresource: target.subresource,
-      namespace: target.namespace,
-      name: target.name,
-    };
+    const attributes = resourceAttributes(path, target, verb, user);
     await beginAudit(req, reply, o, attributes);
     await authorize(o, attributes, req.platformAudit);
     // Only an authorized watch counts as a registered watcher.
@@ -214,6 +208,25 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
   if (req.method !== "GET" && req.method !== "HEAD") throw new PlatformError("METHOD_NOT_ALLOWED", `the server does not allow ${req.method} on ${path}`);
   await authorize(o, { user, verb: "get", resourceRequest: false, path }, req.platformAudit);
   return serveNonResource(req, reply, target, o);
+}
+
+const isWatch = (req: FastifyRequest, target: Extract<Target, { type: "resource" }>): boolean =>
+  req.method === "GET" && target.name === undefined && listParams(req.query as RawQuery).watch;
+
+/** A resource request's attributes, as authorization and audit see them (an action is a create). */
+function resourceAttributes(path: string, target: Extract<Target, { type: "resource" }>, verb: string, user: UserInfo) {
+  return {
+    user,
+    verb: verb === "action" ? "create" : verb,
+    resourceRequest: true,
+    path,
+    group: target.def.group,
+    version: target.def.version,
+    resource: target.def.plural,
+    subresource: target.subresource,
+    namespace: target.namespace,
+    name: target.name,
+  };
 }
 
 /** Upstream's request verbs as its metrics spell them. */
@@ -252,14 +265,7 @@ async function authorize(o: HttpAppOptions, attributes: Parameters<Pipeline["aut
  */
 async function beginAudit(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, a: Parameters<Pipeline["authorize"]>[0]): Promise<void> {
   if (!o.auditor) return;
-  const ctx = o.auditor.begin(a, () => ({
-    auditID: reply.raw.getHeader("Audit-Id") as string,
-    requestURI: req.url,
-    impersonator: impersonatorOf(a.user),
-    userAgent: req.headers["user-agent"],
-    sourceIPs: sourceIPs(headerText(req.headers["x-forwarded-for"]), headerText(req.headers["x-real-ip"]), req.socket.remoteAddress),
-    body: Buffer.isBuffer(req.body) ? () => auditBody(req.body as Buffer, req.headers["content-type"]) : undefined,
-  }));
+  const ctx = o.auditor.begin(a, () => auditRequest(req, reply, a.user));
   if (!ctx) return;
   req.platformAudit = ctx;
   try {
@@ -270,6 +276,56 @@ async function beginAudit(req: FastifyRequest, reply: FastifyReply, o: HttpAppOp
     o.auditor.rejected();
     throw new PlatformError("INTERNAL", "failed to store the audit event", { cause: err });
   }
+}
+
+/** What the audit records of the request beside its attributes. */
+function auditRequest(req: FastifyRequest, reply: FastifyReply, user: UserInfo): AuditRequest {
+  return {
+    auditID: reply.raw.getHeader("Audit-Id") as string,
+    requestURI: req.url,
+    impersonator: impersonatorOf(user),
+    userAgent: req.headers["user-agent"],
+    sourceIPs: sourceIPs(headerText(req.headers["x-forwarded-for"]), headerText(req.headers["x-real-ip"]), req.socket.remoteAddress),
+    body: Buffer.isBuffer(req.body) ? () => auditBody(req.body as Buffer, req.headers["content-type"]) : undefined,
+  };
+}
+
+/** Upstream records a request that failed authentication with an empty user. */
+const NO_USER = Object.freeze({}) as UserInfo;
+
+/**
+ * Audits a request refused before it was routed, as upstream: a failed authentication (401) as one ResponseStarted
+ * event with no user and the methods tried; a refused impersonation (403) as the sender's request, completed by the
+ * onSend hook with the answer. A failure to store these is counted; the request is refused anyway.
+ */
+async function auditRefusal(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, err: unknown): Promise<void> {
+  const unauthorized = isPlatformError(err, "UNAUTHORIZED");
+  const requester = unauthorized ? undefined : requesterOf(err);
+  if (!unauthorized && !requester) return;
+  const user = requester ?? NO_USER;
+  const path = req.url.split("?")[0]!;
+  let attributes: Parameters<Auditor["begin"]>[0] = { user, verb: req.method.toLowerCase(), resourceRequest: false, path };
+  try {
+    const target = route(path, o.registry.catalog);
+    if (target?.type === "resource") attributes = resourceAttributes(path, target, verbOf(req.method, target, isWatch(req, target)), user);
+  } catch {
+    // A method no resource takes (405 once authenticated) or a bad query: recorded as a non-resource request.
+  }
+  const ctx = o.auditor!.begin(attributes, () => auditRequest(req, reply, user));
+  if (!ctx) return;
+  if (unauthorized) return ctx.failedAuthentication(authenticationAttempts(req)).catch(() => undefined);
+  req.platformAudit = ctx;
+  await ctx.received().catch(() => undefined);
+}
+
+/** Upstream's getAuthMethods: what the refused request presented. */
+function authenticationAttempts(req: FastifyRequest): string {
+  const methods: string[] = [];
+  const scheme = /^\s*(\S+)\s+\S/.exec(String(req.headers.authorization ?? ""))?.[1]?.toLowerCase();
+  if (scheme === "basic") methods.push("basic");
+  if (scheme === "bearer") methods.push("bearer");
+  if ((req.raw.socket as TLSSocket).encrypted && peerCertificateChain(req.raw.socket as TLSSocket).length > 0) methods.push("x509");
+  return methods.length > 0 ? `Authentication failed, attempted: ${methods.join(", ")}` : "Authentication failed, no credentials provided";
 }
 
 /** A request body as the audit records it: patches (`…+json`, apply YAML) too, which the object decoder refuses. */
