@@ -81,6 +81,17 @@ export function impersonatorOf(user: UserInfo): UserInfo | undefined {
   return impersonators.get(user);
 }
 
+/** Which authenticator accepted a request's user (the audit annotates its event with it). */
+const authenticators = new WeakMap<UserInfo, string>();
+
+export function recordAuthenticator(user: UserInfo, authenticator: string): void {
+  authenticators.set(user, authenticator);
+}
+
+export function authenticatorOf(user: UserInfo): string | undefined {
+  return authenticators.get(user);
+}
+
 /** Who sent a request refused after authentication (an impersonation not allowed), for its audit event. */
 const requesters = new WeakMap<object, UserInfo>();
 

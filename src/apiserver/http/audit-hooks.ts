@@ -4,8 +4,8 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { TLSSocket } from "node:tls";
 import type { UserInfo } from "../../api/meta.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
-import { impersonatorOf, requesterOf, type Pipeline } from "../pipeline.js";
-import { sourceIPs, type Auditor, type AuditRequest } from "../audit/auditor.js";
+import { authenticatorOf, impersonatorOf, requesterOf, type Pipeline } from "../pipeline.js";
+import { sourceIPs, type AuditContext, type Auditor, type AuditRequest } from "../audit/auditor.js";
 import { peerCertificateChain } from "../auth/authn-x509.js";
 import type { Logger } from "../../logger.js";
 import type { Registry } from "../registry/registry.js";
@@ -30,6 +30,7 @@ export async function beginAudit(req: FastifyRequest, reply: FastifyReply, o: Au
   if (!o.auditor) return;
   const ctx = o.auditor.begin(a, () => auditRequest(req, reply, a.user));
   if (!ctx) return;
+  annotateAuthenticator(ctx, o, a.user);
   req.platformAudit = ctx;
   try {
     await ctx.received();
@@ -51,6 +52,12 @@ function auditRequest(req: FastifyRequest, reply: FastifyReply, user: UserInfo):
     sourceIPs: sourceIPs(headerText(req.headers["x-forwarded-for"]), headerText(req.headers["x-real-ip"]), req.socket.remoteAddress),
     body: Buffer.isBuffer(req.body) ? () => auditBody(req.body as Buffer, req.headers["content-type"]) : undefined,
   };
+}
+
+/** Which authenticator accepted the user: `authentication.<suffix>/authenticator` (x509, token-file, service-account, ...). */
+function annotateAuthenticator(ctx: AuditContext, o: AuditHookOptions, user: UserInfo): void {
+  const by = authenticatorOf(user);
+  if (by !== undefined) ctx.annotate(`${o.registry.names.authentication}/authenticator`, by);
 }
 
 /** Upstream records a request that failed authentication with an empty user. */
@@ -77,6 +84,7 @@ export async function auditRefusal(req: FastifyRequest, reply: FastifyReply, o: 
   const ctx = o.auditor!.begin(attributes, () => auditRequest(req, reply, user));
   if (!ctx) return;
   if (unauthorized) return ctx.failedAuthentication(authenticationAttempts(req)).catch(() => undefined);
+  annotateAuthenticator(ctx, o, user);
   req.platformAudit = ctx;
   await ctx.received().catch(() => undefined);
 }

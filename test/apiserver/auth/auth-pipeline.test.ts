@@ -135,9 +135,10 @@ describe("the auth pipeline in a running server", () => {
   });
 
   it("authenticates a client certificate from the TLS handshake", async () => {
-    const r = await call("POST", SSR, { cert: true, body: ssrBody });
+    const r = await call("POST", SSR, { cert: true, body: ssrBody, headers: { "audit-id": "by-certificate" } });
     expect(r.status).toBe(201);
     expect(r.body.status.userInfo).toEqual({ username: "carol", groups: ["system:masters", "system:authenticated"] });
+    expect(auditSink.byId("by-certificate")[0]!.annotations).toEqual({ "authentication.platform.io/authenticator": "x509" });
   });
 
   it("issues a ServiceAccount token that then authenticates with the bootstrap permissions", async () => {
@@ -174,6 +175,7 @@ describe("the auth pipeline in a running server", () => {
     expect(bobs.map((e) => e.stage)).toEqual(["RequestReceived", "ResponseComplete"]);
     expect(bobs[1]).toMatchObject({ verb: "create", objectRef: { resource: "selfsubjectreviews" }, responseStatus: { code: 403, reason: "Forbidden" } });
     expect(bobs[1]!.impersonatedUser).toBeUndefined();
+    expect(bobs[1]!.annotations).toEqual({ "authentication.platform.io/authenticator": "token-file" });
     // The audit records who sent the request and whom it impersonated.
     const audited = auditSink.events.filter((e) => e.impersonatedUser?.username === "jane");
     expect(audited.map((e) => e.stage)).toEqual(["RequestReceived", "ResponseComplete"]);
@@ -217,7 +219,11 @@ describe("the auth pipeline in a running server", () => {
     const [, complete] = auditSink.byId("approve-1");
     expect(complete).toMatchObject({
       objectRef: { name: "to-approve", subresource: "approval", uid: created.body.metadata.uid, resourceVersion: created.body.metadata.resourceVersion },
-      annotations: { "authorization.platform.io/decision": "allow", "certificateapproval.admission.platform.io/signer-name": names.signers.apiserverClient },
+      annotations: {
+        "authentication.platform.io/authenticator": "token-file",
+        "authorization.platform.io/decision": "allow",
+        "certificateapproval.admission.platform.io/signer-name": names.signers.apiserverClient,
+      },
     });
   });
 
