@@ -66,7 +66,7 @@ describe("platform-ca up --audit-policy-file --audit-log-path", () => {
     expect(create.map((e) => e.stage)).toEqual(["RequestReceived", "ResponseComplete"]);
     expect(new Set(create.map((e) => e.auditID)).size).toBe(1);
     for (const e of create) {
-      expect(e).toMatchObject({ level: "Request", user: { username: "alice", uid: "uid-alice" }, objectRef: { resource: "certificatesigningrequests", name: "audited", apiGroup: CERTS, apiVersion: "v1" } });
+      expect(e).toMatchObject({ level: "Request", user: { username: "alice", uid: "uid-alice" }, objectRef: { resource: "certificatesigningrequests", name: "audited", apiGroup: CERTS, apiVersion: "v1" }, annotations: { "authentication.platform.io/authenticator": "token-file" } });
       expect(e.responseObject).toBeUndefined();
       expect(e.userAgent).toMatch(/^kubectl/);
       expect(e.sourceIPs).toEqual(["127.0.0.1"]);
@@ -80,11 +80,25 @@ describe("platform-ca up --audit-policy-file --audit-log-path", () => {
     const approval = about("update", "approval");
     expect(approval.map((e) => e.stage)).toEqual(["RequestReceived", "ResponseComplete"]);
     expect(approval[1]).toMatchObject({ level: "RequestResponse", user: { username: ADMIN_USER }, responseStatus: { code: 200 } });
+    // Who approved by which credential, for which signer, and against which version of which object.
+    const created = (about("create")[1]!.responseObject ?? JSON.parse(admin(["get", "csr", "audited", "-o", "json"]))) as { metadata: { uid: string } };
+    expect(approval[1]!.objectRef).toMatchObject({ name: "audited", subresource: "approval", uid: created.metadata.uid });
+    expect(approval[1]!.objectRef!.resourceVersion).toMatch(/^\d+$/);
+    expect(approval[1]!.annotations).toEqual({
+      "authentication.platform.io/authenticator": "x509",
+      "authorization.platform.io/decision": "allow",
+      "authorization.platform.io/reason": expect.any(String),
+      "certificateapproval.admission.platform.io/signer-name": "platform.io/apiserver-client",
+    });
     expect((approval[1]!.requestObject as any).status.conditions[0].type).toBe("Approved");
     expect((approval[1]!.responseObject as any).metadata.managedFields).toBeUndefined();
     const status = about("update", "status");
     expect(status.map((e) => e.stage)).toEqual(["RequestReceived", "ResponseComplete"]);
     expect(status[1]!.level).toBe("RequestResponse");
+    // Written by the signing controller, which `up` runs with admin.conf's identity, for that signer.
+    expect(status[1]!.user.username).toBe(ADMIN_USER);
+    expect(status[1]!.userAgent).not.toBe(approval[1]!.userAgent);
+    expect(status[1]!.annotations).toMatchObject({ "authentication.platform.io/authenticator": "x509", "certificatesigning.admission.platform.io/signer-name": "platform.io/apiserver-client" });
     expect(Buffer.from((status[1]!.responseObject as any).status.certificate, "base64").toString()).toMatch(/^-----BEGIN CERTIFICATE-----/);
   });
 
