@@ -6,6 +6,7 @@ import { auditApiVersion, loadAuditPolicy } from "../config/audit-policy.js";
 import type { AuditSink } from "../audit/log-backend.js";
 import type { AuditBatchSettings, AuditWebhookMode } from "../apiserver/audit/webhook-backend.js";
 import type { RestConfig } from "../client/rest-config.js";
+import type { Dialer } from "../apiserver/webhook/client.js";
 import { DURATION_SYNTAX, parseDuration } from "../fields/duration.js";
 import type { Logger } from "../logger.js";
 import { UsageError } from "./program.js";
@@ -135,8 +136,11 @@ async function readWebhookSettings(flags: AuditFlags, file: string, groupSuffix:
   };
 }
 
-/** Opens the audit log (created 0600) and the webhook client, once every audit flag is known to be good. */
-export async function openAuditSinks(setup: AuditSetup, flags: AuditFlags, logger: Logger): Promise<AuditSink[]> {
+/**
+ * Opens the audit log (created 0600) and the webhook client, once every audit flag is known to be good. `dial` is
+ * how the webhook's connections are opened (the egress selection's; direct without it).
+ */
+export async function openAuditSinks(setup: AuditSetup, flags: AuditFlags, logger: Logger, dial?: Dialer): Promise<AuditSink[]> {
   const sinks: AuditSink[] = [];
   if (setup.logPath !== undefined) {
     const { AuditLogFile } = await import("../audit/log-backend.js");
@@ -146,7 +150,7 @@ export async function openAuditSinks(setup: AuditSetup, flags: AuditFlags, logge
     const w = setup.webhook;
     const [{ WebhookClient }, { AuditWebhookBackend }] = await Promise.all([import("../apiserver/webhook/client.js"), import("../apiserver/audit/webhook-backend.js")]);
     // Upstream's audit webhook retries whatever the error: no receiver failure is a reason to give up on an event early.
-    const client = new WebhookClient({ config: w.config, retry: { initialBackoffMs: w.initialBackoffMs }, shouldRetry: () => true });
+    const client = new WebhookClient({ config: w.config, retry: { initialBackoffMs: w.initialBackoffMs }, shouldRetry: () => true, ...(dial && { dial }) });
     sinks.push(new AuditWebhookBackend({ post: (body, signal) => client.post(body, signal), release: () => client.close(), mode: w.mode, apiVersion: w.apiVersion, batch: w.batch, logger }));
   }
   return sinks;

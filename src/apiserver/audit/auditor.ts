@@ -161,11 +161,6 @@ export class Auditor {
     if (failLater === undefined) b.later.resolve();
     else b.later.reject(failLater);
   }
-
-  /** Closes every sink (the webhook sends what it still holds). */
-  async close(): Promise<void> {
-    await Promise.all(this.#sinks.map((s) => s.close()));
-  }
 }
 
 const DONE = Promise.resolve();
