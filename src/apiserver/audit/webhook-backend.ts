@@ -27,7 +27,7 @@ export const DEFAULT_AUDIT_BATCH: AuditBatchSettings = Object.freeze({ bufferSiz
  * a slow receiver can pin bounded too: once it is reached, events wait in the buffer, and past its size are dropped.
  */
 export const MAX_BATCHES_IN_FLIGHT = 16;
-/** How long close() waits for the buffer to drain before the undelivered events are counted as lost. */
+/** How long close() waits by default for the buffer to drain before the undelivered events are counted as lost. */
 const CLOSE_GRACE_MS = 5_000;
 
 export interface AuditWebhookOptions {
@@ -41,6 +41,8 @@ export interface AuditWebhookOptions {
   readonly batch?: AuditBatchSettings;
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /** How long close() waits for deliveries (default 5 s); then they are cancelled and their events counted as lost. */
+  readonly closeGraceMs?: number;
 }
 
 /** JSON lines (one Event each, as the auditor writes them) as one EventList, without parsing them again. */
@@ -159,11 +161,12 @@ export class AuditWebhookBackend implements AuditSink {
     const drained = (async () => {
       while (this.#buffer.length > 0 || this.#inFlight.size > 0 || this.#sending) {
         if (!this.#sending && this.#buffer.length > 0) void this.#sendBatches(true);
-        await Promise.race([...this.#inFlight, new Promise((r) => setImmediate(r))]);
+        // A delivery settling, or a moment for the loop taking batches off the buffer (throttled) to go on.
+        await Promise.race([...this.#inFlight, systemClock.sleep(10)]);
       }
     })();
     let timeout: CancelTimer | undefined;
-    await Promise.race([drained, new Promise<void>((r) => (timeout = systemClock.setTimer(CLOSE_GRACE_MS, r)))]);
+    await Promise.race([drained, new Promise<void>((r) => (timeout = systemClock.setTimer(this.#o.closeGraceMs ?? CLOSE_GRACE_MS, r)))]);
     timeout?.();
     if (this.#buffer.length > 0) this.#lose(this.#buffer.length, new PlatformError("NOT_READY", "the server stopped before these events were delivered"));
     this.#buffer = [];

@@ -94,6 +94,28 @@ describe("audit webhook backend, batch mode", () => {
   });
 });
 
+describe("audit webhook backend, shutdown with a receiver that does not answer", () => {
+  it("close() gives up after its grace period: deliveries are cancelled and every undelivered event counted", async () => {
+    const lost: [string, number][] = [];
+    const backend = new AuditWebhookBackend({
+      mode: "batch",
+      apiVersion: V,
+      closeGraceMs: 50,
+      batch: { bufferSize: 100, maxBatchSize: 2, maxBatchWaitMs: 60_000 },
+      // Answers only by failing once the backend cancels the POST.
+      post: (_body, signal) => new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(new Error("cancelled")))),
+    });
+    backend.attach((plugin, events) => lost.push([plugin, events]));
+    backend.write(line("a") + line("b") + line("c"));
+    const started = performance.now();
+    await backend.close();
+    expect(performance.now() - started).toBeLessThan(2_000);
+    // Both batches (a, b) and (c) were sent, then cancelled.
+    expect(lost.reduce((sum, [, n]) => sum + n, 0)).toBe(3);
+    expect(lost.every(([plugin]) => plugin === "webhook")).toBe(true);
+  });
+});
+
 describe("audit webhook backend, blocking modes", () => {
   it("blocking: write waits for the receiver and rejects with its failure; requests are not failed", async () => {
     const { posted, backend } = setup({}, "blocking", false);
