@@ -1,5 +1,6 @@
 // The audit webhook backend: events POSTed as EventList batches, buffered (batch mode, bounded: a full buffer drops and
 // counts, never blocks) or sent while the request waits (blocking, blocking-strict), as upstream's webhook plugin.
+import { setMaxListeners } from "node:events";
 import { PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import type { AuditErrorReporter, AuditSink } from "../../audit/log-backend.js";
@@ -76,6 +77,8 @@ export class AuditWebhookBackend implements AuditSink {
     this.failsRequest = options.mode === "blocking-strict" ? "RequestReceived" : "never";
     const t = this.#batch.throttle;
     this.#throttle = t ? new TokenBucket({ qps: t.qps, burst: t.burst, clock: this.#clock }) : undefined;
+    // Every delivery (and each wait between its retries) listens on the one shutdown signal: many at once are expected.
+    setMaxListeners(0, this.#abort.signal);
   }
 
   attach(report: AuditErrorReporter): void {
