@@ -3,6 +3,7 @@
 // rounds interleaved so the shared machine's load falls on all.
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import http from "node:http";
+import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -86,9 +87,18 @@ try {
     }
   }
   // The log and its rotated files (every 100 MB).
-  // Two events a request (RequestReceived, ResponseComplete); what the receiver lacks was dropped (or not yet sent).
-  await new Promise((r) => setTimeout(r, 1000));
-  console.log(`webhook: ${received} events received of ${2 * webhookRequests} (${((1 - received / (2 * webhookRequests)) * 100).toFixed(1)}% dropped or still buffered)`);
+  // What the webhook's buffer dropped, as the server counts it.
+  const hook = clusters.get("webhook")!;
+  const own = await restConfigFromConnection({ kubeconfig: hook.adminConfig });
+  const metrics = await new Promise<string>((resolve, reject) => {
+    https.get(`${hook.address}/metrics`, { ca: own.tls.ca, cert: own.tls.cert, key: own.tls.key }, (res) => {
+      let text = "";
+      res.on("data", (c: Buffer) => (text += c));
+      res.on("end", () => resolve(text));
+    }).on("error", reject);
+  });
+  const count = (name: string) => Number(new RegExp(`^${name.replace(/[{}"]/g, "\\$&")} (\\d+)`, "m").exec(metrics)?.[1] ?? 0);
+  console.log(`webhook: ${received} events received (${webhookRequests} measured requests), ${count('apiserver_audit_error_total{plugin="buffered"}')} dropped by the full buffer, ${count('apiserver_audit_error_total{plugin="webhook"}')} undelivered`);
   for (const s of ["Metadata", "RequestResponse"]) {
     const bytes = readdirSync(dir).filter((f) => f.startsWith(s) && f.endsWith(".log")).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
     console.log(`audit log at ${s}: ${(bytes / 1024 / 1024).toFixed(1)} MiB`);
