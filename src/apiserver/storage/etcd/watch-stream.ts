@@ -1,0 +1,200 @@
+// Every watch of one etcd store multiplexed on ONE gRPC watch stream, re-created from the last seen revision on another
+// member when the stream breaks. One stream matters: etcd sends the responses of one stream's synced watchers in
+// revision order, so a "ticker" watching the whole key space proves to each watcher that it missed nothing up to a
+// revision (per-write progress, which etcd 3.4 cannot give: its progress request answers without waiting for sync).
+import type { ClientDuplexStream } from "@grpc/grpc-js";
+import type { Logger } from "../../../logger.js";
+import { toPlatformError, PlatformError } from "../../../errors.js";
+import type { EtcdClient } from "./client.js";
+import type { EtcdEvent, EtcdWatchResponse } from "./proto.js";
+
+export interface WatchTarget {
+  /** etcd key range [key, end). */
+  readonly key: string;
+  readonly end: string;
+  /** Last revision already seen: events after it are delivered. */
+  readonly after: number;
+  onEvents(events: readonly EtcdEvent[]): void;
+  /** Everything in the range up to `revision` has been delivered. */
+  onProgress(revision: number): void;
+  /** The watch cannot continue (compacted history, closed store). */
+  onError(err: Error): void;
+  /** Handle this watcher's responses after every other watcher's that arrived in the same turn (the ticker). */
+  readonly last?: boolean;
+}
+
+interface Sub {
+  readonly id: number;
+  readonly target: WatchTarget;
+  /** Revision of the last event or progress delivered. */
+  cursor: number;
+  /** Revision etcd was at when this watcher was (re)created; history up to it is being replayed. */
+  createdAt: number;
+  /** Whether history up to createdAt has been delivered, so later revisions arrive in order with the ticker's. */
+  synced: boolean;
+  quiet: NodeJS.Timeout | undefined;
+  cancelled: boolean;
+}
+
+export interface WatchStreamOptions {
+  /** After creation with history to replay and nothing heard, assume the replay held no events (etcd syncs every 100 ms). */
+  readonly replayQuietMs?: number;
+  readonly reconnectMs?: number;
+}
+
+export class EtcdWatchStream {
+  readonly #client: EtcdClient;
+  readonly #logger: Logger;
+  readonly #subs = new Map<number, Sub>();
+  readonly #quietMs: number;
+  readonly #reconnectMs: number;
+  #stream: ClientDuplexStream<unknown, EtcdWatchResponse> | undefined;
+  #nextId = 1;
+  /** Responses of the current turn of the event loop, handled together in watcher order (see #flush). */
+  #pending: EtcdWatchResponse[] = [];
+  #reconnect: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(client: EtcdClient, logger: Logger, options: WatchStreamOptions = {}) {
+    this.#client = client;
+    this.#logger = logger;
+    this.#quietMs = options.replayQuietMs ?? 1000;
+    this.#reconnectMs = options.reconnectMs ?? 250;
+  }
+
+  add(target: WatchTarget): () => void {
+    const sub: Sub = { id: this.#nextId++, target, cursor: target.after, createdAt: 0, synced: false, quiet: undefined, cancelled: false };
+    this.#subs.set(sub.id, sub);
+    if (this.#stream) this.#create(sub);
+    else if (!this.#reconnect) this.#connect();
+    return () => this.#cancel(sub);
+  }
+
+  /** Revision-ordered progress from the ticker: a write outside a synced watcher's range moves it forward. */
+  tick(revision: number, key: string): void {
+    for (const sub of this.#subs.values()) {
+      if (!sub.synced || revision <= sub.cursor || (key >= sub.target.key && key < sub.target.end)) continue;
+      sub.cursor = revision;
+      sub.target.onProgress(revision);
+    }
+  }
+
+  close(err: Error): void {
+    this.#closed = true;
+    clearTimeout(this.#reconnect);
+    for (const sub of [...this.#subs.values()]) this.#fail(sub, err);
+    this.#stream?.cancel();
+    this.#stream = undefined;
+  }
+
+  #connect(): void {
+    this.#reconnect = undefined;
+    if (this.#closed || this.#subs.size === 0) return;
+    const { stream, url } = this.#client.openWatch();
+    this.#stream = stream;
+    let broken = false;
+    const onBroken = (err: Error) => {
+      if (broken || this.#stream !== stream) return;
+      broken = true;
+      this.#stream = undefined;
+      stream.cancel();
+      if (this.#closed) return;
+      this.#logger.warn({ err: err.message, endpoint: url }, "etcd watch stream broken; watching again from the last seen revision");
+      this.#client.failedOver(url);
+      for (const sub of this.#subs.values()) {
+        clearTimeout(sub.quiet);
+        sub.synced = false;
+      }
+      this.#reconnect = setTimeout(() => this.#connect(), this.#reconnectMs);
+    };
+    stream.on("data", (res: EtcdWatchResponse) => this.#queue(res));
+    stream.on("error", (err: Error) => onBroken(err));
+    stream.on("end", () => onBroken(new Error("watch stream ended")));
+    for (const sub of this.#subs.values()) this.#create(sub);
+  }
+
+  #create(sub: Sub): void {
+    const t = sub.target;
+    this.#stream!.write({
+      create_request: { key: Buffer.from(t.key), range_end: Buffer.from(t.end), start_revision: sub.cursor + 1, progress_notify: true, prev_kv: true, watch_id: sub.id },
+    });
+  }
+
+  #queue(res: EtcdWatchResponse): void {
+    if (this.#pending.push(res) === 1) setImmediate(() => this.#flush());
+  }
+
+  /**
+   * etcd orders one stream's responses by revision but not the watchers within one revision. Handling a turn's
+   * responses in watcher order gives every watcher of one store the same order (the contract's "a watcher that writes
+   * from its callback sees its own write first"), and the ticker last, so its progress never overtakes an event.
+   */
+  #flush(): void {
+    const batch = this.#pending;
+    this.#pending = [];
+    const rank = (res: EtcdWatchResponse) => (this.#subs.get(res.watch_id)?.target.last ? Infinity : res.watch_id);
+    const ordered = batch.map((res, i) => [res, i] as const).sort(([a, i], [b, j]) => rank(a) - rank(b) || i - j);
+    for (const [res] of ordered) this.#receive(res);
+  }
+
+  #receive(res: EtcdWatchResponse): void {
+    const sub = this.#subs.get(res.watch_id);
+    if (!sub || sub.cancelled) return;
+    const revision = res.header.revision;
+    if (res.canceled) {
+      const err = res.compact_revision > 0
+        ? new PlatformError("GONE", `revision ${sub.cursor} has been compacted; the oldest available revision is ${res.compact_revision}`, { details: { revision: sub.cursor, compactedRevision: res.compact_revision } })
+        : new PlatformError("STORAGE_UNAVAILABLE", `etcd cancelled the watch: ${res.cancel_reason || "no reason given"}`);
+      this.#fail(sub, err);
+      return;
+    }
+    if (res.created) {
+      sub.createdAt = revision;
+      // Nothing to replay: the watcher is synced from its creation on.
+      if (sub.cursor >= revision) this.#synced(sub, revision);
+      else sub.quiet = setTimeout(() => this.#synced(sub, sub.createdAt), this.#quietMs);
+      return;
+    }
+    const events = res.events.filter((e) => e.kv.mod_revision > sub.cursor);
+    if (events.length > 0) {
+      sub.cursor = events.at(-1)!.kv.mod_revision;
+      this.#call(sub, () => sub.target.onEvents(events));
+      if (!sub.synced && sub.cursor >= sub.createdAt) this.#synced(sub, sub.cursor);
+    } else if (res.events.length === 0 && revision > sub.cursor) {
+      // A progress notification: etcd sends it only to a synced watcher with nothing pending.
+      this.#synced(sub, revision);
+    }
+  }
+
+  #synced(sub: Sub, revision: number): void {
+    clearTimeout(sub.quiet);
+    sub.quiet = undefined;
+    if (sub.cancelled) return;
+    sub.synced = true;
+    sub.cursor = Math.max(sub.cursor, revision);
+    this.#call(sub, () => sub.target.onProgress(sub.cursor));
+  }
+
+  #call(sub: Sub, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.#logger.warn({ err, key: sub.target.key }, "storage watcher failed; cancelling it");
+      this.#fail(sub, toPlatformError(err));
+    }
+  }
+
+  #fail(sub: Sub, err: Error): void {
+    if (sub.cancelled) return;
+    this.#cancel(sub);
+    sub.target.onError(err);
+  }
+
+  #cancel(sub: Sub): void {
+    if (sub.cancelled) return;
+    sub.cancelled = true;
+    clearTimeout(sub.quiet);
+    this.#subs.delete(sub.id);
+    if (this.#stream && !this.#closed) this.#stream.write({ cancel_request: { watch_id: sub.id } });
+  }
+}
