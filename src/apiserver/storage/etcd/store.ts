@@ -63,6 +63,8 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
   /** Highest revision the ticker watcher has passed on, and the writes waiting for it. */
   #tickerSeen = 0;
   #seenWaiters: Array<{ revision: number; resolve: () => void }> = [];
+  /** The last write per key still in flight: etcd applies concurrent requests in any order, callers expect call order. */
+  readonly #inFlight = new Map<string, Promise<unknown>>();
   #closed = false;
 
   constructor(options: EtcdStorageOptions) {
@@ -236,7 +238,15 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
   }
 
   async #txn(compares: object[], success: object[], failure: object[]): Promise<TxnResponse> {
-    return this.#call<TxnResponse>("Txn", { compare: compares, success, failure }, true);
+    const key = (compares[0] as { key: Buffer }).key.toString("latin1");
+    const before = this.#inFlight.get(key);
+    const run = (before ?? Promise.resolve()).catch(() => {}).then(() => this.#call<TxnResponse>("Txn", { compare: compares, success, failure }, true));
+    this.#inFlight.set(key, run);
+    try {
+      return await run;
+    } finally {
+      if (this.#inFlight.get(key) === run) this.#inFlight.delete(key);
+    }
   }
 
   #preconditions(k: Buffer, expected: number | undefined): object[] {
