@@ -2,7 +2,7 @@
 import type { GroupNames } from "../../api/group.js";
 import { toPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import { STORE_FILE, loadEncryption, openDataStore } from "./store.js";
+import { STORE_FILE, loadEncryption, openDataStore, type StorageBackend } from "./store.js";
 import { ADMIN_GROUP, ADMIN_USER } from "./admin-config.js";
 import { clientAddress, createSecureServer, readSecureInputs, type SecureServerOptions, type SecureServerState } from "./secure-server.js";
 
@@ -42,6 +42,8 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
   readonly components?: readonly Component[];
   /** EncryptionConfiguration file (`--encryption-provider-config`): encryption at rest. */
   readonly encryptionProviderConfig?: string;
+  /** SQLite in the data directory (default) or etcd. */
+  readonly storageBackend?: StorageBackend;
 }
 
 /**
@@ -49,7 +51,8 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
  * kubectl (and platformctl) command lines for it. The address shown is the one bound; when that is a wildcard
  * (0.0.0.0, [::]) admin.conf reaches it through loopback, and the banner says so.
  */
-export function bannerText(state: SecureServerState, o: Pick<RunOptions, "dataDir" | "banner" | "components">, summaries: readonly string[] = []): string {
+export function bannerText(state: SecureServerState, o: Pick<RunOptions, "dataDir" | "banner" | "components" | "storageBackend">, summaries: readonly string[] = []): string {
+  const etcd = o.storageBackend?.kind === "etcd3" ? o.storageBackend.etcd : undefined;
   const bound = state.server.address;
   const client = clientAddress(bound);
   const everywhere = client !== bound;
@@ -57,7 +60,7 @@ export function bannerText(state: SecureServerState, o: Pick<RunOptions, "dataDi
   const lines = [
     o.banner === "up" ? "platform-ca is up" : "platform-ca apiserver is up",
     `  API server   ${bound}${everywhere ? ", every interface" : ""} (group suffix ${state.server.names.suffix})`,
-    `  data         ${o.dataDir} (${STORE_FILE}, pki/, admin.conf)`,
+    etcd ? `  data         ${o.dataDir} (pki/, admin.conf); objects in etcd ${etcd.endpoints.join(",")} under ${etcd.prefix ?? "/platform-ca"}` : `  data         ${o.dataDir} (${STORE_FILE}, pki/, admin.conf)`,
     ...(o.components?.length ? [`  components   ${o.components.map((c) => c.name).join(", ")}`] : []),
     ...summaries.map((s) => `  ${s}`),
     `  admin.conf   ${conf} (${everywhere ? `server ${client}, ` : ""}user ${ADMIN_USER}, group ${ADMIN_GROUP}, valid until ${state.adminConfig.notAfter.toISOString()})`,
@@ -77,7 +80,7 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
   // The input files first: a missing or malformed one must fail before the data directory is created or changed.
   const inputs = o.inputs ?? (await readSecureInputs(o));
   const encryption = await loadEncryption(o.encryptionProviderConfig, o.groupSuffix, logger);
-  const storage = await openDataStore(o.dataDir, encryption, logger);
+  const storage = await openDataStore(o.dataDir, encryption, logger, o.storageBackend);
   let secure: ReturnType<typeof createSecureServer>;
   try {
     secure = createSecureServer({ ...o, storage, logger, inputs });

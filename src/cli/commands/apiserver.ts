@@ -8,8 +8,9 @@ import { addAuditOptions, openAuditLog, readAuditPolicy, type AuditFlags } from 
 import { holdListenAddress } from "../listen.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
+import { addStorageOptions, storageBackend, type StorageFlags } from "../storage-flags.js";
 
-export interface ServeFlags extends LogFlags, AuditFlags {
+export interface ServeFlags extends LogFlags, AuditFlags, StorageFlags {
   dataDir: string;
   listen: string;
   groupSuffix: string;
@@ -45,7 +46,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 
 /** The flags `apiserver` and `up` share: where, which groups, and who may connect. */
 export function addServeOptions(command: Command, dataDir?: string): Command {
-  return addAuditOptions(addLogOptions(command))
+  return addStorageOptions(addAuditOptions(addLogOptions(command)))
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
     .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
@@ -74,6 +75,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
   const whenRevocationsUnavailable = revocationUnavailable(flags.revocationUnavailable);
+  const backend = await storageBackend(flags);
   // The configuration files before anything else: a bad one must fail with nothing bound or created.
   const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
@@ -89,6 +91,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   // Every flag is checked above: from here on the held address is released whatever happens.
   await runSecureServer({
     dataDir: flags.dataDir,
+    storageBackend: backend,
     listen: { host: held.host, port: held.port },
     beforeListen: held.release,
     groupSuffix: flags.groupSuffix,
@@ -119,6 +122,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
+  const backend = await storageBackend(flags);
   const ignored = (["tokenFile", "clientCaFile", "anonymousAuth"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
   const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
@@ -134,7 +138,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
     await held.release();
     throw err;
   }) : undefined;
-  const storage = await openDataStore(flags.dataDir, encryption, logger).catch(async (err: unknown) => {
+  const storage = await openDataStore(flags.dataDir, encryption, logger, backend).catch(async (err: unknown) => {
     await held.release();
     sink?.close();
     throw err;
