@@ -58,16 +58,18 @@ describe("etcd storage", () => {
 
   it("shows each replica's writes to the other's watchers through a leader change, in one revision order", async () => {
     const c = await cluster({ members: 3 });
-    const [m0, m1, m2] = c.members;
-    // Replica A talks to m0 first, replica B to m1 first: killing m0 moves A's calls and watch to another member.
-    const a = await store(c, { endpoints: [m0!.clientUrl, m1!.clientUrl, m2!.clientUrl] });
-    const b = await store(c, { endpoints: [m1!.clientUrl, m2!.clientUrl, m0!.clientUrl] });
+    // Replica A talks to the leader first, replica B to a follower first: killing the leader forces an election and
+    // moves A's calls and watch stream to another member.
+    const m0 = await c.leader();
+    const [m1, m2] = c.members.filter((m) => m !== m0);
+    const a = await store(c, { endpoints: [m0.clientUrl, m1!.clientUrl, m2!.clientUrl] });
+    const b = await store(c, { endpoints: [m1!.clientUrl, m2!.clientUrl, m0.clientUrl] });
     const from = await a.revision();
     const onA = recorder(a, "/x/", from);
     const onB = recorder(b, "/x/", from);
     const written: number[] = [];
     for (let i = 0; i < 20; i++) written.push((await (i % 2 ? a : b).create(`/x/${i}`, "{}")).modRevision);
-    await m0!.stop();
+    await m0.stop();
     for (let i = 20; i < 40; i++) {
       for (;;) {
         try {
@@ -84,6 +86,7 @@ describe("etcd storage", () => {
         }
       }
     }
+    expect(await c.leader()).not.toBe(m0);
     const sorted = [...written].sort((x, y) => x - y);
     expect((await onA.until(40)).map((e) => e.revision)).toEqual(sorted);
     expect((await onB.until(40)).map((e) => e.revision)).toEqual(sorted);
