@@ -51,7 +51,8 @@ export class EtcdClient {
       const { target, tls } = parseEndpoint(url);
       const creds = tls ? credentials.createSsl(options.tls?.ca ?? null, options.tls?.key ?? null, options.tls?.cert ?? null) : credentials.createInsecure();
       // Watches and calls share one channel per member; keepalives notice a member that vanished without a FIN.
-      const channel = { "grpc.keepalive_time_ms": 10_000, "grpc.keepalive_timeout_ms": 5_000, "grpc.keepalive_permit_without_calls": 1, "grpc.max_receive_message_length": 64 << 20 };
+      // Reconnects start after 100 ms and back off to 2 s (grpc's defaults, 1 s to 120 s, outlast a member restart).
+      const channel = { "grpc.initial_reconnect_backoff_ms": 100, "grpc.max_reconnect_backoff_ms": 2000, "grpc.keepalive_time_ms": 10_000, "grpc.keepalive_timeout_ms": 5_000, "grpc.keepalive_permit_without_calls": 1, "grpc.max_receive_message_length": 64 << 20 };
       const kv = new KV(target, creds, channel);
       const watch = new Watch(target, creds, { ...channel, channelOverride: kv.getChannel() });
       return { url, kv, watch };
@@ -67,25 +68,25 @@ export class EtcdClient {
    * sent, since a write that reached a member may have committed and must not be applied twice.
    */
   async call<T>(method: KvMethod, request: object, write: boolean): Promise<T> {
-    let lastErr: ServiceError | undefined;
-    for (let attempt = 0; attempt < this.#members.length * 2; attempt++) {
+    // Every member is tried once; then, until the deadline, again every 200 ms (a member restarting, an election).
+    const deadline = Date.now() + this.#timeoutMs;
+    for (let attempt = 0; ; attempt++) {
       if (this.#closed) throw new PlatformError("STORAGE_UNAVAILABLE", "storage is closed");
       const index = this.#current;
       const member = this.#members[index]!;
       try {
         return await new Promise<T>((resolve, reject) => {
-          member.kv[method](request, new Metadata(), { deadline: new Date(Date.now() + this.#timeoutMs) }, (err, res) => (err ? reject(err) : resolve(res as T)));
+          member.kv[method](request, new Metadata(), { deadline: new Date(Math.max(deadline, Date.now() + 1000)) }, (err, res) => (err ? reject(err) : resolve(res as T)));
         });
       } catch (err) {
         const e = err as ServiceError;
-        lastErr = e;
+        // A member that is gone or hangs is skipped by later calls too; only a safe call is sent again now.
+        if ((e.code === status.UNAVAILABLE || e.code === status.DEADLINE_EXCEEDED) && this.#current === index) this.#current = (index + 1) % this.#members.length;
         const retry = e.code === status.UNAVAILABLE && (!write || NOT_SENT.test(e.details ?? e.message));
-        if (!retry) throw e;
-        if (this.#current === index) this.#current = (index + 1) % this.#members.length;
+        if (!retry || Date.now() + 200 >= deadline) throw e;
         if (attempt >= this.#members.length - 1) await new Promise((r) => setTimeout(r, 200));
       }
     }
-    throw lastErr!;
   }
 
   /**

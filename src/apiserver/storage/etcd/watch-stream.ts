@@ -53,6 +53,8 @@ export class EtcdWatchStream {
   /** Responses of the current turn of the event loop, handled together in watcher order (see #flush). */
   #pending: EtcdWatchResponse[] = [];
   #reconnect: NodeJS.Timeout | undefined;
+  /** Streams broken in a row without a response: the reconnect delay doubles with each, up to 5 s. */
+  #failures = 0;
   #closed = false;
 
   constructor(client: EtcdClient, logger: Logger, options: WatchStreamOptions = {}) {
@@ -105,7 +107,7 @@ export class EtcdWatchStream {
         clearTimeout(sub.quiet);
         sub.synced = false;
       }
-      this.#reconnect = setTimeout(() => this.#connect(), this.#reconnectMs);
+      this.#reconnect = setTimeout(() => this.#connect(), Math.min(5000, this.#reconnectMs * 2 ** this.#failures++));
     };
     stream.on("data", (res: EtcdWatchResponse) => this.#queue(res));
     stream.on("error", (err: Error) => onBroken(err));
@@ -121,6 +123,7 @@ export class EtcdWatchStream {
   }
 
   #queue(res: EtcdWatchResponse): void {
+    this.#failures = 0;
     if (this.#pending.push(res) === 1) setImmediate(() => this.#flush());
   }
 
