@@ -94,6 +94,20 @@ describe("etcd storage", () => {
     onB.watch.cancel();
   });
 
+  it("delivers history that arrives after the replay was assumed complete (quiet period), and progress only forward", async () => {
+    const c = await cluster();
+    // A quiet period of 1 ms: the replay is assumed done before etcd sends it, as on a host too busy for 1 s.
+    const s = await store(c, { watch: { replayQuietMs: 1 } });
+    const from = await s.revision();
+    const written: number[] = [];
+    for (let i = 0; i < 50; i++) written.push((await s.create(`/q/${i}`, "{}")).modRevision);
+    const w = recorder(s, "/q/", from);
+    for (let i = 50; i < 60; i++) written.push((await s.create(`/q/${i}`, "{}")).modRevision);
+    expect((await w.until(60)).map((e) => e.revision)).toEqual(written);
+    expect(w.progress).toEqual([...w.progress].sort((a, b) => a - b));
+    w.watch.cancel();
+  });
+
   it("lets one of two replicas compact per interval (compact_rev_key election) and both agree on the result", async () => {
     const c = await cluster();
     const clock = new FakeClock();

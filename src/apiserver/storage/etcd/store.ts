@@ -219,14 +219,15 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
       end: end.toString("latin1"),
       after: this.#lastSeen,
       last: true,
-      onEvents: (events) => {
+      // Only a ticker that has provably replayed its own history orders its events with the other watchers'.
+      onEvents: (events, synced) => {
         for (const e of events) {
-          this.#watches.tick(e.kv.mod_revision, e.kv.key.toString("latin1"));
+          if (synced) this.#watches.tick(e.kv.mod_revision, e.kv.key.toString("latin1"));
           this.#tickerPassed(e.kv.mod_revision);
         }
       },
-      onProgress: (revision) => {
-        this.#watches.tick(revision, "");
+      onProgress: (revision, proven) => {
+        if (proven) this.#watches.tick(revision, "");
         this.#tickerPassed(revision);
       },
       onError: () => {

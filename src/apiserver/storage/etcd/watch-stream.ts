@@ -14,9 +14,10 @@ export interface WatchTarget {
   readonly end: string;
   /** Last revision already seen: events after it are delivered. */
   readonly after: number;
-  onEvents(events: readonly EtcdEvent[]): void;
-  /** Everything in the range up to `revision` has been delivered. */
-  onProgress(revision: number): void;
+  /** `synced`: the watcher had provably replayed its history before these events (they are live, in stream order). */
+  onEvents(events: readonly EtcdEvent[], synced: boolean): void;
+  /** Everything in the range up to `revision` has been delivered; `proven` is false after a quiet period (see #assume). */
+  onProgress(revision: number, proven: boolean): void;
   /** The watch cannot continue (compacted history, closed store). */
   onError(err: Error): void;
   /** Handle this watcher's responses after every other watcher's that arrived in the same turn (the ticker). */
@@ -26,12 +27,19 @@ export interface WatchTarget {
 interface Sub {
   readonly id: number;
   readonly target: WatchTarget;
-  /** Revision of the last event or progress delivered. */
+  /**
+   * Revision up to which everything in the range has provably been delivered (events, exact progress): resume
+   * point and duplicate filter. Never moved by an assumption, so an assumption can never lose an event.
+   */
   cursor: number;
+  /** Highest progress reported to the target (reports only go forward). */
+  reported: number;
   /** Revision etcd was at when this watcher was (re)created; history up to it is being replayed. */
   createdAt: number;
-  /** Whether history up to createdAt has been delivered, so later revisions arrive in order with the ticker's. */
+  /** Whether history up to createdAt has provably been delivered, so later revisions arrive in order with the ticker's. */
   synced: boolean;
+  /** Replay assumed complete after a quiet period (no proof): progress is reported, the cursor stays. */
+  assumed: boolean;
   quiet: NodeJS.Timeout | undefined;
   cancelled: boolean;
 }
@@ -65,19 +73,22 @@ export class EtcdWatchStream {
   }
 
   add(target: WatchTarget): () => void {
-    const sub: Sub = { id: this.#nextId++, target, cursor: target.after, createdAt: 0, synced: false, quiet: undefined, cancelled: false };
+    const sub: Sub = { id: this.#nextId++, target, cursor: target.after, reported: 0, createdAt: 0, synced: false, assumed: false, quiet: undefined, cancelled: false };
     this.#subs.set(sub.id, sub);
     if (this.#stream) this.#create(sub);
     else if (!this.#reconnect) this.#connect();
     return () => this.#cancel(sub);
   }
 
-  /** Revision-ordered progress from the ticker: a write outside a synced watcher's range moves it forward. */
+  /**
+   * Revision-ordered progress from the ticker, which must itself be provably synced: a write outside a synced
+   * watcher's range moves it forward.
+   */
   tick(revision: number, key: string): void {
     for (const sub of this.#subs.values()) {
-      if (!sub.synced || revision <= sub.cursor || (key >= sub.target.key && key < sub.target.end)) continue;
-      sub.cursor = revision;
-      sub.target.onProgress(revision);
+      if (!(sub.synced || sub.assumed) || (key >= sub.target.key && key < sub.target.end)) continue;
+      if (sub.synced) sub.cursor = Math.max(sub.cursor, revision);
+      this.#report(sub, revision, sub.synced);
     }
   }
 
@@ -105,7 +116,7 @@ export class EtcdWatchStream {
       this.#client.failedOver(url);
       for (const sub of this.#subs.values()) {
         clearTimeout(sub.quiet);
-        sub.synced = false;
+        sub.synced = sub.assumed = false;
       }
       this.#reconnect = setTimeout(() => this.#connect(), Math.min(5000, this.#reconnectMs * 2 ** this.#failures++));
     };
@@ -155,13 +166,14 @@ export class EtcdWatchStream {
       sub.createdAt = revision;
       // Nothing to replay: the watcher is synced from its creation on.
       if (sub.cursor >= revision) this.#synced(sub, revision);
-      else sub.quiet = setTimeout(() => this.#synced(sub, sub.createdAt), this.#quietMs);
+      else sub.quiet = setTimeout(() => this.#assume(sub), this.#quietMs);
       return;
     }
     const events = res.events.filter((e) => e.kv.mod_revision > sub.cursor);
     if (events.length > 0) {
       sub.cursor = events.at(-1)!.kv.mod_revision;
-      this.#call(sub, () => sub.target.onEvents(events));
+      const synced = sub.synced;
+      this.#call(sub, () => sub.target.onEvents(events, synced));
       if (!sub.synced && sub.cursor >= sub.createdAt) this.#synced(sub, sub.cursor);
     } else if (res.events.length === 0 && revision > sub.cursor) {
       // A progress notification: etcd sends it only to a synced watcher with nothing pending.
@@ -174,8 +186,27 @@ export class EtcdWatchStream {
     sub.quiet = undefined;
     if (sub.cancelled) return;
     sub.synced = true;
+    sub.assumed = false;
     sub.cursor = Math.max(sub.cursor, revision);
-    this.#call(sub, () => sub.target.onProgress(sub.cursor));
+    this.#report(sub, sub.cursor, true);
+  }
+
+  /**
+   * No event and no progress notification within the quiet period after creation: etcd replays history every 100 ms,
+   * so the replay most likely held nothing for this range (etcd 3.4 cannot be asked). Progress is reported so a
+   * cache becomes ready, but the cursor stays: should history still arrive, it is delivered, not dropped.
+   */
+  #assume(sub: Sub): void {
+    sub.quiet = undefined;
+    if (sub.cancelled || sub.synced) return;
+    sub.assumed = true;
+    this.#report(sub, sub.createdAt, false);
+  }
+
+  #report(sub: Sub, revision: number, proven: boolean): void {
+    if (revision <= sub.reported) return;
+    sub.reported = revision;
+    this.#call(sub, () => sub.target.onProgress(revision, proven));
   }
 
   #call(sub: Sub, fn: () => void): void {
