@@ -271,9 +271,10 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
    */
   async #afterWrite(revision: number): Promise<void> {
     await this.#compactor.wrote(revision);
-    if (!this.#stopTicker || this.#tickerSeen >= revision) return;
+    // Not while the stream reconnects: the wait is a courtesy to watchers of this server, not a condition of the write.
+    if (!this.#stopTicker || this.#tickerSeen >= revision || !this.#watches.connected) return;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 1000);
+      const timer = setTimeout(resolve, 250);
       this.#seenWaiters.push({ revision, resolve: () => (clearTimeout(timer), resolve()) });
     });
   }

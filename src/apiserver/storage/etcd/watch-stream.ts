@@ -72,6 +72,11 @@ export class EtcdWatchStream {
     this.#reconnectMs = options.reconnectMs ?? 250;
   }
 
+  /** Whether a stream is open (not between a break and its reconnect). */
+  get connected(): boolean {
+    return this.#stream !== undefined;
+  }
+
   add(target: WatchTarget): () => void {
     const sub: Sub = { id: this.#nextId++, target, cursor: target.after, reported: 0, createdAt: 0, synced: false, assumed: false, quiet: undefined, cancelled: false };
     this.#subs.set(sub.id, sub);
