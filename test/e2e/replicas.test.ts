@@ -1,7 +1,7 @@
 // Two `platform-ca apiserver` replicas and one controller manager on a three-member etcd: started at once on one data
 // directory, a CSR burst split across both, one replica and one etcd member killed (-9) mid-burst. Every acknowledged
 // request is issued exactly once and the survivor's watchers see every request. REPLICA_BURST sets the size (default 200).
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -108,4 +108,37 @@ describe("API server replicas on etcd", () => {
     stopWatch.abort();
     await watching;
   }, Math.max(300_000, COUNT * 1000));
+
+  it("elects one controller manager among two `up` replicas on etcd through the Lease, and the other takes over when its replica is killed", async () => {
+    ensureBuilt();
+    const single = await startEtcd();
+    try {
+      const args = ["--etcd-servers", single.endpoints[0]!];
+      // Data directories of their own (each `up` talks to its own server through its admin.conf), the second given the
+      // first's cluster CA and ServiceAccount key, as docs/operations.md "Replicas" describes.
+      const first = await startCluster({ mode: "up", apiserverArgs: args });
+      clusters.push(first);
+      const dir = mkdtempSync(join(tmpdir(), "platform-ca-replicas-"));
+      mkdirSync(join(dir, "data", "pki"), { recursive: true, mode: 0o700 });
+      for (const file of ["ca.crt", "ca.key", "sa-signing-key.pem", "sa-signing-key.pub"]) copyFileSync(join(first.dataDir, "pki", file), join(dir, "data", "pki", file));
+      const second = await startCluster({ mode: "up", dir, apiserverArgs: args });
+      clusters.push(second);
+      const replicas = [first, second];
+      const leading = async (c: Cluster) => sample((await opsGet(c.adminConfig, `${c.controllersOps}/metrics`).catch(() => ({ text: "" }))).text, "platform_ca_leader") === 1;
+      const leader = await until(async () => {
+        const states = await Promise.all(replicas.map(leading));
+        return states.filter(Boolean).length === 1 ? replicas[states.indexOf(true)] : undefined;
+      }, "exactly one leader", 1000);
+      const other = replicas.find((c) => c !== leader)!;
+      // One object, one resourceVersion, whichever replica answers.
+      const created = await leader!.admin.csrs.create(await nodeClientCsr(leader!.names, "lease-1", { name: "lease-1" }));
+      expect((await other.admin.csrs.get("lease-1")).metadata.resourceVersion).toBe(created.metadata.resourceVersion);
+      await leader!.apiserver.stop("SIGKILL");
+      await until(() => leading(other).then((ok) => ok || undefined), "the other replica's controllers to lead", 6000);
+      await other.admin.csrs.create(await nodeClientCsr(other.names, "lease-2", { name: "lease-2" }));
+      await until(async () => ((await other.admin.csrs.list()).items.filter(isIssued).length === 2 ? true : undefined), "both requests to be issued", 3000);
+    } finally {
+      await single.stop();
+    }
+  }, 120_000);
 });

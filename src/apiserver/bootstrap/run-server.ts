@@ -16,6 +16,8 @@ export interface ComponentContext {
   readonly names: GroupNames;
   /** The cluster CA the built-in signers issue with. */
   readonly caFiles: { readonly certFile: string; readonly keyFile: string };
+  /** The store is shared with other API server replicas (etcd): controllers beside each must elect a leader. */
+  readonly replicated: boolean;
   readonly logger: Logger;
   /** Aborted when the process stops. */
   readonly signal: AbortSignal;
@@ -97,6 +99,7 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
       dataDir: o.dataDir,
       names: secure.names,
       caFiles: state.pki.caFiles,
+      replicated: o.storageBackend?.kind === "etcd3",
       logger,
       signal: o.signal,
     };

@@ -20,6 +20,8 @@ interface ThreadData {
   readonly names: GroupNames;
   readonly adminConfigPath: string;
   readonly caFiles: { readonly certFile: string; readonly keyFile: string };
+  /** Replicas share the store: elect a leader (see ComponentContext.replicated). */
+  readonly replicated: boolean;
   /** The main thread's log format and level (its flags), so both threads log alike. */
   readonly log: LogOutput;
 }
@@ -112,7 +114,7 @@ export async function superviseThread(
 export const controllerThreadComponent: Component = {
   name: "controller-manager",
   async start(ctx: ComponentContext) {
-    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles, log: logOutput() };
+    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles, replicated: ctx.replicated, log: logOutput() };
     const thread = await superviseThread(() => startThread(data), ctx.logger);
     return { summary: `controllers  health and metrics on ${thread.ops} (own thread)`, stop: () => thread.stop() };
   },
