@@ -175,6 +175,12 @@ export class EtcdWatchStream {
       return;
     }
     const events = res.events.filter((e) => e.kv.mod_revision > sub.cursor);
+    if (events.length > 0 && events[0]!.kv.mod_revision <= sub.reported) {
+      // History after progress past it was assumed (see #assume): delivering it now would contradict that report,
+      // so the watcher ends and its owner lists again (a watch cache relists), rather than apply events backwards.
+      this.#fail(sub, new PlatformError("GONE", `etcd replayed revision ${events[0]!.kv.mod_revision} after the watch had assumed its history complete up to ${sub.reported}; list again`, { details: { revision: sub.cursor } }));
+      return;
+    }
     if (events.length > 0) {
       sub.cursor = events.at(-1)!.kv.mod_revision;
       const synced = sub.synced;
@@ -199,7 +205,8 @@ export class EtcdWatchStream {
   /**
    * No event and no progress notification within the quiet period after creation: etcd replays history every 100 ms,
    * so the replay most likely held nothing for this range (etcd 3.4 cannot be asked). Progress is reported so a
-   * cache becomes ready, but the cursor stays: should history still arrive, it is delivered, not dropped.
+   * cache becomes ready, but the cursor stays: should history still arrive, the watch ends with GONE (list again)
+   * instead of skipping it.
    */
   #assume(sub: Sub): void {
     sub.quiet = undefined;
