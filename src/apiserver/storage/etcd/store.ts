@@ -10,6 +10,7 @@ import type { RetentionOptions } from "../retention.js";
 import { EtcdClient, type EtcdClientOptions, type KvMethod } from "./client.js";
 import { EtcdCompactor } from "./compactor.js";
 import type { EtcdHeader, EtcdKeyValue } from "./proto.js";
+import { EtcdTicker } from "./ticker.js";
 import { EtcdWatchStream, type WatchStreamOptions } from "./watch-stream.js";
 
 export interface EtcdStorageOptions extends EtcdClientOptions {
@@ -57,12 +58,9 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
   readonly #kind: ValueKind;
   readonly #watches: EtcdWatchStream;
   readonly #compactor: EtcdCompactor;
-  #stopTicker: (() => void) | undefined;
+  readonly #ticker: EtcdTicker;
   /** Highest revision any etcd response has shown this replica: "now" for a watch from revision 0. */
   #lastSeen = 0;
-  /** Highest revision the ticker watcher has passed on, and the writes waiting for it. */
-  #tickerSeen = 0;
-  #seenWaiters: Array<{ revision: number; resolve: () => void }> = [];
   /** The last write per key still in flight: etcd applies concurrent requests in any order, callers expect call order. */
   readonly #inFlight = new Map<string, Promise<unknown>>();
   #closed = false;
@@ -75,6 +73,8 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
     this.#client = new EtcdClient(options);
     const logger = options.logger ?? silentLogger();
     this.#watches = new EtcdWatchStream(this.#client, logger, options.watch);
+    const [key, end] = this.#range("");
+    this.#ticker = new EtcdTicker(this.#watches, { key: key.toString("latin1"), end: end.toString("latin1") }, () => this.#lastSeen);
     // `prefix:compact_rev_key` sorts outside `prefix/…`, so lists of the whole store never see it.
     this.#compactor = new EtcdCompactor((m, r, w) => this.#call(m, r, w), b(`${prefix}:compact_rev_key`), options.retention, options.clock ?? systemClock, logger);
   }
@@ -166,7 +166,7 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
       const compacted = await this.#compactor.compacted();
       if (options.fromRevision > 0 && options.fromRevision < compacted) throw gone(options.fromRevision, compacted);
       if (cancelled) return;
-      this.#ensureTicker();
+      this.#ticker.ensure();
       const [key, end] = this.#range(prefix);
       cancel = this.#watches.add({
         key: key.toString("latin1"),
@@ -203,39 +203,10 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#stopTicker?.();
-    for (const w of this.#seenWaiters.splice(0)) w.resolve();
+    this.#ticker.close();
     this.#watches.close(closed());
     this.#compactor.stop();
     this.#client.close();
-  }
-
-  /** One watcher over the whole store feeds per-write progress to every other watch (see watch-stream.ts). */
-  #ensureTicker(): void {
-    if (this.#stopTicker) return;
-    const [key, end] = this.#range("");
-    this.#stopTicker = this.#watches.add({
-      key: key.toString("latin1"),
-      end: end.toString("latin1"),
-      after: this.#lastSeen,
-      last: true,
-      // Only a ticker that has provably replayed its own history orders its events with the other watchers'.
-      onEvents: (events, synced) => {
-        for (const e of events) {
-          if (synced) this.#watches.tick(e.kv.mod_revision, e.kv.key.toString("latin1"));
-          this.#tickerPassed(e.kv.mod_revision);
-        }
-      },
-      onProgress: (revision, proven) => {
-        if (proven) this.#watches.tick(revision, "");
-        this.#tickerPassed(revision);
-      },
-      onError: () => {
-        // Compacted below the ticker's cursor after a long disconnect: start over from now.
-        this.#stopTicker = undefined;
-        if (!this.#closed) this.#ensureTicker();
-      },
-    });
   }
 
   async #txn(compares: object[], success: object[], failure: object[]): Promise<TxnResponse> {
@@ -271,20 +242,7 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
    */
   async #afterWrite(revision: number): Promise<void> {
     await this.#compactor.wrote(revision);
-    // Not while the stream reconnects: the wait is a courtesy to watchers of this server, not a condition of the write.
-    if (!this.#stopTicker || this.#tickerSeen >= revision || !this.#watches.connected) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 250);
-      this.#seenWaiters.push({ revision, resolve: () => (clearTimeout(timer), resolve()) });
-    });
-  }
-
-  #tickerPassed(revision: number): void {
-    this.#tickerSeen = Math.max(this.#tickerSeen, revision);
-    if (this.#seenWaiters.length === 0) return;
-    const due = this.#seenWaiters.filter((w) => w.revision <= revision);
-    this.#seenWaiters = this.#seenWaiters.filter((w) => w.revision > revision);
-    for (const w of due) w.resolve();
+    await this.#ticker.passed(revision, 250);
   }
 
   async #call<T>(method: KvMethod, request: object, write = false): Promise<T> {
