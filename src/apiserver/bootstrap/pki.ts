@@ -1,6 +1,6 @@
 // The data directory's PKI: the cluster CA and the API server's serving certificate, created on first start and reused.
-import { X509Certificate } from "node:crypto";
-import { chmod, readFile, stat, writeFile } from "node:fs/promises";
+import { randomBytes, X509Certificate } from "node:crypto";
+import { chmod, link, readFile, stat, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { isIP } from "node:net";
 import { join } from "node:path";
@@ -126,28 +126,49 @@ export const PRIVATE_FILES: readonly string[] = [
   "store.db-wal",
 ];
 
-/** Writes a file that must not exist yet: two first starts racing cannot replace each other's CA. */
-async function writeNew(path: string, data: string, mode: number): Promise<void> {
+/**
+ * Publishes a file under a name that must not exist yet, through link(): of several processes racing (replicas starting
+ * at once on one data directory), exactly one wins; false for the others.
+ */
+async function publishNew(path: string, data: string, mode: number): Promise<boolean> {
+  const temp = `${path}.${randomBytes(6).toString("hex")}.new`;
   try {
-    await writeFile(path, data, { mode, flag: "wx" });
+    await writeFile(temp, data, { mode, flag: "wx" });
+    await link(temp, path);
+    return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") {
-      throw new PlatformError("CA_INVALID", `${path} appeared while the cluster CA was being created; start again to use it`, { cause: err });
-    }
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw ioError(`cannot write ${path}`, err);
+  } finally {
+    await unlink(temp).catch(() => undefined);
   }
 }
 
+/** The CA files another process is publishing: its key is there, its certificate follows within moments. */
+async function awaitPublished(paths: PairPaths): Promise<[string | undefined, string | undefined]> {
+  for (let i = 0; i < 100; i++) {
+    const pair = await Promise.all([readOptional(paths.cert), readOptional(paths.key)]);
+    if (pair[0] !== undefined && pair[1] !== undefined) return pair;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return Promise.all([readOptional(paths.cert), readOptional(paths.key)]);
+}
+
 async function clusterCa(paths: PairPaths, now: Date, logger: Logger): Promise<{ ca: CaKeyPair; action: "created" | "kept" }> {
-  const [certPem, keyPem] = await Promise.all([readOptional(paths.cert), readOptional(paths.key)]);
+  let [certPem, keyPem] = await Promise.all([readOptional(paths.cert), readOptional(paths.key)]);
   if (certPem === undefined && keyPem === undefined) {
     const made = await generateCa({ commonName: CA_COMMON_NAME, keyType: "p256", lifetimeSeconds: CA_LIFETIME_SECONDS, now });
-    // With --ca-key-kms the key reaches the disk only wrapped.
+    // The key decides: whoever publishes it publishes the certificate too; the others use that pair. With
+    // --ca-key-kms the key reaches the disk only wrapped.
     const wrapper = keyWrapper();
-    await writeNew(paths.key, wrapper ? await wrapKeyPem(made.keyPem, wrapper) : made.keyPem, 0o600);
-    await writeNew(paths.cert, made.certPem, 0o644);
-    logger.info({ cert: paths.cert, notAfter: made.ca.notAfter.toISOString() }, "created the cluster CA");
-    return { ca: made.ca, action: "created" };
+    if (await publishNew(paths.key, wrapper ? await wrapKeyPem(made.keyPem, wrapper) : made.keyPem, 0o600)) {
+      if (!(await publishNew(paths.cert, made.certPem, 0o644))) throw new PlatformError("CA_INVALID", `${paths.cert} appeared while the cluster CA was being created; move it away and start again`);
+      logger.info({ cert: paths.cert, notAfter: made.ca.notAfter.toISOString() }, "created the cluster CA");
+      return { ca: made.ca, action: "created" };
+    }
+    [certPem, keyPem] = await awaitPublished(paths);
+  } else if (certPem === undefined && keyPem !== undefined) {
+    [certPem, keyPem] = await awaitPublished(paths);
   }
   if (certPem === undefined || keyPem === undefined) {
     const [found, missing] = certPem === undefined ? [paths.key, paths.cert] : [paths.cert, paths.key];

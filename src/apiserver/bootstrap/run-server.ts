@@ -3,7 +3,7 @@ import type { GroupNames } from "../../api/group.js";
 import { toPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { TracingConfig } from "../../config/tracing-config.js";
-import { STORE_FILE, loadEncryption, openDataStore } from "./store.js";
+import { STORE_FILE, loadEncryption, openDataStore, type StorageBackend } from "./store.js";
 import { useKeyWrapper } from "../../pki/wrapped-key.js";
 import { caKeyKmsSettings, kmsKeyWrapper } from "../encryption/kms-key-wrapper.js";
 import { ADMIN_GROUP, ADMIN_USER } from "./admin-config.js";
@@ -19,6 +19,8 @@ export interface ComponentContext {
   readonly names: GroupNames;
   /** The cluster CA the built-in signers issue with. */
   readonly caFiles: { readonly certFile: string; readonly keyFile: string };
+  /** The store is shared with other API server replicas (etcd): controllers beside each must elect a leader. */
+  readonly replicated: boolean;
   readonly logger: Logger;
   /** Aborted when the process stops. */
   readonly signal: AbortSignal;
@@ -52,6 +54,8 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
   /** `--ca-key-kms`: the KMS provider of that configuration that wraps the CA key file. */
   readonly caKeyKms?: string;
   readonly tracing?: TracingConfig;
+  /** SQLite in the data directory (default) or etcd. */
+  readonly storageBackend?: StorageBackend;
 }
 
 /**
@@ -59,7 +63,8 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
  * kubectl (and platformctl) command lines for it. The address shown is the one bound; when that is a wildcard
  * (0.0.0.0, [::]) admin.conf reaches it through loopback, and the banner says so.
  */
-export function bannerText(state: SecureServerState, o: Pick<RunOptions, "dataDir" | "banner" | "components">, summaries: readonly string[] = []): string {
+export function bannerText(state: SecureServerState, o: Pick<RunOptions, "dataDir" | "banner" | "components" | "storageBackend">, summaries: readonly string[] = []): string {
+  const etcd = o.storageBackend?.kind === "etcd3" ? o.storageBackend.etcd : undefined;
   const bound = state.server.address;
   const client = clientAddress(bound);
   const everywhere = client !== bound;
@@ -67,7 +72,7 @@ export function bannerText(state: SecureServerState, o: Pick<RunOptions, "dataDi
   const lines = [
     o.banner === "up" ? "platform-ca is up" : "platform-ca apiserver is up",
     `  API server   ${bound}${everywhere ? ", every interface" : ""} (group suffix ${state.server.names.suffix})`,
-    `  data         ${o.dataDir} (${STORE_FILE}, pki/, admin.conf)`,
+    etcd ? `  data         ${o.dataDir} (pki/, admin.conf); objects in etcd ${etcd.endpoints.join(",")} under ${etcd.prefix ?? "/platform-ca"}` : `  data         ${o.dataDir} (${STORE_FILE}, pki/, admin.conf)`,
     ...(o.components?.length ? [`  components   ${o.components.map((c) => c.name).join(", ")}`] : []),
     ...summaries.map((s) => `  ${s}`),
     `  admin.conf   ${conf} (${everywhere ? `server ${client}, ` : ""}user ${ADMIN_USER}, group ${ADMIN_GROUP}, valid until ${state.adminConfig.notAfter.toISOString()})`,
@@ -89,7 +94,7 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
   const encryption = await loadEncryption(o.encryptionProviderConfig, o.groupSuffix, logger);
   // Before the PKI is read or created: the CA key is unwrapped (or written) through it.
   if (o.caKeyKms !== undefined) useKeyWrapper(kmsKeyWrapper(caKeyKmsSettings(o.caKeyKms, encryption)));
-  const storage = await openDataStore(o.dataDir, encryption, logger, o.encryptionProviderConfigAutomaticReload ? { reload: { ...(o.groupSuffix !== undefined && { groupSuffix: o.groupSuffix }) } } : {});
+  const storage = await openDataStore(o.dataDir, encryption, logger, { ...(o.storageBackend && { backend: o.storageBackend }), ...(o.encryptionProviderConfigAutomaticReload && { reload: { ...(o.groupSuffix !== undefined && { groupSuffix: o.groupSuffix }) } }) });
   let secure: ReturnType<typeof createSecureServer>;
   try {
     secure = createSecureServer({ ...o, storage, logger, inputs });
@@ -106,6 +111,7 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
       dataDir: o.dataDir,
       names: secure.names,
       caFiles: state.pki.caFiles,
+      replicated: o.storageBackend?.kind === "etcd3",
       logger,
       signal: o.signal,
       ...(o.tracing && { tracing: o.tracing }),

@@ -1,5 +1,6 @@
-// Opens the data directory's store: SQLite holding text, or, with an encryption configuration, SQLite holding bytes
-// under the encryption layer. Every path that opens a data directory's store goes through here.
+// Opens the server's store: SQLite in the data directory (the embedded default) or etcd (`--storage-backend etcd3`),
+// holding text, or, with an encryption configuration, bytes under the encryption layer. Every path that opens a
+// server's store goes through here.
 import { join } from "node:path";
 import type { Logger } from "../../logger.js";
 import { loadEncryptionConfig, type EncryptionConfig } from "../encryption/config.js";
@@ -8,6 +9,10 @@ import { refuseEncrypted } from "../encryption/plain-guard.js";
 import { reloadEncryptionConfig } from "../encryption/reload.js";
 import { openSqliteByteStorage, openSqliteStorage } from "../storage/sqlite.js";
 import type { Storage } from "../storage/types.js";
+import type { EtcdStorageOptions } from "../storage/etcd/store.js";
+
+/** Where the store lives: SQLite in the data directory unless etcd is named. */
+export type StorageBackend = { readonly kind: "sqlite" } | { readonly kind: "etcd3"; readonly etcd: Pick<EtcdStorageOptions, "endpoints" | "tls" | "prefix"> };
 
 export const STORE_FILE = "store.db";
 
@@ -20,14 +25,20 @@ export async function loadEncryption(path: string | undefined, groupSuffix: stri
 }
 
 export interface DataStoreOptions {
+  /** SQLite in the data directory (default) or etcd. */
+  readonly backend?: StorageBackend;
   /** `--encryption-provider-config-automatic-reload`: follow the file the configuration was read from. */
   readonly reload?: { readonly groupSuffix?: string };
 }
 
 export async function openDataStore(dataDir: string, encryption: EncryptionConfig | undefined, logger: Logger, options: DataStoreOptions = {}): Promise<Storage> {
+  const backend = options.backend ?? { kind: "sqlite" };
   const path = join(dataDir, STORE_FILE);
-  if (!encryption) return refuseEncrypted(await openSqliteStorage({ path, logger }));
-  const bytes = await openSqliteByteStorage({ path, logger });
+  // Loaded only when named: the gRPC client adds start-up time a SQLite server does not need.
+  const etcd = backend.kind === "etcd3" ? { ...backend.etcd, logger } : undefined;
+  const { openEtcdStorage } = etcd ? await import("../storage/etcd/store.js") : { openEtcdStorage: undefined };
+  if (!encryption) return refuseEncrypted(etcd ? await openEtcdStorage!({ ...etcd }) : await openSqliteStorage({ path, logger }));
+  const bytes = etcd ? await openEtcdStorage!<Uint8Array>({ ...etcd, values: "bytes" }) : await openSqliteByteStorage({ path, logger });
   try {
     await checkProvidersCoverStore(bytes, encryption);
   } catch (err) {

@@ -13,8 +13,9 @@ import { addEgressOption, addTracingOption, startTracingAndEgress, type EgressFl
 import { holdListenAddress } from "../listen.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
+import { addStorageOptions, storageBackend, type StorageFlags } from "../storage-flags.js";
 
-export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags, TracingFlags, EgressFlags {
+export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags, TracingFlags, EgressFlags, StorageFlags {
   dataDir: string;
   listen: string;
   groupSuffix: string;
@@ -52,7 +53,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 
 /** The flags `apiserver` and `up` share: where, which groups, and who may connect. */
 export function addServeOptions(command: Command, dataDir?: string): Command {
-  return addEgressOption(addTracingOption(addAdmissionOptions(addAuditOptions(addLogOptions(command)))))
+  return addStorageOptions(addEgressOption(addTracingOption(addAdmissionOptions(addAuditOptions(addLogOptions(command))))))
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
     .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
@@ -92,6 +93,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   checkGroupSuffix(flags.groupSuffix);
   const whenRevocationsUnavailable = revocationUnavailable(flags.revocationUnavailable);
   const reload = reloadFlag(flags);
+  const backend = await storageBackend(flags);
   // The configuration files before anything else: a bad one must fail with nothing bound or created.
   const auditSetup = await readAuditSetup(flags, flags.groupSuffix, logger);
   const admission = await readAdmissionSettings(flags, flags.groupSuffix, logger);
@@ -109,6 +111,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   // Every flag is checked above: from here on the held address is released whatever happens.
   await runSecureServer({
     dataDir: flags.dataDir,
+    storageBackend: backend,
     listen: { host: held.host, port: held.port },
     beforeListen: held.release,
     groupSuffix: flags.groupSuffix,
@@ -156,6 +159,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
+  const backend = await storageBackend(flags);
   const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication and no admission chain, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
   const reload = reloadFlag(flags);
@@ -174,7 +178,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
     await held.release();
     throw err;
   }) : undefined;
-  const storage = await openDataStore(flags.dataDir, encryption, logger, reload ? { reload: { groupSuffix: flags.groupSuffix } } : {}).catch(async (err: unknown) => {
+  const storage = await openDataStore(flags.dataDir, encryption, logger, { backend, ...(reload && { reload: { groupSuffix: flags.groupSuffix } }) }).catch(async (err: unknown) => {
     await held.release();
     await closeSinks(sinks);
     throw err;

@@ -23,6 +23,8 @@ interface ThreadData {
   readonly names: GroupNames;
   readonly adminConfigPath: string;
   readonly caFiles: { readonly certFile: string; readonly keyFile: string };
+  /** Replicas share the store: elect a leader (see ComponentContext.replicated). */
+  readonly replicated: boolean;
   /** The main thread's log format and level (its flags), so both threads log alike. */
   readonly log: LogOutput;
   /** `--ca-key-kms`: the KMS provider that unwraps the CA key file, built again on this thread. */
@@ -120,7 +122,7 @@ export const controllerThreadComponent: Component = {
   name: "controller-manager",
   async start(ctx: ComponentContext) {
     const wrapper = keyWrapper();
-    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles, log: logOutput(), ...(wrapper && { caKeyKms: wrapper.settings }), ...(ctx.tracing && { tracing: ctx.tracing }) };
+    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles, replicated: ctx.replicated, log: logOutput(), ...(wrapper && { caKeyKms: wrapper.settings }), ...(ctx.tracing && { tracing: ctx.tracing }) };
     const thread = await superviseThread(() => startThread(data), ctx.logger);
     return { summary: `controllers  health and metrics on ${thread.ops} (own thread)`, stop: () => thread.stop() };
   },

@@ -173,11 +173,11 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
  * The settings of the controllers beside an embedded server (`platform-ca up`): defaults, the cluster CA for every
  * built-in signer, as the administrator of admin.conf, over the wire like any client.
  */
-export async function embeddedControllerSettings(ctx: Pick<ComponentContext, "names" | "caFiles" | "adminConfigPath">): Promise<ControllerSettings> {
+export async function embeddedControllerSettings(ctx: Pick<ComponentContext, "names" | "caFiles" | "adminConfigPath"> & { readonly replicated?: boolean }): Promise<ControllerSettings> {
   const { defaultControllerManagerConfig } = await import("../../controller/manager.js");
   const config = defaultControllerManagerConfig(ctx.names.suffix);
-  // One process on loopback: nobody to elect against.
-  config.Generic.LeaderElection.leaderElect = false;
+  // One process on loopback: nobody to elect against; beside replicas on a shared store (etcd) the Lease decides.
+  config.Generic.LeaderElection.leaderElect = ctx.replicated === true;
   // Nor a shared server to protect from this client: the controllers talk to their own server, and an upstream-style
   // 20 requests/s throttle would hold them to 4 CSRs/s (five requests per CSR). Their workers bound the load.
   config.Generic.ClientConnection.qps = 0;

@@ -27,6 +27,17 @@ const opensslVerify = (dir: string, at: number, purpose: string) =>
   tool("openssl", ["verify", "-attime", String(Math.floor(at / 1000)), "-purpose", purpose, "-CAfile", join(dir, "ca.crt"), join(dir, "apiserver.crt")]);
 
 describe("bootstrapPki", () => {
+  it("gives replicas starting at once on one data directory the same cluster CA, created once", async () => {
+    const dataDir = join(tempDir(), "data");
+    const lines: string[] = [];
+    const starts = await Promise.all(Array.from({ length: 4 }, () => start(dataDir, { lines })));
+    expect(new Set(starts.map((p) => p.ca.certPem)).size).toBe(1);
+    expect(starts.filter((p) => p.actions.ca === "created")).toHaveLength(1);
+    expect(lines.filter((l) => l.includes("created the cluster CA"))).toHaveLength(1);
+    expect(read(starts[0]!.caFiles.certFile)).toBe(starts[0]!.ca.certPem);
+    expect(mode(starts[0]!.caFiles.keyFile)).toBe("600");
+  });
+
   it("creates the cluster CA and a serving certificate openssl accepts, private files for the owner only", async () => {
     const dataDir = join(tempDir(), "data");
     const pki = await start(dataDir);

@@ -81,11 +81,13 @@ export interface ClusterOptions {
   readonly apiserverArgs?: readonly string[];
   /** Client rate limit of the test's own clients (default unlimited). */
   readonly qps?: number;
+  /** A directory to share with another cluster (data dir, token file): a second API server replica, e.g. on etcd. */
+  readonly dir?: string;
 }
 
 export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
   // Removed by stop(); no vitest hook here, as benchmarks run this file too.
-  const dir = mkdtempSync(join(tmpdir(), "platform-ca-e2e-"));
+  const dir = o.dir ?? mkdtempSync(join(tmpdir(), "platform-ca-e2e-"));
   const dataDir = join(dir, "data");
   const tokenFile = join(dir, "tokens.csv");
   writeFileSync(tokenFile, `${BOOTSTRAP_TOKEN},system:bootstrap:e2e001,e2e-bootstrap-uid,"system:bootstrappers"\n`, { mode: 0o600 });
@@ -97,7 +99,8 @@ export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
   const caFiles = { certFile: join(dataDir, "pki", "ca.crt"), keyFile: join(dataDir, "pki", "ca.key") };
   const names = groupNames();
   const clients: RestClient[] = [];
-  const adminRest = await restConfigFromConnection({ kubeconfig: adminConfig, qps: o.qps ?? 0, burst: 1 });
+  // This server's own address: replicas sharing a data dir each rewrite admin.conf with theirs.
+  const adminRest = { ...(await restConfigFromConnection({ kubeconfig: adminConfig, qps: o.qps ?? 0, burst: 1 })), server: address };
   const admin = createClient(adminRest, { groupSuffix: names.suffix });
   const node = createClient(
     { ...adminRest, tls: { ca: readFileSync(caFiles.certFile, "latin1") }, credentials: { type: "token", token: BOOTSTRAP_TOKEN } },

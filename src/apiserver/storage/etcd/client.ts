@@ -1,0 +1,118 @@
+// A thin etcd v3 client on @grpc/grpc-js: one channel per endpoint, calls fail over to the next member when one is
+// unreachable, and watch streams are opened on whichever member answers (docs/architecture.md says why not `etcd3`).
+import { credentials, Metadata, status, type ChannelCredentials, type Client, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
+import { PlatformError } from "../../../errors.js";
+import { etcdServices, type EtcdWatchResponse } from "./proto.js";
+
+export interface EtcdTls {
+  /** PEM of the CA that signed the members' serving certificates. */
+  readonly ca?: Buffer;
+  /** Client certificate and key (PEM) when the members require client authentication. */
+  readonly cert?: Buffer;
+  readonly key?: Buffer;
+}
+
+export interface EtcdClientOptions {
+  /** Member URLs: `https://host:port` (TLS) or `http://host:port`. */
+  readonly endpoints: readonly string[];
+  readonly tls?: EtcdTls;
+  /** Deadline of one unary call; default 10 s. */
+  readonly callTimeoutMs?: number;
+}
+
+type Unary = (request: unknown, metadata: Metadata, options: { deadline: Date }, callback: (err: ServiceError | null, response: unknown) => void) => void;
+type KvClient = Client & Record<"Range" | "Put" | "DeleteRange" | "Txn" | "Compact", Unary>;
+type WatchClient = Client & { Watch(metadata: Metadata): ClientDuplexStream<unknown, EtcdWatchResponse> };
+export type KvMethod = "Range" | "Put" | "DeleteRange" | "Txn" | "Compact";
+
+interface Member {
+  readonly url: string;
+  readonly kv: KvClient;
+  readonly watch: WatchClient;
+}
+
+/** Errors that prove the request never reached a member, so even a write may be sent again. */
+const NOT_SENT = /No connection established|ECONNREFUSED|connect ECONN|failed to connect|Connection dropped before/i;
+
+export class EtcdClient {
+  readonly #members: Member[];
+  readonly #timeoutMs: number;
+  /** The member calls go to first; moves on when it fails. */
+  #current = 0;
+  #closed = false;
+
+  constructor(options: EtcdClientOptions) {
+    if (options.endpoints.length === 0) throw new PlatformError("INVALID_OPTION", "expected at least one etcd endpoint");
+    const services = etcdServices();
+    const KV = services["KV"] as unknown as new (target: string, creds: ChannelCredentials, options?: object) => KvClient;
+    const Watch = services["Watch"] as unknown as new (target: string, creds: ChannelCredentials, options?: object) => WatchClient;
+    this.#timeoutMs = options.callTimeoutMs ?? 10_000;
+    this.#members = options.endpoints.map((url) => {
+      const { target, tls } = parseEndpoint(url);
+      const creds = tls ? credentials.createSsl(options.tls?.ca ?? null, options.tls?.key ?? null, options.tls?.cert ?? null) : credentials.createInsecure();
+      // Watches and calls share one channel per member; keepalives notice a member that vanished without a FIN.
+      // Reconnects start after 100 ms and back off to 2 s (grpc's defaults, 1 s to 120 s, outlast a member restart).
+      const channel = { "grpc.initial_reconnect_backoff_ms": 100, "grpc.max_reconnect_backoff_ms": 2000, "grpc.keepalive_time_ms": 10_000, "grpc.keepalive_timeout_ms": 5_000, "grpc.keepalive_permit_without_calls": 1, "grpc.max_receive_message_length": 64 << 20 };
+      const kv = new KV(target, creds, channel);
+      const watch = new Watch(target, creds, { ...channel, channelOverride: kv.getChannel() });
+      return { url, kv, watch };
+    });
+  }
+
+  get endpoints(): readonly string[] {
+    return this.#members.map((m) => m.url);
+  }
+
+  /**
+   * One unary call. Reads go to the next member on any UNAVAILABLE; a write moves on only when it provably was not
+   * sent, since a write that reached a member may have committed and must not be applied twice.
+   */
+  async call<T>(method: KvMethod, request: object, write: boolean): Promise<T> {
+    // Every member is tried once; then, until the deadline, again every 200 ms (a member restarting, an election).
+    const deadline = Date.now() + this.#timeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      if (this.#closed) throw new PlatformError("STORAGE_UNAVAILABLE", "storage is closed");
+      const index = this.#current;
+      const member = this.#members[index]!;
+      try {
+        return await new Promise<T>((resolve, reject) => {
+          member.kv[method](request, new Metadata(), { deadline: new Date(Math.max(deadline, Date.now() + 1000)) }, (err, res) => (err ? reject(err) : resolve(res as T)));
+        });
+      } catch (err) {
+        const e = err as ServiceError;
+        // A member that is gone or hangs is skipped by later calls too; only a safe call is sent again now.
+        if ((e.code === status.UNAVAILABLE || e.code === status.DEADLINE_EXCEEDED) && this.#current === index) this.#current = (index + 1) % this.#members.length;
+        const retry = e.code === status.UNAVAILABLE && (!write || NOT_SENT.test(e.details ?? e.message));
+        if (!retry || Date.now() + 200 >= deadline) throw e;
+        if (attempt >= this.#members.length - 1) await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  }
+
+  /**
+   * A watch stream on the current member. `hasleader` makes the member end the stream when it loses its leader, so a
+   * partitioned member cannot keep a watcher waiting for events that the rest of the cluster is committing.
+   */
+  openWatch(): { stream: ClientDuplexStream<unknown, EtcdWatchResponse>; url: string } {
+    const member = this.#members[this.#current]!;
+    const metadata = new Metadata();
+    metadata.set("hasleader", "true");
+    return { stream: member.watch.Watch(metadata), url: member.url };
+  }
+
+  /** A watch stream failed: later streams and calls try the next member first. */
+  failedOver(url: string): void {
+    if (this.#members[this.#current]!.url === url) this.#current = (this.#current + 1) % this.#members.length;
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const m of this.#members) m.kv.close();
+  }
+}
+
+function parseEndpoint(url: string): { target: string; tls: boolean } {
+  const m = /^(https?):\/\/([^/]+?)\/?$/.exec(url);
+  if (!m) throw new PlatformError("INVALID_OPTION", `expected an etcd endpoint like https://host:2379, got ${JSON.stringify(url)}`);
+  return { target: m[2]!, tls: m[1] === "https" };
+}

@@ -1,0 +1,80 @@
+// bench:storage-backends — the storage contract's cost per backend in one run, rounds interleaved: creates/s of
+// BENCH_CREATES objects by BENCH_CONCURRENCY callers, then the median LIST of BENCH_STORE_SIZE objects, on SQLite
+// (the embedded default), a one-member etcd and a three-member etcd (loopback, Debian's /usr/bin/etcd).
+import { mkdtempSync, rmSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { csr, csrObject } from "../fixtures/csr.js";
+import { startEtcd, type EtcdCluster } from "../fixtures/etcd.js";
+import { envNumber, percentile } from "./measure.js";
+import { openSqliteStorage } from "../../src/apiserver/storage/sqlite.js";
+import { openEtcdStorage } from "../../src/apiserver/storage/etcd/store.js";
+import type { Storage } from "../../src/apiserver/storage/types.js";
+
+const CREATES = envNumber("BENCH_CREATES", 2000);
+const CONCURRENCY = envNumber("BENCH_CONCURRENCY", 16);
+const ROUNDS = envNumber("BENCH_ROUNDS", 2);
+const STORE_SIZE = envNumber("BENCH_STORE_SIZE", 10_000);
+const LIST_RUNS = envNumber("BENCH_LIST_RUNS", 5);
+const PREFIX = "/certificates.platform.io/certificatesigningrequests/";
+
+type Backend = "sqlite" | "etcd-1" | "etcd-3";
+
+async function open(backend: Backend): Promise<{ storage: Storage; stop(): Promise<void> }> {
+  if (backend === "sqlite") {
+    const dir = mkdtempSync(join(tmpdir(), "bench-backends-"));
+    const storage = await openSqliteStorage({ path: join(dir, "store.db") });
+    return { storage, stop: async () => (await storage.close(), rmSync(dir, { recursive: true, force: true })) };
+  }
+  const cluster: EtcdCluster = await startEtcd({ members: backend === "etcd-1" ? 1 : 3 });
+  const storage = await openEtcdStorage({ endpoints: cluster.endpoints });
+  return { storage, stop: async () => (await storage.close(), await cluster.stop()) };
+}
+
+/** `count` creates by CONCURRENCY callers; returns creates/s. */
+async function creates(s: Storage, from: number, count: number, body: (name: string) => string): Promise<number> {
+  let next = from;
+  const end = from + count;
+  const t = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    for (let i = next++; i < end; i = next++) await s.create(`${PREFIX}csr-${String(i).padStart(7, "0")}`, body(`csr-${i}`));
+  }));
+  return count / ((performance.now() - t) / 1000);
+}
+
+async function round(backend: Backend, body: (name: string) => string): Promise<{ createsPerSecond: number; listMs: number }> {
+  const { storage, stop } = await open(backend);
+  try {
+    const createsPerSecond = await creates(storage, 0, CREATES, body);
+    await creates(storage, CREATES, Math.max(0, STORE_SIZE - CREATES), body);
+    const times: number[] = [];
+    for (let i = 0; i < LIST_RUNS; i++) {
+      const t = performance.now();
+      const page = await storage.list(PREFIX);
+      times.push(performance.now() - t);
+      if (page.items.length !== Math.max(CREATES, STORE_SIZE)) throw new Error(`${backend}: list is short`);
+    }
+    return { createsPerSecond, listMs: percentile(times, 50) };
+  } finally {
+    await stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const pem = (await csr({ cn: "system:node:bench", o: ["system:nodes"] })).pem;
+  const body = (name: string) => JSON.stringify(csrObject({ name, request: pem, expirationSeconds: 86400 }));
+  const backends: Backend[] = ["sqlite", "etcd-1", "etcd-3"];
+  const results = new Map<Backend, Array<{ createsPerSecond: number; listMs: number }>>(backends.map((b) => [b, []]));
+  const load = loadavg()[0]!.toFixed(1);
+  for (let i = 0; i < ROUNDS; i++) for (const b of backends) results.get(b)!.push(await round(b, body));
+  const median = (xs: number[]) => percentile(xs, 50);
+  const sqlite = median(results.get("sqlite")!.map((r) => r.createsPerSecond));
+  const summary = Object.fromEntries([...results].map(([b, rs]) => {
+    const cps = median(rs.map((r) => r.createsPerSecond));
+    return [b, { createsPerSecond: Math.round(cps), vsSqlite: Math.round((cps / sqlite) * 100) / 100, [`list${STORE_SIZE}Ms`]: Math.round(median(rs.map((r) => r.listMs))), rounds: rs.map((r) => Math.round(r.createsPerSecond)) }];
+  }));
+  const machine = `${cpus().length} cores, ${cpus()[0]?.model ?? "unknown"}, node ${process.version}, load average ${load} at start`;
+  process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), machine, creates: CREATES, concurrency: CONCURRENCY, storeSize: STORE_SIZE, ...summary }, null, 2)}\n`);
+}
+
+await main();

@@ -1,0 +1,144 @@
+// Two `platform-ca apiserver` replicas and one controller manager on a three-member etcd: started at once on one data
+// directory, a CSR burst split across both, one replica and one etcd member killed (-9) mid-burst. Every acknowledged
+// request is issued exactly once and the survivor's watchers see every request. REPLICA_BURST sets the size (default 200).
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { parse as parseYaml, stringify as toYaml } from "yaml";
+import { isIssued } from "../../src/api/conditions.js";
+import { isPlatformError } from "../../src/errors.js";
+import type { ControllerResources } from "../../src/controller/controllers/controller-set.js";
+import { opsGet, sample, startCluster, type Cluster } from "../controller/controllers/cluster.js";
+import { nodeClientCsr } from "../controller/controllers/harness.js";
+import { startEtcd, type EtcdCluster } from "../fixtures/etcd.js";
+import { until } from "../fixtures/wait.js";
+import { ensureBuilt } from "./apiserver-process.js";
+
+const COUNT = Number(process.env["REPLICA_BURST"] ?? 200);
+const SIGNED = 'platform_ca_csr_signed_total{signer="platform.io/apiserver-client-nodeagent"}';
+
+let etcd: EtcdCluster | undefined;
+const clusters: Cluster[] = [];
+afterAll(async () => {
+  for (const c of clusters) await c.stop().catch(() => undefined);
+  await etcd?.stop();
+});
+
+/** Creates through `first`, then alternately through `other` while attempts fail (a replica is gone); returns once acknowledged. */
+async function create(first: ControllerResources, other: ControllerResources, name: string, csr: Awaited<ReturnType<typeof nodeClientCsr>>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await (attempt % 2 === 0 ? first : other).csrs.create(structuredClone(csr));
+      return;
+    } catch (err) {
+      // An earlier attempt that landed although its answer was lost: acknowledged now.
+      if (isPlatformError(err, "ALREADY_EXISTS")) return;
+      if (Date.now() > deadline) throw new Error(`creating ${name}: ${String(err)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+describe("API server replicas on etcd", () => {
+  it(`issue a ${COUNT}-request burst split across two replicas exactly once through a replica and an etcd member killed mid-burst`, async () => {
+    ensureBuilt();
+    etcd = await startEtcd({ members: 3 });
+    const urls = (order: number[]) => ["--etcd-servers", order.map((i) => etcd!.members[i]!.clientUrl).join(",")];
+    const dir = mkdtempSync(join(tmpdir(), "platform-ca-replicas-"));
+    // Started at once on one data directory: one cluster CA, one set of RBAC defaults and namespaces.
+    const [a, b] = await Promise.all([startCluster({ dir, apiserverArgs: urls([0, 1, 2]) }), startCluster({ dir, apiserverArgs: urls([1, 2, 0]) })]);
+    clusters.push(a, b);
+    // The controller manager talks to replica A, the survivor.
+    const conf = parseYaml(readFileSync(a.adminConfig, "utf8"));
+    conf.clusters[0].cluster.server = a.address;
+    const aConfig = join(dir, "replica-a.conf");
+    writeFileSync(aConfig, toYaml(conf), { mode: 0o600 });
+    const controller = await a.startController(["--platformconfig", aConfig, "--leader-elect=true", "--kube-api-qps", "500", "--kube-api-burst", "500"]);
+
+    // A watcher on the survivor from before the burst.
+    const seen = new Set<string>();
+    const stopWatch = new AbortController();
+    const watching = (async () => {
+      for await (const ev of a.admin.csrs.watch({ signal: stopWatch.signal, resourceVersion: "0" })) {
+        if (ev.type === "ADDED" || ev.type === "MODIFIED") seen.add((ev.object.metadata as { name: string }).name);
+      }
+    })().catch(() => undefined);
+
+    const names = Array.from({ length: COUNT }, (_, i) => `replica-${i}`);
+    const csrs = await Promise.all(names.map((n) => nodeClientCsr(a.names, n, { name: n })));
+    const burstAt = Date.now();
+    let next = 0;
+    let done = 0;
+    let killed: Promise<unknown> | undefined;
+    await Promise.all(
+      Array.from({ length: 8 }, async (_, worker) => {
+        while (next < names.length) {
+          const i = next++;
+          const [first, other] = worker % 2 ? [a.bootstrapper, b.bootstrapper] : [b.bootstrapper, a.bootstrapper];
+          await create(first, other, names[i]!, csrs[i]!);
+          if (++done === Math.floor(COUNT / 3)) killed = Promise.all([b.apiserver.stop("SIGKILL"), etcd!.members[0]!.stop("SIGKILL")]);
+        }
+      }),
+    );
+    await killed;
+    const acknowledgedAt = Date.now();
+
+    await until(async () => {
+      const list = await a.admin.csrs.list();
+      const issued = new Set(list.items.filter(isIssued).map((x) => x.metadata.name));
+      return names.every((n) => issued.has(n)) ? true : undefined;
+    }, `${COUNT} requests to be issued`, 6000 + COUNT * 30);
+    // Exactly once: the controller signed as many certificates as there are requests, and no request has two
+    // CertificateIssued events.
+    let metrics = "";
+    for (let i = 0; i < 50 && sample(metrics, SIGNED) < COUNT; i++) {
+      metrics = (await opsGet(aConfig, `${controller.ops}/metrics`)).text;
+      if (sample(metrics, SIGNED) < COUNT) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(sample(metrics, SIGNED)).toBe(COUNT);
+    process.stdout.write(`${COUNT} requests: burst ${((acknowledgedAt - burstAt) / 1000).toFixed(1)} s, all issued ${((Date.now() - acknowledgedAt) / 1000).toFixed(1)} s later\n`);
+    const issuedEvents = new Map<string, number>();
+    for (const e of (await a.admin.events.list({ namespace: "default" })).items) {
+      if (e.reason === "CertificateIssued") issuedEvents.set(e.regarding?.name ?? "", (issuedEvents.get(e.regarding?.name ?? "") ?? 0) + (e.series?.count ?? 1));
+    }
+    expect([...issuedEvents.values()].filter((n) => n > 1)).toEqual([]);
+    await until(() => (names.every((n) => seen.has(n)) ? true : undefined), "the survivor's watcher to see every request", 1000);
+    stopWatch.abort();
+    await watching;
+  }, Math.max(300_000, COUNT * 1000));
+
+  it("elects one controller manager among two `up` replicas on etcd through the Lease, and the other takes over when its replica is killed", async () => {
+    ensureBuilt();
+    const single = await startEtcd();
+    try {
+      const args = ["--etcd-servers", single.endpoints[0]!];
+      // Data directories of their own (each `up` talks to its own server through its admin.conf), the second given the
+      // first's cluster CA and ServiceAccount key, as docs/operations.md "Replicas" describes.
+      const first = await startCluster({ mode: "up", apiserverArgs: args });
+      clusters.push(first);
+      const dir = mkdtempSync(join(tmpdir(), "platform-ca-replicas-"));
+      mkdirSync(join(dir, "data", "pki"), { recursive: true, mode: 0o700 });
+      for (const file of ["ca.crt", "ca.key", "sa-signing-key.pem", "sa-signing-key.pub"]) copyFileSync(join(first.dataDir, "pki", file), join(dir, "data", "pki", file));
+      const second = await startCluster({ mode: "up", dir, apiserverArgs: args });
+      clusters.push(second);
+      const replicas = [first, second];
+      const leading = async (c: Cluster) => sample((await opsGet(c.adminConfig, `${c.controllersOps}/metrics`).catch(() => ({ text: "" }))).text, "platform_ca_leader") === 1;
+      const leader = await until(async () => {
+        const states = await Promise.all(replicas.map(leading));
+        return states.filter(Boolean).length === 1 ? replicas[states.indexOf(true)] : undefined;
+      }, "exactly one leader", 1000);
+      const other = replicas.find((c) => c !== leader)!;
+      // One object, one resourceVersion, whichever replica answers (a signer no controller acts on: it stays as created).
+      const created = await leader!.admin.csrs.create(await nodeClientCsr(leader!.names, "lease-1", { name: "lease-1", signerName: "example.com/nobody" }));
+      expect((await other.admin.csrs.get("lease-1")).metadata.resourceVersion).toBe(created.metadata.resourceVersion);
+      await leader!.apiserver.stop("SIGKILL");
+      await until(() => leading(other).then((ok) => ok || undefined), "the other replica's controllers to lead", 6000);
+      await other.admin.csrs.create(await nodeClientCsr(other.names, "lease-2", { name: "lease-2" }));
+      await until(async () => (isIssued(await other.admin.csrs.get("lease-2")) ? true : undefined), "the request to be issued by the new leader", 3000);
+    } finally {
+      await single.stop();
+    }
+  }, 120_000);
+});
