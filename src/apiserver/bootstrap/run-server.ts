@@ -5,6 +5,7 @@ import type { Logger } from "../../logger.js";
 import { STORE_FILE, loadEncryption, openDataStore } from "./store.js";
 import { ADMIN_GROUP, ADMIN_USER } from "./admin-config.js";
 import { clientAddress, createSecureServer, readSecureInputs, type SecureServerOptions, type SecureServerState } from "./secure-server.js";
+import { newLocalConnection, serveLocalSocket, type LocalConnection } from "./local-socket.js";
 
 export { STORE_FILE };
 
@@ -19,6 +20,8 @@ export interface ComponentContext {
   readonly logger: Logger;
   /** Aborted when the process stops. */
   readonly signal: AbortSignal;
+  /** The server's unix-domain socket and the controller identity's token, when RunOptions.localConnection asked for them. */
+  readonly local?: LocalConnection;
 }
 
 /** Something that runs beside the API server (the controllers), started once the server serves. */
@@ -42,6 +45,8 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
   readonly components?: readonly Component[];
   /** EncryptionConfiguration file (`--encryption-provider-config`): encryption at rest. */
   readonly encryptionProviderConfig?: string;
+  /** Also serve a unix-domain socket in the data directory for co-located components (local-socket.ts). */
+  readonly localConnection?: boolean;
 }
 
 /**
@@ -75,7 +80,10 @@ export function bannerText(state: SecureServerState, o: Pick<RunOptions, "dataDi
 export async function runSecureServer(o: RunOptions): Promise<void> {
   const { logger } = o;
   // The input files first: a missing or malformed one must fail before the data directory is created or changed.
-  const inputs = o.inputs ?? (await readSecureInputs(o));
+  const read = o.inputs ?? (await readSecureInputs(o));
+  const local = o.localConnection ? newLocalConnection(o.dataDir) : undefined;
+  if (o.localConnection && !local) logger.warn({ dataDir: o.dataDir }, "the data directory's path is too long for a unix-domain socket; the controllers use HTTPS on loopback");
+  const inputs = local ? { ...read, tokens: [...(read.tokens ?? []), local.credential] } : read;
   const encryption = await loadEncryption(o.encryptionProviderConfig, o.groupSuffix, logger);
   const storage = await openDataStore(o.dataDir, encryption, logger);
   let secure: ReturnType<typeof createSecureServer>;
@@ -89,6 +97,10 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
   const summaries: string[] = [];
   try {
     const state = await secure.start();
+    if (local) {
+      const socket = await serveLocalSocket(state.server.app, local.connection.socketPath, logger);
+      stops.push({ name: "local-socket", stop: () => socket.close() });
+    }
     const context: ComponentContext = {
       adminConfigPath: state.adminConfig.path,
       dataDir: o.dataDir,
@@ -96,6 +108,7 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
       caFiles: state.pki.caFiles,
       logger,
       signal: o.signal,
+      ...(local && { local: local.connection }),
     };
     for (const component of o.components ?? []) {
       const started = await component.start(context);
