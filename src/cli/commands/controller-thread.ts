@@ -1,5 +1,6 @@
 // The controller manager of `platform-ca up` on its own thread: the API server keeps one core's event loop, the
-// controllers (which talk to it over loopback HTTPS, as they would to a remote server) get the other.
+// controllers (which talk to it over HTTP on the data directory's unix-domain socket, authenticated and authorized as any
+// client, or over loopback HTTPS when there is no socket) get the other. Both threads share one memo of verified CSRs.
 //
 // The main side starts the worker, waits for "started" (or the reason it could not start), and at stop asks it to
 // finish its syncs, release what it holds and exit. A worker that dies on its own is started again with backoff.
@@ -9,6 +10,7 @@ import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-
 import { compiledScript } from "../../compiled-script.js";
 import { asErrorCode, PlatformError, toPlatformError } from "../../errors.js";
 import { logOutput, type Logger, type LogOutput } from "../../logger.js";
+import type { LocalConnection } from "../../apiserver/bootstrap/local-socket.js";
 
 const THREAD_KIND = "platform-ca-controller-thread";
 const RESTART_DELAYS_MS = [1000, 2000, 5000, 10_000, 30_000];
@@ -22,6 +24,9 @@ interface ThreadData {
   readonly caFiles: { readonly certFile: string; readonly keyFile: string };
   /** The main thread's log format and level (its flags), so both threads log alike. */
   readonly log: LogOutput;
+  readonly local?: LocalConnection;
+  /** The SharedVerifiedMemo's buffer: a CSR the server verified at create is not verified again here. */
+  readonly verifiedMemo: SharedArrayBuffer;
 }
 
 type FromThread = { readonly type: "started"; readonly ops: string } | { readonly type: "failed"; readonly code: string; readonly message: string };
@@ -112,15 +117,33 @@ export async function superviseThread(
 export const controllerThreadComponent: Component = {
   name: "controller-manager",
   async start(ctx: ComponentContext) {
-    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles, log: logOutput() };
+    // Loaded here: the CLI's other commands do not need the PKI modules at start.
+    const [{ shareVerifiedMemo }, { SharedVerifiedMemo }] = await Promise.all([import("../../pki/csr.js"), import("../../pki/verified-memo.js")]);
+    const memo = new SharedVerifiedMemo();
+    shareVerifiedMemo(memo);
+    const data: ThreadData = {
+      kind: THREAD_KIND,
+      names: ctx.names,
+      adminConfigPath: ctx.adminConfigPath,
+      caFiles: ctx.caFiles,
+      log: logOutput(),
+      ...(ctx.local && { local: ctx.local }),
+      verifiedMemo: memo.buffer,
+    };
     const thread = await superviseThread(() => startThread(data), ctx.logger);
     return { summary: `controllers  health and metrics on ${thread.ops} (own thread)`, stop: () => thread.stop() };
   },
 };
 
 async function serve(port: NonNullable<typeof parentPort>, data: ThreadData): Promise<void> {
-  const [{ createLogger, setLogOutput }, { embeddedControllerSettings, runController }] = await Promise.all([import("../../logger.js"), import("./controller.js")]);
+  const [{ createLogger, setLogOutput }, { embeddedControllerSettings, runController }, { shareVerifiedMemo }, { SharedVerifiedMemo }] = await Promise.all([
+    import("../../logger.js"),
+    import("./controller.js"),
+    import("../../pki/csr.js"),
+    import("../../pki/verified-memo.js"),
+  ]);
   setLogOutput(data.log);
+  shareVerifiedMemo(new SharedVerifiedMemo(data.verifiedMemo));
   const logger = createLogger({ name: "controller-manager" });
   const abort = new AbortController();
   let ops = "";
