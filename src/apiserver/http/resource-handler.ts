@@ -95,7 +95,8 @@ export class ResourceHandler {
       case "update": {
         const w = writeParams(q);
         const body = this.decodeChecked(req, t.def, w, out);
-        const r = await store.update(ns, t.name!, body, this.writeOptions(req, w, user, t.subresource));
+        // The body was decoded for this request alone: the registry may store it without a copy.
+        const r = await store.update(ns, t.name!, body, { ...this.writeOptions(req, w, user, t.subresource), ownBody: true });
         return send(reply, r.code, r.object, out);
       }
       case "patch":

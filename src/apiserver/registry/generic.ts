@@ -34,6 +34,11 @@ export interface WriteOptions {
   readonly fieldManager?: string;
   readonly user?: UserInfo;
   readonly subresource?: string;
+  /**
+   * The body was decoded for this call alone (an HTTP request) and may become the stored object as it is: an update
+   * with a precondition then skips copying it (it has one attempt). Callers that keep their object leave this unset.
+   */
+  readonly ownBody?: boolean;
 }
 
 export interface ApplyOptions extends WriteOptions {
@@ -148,7 +153,9 @@ export class ResourceStore {
   async update(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions): Promise<WriteResult> {
     const next = this.checkBody(body, namespace, name);
     const precondition = next.metadata.resourceVersion;
-    return this.write(namespace, name, opts, precondition, () => copyObject(next));
+    // With a precondition there is one attempt (a conflict is the caller's to resolve), so a body the call owns is the
+    // next object itself; otherwise each attempt starts from a fresh copy of it.
+    return this.write(namespace, name, opts, precondition, precondition !== undefined && opts.ownBody === true ? () => next : () => copyObject(next));
   }
 
   /** PATCH: `mutation` applies the patch to a copy of the current object; retried on a concurrent write. */
