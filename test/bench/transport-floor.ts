@@ -8,7 +8,7 @@ import https from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { cpuSeconds, envNumber } from "./measure.js";
+import { cpuSeconds, envNumber, timedLoop } from "./measure.js";
 
 const SECONDS = envNumber("BENCH_SECONDS", 3);
 const ROUNDS = envNumber("BENCH_ROUNDS", 3);
@@ -54,24 +54,12 @@ async function measure(pid: number, options: https.RequestOptions, secure: boole
       req.on("error", reject);
       req.end(BODY);
     });
-  // Warm-up: connections (and TLS sessions) made before the clock.
-  await Promise.all(Array.from({ length: CONCURRENCY * 4 }, one));
-  const serverBefore = cpuSeconds(pid);
-  const clientBefore = process.cpuUsage();
-  const until = performance.now() + SECONDS * 1000;
-  let n = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (performance.now() < until) {
-        await one();
-        n++;
-      }
-    }),
-  );
-  const client = process.cpuUsage(clientBefore);
+  let serverBefore = 0;
+  // One warm-up round first: connections (and TLS sessions) are made before the clock.
+  const loop = await timedLoop(CONCURRENCY, SECONDS, one, () => (serverBefore = cpuSeconds(pid)));
   const server = cpuSeconds(pid) - serverBefore;
   agent.destroy();
-  return { rps: n / SECONDS, server: (server * 1e6) / n, client: (client.user + client.system) / n };
+  return { rps: loop.requests / loop.seconds, server: (server * 1e6) / loop.requests, client: loop.clientMicros };
 }
 
 function start(args: readonly string[]): Promise<{ pid: number; stop(): void; port: string }> {
