@@ -14,7 +14,7 @@ import { alreadyExists, badRequest, conflict, invalid, notFound } from "./errors
 import { FieldManager, type Writer } from "../apply/field-manager.js";
 import { schemaRegistry } from "../../api/schema.js";
 import { generateName, initCreateMetadata, keepSystemMetadata, rfc3339, validateMetadata } from "./metadata.js";
-import { copyObject, serializeForStorage, StoredObject } from "./stored.js";
+import { copyObject, serializeForStorage, StoredObject, withResourceVersion } from "./stored.js";
 import { fillTypeMeta } from "./type-meta.js";
 
 /** What every resource store shares. */
@@ -58,6 +58,8 @@ export interface WriteResult {
   readonly object: ApiObject;
   /** 201 for a stored create, 200 otherwise. */
   readonly code: 200 | 201;
+  /** `object` as compact JSON when this write stored it: the stored bytes with the new resourceVersion spliced in. */
+  readonly json?: string;
 }
 
 export interface DeleteResult {
@@ -137,9 +139,10 @@ export class ResourceStore {
     if (opts.dryRun) return { object: obj, code: 200 };
     for (let attempt = 1; ; attempt++) {
       try {
-        const kv = await this.ctx.storage.create(this.key(namespace, obj.metadata.name!), serializeForStorage(obj));
+        const text = serializeForStorage(obj);
+        const kv = await this.ctx.storage.create(this.key(namespace, obj.metadata.name!), text);
         obj.metadata.resourceVersion = String(kv.modRevision);
-        return { object: obj, code: 201 };
+        return { object: obj, code: 201, json: withResourceVersion(text, kv.modRevision) };
       } catch (err) {
         if (!isPlatformError(err, "ALREADY_EXISTS")) throw err;
         // A generated name collided: draw another suffix, as upstream retries.
@@ -249,9 +252,10 @@ export class ResourceStore {
           next.metadata.resourceVersion = String(stored.revision);
           return { object: next, code: 200 };
         }
-        const kv = await this.ctx.storage.update(stored.key, serializeForStorage(next), stored.revision);
+        const text = serializeForStorage(next);
+        const kv = await this.ctx.storage.update(stored.key, text, stored.revision);
         next.metadata.resourceVersion = String(kv.modRevision);
-        return { object: next, code: 200 };
+        return { object: next, code: 200, json: withResourceVersion(text, kv.modRevision) };
       } catch (err) {
         if (isPlatformError(err, "NOT_FOUND")) throw notFound(this.def, name);
         if (!isPlatformError(err, "CONFLICT")) throw err;
