@@ -5,7 +5,7 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { groupNames } from "../../../src/api/group.js";
-import { LOCAL_SOCKET_FILE } from "../../../src/apiserver/bootstrap/local-socket.js";
+import { LOCAL_SOCKET_FILE, newLocalConnection } from "../../../src/apiserver/bootstrap/local-socket.js";
 import { runSecureServer, type Component, type ComponentContext } from "../../../src/apiserver/bootstrap/run-server.js";
 import { createClient } from "../../../src/client/rest-client.js";
 import { silentLogger } from "../../../src/logger.js";
@@ -98,6 +98,15 @@ describe("the local socket of up", () => {
       const ns = await call(local!.socketPath, "DELETE", "/api/v1/namespaces/default", auth);
       expect(ns.status).toBe(403);
     });
+  });
+
+  it("draws a fresh token per run, and gives up on a data directory too long for a socket address", () => {
+    const [a, b] = [newLocalConnection("/srv/data"), newLocalConnection("/srv/data")];
+    expect(a!.connection.socketPath).toBe(`/srv/data/${LOCAL_SOCKET_FILE}`);
+    expect(a!.connection.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(a!.connection.token).not.toBe(b!.connection.token);
+    expect(a!.credential).toMatchObject({ secret: a!.connection.token, user: { username: "system:platform-ca:controller", groups: [] } });
+    expect(newLocalConnection(`/${"d".repeat(100)}`)).toBeUndefined();
   });
 
   it("is not served unless asked for", async () => {
