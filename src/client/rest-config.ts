@@ -67,6 +67,11 @@ export interface RestConfig {
   /** `Accept` header (default `application/json`) and the body content type of writes. */
   readonly accept?: string;
   readonly contentType?: string;
+  /**
+   * A unix-domain socket to connect to in place of the server's host and port (plain HTTP servers only: the socket
+   * of a co-located server, whose file permissions already keep other users out).
+   */
+  readonly socketPath?: string;
 }
 
 /** client-go's defaults: a controller that needs more raises them in its ClientConnectionConfiguration. */

@@ -46,7 +46,7 @@ export class AgentPool {
   acquire(config: RestConfig, identity: ClientIdentity | undefined): { key: string; agent: http.Agent } {
     const tls = { ...config.tls, ...(identity ?? {}) };
     const key = createHash("sha256")
-      .update(JSON.stringify([config.server, tls.ca, tls.cert, tls.key, tls.insecureSkipVerify === true, tls.serverName, config.proxyUrl]))
+      .update(JSON.stringify([config.server, tls.ca, tls.cert, tls.key, tls.insecureSkipVerify === true, tls.serverName, config.proxyUrl, config.socketPath]))
       .digest("hex");
     let entry = this.#agents.get(key);
     if (!entry) {
@@ -179,6 +179,7 @@ export class Transport {
       path: proxied ? `${this.#base.origin}${target}` : target,
       headers,
       agent: this.#agent(req.identity),
+      ...(this.#config.socketPath !== undefined && !secure && { socketPath: this.#config.socketPath }),
     };
     return new Promise((resolve, reject) => {
       if (req.signal?.aborted) return reject(abortReason(req.signal));

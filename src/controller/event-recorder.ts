@@ -1,5 +1,6 @@
 // Records events/v1 Events about objects: best effort, repeats folded into a series, spam limited per object,
-// written from a bounded queue by a few writers so a burst of events does not crowd out the controllers' own writes.
+// written in batches from a bounded queue by a few writers so a burst of events does not crowd out the controllers'
+// own writes, and paused (nothing lost) while the server answers 429 TooManyRequests.
 import type { ApiObject } from "../api/meta.js";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import type { ObjectReference } from "../api/types/core.js";
@@ -8,6 +9,7 @@ import type { ResourceClient } from "../client/types.js";
 import { invalidOption, isPlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { TokenBucket } from "../time/token-bucket.js";
+import { JitteredBackoff, type JitteredBackoffOptions } from "../time/backoff.js";
 import { formatMicroTime } from "../api/meta.js";
 import { systemClock, type Clock } from "../time/clock.js";
 
@@ -15,8 +17,14 @@ import { systemClock, type Clock } from "../time/clock.js";
 export const EVENT_TEXT_LIMIT = 128;
 export const EVENT_NOTE_LIMIT_BYTES = 1024;
 
-/** What became of one write: `dropped` when the queue was full and the event was not recorded. */
-export type EventResult = "written" | "failed" | "dropped";
+/**
+ * What became of one write: `dropped` when the queue was full and the event was not recorded; `throttled` when the
+ * server answered 429 (the event is queued again, first in line, and written once the pause is over).
+ */
+export type EventResult = "written" | "failed" | "dropped" | "throttled";
+
+/** Longest pause a server's Retry-After can impose (a larger one is cut to this). */
+const MAX_RETRY_AFTER_MS = 60_000;
 
 /** At most one warning of a kind per this period: queue full (with the count dropped since), busy() failing. */
 const WARNING_PERIOD_MS = 10_000;
@@ -46,7 +54,14 @@ export interface EventRecorderOptions {
   readonly maxInFlightWhileBusy?: number;
   /** Series waiting for a writer (default 50,000); past it a new series is dropped, repeats still fold. */
   readonly maxQueued?: number;
-  /** Called once per write (`written`, `failed`) and per event dropped because the queue was full. */
+  /**
+   * A batch window: the first event after a quiet period waits this long (default 0) for others, then the writers
+   * drain everything queued, so the server's group commit takes the batch in few transactions and log flushes.
+   */
+  readonly batchDelayMs?: number;
+  /** Pause after a 429 without Retry-After: exponential from 1 s up to 30 s, jittered (options for tests). */
+  readonly throttleBackoff?: JitteredBackoffOptions;
+  /** Called once per write (`written`, `failed`, `throttled`) and per event dropped because the queue was full. */
   readonly onResult?: (result: EventResult) => void;
   readonly clock?: Clock;
   readonly logger?: Logger;
@@ -94,6 +109,11 @@ class Fifo<V> {
   push(v: V): void {
     this.items.push(v);
   }
+  /** Puts `v` first in line (a write that must be tried again before anything queued after it). */
+  unshift(v: V): void {
+    if (this.head > 0) this.items[--this.head] = v;
+    else this.items.unshift(v);
+  }
   take(): V | undefined {
     if (this.head >= this.items.length) return undefined;
     const v = this.items[this.head];
@@ -122,8 +142,16 @@ export class EventRecorder {
   private inFlight = 0;
   private drained: (() => void)[] = [];
   private droppedSinceWarning = 0;
-  private readonly lastWarning = { drop: -Infinity, busy: -Infinity };
+  private readonly lastWarning = { drop: -Infinity, busy: -Infinity, throttled: -Infinity };
   private lastNanos = 0n;
+  private readonly batchDelayMs: number;
+  /** Writers may start: set when a batch window ends, cleared when the queue and the writers are idle again. */
+  private batchOpen = false;
+  private batchTimer: ReturnType<typeof setTimeout> | undefined;
+  /** No write starts before this time (a 429's Retry-After or backoff). */
+  private pausedUntil = -Infinity;
+  private cancelResume: (() => void) | undefined;
+  private readonly throttle: JitteredBackoff;
 
   constructor(private readonly options: EventRecorderOptions) {
     const { reportingController, reportingInstance } = options;
@@ -145,6 +173,9 @@ export class EventRecorder {
     if (!Number.isSafeInteger(this.maxInFlightWhileBusy) || this.maxInFlightWhileBusy < 1 || this.maxInFlightWhileBusy > this.maxInFlight) {
       throw invalidOption("maxInFlightWhileBusy", `to be a whole number from 1 to maxInFlight (${this.maxInFlight})`, options.maxInFlightWhileBusy);
     }
+    this.batchDelayMs = options.batchDelayMs ?? 0;
+    if (!(this.batchDelayMs >= 0 && Number.isFinite(this.batchDelayMs))) throw invalidOption("batchDelayMs", "to be ≥ 0", options.batchDelayMs);
+    this.throttle = new JitteredBackoff({ initialMs: 1000, maxMs: 30_000, jitter: 0.5, ...options.throttleBackoff });
     this.maxQueued = options.maxQueued ?? 50_000;
     if (!Number.isSafeInteger(this.maxQueued) || this.maxQueued < 1) throw invalidOption("maxQueued", "to be a whole number ≥ 1", options.maxQueued);
     this.client = options.client;
@@ -294,7 +325,7 @@ export class EventRecorder {
   }
 
   private pump(): void {
-    const writers = this.queue.size === 0 ? 0 : this.writers();
+    const writers = this.queue.size === 0 || !this.mayStart() ? 0 : this.writers();
     while (this.inFlight < writers) {
       const entry = this.queue.take();
       if (!entry) break;
@@ -303,6 +334,7 @@ export class EventRecorder {
       this.inFlight++;
       void this.run(entry);
     }
+    if (this.inFlight === 0 && this.queue.size === 0) this.batchOpen = false;
     if (this.inFlight === 0 && this.queue.size === 0 && this.drained.length > 0) {
       const waiters = this.drained;
       this.drained = [];
@@ -310,11 +342,54 @@ export class EventRecorder {
     }
   }
 
+  /**
+   * Whether writes may start now: not while paused by a 429 (a timer pumps when the pause ends), and not before the
+   * batch window that the first queued event opened has passed (a timer pumps then).
+   */
+  private mayStart(): boolean {
+    const now = this.clock.now();
+    if (now < this.pausedUntil) return false;
+    if (this.batchOpen || this.batchDelayMs === 0) return true;
+    // Wall time, not the recorder's clock: the window only decides when writes start (a transport matter), while the
+    // clock decides what events say (times, series, rate limits, pauses).
+    if (this.batchTimer === undefined) {
+      this.batchTimer = setTimeout(() => {
+        this.batchTimer = undefined;
+        this.batchOpen = true;
+        this.pump();
+      }, this.batchDelayMs);
+      this.batchTimer.unref?.();
+    }
+    return false;
+  }
+
+  /** Stops every writer for `ms` (the longest pause asked wins); the queue keeps accepting and folding meanwhile. */
+  private pause(ms: number): void {
+    const until = this.clock.now() + ms;
+    if (until <= this.pausedUntil) return;
+    this.pausedUntil = until;
+    this.cancelResume?.();
+    this.cancelResume = this.clock.setTimer(ms, () => {
+      this.cancelResume = undefined;
+      this.pump();
+    });
+  }
+
   private async run(entry: SeriesEntry): Promise<void> {
-    const ok = await this.write(entry).catch(() => false);
+    const outcome = await this.write(entry).catch(() => "failed" as const);
     this.inFlight--;
+    if (typeof outcome === "number") {
+      // Throttled: not written and not lost. First in line again, with every repeat folded in so far.
+      entry.state = "queued";
+      entry.dirty = false;
+      this.queue.unshift(entry);
+      this.report("throttled");
+      this.pause(outcome);
+      return this.pump();
+    }
     entry.state = "idle";
-    this.report(ok ? "written" : "failed");
+    if (outcome === "written") this.throttle.reset();
+    this.report(outcome);
     // The follow-up write goes to the back of the queue, so a busy series does not keep a writer to itself. It is
     // a repeat, so it is never dropped: the queue may exceed maxQueued by at most maxInFlight this way.
     if (entry.dirty) {
@@ -333,14 +408,14 @@ export class EventRecorder {
     }
   }
 
-  /** Writes the series as it stands; false (logged) when the write failed. */
-  private async write(entry: SeriesEntry): Promise<boolean> {
+  /** Writes the series as it stands: `failed` (logged) when the write failed, the pause to take when throttled. */
+  private async write(entry: SeriesEntry): Promise<"written" | "failed" | number> {
     const series = entry.count > 1 ? { count: entry.count, lastObservedTime: formatMicroTime(new Date(entry.lastObserved)) } : undefined;
     try {
       if (entry.created) {
         try {
           await this.client.patch(entry.name, "merge", { series }, { namespace: entry.namespace });
-          return true;
+          return "written";
         } catch (err) {
           // The event expired or was deleted: start it over under a new name.
           if (!isPlatformError(err, "NOT_FOUND")) throw err;
@@ -351,11 +426,20 @@ export class EventRecorder {
       const obj: Event = { ...entry.base, metadata: { name: entry.name, namespace: entry.namespace }, ...(series ? { series } : {}) };
       await this.client.create(obj, { namespace: entry.namespace });
       entry.created = true;
-      return true;
+      return "written";
     } catch (err) {
+      if (isPlatformError(err, "TOO_MANY_REQUESTS")) return this.throttledFor(err.details.retryAfterSeconds);
       this.log.warn({ err: isPlatformError(err) ? { code: err.code, message: err.message } : String(err), event: entry.name }, "event write failed");
-      return false;
+      return "failed";
     }
+  }
+
+  /** The server's Retry-After (bounded), or the next backoff step when it named none; logged once per 10 s. */
+  private throttledFor(retryAfterSeconds: unknown): number {
+    const now = this.clock.now();
+    const ms = typeof retryAfterSeconds === "number" && retryAfterSeconds >= 0 ? Math.min(retryAfterSeconds * 1000, MAX_RETRY_AFTER_MS) : this.throttle.next(now);
+    if (this.warningDue("throttled", now)) this.log.warn({ pauseMs: Math.round(ms), queued: this.queue.size }, "the server throttles event writes (429); events pause and stay queued");
+    return ms;
   }
 }
 

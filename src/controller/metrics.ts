@@ -72,9 +72,9 @@ export class ControllerMetrics {
     this.crlNextUpdate = new Gauge({ name: `${p}crl_next_update_timestamp_seconds`, help: "nextUpdate of each signer's published CRL, in seconds since the epoch.", labelNames: ["signer"], registers });
     this.csrCleaned = counter("csr_cleaned_total", "CertificateSigningRequests deleted by the cleaner, per rule.", ["rule"]);
     this.leader = new Gauge({ name: `${p}leader`, help: "1 while this replica holds the lease (or runs without leader election).", registers });
-    this.events = counter("events_total", "Event writes written or failed, and events dropped because the recorder's queue was full.", ["result"]);
+    this.events = counter("events_total", "Event writes written, failed or throttled (429: queued again), and events dropped because the recorder's queue was full.", ["result"]);
     // Present at 0 from the start, so a rate over `dropped` works before the first drop.
-    for (const result of ["written", "failed", "dropped"] as const) this.events.inc({ result }, 0);
+    for (const result of ["written", "failed", "dropped", "throttled"] as const) this.events.inc({ result }, 0);
     const queue = (): number => this.eventQueue?.queued ?? 0;
     this.eventsQueued = new Gauge({
       name: `${p}events_queued`,

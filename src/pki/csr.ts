@@ -12,6 +12,7 @@ import { checkMaxBytes, decodeSinglePem } from "./pem.js";
 import type { Extension, KeyAlgorithm, NamedCurve, ParsedCsr, PublicKeyInfo, SubjectAltNames } from "./types.js";
 import { nativeCrypto, nativeHashBits } from "./native.js";
 import { copyBytes } from "./bytes.js";
+import { SharedVerifiedMemo } from "./verified-memo.js";
 
 export interface ParseCsrOptions {
   /** Upper bound on the input size in bytes (default 64 KiB). */
@@ -364,12 +365,26 @@ function importKey(key: KeyMaterial): KeyObject {
 // (admission, approval, signing): remember the last requests that verified, keyed by their bytes.
 const VERIFIED = new Map<string, true>();
 const VERIFIED_LIMIT = 1024;
+let shared: SharedVerifiedMemo | undefined;
+
+/**
+ * Shares verifications with the other threads of this process through `memo` (each thread calls this with a view of
+ * the same buffer): a request one thread verified is not verified again by another. Only verdicts of this process's
+ * own verifier go in, so nothing another process or server says is trusted (docs/security.md).
+ */
+export function shareVerifiedMemo(memo: SharedVerifiedMemo | undefined): void {
+  shared = memo;
+}
 
 function verifySignatureOnce(der: Uint8Array, key: KeyMaterial, check: SignatureCheck, tbs: Uint8Array, signature: Uint8Array): void {
   // latin1 maps each byte to one character: the cheapest exact string key for the bytes.
   const id = Buffer.from(der.buffer, der.byteOffset, der.byteLength).toString("latin1");
   if (VERIFIED.has(id)) return;
-  verifySignature(key, check, tbs, signature);
+  const digest = shared && SharedVerifiedMemo.digest(der);
+  if (!digest || !shared!.has(digest)) {
+    verifySignature(key, check, tbs, signature);
+    if (digest) shared!.add(digest);
+  }
   if (VERIFIED.size >= VERIFIED_LIMIT) VERIFIED.delete(VERIFIED.keys().next().value!);
   VERIFIED.set(id, true);
 }

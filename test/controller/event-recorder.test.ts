@@ -8,6 +8,11 @@ import { EventRecorder, truncateBytes, type EventRecorderOptions, type EventResu
 import { ControllerMetrics } from "../../src/controller/metrics.js";
 import { PlatformError } from "../../src/errors.js";
 import { FakeStore, type FakeClient } from "./fake-store.js";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { groupNames } from "../../src/api/group.js";
+import { createClient } from "../../src/client/rest-client.js";
+import { controllerResources } from "../../src/controller/controllers/controller-set.js";
 
 const T0 = Date.UTC(2025, 0, 1);
 
@@ -523,5 +528,136 @@ describe("event names", () => {
   ])("turns %j into the valid prefix %j", async (name, prefix) => {
     const { eventNamePrefix } = await import("../../src/controller/event-recorder.js");
     expect(eventNamePrefix(name)).toBe(prefix);
+  });
+});
+
+describe("EventRecorder batches and throttling", () => {
+  const throttled = (retryAfterSeconds?: number) =>
+    new PlatformError("TOO_MANY_REQUESTS", "too many requests, please try again later", { details: retryAfterSeconds === undefined ? {} : { retryAfterSeconds } });
+
+  it("pauses every writer for a 429's Retry-After, keeps the throttled event first in line, and loses nothing", async () => {
+    const { recorder, emit, held, started, release, releaseAll, clock, results, events, warnings } = gatedSetup({ maxInFlight: 2 });
+    emit("a");
+    emit("b");
+    emit("c");
+    await release(throttled(3));
+    expect(count(results, "throttled")).toBe(1);
+    // b was already in flight and finishes; nothing new starts during the pause, but recording goes on at once.
+    await release();
+    emit("d");
+    expect([held.length, recorder.queued]).toEqual([0, 3]);
+    await clock.advance(2_999);
+    expect(held.length).toBe(0);
+    await clock.advance(1);
+    await settle();
+    expect(held.map((h) => h.regarding)).toEqual(["a", "c"]);
+    await releaseAll();
+    await recorder.flush();
+    expect(started).toEqual(["create a", "create b", "create a", "create c", "create d"]);
+    expect(events().map((e) => e.regarding?.name).sort()).toEqual(["a", "b", "c", "d"]);
+    expect([count(results, "written"), count(results, "failed"), count(results, "dropped")]).toEqual([4, 0, 0]);
+    expect(warnings.filter((w) => w.msg === "the server throttles event writes (429); events pause and stay queued")).toHaveLength(1);
+  });
+
+  it("backs off exponentially on 429s without Retry-After, and starts over after a write succeeds", async () => {
+    const { recorder, emit, held, release, clock } = gatedSetup({ maxInFlight: 1, throttleBackoff: { initialMs: 1000, maxMs: 30_000, jitter: 0 } });
+    emit("a");
+    const pauseAfter = async (failure?: Error): Promise<number> => {
+      await release(failure);
+      const from = clock.now();
+      while (held.length === 0) await clock.advance(100);
+      return clock.now() - from;
+    };
+    expect(await pauseAfter(throttled())).toBe(1000);
+    expect(await pauseAfter(throttled())).toBe(2000);
+    expect(await pauseAfter(throttled())).toBe(4000);
+    await release();
+    emit("b");
+    expect(await pauseAfter(throttled())).toBe(1000);
+    await release();
+    await recorder.flush();
+  });
+
+  it("on stop, flush(timeout) bounds the wait for a throttled queue; flush() without one writes it all after the pause", async () => {
+    const bounded = gatedSetup({ maxInFlight: 1 });
+    bounded.emit("a");
+    bounded.emit("b");
+    await bounded.release(throttled(60));
+    let done = false;
+    void bounded.recorder.flush(5_000).then(() => (done = true));
+    await bounded.clock.advance(5_000);
+    await settle();
+    expect([done, count(bounded.results, "dropped")]).toEqual([true, 2]);
+
+    const patient = gatedSetup({ maxInFlight: 1 });
+    patient.emit("a");
+    await patient.release(throttled(2));
+    let flushed = false;
+    void patient.recorder.flush().then(() => (flushed = true));
+    await patient.clock.advance(2_000);
+    await settle();
+    expect(flushed).toBe(false);
+    await patient.release();
+    expect(flushed).toBe(true);
+    expect(patient.events().map((e) => e.regarding?.name)).toEqual(["a"]);
+  });
+
+  it("with batchDelayMs, the first event waits (wall time) for others and the batch is written together; a quiet queue opens a new window", async () => {
+    const { recorder, emit, held, release, releaseAll, writes } = gatedSetup({ maxInFlight: 4, batchDelayMs: 60 });
+    const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    emit("a");
+    await wait(20);
+    emit("b");
+    emit("c");
+    expect(held.length).toBe(0);
+    await wait(80);
+    expect(held.map((h) => h.regarding)).toEqual(["a", "b", "c"]);
+    // While the batch drains, later events join it without waiting.
+    emit("d");
+    expect(held.length).toBe(4);
+    await releaseAll();
+    await recorder.flush();
+    emit("e");
+    await settle();
+    expect(held.length).toBe(0);
+    await wait(100);
+    expect(held.map((h) => h.regarding)).toEqual(["e"]);
+    await release();
+    expect(writes.peak).toBe(4);
+  });
+
+  it("honours a real server's 429 and Retry-After header through the client, and writes everything once it is over", async () => {
+    const posts: number[] = [];
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c) => (body += c));
+      req.on("end", () => {
+        posts.push(Date.now());
+        if (posts.length <= 2) {
+          res.writeHead(429, { "Content-Type": "application/json", "Retry-After": "1" });
+          return res.end(JSON.stringify({ apiVersion: "v1", kind: "Status", status: "Failure", reason: "TooManyRequests", code: 429, message: "too many requests" }));
+        }
+        res.writeHead(201, { "Content-Type": "application/json" });
+        res.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const client = createClient({ server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, tls: {}, credentials: { type: "none" }, namespace: "default", qps: 0, burst: 1, userAgent: "test" });
+    try {
+      const results: EventResult[] = [];
+      const recorder = new EventRecorder({ client: controllerResources(client, groupNames()).events, reportingController: "c", reportingInstance: "i", rateLimit: false, maxInFlight: 1, onResult: (r) => results.push(r) });
+      const started = Date.now();
+      for (const name of ["a", "b", "c"]) recorder.event(csr(name), "Normal", "Issued", "Sign", "n");
+      // Recording never waits for the server.
+      expect(Date.now() - started).toBeLessThan(50);
+      await recorder.flush();
+      expect(results).toEqual(["throttled", "throttled", "written", "written", "written"]);
+      // Each 429 paused the writer for the second the server asked for.
+      expect(posts[1]! - posts[0]!).toBeGreaterThanOrEqual(990);
+      expect(posts[2]! - posts[1]!).toBeGreaterThanOrEqual(990);
+    } finally {
+      client.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

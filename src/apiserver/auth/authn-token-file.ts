@@ -104,17 +104,22 @@ function authenticated(user: UserInfo): AuthnResult {
 
 /** Bearer tokens from a token file. Every entry is compared (fixed-length digests), so timing tells nothing. */
 export class TokenFileAuthenticator {
-  readonly #entries: readonly { readonly digest: Buffer; readonly user: UserInfo }[];
+  /**
+   * Users by the SHA-256 of their token (the first line wins for a repeated token). One lookup per request, however
+   * many nodes the file lists; keyed by digest, so lookup timing says nothing about the tokens themselves.
+   */
+  readonly #byDigest = new Map<string, UserInfo>();
 
   constructor(entries: readonly CredentialEntry[]) {
-    this.#entries = entries.map((e) => ({ digest: digest(e.secret), user: e.user }));
+    for (const e of entries) {
+      const key = digest(e.secret).toString("base64");
+      if (!this.#byDigest.has(key)) this.#byDigest.set(key, e.user);
+    }
   }
 
   /** The token's user, or undefined when the file does not hold it (another authenticator may). */
   authenticateToken(token: string): AuthnResult | undefined {
-    const d = digest(token);
-    let found: UserInfo | undefined;
-    for (const e of this.#entries) if (timingSafeEqual(e.digest, d) && found === undefined) found = e.user;
+    const found = this.#byDigest.get(digest(token).toString("base64"));
     return found ? authenticated(found) : undefined;
   }
 }

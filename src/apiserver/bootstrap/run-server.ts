@@ -8,6 +8,7 @@ import { useKeyWrapper } from "../../pki/wrapped-key.js";
 import { caKeyKmsSettings, kmsKeyWrapper } from "../encryption/kms-key-wrapper.js";
 import { ADMIN_GROUP, ADMIN_USER } from "./admin-config.js";
 import { clientAddress, createSecureServer, readSecureInputs, type SecureServerOptions, type SecureServerState } from "./secure-server.js";
+import { newLocalConnection, serveLocalSocket, type LocalConnection } from "./local-socket.js";
 
 export { STORE_FILE };
 
@@ -26,6 +27,8 @@ export interface ComponentContext {
   readonly signal: AbortSignal;
   /** The tracing file's settings (`--tracing-config-file`), for a component to trace with too. */
   readonly tracing?: TracingConfig;
+  /** The server's unix-domain socket and the controller identity's token, when RunOptions.localConnection asked for them. */
+  readonly local?: LocalConnection;
 }
 
 /** Something that runs beside the API server (the controllers), started once the server serves. */
@@ -56,6 +59,8 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
   readonly tracing?: TracingConfig;
   /** SQLite in the data directory (default) or etcd. */
   readonly storageBackend?: StorageBackend;
+  /** Also serve a unix-domain socket in the data directory for co-located components (local-socket.ts). */
+  readonly localConnection?: boolean;
 }
 
 /**
@@ -90,7 +95,10 @@ export function bannerText(state: SecureServerState, o: Pick<RunOptions, "dataDi
 export async function runSecureServer(o: RunOptions): Promise<void> {
   const { logger } = o;
   // The input files first: a missing or malformed one must fail before the data directory is created or changed.
-  const inputs = o.inputs ?? (await readSecureInputs(o));
+  const read = o.inputs ?? (await readSecureInputs(o));
+  const local = o.localConnection ? newLocalConnection(o.dataDir) : undefined;
+  if (o.localConnection && !local) logger.warn({ dataDir: o.dataDir }, "the data directory's path is too long for a unix-domain socket; the controllers use HTTPS on loopback");
+  const inputs = local ? { ...read, tokens: [...(read.tokens ?? []), local.credential] } : read;
   const encryption = await loadEncryption(o.encryptionProviderConfig, o.groupSuffix, logger);
   // Before the PKI is read or created: the CA key is unwrapped (or written) through it.
   if (o.caKeyKms !== undefined) useKeyWrapper(kmsKeyWrapper(caKeyKmsSettings(o.caKeyKms, encryption)));
@@ -106,6 +114,10 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
   const summaries: string[] = [];
   try {
     const state = await secure.start();
+    if (local) {
+      const socket = await serveLocalSocket(state.server.app, local.connection.socketPath, logger);
+      stops.push({ name: "local-socket", stop: () => socket.close() });
+    }
     const context: ComponentContext = {
       adminConfigPath: state.adminConfig.path,
       dataDir: o.dataDir,
@@ -115,6 +127,7 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
       logger,
       signal: o.signal,
       ...(o.tracing && { tracing: o.tracing }),
+      ...(local && { local: local.connection }),
     };
     for (const component of o.components ?? []) {
       const started = await component.start(context);

@@ -21,7 +21,7 @@ import { decodeBody, decodeJson, decodeYaml, isJsonType, isYamlType, mediaType, 
 import { checkFields } from "./field-validation.js";
 import { deleteOptions } from "./delete-options.js";
 import { isPretty, listParams, writeParams, type RawQuery, type WriteParams } from "./query.js";
-import { send, sendRawList, type ResponseSettings } from "./respond.js";
+import { send, sendRawList, sendWritten, type ResponseSettings } from "./respond.js";
 import type { Target } from "./routes.js";
 import { streamWatch } from "./watch-stream.js";
 
@@ -95,8 +95,9 @@ export class ResourceHandler {
       case "update": {
         const w = writeParams(q);
         const body = this.decodeChecked(req, t.def, w, out);
-        const r = await store.update(ns, t.name!, body, this.writeOptions(req, w, user, t.subresource));
-        return send(reply, r.code, r.object, out);
+        // The body was decoded for this request alone: the registry may store it without a copy.
+        const r = await store.update(ns, t.name!, body, { ...this.writeOptions(req, w, user, t.subresource), ownBody: true });
+        return sendWritten(reply, r, out);
       }
       case "patch":
         return this.patch(req, reply, out, store, t, user);
@@ -188,7 +189,7 @@ export class ResourceHandler {
     }
     const body = this.decodeChecked(req, store.def, w, out);
     const r = await store.create(t.namespace, body, this.writeOptions(req, w, user, undefined));
-    return send(reply, r.code, r.object, out);
+    return sendWritten(reply, r, out);
   }
 
   private async patch(req: FastifyRequest, reply: FastifyReply, out: ResponseSettings, store: ResourceStore, t: ResourceTarget, user: UserInfo): Promise<unknown> {
@@ -215,7 +216,7 @@ export class ResourceHandler {
       },
       this.writeOptions(req, w, user, t.subresource),
     );
-    return send(reply, r.code, r.object, out);
+    return sendWritten(reply, r, out);
   }
 
   /** Server-side apply: a YAML (or JSON) object merged under field ownership; `fieldManager` is required. */
@@ -232,7 +233,7 @@ export class ResourceHandler {
     const schema = this.deps.schemas.lookup(store.def.group, store.def.kind);
     out.warnings.push(...checkFields(config, schema, w.fieldValidation));
     const r = await store.apply(t.namespace, t.name!, config, { dryRun: w.dryRun, fieldManager: w.fieldManager, force: w.force, user, subresource: t.subresource, ...annotator(req) });
-    return send(reply, r.code, r.object, out);
+    return sendWritten(reply, r, out);
   }
 
   private async delete(req: FastifyRequest, reply: FastifyReply, out: ResponseSettings, store: ResourceStore, t: ResourceTarget, user: UserInfo): Promise<unknown> {

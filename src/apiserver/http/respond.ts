@@ -24,6 +24,16 @@ export function send(reply: FastifyReply, code: number, value: unknown, s: Respo
 }
 
 /**
+ * The result of a write: the JSON the registry stored (resourceVersion spliced in) when compact JSON of the object
+ * itself is wanted, so the object is not serialized a second time; encoded like any value otherwise.
+ */
+export function sendWritten(reply: FastifyReply, result: { readonly code: number; readonly object: unknown; readonly json?: string }, s: ResponseSettings): FastifyReply {
+  if (result.json === undefined || s.negotiated.format !== "json" || s.pretty || s.negotiated.table) return send(reply, result.code, result.object, s);
+  if (s.warnings.length > 0) reply.header("Warning", s.warnings.map(warningHeader));
+  return reply.code(result.code).type(contentTypeOf("json")).send(result.json);
+}
+
+/**
  * A List body assembled from the stored texts without parsing them; only for compact JSON. The items are
  * the stored bytes with resourceVersion spliced in, so a 10,000-item list costs string joins, not JSON work.
  */

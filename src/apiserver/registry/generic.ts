@@ -14,7 +14,7 @@ import { alreadyExists, badRequest, conflict, invalid, notFound } from "./errors
 import { FieldManager, type Writer } from "../apply/field-manager.js";
 import { schemaRegistry } from "../../api/schema.js";
 import { generateName, initCreateMetadata, keepSystemMetadata, rfc3339, validateMetadata } from "./metadata.js";
-import { copyObject, serializeForStorage, StoredObject } from "./stored.js";
+import { copyObject, serializeForStorage, StoredObject, withResourceVersion } from "./stored.js";
 import { fillTypeMeta } from "./type-meta.js";
 
 /** What every resource store shares. */
@@ -36,6 +36,11 @@ export interface WriteOptions {
   readonly subresource?: string;
   /** Annotates the request's audit event (passed to admission). */
   readonly annotate?: (key: string, value: string) => void;
+  /**
+   * The body was decoded for this call alone (an HTTP request) and may become the stored object as it is: an update
+   * with a precondition then skips copying it (it has one attempt). Callers that keep their object leave this unset.
+   */
+  readonly ownBody?: boolean;
 }
 
 export interface ApplyOptions extends WriteOptions {
@@ -55,6 +60,8 @@ export interface WriteResult {
   readonly object: ApiObject;
   /** 201 for a stored create, 200 otherwise. */
   readonly code: 200 | 201;
+  /** `object` as compact JSON when this write stored it: the stored bytes with the new resourceVersion spliced in. */
+  readonly json?: string;
 }
 
 export interface DeleteResult {
@@ -134,9 +141,10 @@ export class ResourceStore {
     if (opts.dryRun) return { object: obj, code: 200 };
     for (let attempt = 1; ; attempt++) {
       try {
-        const kv = await this.ctx.storage.create(this.key(namespace, obj.metadata.name!), serializeForStorage(obj));
+        const text = serializeForStorage(obj);
+        const kv = await this.ctx.storage.create(this.key(namespace, obj.metadata.name!), text);
         obj.metadata.resourceVersion = String(kv.modRevision);
-        return { object: obj, code: 201 };
+        return { object: obj, code: 201, json: withResourceVersion(text, kv.modRevision) };
       } catch (err) {
         if (!isPlatformError(err, "ALREADY_EXISTS")) throw err;
         // A generated name collided: draw another suffix, as upstream retries.
@@ -150,7 +158,9 @@ export class ResourceStore {
   async update(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions): Promise<WriteResult> {
     const next = this.checkBody(body, namespace, name);
     const precondition = next.metadata.resourceVersion;
-    return this.write(namespace, name, opts, precondition, () => copyObject(next));
+    // With a precondition there is one attempt (a conflict is the caller's to resolve), so a body the call owns is the
+    // next object itself; otherwise each attempt starts from a fresh copy of it.
+    return this.write(namespace, name, opts, precondition, precondition !== undefined && opts.ownBody === true ? () => next : () => copyObject(next));
   }
 
   /** PATCH: `mutation` applies the patch to a copy of the current object; retried on a concurrent write. */
@@ -244,9 +254,10 @@ export class ResourceStore {
           next.metadata.resourceVersion = String(stored.revision);
           return { object: next, code: 200 };
         }
-        const kv = await this.ctx.storage.update(stored.key, serializeForStorage(next), stored.revision);
+        const text = serializeForStorage(next);
+        const kv = await this.ctx.storage.update(stored.key, text, stored.revision);
         next.metadata.resourceVersion = String(kv.modRevision);
-        return { object: next, code: 200 };
+        return { object: next, code: 200, json: withResourceVersion(text, kv.modRevision) };
       } catch (err) {
         if (isPlatformError(err, "NOT_FOUND")) throw notFound(this.def, name);
         if (!isPlatformError(err, "CONFLICT")) throw err;

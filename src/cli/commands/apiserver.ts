@@ -88,7 +88,8 @@ export function abortOnSignals(controller: AbortController, logger: Logger): voi
 }
 
 /** Runs the HTTPS server with identity until a signal; `banner` picks what is printed at start. */
-export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver", logger: Logger, components: readonly Component[] = []): Promise<void> {
+/** `localConnection`: also serve the data directory's unix-domain socket for co-located components (`up`'s controllers). */
+export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver", logger: Logger, components: readonly Component[] = [], localConnection = false): Promise<void> {
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
   const whenRevocationsUnavailable = revocationUnavailable(flags.revocationUnavailable);
@@ -132,6 +133,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     write: (text) => process.stdout.write(text),
     banner,
     components,
+    localConnection,
   }).finally(async () => {
     await held.release();
     await closeSinks(sinks);

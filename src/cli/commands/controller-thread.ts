@@ -1,5 +1,6 @@
 // The controller manager of `platform-ca up` on its own thread: the API server keeps one core's event loop, the
-// controllers (which talk to it over loopback HTTPS, as they would to a remote server) get the other.
+// controllers (which talk to it over HTTP on the data directory's unix-domain socket, authenticated and authorized as any
+// client, or over loopback HTTPS when there is no socket) get the other. Both threads share one memo of verified CSRs.
 //
 // The main side starts the worker, waits for "started" (or the reason it could not start), and at stop asks it to
 // finish its syncs, release what it holds and exit. A worker that dies on its own is started again with backoff.
@@ -12,6 +13,7 @@ import { logOutput, type Logger, type LogOutput } from "../../logger.js";
 import { keyWrapper, useKeyWrapper } from "../../pki/wrapped-key.js";
 import type { KmsSettings } from "../../apiserver/encryption/kms-provider.js";
 import type { TracingConfig } from "../../config/tracing-config.js";
+import type { LocalConnection } from "../../apiserver/bootstrap/local-socket.js";
 
 const THREAD_KIND = "platform-ca-controller-thread";
 const RESTART_DELAYS_MS = [1000, 2000, 5000, 10_000, 30_000];
@@ -31,6 +33,9 @@ interface ThreadData {
   readonly caKeyKms?: Readonly<Record<string, unknown>>;
   /** `up`'s tracing settings: the thread has its own tracer (a tracer cannot cross threads). */
   readonly tracing?: TracingConfig;
+  readonly local?: LocalConnection;
+  /** The SharedVerifiedMemo's buffer: a CSR the server verified at create is not verified again here. */
+  readonly verifiedMemo: SharedArrayBuffer;
 }
 
 type FromThread = { readonly type: "started"; readonly ops: string } | { readonly type: "failed"; readonly code: string; readonly message: string };
@@ -122,19 +127,37 @@ export const controllerThreadComponent: Component = {
   name: "controller-manager",
   async start(ctx: ComponentContext) {
     const wrapper = keyWrapper();
-    const data: ThreadData = { kind: THREAD_KIND, names: ctx.names, adminConfigPath: ctx.adminConfigPath, caFiles: ctx.caFiles, replicated: ctx.replicated, log: logOutput(), ...(wrapper && { caKeyKms: wrapper.settings }), ...(ctx.tracing && { tracing: ctx.tracing }) };
+    // Loaded here: the CLI's other commands do not need the PKI modules at start.
+    const [{ shareVerifiedMemo }, { SharedVerifiedMemo }] = await Promise.all([import("../../pki/csr.js"), import("../../pki/verified-memo.js")]);
+    const memo = new SharedVerifiedMemo();
+    shareVerifiedMemo(memo);
+    const data: ThreadData = {
+      kind: THREAD_KIND,
+      names: ctx.names,
+      adminConfigPath: ctx.adminConfigPath,
+      caFiles: ctx.caFiles,
+      replicated: ctx.replicated,
+      log: logOutput(),
+      ...(wrapper && { caKeyKms: wrapper.settings }),
+      ...(ctx.tracing && { tracing: ctx.tracing }),
+      ...(ctx.local && { local: ctx.local }),
+      verifiedMemo: memo.buffer,
+    };
     const thread = await superviseThread(() => startThread(data), ctx.logger);
     return { summary: `controllers  health and metrics on ${thread.ops} (own thread)`, stop: () => thread.stop() };
   },
 };
 
 async function serve(port: NonNullable<typeof parentPort>, data: ThreadData): Promise<void> {
-  const [{ createLogger, setLogOutput }, { embeddedControllerSettings, runController }, { startProcessTracer }] = await Promise.all([
+  const [{ createLogger, setLogOutput }, { embeddedControllerSettings, runController }, { startProcessTracer }, { shareVerifiedMemo }, { SharedVerifiedMemo }] = await Promise.all([
     import("../../logger.js"),
     import("./controller.js"),
     import("../tracing-egress-flags.js"),
+    import("../../pki/csr.js"),
+    import("../../pki/verified-memo.js"),
   ]);
   setLogOutput(data.log);
+  shareVerifiedMemo(new SharedVerifiedMemo(data.verifiedMemo));
   if (data.caKeyKms) useKeyWrapper((await import("../../apiserver/encryption/kms-key-wrapper.js")).kmsKeyWrapper(data.caKeyKms as unknown as KmsSettings));
   const logger = createLogger({ name: "controller-manager" });
   const tracer = await startProcessTracer(data.tracing, "platform-ca-controller-manager", logger);

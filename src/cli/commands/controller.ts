@@ -2,6 +2,7 @@
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames, type GroupNames } from "../../api/group.js";
 import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
+import type { LocalConnection } from "../../apiserver/bootstrap/local-socket.js";
 import type { PlatformControllerManagerConfiguration } from "../../config/controller-manager.js";
 import type { OpsServing } from "../../controller/ops-server.js";
 import { invalidOption } from "../../errors.js";
@@ -40,6 +41,8 @@ export interface ControllerSettings {
   readonly signingFiles: ReadonlyMap<string, { readonly certFile: string; readonly keyFile: string }>;
   readonly kubeconfig: string;
   readonly ops: OpsServing;
+  /** A co-located server's unix-domain socket and controller token (`up`): used in place of the kubeconfig's server and user. */
+  readonly local?: LocalConnection;
 }
 
 function parseBool(value: string | undefined): boolean {
@@ -119,10 +122,14 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
   ]);
   const { config, names } = settings;
   const conn = config.Generic.ClientConnection;
-  const restConfig = await restConfigFromConnection(
+  const fromFile = await restConfigFromConnection(
     { kubeconfig: settings.kubeconfig, acceptContentTypes: conn.acceptContentTypes, contentType: conn.contentType, qps: conn.qps, burst: conn.burst },
     { groupSuffix: names.suffix, ...(o.context !== undefined && { context: o.context }) },
   );
+  // Plain HTTP on the socket, as the controller identity (the token), instead of HTTPS as admin.conf's user.
+  const restConfig = settings.local
+    ? { ...fromFile, server: "http://localhost", tls: {}, credentials: { type: "token" as const, token: settings.local.token }, socketPath: settings.local.socketPath }
+    : fromFile;
   const ext = config.PlatformCAExtensions;
   const signers = await signersFromConfig({
     names,
@@ -171,9 +178,10 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
 
 /**
  * The settings of the controllers beside an embedded server (`platform-ca up`): defaults, the cluster CA for every
- * built-in signer, as the administrator of admin.conf, over the wire like any client.
+ * built-in signer; through the server's unix-domain socket as the controller identity when the context has one, else
+ * over HTTPS as the administrator of admin.conf. Either way over the wire like any client.
  */
-export async function embeddedControllerSettings(ctx: Pick<ComponentContext, "names" | "caFiles" | "adminConfigPath"> & { readonly replicated?: boolean }): Promise<ControllerSettings> {
+export async function embeddedControllerSettings(ctx: Pick<ComponentContext, "names" | "caFiles" | "adminConfigPath" | "local"> & { readonly replicated?: boolean }): Promise<ControllerSettings> {
   const { defaultControllerManagerConfig } = await import("../../controller/manager.js");
   const config = defaultControllerManagerConfig(ctx.names.suffix);
   // One process on loopback: nobody to elect against; beside replicas on a shared store (etcd) the Lease decides.
@@ -183,7 +191,15 @@ export async function embeddedControllerSettings(ctx: Pick<ComponentContext, "na
   config.Generic.ClientConnection.qps = 0;
   const signingFiles = new Map(Object.values(ctx.names.signers).map((n) => [n, ctx.caFiles]));
   // HTTPS on a free loopback port; client certificates of the cluster CA (admin.conf's) and tokens are accepted.
-  return { names: ctx.names, config, signingFiles, kubeconfig: ctx.adminConfigPath, ops: { host: "127.0.0.1", port: 0, clientCaFile: ctx.caFiles.certFile } };
+  // With `local`, requests go through the server's unix-domain socket instead (no TLS per request), as the controller identity.
+  return {
+    names: ctx.names,
+    config,
+    signingFiles,
+    kubeconfig: ctx.adminConfigPath,
+    ops: { host: "127.0.0.1", port: 0, clientCaFile: ctx.caFiles.certFile },
+    ...(ctx.local && { local: ctx.local }),
+  };
 }
 
 /** The controller manager on the server's own thread (`up` runs it on a thread of its own: controller-thread.ts). */

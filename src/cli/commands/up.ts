@@ -25,6 +25,6 @@ export const upCommand = (program: Command): void => {
   command.addHelpText("after", "\nExamples:\n  platform-ca up\n  platform-ca up --data-dir /var/lib/platform-ca --listen 127.0.0.1:0 --log-format json\n  platform-ca up --listen 127.0.0.1:6444 -v 4\n");
   addServeOptions(command, DEFAULT_DATA_DIR).action(async (flags: ServeFlags) => {
     applyLogFlags(flags);
-    await serveSecure(flags, "up", createLogger({ name: "platform-ca" }), upComponents);
+    await serveSecure(flags, "up", createLogger({ name: "platform-ca" }), upComponents, true);
   });
 };

@@ -64,6 +64,11 @@ export interface Cluster {
   readonly admin: ControllerResources;
   /** Resources as a node agent with the bootstrap token. */
   readonly bootstrapper: ControllerResources;
+  /**
+   * Resources as node agent `i` (0 ≤ i < ClusterOptions.nodeTokens) with a bootstrap token of its own, so the approver
+   * reviews each node's request separately; close() the client when done (connections are shared with `bootstrapper`).
+   */
+  nodeAgent(i: number): { readonly resources: ControllerResources; close(): void };
   /** Starts `platform-ca controller` against this server with the cluster CA and `args`. */
   startController(args?: readonly string[]): Promise<ControllerProc>;
   /** Stops the API server and starts it again on the same port and data directory (after `downMs`, then `whileDown`). */
@@ -83,14 +88,19 @@ export interface ClusterOptions {
   readonly qps?: number;
   /** A directory to share with another cluster (data dir, token file): a second API server replica, e.g. on etcd. */
   readonly dir?: string;
+  /** Bootstrap tokens of distinct node agents in the token file (default 0; see Cluster.nodeAgent). */
+  readonly nodeTokens?: number;
 }
+
+const nodeToken = (i: number): string => `node-bootstrap-secret-${i}`;
 
 export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
   // Removed by stop(); no vitest hook here, as benchmarks run this file too.
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), "platform-ca-e2e-"));
   const dataDir = join(dir, "data");
   const tokenFile = join(dir, "tokens.csv");
-  writeFileSync(tokenFile, `${BOOTSTRAP_TOKEN},system:bootstrap:e2e001,e2e-bootstrap-uid,"system:bootstrappers"\n`, { mode: 0o600 });
+  const nodeLines = Array.from({ length: o.nodeTokens ?? 0 }, (_, i) => `${nodeToken(i)},system:bootstrap:node${i},node-uid-${i},"system:bootstrappers"\n`);
+  writeFileSync(tokenFile, `${BOOTSTRAP_TOKEN},system:bootstrap:e2e001,e2e-bootstrap-uid,"system:bootstrappers"\n${nodeLines.join("")}`, { mode: 0o600 });
   const serve = (listen: string) =>
     spawnCli([o.mode ?? "apiserver", "--data-dir", dataDir, "--listen", listen, "--token-file", tokenFile, ...(o.apiserverArgs ?? [])], /API server listening on (https:\/\/\S+)/);
   let { proc: apiserver, match: address } = await serve("127.0.0.1:0");
@@ -102,10 +112,9 @@ export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
   // This server's own address: replicas sharing a data dir each rewrite admin.conf with theirs.
   const adminRest = { ...(await restConfigFromConnection({ kubeconfig: adminConfig, qps: o.qps ?? 0, burst: 1 })), server: address };
   const admin = createClient(adminRest, { groupSuffix: names.suffix });
-  const node = createClient(
-    { ...adminRest, tls: { ca: readFileSync(caFiles.certFile, "latin1") }, credentials: { type: "token", token: BOOTSTRAP_TOKEN } },
-    { groupSuffix: names.suffix },
-  );
+  const caPem = readFileSync(caFiles.certFile, "latin1");
+  const asNode = (token: string) => createClient({ ...adminRest, tls: { ca: caPem }, credentials: { type: "token", token } }, { groupSuffix: names.suffix });
+  const node = asNode(BOOTSTRAP_TOKEN);
   clients.push(admin, node);
   const controllers: Proc[] = [];
   return {
@@ -120,6 +129,10 @@ export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
     controllersOps,
     admin: controllerResources(admin, names),
     bootstrapper: controllerResources(node, names),
+    nodeAgent(i: number) {
+      const client = asNode(nodeToken(i));
+      return { resources: controllerResources(client, names), close: () => client.close() };
+    },
     async startController(args = []) {
       const { proc, match } = await spawnCli(
         ["controller", "--platformconfig", adminConfig, "--cluster-signing-cert-file", caFiles.certFile, "--cluster-signing-key-file", caFiles.keyFile, "--bind-address", "127.0.0.1:0", "--client-ca-file", caFiles.certFile, ...args],

@@ -1,0 +1,110 @@
+// bench:e2e's floor of the transport: CPU per request (server process + client) of a bare node server that parses a
+// JSON body and answers a CSR-sized object, over loopback HTTPS with client certificates (what a remote controller
+// pays) and over HTTP on a unix-domain socket (what `up`'s controllers pay). Nothing behind it: no API server logic.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
+import https from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { cpuSeconds, envNumber, timedLoop } from "./measure.js";
+
+const SECONDS = envNumber("BENCH_SECONDS", 3);
+const ROUNDS = envNumber("BENCH_ROUNDS", 3);
+const CONCURRENCY = envNumber("BENCH_CLIENTS", 16);
+const BODY = Buffer.from(JSON.stringify({ apiVersion: "v1", kind: "Request", metadata: { name: "x" }, data: "x".repeat(1000) }));
+
+/** The server side, in its own process: `serve https CERT KEY CA` or `serve unix PATH`. */
+function serve(mode: string, args: readonly string[]): void {
+  const answer = JSON.stringify({ apiVersion: "v1", kind: "Answer", metadata: { name: "x" }, data: "x".repeat(3000) });
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      res.writeHead(201, { "content-type": "application/json" });
+      res.end(answer);
+    });
+  };
+  const [a, b, c] = args;
+  const server = mode === "https" ? https.createServer({ cert: readFileSync(a!), key: readFileSync(b!), ca: readFileSync(c!), requestCert: true, rejectUnauthorized: true }, handler) : http.createServer(handler);
+  server.keepAliveTimeout = 60_000;
+  const ready = () => {
+    const address = server.address();
+    process.stdout.write(`listening on ${typeof address === "object" && address ? address.port : a}\n`);
+  };
+  if (mode === "https") server.listen(0, "127.0.0.1", ready);
+  else server.listen(a!, ready);
+}
+
+/** Requests from CONCURRENCY keep-alive callers for SECONDS: requests per second and CPU µs per request of each side. */
+async function measure(pid: number, options: https.RequestOptions, secure: boolean): Promise<{ rps: number; server: number; client: number }> {
+  const agent = secure ? new https.Agent({ ...(options as https.AgentOptions), keepAlive: true, maxSockets: CONCURRENCY }) : new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = (secure ? https : http).request({ ...options, agent, method: "POST", path: "/x", headers: { "content-type": "application/json", "content-length": BODY.length } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          JSON.parse(Buffer.concat(chunks).toString("utf8"));
+          resolve();
+        });
+      });
+      req.on("error", reject);
+      req.end(BODY);
+    });
+  let serverBefore = 0;
+  // One warm-up round first: connections (and TLS sessions) are made before the clock.
+  const loop = await timedLoop(CONCURRENCY, SECONDS, one, () => (serverBefore = cpuSeconds(pid)));
+  const server = cpuSeconds(pid) - serverBefore;
+  agent.destroy();
+  return { rps: loop.requests / loop.seconds, server: (server * 1e6) / loop.requests, client: loop.clientMicros };
+}
+
+function start(args: readonly string[]): Promise<{ pid: number; stop(): void; port: string }> {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "serve", ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.stdout.once("data", (d: Buffer) => resolve({ pid: child.pid!, port: /listening on (\S+)/.exec(String(d))![1]!, stop: () => child.kill() }));
+  });
+}
+
+const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "transport-floor-"));
+  // The cluster fixture's PKI: an API server certificate and an admin client certificate from one CA.
+  const { startCluster } = await import("../controller/controllers/cluster.js");
+  const { restConfigFromConnection } = await import("../../src/client/connection-config.js");
+  const c = await startCluster();
+  const admin = await restConfigFromConnection({ kubeconfig: c.adminConfig });
+  const pki = join(c.dataDir, "pki");
+  const rows = { https: [] as { rps: number; server: number; client: number }[], unix: [] as { rps: number; server: number; client: number }[] };
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const tls = await start(["https", join(pki, "apiserver.crt"), join(pki, "apiserver.key"), c.caFiles.certFile]);
+      rows.https.push(await measure(tls.pid, { host: "127.0.0.1", port: Number(tls.port), ca: readFileSync(c.caFiles.certFile), cert: admin.tls.cert, key: admin.tls.key }, true));
+      tls.stop();
+      const socketPath = join(dir, "floor.sock");
+      rmSync(socketPath, { force: true });
+      const unix = await start(["unix", socketPath]);
+      rows.unix.push(await measure(unix.pid, { socketPath }, false));
+      unix.stop();
+    }
+  } finally {
+    await c.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`transport floor — ${new Date().toISOString()}, node ${process.version}; ${CONCURRENCY} keep-alive callers, ${SECONDS} s windows, median of ${ROUNDS} interleaved rounds`);
+  console.log("| transport | req/s | server CPU µs/req | client CPU µs/req | both |");
+  console.log("|---|---|---|---|---|");
+  for (const [name, r] of [["HTTPS on loopback, client certificate", rows.https], ["HTTP on a unix-domain socket", rows.unix]] as const) {
+    const s = median(r.map((x) => x.server));
+    const cl = median(r.map((x) => x.client));
+    console.log(`| ${name} | ${median(r.map((x) => x.rps)).toFixed(0)} | ${s.toFixed(0)} | ${cl.toFixed(0)} | ${(s + cl).toFixed(0)} |`);
+  }
+}
+
+if (process.argv[2] === "serve") serve(process.argv[3]!, process.argv.slice(4));
+else await main();
