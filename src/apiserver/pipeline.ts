@@ -12,6 +12,8 @@ export interface RequestCredentials {
   /** The TLS socket when served over HTTPS (client certificate via getPeerCertificate). */
   readonly tlsSocket?: TLSSocket;
   readonly remoteAddress?: string;
+  /** The request path without its query (anonymous access may be limited to some paths). */
+  readonly path?: string;
 }
 
 /** What authorization and admission decide on, as upstream's request attributes. */
@@ -46,6 +48,14 @@ export interface Pipeline {
    * (FORBIDDEN, INVALID) to refuse. `old` is the stored object for updates and deletes.
    */
   admit(attributes: RequestAttributes, obj: ApiObject | undefined, old: ApiObject | undefined): Promise<void>;
+  /** Checks /readyz adds for identity (e.g. external token issuers whose keys are not fetched yet). */
+  readinessChecks?(): readonly ReadinessCheck[];
+}
+
+/** One named readiness check: resolves when it passes, rejects with the reason. */
+export interface ReadinessCheck {
+  readonly name: string;
+  run(): Promise<void>;
 }
 
 /** The identity every request gets on a loopback development server without authentication. */
@@ -77,4 +87,20 @@ export function recordImpersonator(user: UserInfo, by: UserInfo): void {
 
 export function impersonatorOf(user: UserInfo): UserInfo | undefined {
   return impersonators.get(user);
+}
+
+/** Which authenticator accepted a user's credentials (and the JWT issuer), for audit annotations. */
+export interface AuthenticatedBy {
+  readonly authenticator: "x509" | "token-file" | "service-account" | "jwt" | "basic-auth-file" | "anonymous";
+  readonly issuer?: string;
+}
+
+const authenticators = new WeakMap<UserInfo, AuthenticatedBy>();
+
+export function recordAuthenticator(user: UserInfo, by: AuthenticatedBy): void {
+  authenticators.set(user, by);
+}
+
+export function authenticatorOf(user: UserInfo): AuthenticatedBy | undefined {
+  return authenticators.get(user);
 }

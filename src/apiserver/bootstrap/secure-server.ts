@@ -47,6 +47,8 @@ export interface SecureServerOptions {
   readonly audit?: ApiServerOptions["audit"];
   /** Admission plugins and their configurations (`--admission-control-config-file` and the plugin flags). */
   readonly admission?: AdmissionSettings;
+  /** The AuthenticationConfiguration file (`--authentication-config`), reloaded on change. */
+  readonly authenticationConfig?: { readonly path: string; readonly checkIntervalMs?: number };
 }
 
 /** What the input files of a secure server hold, read and checked before the data directory is used. */
@@ -117,6 +119,7 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
     anonymous: options.anonymous === true,
     ...(options.revocationUnavailable && { revocationUnavailable: options.revocationUnavailable }),
     ...(options.admission && { admission: options.admission }),
+    ...(options.authenticationConfig && { authenticationConfig: options.authenticationConfig }),
   });
   let caSource: CaSource | undefined;
   let server: ApiServer | undefined;

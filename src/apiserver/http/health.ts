@@ -17,6 +17,8 @@ export interface HealthSources {
   readonly storage: Storage;
   /** Whether the server finished starting (and is not stopping). */
   ready(): boolean;
+  /** More checks of /readyz, from the request pipeline. */
+  readonly readinessChecks?: readonly Check[];
 }
 
 /**
@@ -35,6 +37,7 @@ function checksOf(endpoint: HealthEndpoint, o: HealthSources): Check[] {
         if (!o.ready()) throw new Error("the server has not finished starting, or is stopping");
       },
     });
+    if (endpoint === "readyz") checks.push(...(o.readinessChecks ?? []));
   }
   return checks;
 }

@@ -19,6 +19,7 @@ export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags {
   anonymousAuth?: boolean;
   revocationUnavailable?: string;
   encryptionProviderConfig?: string;
+  authenticationConfig?: string;
 }
 
 interface ApiserverFlags extends ServeFlags {
@@ -52,6 +53,7 @@ export function addServeOptions(command: Command, dataDir?: string): Command {
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
     .option("--client-ca-file <file>", "extra CA certificates trusted for client certificates, beside the cluster CA")
     .option("--anonymous-auth", "serve requests without credentials as system:anonymous instead of refusing them (401)")
+    .option("--authentication-config <file>", "AuthenticationConfiguration file: JWT issuers (OIDC) and anonymous access; reloaded on change (docs/authentication.md)")
     .option("--revocation-unavailable <deny|allow>", "client certificates while the revocation list cannot be read (docs/revocation.md)", "deny")
     .option("--data-dir <dir>", "directory of the store, the PKI and admin.conf", dataDir)
 
@@ -78,6 +80,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   // The configuration files before anything else: a bad one must fail with nothing bound or created.
   const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
   const admission = await readAdmissionSettings(flags, flags.groupSuffix, logger);
+  await checkAuthenticationConfig(flags, logger);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
   // The address first: a start that cannot listen must leave the data directory as it was.
@@ -98,6 +101,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     ...(flags.clientCaFile !== undefined && { clientCaFile: flags.clientCaFile }),
     ...(flags.encryptionProviderConfig !== undefined && { encryptionProviderConfig: flags.encryptionProviderConfig }),
     anonymous: flags.anonymousAuth === true,
+    ...(flags.authenticationConfig !== undefined && { authenticationConfig: { path: flags.authenticationConfig } }),
     revocationUnavailable: whenRevocationsUnavailable,
     ...(policy && sink && { audit: { policy, sink } }),
     admission,
@@ -112,6 +116,14 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   });
 }
 
+/** Reads --authentication-config once before anything starts: a bad file fails the start with its field named. */
+async function checkAuthenticationConfig(flags: ServeFlags, logger: Logger): Promise<void> {
+  if (flags.authenticationConfig === undefined) return;
+  const { loadAuthenticationConfig } = await import("../../config/authentication-config.js");
+  const loaded = await loadAuthenticationConfig(flags.authenticationConfig, { groupSuffix: flags.groupSuffix, anonymousFlagSet: flags.anonymousAuth === true });
+  logger.info({ file: flags.authenticationConfig, issuers: loaded.jwt.map((j) => j.issuer.url) }, "authentication configuration loaded");
+}
+
 function revocationUnavailable(value: string | undefined): RevocationUnavailable {
   if (value === undefined || (REVOCATION_UNAVAILABLE as readonly string[]).includes(value)) return (value ?? "deny") as RevocationUnavailable;
   throw new UsageError(`--revocation-unavailable must be one of ${REVOCATION_UNAVAILABLE.join(", ")}, got ${JSON.stringify(value)}`);
@@ -122,7 +134,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
-  const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins"] as const).filter((k) => flags[k] !== undefined);
+  const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "authenticationConfig", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication and no admission chain, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
   const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
   const [{ insecureLocalPipeline }, { createApiServer }, { loadEncryption, openDataStore }, { createSubjectAccessReviewHandler }] = await Promise.all([
