@@ -1,5 +1,7 @@
 // AuthenticationConfiguration loading: a valid file in each version, and one bad-input case per rule with its field and message.
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { generateCa } from "../../src/pki/ca.js";
 import { parseAuthenticationConfig, MAX_JWT_AUTHENTICATORS } from "../../src/config/authentication-config.js";
 import { PlatformError } from "../../src/errors.js";
 
@@ -139,5 +141,17 @@ describe("parseAuthenticationConfig", () => {
     expect(loaded.jwt[0]!.claimValidationRules).toHaveLength(2);
     expect(loaded.jwt[1]!.claimMappings.username).toEqual({ claim: "email", prefix: "" });
     expect(loaded.anonymous).toEqual({ enabled: true, conditions: ["/livez", "/readyz"] });
+  });
+});
+
+describe("docs/authentication.md", () => {
+  it("its complete example loads once its CA placeholder is a real certificate", async () => {
+    const docs = readFileSync(new URL("../../docs/authentication.md", import.meta.url), "utf8");
+    const example = /```yaml\n(apiVersion: apiserver[\s\S]*?)```/.exec(docs)![1]!;
+    const { certPem } = await generateCa({ commonName: "idp CA", keyType: "p256", lifetimeSeconds: 86_400, now: new Date() });
+    const indented = certPem.trim().split("\n").map((l) => `        ${l}`).join("\n");
+    const loaded = parseAuthenticationConfig(example.replace(/ {8}-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/, indented), "authentication.md");
+    expect(loaded.jwt[0]!.issuer.url).toBe("https://idp.example.com");
+    expect(loaded.jwt[0]!.claimMappings.groups).toEqual({ claim: "groups", prefix: "idp:" });
   });
 });
