@@ -99,6 +99,14 @@ function meter(node: ASTNode): void {
   };
 }
 
+/** A JSON value as CEL sees it, as upstream decodes claims: whole numbers are ints, other numbers doubles. */
+export function celValue(v: unknown): unknown {
+  if (typeof v === "number") return Number.isSafeInteger(v) ? BigInt(v) : v;
+  if (Array.isArray(v)) return v.map(celValue);
+  if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, celValue(x)]));
+  return v;
+}
+
 /** JS values of CEL results: ints as numbers, maps as plain objects, optionals unwrapped. */
 export function plainCel(v: unknown): unknown {
   if (typeof v === "bigint") return Number(v);

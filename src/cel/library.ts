@@ -10,7 +10,7 @@ setFlagsFromString("--enable-experimental-regexp-engine");
 
 /** The variables an expression may name, per kind of configuration expression. */
 export const CEL_VARIABLE_SETS = {
-  /** JWT claim validation and claim mappings: the token's claims (JSON: numbers are doubles). */
+  /** JWT claim validation and claim mappings: the token's claims (through `celValue`: whole numbers are ints). */
   claims: ["claims"],
   /** JWT user validation rules: the mapped user. */
   user: ["user"],

@@ -2,6 +2,7 @@
 import type { Agent } from "node:https";
 import { compactVerify, decodeJwt, decodeProtectedHeader, errors as joseErrors } from "jose";
 import type { UserInfo } from "../../api/meta.js";
+import { celValue } from "../../cel/index.js";
 import type { ClaimSource, JwtAuthenticatorConfig, LoadedAuthenticationConfig } from "../../config/authentication-config.js";
 import { PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
@@ -101,9 +102,10 @@ export class JwtAuthenticator {
 
   #map(claims: Claims): UserInfo {
     const m = this.config.claimMappings;
-    const vars = { claims };
-    const username = this.#username(claims, m.username);
-    const groups = this.#groups(claims, m.groups);
+    // Converted once per token for every expression (whole JSON numbers become CEL ints, as upstream).
+    const vars = { claims: celValue(claims) };
+    const username = this.#username(claims, m.username, vars);
+    const groups = this.#groups(claims, m.groups, vars);
     let uid = "";
     if (m.uid && "claim" in m.uid) uid = this.#claimString(claims, m.uid.claim, "uid");
     else if (m.uid) uid = (evaluate(m.uid.expression, vars, "uid claim expression") as string | null) ?? "";
@@ -130,10 +132,10 @@ export class JwtAuthenticator {
     return user;
   }
 
-  #username(claims: Claims, source: ClaimSource): string {
+  #username(claims: Claims, source: ClaimSource, vars: Record<string, unknown>): string {
     let username: string;
     if ("expression" in source) {
-      const v = evaluate(source.expression, { claims }, "username claim expression");
+      const v = evaluate(source.expression, vars, "username claim expression");
       if (typeof v !== "string") return refuse("username claim expression must return a string");
       username = v;
     } else {
@@ -149,7 +151,7 @@ export class JwtAuthenticator {
     return username;
   }
 
-  #groups(claims: Claims, source: ClaimSource | undefined): string[] {
+  #groups(claims: Claims, source: ClaimSource | undefined, vars: Record<string, unknown>): string[] {
     if (!source) return [];
     if ("claim" in source) {
       if (!Object.hasOwn(claims, source.claim)) return [];
@@ -157,7 +159,7 @@ export class JwtAuthenticator {
       const list = typeof v === "string" ? [v] : Array.isArray(v) && v.every((g) => typeof g === "string") ? (v as string[]) : refuse(`groups claim ${JSON.stringify(source.claim)} is not a string or a list of strings`);
       return list.map((g) => source.prefix + g);
     }
-    return stringList(evaluate(source.expression, { claims }, "groups claim expression"));
+    return stringList(evaluate(source.expression, vars, "groups claim expression"));
   }
 }
 

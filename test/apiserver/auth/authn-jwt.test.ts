@@ -38,7 +38,12 @@ function configFor(kind: string, i: TestOidcIssuer): string {
   };
   const doc: Record<string, unknown> = { issuer: issuerBlock, claimMappings: mappings[kind] };
   if (kind === "expr") {
-    doc.claimValidationRules = [{ claim: "hd", requiredValue: "example.com" }, { expression: "claims.?level.orValue(0.0) < 5.0", message: "level too high" }];
+    doc.claimValidationRules = [
+      { claim: "hd", requiredValue: "example.com" },
+      { expression: "claims.?level.orValue(0) < 5", message: "level too high" },
+      // Whole JSON numbers are CEL ints, as upstream: int arithmetic on exp and iat works.
+      { expression: "claims.exp - claims.iat <= 3600", message: "tokens live at most an hour" },
+    ];
     doc.userValidationRules = [{ expression: "!user.username.startsWith('system:')", message: "no system: names" }];
   }
   return stringify({ apiVersion: "apiserver.config.platform.io/v1", kind: "AuthenticationConfiguration", jwt: [doc] });
@@ -149,6 +154,8 @@ const CASES: Case[] = [
   { name: "expr claim rule with message", config: "expr", claims: { sub: "a", hd: "example.com", level: 9 }, expect: /failed: level too high/ },
   { name: "expr claim rule holds", config: "expr", claims: { sub: "a", hd: "example.com", level: 1 }, expect: ok("a") },
   { name: "expr claim rule type error", config: "expr", claims: { sub: "a", hd: "example.com", level: "high" }, expect: /error evaluating claim validation expression/ },
+  { name: "expr claim rule over a double", config: "expr", claims: { sub: "a", hd: "example.com", level: 4.5 }, expect: ok("a") },
+  { name: "expr int arithmetic on exp and iat", config: "expr", claims: { sub: "a", hd: "example.com" }, mint: { lifetimeSeconds: 7200 }, expect: /failed: tokens live at most an hour/ },
   { name: "expr user rule refuses system:", config: "expr", claims: { sub: "system:admin", hd: "example.com" }, expect: /user validation rule .* failed: no system: names/ },
   { name: "expr user rule passes", config: "expr", claims: { sub: "systemd", hd: "example.com" }, expect: ok("systemd") },
 ];
