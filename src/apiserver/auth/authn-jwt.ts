@@ -1,6 +1,5 @@
 // Bearer tokens from external OIDC issuers (AuthenticationConfiguration `jwt`): signature, iss/aud/exp/nbf, claim rules and mappings.
 import type { Agent } from "node:https";
-import { compactVerify, decodeJwt, decodeProtectedHeader, errors as joseErrors } from "jose";
 import type { UserInfo } from "../../api/meta.js";
 import { celValue } from "../../cel/index.js";
 import type { ClaimSource, JwtAuthenticatorConfig, LoadedAuthenticationConfig } from "../../config/authentication-config.js";
@@ -9,9 +8,7 @@ import { silentLogger, type Logger } from "../../logger.js";
 import { systemClock, type Clock } from "../../time/clock.js";
 import type { AuthnResult } from "./identity.js";
 import { OidcKeySource } from "./oidc-keys.js";
-
-/** Asymmetric algorithms only, as upstream: a shared secret or `none` never authenticates. */
-export const JWT_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512"] as const;
+import { isJwtAlgorithm, JWT_ALGORITHMS, parseCompactJws, verifyJws, type CompactJws } from "./jws.js";
 
 /** The clock skew `nbf` is given, as upstream's verifier (exp has none). */
 const NBF_LEEWAY_SECONDS = 300;
@@ -52,9 +49,9 @@ export class JwtAuthenticator {
   }
 
   /** The user of a token whose `iss` is this issuer, or why it is refused. */
-  async authenticate(token: string, claimsUnverified: Claims): Promise<AuthnResult> {
+  async authenticate(jws: CompactJws): Promise<AuthnResult> {
     try {
-      const claims = await this.#verify(token, claimsUnverified);
+      const claims = await this.#verify(jws);
       return { user: this.#map(claims) };
     } catch (err) {
       if (err instanceof TokenRefused) return { error: `oidc: ${err.message}` };
@@ -62,23 +59,14 @@ export class JwtAuthenticator {
     }
   }
 
-  async #verify(token: string, unverified: Claims): Promise<Claims> {
-    const header = decodeProtectedHeader(token);
-    if (!(JWT_ALGORITHMS as readonly string[]).includes(String(header.alg))) refuse(`signing algorithm ${JSON.stringify(header.alg)} is not accepted (only ${JWT_ALGORITHMS.join(", ")})`);
-    const keys = await this.keys.candidates({ ...(header.kid !== undefined && { kid: header.kid }), alg: header.alg! }).catch((err: Error) => refuse(err.message));
-    if (keys.length === 0) refuse(`no key of issuer ${this.config.issuer.url} matches the token (kid ${JSON.stringify(header.kid ?? null)}, alg ${header.alg})`);
-    let verified = false;
-    for (const key of keys) {
-      try {
-        await compactVerify(token, key, { algorithms: [...JWT_ALGORITHMS] });
-        verified = true;
-        break;
-      } catch (err) {
-        if (!(err instanceof joseErrors.JWSSignatureVerificationFailed) && !(err instanceof joseErrors.JOSEError)) throw err;
-      }
-    }
-    if (!verified) refuse("failed to verify the signature");
-    const claims = unverified;
+  async #verify(jws: CompactJws): Promise<Claims> {
+    const { alg, kid } = jws.header;
+    if (!isJwtAlgorithm(alg)) return refuse(`signing algorithm ${JSON.stringify(alg ?? null)} is not accepted (only ${JWT_ALGORITHMS.join(", ")})`);
+    if (kid !== undefined && typeof kid !== "string") refuse("the kid header is not a string");
+    const keys = await this.keys.candidates({ ...(kid !== undefined && { kid: kid as string }), alg }).catch((err: Error) => refuse(err.message));
+    if (keys.length === 0) refuse(`no key of issuer ${this.config.issuer.url} matches the token (kid ${JSON.stringify(kid ?? null)}, alg ${alg})`);
+    if (!keys.some((key) => verifyJws(jws, alg, key))) refuse("failed to verify the signature");
+    const claims = jws.payload;
     const nowSeconds = this.#clock.now() / 1000;
     if (claims.iss !== this.config.issuer.url) refuse(`issuer ${JSON.stringify(claims.iss)} is not ${this.config.issuer.url}`);
     const aud = typeof claims.aud === "string" ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud : [];
@@ -215,16 +203,11 @@ export class JwtAuthenticators {
 
   /** undefined when the token is not a JWT of a configured issuer (another authenticator may know it). */
   async authenticateToken(token: string): Promise<(AuthnResult & { issuer?: string }) | undefined> {
-    if (token.split(".").length !== 3) return undefined;
-    let claims: Claims;
-    try {
-      claims = decodeJwt(token) as Claims;
-    } catch {
-      return undefined;
-    }
-    const authenticator = typeof claims.iss === "string" ? this.#byIssuer.get(claims.iss) : undefined;
-    if (!authenticator) return undefined;
-    const result = await authenticator.authenticate(token, claims);
+    const jws = parseCompactJws(token);
+    const iss = jws?.payload.iss;
+    const authenticator = typeof iss === "string" ? this.#byIssuer.get(iss) : undefined;
+    if (!jws || !authenticator) return undefined;
+    const result = await authenticator.authenticate(jws);
     return { ...result, issuer: authenticator.config.issuer.url };
   }
 }

@@ -1,9 +1,12 @@
 // An OIDC issuer's signing keys: discovery, then the JWKS over HTTPS (its own CA, an injectable agent), refetched on an unknown kid.
 import { request, type Agent } from "node:https";
-import { importJWK, type JWK } from "jose";
+import type { JsonWebKey, KeyObject } from "node:crypto";
 import { silentLogger, type Logger } from "../../logger.js";
 import { systemClock, type Clock } from "../../time/clock.js";
 import { JitteredBackoff } from "../../time/backoff.js";
+import { publicKeyFor, type JwtAlgorithm } from "./jws.js";
+
+type JWK = JsonWebKey & { kid?: string; alg?: string; use?: string };
 
 /** Largest discovery document or key set read. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -24,7 +27,7 @@ export interface OidcKeySourceOptions {
   readonly timeoutMs?: number;
 }
 
-type Key = Awaited<ReturnType<typeof importJWK>>;
+type Key = KeyObject;
 
 /** GET a JSON document over HTTPS, refusing redirects, non-2xx answers and bodies above MAX_BODY_BYTES. */
 function getJson(url: string, o: OidcKeySourceOptions): Promise<unknown> {
@@ -133,7 +136,7 @@ export class OidcKeySource {
   }
 
   /** The keys that may have signed a token with this header: the one with its kid (refetching once when unknown), or every key of its algorithm. */
-  async candidates(header: { kid?: string; alg?: string }): Promise<Key[]> {
+  async candidates(header: { kid?: string; alg: JwtAlgorithm }): Promise<Key[]> {
     if (!this.#ready) throw new Error(`the keys of issuer ${this.issuerURL} are not fetched yet: ${this.#lastError}`);
     const pick = () => (header.kid !== undefined ? [this.#keys.get(header.kid)].filter((k) => k !== undefined) : [...this.#keys.values()].filter((k) => k.jwk.alg === undefined || k.jwk.alg === header.alg));
     let found = pick();
@@ -144,13 +147,13 @@ export class OidcKeySource {
     const out: Key[] = [];
     for (const entry of found) {
       if (entry.jwk.alg !== undefined && entry.jwk.alg !== header.alg) continue;
-      try {
-        const alg = header.alg ?? "";
-        if (!entry.byAlg.has(alg)) entry.byAlg.set(alg, await importJWK(entry.jwk, alg));
-        out.push(entry.byAlg.get(alg)!);
-      } catch {
-        // A key that does not fit the algorithm is not a candidate.
+      // A key that does not fit the algorithm (type, curve, size) is not a candidate.
+      if (!entry.byAlg.has(header.alg)) {
+        const key = publicKeyFor(entry.jwk, header.alg);
+        if (key) entry.byAlg.set(header.alg, key);
       }
+      const key = entry.byAlg.get(header.alg);
+      if (key) out.push(key);
     }
     return out;
   }
