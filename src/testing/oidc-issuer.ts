@@ -29,7 +29,7 @@ export interface MintOptions {
   readonly lifetimeSeconds?: number;
 }
 
-type JWK = JsonWebKey & { kid: string; alg: string; use: "sig" };
+export type JWK = JsonWebKey & { kid: string; alg: string; use: "sig" };
 
 interface IssuerKey {
   readonly kid: string;
@@ -50,6 +50,8 @@ export interface TestOidcIssuer {
   readonly fetches: { discovery: number; jwks: number };
   /** A signed token: defaults `iss`, `aud`, `iat`, `exp`, then `claims` (a claim set to undefined is left out). */
   mint(claims?: Record<string, unknown>, options?: MintOptions): Promise<string>;
+  /** The public keys the JWKS lists now. */
+  publishedKeys(): JWK[];
   /** Replaces every key by a new one (new `kid`s); with `keepOld`, the old keys stay published too. */
   rotateKeys(options?: { keepOld?: boolean }): Promise<void>;
   /** Changes what discovery answers: another `issuer`, or a failing status until reset with undefined. */
@@ -141,6 +143,7 @@ export async function startTestOidcIssuer(options: TestOidcIssuerOptions = {}): 
       for (const k of Object.keys(payload)) if (payload[k] === undefined) delete payload[k];
       return signJwt({ alg, kid: mintOptions.kid ?? key.kid, typ: "JWT" }, payload, key);
     },
+    publishedKeys: () => published.map((k) => ({ ...k })),
     async rotateKeys(rotate = {}) {
       generation++;
       const old = published;
