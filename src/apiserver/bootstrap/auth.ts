@@ -7,7 +7,7 @@ import { admissionPlugins } from "../auth/admission-plugins.js";
 import { AdmissionChain } from "../auth/admission.js";
 import { createAuthPipeline } from "../auth/auth-pipeline.js";
 import { AuthenticatorChain, type AuthnRequest } from "../auth/authn-chain.js";
-import { AuthenticationConfigFile } from "../auth/authn-config-reload.js";
+import { AuthenticationConfigFile, type AuthenticationConfigFileOptions } from "../auth/authn-config-reload.js";
 import { ServiceAccountAuthenticator } from "../auth/authn-service-account.js";
 import { loadCredentialFile, TokenFileAuthenticator, type CredentialEntry } from "../auth/authn-token-file.js";
 import { X509Authenticator } from "../auth/authn-x509.js";
@@ -47,9 +47,11 @@ export interface SecureAuthOptions {
   readonly revocationUnavailable?: RevocationUnavailable;
   /** The admission plugins that run and their configurations (default: those on by default). */
   readonly admission?: AdmissionSettings;
-  /** The AuthenticationConfiguration file (JWT issuers, anonymous access), reloaded on change. */
-  readonly authenticationConfig?: { readonly path: string; readonly checkIntervalMs?: number };
+  /** The AuthenticationConfiguration file (JWT issuers, anonymous access), reloaded on change; `agentFor` dials issuers (egress). */
+  readonly authenticationConfig?: AuthenticationConfigSettings;
 }
+
+export type AuthenticationConfigSettings = Pick<AuthenticationConfigFileOptions, "path" | "checkIntervalMs" | "agentFor">;
 
 export interface AdmissionSettings {
   readonly plugins: readonly AdmissionPluginName[];

@@ -13,7 +13,7 @@ import type { Storage } from "../storage/types.js";
 import { ADMIN_CONFIG_FILE, ensureAdminConfig, type AdminConfigResult } from "./admin-config.js";
 import { loadCredentialFile, type CredentialEntry } from "../auth/authn-token-file.js";
 import type { RevocationUnavailable } from "../auth/revocation-list.js";
-import { createSecureAuth, type AdmissionSettings, type SecureAuth } from "./auth.js";
+import { createSecureAuth, type AdmissionSettings, type AuthenticationConfigSettings, type SecureAuth } from "./auth.js";
 import { bootstrapPki, PKI_DIR, type DataDirPki } from "./pki.js";
 
 export interface SecureServerOptions {
@@ -48,7 +48,7 @@ export interface SecureServerOptions {
   /** Admission plugins and their configurations (`--admission-control-config-file` and the plugin flags). */
   readonly admission?: AdmissionSettings;
   /** The AuthenticationConfiguration file (`--authentication-config`), reloaded on change. */
-  readonly authenticationConfig?: { readonly path: string; readonly checkIntervalMs?: number };
+  readonly authenticationConfig?: AuthenticationConfigSettings;
 }
 
 /** What the input files of a secure server hold, read and checked before the data directory is used. */

@@ -1,4 +1,5 @@
 // JWT authentication against a real HTTPS test issuer: a table of token cases (algorithms, audiences, times, rules, mappings, keys).
+import { Agent } from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JwtAuthenticators } from "../../../src/apiserver/auth/authn-jwt.js";
 import { parseAuthenticationConfig } from "../../../src/config/authentication-config.js";
@@ -225,6 +226,22 @@ describe("keys and discovery", () => {
     await expect.poll(() => a.notReady().length, { timeout: 10_000 }).toBe(0);
     expect(await a.authenticateToken(await other.mint({ sub: "a" }))).toMatchObject({ user: { username: "oidc:a" } });
     a.stop();
+  });
+
+  it("fetches discovery from discoveryURL (another host name of the issuer) through the agent chosen for its egress selection", async () => {
+    const yaml = configFor("basic", issuer).replace(`url: ${issuer.url}`, `url: ${issuer.url}\n      discoveryURL: ${issuer.discoveryURL.replace("127.0.0.1", "localhost")}\n      egressSelectorType: controlplane`);
+    const agent = new Agent({ keepAlive: false });
+    let dialled = 0;
+    const connect = agent.createConnection.bind(agent);
+    agent.createConnection = ((...args: Parameters<typeof connect>) => (dialled++, connect(...args))) as typeof agent.createConnection;
+    const chosen: (string | undefined)[] = [];
+    const a = new JwtAuthenticators(parseAuthenticationConfig(yaml, "discovery.yaml"), { agentFor: (type) => (chosen.push(type), agent) });
+    await a.start();
+    expect(chosen).toEqual(["controlplane"]);
+    expect(dialled).toBeGreaterThanOrEqual(2);
+    expect(await a.authenticateToken(await issuer.mint({ sub: "a" }))).toMatchObject({ user: { username: "oidc:a" } });
+    a.stop();
+    agent.destroy();
   });
 
   it("refuses an issuer whose certificate the configured CA does not sign", async () => {
