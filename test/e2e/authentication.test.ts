@@ -96,6 +96,15 @@ describe("platform-ca up --authentication-config with a real HTTPS OIDC issuer",
     expect(review.status.userInfo).toEqual({ username: "oidc:alice", groups: ["oidc:dev", "oidc:ops", "system:authenticated"], extra: { "example.org/team": ["pki"] } });
   });
 
+  it("a TokenReview of an issuer token answers its mapped user for the API server's audiences", async () => {
+    const review = (token: string, audiences?: string[]) =>
+      JSON.parse(admin(["create", "-f", "-", "-o", "json"], JSON.stringify({ apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec: { token, ...(audiences && { audiences }) } }))).status;
+    const token = await issuer.mint({ sub: "dave", groups: ["ops"] });
+    expect(review(token)).toMatchObject({ authenticated: true, user: { username: "oidc:dave", groups: ["oidc:ops", "system:authenticated"] } });
+    expect(review(token, ["some-other-service"])).toMatchObject({ authenticated: false, error: expect.stringMatching(/requested audiences/) });
+    expect(review(await issuer.mint({ sub: "dave", exp: Math.floor(Date.now() / 1000) - 10 }))).toMatchObject({ authenticated: false, error: expect.stringMatching(/oidc: token is expired/) });
+  });
+
   it("refuses expired tokens, other audiences and user validation failures", async () => {
     for (const claims of [{ sub: "a", exp: Math.floor(Date.now() / 1000) - 10 }, { sub: "a", aud: "elsewhere" }]) {
       expect(kubectlFails(await oidcUser(claims), ["auth", "whoami"])).toMatch(/Unauthorized|provide credentials/);
