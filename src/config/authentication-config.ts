@@ -261,6 +261,8 @@ function readAnonymous(value: unknown, r: FieldReader): AnonymousConfig | undefi
 export interface AuthenticationConfigOptions extends ConfigLoadOptions {
   /** The legacy `--anonymous-auth` flag was given: the file's `anonymous` must then be absent. */
   readonly anonymousFlagSet?: boolean;
+  /** The `iss` of the server's own ServiceAccount tokens: no JWT authenticator may claim it (as upstream). */
+  readonly serviceAccountIssuer?: string;
 }
 
 /** Reads and checks the whole file; throws CONFIG_INVALID naming every problem's field, so nothing is half-loaded. */
@@ -277,7 +279,9 @@ export function parseAuthenticationConfig(textIn: string, source: string, option
   const discovery = new Map<string, number>();
   read.jwt.forEach((a, i) => {
     const { url, discoveryURL } = a.issuer;
-    if (url) {
+    if (url && options.serviceAccountIssuer !== undefined && trimSlash(url) === trimSlash(options.serviceAccountIssuer)) {
+      r.problem(`jwt[${i}].issuer.url`, "a URL other than the issuer of the server's ServiceAccount tokens", url);
+    } else if (url) {
       if (urls.has(url)) r.problem(`jwt[${i}].issuer.url`, `a URL no other authenticator uses (jwt[${urls.get(url)}] has it)`, url);
       else urls.set(url, i);
     }

@@ -110,6 +110,13 @@ describe("parseAuthenticationConfig", () => {
     expect(() => parseAuthenticationConfig(JSON.stringify(config({ anonymous: { enabled: true } })), "auth.yaml", { anonymousFlagSet: true })).toThrow(/not to be set when the --anonymous-auth flag is given/);
   });
 
+  it("refuses an issuer url that is the ServiceAccount token issuer", () => {
+    const doc = withIssuer({ url: "https://platform-ca.platform-system.svc" });
+    expect(() => parseAuthenticationConfig(JSON.stringify(doc), "auth.yaml", { serviceAccountIssuer: "https://platform-ca.platform-system.svc" })).toThrow(
+      /expected `jwt\[0\]\.issuer\.url` a URL other than the issuer of the server's ServiceAccount tokens/,
+    );
+  });
+
   it("reports every problem of a file at once", () => {
     const err = invalid(config({ jwt: [jwt({ issuer: { url: "http://x", audiences: [] } })] }));
     expect(err.causes.map((c) => c.field)).toEqual(["jwt[0].issuer.url", "jwt[0].issuer.audiences"]);

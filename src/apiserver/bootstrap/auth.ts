@@ -103,7 +103,7 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
     },
   };
   const configFile = options.authenticationConfig
-    ? new AuthenticationConfigFile({ ...options.authenticationConfig, groupSuffix: names.suffix, anonymousFlagSet: options.anonymous === true, clock, logger })
+    ? new AuthenticationConfigFile({ ...options.authenticationConfig, groupSuffix: names.suffix, anonymousFlagSet: options.anonymous === true, serviceAccountIssuer: tokens.issuer, clock, logger })
     : undefined;
   const pipeline = {
     ...createAuthPipeline({ authenticator, authorizer, admission, names, logger }),

@@ -119,8 +119,8 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
 /** Reads --authentication-config once before anything starts: a bad file fails the start with its field named. */
 async function checkAuthenticationConfig(flags: ServeFlags, logger: Logger): Promise<void> {
   if (flags.authenticationConfig === undefined) return;
-  const { loadAuthenticationConfig } = await import("../../config/authentication-config.js");
-  const loaded = await loadAuthenticationConfig(flags.authenticationConfig, { groupSuffix: flags.groupSuffix, anonymousFlagSet: flags.anonymousAuth === true });
+  const [{ loadAuthenticationConfig }, { DEFAULT_TOKEN_ISSUER }] = await Promise.all([import("../../config/authentication-config.js"), import("../../apiserver/bootstrap/auth.js")]);
+  const loaded = await loadAuthenticationConfig(flags.authenticationConfig, { groupSuffix: flags.groupSuffix, anonymousFlagSet: flags.anonymousAuth === true, serviceAccountIssuer: DEFAULT_TOKEN_ISSUER });
   logger.info({ file: flags.authenticationConfig, issuers: loaded.jwt.map((j) => j.issuer.url) }, "authentication configuration loaded");
 }
 
