@@ -52,7 +52,6 @@ export interface CelProgram {
   evaluate(variables: Record<string, unknown>): unknown;
 }
 
-
 /** Every AST node reachable from the root (macros keep their expanded nodes in their metadata). */
 function nodes(root: ASTNode): ASTNode[] {
   const out: ASTNode[] = [];
