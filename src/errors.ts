@@ -65,6 +65,10 @@ export const ERROR_CODES = {
   CONFIG_INVALID: c(400, "BadRequest"),
   MANIFEST_INVALID: c(400, "BadRequest"),
 
+  // --- CEL expressions in configuration files ---
+  CEL_INVALID: c(400, "BadRequest"),
+  CEL_EVALUATION: c(422, "Invalid"),
+
   // --- API client ---
   TLS_VERIFY_FAILED: c(502, "BadGateway"),
   CREDENTIALS_UNAVAILABLE: c(401, "Unauthorized"),

@@ -30,6 +30,8 @@ export type { RevocationReason } from "./api/revocation.js";
 export { whatWouldBeAudited, type AuditedRequest, type AuditOutcome } from "./audit/what-would-be-audited.js";
 export { MemoryAuditSink } from "./audit/memory-sink.js";
 export type { AuditEvent } from "./audit/event.js";
+// A test OIDC issuer for AuthenticationConfiguration files: HTTPS on loopback, discovery, JWKS, minted tokens, key rotation.
+export { startTestOidcIssuer, TEST_ISSUER_ALGORITHMS, type TestOidcIssuer, type TestOidcIssuerOptions, type MintOptions, type TestIssuerAlgorithm } from "./testing/oidc-issuer.js";
 
 export interface TestAuthorityOptions {
   /** CA common name (default "platform-ca test CA"). */

@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { TLSSocket } from "node:tls";
 import type { ApiObject, UserInfo } from "../api/meta.js";
 import type { Logger } from "../logger.js";
+import type { AuthenticatedBy } from "./auth/identity.js";
 
 /** What authentication sees of a request. */
 export interface RequestCredentials {
@@ -12,6 +13,8 @@ export interface RequestCredentials {
   /** The TLS socket when served over HTTPS (client certificate via getPeerCertificate). */
   readonly tlsSocket?: TLSSocket;
   readonly remoteAddress?: string;
+  /** The request path without its query (anonymous access may be limited to some paths). */
+  readonly path?: string;
 }
 
 /** What authorization and admission decide on, as upstream's request attributes. */
@@ -48,6 +51,14 @@ export interface Pipeline {
    * (FORBIDDEN, INVALID) to refuse. `old` is the stored object for updates and deletes.
    */
   admit(attributes: RequestAttributes, obj: ApiObject | undefined, old: ApiObject | undefined): Promise<void>;
+  /** Checks /readyz adds for identity (e.g. external token issuers whose keys are not fetched yet). */
+  readinessChecks?(): readonly ReadinessCheck[];
+}
+
+/** One named readiness check: resolves when it passes, rejects with the reason. */
+export interface ReadinessCheck {
+  readonly name: string;
+  run(): Promise<void>;
 }
 
 /** The identity every request gets on a loopback development server without authentication. */
@@ -81,14 +92,14 @@ export function impersonatorOf(user: UserInfo): UserInfo | undefined {
   return impersonators.get(user);
 }
 
-/** Which authenticator accepted a request's user (the audit annotates its event with it). */
-const authenticators = new WeakMap<UserInfo, string>();
+/** Which authenticator accepted a user's credentials (and the JWT issuer), for audit annotations. */
+const authenticators = new WeakMap<UserInfo, AuthenticatedBy>();
 
-export function recordAuthenticator(user: UserInfo, authenticator: string): void {
-  authenticators.set(user, authenticator);
+export function recordAuthenticator(user: UserInfo, by: AuthenticatedBy): void {
+  authenticators.set(user, by);
 }
 
-export function authenticatorOf(user: UserInfo): string | undefined {
+export function authenticatorOf(user: UserInfo): AuthenticatedBy | undefined {
   return authenticators.get(user);
 }
 

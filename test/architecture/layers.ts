@@ -8,10 +8,10 @@ import { join, posix, relative, sep } from "node:path";
  */
 export const LAYERS: readonly (readonly string[])[] = [
   ["src/errors.ts", "src/plain-data.ts", "src/logger.ts", "src/version.ts", "src/compiled-script.ts", "src/time/", "src/fields/"],
-  ["src/api/", "src/pki/"],
+  ["src/api/", "src/pki/", "src/cel/"],
   ["signers/", "src/config/", "src/client/", "src/audit/", "src/tracing/"],
   ["src/controller/", "src/apiserver/", "src/devpki/"],
-  ["src/cli/", "src/index.ts", "src/testing.ts"],
+  ["src/cli/", "src/index.ts", "src/testing.ts", "src/testing/"],
 ];
 
 /** Edges refused by name even where the layers alone would allow them (`from` → `to`, both part prefixes). */

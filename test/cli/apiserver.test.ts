@@ -21,6 +21,7 @@ describe("platform-ca apiserver and up: flags", () => {
   it.each([
     ["--insecure-local beside a token file", ["apiserver", "--data-dir", "x", "--insecure-local", "--token-file", "t.csv"], /--insecure-local has no authentication and no admission chain, so --token-file cannot be used with it/],
     ["--insecure-local beside --anonymous-auth", ["apiserver", "--data-dir", "x", "--insecure-local", "--anonymous-auth"], /so --anonymous-auth cannot/],
+    ["--insecure-local beside --authentication-config", ["apiserver", "--data-dir", "x", "--insecure-local", "--authentication-config", "a.yaml"], /so --authentication-config cannot/],
     ["--insecure-local off loopback", ["apiserver", "--data-dir", "x", "--insecure-local", "--listen", "0.0.0.0:6443"], /--insecure-local serves only on loopback/],
     ["apiserver without --data-dir", ["apiserver"], /--data-dir is required/],
     ["a malformed --listen", ["up", "--listen", "6443"], /expected `--listen` to be HOST:PORT/],
@@ -33,7 +34,7 @@ describe("platform-ca apiserver and up: flags", () => {
   it("documents the identity flags of up", async () => {
     const r = await runCli(["up", "--help"]);
     expect(r.code).toBe(0);
-    for (const flag of ["--data-dir <dir>", "--listen <host:port>", "--group-suffix <suffix>", "--token-file <file>", "--client-ca-file <file>", "--anonymous-auth"]) expect(r.stdout).toContain(flag);
+    for (const flag of ["--data-dir <dir>", "--listen <host:port>", "--group-suffix <suffix>", "--token-file <file>", "--client-ca-file <file>", "--anonymous-auth", "--authentication-config <file>"]) expect(r.stdout).toContain(flag);
     expect(r.stdout).toContain('(default: ".platform")');
   });
 
@@ -53,6 +54,19 @@ describe("platform-ca apiserver and up: flags", () => {
     ["a missing client CA file", "apiserver", (dir: string) => ["--client-ca-file", join(dir, "missing.crt")], /^error: cannot read the client CA file .*missing\.crt: ENOENT/],
     ["a client CA file without a certificate", "up", (dir: string) => ["--client-ca-file", file(dir, "empty.crt", "no PEM here\n")], /the client CA file .*empty\.crt: no PEM block found/],
     ["a bad --group-suffix", "apiserver", () => ["--group-suffix", "nodots"], /expected `--group-suffix` to be a DNS name/],
+    ["a missing authentication configuration", "up", (dir: string) => ["--authentication-config", join(dir, "missing.yaml")], /^error: cannot read authentication configuration .*missing\.yaml: ENOENT/],
+    [
+      "an authentication configuration with a bad issuer",
+      "apiserver",
+      (dir: string) => ["--authentication-config", file(dir, "authn.yaml", "apiVersion: apiserver.config.platform.io/v1\nkind: AuthenticationConfiguration\njwt:\n  - issuer: {url: http://idp.example.com, audiences: [a]}\n    claimMappings: {username: {claim: sub}}\n")],
+      /invalid authentication configuration .*authn\.yaml: 2 problems: expected `jwt\[0\]\.issuer\.url` an https:\/\/ URL, got "http:\/\/idp\.example\.com"; expected `jwt\[0\]\.claimMappings\.username\.prefix` to be set when `claim` is set/,
+    ],
+    [
+      "an authentication configuration with `anonymous` beside --anonymous-auth",
+      "up",
+      (dir: string) => ["--anonymous-auth", "--authentication-config", file(dir, "authn.yaml", "apiVersion: apiserver.config.platform.io/v1\nkind: AuthenticationConfiguration\nanonymous: {enabled: true}\n")],
+      /expected `anonymous` not to be set when the --anonymous-auth flag is given/,
+    ],
   ])("refuses %s (%s) before creating anything in the data directory", async (_name, command, args, message) => {
     const dir = tempDir();
     const dataDir = join(dir, "data");

@@ -1,10 +1,12 @@
-// The authentication order: client certificate, then bearer token (token file, ServiceAccount JWT), basic auth, anonymous.
+// The authentication order: client certificate, then bearer token (token file, ServiceAccount JWT, external JWT issuers), basic auth, anonymous.
 import type { IncomingHttpHeaders } from "node:http";
 import type { TLSSocket } from "node:tls";
 import { silentLogger, type Logger } from "../../logger.js";
 import type { BasicAuthFileAuthenticator, TokenFileAuthenticator } from "./authn-token-file.js";
 import type { ServiceAccountAuthenticator } from "./authn-service-account.js";
 import { peerCertificateChain, type X509Authenticator } from "./authn-x509.js";
+import type { ConfiguredAuthentication } from "./authn-config-reload.js";
+import type { AuthenticatedBy } from "./identity.js";
 import { addGroups, anonymousUser, isAuthenticated, SYSTEM_AUTHENTICATED, type AuthnResult } from "./identity.js";
 
 /** What authentication reads of a request; the pipeline's RequestCredentials fits this shape. */
@@ -13,7 +15,11 @@ export interface AuthnRequest {
   readonly tlsSocket?: TLSSocket;
   /** The presented chain (DER, leaf first) when already taken from the socket; read from `tlsSocket` otherwise. */
   readonly peerCertificates?: readonly Uint8Array[];
+  /** The request path (without the query), for anonymous access limited by path. */
+  readonly path?: string;
 }
+
+type Found = Extract<AuthnResult, { user: unknown }> & { readonly by: AuthenticatedBy };
 
 export interface AuthenticatorChainOptions {
   readonly x509?: X509Authenticator;
@@ -23,6 +29,11 @@ export interface AuthenticatorChainOptions {
   readonly basicAuth?: BasicAuthFileAuthenticator;
   /** Requests without credentials become `system:anonymous` (group `system:unauthenticated`); default false (401). */
   readonly anonymous?: boolean;
+  /**
+   * The authentication configuration file's JWT issuers and anonymous access, read on every request (the file is
+   * reloaded on change). Its `anonymous`, when set, replaces the `anonymous` option.
+   */
+  readonly configured?: () => ConfiguredAuthentication | undefined;
   readonly logger?: Logger;
 }
 
@@ -47,9 +58,9 @@ export class AuthenticatorChain {
     try {
       const errors: string[] = [];
       const found = this.#certificate(request, errors) ?? (await this.#authorization(request.headers?.authorization, errors));
-      if (found) return { user: { ...found.user, groups: addGroups(found.user.groups, SYSTEM_AUTHENTICATED) }, ...(found.authenticator && { authenticator: found.authenticator }) };
+      if (found) return { user: { ...found.user, groups: addGroups(found.user.groups, SYSTEM_AUTHENTICATED) }, authenticator: found.by };
       if (errors.length > 0) return { error: errors.join("; ") };
-      if (this.#o.anonymous) return { user: anonymousUser(), authenticator: "anonymous" };
+      if (this.#anonymousAllowed(request.path)) return { user: anonymousUser(), authenticator: { authenticator: "anonymous" } };
       return { error: "no credentials were presented (a client certificate or a bearer token is required)" };
     } catch (err) {
       this.#logger.error({ err }, "authentication failed unexpectedly");
@@ -57,17 +68,24 @@ export class AuthenticatorChain {
     }
   }
 
-  #certificate(request: AuthnRequest, errors: string[]): Extract<AuthnResult, { user: unknown }> | undefined {
+  /** Anonymous access: the configuration file's (only on its `conditions` paths when it lists some), else the option. */
+  #anonymousAllowed(path: string | undefined): boolean {
+    const configured = this.#o.configured?.()?.anonymous;
+    if (!configured) return this.#o.anonymous === true;
+    return configured.enabled && (configured.conditions.length === 0 || (path !== undefined && configured.conditions.includes(path)));
+  }
+
+  #certificate(request: AuthnRequest, errors: string[]): Found | undefined {
     if (!this.#o.x509) return undefined;
     const chain = request.peerCertificates ?? peerCertificateChain(request.tlsSocket);
     const r = this.#o.x509.authenticate(chain);
     if (r === undefined) return undefined;
-    if (isAuthenticated(r)) return { ...r, authenticator: "x509" };
+    if (isAuthenticated(r)) return { ...r, by: { authenticator: "x509" } };
     errors.push(r.error);
     return undefined;
   }
 
-  async #authorization(header: unknown, errors: string[]): Promise<Extract<AuthnResult, { user: unknown }> | undefined> {
+  async #authorization(header: unknown, errors: string[]): Promise<Found | undefined> {
     if (header === undefined) return undefined;
     if (typeof header !== "string") {
       errors.push("the Authorization header must be given once");
@@ -80,21 +98,24 @@ export class AuthenticatorChain {
     const m = /^\s*(\S+)(?:\s+(.*?))?\s*$/s.exec(header);
     const scheme = m?.[1]?.toLowerCase();
     const value = m?.[2] ?? "";
-    let r: AuthnResult | undefined;
+    let r: AuthnResult & { by?: AuthenticatedBy };
     if (scheme === "bearer") r = await this.#bearer(value);
-    else if (scheme === "basic") r = this.#basic(value);
+    else if (scheme === "basic") r = { ...this.#basic(value), by: { authenticator: "basic-auth" } };
     else r = { error: `the authentication scheme ${JSON.stringify((m?.[1] ?? "").slice(0, 32))} is not supported (use Bearer or a client certificate)` };
-    if (isAuthenticated(r)) return r;
+    if ("user" in r) return r as Found;
     errors.push(r.error);
     return undefined;
   }
 
-  async #bearer(token: string): Promise<AuthnResult> {
+  /** As upstream orders bearer authenticators: the token file, ServiceAccount tokens, then the configured JWT issuers. */
+  async #bearer(token: string): Promise<AuthnResult & { by?: AuthenticatedBy }> {
     if (token === "") return { error: "the bearer token is empty" };
     const fromFile = this.#o.tokenFile?.authenticateToken(token);
-    if (fromFile) return isAuthenticated(fromFile) ? { ...fromFile, authenticator: "token-file" } : fromFile;
+    if (fromFile) return { ...fromFile, by: { authenticator: "token-file" } };
     const fromServiceAccount = await this.#o.serviceAccount?.authenticateToken(token);
-    if (fromServiceAccount) return isAuthenticated(fromServiceAccount) ? { ...fromServiceAccount, authenticator: "service-account" } : fromServiceAccount;
+    if (fromServiceAccount) return { ...fromServiceAccount, by: { authenticator: "service-account" } };
+    const fromJwt = await this.#o.configured?.()?.jwt.authenticateToken(token);
+    if (fromJwt) return { ...fromJwt, by: { authenticator: "jwt", ...(fromJwt.issuer && { issuer: fromJwt.issuer }) } };
     return { error: "invalid bearer token" };
   }
 
@@ -104,6 +125,6 @@ export class AuthenticatorChain {
     const colon = decoded.indexOf(":");
     if (colon <= 0) return { error: "malformed basic credentials (expected base64 of user:password)" };
     const r = this.#o.basicAuth.authenticate(decoded.slice(0, colon), decoded.slice(colon + 1));
-    return isAuthenticated(r) ? { ...r, authenticator: "basic-auth" } : r;
+    return r;
   }
 }

@@ -9,9 +9,14 @@ export const SYSTEM_MASTERS = "system:masters";
 export const SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts";
 export const SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:";
 
-/** What an authenticator answers: a user, or why the presented credentials are not accepted. */
-/** Who authenticated the request, and by which method (`x509`, `token-file`, `service-account`, `basic-auth`, `anonymous`: recorded in the audit). */
-export type AuthnResult = { readonly user: UserInfo; readonly authenticator?: string } | { readonly error: string };
+/** Which authenticator accepted a user's credentials (and, for a JWT, its issuer): recorded in the audit. */
+export interface AuthenticatedBy {
+  readonly authenticator: "x509" | "token-file" | "service-account" | "jwt" | "basic-auth" | "anonymous";
+  readonly issuer?: string;
+}
+
+/** What an authenticator answers: a user (and, from the chain, which method accepted it), or why the credentials are not accepted. */
+export type AuthnResult = { readonly user: UserInfo; readonly authenticator?: AuthenticatedBy } | { readonly error: string };
 
 export function isAuthenticated(result: AuthnResult): result is { readonly user: UserInfo } {
   return "user" in result;

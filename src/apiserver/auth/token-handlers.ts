@@ -8,8 +8,9 @@ import { tokenRequestStrategy } from "../registry/resources/token-request.js";
 import { tokenReviewDefinition } from "../registry/resources/token-review.js";
 import type { CreateHandler } from "../registry/strategy.js";
 import type { TokenFileAuthenticator } from "./authn-token-file.js";
+import type { JwtAuthenticators } from "./authn-jwt.js";
 import { checkCreateBody } from "./create-body.js";
-import { isAuthenticated } from "./identity.js";
+import { addGroups, isAuthenticated, SYSTEM_AUTHENTICATED } from "./identity.js";
 import type { BoundObject, ServiceAccountTokens, TokenLookups } from "./service-account-tokens.js";
 
 export interface TokenHandlerOptions {
@@ -71,23 +72,30 @@ async function resolveBound(ref: BoundObjectReference, namespace: string, saName
 export interface TokenReviewHandlerOptions extends TokenHandlerOptions {
   /** Static tokens are checked too; they are not audience-aware, so they only pass for the API server's own audiences. */
   readonly tokenFile?: TokenFileAuthenticator;
+  /** The JWT issuers of the authentication configuration (read per review: the file is reloaded); audience-agnostic like the token file. */
+  readonly jwt?: () => Pick<JwtAuthenticators, "authenticateToken"> | undefined;
 }
 
-/** POST tokenreviews: fills status from the token (token file first, then ServiceAccount JWTs). */
+/** POST tokenreviews: fills status from the token (token file first, then ServiceAccount JWTs, then the configured JWT issuers). */
 export function createTokenReviewHandler(options: TokenReviewHandlerOptions): CreateHandler {
   const { tokens, lookups, tokenFile } = options;
+  /** A user of an authenticator that does not check the review's audiences: valid only for the API server's own. */
+  const forApiAudiences = (user: UserInfo, wantedAudiences: readonly string[] | undefined): TokenReviewStatus => {
+    const wanted = wantedAudiences?.length ? wantedAudiences : tokens.apiAudiences;
+    const audiences = wanted.filter((a) => tokens.apiAudiences.includes(a));
+    return audiences.length > 0 ? { authenticated: true, user, audiences } : { authenticated: false, error: "the token is not valid for the requested audiences" };
+  };
   return async (body, ctx) => {
     const review = checkCreateBody(tokenReviewDefinition(ctx.names).strategy, { group: ctx.names.authentication, kind: TOKEN_REVIEW_KIND }, body, ctx);
     const spec = review.spec as TokenReviewSpec;
-    const fromFile = tokenFile?.authenticateToken(spec.token ?? "");
+    const token = spec.token ?? "";
+    const fromFile = tokenFile?.authenticateToken(token);
+    const fromJwt = fromFile || tokens.looksLikeOurs(token) ? undefined : await options.jwt?.()?.authenticateToken(token);
     let status: TokenReviewStatus;
-    if (fromFile && isAuthenticated(fromFile)) {
-      const wanted = spec.audiences?.length ? spec.audiences : tokens.apiAudiences;
-      const audiences = wanted.filter((a) => tokens.apiAudiences.includes(a));
-      status = audiences.length > 0 ? { authenticated: true, user: fromFile.user, audiences } : { authenticated: false, error: "the token is not valid for the requested audiences" };
-    } else {
-      status = await tokens.review(spec.token, { audiences: spec.audiences, lookups });
-    }
+    if (fromFile && isAuthenticated(fromFile)) status = forApiAudiences(fromFile.user, spec.audiences);
+    else if (fromJwt && isAuthenticated(fromJwt)) status = forApiAudiences({ ...fromJwt.user, groups: addGroups(fromJwt.user.groups, SYSTEM_AUTHENTICATED) }, spec.audiences);
+    else if (fromJwt) status = { authenticated: false, error: fromJwt.error };
+    else status = await tokens.review(spec.token, { audiences: spec.audiences, lookups });
     return { ...review, metadata: { ...review.metadata, creationTimestamp: timestamp(ctx.now) }, status };
   };
 }

@@ -7,6 +7,7 @@ import { admissionPlugins } from "../auth/admission-plugins.js";
 import { AdmissionChain } from "../auth/admission.js";
 import { createAuthPipeline } from "../auth/auth-pipeline.js";
 import { AuthenticatorChain, type AuthnRequest } from "../auth/authn-chain.js";
+import { AuthenticationConfigFile, type AuthenticationConfigFileOptions } from "../auth/authn-config-reload.js";
 import { ServiceAccountAuthenticator } from "../auth/authn-service-account.js";
 import { loadCredentialFile, TokenFileAuthenticator, type CredentialEntry } from "../auth/authn-token-file.js";
 import { X509Authenticator } from "../auth/authn-x509.js";
@@ -46,7 +47,11 @@ export interface SecureAuthOptions {
   readonly revocationUnavailable?: RevocationUnavailable;
   /** The admission plugins that run and their configurations (default: those on by default). */
   readonly admission?: AdmissionSettings;
+  /** The AuthenticationConfiguration file (JWT issuers, anonymous access), reloaded on change; `agentFor` dials issuers (egress). */
+  readonly authenticationConfig?: AuthenticationConfigSettings;
 }
+
+export type AuthenticationConfigSettings = Pick<AuthenticationConfigFileOptions, "path" | "checkIntervalMs" | "agentFor">;
 
 export interface AdmissionSettings {
   readonly plugins: readonly AdmissionPluginName[];
@@ -97,7 +102,14 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       return chain.authenticate(request);
     },
   };
-  const pipeline = createAuthPipeline({ authenticator, authorizer, admission, names, logger });
+  const configFile = options.authenticationConfig
+    ? new AuthenticationConfigFile({ ...options.authenticationConfig, groupSuffix: names.suffix, anonymousFlagSet: options.anonymous === true, serviceAccountIssuer: tokens.issuer, clock, logger })
+    : undefined;
+  const pipeline = {
+    ...createAuthPipeline({ authenticator, authorizer, admission, names, logger }),
+    // Not ready until every JWT issuer's keys are fetched: tokens of an issuer without keys would all get a 401.
+    readinessChecks: () => (configFile ? [{ name: "authentication-jwt-issuers", run: async () => jwtIssuersReady(configFile) }] : []),
+  };
   return {
     pipeline,
     authorizer,
@@ -108,11 +120,13 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       await tokens.start();
       // Loaded before the first request: a revoked certificate is refused from the start, restarts included.
       await revocations.start();
+      await configFile?.start();
       chain = new AuthenticatorChain({
         x509: new X509Authenticator({ trustPool: options.clientCaPool, clock, revocation: revocations }),
         ...(tokenFile && { tokenFile }),
         serviceAccount: new ServiceAccountAuthenticator({ tokens, lookups: lateLookups }),
         anonymous: options.anonymous === true,
+        ...(configFile && { configured: () => configFile.current }),
         logger,
       });
     },
@@ -121,7 +135,7 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       registry = server.registry;
       lookups = registryLookups(server.registry);
       server.registerCreateHandler("", "serviceaccounts/token", createTokenRequestHandler({ tokens, lookups: lateLookups }));
-      server.registerCreateHandler(names.authentication, "tokenreviews", createTokenReviewHandler({ tokens, lookups: lateLookups, ...(tokenFile && { tokenFile }) }));
+      server.registerCreateHandler(names.authentication, "tokenreviews", createTokenReviewHandler({ tokens, lookups: lateLookups, ...(tokenFile && { tokenFile }), ...(configFile && { jwt: () => configFile.current?.jwt }) }));
       server.registerCreateHandler(names.authentication, "selfsubjectreviews", createSelfSubjectReviewHandler());
       server.registerCreateHandler(names.authorization, "subjectaccessreviews", createSubjectAccessReviewHandler(authorizer));
       server.registerCreateHandler(names.authorization, "selfsubjectaccessreviews", createSelfSubjectAccessReviewHandler(authorizer));
@@ -135,9 +149,15 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       return created;
     },
     stop() {
+      configFile?.stop();
       lister.stop();
       revocations.stop();
       tokens.stop();
     },
   };
+}
+
+function jwtIssuersReady(file: AuthenticationConfigFile): void {
+  const pending = file.notReady();
+  if (pending.length > 0) throw new Error(`the keys of ${pending.map((p) => `issuer ${p.issuer} (${p.reason})`).join(", ")} are not fetched yet`);
 }

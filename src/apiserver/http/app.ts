@@ -249,7 +249,7 @@ function serveNonResource(req: FastifyRequest, reply: FastifyReply, target: Excl
   const catalog = o.registry.catalog;
   switch (target.type) {
     case "health":
-      return serveHealth(reply, target.check, target.name, req.query as RawQuery, { storage: o.registry.storage, ready: o.ready, ...(o.healthChecks && { checks: o.healthChecks }) });
+      return serveHealth(reply, target.check, target.name, req.query as RawQuery, { storage: o.registry.storage, ready: o.ready, ...(o.healthChecks && { checks: o.healthChecks }), readinessChecks: o.pipeline.readinessChecks?.() ?? [] });
     case "metrics":
       return o.metrics.scrape().then(({ contentType, body }) => reply.code(200).type(contentType).send(body));
     case "root":

@@ -57,7 +57,9 @@ function auditRequest(req: FastifyRequest, reply: FastifyReply, user: UserInfo):
 /** Which authenticator accepted the user: `authentication.<suffix>/authenticator` (x509, token-file, service-account, ...). */
 function annotateAuthenticator(ctx: AuditContext, o: AuditHookOptions, user: UserInfo): void {
   const by = authenticatorOf(user);
-  if (by !== undefined) ctx.annotate(`${o.registry.names.authentication}/authenticator`, by);
+  if (by === undefined) return;
+  ctx.annotate(`${o.registry.names.authentication}/authenticator`, by.authenticator);
+  if (by.issuer !== undefined) ctx.annotate(`${o.registry.names.authentication}/issuer`, by.issuer);
 }
 
 /** Upstream records a request that failed authentication with an empty user. */

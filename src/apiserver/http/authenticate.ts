@@ -49,6 +49,7 @@ export async function authenticate(req: FastifyRequest, o: { readonly pipeline: 
       headersDistinct: impersonating ? req.raw.headersDistinct : {},
       tlsSocket,
       remoteAddress: req.ip,
+      path: req.url.split("?")[0]!,
     });
     if (user) {
       o.metrics.authenticated("success", started);

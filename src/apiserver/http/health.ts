@@ -20,6 +20,8 @@ export interface HealthSources {
   ready(): boolean;
   /** Checks of healthz and readyz beyond these (upstream's `kms-providers`); not of livez: a restart would not help. */
   readonly checks?: () => readonly Check[];
+  /** More checks of /readyz, from the request pipeline. */
+  readonly readinessChecks?: readonly Check[];
 }
 
 /**
@@ -39,6 +41,7 @@ function checksOf(endpoint: HealthEndpoint, o: HealthSources): Check[] {
       },
     });
     checks.push(...(o.checks?.() ?? []));
+    if (endpoint === "readyz") checks.push(...(o.readinessChecks ?? []));
   }
   return checks;
 }

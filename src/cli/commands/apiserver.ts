@@ -1,4 +1,5 @@
 // `platform-ca apiserver`: the embedded API server on durable storage in a data directory, HTTPS with identity by default.
+import type { Agent as HttpsAgent } from "node:https";
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
 import { REVOCATION_UNAVAILABLE, type RevocationUnavailable } from "../../apiserver/auth/revocation-list.js";
@@ -26,6 +27,7 @@ export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags, Tracin
   encryptionProviderConfig?: string;
   encryptionProviderConfigAutomaticReload?: boolean;
   caKeyKms?: string;
+  authenticationConfig?: string;
 }
 
 interface ApiserverFlags extends ServeFlags {
@@ -59,6 +61,7 @@ export function addServeOptions(command: Command, dataDir?: string): Command {
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
     .option("--client-ca-file <file>", "extra CA certificates trusted for client certificates, beside the cluster CA")
     .option("--anonymous-auth", "serve requests without credentials as system:anonymous instead of refusing them (401)")
+    .option("--authentication-config <file>", "AuthenticationConfiguration file: JWT issuers (OIDC) and anonymous access; reloaded on change (docs/authentication.md)")
     .option("--revocation-unavailable <deny|allow>", "client certificates while the revocation list cannot be read (docs/revocation.md)", "deny")
     .option("--data-dir <dir>", "directory of the store, the PKI and admin.conf", dataDir)
 
@@ -99,6 +102,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   const auditSetup = await readAuditSetup(flags, flags.groupSuffix, logger);
   const admission = await readAdmissionSettings(flags, flags.groupSuffix, logger);
   const { tracing, tracer, egress } = await startTracingAndEgress(flags, flags.groupSuffix, "platform-ca-apiserver", logger);
+  await checkAuthenticationConfig(flags, logger);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
   // The address first: a start that cannot listen must leave the data directory as it was.
@@ -122,6 +126,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     encryptionProviderConfigAutomaticReload: reload,
     ...(flags.caKeyKms !== undefined && { caKeyKms: flags.caKeyKms }),
     anonymous: flags.anonymousAuth === true,
+    ...(flags.authenticationConfig !== undefined && { authenticationConfig: { path: flags.authenticationConfig, agentFor: issuerAgents(egress) } }),
     revocationUnavailable: whenRevocationsUnavailable,
     ...(auditSetup && sinks && { audit: { policy: auditSetup.policy, sink: sinks } }),
     admission,
@@ -141,6 +146,20 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   });
 }
 
+/**
+ * A JWT issuer's discovery and keys are fetched through the egress its `egressSelectorType` names (`controlplane` or
+ * `cluster`, as upstream); without one, directly. One agent per selection, so connections are reused.
+ */
+function issuerAgents(egress: EgressSelector): (type: string | undefined) => HttpsAgent | undefined {
+  const agents = new Map<string, HttpsAgent>();
+  return (type) => {
+    if (type !== "controlplane" && type !== "cluster") return undefined;
+    let agent = agents.get(type);
+    if (!agent) agents.set(type, (agent = egress.dialer(type).httpsAgent()));
+    return agent;
+  };
+}
+
 /** Outbound webhooks of the control plane (audit now) dial through the `controlplane` egress selection, as upstream. */
 function controlPlaneDial(egress: EgressSelector): Dialer {
   return (target, signal) => egress.dialer("controlplane").connect(target.host, target.port, signal ? { signal } : {});
@@ -149,6 +168,14 @@ function controlPlaneDial(egress: EgressSelector): Dialer {
 /** Closes the audit sinks once the server stopped: the webhook sends what it still holds. */
 async function closeSinks(sinks: readonly AuditSink[] | undefined): Promise<void> {
   await Promise.all((sinks ?? []).map((s) => s.close()));
+}
+
+/** Reads --authentication-config once before anything starts: a bad file fails the start with its field named. */
+async function checkAuthenticationConfig(flags: ServeFlags, logger: Logger): Promise<void> {
+  if (flags.authenticationConfig === undefined) return;
+  const [{ loadAuthenticationConfig }, { DEFAULT_TOKEN_ISSUER }] = await Promise.all([import("../../config/authentication-config.js"), import("../../apiserver/bootstrap/auth.js")]);
+  const loaded = await loadAuthenticationConfig(flags.authenticationConfig, { groupSuffix: flags.groupSuffix, anonymousFlagSet: flags.anonymousAuth === true, serviceAccountIssuer: DEFAULT_TOKEN_ISSUER });
+  logger.info({ file: flags.authenticationConfig, issuers: loaded.jwt.map((j) => j.issuer.url) }, "authentication configuration loaded");
 }
 
 function revocationUnavailable(value: string | undefined): RevocationUnavailable {
@@ -162,7 +189,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   checkGroupSuffix(flags.groupSuffix);
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
   const backend = await storageBackend(flags);
-  const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins"] as const).filter((k) => flags[k] !== undefined);
+  const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "authenticationConfig", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication and no admission chain, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
   const reload = reloadFlag(flags);
   if (flags.caKeyKms !== undefined) throw new UsageError("--insecure-local keeps no CA, so --ca-key-kms cannot be used with it");

@@ -79,7 +79,7 @@ describe("AuthenticatorChain", () => {
   });
 
   it.each([
-    ["the right password", basic("basil:pw"), { user: { username: "basil", uid: "uid-basil", groups: ["system:authenticated"] }, authenticator: "basic-auth" }],
+    ["the right password", basic("basil:pw"), { user: { username: "basil", uid: "uid-basil", groups: ["system:authenticated"] }, authenticator: { authenticator: "basic-auth" } }],
     ["a wrong password", basic("basil:no"), { error: "invalid username or password" }],
     ["a value that is not base64", "Basic !!!", { error: "malformed basic credentials (expected base64 of user:password)" }],
     ["no colon", basic("basil"), { error: "malformed basic credentials (expected base64 of user:password)" }],
