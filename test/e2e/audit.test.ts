@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { ADMIN_USER } from "../../src/apiserver/bootstrap/admin-config.js";
+import { CONTROLLER_USER } from "../../src/apiserver/auth/bootstrap-policy.js";
 import type { AuditEvent } from "../../src/audit/event.js";
 import { runCli } from "../cli/fixtures.js";
 import { CTL, runNode } from "../cli/ctl/fixtures.js";
@@ -95,10 +96,11 @@ describe("platform-ca up --audit-policy-file --audit-log-path", () => {
     const status = about("update", "status");
     expect(status.map((e) => e.stage)).toEqual(["RequestReceived", "ResponseComplete"]);
     expect(status[1]!.level).toBe("RequestResponse");
-    // Written by the signing controller, which `up` runs with admin.conf's identity, for that signer.
-    expect(status[1]!.user.username).toBe(ADMIN_USER);
+    // Written by the signing controller, which `up` runs as the controller identity over its local socket (a token
+    // known only to the process), for that signer.
+    expect(status[1]!.user.username).toBe(CONTROLLER_USER);
     expect(status[1]!.userAgent).not.toBe(approval[1]!.userAgent);
-    expect(status[1]!.annotations).toMatchObject({ "authentication.platform.io/authenticator": "x509", "certificatesigning.admission.platform.io/signer-name": "platform.io/apiserver-client" });
+    expect(status[1]!.annotations).toMatchObject({ "authentication.platform.io/authenticator": "token-file", "certificatesigning.admission.platform.io/signer-name": "platform.io/apiserver-client" });
     expect(Buffer.from((status[1]!.responseObject as any).status.certificate, "base64").toString()).toMatch(/^-----BEGIN CERTIFICATE-----/);
   });
 

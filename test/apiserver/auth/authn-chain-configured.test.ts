@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import { AuthenticatorChain } from "../../../src/apiserver/auth/authn-chain.js";
 import type { ConfiguredAuthentication } from "../../../src/apiserver/auth/authn-config-reload.js";
 import { TokenFileAuthenticator, parseCredentialFile } from "../../../src/apiserver/auth/authn-token-file.js";
-import { authenticatorOf } from "../../../src/apiserver/pipeline.js";
 
 /** A stand-in for the file's JWT authenticators: knows one token, and records what it was asked. */
 function configured(anonymous?: ConfiguredAuthentication["anonymous"]): { asked: string[]; get: () => ConfiguredAuthentication } {
@@ -27,12 +26,11 @@ describe("AuthenticatorChain with an authentication configuration", () => {
     const fromFile = await withFile.authenticate(bearer("jwt-token"));
     expect(fromFile).toMatchObject({ user: { username: "file-user" } });
     expect(c.asked).toEqual([]);
-    expect(authenticatorOf((fromFile as { user: never }).user)).toEqual({ authenticator: "token-file" });
+    expect(fromFile).toMatchObject({ authenticator: { authenticator: "token-file" } });
 
     const chain = new AuthenticatorChain({ configured: c.get });
     const fromJwt = await chain.authenticate(bearer("jwt-token"));
-    expect(fromJwt).toEqual({ user: { username: "oidc:alice", groups: ["oidc:dev", "system:authenticated"] } });
-    expect(authenticatorOf((fromJwt as { user: never }).user)).toEqual({ authenticator: "jwt", issuer: "https://issuer.example.com" });
+    expect(fromJwt).toEqual({ user: { username: "oidc:alice", groups: ["oidc:dev", "system:authenticated"] }, authenticator: { authenticator: "jwt", issuer: "https://issuer.example.com" } });
     expect(await chain.authenticate(bearer("other"))).toEqual({ error: "invalid bearer token" });
   });
 
@@ -43,7 +41,7 @@ describe("AuthenticatorChain with an authentication configuration", () => {
     const open = new AuthenticatorChain({ configured: configured({ enabled: true, conditions: [] }).get });
     const anon = await open.authenticate({ headers: {}, path: "/api" });
     expect(anon).toMatchObject({ user: { username: "system:anonymous" } });
-    expect(authenticatorOf((anon as { user: never }).user)).toEqual({ authenticator: "anonymous" });
+    expect(anon).toMatchObject({ authenticator: { authenticator: "anonymous" } });
     const off = new AuthenticatorChain({ anonymous: true, configured: configured({ enabled: false, conditions: [] }).get });
     expect(await off.authenticate({ headers: {}, path: "/livez" })).toHaveProperty("error");
   });

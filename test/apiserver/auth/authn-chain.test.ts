@@ -53,7 +53,7 @@ describe("AuthenticatorChain", () => {
     ["a certificate before a token of another user", () => req({ certs: [goodCert], authorization: "Bearer admin-token" }), "carol", ["devs", "system:authenticated"], "x509"],
   ])("authenticates %s", async (_name, make, username, groups, authenticator) => {
     const r = await chain().authenticate(make());
-    expect(r).toEqual({ user: expect.objectContaining({ username, groups }), authenticator });
+    expect(r).toEqual({ user: expect.objectContaining({ username, groups }), authenticator: { authenticator } });
   });
 
   it.each([
@@ -88,7 +88,7 @@ describe("AuthenticatorChain", () => {
   });
 
   it("makes a request without credentials anonymous only when enabled", async () => {
-    expect(await chain({ anonymous: true }).authenticate(req())).toEqual({ user: { username: "system:anonymous", groups: ["system:unauthenticated"] }, authenticator: "anonymous" });
+    expect(await chain({ anonymous: true }).authenticate(req())).toEqual({ user: { username: "system:anonymous", groups: ["system:unauthenticated"] }, authenticator: { authenticator: "anonymous" } });
     expect(await chain({ anonymous: true }).authenticate(req({ authorization: "Bearer nope" }))).toEqual({ error: "invalid bearer token" });
   });
 
