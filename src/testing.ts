@@ -30,6 +30,8 @@ export type { RevocationReason } from "./api/revocation.js";
 export { whatWouldBeAudited, type AuditedRequest, type AuditOutcome } from "./audit/what-would-be-audited.js";
 export { MemoryAuditSink } from "./audit/memory-sink.js";
 export type { AuditEvent } from "./audit/event.js";
+// A webhook server (authorization, admission, audit) for tests of webhook configuration files.
+export { startTestWebhookServer, reviewAnswer, type TestWebhookServer, type TestWebhookServerOptions, type DecideFunction, type WebhookBehaviour, type RecordedWebhookRequest } from "./testing/webhook-server.js";
 
 export interface TestAuthorityOptions {
   /** CA common name (default "platform-ca test CA"). */
