@@ -11,7 +11,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["src/api/", "src/pki/"],
   ["signers/", "src/config/", "src/client/", "src/audit/"],
   ["src/controller/", "src/apiserver/", "src/devpki/"],
-  ["src/cli/", "src/index.ts", "src/testing.ts"],
+  ["src/cli/", "src/index.ts", "src/testing.ts", "src/testing/"],
 ];
 
 /** Edges refused by name even where the layers alone would allow them (`from` → `to`, both part prefixes). */

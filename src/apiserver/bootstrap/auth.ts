@@ -11,6 +11,8 @@ import { ServiceAccountAuthenticator } from "../auth/authn-service-account.js";
 import { loadCredentialFile, TokenFileAuthenticator, type CredentialEntry } from "../auth/authn-token-file.js";
 import { X509Authenticator } from "../auth/authn-x509.js";
 import { privilegedGroupsAuthorizer, type Authorizer } from "../auth/authorizer.js";
+import { ReloadingAuthorizerChain } from "../auth/authz-chain.js";
+import type { LoadedAuthorizationConfig } from "../../config/authorization-config.js";
 import { applyBootstrapPolicy } from "../auth/bootstrap-policy.js";
 import { StorageRbacLister } from "../auth/rbac-lister.js";
 import { RbacAuthorizer } from "../auth/rbac.js";
@@ -46,6 +48,14 @@ export interface SecureAuthOptions {
   readonly revocationUnavailable?: RevocationUnavailable;
   /** The admission plugins that run and their configurations (default: those on by default). */
   readonly admission?: AdmissionSettings;
+  /** `--authorization-config`: the authorizer chain (default RBAC alone), followed for changes. */
+  readonly authorization?: AuthorizationSettings;
+}
+
+export interface AuthorizationSettings {
+  readonly file: string;
+  /** The file as checked at start (the chain is built from it, then the file is followed). */
+  readonly config: LoadedAuthorizationConfig;
 }
 
 export interface AdmissionSettings {
@@ -75,7 +85,12 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
   const logger = options.logger ?? silentLogger();
   const lister = new StorageRbacLister({ storage, names, clock, logger });
   const rbac = new RbacAuthorizer({ lister, names, logger });
-  const authorizer = privilegedGroupsAuthorizer(rbac);
+  let configured: ReloadingAuthorizerChain | undefined;
+  const configuredChain: Authorizer = {
+    authorize: (a) => configured?.authorize(a) ?? { allowed: false, reason: "the server is starting: authorization is not loaded yet", evaluationErrors: [] },
+  };
+  // system:masters first, as upstream's privileged-group authorizer, then RBAC or the configured chain.
+  const authorizer = privilegedGroupsAuthorizer(options.authorization ? configuredChain : rbac);
   const revocations = new StorageRevocationList({ storage, names, clock, logger, whenUnavailable: options.revocationUnavailable ?? "deny" });
   const tokens = new ServiceAccountTokens({ dataDir: options.keyDir, issuer: options.issuer ?? DEFAULT_TOKEN_ISSUER, names, clock, logger });
   const settings = options.admission ?? { plugins: enabledAdmissionPlugins({}) };
@@ -106,6 +121,10 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       const entries = tokenEntries ?? (options.tokenFile ? await loadCredentialFile(options.tokenFile) : undefined);
       if (entries) tokenFile = new TokenFileAuthenticator(entries);
       await tokens.start();
+      if (options.authorization) {
+        const { file, config } = options.authorization;
+        configured = await ReloadingAuthorizerChain.start({ file, rbac, names, clock, logger, load: { groupSuffix: names.suffix } }, config);
+      }
       // Loaded before the first request: a revoked certificate is refused from the start, restarts included.
       await revocations.start();
       chain = new AuthenticatorChain({
@@ -135,6 +154,7 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       return created;
     },
     stop() {
+      configured?.stop();
       lister.stop();
       revocations.stop();
       tokens.stop();

@@ -13,7 +13,7 @@ import type { Storage } from "../storage/types.js";
 import { ADMIN_CONFIG_FILE, ensureAdminConfig, type AdminConfigResult } from "./admin-config.js";
 import { loadCredentialFile, type CredentialEntry } from "../auth/authn-token-file.js";
 import type { RevocationUnavailable } from "../auth/revocation-list.js";
-import { createSecureAuth, type AdmissionSettings, type SecureAuth } from "./auth.js";
+import { createSecureAuth, type AdmissionSettings, type AuthorizationSettings, type SecureAuth } from "./auth.js";
 import { bootstrapPki, PKI_DIR, type DataDirPki } from "./pki.js";
 
 export interface SecureServerOptions {
@@ -47,6 +47,8 @@ export interface SecureServerOptions {
   readonly audit?: ApiServerOptions["audit"];
   /** Admission plugins and their configurations (`--admission-control-config-file` and the plugin flags). */
   readonly admission?: AdmissionSettings;
+  /** `--authorization-config`: the authorizer chain, already checked. */
+  readonly authorization?: AuthorizationSettings;
 }
 
 /** What the input files of a secure server hold, read and checked before the data directory is used. */
@@ -117,6 +119,7 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
     anonymous: options.anonymous === true,
     ...(options.revocationUnavailable && { revocationUnavailable: options.revocationUnavailable }),
     ...(options.admission && { admission: options.admission }),
+    ...(options.authorization && { authorization: options.authorization }),
   });
   let caSource: CaSource | undefined;
   let server: ApiServer | undefined;

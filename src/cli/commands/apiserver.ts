@@ -6,12 +6,13 @@ import type { Component } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { addAdmissionOptions, readAdmissionSettings, type AdmissionFlags } from "../admission-flags.js";
 import { addAuditOptions, openAuditSinks, readAuditSetup, type AuditFlags } from "../audit-flags.js";
+import { addAuthorizationOptions, readAuthorizationSettings, type AuthorizationFlags } from "../authorization-flags.js";
 import type { AuditSink } from "../../audit/log-backend.js";
 import { holdListenAddress } from "../listen.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
 
-export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags {
+export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags, AuthorizationFlags {
   dataDir: string;
   listen: string;
   groupSuffix: string;
@@ -47,7 +48,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 
 /** The flags `apiserver` and `up` share: where, which groups, and who may connect. */
 export function addServeOptions(command: Command, dataDir?: string): Command {
-  return addAdmissionOptions(addAuditOptions(addLogOptions(command)))
+  return addAuthorizationOptions(addAdmissionOptions(addAuditOptions(addLogOptions(command))))
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
     .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
@@ -79,6 +80,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   // The configuration files before anything else: a bad one must fail with nothing bound or created.
   const auditSetup = await readAuditSetup(flags, flags.groupSuffix, logger);
   const admission = await readAdmissionSettings(flags, flags.groupSuffix, logger);
+  const authorization = await readAuthorizationSettings(flags, flags.groupSuffix);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
   // The address first: a start that cannot listen must leave the data directory as it was.
@@ -102,6 +104,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     revocationUnavailable: whenRevocationsUnavailable,
     ...(auditSetup && sinks && { audit: { policy: auditSetup.policy, sink: sinks } }),
     admission,
+    ...(authorization && { authorization }),
     logger,
     signal: controller.signal,
     write: (text) => process.stdout.write(text),
@@ -128,7 +131,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
-  const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins"] as const).filter((k) => flags[k] !== undefined);
+  const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins", "authorizationConfig"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication and no admission chain, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
   const auditSetup = await readAuditSetup(flags, flags.groupSuffix, logger);
   const [{ insecureLocalPipeline }, { createApiServer }, { loadEncryption, openDataStore }, { createSubjectAccessReviewHandler }] = await Promise.all([
