@@ -1,6 +1,6 @@
 // AuthorizationConfiguration: versions, an RBAC + Webhook chain with its defaults, and one bad-input case per
 // upstream validation rule with the field-named message; a file with any problem loads nothing.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
@@ -124,5 +124,21 @@ describe("AuthorizationConfiguration", () => {
     expect(message).toMatch(/^invalid authorization configuration .*: 2 problems: /);
     expect(message).toContain("authorizers[1].webhook.timeout");
     expect(message).toContain("authorizers[1].webhook.failurePolicy");
+  });
+});
+
+describe("the example of docs/authorization.md", () => {
+  const doc = readFileSync(new URL("../../docs/authorization.md", import.meta.url), "utf8");
+
+  it("loads, with its client config file path pointed at a real file", async () => {
+    const block = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes("\nkind: AuthorizationConfiguration\n"))!;
+    const loaded = await load(block.replace("/etc/platform-ca/policy-webhook.kubeconfig", KUBECONFIG));
+    expect(loaded.authorizers.map((a) => `${a.type}:${a.name}`)).toEqual(["Webhook:policy", "RBAC:rbac"]);
+  });
+
+  it("shows the message a bad file really gets", async () => {
+    const shown = /^error: invalid authorization configuration \S+: (.*)$/m.exec(doc)![1]!;
+    const message = await problem(config([{ type: "RBAC", name: "rbac" }, { type: "Webhook", name: "a", webhook: webhook({ timeout: "1m", failurePolicy: "Fail" }) }]));
+    expect(message.replace(/^invalid authorization configuration \S+: /, "")).toBe(shown);
   });
 });
