@@ -124,6 +124,14 @@ describe("platform-ca up --authorization-config with a policy webhook", () => {
     expect(hook.requests.length).toBeGreaterThan(0);
     expect(hook.requests.some((r) => (r.body as { spec: { user: string } }).spec.user === "platform-ca:admin")).toBe(false);
   });
+
+  it("counts the webhook's calls per authorizer name in /metrics, under upstream's names", () => {
+    const text = admin(["get", "--raw", "/metrics"]);
+    const calls = Number(/^apiserver_authorization_webhook_evaluations_total\{name="policy",result="success"\} (\d+)$/m.exec(text)?.[1]);
+    // Every review the webhook received is one counted call (answers from the cache are neither).
+    expect(calls).toBe(hook.requests.length);
+    expect(text).toMatch(/^apiserver_authorization_webhook_duration_seconds_count\{name="policy",result="success"\} \d+$/m);
+  });
 });
 
 describe("platform-ca up --authorization-config: a bad file", () => {

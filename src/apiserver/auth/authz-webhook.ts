@@ -16,7 +16,7 @@ export const AUTHZ_WEBHOOK_RETRY: WebhookRetry = { initialBackoffMs: 500, factor
 const CACHE_SIZE = 8192;
 
 /** What a webhook call ended in, as upstream's apiserver_authorization_webhook_evaluations_total labels it. */
-export type WebhookOutcome = "success" | "timeout" | "error" | "canceled";
+export type WebhookOutcome = "success" | "timeout" | "error";
 
 /** What every webhook authorizer of a chain shares. */
 export interface WebhookAuthorizerDependencies {

@@ -22,6 +22,7 @@ import { ServiceAccountTokens, type ObjectLookup, type TokenLookups } from "../a
 import { createSelfSubjectAccessReviewHandler, createSubjectAccessReviewHandler } from "../auth/subject-access-review.js";
 import { createSelfSubjectRulesReviewHandler } from "../auth/rules-review.js";
 import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../auth/token-handlers.js";
+import type { ApiServerMetrics } from "../metrics.js";
 import type { Pipeline } from "../pipeline.js";
 import type { Registry } from "../registry/registry.js";
 import type { Clock } from "../../time/clock.js";
@@ -70,7 +71,7 @@ export interface SecureAuth {
   /** Loads the token file (or takes `tokenEntries`, its entries already read) and the signing key; call before the server serves. */
   load(tokenEntries?: readonly CredentialEntry[]): Promise<void>;
   /** Registers TokenRequest, TokenReview, SelfSubjectReview, SubjectAccessReview, SelfSubjectAccessReview and SelfSubjectRulesReview, and the object lookups tokens need. */
-  attach(server: { readonly registry: Registry; registerCreateHandler: Registry["registerCreateHandler"] }): void;
+  attach(server: { readonly registry: Registry; registerCreateHandler: Registry["registerCreateHandler"]; readonly metrics?: ApiServerMetrics }): void;
   /** Creates the missing bootstrap RBAC objects and completes the existing ones, then loads RBAC from storage and follows it. */
   start(signal?: AbortSignal): Promise<string[]>;
   stop(): void;
@@ -86,6 +87,8 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
   const lister = new StorageRbacLister({ storage, names, clock, logger });
   const rbac = new RbacAuthorizer({ lister, names, logger });
   let configured: ReloadingAuthorizerChain | undefined;
+  // /metrics exists once the server does (attach()); webhook calls before that are not counted.
+  let metrics: ApiServerMetrics | undefined;
   const configuredChain: Authorizer = {
     authorize: (a) => configured?.authorize(a) ?? { allowed: false, reason: "the server is starting: authorization is not loaded yet", evaluationErrors: [] },
   };
@@ -123,7 +126,8 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       await tokens.start();
       if (options.authorization) {
         const { file, config } = options.authorization;
-        configured = await ReloadingAuthorizerChain.start({ file, rbac, names, clock, logger, load: { groupSuffix: names.suffix } }, config);
+        const observe = (name: string, result: string, ms: number) => metrics?.authorizationWebhook(name, result, ms);
+        configured = await ReloadingAuthorizerChain.start({ file, rbac, names, clock, logger, observe, load: { groupSuffix: names.suffix } }, config);
       }
       // Loaded before the first request: a revoked certificate is refused from the start, restarts included.
       await revocations.start();
@@ -138,6 +142,7 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
     attach(server) {
       if (!chain) throw new PlatformError("NOT_READY", "load() identity before attach()");
       registry = server.registry;
+      metrics = server.metrics;
       lookups = registryLookups(server.registry);
       server.registerCreateHandler("", "serviceaccounts/token", createTokenRequestHandler({ tokens, lookups: lateLookups }));
       server.registerCreateHandler(names.authentication, "tokenreviews", createTokenReviewHandler({ tokens, lookups: lateLookups, ...(tokenFile && { tokenFile }) }));
