@@ -24,9 +24,12 @@ const CONNECTION_TYPES = ["InClusterConfig", "KubeConfigFile"] as const;
 export const MAX_MATCH_CONDITIONS = 64;
 const MAX_TIMEOUT_MS = 30_000;
 
-/** One compiled match condition: true → the webhook is asked; false → no opinion; a throw → the failure policy. */
-export type MatchCondition = (review: Readonly<Record<string, unknown>>) => boolean;
-/** Compiles a CEL expression over the SubjectAccessReview (v1); throws with a message naming what is wrong. */
+/**
+ * One compiled match condition over the SubjectAccessReview v1 spec (upstream's CEL variable `request`): true → the
+ * webhook is asked; false → no opinion; a throw → the failure policy.
+ */
+export type MatchCondition = (request: Readonly<Record<string, unknown>>) => boolean;
+/** Compiles a CEL expression with `request` (SubjectAccessReviewSpec v1) declared; throws with a message naming what is wrong. */
 export type CompileMatchCondition = (expression: string) => MatchCondition;
 
 export interface WebhookAuthorizerConfig {

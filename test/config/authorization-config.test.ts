@@ -64,9 +64,9 @@ describe("AuthorizationConfiguration", () => {
 
   it("compiles match conditions with the given compiler and refuses them without one", async () => {
     const doc = withWebhook({ matchConditions: [{ expression: "request.user != 'admin'" }] });
-    const loaded = await load(doc, { compileMatchCondition: (e) => (review) => e.length > 0 && (review.spec as { user?: string }).user !== "admin" });
+    const loaded = await load(doc, { compileMatchCondition: (e) => (request) => e.length > 0 && request.user !== "admin" });
     const w = loaded.authorizers[0]!;
-    expect(w.type === "Webhook" && w.webhook.matchConditions.map((m) => [m.expression, m.matches({ spec: { user: "admin" } }), m.matches({ spec: { user: "bob" } })])).toEqual([["request.user != 'admin'", false, true]]);
+    expect(w.type === "Webhook" && w.webhook.matchConditions.map((m) => [m.expression, m.matches({ user: "admin" }), m.matches({ user: "bob" })])).toEqual([["request.user != 'admin'", false, true]]);
     expect(await problem(doc)).toContain("expected `authorizers[0].webhook.matchConditions[0].expression` to be absent: matchConditions (CEL) are not supported yet by this server");
     expect(await problem(doc, { compileMatchCondition: () => { throw new Error("undeclared reference to 'request'"); } })).toContain("to compile: undeclared reference to 'request'");
   });

@@ -96,10 +96,10 @@ export class WebhookAuthorizer implements Authorizer {
   async authorize(a: AuthorizationAttributes): Promise<AuthorizerDecision> {
     const c = this.#o.config;
     if (c.matchConditions.length > 0) {
-      const review = subjectAccessReviewOf(a, this.#o.names.authorization, "v1");
+      const { spec } = subjectAccessReviewOf(a, this.#o.names.authorization, "v1");
       try {
         // All must hold for the webhook to be asked; the first false one skips it.
-        if (!c.matchConditions.every((m) => m.matches(review))) return noOpinion("");
+        if (!c.matchConditions.every((m) => m.matches(spec))) return noOpinion("");
       } catch (err) {
         return this.#failed(`a match condition failed: ${(err as Error).message}`);
       }

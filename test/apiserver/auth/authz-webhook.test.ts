@@ -129,9 +129,9 @@ describe("webhook authorizer chain", () => {
   });
 
   it("skips the webhook (no opinion) when a match condition is false and applies the failure policy when one throws", async () => {
-    const compileMatchCondition = (expression: string) => (review: Record<string, unknown>) => {
+    const compileMatchCondition = (expression: string) => (request: Readonly<Record<string, unknown>>) => {
       if (expression === "boom") throw new Error("no such key: user");
-      return (review.spec as { user: string }).user !== "alice";
+      return request.user !== "alice";
     };
     const c = await chain([webhook({ matchConditionSubjectAccessReviewVersion: "v1", matchConditions: [{ expression: "request.user != 'alice'" }] }), { type: "RBAC", name: "rbac" }], new FakeClock(), { compileMatchCondition });
     const start = hook.requests.length;
