@@ -73,8 +73,8 @@ const supported = (values: readonly string[]): string => `one of ${values.map((v
 function positiveDuration(r: FieldReader, value: unknown, path: string, max?: number): number | undefined {
   const ms = r.duration(value, path, {});
   if (ms === undefined) return value === undefined || value === null ? r.missing(path) : undefined;
-  if (ms === 0) return r.missing(path, "to be set (a duration > 0s)");
-  if (ms < 0 || (max !== undefined && ms > max)) return r.problem(path, max === undefined ? "to be > 0s" : `to be > 0s and <= ${formatDuration(max)}`, value);
+  // Zero is upstream's "Required value" (no default applies); said as the range, since the user did write something.
+  if (ms <= 0 || (max !== undefined && ms > max)) return r.problem(path, max === undefined ? "to be > 0s" : `to be > 0s and <= ${formatDuration(max)}`, value);
   return ms;
 }
 
