@@ -32,6 +32,8 @@ export { MemoryAuditSink } from "./audit/memory-sink.js";
 export type { AuditEvent } from "./audit/event.js";
 // A test OIDC issuer for AuthenticationConfiguration files: HTTPS on loopback, discovery, JWKS, minted tokens, key rotation.
 export { startTestOidcIssuer, TEST_ISSUER_ALGORITHMS, type TestOidcIssuer, type TestOidcIssuerOptions, type MintOptions, type TestIssuerAlgorithm } from "./testing/oidc-issuer.js";
+// A webhook server (authorization, admission, audit) for tests of webhook configuration files.
+export { startTestWebhookServer, reviewAnswer, type TestWebhookServer, type TestWebhookServerOptions, type DecideFunction, type WebhookBehaviour, type RecordedWebhookRequest } from "./testing/webhook-server.js";
 
 export interface TestAuthorityOptions {
   /** CA common name (default "platform-ca test CA"). */

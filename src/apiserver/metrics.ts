@@ -39,6 +39,8 @@ export interface ApiServerMetricsOptions {
 const REQUEST_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 /** Upstream's buckets for authentication_duration_seconds: 1 ms doubling 15 times. */
 const AUTHN_BUCKETS = Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i);
+/** Prometheus' default buckets, which upstream's authorization webhook histogram uses. */
+const AUTHZ_WEBHOOK_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 export type AuthenticationResult = "success" | "failure" | "error";
 
 /** A request's counts waiting for the next scrape, per label set and code. */
@@ -62,6 +64,8 @@ export class ApiServerMetrics {
   readonly longRunning: Gauge<LabelName>;
   readonly watchers: Gauge<"group" | "version" | "kind">;
   readonly authDuration: Histogram<"result">;
+  readonly authzWebhookEvaluations: Counter<"name" | "result">;
+  readonly authzWebhookDuration: Histogram<"name" | "result">;
   readonly #requests = new Map<string, PendingCount>();
   readonly #inflight = { readOnly: 0, mutating: 0 };
   readonly #authAttempts = { success: 0, failure: 0, error: 0 };
@@ -110,6 +114,9 @@ export class ApiServerMetrics {
       },
     });
     this.authDuration = new Histogram({ name: "authentication_duration_seconds", help: "Authentication duration in seconds broken out by result.", labelNames: ["result"], buckets: AUTHN_BUCKETS, registers });
+    // Upstream's names: one round-trip per call (answers from the cache are not counted), by authorizer name and result.
+    this.authzWebhookEvaluations = new Counter({ name: "apiserver_authorization_webhook_evaluations_total", help: "Round-trips to authorization webhooks.", labelNames: ["name", "result"], registers });
+    this.authzWebhookDuration = new Histogram({ name: "apiserver_authorization_webhook_duration_seconds", help: "Request latency in seconds.", labelNames: ["name", "result"], buckets: AUTHZ_WEBHOOK_BUCKETS, registers });
     const count = options.storageObjects;
     if (count) {
       new Gauge({
@@ -149,6 +156,13 @@ export class ApiServerMetrics {
   authenticated(result: AuthenticationResult, startedAt: number): void {
     this.#authAttempts[result]++;
     this.authDuration.observe(AUTHN_LABELS[result], (performance.now() - startedAt) / 1000);
+  }
+
+  /** One call of an authorization webhook: `result` success, timeout, error or canceled. */
+  authorizationWebhook(name: string, result: string, durationMs: number): void {
+    const labels = { name, result };
+    this.authzWebhookEvaluations.inc(labels);
+    this.authzWebhookDuration.observe(labels, durationMs / 1000);
   }
 
   /** @internal Moves a request between the in-flight counts. */

@@ -40,6 +40,8 @@ export interface RequestAttributes {
 export interface AuthorizationDecision {
   readonly allowed: boolean;
   readonly reason?: string;
+  /** The authorizer of an AuthorizationConfiguration chain that decided. */
+  readonly authorizer?: string;
 }
 
 export interface Pipeline {

@@ -22,6 +22,7 @@ describe("platform-ca apiserver and up: flags", () => {
     ["--insecure-local beside a token file", ["apiserver", "--data-dir", "x", "--insecure-local", "--token-file", "t.csv"], /--insecure-local has no authentication and no admission chain, so --token-file cannot be used with it/],
     ["--insecure-local beside --anonymous-auth", ["apiserver", "--data-dir", "x", "--insecure-local", "--anonymous-auth"], /so --anonymous-auth cannot/],
     ["--insecure-local beside --authentication-config", ["apiserver", "--data-dir", "x", "--insecure-local", "--authentication-config", "a.yaml"], /so --authentication-config cannot/],
+    ["--insecure-local beside --authorization-config", ["apiserver", "--data-dir", "x", "--insecure-local", "--authorization-config", "a.yaml"], /so --authorization-config cannot be used with it/],
     ["--insecure-local off loopback", ["apiserver", "--data-dir", "x", "--insecure-local", "--listen", "0.0.0.0:6443"], /--insecure-local serves only on loopback/],
     ["apiserver without --data-dir", ["apiserver"], /--data-dir is required/],
     ["a malformed --listen", ["up", "--listen", "6443"], /expected `--listen` to be HOST:PORT/],

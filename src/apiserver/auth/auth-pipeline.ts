@@ -45,7 +45,7 @@ export function createAuthPipeline(options: AuthPipelineOptions): Pipeline {
     },
     async authorize(attributes) {
       const d = await authorizer.authorize(attributes);
-      return d.reason ? { allowed: d.allowed, reason: d.reason } : { allowed: d.allowed };
+      return { allowed: d.allowed, ...(d.reason && { reason: d.reason }), ...(d.authorizer && { authorizer: d.authorizer }) };
     },
     admit(attributes, obj, old) {
       return admission.admit(admissionAttributes(attributes), obj, old);

@@ -13,6 +13,8 @@ export interface AuthorizationAttributes {
   readonly path?: string;
   /** API group; "" for the core group. */
   readonly group?: string;
+  /** API version (sent to webhook authorizers; RBAC ignores it). */
+  readonly version?: string;
   readonly resource?: string;
   readonly subresource?: string;
   readonly namespace?: string;
@@ -27,6 +29,8 @@ export interface AuthorizerDecision {
   readonly reason: string;
   /** Problems met while evaluating (an unresolvable roleRef, an invalid subject): never a grant. */
   readonly evaluationErrors: readonly string[];
+  /** The configured authorizer that decided (audited); unset outside an AuthorizationConfiguration chain. */
+  readonly authorizer?: string;
 }
 
 export interface Authorizer {

@@ -12,6 +12,9 @@ import { ServiceAccountAuthenticator } from "../auth/authn-service-account.js";
 import { loadCredentialFile, TokenFileAuthenticator, type CredentialEntry } from "../auth/authn-token-file.js";
 import { X509Authenticator } from "../auth/authn-x509.js";
 import { privilegedGroupsAuthorizer, type Authorizer } from "../auth/authorizer.js";
+import { ReloadingAuthorizerChain } from "../auth/authz-chain.js";
+import type { LoadedAuthorizationConfig } from "../../config/authorization-config.js";
+import type { Dialer } from "../webhook/client.js";
 import { applyBootstrapPolicy } from "../auth/bootstrap-policy.js";
 import { StorageRbacLister } from "../auth/rbac-lister.js";
 import { RbacAuthorizer } from "../auth/rbac.js";
@@ -21,6 +24,7 @@ import { ServiceAccountTokens, type ObjectLookup, type TokenLookups } from "../a
 import { createSelfSubjectAccessReviewHandler, createSubjectAccessReviewHandler } from "../auth/subject-access-review.js";
 import { createSelfSubjectRulesReviewHandler } from "../auth/rules-review.js";
 import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../auth/token-handlers.js";
+import type { ApiServerMetrics } from "../metrics.js";
 import type { Pipeline } from "../pipeline.js";
 import type { Registry } from "../registry/registry.js";
 import type { Clock } from "../../time/clock.js";
@@ -49,6 +53,16 @@ export interface SecureAuthOptions {
   readonly admission?: AdmissionSettings;
   /** The AuthenticationConfiguration file (JWT issuers, anonymous access), reloaded on change; `agentFor` dials issuers (egress). */
   readonly authenticationConfig?: AuthenticationConfigSettings;
+  /** `--authorization-config`: the authorizer chain (default RBAC alone), followed for changes. */
+  readonly authorization?: AuthorizationSettings;
+}
+
+export interface AuthorizationSettings {
+  readonly file: string;
+  /** The file as checked at start (the chain is built from it, then the file is followed). */
+  readonly config: LoadedAuthorizationConfig;
+  /** How the webhooks are reached (the `controlplane` egress selection); default directly. */
+  readonly dial?: Dialer;
 }
 
 export type AuthenticationConfigSettings = Pick<AuthenticationConfigFileOptions, "path" | "checkIntervalMs" | "agentFor">;
@@ -65,7 +79,7 @@ export interface SecureAuth {
   /** Loads the token file (or takes `tokenEntries`, its entries already read) and the signing key; call before the server serves. */
   load(tokenEntries?: readonly CredentialEntry[]): Promise<void>;
   /** Registers TokenRequest, TokenReview, SelfSubjectReview, SubjectAccessReview, SelfSubjectAccessReview and SelfSubjectRulesReview, and the object lookups tokens need. */
-  attach(server: { readonly registry: Registry; registerCreateHandler: Registry["registerCreateHandler"] }): void;
+  attach(server: { readonly registry: Registry; registerCreateHandler: Registry["registerCreateHandler"]; readonly metrics?: ApiServerMetrics }): void;
   /** Creates the missing bootstrap RBAC objects and completes the existing ones, then loads RBAC from storage and follows it. */
   start(signal?: AbortSignal): Promise<string[]>;
   stop(): void;
@@ -80,7 +94,14 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
   const logger = options.logger ?? silentLogger();
   const lister = new StorageRbacLister({ storage, names, clock, logger });
   const rbac = new RbacAuthorizer({ lister, names, logger });
-  const authorizer = privilegedGroupsAuthorizer(rbac);
+  let configured: ReloadingAuthorizerChain | undefined;
+  // /metrics exists once the server does (attach()); webhook calls before that are not counted.
+  let metrics: ApiServerMetrics | undefined;
+  const configuredChain: Authorizer = {
+    authorize: (a) => configured?.authorize(a) ?? { allowed: false, reason: "the server is starting: authorization is not loaded yet", evaluationErrors: [] },
+  };
+  // system:masters first, as upstream's privileged-group authorizer, then RBAC or the configured chain.
+  const authorizer = privilegedGroupsAuthorizer(options.authorization ? configuredChain : rbac);
   const revocations = new StorageRevocationList({ storage, names, clock, logger, whenUnavailable: options.revocationUnavailable ?? "deny" });
   const tokens = new ServiceAccountTokens({ dataDir: options.keyDir, issuer: options.issuer ?? DEFAULT_TOKEN_ISSUER, names, clock, logger });
   const settings = options.admission ?? { plugins: enabledAdmissionPlugins({}) };
@@ -118,6 +139,11 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       const entries = tokenEntries ?? (options.tokenFile ? await loadCredentialFile(options.tokenFile) : undefined);
       if (entries) tokenFile = new TokenFileAuthenticator(entries);
       await tokens.start();
+      if (options.authorization) {
+        const { file, config, dial } = options.authorization;
+        const observe = (name: string, result: string, ms: number) => metrics?.authorizationWebhook(name, result, ms);
+        configured = await ReloadingAuthorizerChain.start({ file, rbac, names, clock, logger, observe, ...(dial && { dial }), load: { groupSuffix: names.suffix } }, config);
+      }
       // Loaded before the first request: a revoked certificate is refused from the start, restarts included.
       await revocations.start();
       await configFile?.start();
@@ -133,6 +159,7 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
     attach(server) {
       if (!chain) throw new PlatformError("NOT_READY", "load() identity before attach()");
       registry = server.registry;
+      metrics = server.metrics;
       lookups = registryLookups(server.registry);
       server.registerCreateHandler("", "serviceaccounts/token", createTokenRequestHandler({ tokens, lookups: lateLookups }));
       server.registerCreateHandler(names.authentication, "tokenreviews", createTokenReviewHandler({ tokens, lookups: lateLookups, ...(tokenFile && { tokenFile }), ...(configFile && { jwt: () => configFile.current?.jwt }) }));
@@ -150,6 +177,7 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
     },
     stop() {
       configFile?.stop();
+      configured?.stop();
       lister.stop();
       revocations.stop();
       tokens.stop();

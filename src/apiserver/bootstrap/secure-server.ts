@@ -13,7 +13,7 @@ import type { Storage } from "../storage/types.js";
 import { ADMIN_CONFIG_FILE, ensureAdminConfig, type AdminConfigResult } from "./admin-config.js";
 import { loadCredentialFile, type CredentialEntry } from "../auth/authn-token-file.js";
 import type { RevocationUnavailable } from "../auth/revocation-list.js";
-import { createSecureAuth, type AdmissionSettings, type AuthenticationConfigSettings, type SecureAuth } from "./auth.js";
+import { createSecureAuth, type AdmissionSettings, type AuthenticationConfigSettings, type AuthorizationSettings, type SecureAuth } from "./auth.js";
 import { bootstrapPki, PKI_DIR, type DataDirPki } from "./pki.js";
 
 export interface SecureServerOptions {
@@ -51,6 +51,8 @@ export interface SecureServerOptions {
   readonly egress?: ApiServerOptions["egress"];
   /** The AuthenticationConfiguration file (`--authentication-config`), reloaded on change. */
   readonly authenticationConfig?: AuthenticationConfigSettings;
+  /** `--authorization-config`: the authorizer chain, already checked. */
+  readonly authorization?: AuthorizationSettings;
 }
 
 /** What the input files of a secure server hold, read and checked before the data directory is used. */
@@ -122,6 +124,7 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
     ...(options.revocationUnavailable && { revocationUnavailable: options.revocationUnavailable }),
     ...(options.admission && { admission: options.admission }),
     ...(options.authenticationConfig && { authenticationConfig: options.authenticationConfig }),
+    ...(options.authorization && { authorization: options.authorization }),
   });
   let caSource: CaSource | undefined;
   let server: ApiServer | undefined;

@@ -239,6 +239,8 @@ async function authorize(o: HttpAppOptions, attributes: Parameters<Pipeline["aut
     const group = `authorization.${o.registry.names.suffix}`;
     audit.annotate(`${group}/decision`, decision.allowed ? "allow" : "forbid");
     if (decision.reason) audit.annotate(`${group}/reason`, decision.reason);
+    // Which authorizer of a configured chain decided (upstream records it only in its logs).
+    if (decision.authorizer) audit.annotate(`${group}/authorizer`, decision.authorizer);
   }
   if (!decision.allowed) throw forbiddenError(attributes, decision.reason);
 }

@@ -7,6 +7,7 @@ import type { Component } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { addAdmissionOptions, readAdmissionSettings, type AdmissionFlags } from "../admission-flags.js";
 import { addAuditOptions, openAuditSinks, readAuditSetup, type AuditFlags } from "../audit-flags.js";
+import { addAuthorizationOptions, readAuthorizationSettings, type AuthorizationFlags } from "../authorization-flags.js";
 import type { AuditSink } from "../../audit/log-backend.js";
 import type { EgressSelector } from "../../apiserver/egress/index.js";
 import type { Dialer } from "../../apiserver/webhook/client.js";
@@ -16,7 +17,7 @@ import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
 import { addStorageOptions, storageBackend, type StorageFlags } from "../storage-flags.js";
 
-export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags, TracingFlags, EgressFlags, StorageFlags {
+export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags, AuthorizationFlags, TracingFlags, EgressFlags, StorageFlags {
   dataDir: string;
   listen: string;
   groupSuffix: string;
@@ -55,7 +56,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 
 /** The flags `apiserver` and `up` share: where, which groups, and who may connect. */
 export function addServeOptions(command: Command, dataDir?: string): Command {
-  return addStorageOptions(addEgressOption(addTracingOption(addAdmissionOptions(addAuditOptions(addLogOptions(command))))))
+  return addStorageOptions(addEgressOption(addTracingOption(addAuthorizationOptions(addAdmissionOptions(addAuditOptions(addLogOptions(command)))))))
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
     .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
@@ -103,6 +104,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   const admission = await readAdmissionSettings(flags, flags.groupSuffix, logger);
   const { tracing, tracer, egress } = await startTracingAndEgress(flags, flags.groupSuffix, "platform-ca-apiserver", logger);
   await checkAuthenticationConfig(flags, logger);
+  const authorization = await readAuthorizationSettings(flags, flags.groupSuffix);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
   // The address first: a start that cannot listen must leave the data directory as it was.
@@ -133,6 +135,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     ...(tracing && { tracing }),
     tracer,
     egress,
+    ...(authorization && { authorization: { ...authorization, dial: controlPlaneDial(egress) } }),
     logger,
     signal: controller.signal,
     write: (text) => process.stdout.write(text),
@@ -160,7 +163,7 @@ function issuerAgents(egress: EgressSelector): (type: string | undefined) => Htt
   };
 }
 
-/** Outbound webhooks of the control plane (audit now) dial through the `controlplane` egress selection, as upstream. */
+/** Outbound webhooks of the control plane (audit, authorization) dial through the `controlplane` egress selection, as upstream. */
 function controlPlaneDial(egress: EgressSelector): Dialer {
   return (target, signal) => egress.dialer("controlplane").connect(target.host, target.port, signal ? { signal } : {});
 }
@@ -195,6 +198,9 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   if (flags.caKeyKms !== undefined) throw new UsageError("--insecure-local keeps no CA, so --ca-key-kms cannot be used with it");
   const auditSetup = await readAuditSetup(flags, flags.groupSuffix, logger);
   const { tracer, egress } = await startTracingAndEgress(flags, flags.groupSuffix, "platform-ca-apiserver", logger);
+  const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins", "authorizationConfig"] as const).filter((k) => flags[k] !== undefined);
+  if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication and no admission chain, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
+  const auditSetup = await readAuditSetup(flags, flags.groupSuffix, logger);
   const [{ insecureLocalPipeline }, { createApiServer }, { loadEncryption, openDataStore }, { createSubjectAccessReviewHandler }] = await Promise.all([
     import("../../apiserver/pipeline.js"),
     import("../../apiserver/server.js"),

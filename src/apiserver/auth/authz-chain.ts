@@ -1,0 +1,152 @@
+// The authorizer chain of an AuthorizationConfiguration: ordered, the first allow or deny decides, no opinion goes on;
+// built from the loaded file (each webhook's client config read first) and rebuilt when the file changes.
+import { readFile } from "node:fs/promises";
+import type { RestConfig } from "../../client/rest-config.js";
+import { loadAuthorizationConfig, type AuthorizationConfigOptions, type LoadedAuthorizationConfig } from "../../config/authorization-config.js";
+import { documentError } from "../../fields/reader.js";
+import { silentLogger, type Logger } from "../../logger.js";
+import { loadWebhookConfig } from "../webhook/client.js";
+import type { AuthorizationAttributes, Authorizer, AuthorizerDecision } from "./authorizer.js";
+import { WebhookAuthorizer, type WebhookAuthorizerDependencies } from "./authz-webhook.js";
+
+export interface NamedAuthorizer {
+  readonly name: string;
+  readonly authorizer: Authorizer;
+  close?(): void;
+}
+
+/** Asks each authorizer in order; the first allow or deny decides, and names who decided. */
+export class AuthorizerChain implements Authorizer {
+  constructor(readonly authorizers: readonly NamedAuthorizer[]) {}
+
+  async authorize(a: AuthorizationAttributes): Promise<AuthorizerDecision> {
+    const reasons: string[] = [];
+    const errors: string[] = [];
+    for (const { name, authorizer } of this.authorizers) {
+      const d = await authorizer.authorize(a);
+      if (d.allowed || d.denied) return { ...d, authorizer: name };
+      if (d.reason) reasons.push(d.reason);
+      errors.push(...d.evaluationErrors);
+    }
+    // Nobody had an opinion: refused, with what each said (upstream's union authorizer joins them the same way).
+    return { allowed: false, reason: reasons.join("; "), evaluationErrors: errors };
+  }
+
+  close(): void {
+    for (const a of this.authorizers) a.close?.();
+  }
+}
+
+export interface ChainDependencies extends WebhookAuthorizerDependencies {
+  /** The built-in RBAC authorizer, placed where the file lists `type: RBAC`. */
+  readonly rbac: Authorizer;
+}
+
+/** Builds the chain; a webhook whose client config file cannot be used refuses the whole file, naming the field. */
+export async function buildAuthorizerChain(config: LoadedAuthorizationConfig, deps: ChainDependencies): Promise<AuthorizerChain> {
+  const problems: { field: string; message: string }[] = [];
+  const rest = new Map<string, RestConfig>();
+  for (const [i, a] of config.authorizers.entries()) {
+    if (a.type !== "Webhook") continue;
+    const field = `authorizers[${i}].webhook.connectionInfo.kubeConfigFile`;
+    try {
+      rest.set(a.name, await loadWebhookConfig(a.webhook.kubeConfigFile, `client config file of authorizer ${JSON.stringify(a.name)}`, deps.names.suffix));
+    } catch (err) {
+      problems.push({ field, message: `\`${field}\`: ${(err as Error).message}` });
+    }
+  }
+  if (problems.length > 0) throw documentError("CONFIG_INVALID", `authorization configuration ${config.source}`, problems);
+  return new AuthorizerChain(
+    config.authorizers.map((a) => {
+      if (a.type === "RBAC") return { name: a.name, authorizer: deps.rbac };
+      const webhook = new WebhookAuthorizer({ ...deps, name: a.name, config: a.webhook, rest: rest.get(a.name)! });
+      return { name: a.name, authorizer: webhook, close: () => webhook.close() };
+    }),
+  );
+}
+
+/** Upstream checks the file once a minute. */
+export const AUTHORIZATION_RELOAD_INTERVAL_MS = 60_000;
+
+export interface ReloadingChainOptions extends ChainDependencies {
+  readonly file: string;
+  readonly load?: AuthorizationConfigOptions;
+  readonly intervalMs?: number;
+}
+
+/**
+ * The chain of a file, checked every interval: a changed file that loads and builds replaces the chain; one that
+ * does not keeps the old chain, and the reason is logged. The replaced chain's connections close after its longest
+ * timeout, so calls in flight finish.
+ */
+export class ReloadingAuthorizerChain implements Authorizer {
+  #chain: AuthorizerChain;
+  #text: string;
+  #cancel: (() => void) | undefined;
+  readonly #o: ReloadingChainOptions;
+  readonly #logger: Logger;
+
+  private constructor(o: ReloadingChainOptions, chain: AuthorizerChain, text: string) {
+    this.#o = o;
+    this.#chain = chain;
+    this.#text = text;
+    this.#logger = o.logger ?? silentLogger();
+  }
+
+  /** Loads and builds the file now (throws when it is invalid), then follows it. */
+  static async start(o: ReloadingChainOptions, loaded?: LoadedAuthorizationConfig): Promise<ReloadingAuthorizerChain> {
+    const text = await readText(o.file);
+    const config = loaded ?? (await loadAuthorizationConfig(o.file, o.load));
+    const chain = new ReloadingAuthorizerChain(o, await buildAuthorizerChain(config, o), text);
+    chain.#schedule();
+    return chain;
+  }
+
+  get current(): AuthorizerChain {
+    return this.#chain;
+  }
+
+  authorize(a: AuthorizationAttributes): Promise<AuthorizerDecision> {
+    return this.#chain.authorize(a);
+  }
+
+  /** Reads the file and swaps the chain when it changed and is valid; resolves to whether it swapped. */
+  async reload(): Promise<boolean> {
+    let text: string;
+    try {
+      text = await readText(this.#o.file);
+    } catch (err) {
+      this.#logger.error({ file: this.#o.file, err: (err as Error).message }, "authorization configuration unreadable; the current authorizers stay");
+      return false;
+    }
+    if (text === this.#text) return false;
+    this.#text = text;
+    try {
+      const chain = await buildAuthorizerChain(await loadAuthorizationConfig(this.#o.file, this.#o.load), this.#o);
+      const old = this.#chain;
+      this.#chain = chain;
+      this.#o.clock.setTimer(30_000, () => old.close());
+      this.#logger.info({ file: this.#o.file, authorizers: chain.authorizers.map((a) => a.name) }, "authorization configuration reloaded");
+      return true;
+    } catch (err) {
+      this.#logger.error({ file: this.#o.file, err: (err as Error).message }, "authorization configuration invalid; the current authorizers stay");
+      return false;
+    }
+  }
+
+  #schedule(): void {
+    this.#cancel = this.#o.clock.setTimer(this.#o.intervalMs ?? AUTHORIZATION_RELOAD_INTERVAL_MS, () => {
+      void this.reload().finally(() => {
+        if (this.#cancel) this.#schedule();
+      });
+    });
+  }
+
+  stop(): void {
+    this.#cancel?.();
+    this.#cancel = undefined;
+    this.#chain.close();
+  }
+}
+
+const readText = (file: string): Promise<string> => readFile(file, "utf8");

@@ -1,0 +1,145 @@
+// A Webhook authorizer: the request's attributes sent as a SubjectAccessReview, the answer cached for the configured
+// TTLs, match conditions, and the failure policy when the call fails, times out or the answer is malformed.
+import { LRUCache } from "lru-cache";
+import type { GroupNames } from "../../api/group.js";
+import type { WebhookAuthorizerConfig } from "../../config/authorization-config.js";
+import { isPlatformError } from "../../errors.js";
+import { silentLogger, type Logger } from "../../logger.js";
+import type { RestConfig } from "../../client/rest-config.js";
+import type { Clock } from "../../time/clock.js";
+import { WebhookClient, type Dialer, type WebhookRetry } from "../webhook/client.js";
+import type { AuthorizationAttributes, Authorizer, AuthorizerDecision } from "./authorizer.js";
+
+/** Upstream's DefaultAuthWebhookRetryBackoff: 500 ms, ×1.5, 20% jitter, 5 attempts. */
+export const AUTHZ_WEBHOOK_RETRY: WebhookRetry = { initialBackoffMs: 500, factor: 1.5, jitter: 0.2, attempts: 5 };
+/** Answers kept per authorizer (upstream's LRU expiring cache size). */
+const CACHE_SIZE = 8192;
+
+/** What a webhook call ended in, as upstream's apiserver_authorization_webhook_evaluations_total labels it. */
+export type WebhookOutcome = "success" | "timeout" | "error";
+
+/** What every webhook authorizer of a chain shares. */
+export interface WebhookAuthorizerDependencies {
+  readonly names: GroupNames;
+  readonly clock: Clock;
+  readonly logger?: Logger;
+  readonly dial?: Dialer;
+  readonly retry?: WebhookRetry;
+  /** Told of every call made (not of answers from the cache), for metrics. */
+  readonly observe?: (name: string, outcome: WebhookOutcome, durationMs: number) => void;
+}
+
+export interface WebhookAuthorizerOptions extends WebhookAuthorizerDependencies {
+  readonly name: string;
+  readonly config: WebhookAuthorizerConfig;
+  /** The webhook's client config (from its kubeConfigFile). */
+  readonly rest: RestConfig;
+}
+
+type Review = Record<string, unknown> & { spec: Record<string, unknown> };
+
+/** The SubjectAccessReview of `a` in `version` (v1beta1 names the groups `group`), empty fields left out as upstream. */
+export function subjectAccessReviewOf(a: AuthorizationAttributes, group: string, version: string): Review {
+  const u = a.user;
+  const drop = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== "" && !(Array.isArray(v) && v.length === 0)));
+  const spec = drop({
+    ...(a.resourceRequest
+      ? { resourceAttributes: drop({ namespace: a.namespace, verb: a.verb, group: a.group, version: a.version, resource: a.resource, subresource: a.subresource, name: a.name }) }
+      : { nonResourceAttributes: drop({ path: a.path, verb: a.verb }) }),
+    user: u.username,
+    [version === "v1beta1" ? "group" : "groups"]: u.groups ?? [],
+    uid: u.uid,
+    extra: u.extra && Object.keys(u.extra).length > 0 ? u.extra : undefined,
+  });
+  return { apiVersion: `${group}/${version}`, kind: "SubjectAccessReview", spec };
+}
+
+const noOpinion = (reason: string, errors: string[] = []): AuthorizerDecision => ({ allowed: false, reason, evaluationErrors: errors });
+
+/** Reads the webhook's answer; a wrong kind or version, or a status without a boolean `allowed`, is malformed. */
+function readAnswer(body: Buffer, apiVersion: string): AuthorizerDecision {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body.toString("utf8"));
+  } catch {
+    throw new Error("the answer is not JSON");
+  }
+  const d = doc as { apiVersion?: unknown; kind?: unknown; status?: { allowed?: unknown; denied?: unknown; reason?: unknown; evaluationError?: unknown } };
+  if (typeof doc !== "object" || doc === null || d.kind !== "SubjectAccessReview" || d.apiVersion !== apiVersion) throw new Error(`the answer is not a SubjectAccessReview ${apiVersion}`);
+  const s = d.status;
+  if (typeof s !== "object" || s === null || typeof s.allowed !== "boolean" || (s.denied !== undefined && typeof s.denied !== "boolean")) throw new Error("the answer has no status with a boolean `allowed`");
+  const reason = typeof s.reason === "string" ? s.reason : "";
+  const errors = typeof s.evaluationError === "string" && s.evaluationError !== "" ? [s.evaluationError] : [];
+  // As upstream: allowed wins over denied; neither is no opinion.
+  if (s.allowed) return { allowed: true, reason, evaluationErrors: errors };
+  return s.denied === true ? { allowed: false, denied: true, reason, evaluationErrors: errors } : noOpinion(reason, errors);
+}
+
+export class WebhookAuthorizer implements Authorizer {
+  readonly name: string;
+  readonly #o: WebhookAuthorizerOptions;
+  readonly #client: WebhookClient;
+  readonly #cache: LRUCache<string, AuthorizerDecision>;
+  readonly #logger: Logger;
+  readonly #apiVersion: string;
+
+  constructor(o: WebhookAuthorizerOptions) {
+    this.name = o.name;
+    this.#o = o;
+    this.#logger = o.logger ?? silentLogger();
+    this.#apiVersion = `${o.names.authorization}/${o.config.subjectAccessReviewVersion}`;
+    this.#client = new WebhookClient({ config: o.rest, timeoutMs: o.config.timeoutMs, retry: o.retry ?? AUTHZ_WEBHOOK_RETRY, clock: o.clock, ...(o.dial && { dial: o.dial }) });
+    // Entries expire on the one clock (a fake one in tests), checked at every read.
+    this.#cache = new LRUCache({ max: CACHE_SIZE, ttlResolution: 0, perf: { now: () => o.clock.now() } });
+  }
+
+  async authorize(a: AuthorizationAttributes): Promise<AuthorizerDecision> {
+    const c = this.#o.config;
+    if (c.matchConditions.length > 0) {
+      const { spec } = subjectAccessReviewOf(a, this.#o.names.authorization, "v1");
+      try {
+        // All must hold for the webhook to be asked; the first false one skips it.
+        if (!c.matchConditions.every((m) => m.matches(spec))) return noOpinion("");
+      } catch (err) {
+        return this.#failed(`a match condition failed: ${(err as Error).message}`);
+      }
+    }
+    const review = subjectAccessReviewOf(a, this.#o.names.authorization, c.subjectAccessReviewVersion);
+    const key = JSON.stringify(review.spec);
+    const cached = this.#cache.get(key);
+    if (cached) return cached;
+    const started = this.#o.clock.now();
+    // One deadline for the call, its retries and their backoff: a slow webhook cannot hold a request longer.
+    const deadline = new AbortController();
+    const cancel = this.#o.clock.setTimer(c.timeoutMs, () => deadline.abort(new Error(`no answer within ${c.timeoutMs} ms`)));
+    let decision: AuthorizerDecision;
+    try {
+      const answer = await this.#client.post(JSON.stringify(review), deadline.signal);
+      decision = readAnswer(answer.body, this.#apiVersion);
+    } catch (err) {
+      const outcome: WebhookOutcome = deadline.signal.aborted ? "timeout" : "error";
+      this.#o.observe?.(this.name, outcome, this.#o.clock.now() - started);
+      const why = deadline.signal.aborted ? `no answer within the timeout (${c.timeoutMs} ms)` : isPlatformError(err) ? err.message : (err as Error).message;
+      return this.#failed(why);
+    } finally {
+      cancel();
+    }
+    this.#o.observe?.(this.name, "success", this.#o.clock.now() - started);
+    if (decision.allowed ? c.cacheAuthorizedRequests : c.cacheUnauthorizedRequests) {
+      this.#cache.set(key, decision, { ttl: decision.allowed ? c.authorizedTTLMs : c.unauthorizedTTLMs });
+    }
+    return decision;
+  }
+
+  /** The failure policy's decision: Deny refuses, NoOpinion lets the next authorizer decide. Never cached. */
+  #failed(why: string): AuthorizerDecision {
+    const deny = this.#o.config.failurePolicy === "Deny";
+    this.#logger.warn({ authorizer: this.name, failurePolicy: this.#o.config.failurePolicy, reason: why }, "authorization webhook failed");
+    const reason = `webhook authorizer ${JSON.stringify(this.name)} failed (failurePolicy ${this.#o.config.failurePolicy}): ${why}`;
+    return deny ? { allowed: false, denied: true, reason, evaluationErrors: [why] } : noOpinion(reason, [why]);
+  }
+
+  close(): void {
+    this.#client.close();
+  }
+}
