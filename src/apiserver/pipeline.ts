@@ -30,6 +30,8 @@ export interface RequestAttributes {
   /** Kind of the object written (admission only). */
   readonly kind?: string;
   readonly dryRun?: boolean;
+  /** Adds an annotation to the request's audit event (admission plugins); absent when the request is not audited. */
+  readonly annotate?: (key: string, value: string) => void;
 }
 
 export interface AuthorizationDecision {
@@ -77,4 +79,27 @@ export function recordImpersonator(user: UserInfo, by: UserInfo): void {
 
 export function impersonatorOf(user: UserInfo): UserInfo | undefined {
   return impersonators.get(user);
+}
+
+/** Which authenticator accepted a request's user (the audit annotates its event with it). */
+const authenticators = new WeakMap<UserInfo, string>();
+
+export function recordAuthenticator(user: UserInfo, authenticator: string): void {
+  authenticators.set(user, authenticator);
+}
+
+export function authenticatorOf(user: UserInfo): string | undefined {
+  return authenticators.get(user);
+}
+
+/** Who sent a request refused after authentication (an impersonation not allowed), for its audit event. */
+const requesters = new WeakMap<object, UserInfo>();
+
+export function recordRequester(err: unknown, requester: UserInfo): unknown {
+  if (typeof err === "object" && err !== null) requesters.set(err, requester);
+  return err;
+}
+
+export function requesterOf(err: unknown): UserInfo | undefined {
+  return typeof err === "object" && err !== null ? requesters.get(err) : undefined;
 }

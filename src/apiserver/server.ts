@@ -46,8 +46,8 @@ export interface ApiServerOptions {
   readonly watchCache?: WatchCacheSettings;
   /** The CA and serving certificates to report in /metrics (expiry gauges), read at each scrape. */
   readonly certificates?: () => readonly HeldCertificate[];
-  /** Audit of requests (`--audit-policy-file`, `--audit-log-path`): the policy and where events go. */
-  readonly audit?: { readonly policy: AuditPolicy; readonly sink: AuditSink };
+  /** Audit of requests (`--audit-policy-file`, `--audit-log-path`, `--audit-webhook-config-file`): the policy and where events go. */
+  readonly audit?: { readonly policy: AuditPolicy; readonly sink: AuditSink | readonly AuditSink[] };
 }
 
 export interface ApiServer {
@@ -107,7 +107,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     ready: () => ready,
     ...(isEncrypted(options.storage) && { healthChecks: options.storage.checks }),
     metrics,
-    ...(options.audit && { auditor: new Auditor({ ...options.audit, groupSuffix: names.suffix, clock, metrics: metrics.registry }) }),
+    ...(options.audit && { auditor: new Auditor({ ...options.audit, groupSuffix: names.suffix, clock, metrics: metrics.registry, logger }) }),
   });
   let address = "";
   let started = false;

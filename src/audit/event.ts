@@ -7,8 +7,10 @@ export interface AuditObjectRef {
   resource?: string;
   namespace?: string;
   name?: string;
+  uid?: string;
   apiGroup?: string;
   apiVersion?: string;
+  resourceVersion?: string;
   subresource?: string;
 }
 

@@ -3,10 +3,26 @@ import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, renameSync, unl
 import { basename, dirname, extname, join } from "node:path";
 import { PlatformError } from "../errors.js";
 
-/** Where events go, as JSON lines (one Event a line, each ending in "\n"); `write` throws when they could not be stored (the request then fails). */
+/** How a sink counts events it lost after `write` returned (a full buffer, a batch never delivered): `plugin` is the metric's label. */
+export type AuditErrorReporter = (plugin: string, events: number, err: unknown) => void;
+
+/**
+ * Where events go, as JSON lines (one Event a line, each ending in "\n"). `write` throws (or rejects) when they
+ * could not be stored; what that does to the request is the sink's `failsRequest`.
+ */
 export interface AuditSink {
-  write(lines: string): void;
-  close(): void;
+  write(lines: string): void | Promise<void>;
+  close(): void | Promise<void>;
+  /** The `plugin` label of `apiserver_audit_error_total` for a failed write (default `log`). */
+  readonly plugin?: string;
+  /**
+   * Which failed writes fail the request: `always` (the default, the log file: a request is never answered without
+   * its record), `RequestReceived` (upstream's blocking-strict: only before the request is carried out), `never`
+   * (upstream's blocking: counted and logged).
+   */
+  readonly failsRequest?: "always" | "RequestReceived" | "never";
+  /** Called once by the auditor with how to count events lost after `write` returned. */
+  attach?(report: AuditErrorReporter): void;
 }
 
 export interface AuditLogOptions {

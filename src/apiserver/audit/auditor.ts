@@ -4,17 +4,20 @@ import { Counter, type Registry } from "prom-client";
 import type { UserInfo } from "../../api/meta.js";
 import { auditApiVersion, levelAtLeast, type AuditPolicy, type AuditStage } from "../../config/audit-policy.js";
 import type { Clock } from "../../time/clock.js";
+import { silentLogger, type Logger } from "../../logger.js";
 import { auditUserAgent, bodyKind, microTime, redactBody, sourceIPs, type AuditEvent, type AuditResponseStatus } from "../../audit/event.js";
 import type { AuditSink } from "../../audit/log-backend.js";
 import { evaluatePolicy, type AuditAttributes, type AuditDecision } from "../../audit/policy.js";
 
 export interface AuditorOptions {
   readonly policy: AuditPolicy;
-  readonly sink: AuditSink;
+  /** Where events go: the log file, the webhook, or both (each event goes to every sink). */
+  readonly sink: AuditSink | readonly AuditSink[];
   readonly groupSuffix: string;
   readonly clock: Clock;
-  /** Where `apiserver_audit_event_total` and `apiserver_audit_error_total` are registered. */
+  /** Where `apiserver_audit_event_total`, `apiserver_audit_error_total` and `apiserver_audit_requests_rejected_total` are registered. */
   readonly metrics?: Registry;
+  readonly logger?: Logger;
 }
 
 /** What the HTTP layer knows of a request when its audit begins, beside its attributes (read only when it is audited). */
@@ -37,20 +40,60 @@ export function auditIdOf(header: string | string[] | undefined): string {
 
 export { sourceIPs };
 
+/** The events queued in one turn of the event loop, and what their requests wait on. */
+interface Batch {
+  lines: string;
+  count: number;
+  /** Settles once every sink took the batch; RequestReceived events wait on `received`, the later stages on `later`. */
+  readonly received: Deferred;
+  readonly later: Deferred;
+}
+
+interface Deferred {
+  readonly promise: Promise<void>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+  // No request of this turn may wait on it: its failure must not be an unhandled rejection.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
 export class Auditor {
   readonly apiVersion: string;
+  readonly #sinks: readonly AuditSink[];
+  readonly #logger: Logger;
   #events = 0;
-  #errors = 0;
-  #pending = "";
-  #pendingEvents = 0;
-  #flushed: Promise<void> | undefined;
+  readonly #errors = new Map<string, number>();
+  #rejected = 0;
+  #batch: Batch | undefined;
 
   constructor(readonly o: AuditorOptions) {
     this.apiVersion = auditApiVersion(o.groupSuffix);
+    this.#sinks = Array.isArray(o.sink) ? o.sink : [o.sink as AuditSink];
+    this.#logger = o.logger ?? silentLogger();
+    for (const sink of this.#sinks) sink.attach?.((plugin, events, err) => this.#failed(plugin, events, err));
     const self = this;
     if (o.metrics) {
       new Counter({ name: "apiserver_audit_event_total", help: "Counter of audit events generated and sent to the audit backend.", registers: [o.metrics], collect() { this.inc(self.#events); self.#events = 0; } });
-      new Counter({ name: "apiserver_audit_error_total", help: "Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.", labelNames: ["plugin"], registers: [o.metrics], collect() { this.inc({ plugin: "log" }, self.#errors); self.#errors = 0; } });
+      new Counter({
+        name: "apiserver_audit_error_total",
+        help: "Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.",
+        labelNames: ["plugin"],
+        registers: [o.metrics],
+        collect() {
+          // Every sink's label is present from the start (at 0), as upstream's are once a plugin is configured.
+          for (const sink of self.#sinks) this.inc({ plugin: sink.plugin ?? "log" }, 0);
+          for (const [plugin, n] of self.#errors) this.inc({ plugin }, n);
+          self.#errors.clear();
+        },
+      });
+      new Counter({ name: "apiserver_audit_requests_rejected_total", help: "Counter of apiserver requests rejected due to an error in audit logging backend.", registers: [o.metrics], collect() { this.inc(self.#rejected); self.#rejected = 0; } });
     }
   }
 
@@ -61,30 +104,62 @@ export class Auditor {
     return new AuditContext(this, decision, a, request());
   }
 
+  /** @internal A request was answered 500 because its audit could not be stored. */
+  rejected(): void {
+    this.#rejected++;
+  }
+
+  #failed(plugin: string, events: number, err: unknown): void {
+    this.#errors.set(plugin, (this.#errors.get(plugin) ?? 0) + events);
+    this.#logger.error({ plugin, events, err: (err as Error)?.message ?? String(err) }, "audit events could not be stored");
+  }
+
   /**
-   * @internal Queues one JSON line; resolves once the batch holding it is written, rejects when that write
-   * failed (the request then fails rather than going unrecorded). The events queued while the event loop runs one
-   * turn are written together (one write call), as the storage commits writes in groups.
+   * @internal Queues one JSON line; resolves once every sink took the batch holding it, rejects when a sink that
+   * fails requests (at this stage) could not. The events queued while the event loop runs one turn are written
+   * together (one write call per sink), as the storage commits writes in groups.
    */
-  write(line: string): Promise<void> {
-    this.#pending += line;
-    this.#pendingEvents++;
-    return (this.#flushed ??= new Promise<void>((resolve, reject) => {
-      setImmediate(() => {
-        const [batch, count] = [this.#pending, this.#pendingEvents];
-        this.#pending = "";
-        this.#pendingEvents = 0;
-        this.#flushed = undefined;
-        try {
-          this.o.sink.write(batch);
-          this.#events += count;
-          resolve();
-        } catch (err) {
-          this.#errors += count;
-          reject(err);
-        }
-      });
-    }));
+  write(line: string, stage: AuditStage): Promise<void> {
+    const batch = (this.#batch ??= this.#newBatch());
+    batch.lines += line;
+    batch.count++;
+    return (stage === "RequestReceived" ? batch.received : batch.later).promise;
+  }
+
+  #newBatch(): Batch {
+    const batch: Batch = { lines: "", count: 0, received: deferred(), later: deferred() };
+    setImmediate(() => {
+      this.#batch = undefined;
+      void this.#flush(batch);
+    });
+    return batch;
+  }
+
+  async #flush(b: Batch): Promise<void> {
+    this.#events += b.count;
+    let failReceived: unknown;
+    let failLater: unknown;
+    const failed = (sink: AuditSink, err: unknown) => {
+      this.#failed(sink.plugin ?? "log", b.count, err);
+      const fails = sink.failsRequest ?? "always";
+      if (fails !== "never") failReceived ??= err;
+      if (fails === "always") failLater ??= err;
+    };
+    // Every sink is given the batch first (a synchronous one is done then), then the asynchronous ones are awaited together.
+    const waits: Promise<void>[] = [];
+    for (const sink of this.#sinks) {
+      try {
+        const p = sink.write(b.lines);
+        if (p) waits.push(p.catch((err: unknown) => failed(sink, err)));
+      } catch (err) {
+        failed(sink, err);
+      }
+    }
+    if (waits.length > 0) await Promise.all(waits);
+    if (failReceived === undefined) b.received.resolve();
+    else b.received.reject(failReceived);
+    if (failLater === undefined) b.later.resolve();
+    else b.later.reject(failLater);
   }
 }
 
@@ -96,6 +171,8 @@ export class AuditContext {
   readonly annotations: Record<string, string> = {};
   /** Set when the request failed with an internal error: its last stage is Panic. */
   panicked = false;
+  /** Set when the request was answered 500 because its audit could not be stored (counted once). */
+  rejected = false;
   #done = false;
   #head: string | undefined;
   readonly #kind: string | undefined;
@@ -136,8 +213,9 @@ export class AuditContext {
       requestReceivedTimestamp: now,
       stageTimestamp: now,
     };
-    // As upstream: the request object names the object of a create (at Metadata already); bodies only from Request.
-    const wantsBody = a.resourceRequest && r.body !== undefined && (levelAtLeast(decision.level, "Request") || a.verb === "create");
+    // As upstream's LogRequestObject: the request object names the object of a create and gives the uid and
+    // resourceVersion an update was made against (at Metadata already); the body itself is recorded only from Request.
+    const wantsBody = a.resourceRequest && r.body !== undefined && (levelAtLeast(decision.level, "Request") || a.verb === "create" || a.verb === "update");
     if (wantsBody) {
       let body: unknown;
       try {
@@ -145,9 +223,13 @@ export class AuditContext {
       } catch {
         body = undefined; // an undecodable body is answered 400 by the handler; the event has no request object
       }
-      const meta = (body as { metadata?: { name?: unknown; namespace?: unknown } } | undefined)?.metadata;
+      const meta = (body as { metadata?: { name?: unknown; uid?: unknown; resourceVersion?: unknown } } | undefined)?.metadata;
       const ref = this.event.objectRef;
-      if (ref && ref.name === undefined && typeof meta?.name === "string") ref.name = meta.name;
+      if (ref && meta && typeof meta === "object") {
+        if (ref.name === undefined && typeof meta.name === "string") ref.name = meta.name;
+        if (typeof meta.uid === "string" && meta.uid !== "") ref.uid = meta.uid;
+        if (typeof meta.resourceVersion === "string" && meta.resourceVersion !== "") ref.resourceVersion = meta.resourceVersion;
+      }
       if (levelAtLeast(decision.level, "Request") && body !== undefined) this.#requestObject = redactBody(body, decision.omitManagedFields, this.#kind);
     }
   }
@@ -159,6 +241,13 @@ export class AuditContext {
   /** Writes the RequestReceived stage (unless omitted); rejects when the sink fails. */
   received(): Promise<void> {
     return this.#emit("RequestReceived");
+  }
+
+  /** A request refused at authentication: its only event, ResponseStarted with the 401 (as upstream's failed-authentication audit). */
+  failedAuthentication(message: string): Promise<void> {
+    this.#done = true;
+    this.event.responseStatus = { metadata: {}, message, code: 401 };
+    return this.#emit("ResponseStarted");
   }
 
   /** A long-running request (watch) has started its response. */
@@ -202,7 +291,7 @@ export class AuditContext {
     if (e.requestObject !== undefined) line += `,"requestObject":${JSON.stringify(e.requestObject)}`;
     if (e.responseObject !== undefined) line += `,"responseObject":${JSON.stringify(e.responseObject)}`;
     if (e.annotations) line += `,"annotations":${JSON.stringify(e.annotations)}`;
-    return this.auditor.write(`${line}}\n`);
+    return this.auditor.write(`${line}}\n`, stage);
   }
 }
 

@@ -10,5 +10,7 @@ export const csrApprovalPlugin: ValidatingPlugin = {
     if (typeof signerName !== "string" || !(await authorizedForSigner(ctx, a.user, "approve", signerName))) {
       throw admissionForbidden(a, `user not permitted to approve requests with signerName ${JSON.stringify(signerName ?? "")}`);
     }
+    // The signer an approval is for, in the audit event even at Metadata level (which records no body).
+    a.annotate?.(`certificateapproval.admission.${ctx.names.suffix}/signer-name`, signerName);
   },
 };

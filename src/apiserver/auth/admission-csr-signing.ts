@@ -17,5 +17,6 @@ export const csrSigningPlugin: ValidatingPlugin = {
     if (typeof signerName !== "string" || !(await authorizedForSigner(ctx, a.user, "sign", signerName))) {
       throw admissionForbidden(a, `user not permitted to sign requests with signerName ${JSON.stringify(signerName ?? "")}`);
     }
+    a.annotate?.(`certificatesigning.admission.${ctx.names.suffix}/signer-name`, signerName);
   },
 };

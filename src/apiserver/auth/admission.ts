@@ -21,6 +21,11 @@ export interface AdmissionAttributes {
   readonly kind?: string;
   readonly user: UserInfo;
   readonly dryRun: boolean;
+  /**
+   * Adds an annotation to the request's audit event, as upstream's AddAnnotation: keys are
+   * `<plugin>.admission.<suffix>/<name>`. Absent when the request is not audited.
+   */
+  readonly annotate?: (key: string, value: string) => void;
 }
 
 export interface AdmissionContext {
@@ -67,6 +72,7 @@ export function admissionAttributes(a: Omit<RequestAttributes, "resourceRequest"
     ...(a.namespace !== undefined && { namespace: a.namespace }),
     ...(a.name !== undefined && { name: a.name }),
     ...(a.kind !== undefined && { kind: a.kind }),
+    ...(a.annotate !== undefined && { annotate: a.annotate }),
   };
 }
 

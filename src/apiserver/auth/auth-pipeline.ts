@@ -3,7 +3,7 @@ import type { GroupNames } from "../../api/group.js";
 import type { UserInfo } from "../../api/meta.js";
 import { PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import { recordImpersonator, type Pipeline, type RequestCredentials } from "../pipeline.js";
+import { recordAuthenticator, recordImpersonator, recordRequester, type Pipeline, type RequestCredentials } from "../pipeline.js";
 import { AdmissionChain, admissionAttributes } from "./admission.js";
 import type { AuthnRequest } from "./authn-chain.js";
 import type { Authorizer } from "./authorizer.js";
@@ -31,8 +31,13 @@ export function createAuthPipeline(options: AuthPipelineOptions): Pipeline {
         logger.debug({ remoteAddress: request.remoteAddress, reason: result.error }, "request not authenticated");
         throw new PlatformError("UNAUTHORIZED", `Unauthorized: ${result.error}`);
       }
-      const r = await impersonate(request.headersDistinct ?? (request.headers as HeaderSource), result.user, authorizer, names);
+      if (result.authenticator) recordAuthenticator(result.user, result.authenticator);
+      // A refused impersonation is audited as its sender's request.
+      const r = await impersonate(request.headersDistinct ?? (request.headers as HeaderSource), result.user, authorizer, names).catch((err: unknown) => {
+        throw recordRequester(err, result.user);
+      });
       if (r.impersonatedBy) {
+        if (result.authenticator) recordAuthenticator(r.user, result.authenticator);
         recordImpersonator(r.user, r.impersonatedBy);
         logger.info({ user: r.user.username, groups: r.user.groups, impersonatedBy: r.impersonatedBy.username }, "request impersonates a user");
       }

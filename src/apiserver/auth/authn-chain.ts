@@ -47,9 +47,9 @@ export class AuthenticatorChain {
     try {
       const errors: string[] = [];
       const found = this.#certificate(request, errors) ?? (await this.#authorization(request.headers?.authorization, errors));
-      if (found) return { user: { ...found.user, groups: addGroups(found.user.groups, SYSTEM_AUTHENTICATED) } };
+      if (found) return { user: { ...found.user, groups: addGroups(found.user.groups, SYSTEM_AUTHENTICATED) }, ...(found.authenticator && { authenticator: found.authenticator }) };
       if (errors.length > 0) return { error: errors.join("; ") };
-      if (this.#o.anonymous) return { user: anonymousUser() };
+      if (this.#o.anonymous) return { user: anonymousUser(), authenticator: "anonymous" };
       return { error: "no credentials were presented (a client certificate or a bearer token is required)" };
     } catch (err) {
       this.#logger.error({ err }, "authentication failed unexpectedly");
@@ -62,7 +62,7 @@ export class AuthenticatorChain {
     const chain = request.peerCertificates ?? peerCertificateChain(request.tlsSocket);
     const r = this.#o.x509.authenticate(chain);
     if (r === undefined) return undefined;
-    if (isAuthenticated(r)) return r;
+    if (isAuthenticated(r)) return { ...r, authenticator: "x509" };
     errors.push(r.error);
     return undefined;
   }
@@ -92,9 +92,9 @@ export class AuthenticatorChain {
   async #bearer(token: string): Promise<AuthnResult> {
     if (token === "") return { error: "the bearer token is empty" };
     const fromFile = this.#o.tokenFile?.authenticateToken(token);
-    if (fromFile) return fromFile;
+    if (fromFile) return isAuthenticated(fromFile) ? { ...fromFile, authenticator: "token-file" } : fromFile;
     const fromServiceAccount = await this.#o.serviceAccount?.authenticateToken(token);
-    if (fromServiceAccount) return fromServiceAccount;
+    if (fromServiceAccount) return isAuthenticated(fromServiceAccount) ? { ...fromServiceAccount, authenticator: "service-account" } : fromServiceAccount;
     return { error: "invalid bearer token" };
   }
 
@@ -103,6 +103,7 @@ export class AuthenticatorChain {
     const decoded = /^[A-Za-z0-9+/]+={0,2}$/.test(value) ? Buffer.from(value, "base64").toString("utf8") : "";
     const colon = decoded.indexOf(":");
     if (colon <= 0) return { error: "malformed basic credentials (expected base64 of user:password)" };
-    return this.#o.basicAuth.authenticate(decoded.slice(0, colon), decoded.slice(colon + 1));
+    const r = this.#o.basicAuth.authenticate(decoded.slice(0, colon), decoded.slice(colon + 1));
+    return isAuthenticated(r) ? { ...r, authenticator: "basic-auth" } : r;
   }
 }

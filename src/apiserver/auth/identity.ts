@@ -10,7 +10,8 @@ export const SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts";
 export const SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:";
 
 /** What an authenticator answers: a user, or why the presented credentials are not accepted. */
-export type AuthnResult = { readonly user: UserInfo } | { readonly error: string };
+/** Who authenticated the request, and by which method (`x509`, `token-file`, `service-account`, `basic-auth`, `anonymous`: recorded in the audit). */
+export type AuthnResult = { readonly user: UserInfo; readonly authenticator?: string } | { readonly error: string };
 
 export function isAuthenticated(result: AuthnResult): result is { readonly user: UserInfo } {
   return "user" in result;

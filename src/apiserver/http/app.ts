@@ -4,19 +4,20 @@ import type { Duplex } from "node:stream";
 import type { TLSSocket } from "node:tls";
 import type { UserInfo } from "../../api/meta.js";
 import { PlatformError } from "../../errors.js";
-import { impersonatorOf, type Pipeline } from "../pipeline.js";
-import { auditIdOf, sourceIPs, type AuditContext, type Auditor } from "../audit/auditor.js";
+import type { Pipeline } from "../pipeline.js";
+import { auditIdOf, type AuditContext, type Auditor } from "../audit/auditor.js";
 import { forbiddenError } from "../auth/authorizer.js";
 import { COMPONENT, type ApiServerMetrics, type RequestLabels, type RequestTracker } from "../metrics.js";
 import { authenticate } from "./authenticate.js";
 import { peerCertificateChain } from "../auth/authn-x509.js";
 import { serveOpenApi } from "../openapi/serve.js";
-import { decodeBody, mediaType, negotiate } from "./content.js";
+import { negotiate } from "./content.js";
 import { serveHealth, type HealthSources } from "./health.js";
-import { isPretty, listParams, type RawQuery } from "./query.js";
+import { isPretty, type RawQuery } from "./query.js";
 import { ResourceHandler, verbOf, type ResourceHandlerDeps } from "./resource-handler.js";
 import { send } from "./respond.js";
-import { route, type Target } from "./routes.js";
+import { isWatch, resourceAttributes, route, type Target } from "./routes.js";
+import { auditRefusal, auditResponse, beginAudit, watchAudit } from "./audit-hooks.js";
 import { BODY_LIMIT_BYTES, classify, statusOf } from "./status.js";
 
 export interface TlsServing {
@@ -115,7 +116,12 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
     // Counted from arrival to the response's end, whatever ends it (a 401, a finished watch, a client gone).
     const tracker = (req.platformTracker = o.metrics.begin(req.method));
     reply.raw.once("close", () => tracker.end(reply.raw.statusCode, req.method));
-    req.platformUser = await authenticate(req, o);
+    try {
+      req.platformUser = await authenticate(req, o);
+    } catch (err) {
+      if (o.auditor) await auditRefusal(req, reply, o, err);
+      throw err;
+    }
   });
   const userOf = (req: FastifyRequest): UserInfo => {
     if (!req.platformUser) throw new PlatformError("UNAUTHORIZED", "Unauthorized");
@@ -187,21 +193,10 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
     throw notFound();
   }
   if (target.type === "resource") {
-    const watch = req.method === "GET" && target.name === undefined && listParams(req.query as RawQuery).watch;
+    const watch = isWatch(req.method, req.query as RawQuery, target);
     const verb = verbOf(req.method, target, watch);
     req.platformTracker?.route(resourceLabels(req, target, verb));
-    const attributes = {
-      user,
-      verb: verb === "action" ? "create" : verb,
-      resourceRequest: true,
-      path,
-      group: target.def.group,
-      version: target.def.version,
-      resource: target.def.plural,
-      subresource: target.subresource,
-      namespace: target.namespace,
-      name: target.name,
-    };
+    const attributes = resourceAttributes(path, target, verb, user);
     await beginAudit(req, reply, o, attributes);
     await authorize(o, attributes, req.platformAudit);
     // Only an authorized watch counts as a registered watcher.
@@ -246,73 +241,6 @@ async function authorize(o: HttpAppOptions, attributes: Parameters<Pipeline["aut
     if (decision.reason) audit.annotate(`${group}/reason`, decision.reason);
   }
   if (!decision.allowed) throw forbiddenError(attributes, decision.reason);
-}
-
-/**
- * Starts the request's audit once its attributes are known (after authentication, before authorization) and writes
- * RequestReceived; a sink that fails makes the request fail. Nothing is done without an auditor.
- */
-async function beginAudit(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, a: Parameters<Pipeline["authorize"]>[0]): Promise<void> {
-  if (!o.auditor) return;
-  const ctx = o.auditor.begin(a, () => ({
-    auditID: reply.raw.getHeader("Audit-Id") as string,
-    requestURI: req.url,
-    impersonator: impersonatorOf(a.user),
-    userAgent: req.headers["user-agent"],
-    sourceIPs: sourceIPs(headerText(req.headers["x-forwarded-for"]), headerText(req.headers["x-real-ip"]), req.socket.remoteAddress),
-    body: Buffer.isBuffer(req.body) ? () => auditBody(req.body as Buffer, req.headers["content-type"]) : undefined,
-  }));
-  if (!ctx) return;
-  req.platformAudit = ctx;
-  await ctx.received();
-}
-
-/** A request body as the audit records it: patches (`…+json`, apply YAML) too, which the object decoder refuses. */
-function auditBody(raw: Buffer, contentType: string | undefined): unknown {
-  const type = mediaType(contentType);
-  if (type.endsWith("+json")) return JSON.parse(raw.toString("utf8"));
-  return decodeBody(raw, type === "application/apply-patch+yaml" ? "application/yaml" : contentType);
-}
-
-const headerText = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v.join(",") : v);
-
-/** A watch streams on the raw response: ResponseStarted now, ResponseComplete when the stream ends. */
-async function watchAudit(req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const ctx = req.platformAudit;
-  if (!ctx) return;
-  await ctx.started(200);
-  reply.raw.once("close", () => {
-    // The stream is over: a failure is counted in apiserver_audit_error_total, there is no response left to fail.
-    ctx.complete(reply.raw.statusCode, () => undefined).catch(() => undefined);
-  });
-}
-
-/**
- * The onSend hook (only with an auditor): ResponseComplete (or Panic) before the body leaves, so a sink that fails
- * turns the answer into a 500 instead of an unrecorded success.
- */
-function auditResponse(o: HttpAppOptions) {
-  return async (req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
-    const ctx = req.platformAudit;
-    if (!ctx) return payload;
-    const json = String(reply.getHeader("content-type") ?? "").includes("json");
-    const body = () => {
-      if (!json || (typeof payload !== "string" && !Buffer.isBuffer(payload))) return undefined;
-      try {
-        return JSON.parse(payload.toString());
-      } catch {
-        return undefined;
-      }
-    };
-    try {
-      await ctx.complete(reply.statusCode, body);
-      return payload;
-    } catch (err) {
-      o.logger.error({ err, url: req.url }, "the audit event could not be written; the request fails");
-      reply.code(500).type("application/json");
-      return JSON.stringify(statusOf(new PlatformError("INTERNAL", "failed to store the audit event")));
-    }
-  };
 }
 
 function serveNonResource(req: FastifyRequest, reply: FastifyReply, target: Exclude<Target, { type: "resource" }>, o: HttpAppOptions): unknown {

@@ -231,7 +231,7 @@ export class ResourceHandler {
     const config = decodeYaml(text, w.fieldValidation === "Strict");
     const schema = this.deps.schemas.lookup(store.def.group, store.def.kind);
     out.warnings.push(...checkFields(config, schema, w.fieldValidation));
-    const r = await store.apply(t.namespace, t.name!, config, { dryRun: w.dryRun, fieldManager: w.fieldManager, force: w.force, user, subresource: t.subresource });
+    const r = await store.apply(t.namespace, t.name!, config, { dryRun: w.dryRun, fieldManager: w.fieldManager, force: w.force, user, subresource: t.subresource, ...annotator(req) });
     return send(reply, r.code, r.object, out);
   }
 
@@ -279,12 +279,18 @@ export class ResourceHandler {
   }
 
   private writeOptions(req: FastifyRequest, w: WriteParams, user: UserInfo, subresource: string | undefined) {
-    return { dryRun: w.dryRun, fieldManager: w.fieldManager ?? defaultManager(req.headers["user-agent"]), user, subresource };
+    return { dryRun: w.dryRun, fieldManager: w.fieldManager ?? defaultManager(req.headers["user-agent"]), user, subresource, ...annotator(req) };
   }
 
   private deleteOptions(req: FastifyRequest, user: UserInfo) {
-    return deleteOptions(req.query as RawQuery, req.body as Buffer | undefined, req.headers["content-type"], user);
+    return { ...deleteOptions(req.query as RawQuery, req.body as Buffer | undefined, req.headers["content-type"], user), ...annotator(req) };
   }
+}
+
+/** How admission annotates the request's audit event, when it is audited. */
+function annotator(req: FastifyRequest): { annotate?: (key: string, value: string) => void } {
+  const audit = req.platformAudit;
+  return audit ? { annotate: (key, value) => audit.annotate(key, value) } : {};
 }
 
 /** Upstream's default field manager: the User-Agent up to its first '/' (`kubectl` from `kubectl/v1.32.4 ...`). */

@@ -1,5 +1,7 @@
 // Request paths → what they address: discovery documents, health checks, metrics, or a resource collection/object/subresource.
+import type { UserInfo } from "../../api/meta.js";
 import type { ResourceDefinition } from "../registry/strategy.js";
+import { listParams, type RawQuery } from "./query.js";
 
 export type Target =
   | { readonly type: "root" }
@@ -96,4 +98,24 @@ function resourcePath(group: string, version: string, rest: string[], apis: Serv
   // A namespaced kind at the top level is the all-namespaces collection only: objects need their namespace.
   if (def.namespaced && rest.length > 1) return undefined;
   return { type: "resource", def, ...(rest[1] !== undefined ? { name: rest[1] } : {}), ...(rest[2] !== undefined ? { subresource: rest[2] } : {}) };
+}
+
+/** Whether a GET of a collection asks to watch it. */
+export const isWatch = (method: string, query: RawQuery, target: Extract<Target, { type: "resource" }>): boolean =>
+  method === "GET" && target.name === undefined && listParams(query).watch;
+
+/** A resource request's attributes, as authorization and audit see them (an action is a create). */
+export function resourceAttributes(path: string, target: Extract<Target, { type: "resource" }>, verb: string, user: UserInfo) {
+  return {
+    user,
+    verb: verb === "action" ? "create" : verb,
+    resourceRequest: true,
+    path,
+    group: target.def.group,
+    version: target.def.version,
+    resource: target.def.plural,
+    subresource: target.subresource,
+    namespace: target.namespace,
+    name: target.name,
+  };
 }

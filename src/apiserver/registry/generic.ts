@@ -34,6 +34,8 @@ export interface WriteOptions {
   readonly fieldManager?: string;
   readonly user?: UserInfo;
   readonly subresource?: string;
+  /** Annotates the request's audit event (passed to admission). */
+  readonly annotate?: (key: string, value: string) => void;
 }
 
 export interface ApplyOptions extends WriteOptions {
@@ -363,6 +365,7 @@ export class ResourceStore {
       name,
       kind: this.def.kind,
       dryRun: opts.dryRun,
+      ...(opts.annotate && { annotate: opts.annotate }),
     };
   }
 

@@ -5,7 +5,8 @@ import { REVOCATION_UNAVAILABLE, type RevocationUnavailable } from "../../apiser
 import type { Component } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { addAdmissionOptions, readAdmissionSettings, type AdmissionFlags } from "../admission-flags.js";
-import { addAuditOptions, openAuditLog, readAuditPolicy, type AuditFlags } from "../audit-flags.js";
+import { addAuditOptions, openAuditSinks, readAuditSetup, type AuditFlags } from "../audit-flags.js";
+import type { AuditSink } from "../../audit/log-backend.js";
 import { holdListenAddress } from "../listen.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
@@ -89,13 +90,13 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   const whenRevocationsUnavailable = revocationUnavailable(flags.revocationUnavailable);
   const reload = reloadFlag(flags);
   // The configuration files before anything else: a bad one must fail with nothing bound or created.
-  const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
+  const auditSetup = await readAuditSetup(flags, flags.groupSuffix, logger);
   const admission = await readAdmissionSettings(flags, flags.groupSuffix, logger);
   // Loaded here, not at the top: fastify and SQLite would add ~0.25 s to every offline command's start.
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
   // The address first: a start that cannot listen must leave the data directory as it was.
   const held = await holdListenAddress(listen.host, listen.port);
-  const sink = policy ? await openAuditLog(flags).catch(async (err: unknown) => {
+  const sinks = auditSetup ? await openAuditSinks(auditSetup, flags, logger).catch(async (err: unknown) => {
     await held.release();
     throw err;
   }) : undefined;
@@ -114,7 +115,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     ...(flags.caKeyKms !== undefined && { caKeyKms: flags.caKeyKms }),
     anonymous: flags.anonymousAuth === true,
     revocationUnavailable: whenRevocationsUnavailable,
-    ...(policy && sink && { audit: { policy, sink } }),
+    ...(auditSetup && sinks && { audit: { policy: auditSetup.policy, sink: sinks } }),
     admission,
     logger,
     signal: controller.signal,
@@ -123,8 +124,13 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     components,
   }).finally(async () => {
     await held.release();
-    sink?.close();
+    await closeSinks(sinks);
   });
+}
+
+/** Closes the audit sinks once the server stopped: the webhook sends what it still holds. */
+async function closeSinks(sinks: readonly AuditSink[] | undefined): Promise<void> {
+  await Promise.all((sinks ?? []).map((s) => s.close()));
 }
 
 function revocationUnavailable(value: string | undefined): RevocationUnavailable {
@@ -141,7 +147,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication and no admission chain, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
   const reload = reloadFlag(flags);
   if (flags.caKeyKms !== undefined) throw new UsageError("--insecure-local keeps no CA, so --ca-key-kms cannot be used with it");
-  const policy = await readAuditPolicy(flags, flags.groupSuffix, logger);
+  const auditSetup = await readAuditSetup(flags, flags.groupSuffix, logger);
   const [{ insecureLocalPipeline }, { createApiServer }, { loadEncryption, openDataStore }, { createSubjectAccessReviewHandler }] = await Promise.all([
     import("../../apiserver/pipeline.js"),
     import("../../apiserver/server.js"),
@@ -150,16 +156,16 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   ]);
   const encryption = await loadEncryption(flags.encryptionProviderConfig, flags.groupSuffix, logger);
   const held = await holdListenAddress(listen.host, listen.port);
-  const sink = policy ? await openAuditLog(flags).catch(async (err: unknown) => {
+  const sinks = auditSetup ? await openAuditSinks(auditSetup, flags, logger).catch(async (err: unknown) => {
     await held.release();
     throw err;
   }) : undefined;
   const storage = await openDataStore(flags.dataDir, encryption, logger, reload ? { reload: { groupSuffix: flags.groupSuffix } } : {}).catch(async (err: unknown) => {
     await held.release();
-    sink?.close();
+    await closeSinks(sinks);
     throw err;
   });
-  const audit = policy && sink ? { audit: { policy, sink } } : {};
+  const audit = auditSetup && sinks ? { audit: { policy: auditSetup.policy, sink: sinks } } : {};
   const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen: { host: held.host, port: held.port }, insecure: true, ...audit });
   // Authorization is off, so every access review is allowed (upstream's AlwaysAllow answers the same): a controller
   // beside this server then approves node-agent CSRs instead of failing its SubjectAccessReview.
@@ -178,7 +184,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   await new Promise<void>((resolve) => controller.signal.addEventListener("abort", () => resolve(), { once: true }));
   await server.stop();
   await storage.close();
-  sink?.close();
+  await closeSinks(sinks);
 }
 
 export const apiserverCommand = (program: Command): void => {

@@ -135,9 +135,10 @@ describe("the auth pipeline in a running server", () => {
   });
 
   it("authenticates a client certificate from the TLS handshake", async () => {
-    const r = await call("POST", SSR, { cert: true, body: ssrBody });
+    const r = await call("POST", SSR, { cert: true, body: ssrBody, headers: { "audit-id": "by-certificate" } });
     expect(r.status).toBe(201);
     expect(r.body.status.userInfo).toEqual({ username: "carol", groups: ["system:masters", "system:authenticated"] });
+    expect(auditSink.byId("by-certificate")[0]!.annotations).toEqual({ "authentication.platform.io/authenticator": "x509" });
   });
 
   it("issues a ServiceAccount token that then authenticates with the bootstrap permissions", async () => {
@@ -169,8 +170,12 @@ describe("the auth pipeline in a running server", () => {
     const refused = await call("POST", SSR, { token: "bob-token", body: ssrBody, headers });
     expect(refused.status).toBe(403);
     expect(refused.body.message).toBe('users "jane" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope');
-    // Impersonation is refused at authentication, before the request is routed: no event for it.
-    expect(auditSink.events.filter((e) => e.user.username === "bob" && e.requestURI === SSR)).toEqual([]);
+    // As upstream, the refused impersonation is audited as its sender's request, answered 403.
+    const bobs = auditSink.events.filter((e) => e.user.username === "bob" && e.requestURI === SSR);
+    expect(bobs.map((e) => e.stage)).toEqual(["RequestReceived", "ResponseComplete"]);
+    expect(bobs[1]).toMatchObject({ verb: "create", objectRef: { resource: "selfsubjectreviews" }, responseStatus: { code: 403, reason: "Forbidden" } });
+    expect(bobs[1]!.impersonatedUser).toBeUndefined();
+    expect(bobs[1]!.annotations).toEqual({ "authentication.platform.io/authenticator": "token-file" });
     // The audit records who sent the request and whom it impersonated.
     const audited = auditSink.events.filter((e) => e.impersonatedUser?.username === "jane");
     expect(audited.map((e) => e.stage)).toEqual(["RequestReceived", "ResponseComplete"]);
@@ -191,6 +196,35 @@ describe("the auth pipeline in a running server", () => {
     const created = await call("POST", path, { token: "admin-token", body: await body(["devs"], "devs") });
     expect(created.status).toBe(201);
     expect(created.body.spec).toMatchObject({ username: "admin", uid: "uid-admin", groups: ["system:masters", "system:authenticated"] });
+  });
+
+  it("audits a failed authentication as upstream: one ResponseStarted event, no user, the methods tried", async () => {
+    expect((await call("GET", "/api/v1/namespaces", { token: "wrong-token", headers: { "audit-id": "bad-token" } })).status).toBe(401);
+    expect((await call("GET", "/version", { headers: { "audit-id": "no-credentials" } })).status).toBe(401);
+    const [bad, ...more] = auditSink.byId("bad-token");
+    expect(more).toEqual([]);
+    expect(bad).toMatchObject({ stage: "ResponseStarted", verb: "list", user: {}, objectRef: { resource: "namespaces", apiGroup: "" }, responseStatus: { code: 401, message: "Authentication failed, attempted: bearer" } });
+    expect(bad!.user).toEqual({});
+    expect(JSON.stringify(bad)).not.toContain("wrong-token");
+    expect(auditSink.byId("no-credentials").map((e) => [e.stage, e.verb, e.responseStatus])).toEqual([["ResponseStarted", "get", { metadata: {}, message: "Authentication failed, no credentials provided", code: 401 }]]);
+  });
+
+  it("records the signer of an approval as an admission annotation, and the uid and resourceVersion approved", async () => {
+    const path = `/apis/${names.certificates}/v1/certificatesigningrequests`;
+    const created = await call("POST", path, { token: "admin-token", body: await newCsrObject({ name: "to-approve", cn: "x", signerName: names.signers.apiserverClient }) });
+    expect(created.status).toBe(201);
+    const approval = { ...created.body, status: { conditions: [{ type: "Approved", status: "True", reason: "Test", message: "approved" }] } };
+    const approved = await call("PUT", `${path}/to-approve/approval`, { token: "admin-token", body: approval, headers: { "audit-id": "approve-1" } });
+    expect(approved.status).toBe(200);
+    const [, complete] = auditSink.byId("approve-1");
+    expect(complete).toMatchObject({
+      objectRef: { name: "to-approve", subresource: "approval", uid: created.body.metadata.uid, resourceVersion: created.body.metadata.resourceVersion },
+      annotations: {
+        "authentication.platform.io/authenticator": "token-file",
+        "authorization.platform.io/decision": "allow",
+        "certificateapproval.admission.platform.io/signer-name": names.signers.apiserverClient,
+      },
+    });
   });
 
   it("answers SubjectAccessReviews with the same authorizer", async () => {

@@ -45,15 +45,15 @@ const basic = (text: string) => `Basic ${Buffer.from(text).toString("base64")}`;
 
 describe("AuthenticatorChain", () => {
   it.each([
-    ["a client certificate", () => req({ certs: [goodCert] }), "carol", ["devs", "system:authenticated"]],
-    ["a token from the token file", () => req({ authorization: "Bearer admin-token" }), "admin", ["system:masters", "system:authenticated"]],
-    ["a ServiceAccount token", () => req({ authorization: `Bearer ${saToken}` }), "system:serviceaccount:team:builder", ["system:serviceaccounts", "system:serviceaccounts:team", "system:authenticated"]],
-    ["a lower-case scheme and extra spaces", () => req({ authorization: "bearer   admin-token  " }), "admin", ["system:masters", "system:authenticated"]],
-    ["a good token beside an expired certificate", () => req({ certs: [expiredCert], authorization: "Bearer admin-token" }), "admin", ["system:masters", "system:authenticated"]],
-    ["a certificate before a token of another user", () => req({ certs: [goodCert], authorization: "Bearer admin-token" }), "carol", ["devs", "system:authenticated"]],
-  ])("authenticates %s", async (_name, make, username, groups) => {
+    ["a client certificate", () => req({ certs: [goodCert] }), "carol", ["devs", "system:authenticated"], "x509"],
+    ["a token from the token file", () => req({ authorization: "Bearer admin-token" }), "admin", ["system:masters", "system:authenticated"], "token-file"],
+    ["a ServiceAccount token", () => req({ authorization: `Bearer ${saToken}` }), "system:serviceaccount:team:builder", ["system:serviceaccounts", "system:serviceaccounts:team", "system:authenticated"], "service-account"],
+    ["a lower-case scheme and extra spaces", () => req({ authorization: "bearer   admin-token  " }), "admin", ["system:masters", "system:authenticated"], "token-file"],
+    ["a good token beside an expired certificate", () => req({ certs: [expiredCert], authorization: "Bearer admin-token" }), "admin", ["system:masters", "system:authenticated"], "token-file"],
+    ["a certificate before a token of another user", () => req({ certs: [goodCert], authorization: "Bearer admin-token" }), "carol", ["devs", "system:authenticated"], "x509"],
+  ])("authenticates %s", async (_name, make, username, groups, authenticator) => {
     const r = await chain().authenticate(make());
-    expect(r).toEqual({ user: expect.objectContaining({ username, groups }) });
+    expect(r).toEqual({ user: expect.objectContaining({ username, groups }), authenticator });
   });
 
   it.each([
@@ -79,7 +79,7 @@ describe("AuthenticatorChain", () => {
   });
 
   it.each([
-    ["the right password", basic("basil:pw"), { user: { username: "basil", uid: "uid-basil", groups: ["system:authenticated"] } }],
+    ["the right password", basic("basil:pw"), { user: { username: "basil", uid: "uid-basil", groups: ["system:authenticated"] }, authenticator: "basic-auth" }],
     ["a wrong password", basic("basil:no"), { error: "invalid username or password" }],
     ["a value that is not base64", "Basic !!!", { error: "malformed basic credentials (expected base64 of user:password)" }],
     ["no colon", basic("basil"), { error: "malformed basic credentials (expected base64 of user:password)" }],
@@ -88,7 +88,7 @@ describe("AuthenticatorChain", () => {
   });
 
   it("makes a request without credentials anonymous only when enabled", async () => {
-    expect(await chain({ anonymous: true }).authenticate(req())).toEqual({ user: { username: "system:anonymous", groups: ["system:unauthenticated"] } });
+    expect(await chain({ anonymous: true }).authenticate(req())).toEqual({ user: { username: "system:anonymous", groups: ["system:unauthenticated"] }, authenticator: "anonymous" });
     expect(await chain({ anonymous: true }).authenticate(req({ authorization: "Bearer nope" }))).toEqual({ error: "invalid bearer token" });
   });
 
