@@ -5,6 +5,7 @@ import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import { isPlatformError, PlatformError } from "../errors.js";
 import { FieldReader, join } from "../fields/reader.js";
 import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOptions } from "./config-document.js";
+import { webhookConfigReader, type WebhookAdmissionConfig } from "./admission-webhooks.js";
 import { readEventRateLimitConfig, type EventRateLimitConfig } from "./event-rate-limit.js";
 
 export const ADMISSION_CONFIG_KIND = "AdmissionConfiguration";
@@ -22,6 +23,8 @@ export interface AdmissionPluginInfo {
 /** Every plugin name the server knows, upstream's where upstream has the check (docs/admission.md). */
 export const ADMISSION_PLUGINS = {
   CertificateSigningRequestRequester: { enabledByDefault: true, required: "signers and approvers trust the requester fields it sets" },
+  // On by default upstream, where webhooks come from the API; here they come only from the file, so listing it enables it.
+  MutatingAdmissionWebhook: { enabledByDefault: false, readConfig: webhookConfigReader("Mutating") },
   EventRateLimit: { enabledByDefault: false, readConfig: readEventRateLimitConfig },
   CertificateSubjectRestriction: { enabledByDefault: true },
   CertificateApproval: { enabledByDefault: true },
@@ -29,6 +32,7 @@ export const ADMISSION_PLUGINS = {
   CertificateSigning: { enabledByDefault: true },
   ClusterTrustBundleAttest: { enabledByDefault: true },
   RBACEscalationPrevention: { enabledByDefault: true, required: "without it any user who may write a role or binding could grant themselves anything" },
+  ValidatingAdmissionWebhook: { enabledByDefault: false, readConfig: webhookConfigReader("Validating") },
 } as const satisfies Record<string, AdmissionPluginInfo>;
 
 export type AdmissionPluginName = keyof typeof ADMISSION_PLUGINS;
@@ -41,6 +45,8 @@ export function isAdmissionPluginName(name: string): name is AdmissionPluginName
 /** The configurations the file gave, by plugin. */
 export interface AdmissionPluginConfigs {
   readonly EventRateLimit?: EventRateLimitConfig;
+  readonly MutatingAdmissionWebhook?: WebhookAdmissionConfig;
+  readonly ValidatingAdmissionWebhook?: WebhookAdmissionConfig;
 }
 
 export interface LoadedAdmissionConfig {

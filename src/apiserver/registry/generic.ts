@@ -36,6 +36,8 @@ export interface WriteOptions {
   readonly subresource?: string;
   /** Annotates the request's audit event (passed to admission). */
   readonly annotate?: (key: string, value: string) => void;
+  /** Adds a warning to the response (passed to admission). */
+  readonly warn?: (text: string) => void;
 }
 
 export interface ApplyOptions extends WriteOptions {
@@ -366,6 +368,7 @@ export class ResourceStore {
       kind: this.def.kind,
       dryRun: opts.dryRun,
       ...(opts.annotate && { annotate: opts.annotate }),
+      ...(opts.warn && { warn: opts.warn }),
     };
   }
 
