@@ -1,9 +1,9 @@
 // Webhook admission configuration and manifests: what loads, and every refusal with its message (nothing half-loaded).
-import { writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { enabledAdmissionPlugins, loadAdmissionConfig } from "../../src/config/admission-config.js";
+import { enabledAdmissionPlugins, loadAdmissionConfig, parseAdmissionConfig } from "../../src/config/admission-config.js";
 import { PlatformError } from "../../src/errors.js";
 import { writeWebhookManifest } from "../fixtures/admission-webhook.js";
 import { tempDir, writeFiles } from "../fixtures/temp-dir.js";
@@ -87,5 +87,20 @@ describe("webhook admission configuration", () => {
     expect(await refusal(load("relative/dir"))).toMatch(/invalid admission configuration .*: expected `plugins\[0\]\.configuration\.staticManifestsDir` an absolute path, got "relative\/dir"/);
     expect(await refusal(load(join(tempDir(), "none")))).toContain("a readable directory (ENOENT)");
     expect(await refusal(load(tempDir(), { kubeConfigFile: "/etc/kubeconfig" }))).toContain("expected `plugins[0].configuration.kubeConfigFile` to be empty: credentials for webhooks from a client config file are not supported yet");
+  });
+});
+
+describe("the webhook example of docs/admission.md", () => {
+  it("loads with its directories put in temporary ones", async () => {
+    const text = readFileSync(new URL("../../docs/admission.md", import.meta.url), "utf8");
+    const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const admission = blocks.find((b) => b.includes("kind: WebhookAdmissionConfiguration"))!;
+    const manifest = blocks.find((b) => b.includes("kind: ValidatingWebhookConfiguration"))!;
+    const root = tempDir();
+    for (const d of ["mutating", "validating"]) mkdirSync(join(root, d));
+    writeFileSync(join(root, "validating", "signers.yaml"), manifest);
+    const loaded = await parseAdmissionConfig(admission.replaceAll("/etc/platform-ca/", `${root}/`), "docs");
+    expect(loaded.configs.MutatingAdmissionWebhook?.webhooks).toEqual([]);
+    expect(loaded.configs.ValidatingAdmissionWebhook?.webhooks.map((w) => [w.name, w.url, w.timeoutSeconds, w.rules[0]?.operations])).toEqual([["signer-policy.example.com", "https://policy.example.com:8443/validate-csr", 5, ["CREATE"]]]);
   });
 });
