@@ -15,6 +15,7 @@ import { tempDir, writeFiles } from "../../fixtures/temp-dir.js";
 import { names, StaticLister, user } from "./fixtures.js";
 
 const FORBIDDEN_SIGNER = "example.com/forbidden";
+const NAMESPACES: Record<string, Record<string, string>> = { team: { policy: "strict" }, other: {} };
 let hook: TestAdmissionWebhook;
 
 /** The test webhook's behaviour by path: /label adds a label, /signer refuses the forbidden signer, others as set. */
@@ -52,7 +53,7 @@ async function chainWith(mutating: readonly WebhookManifest[], validating: reado
   writeFiles(dir, { "admission.yaml": JSON.stringify({ apiVersion: "apiserver.config.platform.io/v1", kind: "AdmissionConfiguration", plugins }) });
   const file = await loadAdmissionConfig(join(dir, "admission.yaml"));
   // The webhook plugins alone: the built-in CSR checks are tested elsewhere.
-  const built = admissionPlugins(enabledAdmissionPlugins({ file }).filter((p) => p.endsWith("AdmissionWebhook")), { configs: file.configs });
+  const built = admissionPlugins(enabledAdmissionPlugins({ file }).filter((p) => p.endsWith("AdmissionWebhook")), { configs: file.configs, webhooks: { namespaceLabels: async (ns) => NAMESPACES[ns] } });
   return new AdmissionChain({ names, authorizer: new RbacAuthorizer({ names, lister: new StaticLister({}) }), ...built });
 }
 
@@ -207,6 +208,18 @@ describe("admission webhooks", () => {
     expect(hook.reviews[1]!.request.subResource).toBe("status");
     await chain.admit(attrs(seen, { operation: "UPDATE", subresource: "approval" }), csrObject(), csrObject());
     expect(hook.reviews).toHaveLength(2);
+  });
+
+  it("namespaceSelector: a namespaced object by its namespace's labels, a cluster-scoped one always", async () => {
+    const chain = await chainWith([], [on("/ns", { namespaceSelector: { matchLabels: { policy: "strict" } }, rules: [{ operations: ["CREATE"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"] }] })]);
+    const seen: Seen = { annotations: {}, warnings: [] };
+    const event = (namespace: string): Partial<AdmissionAttributes> => ({ group: "", resource: "events", kind: "Event", namespace });
+    await chain.admit(attrs(seen, event("other")), csrObject(), undefined);
+    await chain.admit(attrs(seen, event("missing")), csrObject(), undefined);
+    expect(hook.reviews).toHaveLength(0);
+    await chain.admit(attrs(seen, event("team")), csrObject(), undefined);
+    await chain.admit(attrs(seen), csrObject(), undefined);
+    expect(hook.reviews.map((r) => r.request.namespace ?? "")).toEqual(["team", ""]);
   });
 
   it("reinvocationPolicy IfNeeded calls a mutating webhook again once a later one changed the object", async () => {
