@@ -9,6 +9,7 @@ import { csrRevocationPlugin } from "./admission-csr-revocation.js";
 import { csrSigningPlugin } from "./admission-csr-signing.js";
 import { csrSubjectRestrictionPlugin } from "./admission-csr-subject-restriction.js";
 import { eventRateLimitPlugin } from "./admission-event-rate-limit.js";
+import { imagePolicyPlugin } from "./admission-image-policy.js";
 import { rbacEscalationPlugin } from "./admission-rbac-escalation.js";
 import { webhookPlugin, type WebhookPluginDeps } from "./admission-webhook.js";
 import { trustBundleAttestPlugin } from "./admission-trust-bundle-attest.js";
@@ -35,6 +36,7 @@ function needs<T>(value: T | undefined, plugin: AdmissionPluginName, what: strin
 const BUILD: { readonly [P in AdmissionPluginName]: (deps: AdmissionPluginDeps) => Built } = {
   CertificateSigningRequestRequester: () => ({ mutating: csrRequesterPlugin }),
   MutatingAdmissionWebhook: (d) => ({ mutating: webhookPlugin("Mutating", needs(d.configs?.MutatingAdmissionWebhook, "MutatingAdmissionWebhook", "a configuration"), d.webhooks ?? {}) }),
+  ImagePolicyWebhook: (d) => ({ mutating: imagePolicyPlugin(needs(d.configs?.ImagePolicyWebhook, "ImagePolicyWebhook", "a configuration"), d.webhooks?.dial) }),
   EventRateLimit: (d) => ({ validating: eventRateLimitPlugin(needs(d.configs?.EventRateLimit, "EventRateLimit", "a configuration"), d.clock ?? systemClock) }),
   CertificateSubjectRestriction: () => ({ validating: csrSubjectRestrictionPlugin }),
   CertificateApproval: () => ({ validating: csrApprovalPlugin }),

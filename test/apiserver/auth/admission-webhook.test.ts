@@ -6,13 +6,12 @@ import { AdmissionChain, type AdmissionAttributes } from "../../../src/apiserver
 import { admissionPlugins } from "../../../src/apiserver/auth/admission-plugins.js";
 import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
 import { enabledAdmissionPlugins, loadAdmissionConfig } from "../../../src/config/admission-config.js";
-import { PlatformError } from "../../../src/errors.js";
 import { createTestPki } from "../../client/fixtures/pki.js";
 import { startServer } from "../../client/fixtures/server.js";
 import { jsonPatch, startAdmissionWebhook, writeWebhookManifest, type TestAdmissionWebhook, type WebhookManifest } from "../../fixtures/admission-webhook.js";
 import { csrObject } from "../../fixtures/csr.js";
 import { tempDir, writeFiles } from "../../fixtures/temp-dir.js";
-import { names, StaticLister, user } from "./fixtures.js";
+import { names, refusal, StaticLister, user } from "./fixtures.js";
 
 const FORBIDDEN_SIGNER = "example.com/forbidden";
 const NAMESPACES: Record<string, Record<string, string>> = { team: { policy: "strict" }, other: {} };
@@ -78,12 +77,6 @@ function attrs(seen: Seen, o: Partial<AdmissionAttributes> = {}): AdmissionAttri
     warn: (t) => void seen.warnings.push(t),
     ...o,
   };
-}
-
-async function refusal(p: Promise<unknown>): Promise<PlatformError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
-  if (!(err instanceof PlatformError)) throw new Error(`expected a refusal, got ${String(err)}`);
-  return err;
 }
 
 describe("admission webhooks", () => {
