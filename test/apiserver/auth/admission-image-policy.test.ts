@@ -1,5 +1,6 @@
 // ImagePolicyWebhook against a real HTTPS backend: the ImageReview sent, denials in upstream's words, the answer cache,
 // defaultAllow with the backend down (failed-open annotations), audit annotations; its configuration's refusals.
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
@@ -100,6 +101,15 @@ describe("ImagePolicyWebhook", () => {
     const closed = await chainWith({ defaultAllow: false }, url);
     const err = await refusal(closed.admit(attrs({}), pod(["registry.example.com/app:2"]), undefined));
     expect(err.message).toMatch(/^pods "p" is forbidden: .*ECONNREFUSED/);
+  });
+
+  it("the example of docs/admission.md loads (with its backend file beside it)", async () => {
+    const text = readFileSync(new URL("../../../docs/admission.md", import.meta.url), "utf8");
+    const example = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes("name: ImagePolicyWebhook"))!;
+    const dir = tempDir();
+    writeFiles(dir, { "image-policy-backend.conf": stringify({ apiVersion: "v1", kind: "Config", clusters: [{ name: "b", cluster: { server: "https://policy.example.com" } }], users: [{ name: "u", user: {} }], contexts: [{ name: "c", context: { cluster: "b", user: "u" } }], "current-context": "c" }), "admission.yaml": example });
+    const policy = (await loadAdmissionConfig(join(dir, "admission.yaml"))).configs.ImagePolicyWebhook!;
+    expect([policy.allowTtlMs, policy.denyTtlMs, policy.retryBackoffMs, policy.defaultAllow, policy.rest?.server]).toEqual([50_000, 50_000, 500, true, "https://policy.example.com"]);
   });
 
   it("refuses bad configuration values and an unreadable kubeConfigFile, naming the field or file", async () => {
