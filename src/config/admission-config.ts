@@ -5,7 +5,7 @@ import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import { isPlatformError, PlatformError } from "../errors.js";
 import { FieldReader, join } from "../fields/reader.js";
 import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOptions } from "./config-document.js";
-import { webhookConfigReader, type WebhookAdmissionConfig } from "./admission-webhooks.js";
+import { resolveWebhookCredentials, webhookConfigReader, type WebhookAdmissionConfig } from "./admission-webhooks.js";
 import { readEventRateLimitConfig, type EventRateLimitConfig } from "./event-rate-limit.js";
 import { readImagePolicyConfig, resolveImagePolicyConfig, type ImagePolicyConfig } from "./image-policy.js";
 
@@ -27,7 +27,7 @@ export interface AdmissionPluginInfo {
 export const ADMISSION_PLUGINS = {
   CertificateSigningRequestRequester: { enabledByDefault: true, required: "signers and approvers trust the requester fields it sets" },
   // On by default upstream, where webhooks come from the API; here they come only from the file, so listing it enables it.
-  MutatingAdmissionWebhook: { enabledByDefault: false, readConfig: webhookConfigReader("Mutating") },
+  MutatingAdmissionWebhook: { enabledByDefault: false, readConfig: webhookConfigReader("Mutating"), resolve: resolveWebhookCredentials },
   EventRateLimit: { enabledByDefault: false, readConfig: readEventRateLimitConfig },
   CertificateSubjectRestriction: { enabledByDefault: true },
   CertificateApproval: { enabledByDefault: true },
@@ -35,7 +35,7 @@ export const ADMISSION_PLUGINS = {
   CertificateSigning: { enabledByDefault: true },
   ClusterTrustBundleAttest: { enabledByDefault: true },
   RBACEscalationPrevention: { enabledByDefault: true, required: "without it any user who may write a role or binding could grant themselves anything" },
-  ValidatingAdmissionWebhook: { enabledByDefault: false, readConfig: webhookConfigReader("Validating") },
+  ValidatingAdmissionWebhook: { enabledByDefault: false, readConfig: webhookConfigReader("Validating"), resolve: resolveWebhookCredentials },
   ImagePolicyWebhook: { enabledByDefault: false, readConfig: readImagePolicyConfig, resolve: resolveImagePolicyConfig },
 } as const satisfies Record<string, AdmissionPluginInfo>;
 

@@ -1,9 +1,12 @@
 // Admission webhooks from files: the WebhookAdmissionConfiguration of the Validating/MutatingAdmissionWebhook plugins
 // and the webhook configuration manifests of its `staticManifestsDir` (admissionregistration.<suffix>/v1), all checked at load.
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { isAbsolute, join as joinPath } from "node:path";
+import { dirname, isAbsolute, join as joinPath, resolve } from "node:path";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import type { LabelSelector } from "../api/types/rbac.js";
+import { loadClientConfig } from "../client/config-file.js";
+import { resolveRestConfig } from "../client/resolve-config.js";
+import type { Credentials } from "../client/rest-config.js";
 import { PlatformError } from "../errors.js";
 import { FieldReader, join } from "../fields/reader.js";
 import { checkHeader, finish, parseConfigText } from "./config-document.js";
@@ -35,9 +38,13 @@ export interface AdmissionWebhook {
   readonly sideEffects: "None" | "NoneOnDryRun";
   readonly timeoutSeconds: number;
   readonly reinvocationPolicy: "Never" | "IfNeeded";
+  /** From the `kubeConfigFile` user entry named for the webhook's host, when there is one. */
+  readonly credentials?: Credentials;
+  readonly clientCert?: { readonly cert: string; readonly key: string };
 }
 
 export interface WebhookAdmissionConfig {
+  readonly kubeConfigFile?: string;
   readonly staticManifestsDir?: string;
   readonly webhooks: readonly AdmissionWebhook[];
 }
@@ -63,10 +70,9 @@ export function webhookConfigReader(phase: WebhookPhase) {
     // Upstream's earlier kind name, WebhookAdmission, is read too.
     const kind = CONFIG_KINDS.includes(raw.kind as string) ? (raw.kind as string) : CONFIG_KINDS[0]!;
     checkHeader(raw, { apiVersion: [`apiserver.config.${suffix}/v1`, `apiserver.${suffix}/v1alpha1`], kind }, r, at);
-    const kubeConfigFile = r.string(raw.kubeConfigFile, join(at, "kubeConfigFile"));
-    if (kubeConfigFile) r.problem(join(at, "kubeConfigFile"), "to be empty: credentials for webhooks from a client config file are not supported yet (the webhooks are called with TLS from their caBundle and no client credentials)", kubeConfigFile);
+    const kubeConfigFile = r.string(raw.kubeConfigFile, join(at, "kubeConfigFile")) || undefined;
     const dir = r.string(raw.staticManifestsDir, join(at, "staticManifestsDir"));
-    if (dir === undefined || dir === "") return { webhooks: [] };
+    if (dir === undefined || dir === "") return { ...(kubeConfigFile && { kubeConfigFile }), webhooks: [] };
     if (!isAbsolute(dir)) return { webhooks: r.problem(join(at, "staticManifestsDir"), "an absolute path", dir) ?? [] };
     let files: string[];
     try {
@@ -90,8 +96,44 @@ export function webhookConfigReader(phase: WebhookPhase) {
         webhooks.push(w);
       }
     }
-    return { staticManifestsDir: dir, webhooks };
+    return { ...(kubeConfigFile && { kubeConfigFile }), staticManifestsDir: dir, webhooks };
   };
+}
+
+/**
+ * Upstream's credentials for webhooks: the `kubeConfigFile` user named `host:port`, else `host`, else `*.<parent
+ * domain>` (nearest first), else `*`; a webhook no user names is called without credentials.
+ */
+export async function resolveWebhookCredentials(config: WebhookAdmissionConfig, source: string, groupSuffix?: string): Promise<WebhookAdmissionConfig> {
+  if (!config.kubeConfigFile) return config;
+  const path = resolve(dirname(source), config.kubeConfigFile);
+  const fail = (why: string, cause?: unknown) => new PlatformError("CONFIG_INVALID", `invalid webhook kubeConfigFile ${path}: ${why}`, { cause });
+  let file;
+  try {
+    file = await loadClientConfig({ explicitPath: path });
+  } catch (err) {
+    throw fail((err as Error).message, err);
+  }
+  const webhooks: AdmissionWebhook[] = [];
+  for (const w of config.webhooks) {
+    const url = new URL(w.url);
+    const labels = url.hostname.split(".");
+    const candidates = [url.host, url.hostname, ...labels.slice(1).map((_, i) => `*.${labels.slice(i + 1).join(".")}`), "*"];
+    const user = candidates.find((name) => file.users.has(name));
+    if (user === undefined) {
+      webhooks.push(w);
+      continue;
+    }
+    let rest;
+    try {
+      rest = await resolveRestConfig(file, { user, server: w.url }, { ...(groupSuffix && { groupSuffix }) });
+    } catch (err) {
+      throw fail(`user ${JSON.stringify(user)} (for webhook ${JSON.stringify(w.name)}): ${(err as Error).message}`, err);
+    }
+    if (rest.credentials.type === "exec") throw fail(`user ${JSON.stringify(user)}: an exec credential plugin is not offered for webhooks: use a token, a token file or a client certificate`);
+    webhooks.push({ ...w, credentials: rest.credentials, ...(rest.tls.cert && rest.tls.key && { clientCert: { cert: rest.tls.cert, key: rest.tls.key } }) });
+  }
+  return { ...config, webhooks };
 }
 
 function readText(file: string): string {

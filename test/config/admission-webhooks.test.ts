@@ -83,10 +83,11 @@ describe("webhook admission configuration", () => {
     expect(await refusal(load(dir))).toContain('expected `kind` "ValidatingWebhookConfiguration", got "MutatingWebhookConfiguration"');
   });
 
-  it("refuses a relative or missing directory and a kubeConfigFile, in the admission file's message", async () => {
+  it("refuses a relative or missing directory and an unreadable kubeConfigFile, naming them", async () => {
     expect(await refusal(load("relative/dir"))).toMatch(/invalid admission configuration .*: expected `plugins\[0\]\.configuration\.staticManifestsDir` an absolute path, got "relative\/dir"/);
     expect(await refusal(load(join(tempDir(), "none")))).toContain("a readable directory (ENOENT)");
-    expect(await refusal(load(tempDir(), { kubeConfigFile: "/etc/kubeconfig" }))).toContain("expected `plugins[0].configuration.kubeConfigFile` to be empty: credentials for webhooks from a client config file are not supported yet");
+    const missing = join(tempDir(), "missing.conf");
+    expect(await refusal(load(tempDir(), { kubeConfigFile: missing }))).toMatch(new RegExp(`^CONFIG_INVALID: invalid webhook kubeConfigFile ${missing}: `));
   });
 });
 

@@ -37,8 +37,8 @@ export function webhookPlugin(phase: WebhookPhase, config: WebhookAdmissionConfi
     client: new WebhookClient({
       config: {
         server: spec.url,
-        tls: spec.caBundle !== undefined ? { ca: spec.caBundle } : {},
-        credentials: { type: "none" },
+        tls: { ...(spec.caBundle !== undefined && { ca: spec.caBundle }), ...spec.clientCert },
+        credentials: spec.credentials ?? { type: "none" },
         namespace: DEFAULT_NAMESPACE,
         qps: DEFAULT_QPS,
         burst: DEFAULT_BURST,

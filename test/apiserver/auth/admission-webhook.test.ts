@@ -40,14 +40,15 @@ function defaultRespond(request: { object?: { metadata: { labels?: Record<string
 }
 
 /** A chain with the given webhooks, loaded through an AdmissionConfiguration file as the server loads it. */
-async function chainWith(mutating: readonly WebhookManifest[], validating: readonly WebhookManifest[]): Promise<AdmissionChain> {
+async function chainWith(mutating: readonly WebhookManifest[], validating: readonly WebhookManifest[], kubeConfig?: string): Promise<AdmissionChain> {
   const dir = tempDir();
+  if (kubeConfig) writeFiles(dir, { "webhooks.conf": kubeConfig });
   const plugins: object[] = [];
   for (const [phase, list] of [["Mutating", mutating], ["Validating", validating]] as const) {
     if (list.length === 0) continue;
     const manifests = join(dir, phase.toLowerCase());
     writeWebhookManifest(manifests, "hooks", phase, list);
-    plugins.push({ name: `${phase}AdmissionWebhook`, configuration: { apiVersion: "apiserver.config.platform.io/v1", kind: "WebhookAdmissionConfiguration", kubeConfigFile: "", staticManifestsDir: manifests } });
+    plugins.push({ name: `${phase}AdmissionWebhook`, configuration: { apiVersion: "apiserver.config.platform.io/v1", kind: "WebhookAdmissionConfiguration", kubeConfigFile: kubeConfig ? "webhooks.conf" : "", staticManifestsDir: manifests } });
   }
   writeFiles(dir, { "admission.yaml": JSON.stringify({ apiVersion: "apiserver.config.platform.io/v1", kind: "AdmissionConfiguration", plugins }) });
   const file = await loadAdmissionConfig(join(dir, "admission.yaml"));
@@ -213,6 +214,14 @@ describe("admission webhooks", () => {
     await chain.admit(attrs(seen, event("team")), csrObject(), undefined);
     await chain.admit(attrs(seen), csrObject(), undefined);
     expect(hook.reviews.map((r) => r.request.namespace ?? "")).toEqual(["team", ""]);
+  });
+
+  it("kubeConfigFile: the user named host:port is preferred to \"*\"; a webhook no user names gets no credentials", async () => {
+    const host = new URL(hook.url).host;
+    const users = (entries: Record<string, string>) => `apiVersion: v1\nkind: Config\nusers:\n${Object.entries(entries).map(([name, token]) => `- name: "${name}"\n  user: {token: ${token}}\n`).join("")}`;
+    await (await chainWith([], [on("/v")], users({ "*": "t-star", [host]: "t-exact" }))).admit(attrs({ annotations: {}, warnings: [] }), csrObject(), undefined);
+    await (await chainWith([], [on("/v")], users({ "*.example.com": "t-other" }))).admit(attrs({ annotations: {}, warnings: [] }), csrObject(), undefined);
+    expect(hook.reviews.map((r) => r.authorization ?? "none")).toEqual(["Bearer t-exact", "none"]);
   });
 
   it("reinvocationPolicy IfNeeded calls a mutating webhook again once a later one changed the object", async () => {
