@@ -25,8 +25,9 @@ export interface WebhookRule {
 export interface AdmissionWebhook {
   /** Unique within its phase; prefixes its audit annotations; named in denials. */
   readonly name: string;
-  /** The configuration object that holds it (for messages). */
+  /** The configuration object that holds it (for messages), and its `metadata.name` (for audit annotations). */
   readonly configuration: string;
+  readonly configurationName: string;
   readonly url: string;
   /** PEM CA certificates from `clientConfig.caBundle`; system roots when absent. */
   readonly caBundle?: string;
@@ -156,7 +157,7 @@ export function readManifest(text: string, file: string, phase: WebhookPhase, su
   if (meta?.name === undefined) r.missing("metadata.name");
   else if (name && !name.endsWith(`.static.${suffix}`)) r.problem("metadata.name", `to end in ".static.${suffix}" (reserved for webhooks loaded from files)`, name);
   const configuration = `${phase}WebhookConfiguration ${JSON.stringify(name)} (${file})`;
-  const webhooks = r.list(doc.webhooks, "webhooks", (v, at) => readWebhook(v, at, r, phase, configuration));
+  const webhooks = r.list(doc.webhooks, "webhooks", (v, at) => readWebhook(v, at, r, phase, configuration, name));
   const seen = new Set<string>();
   webhooks.forEach((w, i) => {
     if (seen.has(w.name)) r.problem(`webhooks[${i}].name`, "to be unique in the configuration", w.name);
@@ -166,7 +167,7 @@ export function readManifest(text: string, file: string, phase: WebhookPhase, su
   return { name, webhooks };
 }
 
-function readWebhook(value: unknown, at: string, r: FieldReader, phase: WebhookPhase, configuration: string): AdmissionWebhook | undefined {
+function readWebhook(value: unknown, at: string, r: FieldReader, phase: WebhookPhase, configuration: string, configurationName: string): AdmissionWebhook | undefined {
   const raw = r.object(value, at, phase === "Mutating" ? WEBHOOK_FIELDS : WEBHOOK_FIELDS.filter((f) => f !== "reinvocationPolicy"));
   if (!raw) return r.missing(at, "to be a webhook");
   const name = required(raw.name, join(at, "name"), r, "a fully qualified name such as policy.example.com") ?? "";
@@ -183,6 +184,7 @@ function readWebhook(value: unknown, at: string, r: FieldReader, phase: WebhookP
   return {
     name,
     configuration,
+    configurationName,
     url: client.url,
     ...(client.caBundle !== undefined && { caBundle: client.caBundle }),
     rules: r.list(raw.rules, join(at, "rules"), (v, p) => readRule(v, p, r)),

@@ -69,7 +69,7 @@ export function webhookPlugin(phase: WebhookPhase, config: WebhookAdmissionConfi
         if (await call(h, a, obj, oldObj, ctx, true)) changes++;
         changesAfter.set(h, changes);
       }
-      for (const h of matched) if (h.spec.reinvocationPolicy === "IfNeeded" && changes > changesAfter.get(h)!) await call(h, a, obj, oldObj, ctx, true);
+      for (const h of matched) if (h.spec.reinvocationPolicy === "IfNeeded" && changes > changesAfter.get(h)!) await call(h, a, obj, oldObj, ctx, true, 1);
     },
   };
 }
@@ -118,7 +118,7 @@ function callFailed(w: AdmissionWebhook, why: string): PlatformError {
 }
 
 /** One round trip; returns whether the object was patched. Applies `failurePolicy` to a failed call. */
-async function call(h: Hook, a: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined, ctx: AdmissionContext, mutating: boolean): Promise<boolean> {
+async function call(h: Hook, a: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined, ctx: AdmissionContext, mutating: boolean, round = 0): Promise<boolean> {
   const w = h.spec;
   if (a.dryRun && w.sideEffects !== "None" && w.sideEffects !== "NoneOnDryRun") {
     throw new PlatformError("BAD_REQUEST", `admission webhook ${JSON.stringify(w.name)} does not support dry run`);
@@ -133,7 +133,7 @@ async function call(h: Hook, a: AdmissionAttributes, obj: ApiObject | undefined,
     const why = e.message.startsWith("received invalid webhook response") ? e.message : `failed to call webhook: ${e.message}`;
     if (w.failurePolicy === "Ignore") {
       ctx.logger.warn({ webhook: w.name, error: why }, "admission webhook failed; ignored (failurePolicy Ignore)");
-      a.annotate?.(`failed-open.${mutating ? "mutation" : "validating"}.webhook.admission.${ctx.names.suffix}/round_0_index_${h.index}`, w.name);
+      a.annotate?.(`failed-open.${mutating ? "mutation" : "validating"}.webhook.admission.${ctx.names.suffix}/round_${round}_index_${h.index}`, w.name);
       return false;
     }
     throw callFailed(w, why);
@@ -143,7 +143,13 @@ async function call(h: Hook, a: AdmissionAttributes, obj: ApiObject | undefined,
   }
   addWarnings(a, response.warnings);
   if (response.allowed !== true) throw denied(w, response.status);
-  if (!mutating || typeof response.patch !== "string" || !obj) return false;
+  if (!mutating) return false;
+  // As upstream, each mutating call is recorded: which webhook, and whether it changed the object.
+  const record = (mutated: boolean): boolean => {
+    a.annotate?.(`mutation.webhook.admission.${ctx.names.suffix}/round_${round}_index_${h.index}`, JSON.stringify({ configuration: w.configurationName, webhook: w.name, mutated }));
+    return mutated;
+  };
+  if (typeof response.patch !== "string" || !obj) return record(false);
   const before = JSON.stringify(obj);
   let patched: ApiObject;
   try {
@@ -154,7 +160,7 @@ async function call(h: Hook, a: AdmissionAttributes, obj: ApiObject | undefined,
   // The chain holds `obj`: it is changed in place.
   for (const key of Object.keys(obj)) delete (obj as Record<string, unknown>)[key];
   Object.assign(obj, patched);
-  return JSON.stringify(obj) !== before;
+  return record(JSON.stringify(obj) !== before);
 }
 
 function review(uid: string, a: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined, ctx: AdmissionContext): object {

@@ -226,8 +226,16 @@ describe("admission webhooks", () => {
 
   it("reinvocationPolicy IfNeeded calls a mutating webhook again once a later one changed the object", async () => {
     const chain = await chainWith([on("/first", { reinvocationPolicy: "IfNeeded" }), on("/label")], []);
-    await chain.admit(attrs({ annotations: {}, warnings: [] }), csrObject(), undefined);
+    const seen: Seen = { annotations: {}, warnings: [] };
+    await chain.admit(attrs(seen), csrObject(), undefined);
     expect(hook.reviews.map((r) => r.path)).toEqual(["/first", "/label", "/first"]);
+    // Upstream's record of each mutating call.
+    const key = (round: number, index: number) => `mutation.webhook.admission.platform.io/round_${round}_index_${index}`;
+    expect(seen.annotations).toEqual({
+      [key(0, 0)]: JSON.stringify({ configuration: "hooks.static.platform.io", webhook: "first.hooks.example.com", mutated: false }),
+      [key(0, 1)]: JSON.stringify({ configuration: "hooks.static.platform.io", webhook: "label.hooks.example.com", mutated: true }),
+      [key(1, 0)]: JSON.stringify({ configuration: "hooks.static.platform.io", webhook: "first.hooks.example.com", mutated: false }),
+    });
     expect(hook.reviews[2]!.request.object?.metadata.labels).toEqual({ reviewed: "yes" });
     const never = await chainWith([on("/first"), on("/label")], []);
     hook.reviews.length = 0;
