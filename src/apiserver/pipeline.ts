@@ -35,6 +35,8 @@ export interface RequestAttributes {
   readonly dryRun?: boolean;
   /** Adds an annotation to the request's audit event (admission plugins); absent when the request is not audited. */
   readonly annotate?: (key: string, value: string) => void;
+  /** Adds a warning to the response (admission webhooks). */
+  readonly warn?: (text: string) => void;
 }
 
 export interface AuthorizationDecision {

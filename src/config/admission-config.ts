@@ -5,7 +5,9 @@ import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import { isPlatformError, PlatformError } from "../errors.js";
 import { FieldReader, join } from "../fields/reader.js";
 import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOptions } from "./config-document.js";
+import { resolveWebhookCredentials, webhookConfigReader, type WebhookAdmissionConfig } from "./admission-webhooks.js";
 import { readEventRateLimitConfig, type EventRateLimitConfig } from "./event-rate-limit.js";
+import { readImagePolicyConfig, resolveImagePolicyConfig, type ImagePolicyConfig } from "./image-policy.js";
 
 export const ADMISSION_CONFIG_KIND = "AdmissionConfiguration";
 const WHAT = "admission configuration";
@@ -17,11 +19,15 @@ export interface AdmissionPluginInfo {
   readonly required?: string;
   /** Reads the plugin's configuration document; a plugin without one takes none. */
   readonly readConfig?: (doc: unknown, at: string, r: FieldReader, groupSuffix?: string) => unknown;
+  /** Completes a checked configuration with what must be read asynchronously (a file it names, relative to `source`). */
+  readonly resolve?: (config: never, source: string, groupSuffix?: string) => Promise<unknown>;
 }
 
 /** Every plugin name the server knows, upstream's where upstream has the check (docs/admission.md). */
 export const ADMISSION_PLUGINS = {
   CertificateSigningRequestRequester: { enabledByDefault: true, required: "signers and approvers trust the requester fields it sets" },
+  // On by default upstream, where webhooks come from the API; here they come only from the file, so listing it enables it.
+  MutatingAdmissionWebhook: { enabledByDefault: false, readConfig: webhookConfigReader("Mutating"), resolve: resolveWebhookCredentials },
   EventRateLimit: { enabledByDefault: false, readConfig: readEventRateLimitConfig },
   CertificateSubjectRestriction: { enabledByDefault: true },
   CertificateApproval: { enabledByDefault: true },
@@ -29,6 +35,8 @@ export const ADMISSION_PLUGINS = {
   CertificateSigning: { enabledByDefault: true },
   ClusterTrustBundleAttest: { enabledByDefault: true },
   RBACEscalationPrevention: { enabledByDefault: true, required: "without it any user who may write a role or binding could grant themselves anything" },
+  ValidatingAdmissionWebhook: { enabledByDefault: false, readConfig: webhookConfigReader("Validating"), resolve: resolveWebhookCredentials },
+  ImagePolicyWebhook: { enabledByDefault: false, readConfig: readImagePolicyConfig, resolve: resolveImagePolicyConfig },
 } as const satisfies Record<string, AdmissionPluginInfo>;
 
 export type AdmissionPluginName = keyof typeof ADMISSION_PLUGINS;
@@ -41,6 +49,9 @@ export function isAdmissionPluginName(name: string): name is AdmissionPluginName
 /** The configurations the file gave, by plugin. */
 export interface AdmissionPluginConfigs {
   readonly EventRateLimit?: EventRateLimitConfig;
+  readonly MutatingAdmissionWebhook?: WebhookAdmissionConfig;
+  readonly ValidatingAdmissionWebhook?: WebhookAdmissionConfig;
+  readonly ImagePolicyWebhook?: ImagePolicyConfig;
 }
 
 export interface LoadedAdmissionConfig {
@@ -136,6 +147,10 @@ export async function parseAdmissionConfig(text: string, source: string, options
     const own = new FieldReader();
     configs[name] = (ADMISSION_PLUGINS[name] as AdmissionPluginInfo).readConfig!(config!.doc, "", own, options.groupSuffix);
     finish(own, strict, `${name} configuration`, config!.file!);
+  }
+  for (const { name, config } of entries) {
+    const resolveConfig = (ADMISSION_PLUGINS[name] as AdmissionPluginInfo).resolve as ((c: unknown, source: string, suffix?: string) => Promise<unknown>) | undefined;
+    if (resolveConfig && configs[name] !== undefined) configs[name] = await resolveConfig(configs[name], config?.file ?? source, options.groupSuffix);
   }
   return { source, configs: configs as AdmissionPluginConfigs, listed: entries.map((e) => e.name) };
 }

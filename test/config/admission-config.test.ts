@@ -50,7 +50,7 @@ describe("AdmissionConfiguration", () => {
     ["a wrong kind", { "admission.yaml": { ...admission([]), kind: "Admission" } }, 'expected `kind` "AdmissionConfiguration", got "Admission"'],
     ["an unknown top-level field", { "admission.yaml": { ...admission([]), plugin: [] } }, "unknown field `plugin`; known fields: apiVersion, kind, plugins"],
     ["an unknown plugin field", { "admission.yaml": admission([{ name: "EventRateLimit", configuraton: {} }]) }, "unknown field `plugins[0].configuraton`; known fields: name, path, configuration"],
-    ["an unknown plugin name", { "admission.yaml": admission([{ name: "EventRatelimit" }]) }, 'expected `plugins[0].name` a known admission plugin (CertificateSigningRequestRequester, EventRateLimit, '],
+    ["an unknown plugin name", { "admission.yaml": admission([{ name: "EventRatelimit" }]) }, 'expected `plugins[0].name` a known admission plugin (CertificateSigningRequestRequester, MutatingAdmissionWebhook, EventRateLimit, '],
     ["a plugin without a name", { "admission.yaml": admission([{ path: "x.yaml" }]) }, "expected `plugins[0].name` to name an admission plugin, got nothing"],
     ["a plugin listed twice", { "admission.yaml": admission([{ name: "CertificateSigning" }, { name: "CertificateSigning" }]) }, 'expected `plugins[1].name` to be listed once (also `plugins[0].name`), got "CertificateSigning"'],
     ["a configuration for a plugin that takes none", { "admission.yaml": admission([{ name: "CertificateApproval", configuration: { a: 1 } }]) }, "expected `plugins[0].configuration` to be unset: CertificateApproval takes no configuration, got a mapping"],

@@ -9,7 +9,9 @@ import { csrRevocationPlugin } from "./admission-csr-revocation.js";
 import { csrSigningPlugin } from "./admission-csr-signing.js";
 import { csrSubjectRestrictionPlugin } from "./admission-csr-subject-restriction.js";
 import { eventRateLimitPlugin } from "./admission-event-rate-limit.js";
+import { imagePolicyPlugin } from "./admission-image-policy.js";
 import { rbacEscalationPlugin } from "./admission-rbac-escalation.js";
+import { webhookPlugin, type WebhookPluginDeps } from "./admission-webhook.js";
 import { trustBundleAttestPlugin } from "./admission-trust-bundle-attest.js";
 import type { RbacLister } from "./rbac.js";
 
@@ -19,6 +21,8 @@ export interface AdmissionPluginDeps {
   /** Resolves the roles a binding references (RBACEscalationPrevention). */
   readonly lister?: Pick<RbacLister, "roles" | "clusterRoles">;
   readonly clock?: Clock;
+  /** Namespace labels and egress of the admission webhooks. */
+  readonly webhooks?: WebhookPluginDeps;
 }
 
 type Built = { readonly mutating: MutatingPlugin } | { readonly validating: ValidatingPlugin };
@@ -31,6 +35,8 @@ function needs<T>(value: T | undefined, plugin: AdmissionPluginName, what: strin
 /** Chain order: the mutating plugin first; then the cheap refusal of an Event flood before the checks that ask the authorizer. */
 const BUILD: { readonly [P in AdmissionPluginName]: (deps: AdmissionPluginDeps) => Built } = {
   CertificateSigningRequestRequester: () => ({ mutating: csrRequesterPlugin }),
+  MutatingAdmissionWebhook: (d) => ({ mutating: webhookPlugin("Mutating", needs(d.configs?.MutatingAdmissionWebhook, "MutatingAdmissionWebhook", "a configuration"), d.webhooks ?? {}) }),
+  ImagePolicyWebhook: (d) => ({ mutating: imagePolicyPlugin(needs(d.configs?.ImagePolicyWebhook, "ImagePolicyWebhook", "a configuration"), d.webhooks?.dial) }),
   EventRateLimit: (d) => ({ validating: eventRateLimitPlugin(needs(d.configs?.EventRateLimit, "EventRateLimit", "a configuration"), d.clock ?? systemClock) }),
   CertificateSubjectRestriction: () => ({ validating: csrSubjectRestrictionPlugin }),
   CertificateApproval: () => ({ validating: csrApprovalPlugin }),
@@ -38,6 +44,8 @@ const BUILD: { readonly [P in AdmissionPluginName]: (deps: AdmissionPluginDeps) 
   CertificateSigning: () => ({ validating: csrSigningPlugin }),
   ClusterTrustBundleAttest: () => ({ validating: trustBundleAttestPlugin }),
   RBACEscalationPrevention: (d) => ({ validating: rbacEscalationPlugin(needs(d.lister, "RBACEscalationPrevention", "an RBAC lister")) }),
+  // Last, as upstream: the webhooks see only writes every built-in check has let through.
+  ValidatingAdmissionWebhook: (d) => ({ validating: webhookPlugin("Validating", needs(d.configs?.ValidatingAdmissionWebhook, "ValidatingAdmissionWebhook", "a configuration"), d.webhooks ?? {}) }),
 };
 
 /** The named plugins, split into the chain's two phases in chain order (whatever order `names` is in). */

@@ -26,6 +26,8 @@ export interface AdmissionAttributes {
    * `<plugin>.admission.<suffix>/<name>`. Absent when the request is not audited.
    */
   readonly annotate?: (key: string, value: string) => void;
+  /** Adds a warning to the response (a Warning header); absent when the caller has no response to warn in. */
+  readonly warn?: (text: string) => void;
 }
 
 export interface AdmissionContext {
@@ -73,6 +75,7 @@ export function admissionAttributes(a: Omit<RequestAttributes, "resourceRequest"
     ...(a.name !== undefined && { name: a.name }),
     ...(a.kind !== undefined && { kind: a.kind }),
     ...(a.annotate !== undefined && { annotate: a.annotate }),
+    ...(a.warn !== undefined && { warn: a.warn }),
   };
 }
 

@@ -39,6 +39,20 @@ export function registryLookups(registry: Registry): TokenLookups {
   return { serviceAccount: lookup(registry, "serviceaccounts"), pod: lookup(registry, "pods"), secret: lookup(registry, "secrets") };
 }
 
+/** A Namespace's labels (undefined when it does not exist), for the admission webhooks' namespaceSelector. */
+export function namespaceLabelsLookup(registry: Registry): (namespace: string) => Promise<Readonly<Record<string, string>> | undefined> {
+  return async (namespace) => {
+    const store = storeOf(registry, "", "namespaces");
+    if (!store) return undefined;
+    try {
+      return (await store.get(undefined, namespace)).object.metadata.labels ?? {};
+    } catch (err) {
+      if (isPlatformError(err, "NOT_FOUND")) return undefined;
+      throw err;
+    }
+  };
+}
+
 /** Writes bootstrap RBAC objects through the registry (validation and admission included) as the server itself. */
 export function registryBootstrapWriter(registry: Registry): BootstrapWriter {
   const rbacStore = (obj: ApiObject): ResourceStore => {

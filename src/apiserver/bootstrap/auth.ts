@@ -19,7 +19,7 @@ import { applyBootstrapPolicy } from "../auth/bootstrap-policy.js";
 import { StorageRbacLister } from "../auth/rbac-lister.js";
 import { RbacAuthorizer } from "../auth/rbac.js";
 import { StorageRevocationList, type RevocationUnavailable } from "../auth/revocation-list.js";
-import { registryBootstrapWriter, registryLookups } from "../auth/registry-adapters.js";
+import { namespaceLabelsLookup, registryBootstrapWriter, registryLookups } from "../auth/registry-adapters.js";
 import { ServiceAccountTokens, type ObjectLookup, type TokenLookups } from "../auth/service-account-tokens.js";
 import { createSelfSubjectAccessReviewHandler, createSubjectAccessReviewHandler } from "../auth/subject-access-review.js";
 import { createSelfSubjectRulesReviewHandler } from "../auth/rules-review.js";
@@ -70,6 +70,8 @@ export type AuthenticationConfigSettings = Pick<AuthenticationConfigFileOptions,
 export interface AdmissionSettings {
   readonly plugins: readonly AdmissionPluginName[];
   readonly configs?: AdmissionPluginConfigs;
+  /** How admission webhooks and ImagePolicyWebhook are reached (the `cluster` egress selection, as upstream); default directly. */
+  readonly dial?: Dialer;
 }
 
 export interface SecureAuth {
@@ -105,7 +107,9 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
   const revocations = new StorageRevocationList({ storage, names, clock, logger, whenUnavailable: options.revocationUnavailable ?? "deny" });
   const tokens = new ServiceAccountTokens({ dataDir: options.keyDir, issuer: options.issuer ?? DEFAULT_TOKEN_ISSUER, names, clock, logger });
   const settings = options.admission ?? { plugins: enabledAdmissionPlugins({}) };
-  const plugins = admissionPlugins(settings.plugins, { lister, clock, ...(settings.configs && { configs: settings.configs }) });
+  // The registry is attached later: namespace labels are read through it once it is.
+  const namespaceLabels = (ns: string): Promise<Readonly<Record<string, string>> | undefined> => (registry ? namespaceLabelsLookup(registry)(ns) : Promise.resolve(undefined));
+  const plugins = admissionPlugins(settings.plugins, { lister, clock, webhooks: { namespaceLabels, ...(settings.dial && { dial: settings.dial }) }, ...(settings.configs && { configs: settings.configs }) });
   const admission = new AdmissionChain({ names, authorizer, logger, ...plugins });
   let tokenFile: TokenFileAuthenticator | undefined;
   let chain: AuthenticatorChain | undefined;

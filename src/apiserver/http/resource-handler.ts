@@ -96,7 +96,7 @@ export class ResourceHandler {
         const w = writeParams(q);
         const body = this.decodeChecked(req, t.def, w, out);
         // The body was decoded for this request alone: the registry may store it without a copy.
-        const r = await store.update(ns, t.name!, body, { ...this.writeOptions(req, w, user, t.subresource), ownBody: true });
+        const r = await store.update(ns, t.name!, body, { ...this.writeOptions(req, out, w, user, t.subresource), ownBody: true });
         return sendWritten(reply, r, out);
       }
       case "patch":
@@ -188,7 +188,7 @@ export class ResourceHandler {
       return send(reply, 201, result, out);
     }
     const body = this.decodeChecked(req, store.def, w, out);
-    const r = await store.create(t.namespace, body, this.writeOptions(req, w, user, undefined));
+    const r = await store.create(t.namespace, body, this.writeOptions(req, out, w, user, undefined));
     return sendWritten(reply, r, out);
   }
 
@@ -214,7 +214,7 @@ export class ResourceHandler {
         out.warnings.splice(0, out.warnings.length, ...checkFields(next, schema, w.fieldValidation, text));
         return next;
       },
-      this.writeOptions(req, w, user, t.subresource),
+      this.writeOptions(req, out, w, user, t.subresource),
     );
     return sendWritten(reply, r, out);
   }
@@ -232,12 +232,12 @@ export class ResourceHandler {
     const config = decodeYaml(text, w.fieldValidation === "Strict");
     const schema = this.deps.schemas.lookup(store.def.group, store.def.kind);
     out.warnings.push(...checkFields(config, schema, w.fieldValidation));
-    const r = await store.apply(t.namespace, t.name!, config, { dryRun: w.dryRun, fieldManager: w.fieldManager, force: w.force, user, subresource: t.subresource, ...annotator(req) });
+    const r = await store.apply(t.namespace, t.name!, config, { dryRun: w.dryRun, fieldManager: w.fieldManager, force: w.force, user, subresource: t.subresource, ...annotator(req, out) });
     return sendWritten(reply, r, out);
   }
 
   private async delete(req: FastifyRequest, reply: FastifyReply, out: ResponseSettings, store: ResourceStore, t: ResourceTarget, user: UserInfo): Promise<unknown> {
-    const opts = this.deleteOptions(req, user);
+    const opts = this.deleteOptions(req, out, user);
     const r = await store.delete(t.namespace, t.name!, opts);
     if (!r.deleted || store.def.deleteReturnsObject) return send(reply, 200, r.object, out);
     return send(reply, 200, store.deletedStatus(r), out);
@@ -246,7 +246,7 @@ export class ResourceHandler {
   private async deleteCollection(req: FastifyRequest, reply: FastifyReply, out: ResponseSettings, store: ResourceStore, ns: string | undefined, user: UserInfo): Promise<unknown> {
     const q = req.query as RawQuery;
     const p = listParams(q);
-    const opts = this.deleteOptions(req, user);
+    const opts = this.deleteOptions(req, out, user);
     const filter = this.filter(store.def, p.labelSelector, p.fieldSelector);
     const page = await listCollection(this.deps.registry.storage, undefined, store.prefix(ns), { ...p, filter });
     for (const item of page.items) {
@@ -279,19 +279,20 @@ export class ResourceHandler {
     return body;
   }
 
-  private writeOptions(req: FastifyRequest, w: WriteParams, user: UserInfo, subresource: string | undefined) {
-    return { dryRun: w.dryRun, fieldManager: w.fieldManager ?? defaultManager(req.headers["user-agent"]), user, subresource, ...annotator(req) };
+  private writeOptions(req: FastifyRequest, out: ResponseSettings, w: WriteParams, user: UserInfo, subresource: string | undefined) {
+    return { dryRun: w.dryRun, fieldManager: w.fieldManager ?? defaultManager(req.headers["user-agent"]), user, subresource, ...annotator(req, out) };
   }
 
-  private deleteOptions(req: FastifyRequest, user: UserInfo) {
-    return { ...deleteOptions(req.query as RawQuery, req.body as Buffer | undefined, req.headers["content-type"], user), ...annotator(req) };
+  private deleteOptions(req: FastifyRequest, out: ResponseSettings, user: UserInfo) {
+    return { ...deleteOptions(req.query as RawQuery, req.body as Buffer | undefined, req.headers["content-type"], user), ...annotator(req, out) };
   }
 }
 
-/** How admission annotates the request's audit event, when it is audited. */
-function annotator(req: FastifyRequest): { annotate?: (key: string, value: string) => void } {
+/** How admission annotates the request's audit event, when it is audited, and adds warnings to the response. */
+function annotator(req: FastifyRequest, out: ResponseSettings): { annotate?: (key: string, value: string) => void; warn: (text: string) => void } {
   const audit = req.platformAudit;
-  return audit ? { annotate: (key, value) => audit.annotate(key, value) } : {};
+  const warn = (text: string): void => void (out.warnings.includes(text) || out.warnings.push(text));
+  return audit ? { annotate: (key, value) => audit.annotate(key, value), warn } : { warn };
 }
 
 /** Upstream's default field manager: the User-Agent up to its first '/' (`kubectl` from `kubectl/v1.32.4 ...`). */

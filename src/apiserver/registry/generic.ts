@@ -41,6 +41,8 @@ export interface WriteOptions {
    * with a precondition then skips copying it (it has one attempt). Callers that keep their object leave this unset.
    */
   readonly ownBody?: boolean;
+  /** Adds a warning to the response (passed to admission). */
+  readonly warn?: (text: string) => void;
 }
 
 export interface ApplyOptions extends WriteOptions {
@@ -377,6 +379,7 @@ export class ResourceStore {
       kind: this.def.kind,
       dryRun: opts.dryRun,
       ...(opts.annotate && { annotate: opts.annotate }),
+      ...(opts.warn && { warn: opts.warn }),
     };
   }
 

@@ -129,7 +129,8 @@ export class WebhookClient {
       const timer = this.#clock.setTimer(timeoutMs, () => request.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: "ETIMEDOUT" })));
       request.once("error", (err) => {
         timer();
-        reject(connectionError(err, this.#o.config.server, ctx));
+        // The path is in ctx: the server named by its origin, or a URL with a path would show it twice.
+        reject(connectionError(err, this.#url.origin, ctx));
       });
       request.once("response", (res) => {
         const chunks: Buffer[] = [];

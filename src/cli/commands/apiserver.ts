@@ -131,7 +131,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     ...(flags.authenticationConfig !== undefined && { authenticationConfig: { path: flags.authenticationConfig, agentFor: issuerAgents(egress) } }),
     revocationUnavailable: whenRevocationsUnavailable,
     ...(auditSetup && sinks && { audit: { policy: auditSetup.policy, sink: sinks } }),
-    admission,
+    admission: { ...admission, dial: egressDial(egress, "cluster") },
     ...(tracing && { tracing }),
     tracer,
     egress,
@@ -163,9 +163,16 @@ function issuerAgents(egress: EgressSelector): (type: string | undefined) => Htt
   };
 }
 
-/** Outbound webhooks of the control plane (audit, authorization) dial through the `controlplane` egress selection, as upstream. */
+/**
+ * Outbound webhooks dial through an egress selection, as upstream: audit and authorization through `controlplane`,
+ * admission webhooks (they reach workloads) through `cluster`.
+ */
+function egressDial(egress: EgressSelector, selection: "controlplane" | "cluster"): Dialer {
+  return (target, signal) => egress.dialer(selection).connect(target.host, target.port, signal ? { signal } : {});
+}
+
 function controlPlaneDial(egress: EgressSelector): Dialer {
-  return (target, signal) => egress.dialer("controlplane").connect(target.host, target.port, signal ? { signal } : {});
+  return egressDial(egress, "controlplane");
 }
 
 /** Closes the audit sinks once the server stopped: the webhook sends what it still holds. */
@@ -192,15 +199,12 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   checkGroupSuffix(flags.groupSuffix);
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
   const backend = await storageBackend(flags);
-  const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "authenticationConfig", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins"] as const).filter((k) => flags[k] !== undefined);
+  const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "authenticationConfig", "authorizationConfig", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication and no admission chain, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
   const reload = reloadFlag(flags);
   if (flags.caKeyKms !== undefined) throw new UsageError("--insecure-local keeps no CA, so --ca-key-kms cannot be used with it");
   const auditSetup = await readAuditSetup(flags, flags.groupSuffix, logger);
   const { tracer, egress } = await startTracingAndEgress(flags, flags.groupSuffix, "platform-ca-apiserver", logger);
-  const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins", "authorizationConfig"] as const).filter((k) => flags[k] !== undefined);
-  if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication and no admission chain, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
-  const auditSetup = await readAuditSetup(flags, flags.groupSuffix, logger);
   const [{ insecureLocalPipeline }, { createApiServer }, { loadEncryption, openDataStore }, { createSubjectAccessReviewHandler }] = await Promise.all([
     import("../../apiserver/pipeline.js"),
     import("../../apiserver/server.js"),

@@ -133,3 +133,10 @@ export async function admissionOutcome(chain: AdmissionChain, a: AdmissionAttrib
     throw err;
   }
 }
+
+/** The PlatformError a promise rejects with; fails the test when it resolves or rejects with something else. */
+export async function refusal(p: Promise<unknown>): Promise<PlatformError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  if (!(err instanceof PlatformError)) throw new Error(`expected a refusal, got ${String(err)}`);
+  return err;
+}

@@ -1,0 +1,94 @@
+// `platform-ca up` with admission webhooks from files: kubectl sees the mutating webhook's label and warning, the
+// validating webhook's denial in upstream's words; a bad manifest stops the start before the data directory exists.
+import { execFile } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { runCli } from "../cli/fixtures.js";
+import { jsonPatch, startAdmissionWebhook, writeWebhookManifest, type TestAdmissionWebhook } from "../fixtures/admission-webhook.js";
+import { newCsrObject } from "../fixtures/csr.js";
+import { tempDir } from "../fixtures/temp-dir.js";
+import { ensureBuilt, kubectlWith, type Kubectl } from "./apiserver-process.js";
+import { startUp, type UpProcess } from "./up-process.js";
+
+const FORBIDDEN_SIGNER = "example.com/forbidden";
+
+/** kubectl run without blocking: the webhook it reaches through the server answers from this process. */
+function kubectlAsync(kubectl: Kubectl, args: readonly string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile("kubectl", [...kubectl.baseArgs, "--request-timeout", "20s", ...args], { encoding: "utf8", timeout: 30_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) || 1 : 0, stdout, stderr }),
+    );
+    child.stdin!.end(input ?? "");
+  });
+}
+
+/** The AdmissionConfiguration that points both webhook plugins at their manifest directories. */
+function admissionFile(dir: string): string {
+  const entry = (phase: string) => ({
+    name: `${phase}AdmissionWebhook`,
+    configuration: { apiVersion: "apiserver.config.platform.io/v1", kind: "WebhookAdmissionConfiguration", kubeConfigFile: "", staticManifestsDir: join(dir, phase.toLowerCase()) },
+  });
+  const file = join(dir, "admission.yaml");
+  writeFileSync(file, stringify({ apiVersion: "apiserver.config.platform.io/v1", kind: "AdmissionConfiguration", plugins: [entry("Mutating"), entry("Validating")] }));
+  return file;
+}
+
+describe("platform-ca up with admission webhooks", () => {
+  let up: UpProcess;
+  let kubectl: Kubectl;
+  let hook: TestAdmissionWebhook;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    hook = await startAdmissionWebhook((request, path) => {
+      if (path === "/label") {
+        const op = request.object?.metadata.labels ? { op: "add", path: "/metadata/labels/reviewed", value: "yes" } : { op: "add", path: "/metadata/labels", value: { reviewed: "yes" } };
+        return { allowed: true, ...jsonPatch([op]), warnings: [`labelled ${request.name ?? "a new object"}`] };
+      }
+      if (request.object?.spec?.signerName === FORBIDDEN_SIGNER) return { allowed: false, status: { code: 403, message: `signer ${FORBIDDEN_SIGNER} is not allowed here` } };
+      return { allowed: true };
+    });
+    const dir = tempDir();
+    writeWebhookManifest(join(dir, "mutating"), "label", "Mutating", [{ name: "label.hooks.example.com", url: `${hook.url}/label`, caBundle: hook.caBundle }]);
+    writeWebhookManifest(join(dir, "validating"), "signer", "Validating", [{ name: "signer.hooks.example.com", url: `${hook.url}/signer`, caBundle: hook.caBundle }]);
+    up = await startUp({ dataDir: join(dir, "data"), args: ["--admission-control-config-file", admissionFile(dir)] });
+    kubectl = kubectlWith(up.adminConfig);
+  }, 240_000);
+  afterAll(async () => {
+    if (up?.child.exitCode === null) await up.stop();
+    await hook?.close();
+  });
+
+  it("labels a CSR and passes the webhook's warning to kubectl", async () => {
+    const csr = await newCsrObject({ name: "hooked-1", cn: "hooked" });
+    const r = await kubectlAsync(kubectl, ["create", "-f", "-"], JSON.stringify(csr));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe("certificatesigningrequest.certificates.platform.io/hooked-1 created");
+    expect(r.stderr).toMatch(/^Warning: labelled hooked-1$/m);
+    expect((await kubectlAsync(kubectl, ["get", "csr", "hooked-1", "-o", "jsonpath={.metadata.labels.reviewed}"])).stdout).toBe("yes");
+  });
+
+  it("refuses a CSR for the forbidden signer with upstream's denial", async () => {
+    const csr = await newCsrObject({ name: "hooked-2", cn: "hooked", signerName: FORBIDDEN_SIGNER });
+    const r = await kubectlAsync(kubectl, ["create", "-f", "-"], JSON.stringify(csr));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`Error from server (Forbidden): error when creating "STDIN": admission webhook "signer.hooks.example.com" denied the request: signer ${FORBIDDEN_SIGNER} is not allowed here`);
+    expect((await kubectlAsync(kubectl, ["get", "csr", "hooked-2"])).stderr).toMatch(/NotFound/);
+  });
+});
+
+describe("platform-ca apiserver: a bad webhook manifest stops the start", () => {
+  beforeAll(() => ensureBuilt(), 240_000);
+
+  it("names the manifest and the field; nothing is created", async () => {
+    const dir = tempDir();
+    const manifest = writeWebhookManifest(join(dir, "validating"), "bad", "Validating", [{ name: "bad.hooks.example.com", url: "https://127.0.0.1:1/x", timeoutSeconds: 45 }]);
+    writeWebhookManifest(join(dir, "mutating"), "none", "Mutating", []);
+    const r = await runCli(["apiserver", "--admission-control-config-file", admissionFile(dir), "--data-dir", join(dir, "data"), "--listen", "127.0.0.1:0"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toBe(`error: invalid webhook manifest ${manifest}: expected \`webhooks[0].timeoutSeconds\` a whole number from 1 to 30, got 45\n`);
+    expect(existsSync(join(dir, "data"))).toBe(false);
+  });
+});
