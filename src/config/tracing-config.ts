@@ -2,20 +2,15 @@
 import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOptions } from "./config-document.js";
 import { apiserverConfigVersions } from "./apiserver-config-group.js";
 import { FieldReader } from "../fields/reader.js";
+import { MAX_SAMPLING_RATE_PER_MILLION, type TracingConfig } from "../tracing/tracer.js";
+
+export { MAX_SAMPLING_RATE_PER_MILLION, type TracingConfig };
 
 export const TRACING_CONFIG_KIND = "TracingConfiguration";
 const WHAT = "tracing configuration";
 
 /** The standard OTLP gRPC collector address (IANA port 4317), upstream's default. */
 export const DEFAULT_TRACING_ENDPOINT = "localhost:4317";
-export const MAX_SAMPLING_RATE_PER_MILLION = 1_000_000;
-
-export interface TracingConfig {
-  /** `host:port` or `http://host:port` (plain gRPC, as upstream: no TLS), or `https://host:port`. */
-  readonly endpoint: string;
-  /** Root spans sampled per million; a span with a parent follows its parent's decision. */
-  readonly samplingRatePerMillion: number;
-}
 
 export interface LoadedTracingConfig {
   readonly source: string;

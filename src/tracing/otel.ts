@@ -5,10 +5,9 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, trace, ty
 import { W3CTraceContextPropagator, setGlobalErrorHandler } from "@opentelemetry/core";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler, type SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { MAX_SAMPLING_RATE_PER_MILLION, type TracingConfig } from "../config/tracing-config.js";
 import { toPlatformError } from "../errors.js";
 import { VERSION } from "../version.js";
-import { NOOP_SPAN, isFailure, type IncomingContext, type SpanAttributes, type StartSpanOptions, type StartTracingOptions, type TraceSpan, type Tracer } from "./tracer.js";
+import { MAX_SAMPLING_RATE_PER_MILLION, NOOP_SPAN, isFailure, type TracingConfig, type IncomingContext, type SpanAttributes, type StartSpanOptions, type StartTracingOptions, type TraceSpan, type Tracer } from "./tracer.js";
 
 const propagator = new W3CTraceContextPropagator();
 

@@ -3,8 +3,18 @@
 // Nothing here loads OpenTelemetry: `startTracing` imports it only when a TracingConfiguration is given, so a process
 // without `--tracing-config-file` (and every offline command) neither loads it nor pays for spans: NO_TRACING's calls
 // return at once.
-import type { TracingConfig } from "../config/tracing-config.js";
 import { isPlatformError } from "../errors.js";
+
+/** The most `samplingRatePerMillion` can be: every new trace sampled. */
+export const MAX_SAMPLING_RATE_PER_MILLION = 1_000_000;
+
+/** What a TracingConfiguration file sets (read and checked by src/config/tracing-config.ts). */
+export interface TracingConfig {
+  /** `host:port` or `http://host:port` (plain gRPC, as upstream: no TLS), or `https://host:port`. */
+  readonly endpoint: string;
+  /** Root spans sampled per million; a span with a parent follows its parent's decision. */
+  readonly samplingRatePerMillion: number;
+}
 
 export type SpanAttributes = Readonly<Record<string, string | number | boolean>>;
 

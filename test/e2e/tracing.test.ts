@@ -45,9 +45,12 @@ describe("platform-ca up: tracing to an OTLP gRPC receiver", () => {
     expect(sign.attributes.signerName).toBe("platform.io/apiserver-client-nodeagent");
     const sync = spans.find((s) => s.spanId === sign.parentSpanId)!;
     expect(sync).toMatchObject({ name: "csrsigning sync", service: "platform-ca-controller-manager", attributes: { key: "traced" } });
-    // The sync's requests carry its traceparent and admin.conf is system:masters: the server continues that trace.
-    const status = spans.find((s) => s.service === "platform-ca-apiserver" && s.traceId === sync.traceId && s.name.endsWith("/certificatesigningrequests/{:name}/status"));
+    // The sync's requests carry its traceparent, but the controllers write as their own identity (not system:masters,
+    // as upstream's controller manager is not): the server starts its own trace and links the controller's span.
+    const status = spans.find((s) => s.service === "platform-ca-apiserver" && s.name.endsWith("/certificatesigningrequests/{:name}/status") && s.links.some((l) => l.traceId === sync.traceId));
     expect(status?.kind).toBe(2); // SERVER
-    expect(spans.find((s) => s.spanId === status!.parentSpanId)?.service).toBe("platform-ca-controller-manager");
+    expect(status!.traceId).not.toBe(sync.traceId);
+    const linked = status!.links.find((l) => l.traceId === sync.traceId)!;
+    expect(spans.find((s) => s.spanId === linked.spanId)?.service).toBe("platform-ca-controller-manager");
   });
 });

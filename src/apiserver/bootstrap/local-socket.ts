@@ -38,7 +38,8 @@ export function newLocalConnection(dataDir: string): { connection: LocalConnecti
 export async function serveLocalSocket(app: FastifyInstance, socketPath: string, logger: Logger): Promise<{ close(): Promise<void> }> {
   // A process that was killed leaves its socket file behind; bind would fail on it.
   rmSync(socketPath, { force: true });
-  const server: Server = createServer((req, res) => app.routing(req, res));
+  // Handed to the main server's request listeners, not to app.routing: what wraps them (request tracing) applies here too.
+  const server: Server = createServer((req, res) => app.server.emit("request", req, res));
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
