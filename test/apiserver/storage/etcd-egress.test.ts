@@ -6,7 +6,7 @@ import { createEgressSelector, type EgressSelector } from "../../../src/apiserve
 import { openEtcdStorage } from "../../../src/apiserver/storage/etcd/store.js";
 import type { Storage } from "../../../src/apiserver/storage/types.js";
 import { parseEgressSelectorConfig } from "../../../src/config/egress-selector.js";
-import { startTinyproxy, type TestProxy } from "../../fixtures/connect-proxy.js";
+import { startConnectProxy, startTinyproxy, type TestProxy } from "../../fixtures/connect-proxy.js";
 import { startEtcd, type EtcdCluster } from "../../fixtures/etcd.js";
 import { recorder, rejection } from "./contract.js";
 
@@ -15,11 +15,11 @@ afterAll(async () => {
   for (const stop of stops.reverse()) await stop();
 });
 
-/** An etcd, tinyproxy, and a selector whose `etcd` selection goes through it (or is Direct, `controlplane` proxied). */
-async function setUp(tls: boolean, etcdSelection: "HTTPConnect" | "Direct" = "HTTPConnect"): Promise<{ etcd: EtcdCluster; proxy: TestProxy; egress: EgressSelector }> {
+/** An etcd, a proxy (tinyproxy by default), and a selector whose `etcd` selection goes through it (or is Direct, `controlplane` proxied). */
+async function setUp(tls: boolean, etcdSelection: "HTTPConnect" | "Direct" = "HTTPConnect", startProxy: () => Promise<TestProxy> = startTinyproxy): Promise<{ etcd: EtcdCluster; proxy: TestProxy; egress: EgressSelector }> {
   const etcd = await startEtcd({ tls });
   stops.push(() => etcd.stop());
-  const proxy = await startTinyproxy();
+  const proxy = await startProxy();
   stops.push(() => proxy.close());
   const proxied = { proxyProtocol: "HTTPConnect", transport: { tcp: { url: proxy.address } } };
   const selections = etcdSelection === "Direct" ? [{ name: "etcd", connection: { proxyProtocol: "Direct" } }, { name: "controlplane", connection: proxied }] : [{ name: "etcd", connection: proxied }];
@@ -79,6 +79,15 @@ describe("etcd through the etcd egress selection", () => {
     } finally {
       await s.close();
     }
+    expect(proxy.tunnels()).toEqual([]);
+  });
+
+  it("never falls back to a direct connection: a proxy that refuses the member leaves the storage unavailable", async () => {
+    const { etcd, proxy, egress } = await setUp(false, "HTTPConnect", () => startConnectProxy({ deny: () => true }));
+    const err = await rejection(openEtcdStorage({ endpoints: etcd.endpoints, egress: egress.dialer("etcd"), callTimeoutMs: 1000 }), "STORAGE_UNAVAILABLE");
+    const member = etcd.endpoints[0]!.replace("http://", "");
+    expect(err.message).toContain(`cannot reach ${member} through the egress proxy`);
+    expect(err.message).toContain("403");
     expect(proxy.tunnels()).toEqual([]);
   });
 });

@@ -37,6 +37,12 @@ interface Member {
   readonly watch: WatchClient;
 }
 
+/** The last failed tunnel to each routed member: gRPC sees only a closed connection, this says why. */
+interface DialFailure {
+  readonly at: number;
+  readonly error: Error;
+}
+
 /** Errors that prove the request never reached a member, so even a write may be sent again. */
 const NOT_SENT = /No connection established|ECONNREFUSED|connect ECONN|failed to connect|Connection dropped before/i;
 
@@ -47,6 +53,7 @@ export class EtcdClient {
   #current = 0;
   #closed = false;
   readonly #routes: readonly Route[];
+  readonly #dialFailures: Map<string, DialFailure>;
 
   /** A client whose members are reached as the egress selection says (forwarders are opened first when it proxies). */
   static async open(options: EtcdClientOptions): Promise<EtcdClient> {
@@ -54,19 +61,21 @@ export class EtcdClient {
     if (!egress || egress.description === "Direct") return new EtcdClient(options);
     const parsed = options.endpoints.map(parseEndpoint);
     const routes: Route[] = [];
+    const failures = new Map<string, DialFailure>();
     try {
-      for (const e of parsed) routes.push(await egress.forward(e.host, e.port));
+      for (const [i, e] of parsed.entries()) routes.push(await egress.forward(e.host, e.port, (error) => failures.set(options.endpoints[i]!, { at: Date.now(), error })));
     } catch (err) {
       await Promise.all(routes.map((r) => r.close()));
       throw err;
     }
-    return new EtcdClient(options, routes);
+    return new EtcdClient(options, routes, failures);
   }
 
-  /** `routes`: the forwarder of each endpoint, in order, from `open`. */
-  constructor(options: EtcdClientOptions, routes: readonly Route[] = []) {
+  /** `routes`: the forwarder of each endpoint, in order, and where they record failed tunnels, from `open`. */
+  constructor(options: EtcdClientOptions, routes: readonly Route[] = [], dialFailures = new Map<string, DialFailure>()) {
     if (options.endpoints.length === 0) throw new PlatformError("INVALID_OPTION", "expected at least one etcd endpoint");
     this.#routes = routes;
+    this.#dialFailures = dialFailures;
     const services = etcdServices();
     const KV = services["KV"] as unknown as new (target: string, creds: ChannelCredentials, options?: object) => KvClient;
     const Watch = services["Watch"] as unknown as new (target: string, creds: ChannelCredentials, options?: object) => WatchClient;
@@ -97,7 +106,8 @@ export class EtcdClient {
    */
   async call<T>(method: KvMethod, request: object, write: boolean): Promise<T> {
     // Every member is tried once; then, until the deadline, again every 200 ms (a member restarting, an election).
-    const deadline = Date.now() + this.#timeoutMs;
+    const started = Date.now();
+    const deadline = started + this.#timeoutMs;
     for (let attempt = 0; ; attempt++) {
       if (this.#closed) throw new PlatformError("STORAGE_UNAVAILABLE", "storage is closed");
       const index = this.#current;
@@ -111,10 +121,17 @@ export class EtcdClient {
         // A member that is gone or hangs is skipped by later calls too; only a safe call is sent again now.
         if ((e.code === status.UNAVAILABLE || e.code === status.DEADLINE_EXCEEDED) && this.#current === index) this.#current = (index + 1) % this.#members.length;
         const retry = e.code === status.UNAVAILABLE && (!write || NOT_SENT.test(e.details ?? e.message));
-        if (!retry || Date.now() + 200 >= deadline) throw e;
+        if (!retry || Date.now() + 200 >= deadline) throw this.#withDialFailure(e, member.url, started);
         if (attempt >= this.#members.length - 1) await new Promise((r) => setTimeout(r, 200));
       }
     }
+  }
+
+  /** A member behind the egress proxy that could not be tunnelled to during this call: the proxy's answer, appended. */
+  #withDialFailure(e: ServiceError, url: string, since: number): ServiceError {
+    const failure = this.#dialFailures.get(url);
+    if (e.code === status.UNAVAILABLE && failure && failure.at >= since) e.details = `${e.details}; ${failure.error.message}`;
+    return e;
   }
 
   /**
