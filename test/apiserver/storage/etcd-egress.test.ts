@@ -16,8 +16,8 @@ afterAll(async () => {
 });
 
 /** An etcd, a proxy (tinyproxy by default), and a selector whose `etcd` selection goes through it (or is Direct, `controlplane` proxied). */
-async function setUp(tls: boolean, etcdSelection: "HTTPConnect" | "Direct" = "HTTPConnect", startProxy: () => Promise<TestProxy> = startTinyproxy): Promise<{ etcd: EtcdCluster; proxy: TestProxy; egress: EgressSelector }> {
-  const etcd = await startEtcd({ tls });
+async function setUp(tls: boolean, etcdSelection: "HTTPConnect" | "Direct" = "HTTPConnect", startProxy: () => Promise<TestProxy> = startTinyproxy, members = 1): Promise<{ etcd: EtcdCluster; proxy: TestProxy; egress: EgressSelector }> {
+  const etcd = await startEtcd({ tls, members });
   stops.push(() => etcd.stop());
   const proxy = await startProxy();
   stops.push(() => proxy.close());
@@ -89,5 +89,26 @@ describe("etcd through the etcd egress selection", () => {
     expect(err.message).toContain(`cannot reach ${member} through the egress proxy`);
     expect(err.message).toContain("403");
     expect(proxy.tunnels()).toEqual([]);
+  });
+
+  it("tunnels to each member of a cluster, and fails over to the next one through the proxy", async () => {
+    const { etcd, proxy, egress } = await setUp(false, "HTTPConnect", startTinyproxy, 3);
+    const s = await openEtcdStorage({ endpoints: etcd.endpoints, egress: egress.dialer("etcd"), callTimeoutMs: 5000 });
+    try {
+      await s.create("/f/a", "{}");
+      await etcd.members[0]!.stop();
+      // A read first: the close of the dead member's tunnel reaches the client a moment after the member died, and a
+      // write sent into it meanwhile is not sent again (it may have been applied); a read moves on to the next member.
+      expect((await s.list("/f/")).items.map((kv) => kv.key)).toEqual(["/f/a"]);
+      await s.create("/f/b", "{}");
+      await etcd.members[1]!.stop();
+      etcd.members[0]!.start();
+      await etcd.members[0]!.healthy();
+      expect((await s.list("/f/")).items.map((kv) => kv.key)).toEqual(["/f/a", "/f/b"]);
+    } finally {
+      await s.close();
+    }
+    // Each member was reached through its own tunnel (the channel of member i dials member i).
+    expect(new Set(proxy.tunnels())).toEqual(new Set(etcd.endpoints.map((e) => e.replace("http://", ""))));
   });
 });
