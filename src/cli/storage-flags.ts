@@ -2,6 +2,7 @@
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import type { StorageBackend } from "../apiserver/bootstrap/store.js";
+import type { EgressSelector } from "../apiserver/egress/index.js";
 import { UsageError } from "./program.js";
 
 export interface StorageFlags {
@@ -50,6 +51,11 @@ export async function storageBackend(flags: StorageFlags): Promise<StorageBacken
   const [ca, cert, key] = await Promise.all([read("etcdCafile"), read("etcdCertfile"), read("etcdKeyfile")]);
   const tls = { ...(ca && { ca }), ...(cert && { cert }), ...(key && { key }) };
   return { kind: "etcd3", etcd: { endpoints, ...(Object.keys(tls).length > 0 && { tls }), ...(flags.etcdPrefix !== undefined && { prefix: flags.etcdPrefix }) } };
+}
+
+/** The backend with etcd reached through the `etcd` egress selection (as upstream; Direct when the file names none). */
+export function throughEgress(backend: StorageBackend, egress: EgressSelector): StorageBackend {
+  return backend.kind === "etcd3" ? { ...backend, etcd: { ...backend.etcd, egress: egress.dialer("etcd") } } : backend;
 }
 
 function flagName(key: string): string {

@@ -36,6 +36,13 @@ export const readTracingFlag = (flags: TracingFlags, groupSuffix: string, logger
 /** `master` is accepted, with a warning. */
 export const readEgressFlag = (flags: EgressFlags, groupSuffix: string, logger: Logger): Promise<EgressSelectorConfig | undefined> => readFlagFile(flags.egressSelectorConfigFile, loadEgressSelectorConfig, groupSuffix, logger);
 
+/** The selector of `--egress-selector-config-file` (every selection Direct without it), the proxies' TLS files read. */
+export async function readEgressSelector(flags: EgressFlags, groupSuffix: string, logger: Logger): Promise<EgressSelector> {
+  const egressConfig = await readEgressFlag(flags, groupSuffix, logger);
+  const { createEgressSelector } = await import("../apiserver/egress/index.js");
+  return createEgressSelector(egressConfig);
+}
+
 /** This process's tracer (OpenTelemetry loaded only with a configuration); shut it down at exit to send the last spans. */
 export async function startProcessTracer(config: TracingConfig | undefined, serviceName: string, logger: Logger): Promise<Tracer> {
   const tracer = await startTracing(config, {
@@ -60,9 +67,7 @@ export interface TracingAndEgress {
  */
 export async function startTracingAndEgress(flags: TracingFlags & EgressFlags, groupSuffix: string, serviceName: string, logger: Logger): Promise<TracingAndEgress> {
   const tracing = await readTracingFlag(flags, groupSuffix, logger);
-  const egressConfig = await readEgressFlag(flags, groupSuffix, logger);
-  const { createEgressSelector } = await import("../apiserver/egress/index.js");
-  const egress = await createEgressSelector(egressConfig);
+  const egress = await readEgressSelector(flags, groupSuffix, logger);
   const tracer = await startProcessTracer(tracing, serviceName, logger);
   return { ...(tracing && { tracing }), tracer, egress };
 }

@@ -91,11 +91,11 @@ describe("create", () => {
     expect(err.causes.map((c) => c.field)).toEqual(["metadata.name", "metadata.labels[a]"]);
   });
 
-  it("stores nothing on dryRun and answers 200 with the would-be object", async () => {
+  it("stores nothing on dryRun and answers 201 with the would-be object (as upstream)", async () => {
     const { store, storage } = await registryFixture();
     const before = await storage.revision();
     const r = await store("ServiceAccount").create("default", serviceAccount({}), { dryRun: true });
-    expect([r.code, r.object.metadata.name, r.object.metadata.resourceVersion]).toEqual([200, "builder", undefined]);
+    expect([r.code, r.object.metadata.name, r.object.metadata.resourceVersion]).toEqual([201, "builder", undefined]);
     expect(await storage.revision()).toBe(before);
     await expect(store("ServiceAccount").get("default", "builder")).rejects.toMatchObject({ code: "NOT_FOUND" });
   });

@@ -42,10 +42,10 @@ describe("apply over HTTP", () => {
     expect(forced.body.metadata.managedFields.map((e: { manager: string }) => e.manager)).toEqual(["b"]);
   });
 
-  it("honours dryRun=All", async () => {
+  it("honours dryRun=All, answering 201 for an object it would create (upstream's patch handler: created, dry run or not)", async () => {
     const name = shared.unique("apply");
     const dry = await call(shared.base, "PATCH", `${SA_PATH}/${name}?fieldManager=a&dryRun=All`, { body: yaml(name, { x: "1" }), contentType: APPLY });
-    expect(dry.status).toBe(200);
+    expect(dry.status).toBe(201);
     expect((await call(shared.base, "GET", `${SA_PATH}/${name}`)).status).toBe(404);
   });
 

@@ -158,10 +158,10 @@ describe("create, read and write over HTTP", () => {
     expect([r.status, r.body.metadata.name]).toEqual([201, name]);
   });
 
-  it("answers 200 and stores nothing for dryRun=All", async () => {
+  it("answers 201 Created with the object, as upstream, and stores nothing for dryRun=All", async () => {
     const name = unique("dry");
     const r = await call(shared.base, "POST", `${SA}?dryRun=All`, { body: serviceAccount({ name }) });
-    expect(r.status).toBe(200);
+    expect([r.status, r.body.kind, r.body.metadata.name]).toEqual([201, "ServiceAccount", name]);
     expect((await call(shared.base, "GET", `${SA}/${name}`)).status).toBe(404);
   });
 

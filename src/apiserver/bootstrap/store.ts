@@ -11,8 +11,8 @@ import { openSqliteByteStorage, openSqliteStorage } from "../storage/sqlite.js";
 import type { Storage } from "../storage/types.js";
 import type { EtcdStorageOptions } from "../storage/etcd/store.js";
 
-/** Where the store lives: SQLite in the data directory unless etcd is named. */
-export type StorageBackend = { readonly kind: "sqlite" } | { readonly kind: "etcd3"; readonly etcd: Pick<EtcdStorageOptions, "endpoints" | "tls" | "prefix"> };
+/** Where the store lives: SQLite in the data directory unless etcd is named (reached through the `etcd` egress selection). */
+export type StorageBackend = { readonly kind: "sqlite" } | { readonly kind: "etcd3"; readonly etcd: Pick<EtcdStorageOptions, "endpoints" | "tls" | "prefix" | "egress"> };
 
 export const STORE_FILE = "store.db";
 

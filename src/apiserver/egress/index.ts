@@ -44,8 +44,11 @@ export interface EgressDialer {
   httpAgent(options?: HttpAgentOptions): HttpAgent;
   /** An agent for `https.request`: TLS to the target (with the request's `ca`, `cert`, `servername`…) over `connect`'s stream. */
   httpsAgent(options?: HttpsAgentOptions): HttpsAgent;
-  /** A loopback listener that forwards each accepted connection to `host:port` through this egress. */
-  forward(host: string, port: number): Promise<{ readonly address: string; close(): Promise<void> }>;
+  /**
+   * A loopback listener that forwards each accepted connection to `host:port` through this egress. A failed dial
+   * closes the accepted connection; `onDialError` hears why (the client behind the listener sees only the close).
+   */
+  forward(host: string, port: number, onDialError?: (err: Error) => void): Promise<{ readonly address: string; close(): Promise<void> }>;
 }
 
 type Dial = (host: string, port: number, options?: DialOptions) => Promise<Socket>;
@@ -95,7 +98,7 @@ function dialer(name: EgressName, description: string, dial: Dial): EgressDialer
     connect: dial,
     httpAgent: (options) => new DialingHttpAgent(dial, options),
     httpsAgent: (options) => new DialingHttpsAgent(dial, options),
-    forward(host, port) {
+    forward(host, port, onDialError) {
       const open = new Set<Socket>();
       const server = createServer((local) => {
         open.add(local);
@@ -108,7 +111,10 @@ function dialer(name: EgressName, description: string, dial: Dial): EgressDialer
             remote.once("error", () => local.destroy());
             local.once("error", () => remote.destroy());
           },
-          () => local.destroy(),
+          (err: Error) => {
+            local.destroy();
+            onDialError?.(err);
+          },
         );
       });
       return new Promise((resolve, reject) => {

@@ -140,7 +140,8 @@ export class ResourceStore {
     this.guard(() => this.def.strategy.prepareForCreate(obj, sctx));
     await this.ctx.admit(this.attributes("create", opts, namespace, obj.metadata.name), obj, undefined);
     this.validate(obj, [...this.metadataProblems(namespace, obj.metadata), ...this.guard(() => this.def.strategy.validate(obj, sctx))]);
-    if (opts.dryRun) return { object: obj, code: 200 };
+    // Created, dry run or not (upstream's create handler answers 201 either way; so does an apply that creates).
+    if (opts.dryRun) return { object: obj, code: 201 };
     for (let attempt = 1; ; attempt++) {
       try {
         const text = serializeForStorage(obj);

@@ -15,7 +15,7 @@ import { addEgressOption, addTracingOption, startTracingAndEgress, type EgressFl
 import { holdListenAddress } from "../listen.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
-import { addStorageOptions, storageBackend, type StorageFlags } from "../storage-flags.js";
+import { addStorageOptions, storageBackend, throughEgress, type StorageFlags } from "../storage-flags.js";
 
 export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags, AuthorizationFlags, TracingFlags, EgressFlags, StorageFlags {
   dataDir: string;
@@ -118,7 +118,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   // Every flag is checked above: from here on the held address is released whatever happens.
   await runSecureServer({
     dataDir: flags.dataDir,
-    storageBackend: backend,
+    storageBackend: throughEgress(backend, egress),
     listen: { host: held.host, port: held.port },
     beforeListen: held.release,
     groupSuffix: flags.groupSuffix,
@@ -217,7 +217,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
     await held.release();
     throw err;
   }) : undefined;
-  const storage = await openDataStore(flags.dataDir, encryption, logger, { backend, ...(reload && { reload: { groupSuffix: flags.groupSuffix } }) }).catch(async (err: unknown) => {
+  const storage = await openDataStore(flags.dataDir, encryption, logger, { backend: throughEgress(backend, egress), ...(reload && { reload: { groupSuffix: flags.groupSuffix } }) }).catch(async (err: unknown) => {
     await held.release();
     await closeSinks(sinks);
     throw err;

@@ -7,9 +7,10 @@ import type { EncryptionConfig } from "../../apiserver/encryption/config.js";
 import { createLogger } from "../../logger.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError, type CommandModule } from "../program.js";
-import { addStorageOptions, storageBackend, type StorageFlags } from "../storage-flags.js";
+import { addStorageOptions, storageBackend, throughEgress, type StorageFlags } from "../storage-flags.js";
+import { addEgressOption, readEgressSelector, type EgressFlags } from "../tracing-egress-flags.js";
 
-interface RewriteFlags extends LogFlags, StorageFlags {
+interface RewriteFlags extends LogFlags, StorageFlags, EgressFlags {
   dataDir?: string;
   encryptionProviderConfig?: string;
   groupSuffix: string;
@@ -24,10 +25,11 @@ async function rewrite(flags: RewriteFlags): Promise<void> {
   const logger = createLogger({ name: "storage" });
   const [{ loadEncryption, openDataStore }, { rewriteAll }] = await Promise.all([import("../../apiserver/bootstrap/store.js"), import("../../apiserver/encryption/rewrite.js")]);
   const encryption = await loadEncryption(flags.encryptionProviderConfig, flags.groupSuffix, logger);
+  const egress = await readEgressSelector(flags, flags.groupSuffix, logger);
   const wrapper = flags.caKeyKms === undefined ? undefined : await caKeyWrapper(flags.caKeyKms, encryption);
   // SQLite is opened exclusively: a running server on this data directory makes this fail rather than race it. On
   // etcd every rewrite is an update with a precondition, so servers may keep running (a changed object is skipped).
-  const storage = await openDataStore(flags.dataDir, encryption, logger, { backend });
+  const storage = await openDataStore(flags.dataDir, encryption, logger, { backend: throughEgress(backend, egress) });
   try {
     const result = await rewriteAll(storage);
     process.stdout.write(`rewrote ${result.rewritten} objects${result.skipped ? ` (${result.skipped} changed meanwhile, left as written)` : ""}\n`);
@@ -54,11 +56,11 @@ export const storageCommand: CommandModule = (program: Command) => {
   const example =
     "\nExamples:\n  platform-ca storage rewrite --data-dir /var/lib/platform-ca --encryption-provider-config encryption.yaml\n  platform-ca storage rewrite --data-dir /var/lib/platform-ca --encryption-provider-config encryption.yaml --ca-key-kms kms1\n";
   const storage = program.command("storage").description("maintenance of a stopped server's store").addHelpText("after", example);
-  addStorageOptions(addLogOptions(storage.command("rewrite").description("write every stored object again, encrypted with the first provider of its rule (after a key rotation)"))
+  addStorageOptions(addEgressOption(addLogOptions(storage.command("rewrite").description("write every stored object again, encrypted with the first provider of its rule (after a key rotation)"))
     .option("--data-dir <dir>", "data directory of the stopped server")
     .option("--encryption-provider-config <file>", "the EncryptionConfiguration the server runs with")
     .option("--group-suffix <suffix>", "API group suffix of the configuration's apiVersion", DEFAULT_GROUP_SUFFIX)
-    .option("--ca-key-kms <name>", "also wrap the data directory's CA key (pki/ca.key) with this kms provider of the configuration"))
+    .option("--ca-key-kms <name>", "also wrap the data directory's CA key (pki/ca.key) with this kms provider of the configuration")))
     .addHelpText("after", example)
     .action((flags: RewriteFlags) => rewrite(flags));
 };

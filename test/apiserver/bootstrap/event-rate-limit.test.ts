@@ -52,7 +52,7 @@ describe("EventRateLimit Server", () => {
     expectTooMany(await createEvent(f, "events"), 'limit reached on type Server for key ""');
     expectTooMany(await createEvent(f, "core", { ns: "fourth" }), 'limit reached on type Server for key ""');
     // A dry run stores nothing and spends nothing, even with the bucket empty.
-    for (const api of ["core", "events"] as const) expect([200, 201]).toContain((await createEvent(f, api, { dryRun: true })).status);
+    for (const api of ["core", "events"] as const) expect((await createEvent(f, api, { dryRun: true })).status).toBe(201);
     await f.clock.advance(1000);
     expect((await createEvent(f, "events")).status).toBe(201);
     expect((await createEvent(f, "events")).status).toBe(429);

@@ -2,6 +2,7 @@
 // unreachable, and watch streams are opened on whichever member answers (docs/architecture.md says why not `etcd3`).
 import { credentials, Metadata, status, type ChannelCredentials, type Client, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
 import { PlatformError } from "../../../errors.js";
+import type { EgressDialer } from "../../egress/index.js";
 import { etcdServices, type EtcdWatchResponse } from "./proto.js";
 
 export interface EtcdTls {
@@ -18,7 +19,12 @@ export interface EtcdClientOptions {
   readonly tls?: EtcdTls;
   /** Deadline of one unary call; default 10 s. */
   readonly callTimeoutMs?: number;
+  /** The `etcd` egress selection: with HTTPConnect every member is reached through the proxy; Direct or absent, directly. */
+  readonly egress?: EgressDialer;
 }
+
+/** A loopback forwarder to one member through the egress proxy (grpc-js dials by address and has no socket hook). */
+type Route = Awaited<ReturnType<EgressDialer["forward"]>>;
 
 type Unary = (request: unknown, metadata: Metadata, options: { deadline: Date }, callback: (err: ServiceError | null, response: unknown) => void) => void;
 type KvClient = Client & Record<"Range" | "Put" | "DeleteRange" | "Txn" | "Compact", Unary>;
@@ -31,6 +37,12 @@ interface Member {
   readonly watch: WatchClient;
 }
 
+/** The last failed tunnel to each routed member: gRPC sees only a closed connection, this says why. */
+interface DialFailure {
+  readonly at: number;
+  readonly error: Error;
+}
+
 /** Errors that prove the request never reached a member, so even a write may be sent again. */
 const NOT_SENT = /No connection established|ECONNREFUSED|connect ECONN|failed to connect|Connection dropped before/i;
 
@@ -40,20 +52,45 @@ export class EtcdClient {
   /** The member calls go to first; moves on when it fails. */
   #current = 0;
   #closed = false;
+  readonly #routes: readonly Route[];
+  readonly #dialFailures: Map<string, DialFailure>;
 
-  constructor(options: EtcdClientOptions) {
+  /** A client whose members are reached as the egress selection says (forwarders are opened first when it proxies). */
+  static async open(options: EtcdClientOptions): Promise<EtcdClient> {
+    const egress = options.egress;
+    if (!egress || egress.description === "Direct") return new EtcdClient(options);
+    const parsed = options.endpoints.map(parseEndpoint);
+    const routes: Route[] = [];
+    const failures = new Map<string, DialFailure>();
+    try {
+      for (const [i, e] of parsed.entries()) routes.push(await egress.forward(e.host, e.port, (error) => failures.set(options.endpoints[i]!, { at: Date.now(), error })));
+    } catch (err) {
+      await Promise.all(routes.map((r) => r.close()));
+      throw err;
+    }
+    return new EtcdClient(options, routes, failures);
+  }
+
+  /** `routes`: the forwarder of each endpoint, in order, and where they record failed tunnels, from `open`. */
+  constructor(options: EtcdClientOptions, routes: readonly Route[] = [], dialFailures = new Map<string, DialFailure>()) {
     if (options.endpoints.length === 0) throw new PlatformError("INVALID_OPTION", "expected at least one etcd endpoint");
+    this.#routes = routes;
+    this.#dialFailures = dialFailures;
     const services = etcdServices();
     const KV = services["KV"] as unknown as new (target: string, creds: ChannelCredentials, options?: object) => KvClient;
     const Watch = services["Watch"] as unknown as new (target: string, creds: ChannelCredentials, options?: object) => WatchClient;
     this.#timeoutMs = options.callTimeoutMs ?? 10_000;
-    this.#members = options.endpoints.map((url) => {
-      const { target, tls } = parseEndpoint(url);
+    this.#members = options.endpoints.map((url, i) => {
+      const { target, host, tls } = parseEndpoint(url);
+      const route = routes[i];
       const creds = tls ? credentials.createSsl(options.tls?.ca ?? null, options.tls?.key ?? null, options.tls?.cert ?? null) : credentials.createInsecure();
       // Watches and calls share one channel per member; keepalives notice a member that vanished without a FIN.
       // Reconnects start after 100 ms and back off to 2 s (grpc's defaults, 1 s to 120 s, outlast a member restart).
-      const channel = { "grpc.initial_reconnect_backoff_ms": 100, "grpc.max_reconnect_backoff_ms": 2000, "grpc.keepalive_time_ms": 10_000, "grpc.keepalive_timeout_ms": 5_000, "grpc.keepalive_permit_without_calls": 1, "grpc.max_receive_message_length": 64 << 20 };
-      const kv = new KV(target, creds, channel);
+      const base = { "grpc.initial_reconnect_backoff_ms": 100, "grpc.max_reconnect_backoff_ms": 2000, "grpc.keepalive_time_ms": 10_000, "grpc.keepalive_timeout_ms": 5_000, "grpc.keepalive_permit_without_calls": 1, "grpc.max_receive_message_length": 64 << 20 };
+      // Through a forwarder the channel dials a loopback address, but TLS still checks the member's certificate for
+      // the endpoint's own host name, and requests name the member as their authority.
+      const channel = route ? { ...base, "grpc.ssl_target_name_override": host, "grpc.default_authority": target } : base;
+      const kv = new KV(route?.address ?? target, creds, channel);
       const watch = new Watch(target, creds, { ...channel, channelOverride: kv.getChannel() });
       return { url, kv, watch };
     });
@@ -69,7 +106,8 @@ export class EtcdClient {
    */
   async call<T>(method: KvMethod, request: object, write: boolean): Promise<T> {
     // Every member is tried once; then, until the deadline, again every 200 ms (a member restarting, an election).
-    const deadline = Date.now() + this.#timeoutMs;
+    const started = Date.now();
+    const deadline = started + this.#timeoutMs;
     for (let attempt = 0; ; attempt++) {
       if (this.#closed) throw new PlatformError("STORAGE_UNAVAILABLE", "storage is closed");
       const index = this.#current;
@@ -83,10 +121,17 @@ export class EtcdClient {
         // A member that is gone or hangs is skipped by later calls too; only a safe call is sent again now.
         if ((e.code === status.UNAVAILABLE || e.code === status.DEADLINE_EXCEEDED) && this.#current === index) this.#current = (index + 1) % this.#members.length;
         const retry = e.code === status.UNAVAILABLE && (!write || NOT_SENT.test(e.details ?? e.message));
-        if (!retry || Date.now() + 200 >= deadline) throw e;
+        if (!retry || Date.now() + 200 >= deadline) throw this.#withDialFailure(e, member.url, started);
         if (attempt >= this.#members.length - 1) await new Promise((r) => setTimeout(r, 200));
       }
     }
+  }
+
+  /** A member behind the egress proxy that could not be tunnelled to during this call: the proxy's answer, appended. */
+  #withDialFailure(e: ServiceError, url: string, since: number): ServiceError {
+    const failure = this.#dialFailures.get(url);
+    if (e.code === status.UNAVAILABLE && failure && failure.at >= since) e.details = `${e.details}; ${failure.error.message}`;
+    return e;
   }
 
   /**
@@ -105,14 +150,17 @@ export class EtcdClient {
     if (this.#members[this.#current]!.url === url) this.#current = (this.#current + 1) % this.#members.length;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.#closed = true;
     for (const m of this.#members) m.kv.close();
+    await Promise.all(this.#routes.map((r) => r.close()));
   }
 }
 
-function parseEndpoint(url: string): { target: string; tls: boolean } {
-  const m = /^(https?):\/\/([^/]+?)\/?$/.exec(url);
+/** `target` as grpc-js takes it (`host:port`); `host` without brackets and `port` (grpc-js's default, 443, when absent) for the proxy. */
+function parseEndpoint(url: string): { target: string; host: string; port: number; tls: boolean } {
+  const m = /^(https?):\/\/(\[[^\]/]+\]|[^/:]+)(?::(\d{1,5}))?\/?$/.exec(url);
   if (!m) throw new PlatformError("INVALID_OPTION", `expected an etcd endpoint like https://host:2379, got ${JSON.stringify(url)}`);
-  return { target: m[2]!, tls: m[1] === "https" };
+  const port = m[3] === undefined ? 443 : Number(m[3]);
+  return { target: m[3] === undefined ? m[2]! : `${m[2]}:${m[3]}`, host: m[2]!.replace(/^\[(.*)\]$/, "$1"), port, tls: m[1] === "https" };
 }

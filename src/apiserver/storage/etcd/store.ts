@@ -42,7 +42,14 @@ const compare = (key: Buffer, target: "MOD" | "CREATE", result: "EQUAL" | "GREAT
 
 /** Opens an etcd-backed store and checks that a member answers. */
 export async function openEtcdStorage<V extends StoredValue = string>(options: EtcdStorageOptions): Promise<Storage<V>> {
-  const store = new EtcdStorage<V>(options);
+  const client = await EtcdClient.open(options);
+  let store: EtcdStorage<V>;
+  try {
+    store = new EtcdStorage<V>(options, client);
+  } catch (err) {
+    await client.close();
+    throw err;
+  }
   try {
     await store.revision();
   } catch (err) {
@@ -65,12 +72,13 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
   readonly #inFlight = new Map<string, Promise<unknown>>();
   #closed = false;
 
-  constructor(options: EtcdStorageOptions) {
+  /** `client`: from `EtcdClient.open` when the members are reached through an egress proxy. */
+  constructor(options: EtcdStorageOptions, client = new EtcdClient(options)) {
     const prefix = (options.prefix ?? "/platform-ca").replace(/\/+$/, "");
     if (!/^(\/[\x21-\x7e]+)?$/.test(prefix)) throw new PlatformError("INVALID_OPTION", `expected the etcd prefix to be a printable ASCII path like /platform-ca, got ${JSON.stringify(options.prefix)}`);
     this.#prefix = prefix;
     this.#kind = options.values ?? "text";
-    this.#client = new EtcdClient(options);
+    this.#client = client;
     const logger = options.logger ?? silentLogger();
     this.#watches = new EtcdWatchStream(this.#client, logger, options.watch);
     const [key, end] = this.#range("");
@@ -206,7 +214,7 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
     this.#ticker.close();
     this.#watches.close(closed());
     this.#compactor.stop();
-    this.#client.close();
+    await this.#client.close();
   }
 
   async #txn(compares: object[], success: object[], failure: object[]): Promise<TxnResponse> {
