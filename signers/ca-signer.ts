@@ -7,7 +7,7 @@ import { crlDistributionPointsExtension } from "../src/pki/tbs-template.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr } from "../src/pki/types.js";
 import { findDuplicateUsages, isKnownUsage, resolveUsages } from "../src/pki/usages.js";
 import { computeValidity, MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
-import type { Signer, SigningRequest, Validation } from "./signer.js";
+import type { Signer, SignOptions, SigningRequest, Validation } from "./signer.js";
 import { signerNameProblem } from "./signer-name.js";
 
 /** The cluster maximum signing duration when none is configured: one year (8760h), like ClusterSigningDuration. */
@@ -110,7 +110,7 @@ export class CaSigner implements Signer {
     return reason === undefined ? { ok: true } : { ok: false, reason };
   }
 
-  async sign(request: SigningRequest, now: Date): Promise<string> {
+  async sign(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
     const validation = this.validate(request);
     if (!validation.ok) {
       throw new PlatformError("SIGNER_REJECTED", validation.reason, { details: { signerName: this.signerName } });
@@ -127,9 +127,10 @@ export class CaSigner implements Signer {
         caNotBefore: ca.notBefore,
         caNotAfter: ca.notAfter,
       });
-      // A key in the process signs synchronously (the fast path); a token key signs off the event loop.
+      // A key in the process signs synchronously (the fast path), or on the caller's pool when work is waiting;
+      // a token key signs off the event loop.
       const issue = { csr: plan.csr, profile: plan.profile, validity, ca, signerExtensions: this.#signerExtensions };
-      const issued = ca.keySigner ? await issueCertificateAsync(issue) : issueCertificate(issue);
+      const issued = options.pool ? await options.pool.issue(issue, options.backlog ?? 0) : ca.keySigner ? await issueCertificateAsync(issue) : issueCertificate(issue);
       this.#provider.recordIssued?.(ca, issued.notAfter);
       this.#logger.debug({ signerName: this.signerName, serial: issued.serialHex, notAfter: issued.notAfter.toISOString() }, "issued certificate");
       return [issued.pem, ...presentedChain(ca)].map(withNewline).join("");
