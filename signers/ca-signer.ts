@@ -1,6 +1,6 @@
 // Shared machinery of signers that issue from a CA: request basics, lifetime, issuance, chain and trust anchors.
 import { invalidOption, PlatformError, toPlatformError } from "../src/errors.js";
-import { silentLogger, type Logger } from "../src/logger.js";
+import type { Logger } from "../src/logger.js";
 import { crlIssuerFromCa, type CrlIssuer } from "../src/pki/crl.js";
 import { issueCertificate, issueCertificateAsync } from "../src/pki/issue.js";
 import { crlDistributionPointsExtension } from "../src/pki/tbs-template.js";
@@ -82,7 +82,8 @@ export class CaSigner implements Signer {
   readonly #plan: (request: SigningRequest) => IssuePlan;
   readonly #publish: TrustPublication;
   readonly #now: () => Date;
-  readonly #logger: Logger;
+  /** None given: nothing logged (and no logger built, which keeps a one-shot `sign` from loading pino). */
+  readonly #logger: Logger | undefined;
   /** Extensions constant for this signer, encoded once. */
   readonly #signerExtensions: readonly Uint8Array[];
 
@@ -101,7 +102,7 @@ export class CaSigner implements Signer {
     this.#plan = options.plan ?? defaultPlan;
     this.#publish = options.publish ?? "ca";
     this.#now = options.now ?? (() => new Date());
-    this.#logger = options.logger ?? silentLogger();
+    this.#logger = options.logger;
     this.#signerExtensions = options.crlDistributionPointUrl === undefined ? [] : [crlDistributionPoint(options.crlDistributionPointUrl, this.signerName)];
   }
 
@@ -132,7 +133,7 @@ export class CaSigner implements Signer {
       const issue = { csr: plan.csr, profile: plan.profile, validity, ca, signerExtensions: this.#signerExtensions };
       const issued = options.pool ? await options.pool.issue(issue, options.backlog ?? 0) : ca.keySigner ? await issueCertificateAsync(issue) : issueCertificate(issue);
       this.#provider.recordIssued?.(ca, issued.notAfter);
-      this.#logger.debug({ signerName: this.signerName, serial: issued.serialHex, notAfter: issued.notAfter.toISOString() }, "issued certificate");
+      this.#logger?.debug({ signerName: this.signerName, serial: issued.serialHex, notAfter: issued.notAfter.toISOString() }, "issued certificate");
       return [issued.pem, ...presentedChain(ca)].map(withNewline).join("");
     } catch (error) {
       throw toPlatformError(error);
