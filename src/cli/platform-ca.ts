@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // Entry point of the `platform-ca` command: offline signing, the dev PKI, the API server and the controllers.
-import { buildProgram, endQuietlyOnClosedPipe, runProgram, type CommandModule } from "./program.js";
+import { buildProgram, endQuietlyOnClosedPipe, modulesFor, runProgram, type LazyModules } from "./program.js";
 import { VERSION } from "../version.js";
 
 /**
  * Each subcommand module, by the command it adds (one entry per module, in the order help lists them). Loaded on
  * demand: `platform-ca sign` loads the sign module alone, not the API server, the controllers or their packages.
  */
-const modules: readonly (readonly [string, () => Promise<CommandModule>])[] = [
+const modules: LazyModules = [
   ["apiserver", async () => (await import("./commands/apiserver.js")).apiserverCommand],
   ["dev-certs", async () => (await import("./commands/dev-certs.js")).devCertsCommand],
   ["sign", async () => (await import("./commands/sign.js")).signCommand],
@@ -19,10 +19,7 @@ const modules: readonly (readonly [string, () => Promise<CommandModule>])[] = [
   ["completion", async () => (await import("./completion.js")).completionCommand({ dynamic: false })],
 ];
 
-// The module the first word names; every module for anything else (help, completion of the whole tree, a typo that
-// gets suggestions).
-const named = modules.find(([name]) => name === process.argv[2] && name !== "completion");
-const loaded = await Promise.all((named ? [named] : modules).map(([, load]) => load()));
+const loaded = await modulesFor(modules, process.argv[2], new Set(["completion"]));
 
 const program = buildProgram("platform-ca", VERSION, loaded).addHelpText(
   "after",

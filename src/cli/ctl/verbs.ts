@@ -1,8 +1,8 @@
 // The platformctl verbs, in the order `platformctl --help` lists them, each loaded only when a command line needs it.
-import type { CommandModule } from "../program.js";
+import { modulesFor, type CommandModule, type LazyModules } from "../program.js";
 import { firstOperand, type FlagTable } from "./argv.js";
 
-const VERBS: readonly (readonly [string, () => Promise<CommandModule>])[] = [
+const VERBS: LazyModules = [
   ["get", async () => (await import("./get.js")).getVerb],
   ["describe", async () => (await import("./describe.js")).describeVerb],
   ["create", async () => (await import("./create.js")).createVerb],
@@ -22,15 +22,14 @@ const WHOLE_TREE = new Set(["completion", "__complete"]);
 
 /** Every verb, in help order. */
 export function allCtlVerbs(): Promise<CommandModule[]> {
-  return Promise.all(VERBS.map(([, load]) => load()));
+  return modulesFor(VERBS, undefined, WHOLE_TREE);
 }
 
 /**
  * The verbs a command line needs: the one its first operand names (`platformctl -n x get csr` loads get alone), or
  * every verb for anything else (help, completion, an alias from the preferences file, a typo).
  */
-export async function ctlVerbsFor(args: readonly string[], rootFlags: FlagTable): Promise<CommandModule[]> {
+export function ctlVerbsFor(args: readonly string[], rootFlags: FlagTable): Promise<CommandModule[]> {
   const at = firstOperand(args, rootFlags);
-  const named = at < 0 ? undefined : VERBS.find(([name]) => name === args[at] && !WHOLE_TREE.has(name));
-  return named ? [await named[1]()] : allCtlVerbs();
+  return modulesFor(VERBS, at < 0 ? undefined : args[at], WHOLE_TREE);
 }
