@@ -1,10 +1,12 @@
 // SigningPool: issuance on worker threads when there is more than one core and a backlog; on the calling thread otherwise.
 //
 // One CSR with nothing queued is issued on the calling thread at once (no message round trip, no thread started).
-// Only when the caller says more work is waiting (`backlog`) or jobs are already out do jobs go to the workers,
-// batched per message. Only CA keys held in the process (a KeyObject) go to workers, cloned by postMessage (never
+// Jobs go to the workers, batched per message, when the caller says more work is waiting (`backlog`) or jobs are
+// already out; the workers are started only once the waiting work (backlog × the measured time of one issuance with
+// that CA) is worth more than starting them, so a short run of cheap signatures never pays for threads. Only CA keys held in the process (a KeyObject) go to workers, cloned by postMessage (never
 // exported as text, never logged); a token key (PKCS#11, `keySigner`) signs on its own path, in the calling thread.
 import os from "node:os";
+import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import { compiledScript } from "../compiled-script.js";
 import { asErrorCode, invalidOption, PlatformError, toPlatformError } from "../errors.js";
@@ -22,6 +24,11 @@ export interface SigningPoolOptions {
   /** Path or file URL of the compiled worker script (default: the compiled signing-pool-worker.js). */
   readonly workerScript?: string | URL;
   readonly logger?: Logger;
+  /**
+   * What starting the workers costs, in milliseconds of work: they start when a backlog's estimated work reaches it
+   * (default 50, about what two workers take to start and load the signing code here; 0 starts them for any backlog).
+   */
+  readonly startCostMs?: number;
 }
 
 export interface PoolJob {
@@ -50,12 +57,17 @@ interface Slot {
 const MAX_BATCHES_IN_FLIGHT = 2;
 /** CAs kept loaded in the workers; a rotation beyond that drops the oldest. */
 const MAX_CAS = 8;
+/** Weight of the newest sample in the running mean of one issuance's time. */
+const COST_WEIGHT = 0.2;
 
 export class SigningPool {
   readonly workers: number;
   private readonly batchSize: number;
   private readonly logger: Logger;
   private readonly script: string | URL | undefined;
+  private readonly startCostMs: number;
+  /** Running mean of one issuance on the calling thread, per CA, in ms. */
+  private readonly costs = new WeakMap<CaKeyPair, number>();
   private slots: Slot[] = [];
   private queue: Pending[] = [];
   private readonly caIds = new WeakMap<CaKeyPair, number>();
@@ -78,6 +90,8 @@ export class SigningPool {
     this.workers = workers;
     this.batchSize = batchSize;
     this.script = options.workerScript;
+    this.startCostMs = options.startCostMs ?? 50;
+    if (!(this.startCostMs >= 0)) throw invalidOption("startCostMs", "to be ≥ 0", options.startCostMs);
     this.logger = options.logger ?? silentLogger();
   }
 
@@ -92,8 +106,7 @@ export class SigningPool {
    */
   issue(job: PoolJob, backlog = 0): Promise<IssuedCertificate> {
     if (this.closing) return Promise.reject(new PlatformError("NOT_READY", "the signing pool is closed"));
-    const offload = this.workers > 0 && job.ca.privateKey !== undefined && job.ca.keySigner === undefined && (backlog > 0 || this.outstanding > 0);
-    if (!offload) return this.inline(job);
+    if (!this.offload(job.ca, backlog)) return this.inline(job);
     this.outstanding += 1;
     this.counts.workers += 1;
     return new Promise<IssuedCertificate>((resolve, reject) => {
@@ -106,12 +119,26 @@ export class SigningPool {
     });
   }
 
+  private offload(ca: CaKeyPair, backlog: number): boolean {
+    if (this.workers === 0 || ca.privateKey === undefined || ca.keySigner !== undefined) return false;
+    if (this.outstanding > 0) return true;
+    if (backlog <= 0) return false;
+    // A CA not yet timed counts as free: its first job runs here and gives the time.
+    return this.started() || backlog * (this.costs.get(ca) ?? 0) >= this.startCostMs;
+  }
+
   private inline(job: PoolJob): Promise<IssuedCertificate> {
     this.counts.inline += 1;
+    const start = performance.now();
     try {
       const csr = typeof job.csr === "string" || job.csr instanceof Uint8Array ? parseCsr(job.csr) : job.csr;
       const request = { ca: job.ca, csr, profile: job.profile, validity: job.validity, ...(job.signerExtensions && { signerExtensions: job.signerExtensions }) };
-      return job.ca.keySigner ? issueCertificateAsync(request).catch((e: unknown) => Promise.reject(toPlatformError(e))) : Promise.resolve(issueCertificate(request));
+      if (job.ca.keySigner) return issueCertificateAsync(request).catch((e: unknown) => Promise.reject(toPlatformError(e)));
+      const issued = issueCertificate(request);
+      const ms = performance.now() - start;
+      const mean = this.costs.get(job.ca);
+      this.costs.set(job.ca, mean === undefined ? ms : mean + COST_WEIGHT * (ms - mean));
+      return Promise.resolve(issued);
     } catch (err) {
       return Promise.reject(toPlatformError(err));
     }

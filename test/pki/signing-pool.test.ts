@@ -50,8 +50,9 @@ function content(pem: string): string {
     .replace(/Signature Value:[\s\S]*$/, "");
 }
 
-function pool(workers: number, batchSize = 8): SigningPool {
-  return new SigningPool({ workers, workerScript, batchSize });
+/** A pool whose workers start for any backlog (startCostMs 0), unless the test says otherwise. */
+function pool(workers: number, batchSize = 8, startCostMs = 0): SigningPool {
+  return new SigningPool({ workers, workerScript, batchSize, startCostMs });
 }
 
 /** The worker threads of a pool, to watch them stop. */
@@ -107,6 +108,24 @@ describe("SigningPool", () => {
     expect(p.started()).toBe(false);
     expect(p.counts).toEqual({ inline: 1, workers: 0 });
     await p.close();
+  });
+
+  it("starts workers only once the backlog's measured work is worth their start", async () => {
+    const { ca } = await testCa({ keyType: "p256" });
+    const request = job(ca, (await csr({ cn: "cheap" })).der);
+    const p = pool(2, 8, 1000);
+    try {
+      await p.issue(request, 5); // not timed yet: runs here and gives the time of one issuance
+      await Promise.all([p.issue(request, 10), p.issue(request, 9)]);
+      expect(p.started()).toBe(false);
+      expect(p.counts).toEqual({ inline: 3, workers: 0 });
+      // Ten million waiting P-256 issuances are worth far more than a second of starting threads.
+      await Promise.all([p.issue(request, 10_000_000), p.issue(request, 1)]);
+      expect(p.started()).toBe(true);
+      expect(p.counts.workers).toBe(2);
+    } finally {
+      await p.close();
+    }
   });
 
   it.each([0, 2])("fails only the job whose CSR signature is broken, with a PlatformError (%i workers)", async (workers) => {
@@ -202,6 +221,7 @@ describe("SigningPool", () => {
   it.each([
     [{ workers: -1 }, "expected `workers` to be an integer 0–256, got -1"],
     [{ workers: 1, batchSize: 0 }, "expected `batchSize` to be an integer 1–4096, got 0"],
+    [{ startCostMs: -1 }, "expected `startCostMs` to be ≥ 0, got -1"],
   ])("validates its options: %j", (opts, message) => {
     expect(() => new SigningPool(opts)).toThrow(message);
   });
