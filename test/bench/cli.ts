@@ -5,13 +5,14 @@
 // P-256 CA, as `cfssl sign -ca ca.pem -ca-key ca-key.pem csr.pem` does. "npx" runs the bin from a project that has
 // it in node_modules/.bin, as a user of the package types it. `platformctl get` lists CSRs of a local
 // `platform-ca apiserver --insecure-local`.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { envNumber } from "./measure.js";
 import { startServer, stopServer } from "./insecure-server.js";
+import { median, timeProcesses, type ProcessTime } from "./process-time.js";
 
 const PLATFORM_CA = fileURLToPath(new URL("../../src/cli/platform-ca.js", import.meta.url));
 const PLATFORMCTL = fileURLToPath(new URL("../../src/cli/platformctl.js", import.meta.url));
@@ -44,31 +45,25 @@ const cases: { readonly label: string; readonly cmd: string; readonly args: read
   { label: "cfssl sign -ca ca.pem -ca-key ca-key.pem csr.pem", cmd: "cfssl", args: ["sign", "-ca", "ca.pem", "-ca-key", "ca-key.pem", "csr.pem"] },
 ];
 
-function wallMs(c: (typeof cases)[number]): number {
-  const start = process.hrtime.bigint();
-  const r = spawnSync(c.cmd, c.args, { cwd: c.cwd ?? dir, stdio: ["ignore", "ignore", "pipe"] });
-  const ms = Number(process.hrtime.bigint() - start) / 1e6;
-  if (r.status !== 0) throw new Error(`${c.label} failed (${r.status}): ${r.stderr?.toString() ?? r.error}`);
-  return ms;
-}
-
-const times = cases.map(() => [] as number[]);
+const run = (c: (typeof cases)[number]) => timeProcesses([{ cmd: c.cmd, args: c.args, cwd: c.cwd ?? dir }]);
+const times = cases.map(() => [] as ProcessTime[]);
 try {
-  cases.forEach((c) => wallMs(c)); // warm-up: file cache, npx's own start
-  for (let rep = 0; rep < REPS; rep++) cases.forEach((c, i) => times[i]!.push(wallMs(c)));
+  cases.forEach(run); // warm-up: file cache, npx's own start
+  for (let rep = 0; rep < REPS; rep++) cases.forEach((c, i) => times[i]!.push(run(c)));
 } finally {
   await stopServer(server.child);
   rmSync(dir, { recursive: true, force: true });
 }
 
-const median = (xs: readonly number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-const medians = times.map(median);
+const medians = times.map((t) => median(t.map((x) => x.wall)));
+const cpu = times.map((t) => median(t.map((x) => x.cpu)));
 const node = medians[0]!;
 console.log(`# bench:cli ${new Date().toISOString()}: median wall time of ${REPS} runs each, interleaved`);
 console.log(`node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? "unknown CPU"}), load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
-console.log("| command | median | × node -e 0 | min – max |\n|---|---:|---:|---|");
-cases.forEach((c, i) => console.log(`| ${c.label} | ${medians[i]!.toFixed(0)} ms | ${(medians[i]! / node).toFixed(2)} | ${Math.min(...times[i]!).toFixed(0)} – ${Math.max(...times[i]!).toFixed(0)} ms |`));
-console.log(`\nplatform-ca sign / node -e 0 = ${(medians[1]! / node).toFixed(2)} (target ≤ 2); / cfssl sign = ${(medians[1]! / medians[6]!).toFixed(1)}`);
+console.log("| command | wall (median) | × node -e 0 | wall min – max | CPU (median) | CPU × node -e 0 |\n|---|---:|---:|---|---:|---:|");
+cases.forEach((c, i) => {
+  const walls = times[i]!.map((x) => x.wall);
+  const cells = [`${medians[i]!.toFixed(0)} ms`, (medians[i]! / node).toFixed(2), `${Math.min(...walls).toFixed(0)} – ${Math.max(...walls).toFixed(0)} ms`, `${cpu[i]!.toFixed(0)} ms`, (cpu[i]! / cpu[0]!).toFixed(2)];
+  console.log(`| ${c.label} | ${cells.join(" | ")} |`);
+});
+console.log(`\nplatform-ca sign / node -e 0 = ${(medians[1]! / node).toFixed(2)} wall, ${(cpu[1]! / cpu[0]!).toFixed(2)} CPU (target ≤ 2 wall); / cfssl sign = ${(medians[1]! / medians[6]!).toFixed(1)} wall`);

@@ -7,12 +7,13 @@
 // Wall time of whole processes and their CPU (user + system, from /usr/bin/time), cases interleaved so machine load
 // hits them alike; the median of BENCH_REPS runs (default 3). Run: `npm run bench:dev-certs`.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { envNumber } from "./measure.js";
+import { median, timeProcesses, type ProcessTime } from "./process-time.js";
 
 const CLI = fileURLToPath(new URL("../../src/cli/platform-ca.js", import.meta.url));
 const REPS = envNumber("BENCH_REPS", 3);
@@ -36,40 +37,19 @@ function manifest(file: string, caKey: string, leafKey: string): string {
   return path;
 }
 
-interface Command {
-  readonly cmd: string;
-  readonly args: readonly string[];
-  readonly env?: NodeJS.ProcessEnv;
-  readonly cwd: string;
-}
-
-/** Runs the commands one after the other: wall ms and CPU ms of all of them; any failure aborts the benchmark. */
-function timed(commands: readonly Command[]): { wall: number; cpu: number } {
-  const cpuFile = join(root, "cpu.txt");
-  let cpu = 0;
-  const start = process.hrtime.bigint();
-  for (const c of commands) {
-    const r = spawnSync("/usr/bin/time", ["-q", "-o", cpuFile, "-f", "%U %S", c.cmd, ...c.args], { env: { ...process.env, ...c.env }, cwd: c.cwd, stdio: ["ignore", "ignore", "pipe"] });
-    if (r.status !== 0) throw new Error(`${c.cmd} ${c.args.join(" ")} failed: ${r.stderr?.toString() ?? r.error}`);
-    const [user, system] = readFileSync(cpuFile, "utf8").trim().split(/\s+/).map(Number);
-    cpu += (user! + system!) * 1000;
-  }
-  return { wall: Number(process.hrtime.bigint() - start) / 1e6, cpu };
-}
-
 const verify = (ca: string, cert: string) => execFileSync("openssl", ["verify", "-CAfile", ca, cert], { stdio: "ignore" });
 
-type Case = { readonly label: string; readonly run: (dir: string) => { wall: number; cpu: number }; readonly check: (dir: string) => void };
+type Case = { readonly label: string; readonly run: (dir: string) => ProcessTime; readonly check: (dir: string) => void };
 const platformCase = (label: string, file: string, npx: boolean): Case => ({
   label,
-  run: (dir) => timed([npx
+  run: (dir) => timeProcesses([npx
     ? { cmd: "npx", args: ["--no-install", "platform-ca", "dev-certs", "--manifest", file, "--out", dir], cwd: project }
     : { cmd: process.execPath, args: [CLI, "dev-certs", "--manifest", file, "--out", dir], cwd: dir }]),
   check: (dir) => verify(join(dir, "ca.crt"), join(dir, `svc-${LEAVES}.crt`)),
 });
 const mkcertCase = (label: string, extra: readonly string[]): Case => ({
   label,
-  run: (dir) => timed(names.map((n) => ({ cmd: "mkcert", args: [...extra, n], env: { CAROOT: join(dir, "caroot") }, cwd: dir }))),
+  run: (dir) => timeProcesses(names.map((n) => ({ cmd: "mkcert", args: [...extra, n], env: { CAROOT: join(dir, "caroot") }, cwd: dir }))),
   check: (dir) => verify(join(dir, "caroot/rootCA.pem"), join(dir, `${names[LEAVES - 1]}.pem`)),
 });
 
@@ -85,7 +65,7 @@ const cases: Case[] = [
   mkcertCase("mkcert -ecdsa host ×20: RSA-3072 CA + 20 P-256 leaves", ["-ecdsa"]),
 ];
 
-const results = cases.map(() => [] as { wall: number; cpu: number }[]);
+const results = cases.map(() => [] as ProcessTime[]);
 try {
   for (let rep = 0; rep < REPS; rep++) {
     cases.forEach((c, i) => {
@@ -99,10 +79,6 @@ try {
   rmSync(root, { recursive: true, force: true });
 }
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const wall = results.map((r) => median(r.map((x) => x.wall)));
 const cpu = results.map((r) => median(r.map((x) => x.cpu)));
 const ms = (x: number): string => `${Math.round(x)} ms`;
