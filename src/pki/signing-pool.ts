@@ -167,7 +167,10 @@ export class SigningPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(this.script ?? workerScript(), { workerData: { kind: POOL_WORKER_KIND } });
+    // A worker inherits the process's Node flags; --input-type (a process run with `node --input-type=module -e`)
+    // is refused in a worker, which loads a file.
+    const execArgv = process.execArgv.filter((a) => !a.startsWith("--input-type"));
+    const worker = new Worker(this.script ?? workerScript(), { workerData: { kind: POOL_WORKER_KIND }, execArgv });
     const slot: Slot = { worker, inFlight: new Map(), cas: new Set(), dead: false };
     worker.on("message", (msg: FromWorker) => this.settle(slot, msg.id, msg.results));
     worker.on("error", (err) => this.lost(slot, err));

@@ -3,6 +3,7 @@ import { execFileSync } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { Worker } from "node:worker_threads";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isPlatformError } from "../../src/errors.js";
@@ -217,6 +218,26 @@ describe("SigningPool", () => {
     expect(p.started()).toBe(false);
     await expect(p.issue(job(ca, csrs[0]!))).rejects.toMatchObject({ code: "NOT_READY" });
   });
+
+  it("does not keep a process alive once its jobs are done, even when nobody closes it", () => {
+    const dist = (file: string) => JSON.stringify(pathToFileURL(join(root, "dist/src/pki", file)).href);
+    const script = [
+      `import { generateKeyPairSync } from "node:crypto";`,
+      `import { generateCa } from ${dist("ca.js")};`,
+      `import { buildCsr } from ${dist("csr-builder.js")};`,
+      `import { SigningPool } from ${dist("signing-pool.js")};`,
+      `import { resolveUsages } from ${dist("usages.js")};`,
+      `const ca = (await generateCa({ commonName: "exit", keyType: "p256", lifetimeSeconds: 86400, now: new Date() })).ca;`,
+      `const csr = buildCsr({ commonName: "a" }, generateKeyPairSync("ec", { namedCurve: "P-256" }));`,
+      `const pool = new SigningPool({ workers: 2, startCostMs: 0 });`,
+      `const job = { ca, csr, profile: { usages: resolveUsages(["client auth"]), isCa: false, includeSans: true }, validity: { notBefore: new Date(), notAfter: new Date(Date.now() + 3600000) } };`,
+      `const certs = await Promise.all([3, 2, 1, 0].map((backlog) => pool.issue(job, backlog)));`,
+      `console.log(certs.length, pool.started(), pool.counts.workers);`,
+    ].join("\n");
+    // The build's worker script is what a process outside the tests uses (npm run build comes first).
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: 30_000 });
+    expect(out).toBe("4 true 4\n");
+  }, 40_000);
 
   it.each([
     [{ workers: -1 }, "expected `workers` to be an integer 0–256, got -1"],
