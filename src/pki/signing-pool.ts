@@ -167,10 +167,7 @@ export class SigningPool {
   }
 
   private spawn(): Slot {
-    // A worker inherits the process's Node flags; --input-type (a process run with `node --input-type=module -e`)
-    // is refused in a worker, which loads a file.
-    const execArgv = process.execArgv.filter((a) => !a.startsWith("--input-type"));
-    const worker = new Worker(this.script ?? workerScript(), { workerData: { kind: POOL_WORKER_KIND }, execArgv });
+    const worker = startWorker(this.script ?? workerScript());
     const slot: Slot = { worker, inFlight: new Map(), cas: new Set(), dead: false };
     worker.on("message", (msg: FromWorker) => this.settle(slot, msg.id, msg.results));
     worker.on("error", (err) => this.lost(slot, err));
@@ -302,6 +299,21 @@ export class SigningPool {
     await drained;
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
     this.slots = [];
+  }
+}
+
+/**
+ * A worker with the process's Node flags (source maps, profiling), less those a worker refuses: --input-type (a
+ * process run with `node --input-type=module -e`; a worker loads a file) and per-process V8 flags such as
+ * --single-threaded-gc, for which it starts with none.
+ */
+function startWorker(script: string | URL): Worker {
+  const workerData = { kind: POOL_WORKER_KIND };
+  try {
+    return new Worker(script, { workerData, execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")) });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw err;
+    return new Worker(script, { workerData, execArgv: [] });
   }
 }
 
