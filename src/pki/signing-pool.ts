@@ -10,7 +10,7 @@ import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 import { compiledScript } from "../compiled-script.js";
 import { asErrorCode, invalidOption, PlatformError, toPlatformError } from "../errors.js";
-import { silentLogger, type Logger } from "../logger.js";
+import type { Logger } from "../logger.js";
 import { parseCsr } from "./csr.js";
 import { issueCertificate, issueCertificateAsync, type IssuedCertificate } from "./issue.js";
 import { POOL_WORKER_KIND, resultAt, transferList, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireParsed, type WireResults } from "./signing-pool-worker.js";
@@ -63,7 +63,8 @@ const COST_WEIGHT = 0.2;
 export class SigningPool {
   readonly workers: number;
   private readonly batchSize: number;
-  private readonly logger: Logger;
+  /** None given: a lost worker is not logged (and no logger is built: `sign` of many files does not load pino). */
+  private readonly logger: Logger | undefined;
   private readonly script: string | URL | undefined;
   private readonly startCostMs: number;
   /** Running mean of one issuance on the calling thread, per CA, in ms. */
@@ -92,7 +93,7 @@ export class SigningPool {
     this.script = options.workerScript;
     this.startCostMs = options.startCostMs ?? 50;
     if (!(this.startCostMs >= 0)) throw invalidOption("startCostMs", "to be ≥ 0", options.startCostMs);
-    this.logger = options.logger ?? silentLogger();
+    this.logger = options.logger;
   }
 
   /** Whether worker threads are running (they start with the first job that goes to them). */
@@ -272,7 +273,7 @@ export class SigningPool {
     }
     slot.inFlight.clear();
     if (this.closing) return this.checkIdle();
-    this.logger.error({ err: err.message }, "signing worker failed; starting a new one");
+    this.logger?.error({ err: err.message }, "signing worker failed; starting a new one");
     void slot.worker.terminate();
     const index = this.slots.indexOf(slot);
     if (index >= 0) this.slots[index] = this.spawn();
