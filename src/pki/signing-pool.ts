@@ -154,10 +154,14 @@ export class SigningPool {
         return this.failQueue(toPlatformError(err));
       }
     }
+    // What is queued is shared out over the workers that can take a batch: 16 jobs and two idle workers make two
+    // batches of 8, not one of 16 while the other worker idles.
+    const free = this.slots.filter((s) => !s.dead && s.inFlight.size < MAX_BATCHES_IN_FLIGHT).length;
+    const share = Math.min(this.batchSize, Math.ceil(this.queue.length / Math.max(1, free)));
     while (this.queue.length > 0) {
       const slot = this.leastBusy();
       if (slot === undefined) break;
-      const pending = this.queue.splice(0, this.batchSize);
+      const pending = this.queue.splice(0, share);
       const id = this.nextBatchId++;
       slot.inFlight.set(id, pending);
       const batch = this.toWire(slot, pending);

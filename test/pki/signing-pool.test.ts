@@ -111,6 +111,20 @@ describe("SigningPool", () => {
     await p.close();
   });
 
+  it("shares a queue smaller than a batch out over the idle workers", async () => {
+    const { ca } = await testCa({ keyType: "p256" });
+    const csrs = await distinctCsrs(16);
+    const p = pool(2, 64);
+    try {
+      await Promise.all(csrs.map((c, i) => p.issue(job(ca, c), 16 - i)));
+      // Both workers got work: two batches of 8, not one of 16.
+      const batches = (p as unknown as { nextBatchId: number }).nextBatchId - 1;
+      expect(batches).toBe(2);
+    } finally {
+      await p.close();
+    }
+  });
+
   it("starts workers only once the backlog's measured work is worth their start", async () => {
     const { ca } = await testCa({ keyType: "p256" });
     const request = job(ca, (await csr({ cn: "cheap" })).der);
