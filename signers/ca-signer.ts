@@ -1,13 +1,13 @@
 // Shared machinery of signers that issue from a CA: request basics, lifetime, issuance, chain and trust anchors.
 import { invalidOption, PlatformError, toPlatformError } from "../src/errors.js";
-import { silentLogger, type Logger } from "../src/logger.js";
+import type { Logger } from "../src/logger.js";
 import { crlIssuerFromCa, type CrlIssuer } from "../src/pki/crl.js";
 import { issueCertificate, issueCertificateAsync } from "../src/pki/issue.js";
 import { crlDistributionPointsExtension } from "../src/pki/tbs-template.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr } from "../src/pki/types.js";
 import { findDuplicateUsages, isKnownUsage, resolveUsages } from "../src/pki/usages.js";
 import { computeValidity, MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
-import type { Signer, SigningRequest, Validation } from "./signer.js";
+import type { Signer, SignOptions, SigningRequest, Validation } from "./signer.js";
 import { signerNameProblem } from "./signer-name.js";
 
 /** The cluster maximum signing duration when none is configured: one year (8760h), like ClusterSigningDuration. */
@@ -82,7 +82,8 @@ export class CaSigner implements Signer {
   readonly #plan: (request: SigningRequest) => IssuePlan;
   readonly #publish: TrustPublication;
   readonly #now: () => Date;
-  readonly #logger: Logger;
+  /** None given: nothing logged (and no logger built, which keeps a one-shot `sign` from loading pino). */
+  readonly #logger: Logger | undefined;
   /** Extensions constant for this signer, encoded once. */
   readonly #signerExtensions: readonly Uint8Array[];
 
@@ -101,7 +102,7 @@ export class CaSigner implements Signer {
     this.#plan = options.plan ?? defaultPlan;
     this.#publish = options.publish ?? "ca";
     this.#now = options.now ?? (() => new Date());
-    this.#logger = options.logger ?? silentLogger();
+    this.#logger = options.logger;
     this.#signerExtensions = options.crlDistributionPointUrl === undefined ? [] : [crlDistributionPoint(options.crlDistributionPointUrl, this.signerName)];
   }
 
@@ -110,7 +111,7 @@ export class CaSigner implements Signer {
     return reason === undefined ? { ok: true } : { ok: false, reason };
   }
 
-  async sign(request: SigningRequest, now: Date): Promise<string> {
+  async sign(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
     const validation = this.validate(request);
     if (!validation.ok) {
       throw new PlatformError("SIGNER_REJECTED", validation.reason, { details: { signerName: this.signerName } });
@@ -127,11 +128,12 @@ export class CaSigner implements Signer {
         caNotBefore: ca.notBefore,
         caNotAfter: ca.notAfter,
       });
-      // A key in the process signs synchronously (the fast path); a token key signs off the event loop.
+      // A key in the process signs synchronously (the fast path), or on the caller's pool when work is waiting;
+      // a token key signs off the event loop.
       const issue = { csr: plan.csr, profile: plan.profile, validity, ca, signerExtensions: this.#signerExtensions };
-      const issued = ca.keySigner ? await issueCertificateAsync(issue) : issueCertificate(issue);
+      const issued = options.pool ? await options.pool.issue(issue, options.backlog ?? 0) : ca.keySigner ? await issueCertificateAsync(issue) : issueCertificate(issue);
       this.#provider.recordIssued?.(ca, issued.notAfter);
-      this.#logger.debug({ signerName: this.signerName, serial: issued.serialHex, notAfter: issued.notAfter.toISOString() }, "issued certificate");
+      this.#logger?.debug({ signerName: this.signerName, serial: issued.serialHex, notAfter: issued.notAfter.toISOString() }, "issued certificate");
       return [issued.pem, ...presentedChain(ca)].map(withNewline).join("");
     } catch (error) {
       throw toPlatformError(error);

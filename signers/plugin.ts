@@ -8,7 +8,7 @@ import { silentLogger, type Logger } from "../src/logger.js";
 import { resolveKeyRef } from "../src/pki/pkcs11-uri.js";
 import { openCaSource } from "./ca-files.js";
 import { DEFAULT_MAX_DURATION_SECONDS, type CaInput } from "./ca-signer.js";
-import type { Signer, SigningRequest, Validation } from "./signer.js";
+import type { Signer, SignOptions, SigningRequest, Validation } from "./signer.js";
 import { signerNameProblem } from "./signer-name.js";
 
 /** What a plug-in's createSigner receives. */
@@ -108,9 +108,9 @@ function guarded(signer: Signer, file: string): Signer {
         throw wrap(error);
       }
     },
-    async sign(request: SigningRequest, now: Date): Promise<string> {
+    async sign(request: SigningRequest, now: Date, options?: SignOptions): Promise<string> {
       try {
-        return await signer.sign(request, now);
+        return await signer.sign(request, now, options);
       } catch (error) {
         throw wrap(error);
       }

@@ -1,5 +1,6 @@
 // The Signer contract: every built-in, policy-driven and plug-in signer implements this.
 import type { CrlIssuer } from "../src/pki/crl.js";
+import type { SigningPool } from "../src/pki/signing-pool.js";
 import type { ParsedCsr } from "../src/pki/types.js";
 
 /** Everything a signer may look at to decide: the CSR and the CSR object's spec fields. */
@@ -17,6 +18,16 @@ export interface SigningRequest {
   readonly extra?: Readonly<Record<string, readonly string[]>>;
 }
 
+/**
+ * How a caller with more work waiting wants the signature made: through its worker pool (src/pki/signing-pool.ts),
+ * telling it how many more requests wait. A signer may ignore it; CaSigner uses it for CA keys held in the process.
+ */
+export interface SignOptions {
+  readonly pool?: SigningPool;
+  /** Requests waiting behind this one; 0 (the default) keeps a lone request on the calling thread. */
+  readonly backlog?: number;
+}
+
 /** Result of validate(): accepted, or a terminal reason a person can act on. */
 export type Validation =
   | { readonly ok: true }
@@ -31,7 +42,7 @@ export interface Signer {
    * Throws PlatformError: SIGNER_REJECTED (terminal, same as validate), or a retryable error
    * (CA_EXPIRED, SIGNER_NOT_READY...) when a later attempt may succeed.
    */
-  sign(request: SigningRequest, now: Date): Promise<string>;
+  sign(request: SigningRequest, now: Date, options?: SignOptions): Promise<string>;
   /** PEM certificates to publish in this signer's ClusterTrustBundle. */
   trustAnchors(): readonly string[];
   /** Whether the signer can sign now (CA material loaded and valid). */

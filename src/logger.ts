@@ -3,7 +3,7 @@
 import { createRequire } from "node:module";
 import { isatty } from "node:tty";
 import { isMainThread } from "node:worker_threads";
-import { pino, type DestinationStream, type Logger, type LoggerOptions } from "pino";
+import type { DestinationStream, Logger, LoggerOptions, pino as Pino } from "pino";
 
 export type { Logger };
 
@@ -57,6 +57,11 @@ function stderr(): NodeJS.WritableStream | 2 {
 
 const require = createRequire(import.meta.url);
 
+/** pino, loaded with the first logger: a command that never logs (`platform-ca sign`) does not pay for it. */
+function pinoFn(): typeof Pino {
+  return (require("pino") as { pino: typeof Pino }).pino;
+}
+
 /** pino-pretty as a synchronous stream (loaded only for text: JSON-only processes never pay for it), or undefined. */
 function prettyStream(): DestinationStream | undefined {
   let pretty: typeof import("pino-pretty");
@@ -83,6 +88,7 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     redact: { paths: REDACT_PATHS, censor: "[redacted]" },
     base: settings.name ? { component: settings.name } : undefined,
   };
+  const pino = pinoFn();
   if (settings.destination) return pino(options, settings.destination as DestinationStream);
   const text = output.format === "text" ? prettyStream() : undefined;
   const dest = stderr();
@@ -113,5 +119,5 @@ export function childLogger(logger: Logger, bindings: Readonly<Record<string, un
 
 /** A logger that drops everything: the default for library use and tests. */
 export function silentLogger(): Logger {
-  return pino({ level: "silent" });
+  return pinoFn()({ level: "silent" });
 }

@@ -1,21 +1,29 @@
 #!/usr/bin/env node
 // Entry point of the `platform-ca` command: offline signing, the dev PKI, the API server and the controllers.
-import { buildProgram, endQuietlyOnClosedPipe, runProgram, type CommandModule } from "./program.js";
+import { buildProgram, endQuietlyOnClosedPipe, modulesFor, runProgram, type LazyModules } from "./program.js";
 import { VERSION } from "../version.js";
-import { devCertsCommand } from "./commands/dev-certs.js";
-import { signCommand } from "./commands/sign.js";
-import { apiserverCommand } from "./commands/apiserver.js";
-import { upCommand } from "./commands/up.js";
-import { controllerCommand } from "./commands/controller.js";
-import { credentialCommand } from "./commands/credential.js";
-import { completionCommand } from "./completion.js";
-import { hsmCommand } from "./commands/hsm.js";
-import { storageCommand } from "./commands/storage.js";
 
-// Each subcommand module adds itself here (one import + one list entry per module).
-const modules: CommandModule[] = [apiserverCommand, devCertsCommand, signCommand, upCommand, controllerCommand, credentialCommand, hsmCommand, storageCommand, completionCommand({ dynamic: false })];
+/**
+ * Each subcommand module, by the command it adds (one entry per module, in the order help lists them). Loaded on
+ * demand: `platform-ca sign` loads the sign module alone, not the API server, the controllers or their packages.
+ */
+const modules: LazyModules = [
+  ["apiserver", async () => (await import("./commands/apiserver.js")).apiserverCommand],
+  ["dev-certs", async () => (await import("./commands/dev-certs.js")).devCertsCommand],
+  ["sign", async () => (await import("./commands/sign.js")).signCommand],
+  ["up", async () => (await import("./commands/up.js")).upCommand],
+  ["controller", async () => (await import("./commands/controller.js")).controllerCommand],
+  ["credential", async () => (await import("./commands/credential.js")).credentialCommand],
+  ["hsm", async () => (await import("./commands/hsm.js")).hsmCommand],
+  ["storage", async () => (await import("./commands/storage.js")).storageCommand],
+  ["completion", async () => (await import("./completion.js")).completionCommand({ dynamic: false })],
+];
 
-const program = buildProgram("platform-ca", VERSION, modules).addHelpText(
+// `--version` alone needs no command at all.
+const word = process.argv[2];
+const loaded = process.argv.length === 3 && (word === "--version" || word === "-V") ? [] : await modulesFor(modules, word, new Set(["completion"]));
+
+const program = buildProgram("platform-ca", VERSION, loaded).addHelpText(
   "after",
   "\nExamples:\n  platform-ca up\n  platform-ca dev-certs issue localhost 127.0.0.1\n  source <(platform-ca completion bash)\n",
 );

@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // Entry point of the `platformctl` command: the API client for people (get, describe, create, apply, patch, certificates).
-import { runCtl } from "./ctl/root.js";
+import { flagTable } from "./ctl/argv.js";
+import { buildCtlProgram, runCtl } from "./ctl/root.js";
 import { endQuietlyOnClosedPipe } from "./program.js";
-import { CTL_VERBS } from "./ctl/verbs.js";
+import { ctlVerbsFor } from "./ctl/verbs.js";
 
 endQuietlyOnClosedPipe();
-process.exitCode = await runCtl(CTL_VERBS, process.argv);
+// The global flags alone tell where the verb is; only that verb's module is loaded.
+const verbs = await ctlVerbsFor(process.argv.slice(2), flagTable(buildCtlProgram([], () => undefined)));
+process.exitCode = await runCtl(verbs, process.argv);

@@ -5,6 +5,18 @@ import { isPlatformError, type ErrorCause } from "../errors.js";
 /** A subcommand module: adds its commands to the root program. */
 export type CommandModule = (program: Command) => void;
 
+/** Command modules by the command each adds, loaded on demand (in the order help lists them). */
+export type LazyModules = readonly (readonly [string, () => Promise<CommandModule>])[];
+
+/**
+ * The module the command word names, alone; every module when the word names none or a command that reads the whole
+ * tree (`wholeTree`: completion), so help, completion and suggestions for typos see every command.
+ */
+export async function modulesFor(modules: LazyModules, word: string | undefined, wholeTree: ReadonlySet<string>): Promise<CommandModule[]> {
+  const named = word === undefined || wholeTree.has(word) ? undefined : modules.find(([name]) => name === word);
+  return Promise.all((named ? [named] : modules).map(([, load]) => load()));
+}
+
 /** Exit codes: 0 ok, 1 refused or failed, 2 usage error. */
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;

@@ -4,6 +4,7 @@ import type { LeafKind, ManifestCertificate, PkiManifest } from "../config/pki-m
 import { PlatformError, toPlatformError } from "../errors.js";
 import { generateCa } from "../pki/ca.js";
 import { generateKeyPair } from "../pki/keys.js";
+import { SigningPool } from "../pki/signing-pool.js";
 import { MIN_EXPIRATION_SECONDS } from "../pki/validity.js";
 import type { CaKeyPair } from "../pki/types.js";
 import type { Signer } from "../../signers/signer.js";
@@ -120,14 +121,18 @@ export async function runDevPki(options: DevPkiOptions): Promise<DevPkiRow[]> {
   };
 
   let done = 0;
+  let started = 0;
   const queue = new PQueue({ concurrency: options.concurrency ?? 8 });
-  const issued = new Map(
-    await Promise.all(
+  // Leaves waiting behind each signature go to the pool as its backlog: it uses the other cores only when that work
+  // is worth starting threads (20 leaves of P-256 or RSA-3072 CAs are not; hundreds of RSA ones are).
+  const pool = new SigningPool();
+  const issuing = Promise.all(
       due.map((decision) =>
         queue.add(async () => {
           const { entry } = decision;
           const signer = await signerOf(entry);
-          const leaf = await issueLeaf({ ...entry, ca: caOf(entry.ca), signer, now, keys: keys.get(entry.name)! }).catch((err: unknown) => {
+          const backlog = due.length - ++started;
+          const leaf = await issueLeaf({ ...entry, ca: caOf(entry.ca), signer, now, keys: keys.get(entry.name)!, pool, backlog }).catch((err: unknown) => {
             throw refusal(entry, err);
           });
           await writePair(pairPaths(outDir, entry.name), leaf.certPem, leaf.keyPem);
@@ -135,8 +140,8 @@ export async function runDevPki(options: DevPkiOptions): Promise<DevPkiRow[]> {
           return [entry.name, leaf] as const;
         }),
       ),
-    ),
-  );
+  ).finally(() => pool.close());
+  const issued = new Map(await issuing);
 
   const rows: DevPkiRow[] = plan.cas.map(({ entry, action, reason }) => ({
     name: entry.name,

@@ -2,9 +2,7 @@
 import { PlatformError } from "../errors.js";
 import type { CaKeyPair } from "../pki/types.js";
 import { createBuiltinSigners } from "../../signers/builtins.js";
-import { loadPolicyFile } from "../../signers/policy.js";
-import { createPolicySigner } from "../../signers/policy-signer.js";
-import type { Signer, SigningRequest } from "../../signers/signer.js";
+import type { Signer, SignOptions, SigningRequest } from "../../signers/signer.js";
 
 export interface SignerChoice {
   readonly signerName: string;
@@ -26,6 +24,8 @@ export async function createSignerFor(choice: SignerChoice): Promise<Signer> {
     ...(choice.now !== undefined && { now: choice.now }),
   };
   if (choice.policyFile !== undefined) {
+    // Loaded only for a policy: the YAML reader is most of a one-shot `sign`'s start-up otherwise.
+    const [{ loadPolicyFile }, { createPolicySigner }] = await Promise.all([import("../../signers/policy.js"), import("../../signers/policy-signer.js")]);
     const policy = await loadPolicyFile(choice.policyFile);
     if (policy.signerName !== choice.signerName) {
       throw new PlatformError("POLICY_INVALID", `policy ${choice.policyFile} is for signer ${policy.signerName}, not ${choice.signerName}`);
@@ -45,8 +45,8 @@ export async function createSignerFor(choice: SignerChoice): Promise<Signer> {
 }
 
 /** validate() then sign(): a refusal is SIGNER_REJECTED carrying the signer's own reason, whatever the signer's sign() does. */
-export async function signWith(signer: Signer, request: SigningRequest, now: Date): Promise<string> {
+export async function signWith(signer: Signer, request: SigningRequest, now: Date, options?: SignOptions): Promise<string> {
   const verdict = signer.validate(request);
   if (!verdict.ok) throw new PlatformError("SIGNER_REJECTED", verdict.reason, { details: { signerName: signer.signerName } });
-  return signer.sign(request, now);
+  return signer.sign(request, now, options);
 }

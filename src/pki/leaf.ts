@@ -1,7 +1,7 @@
 // A fresh key and its parsed CSR, and a leaf certificate minted for it directly by a CA (no signer in between).
 import { parseCsr } from "./csr.js";
 import { buildCsr, type CsrContent } from "./csr-builder.js";
-import { issueCertificate } from "./issue.js";
+import { issueCertificate, type IssueRequest } from "./issue.js";
 import { generateKeyPair, type GeneratedKeyPair, type KeyType } from "./keys.js";
 import type { CaKeyPair, ParsedCsr } from "./types.js";
 import { resolveUsages } from "./usages.js";
@@ -34,12 +34,21 @@ export async function leafCsr(request: LeafKeyRequest): Promise<{ keys: Generate
   return { keys, csr: parseCsr(buildCsr(request, keys)) };
 }
 
-/** The CA's certificate for `csr` with exactly `lifetimeSeconds` (within the CA's own window), followed by the CA chain. */
-export function mintCertificate(request: Omit<MintRequest, keyof LeafKeyRequest>, csr: ParsedCsr): string {
+/** What the CA issues for `csr`: exactly `lifetimeSeconds` (within the CA's own window), the usages asked for, SANs copied. */
+export function mintJob(request: Omit<MintRequest, keyof LeafKeyRequest>, csr: ParsedCsr): IssueRequest & { readonly ca: CaKeyPair } {
   const { ca, lifetimeSeconds, now } = request;
   const validity = computeValidity({ now, expirationSeconds: lifetimeSeconds, maxDurationSeconds: lifetimeSeconds, caNotBefore: ca.notBefore, caNotAfter: ca.notAfter });
-  const issued = issueCertificate({ ca, csr, validity, profile: { usages: resolveUsages(request.usages), isCa: false, includeSans: true } });
-  return [issued.pem, ...ca.chainPem].map((p) => (p.endsWith("\n") ? p : `${p}\n`)).join("");
+  return { ca, csr, validity, profile: { usages: resolveUsages(request.usages), isCa: false, includeSans: true } };
+}
+
+/** A minted leaf followed by the CA chain, each PEM ending in a newline. */
+export function withChain(ca: CaKeyPair, leafPem: string): string {
+  return [leafPem, ...ca.chainPem].map((p) => (p.endsWith("\n") ? p : `${p}\n`)).join("");
+}
+
+/** The CA's certificate for `csr` (mintJob), followed by the CA chain. */
+export function mintCertificate(request: Omit<MintRequest, keyof LeafKeyRequest>, csr: ParsedCsr): string {
+  return withChain(request.ca, issueCertificate(mintJob(request, csr)).pem);
 }
 
 /** A new key and a leaf certificate for it, minted by `request.ca`. */

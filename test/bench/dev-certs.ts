@@ -1,19 +1,30 @@
-// Benchmark: a CA and 20 leaf certificates with `platform-ca dev-certs` (one process) vs mkcert (20 invocations).
+// Benchmark: a CA and 20 leaf certificates with `platform-ca dev-certs` (one process) vs mkcert (20 invocations), like with like.
 //
-// Wall time of whole processes, fresh output directory per run, cases interleaved so machine load hits them alike;
-// the median of BENCH_REPS runs (default 5). Run: `npm run bench:dev-certs`.
+// RSA (RSA-3072 CA, RSA-2048 leaves: mkcert's key types) against `mkcert host` ×20, P-256 CA and leaves against
+// `mkcert -ecdsa host` ×20 (mkcert's CA stays RSA-3072), each mkcert run with CAROOT set and a fresh directory, as a
+// user runs it. platform-ca is started the ways a user types it: the `platform-ca` bin (node running
+// dist/src/cli/platform-ca.js) and `npx platform-ca` from a project that has the bin in node_modules/.bin.
+// Wall time of whole processes and their CPU (user + system, from /usr/bin/time), cases interleaved so machine load
+// hits them alike; the median of BENCH_REPS runs (default 3). Run: `npm run bench:dev-certs`.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
+import { envNumber } from "./measure.js";
+import { median, timeProcesses, type ProcessTime } from "./process-time.js";
 
 const CLI = fileURLToPath(new URL("../../src/cli/platform-ca.js", import.meta.url));
-const REPS = Number(process.env.BENCH_REPS ?? 5);
+const REPS = envNumber("BENCH_REPS", 3);
 const LEAVES = 20;
 const names = Array.from({ length: LEAVES }, (_, i) => `svc-${i + 1}.dev.test`);
-const root = mkdtempSync(join(tmpdir(), "bench-dev-certs-"));
+const root = mkdtempSync(join(os.tmpdir(), "bench-dev-certs-"));
+
+const project = join(root, "project");
+mkdirSync(join(project, "node_modules/.bin"), { recursive: true });
+writeFileSync(join(project, "package.json"), '{ "name": "bench-dev-certs-project", "private": true }\n');
+symlinkSync(CLI, join(project, "node_modules/.bin/platform-ca"));
 
 function manifest(file: string, caKey: string, leafKey: string): string {
   const path = join(root, file);
@@ -26,82 +37,55 @@ function manifest(file: string, caKey: string, leafKey: string): string {
   return path;
 }
 
-/** Runs the commands one after the other and returns the wall time in milliseconds; any failure aborts the benchmark. */
-function timed(commands: readonly { cmd: string; args: readonly string[]; env?: NodeJS.ProcessEnv; cwd?: string }[]): number {
-  const start = process.hrtime.bigint();
-  for (const c of commands) {
-    const r = spawnSync(c.cmd, c.args, { env: { ...process.env, ...c.env }, cwd: c.cwd ?? root, stdio: ["ignore", "ignore", "pipe"] });
-    if (r.status !== 0) throw new Error(`${c.cmd} ${c.args.join(" ")} failed: ${r.stderr?.toString() ?? r.error}`);
-  }
-  return Number(process.hrtime.bigint() - start) / 1e6;
-}
+const verify = (ca: string, cert: string) => execFileSync("openssl", ["verify", "-CAfile", ca, cert], { stdio: "ignore" });
 
-function verify(ca: string, cert: string): void {
-  execFileSync("openssl", ["verify", "-CAfile", ca, cert], { stdio: "ignore" });
-}
-
-const hasMkcert = spawnSync("mkcert", ["-version"]).status === 0;
-const p256 = manifest("pki-p256.yaml", "p256", "p256");
-const rsa = manifest("pki-rsa.yaml", "rsa3072", "rsa2048");
-
-type Case = { readonly label: string; readonly run: (dir: string) => number; readonly check: (dir: string) => void };
-const platformCase = (label: string, file: string): Case => ({
+type Case = { readonly label: string; readonly run: (dir: string) => ProcessTime; readonly check: (dir: string) => void };
+const platformCase = (label: string, file: string, npx: boolean): Case => ({
   label,
-  run: (dir) => timed([{ cmd: process.execPath, args: [CLI, "dev-certs", "--manifest", file, "--out", dir] }]),
+  run: (dir) => timeProcesses([npx
+    ? { cmd: "npx", args: ["--no-install", "platform-ca", "dev-certs", "--manifest", file, "--out", dir], cwd: project }
+    : { cmd: process.execPath, args: [CLI, "dev-certs", "--manifest", file, "--out", dir], cwd: dir }]),
   check: (dir) => verify(join(dir, "ca.crt"), join(dir, `svc-${LEAVES}.crt`)),
 });
-const mkcertCase = (label: string, extra: readonly string[], batch: boolean): Case => ({
+const mkcertCase = (label: string, extra: readonly string[]): Case => ({
   label,
-  run: (dir) => {
-    const env = { CAROOT: join(dir, "caroot") };
-    if (batch) return timed([{ cmd: "mkcert", args: [...extra, ...names], env, cwd: dir }]);
-    return timed(names.map((n, i) => ({ cmd: "mkcert", args: [...extra, "-cert-file", `svc-${i + 1}.pem`, "-key-file", `svc-${i + 1}-key.pem`, n], env, cwd: dir })));
-  },
-  check: (dir) => verify(join(dir, "caroot/rootCA.pem"), join(dir, batch ? `${names[0]}+${LEAVES - 1}.pem` : `svc-${LEAVES}.pem`)),
+  run: (dir) => timeProcesses(names.map((n) => ({ cmd: "mkcert", args: [...extra, n], env: { CAROOT: join(dir, "caroot") }, cwd: dir }))),
+  check: (dir) => verify(join(dir, "caroot/rootCA.pem"), join(dir, `${names[LEAVES - 1]}.pem`)),
 });
 
+if (spawnSync("mkcert", ["-version"]).status !== 0) throw new Error("mkcert is not installed (Debian package mkcert): nothing to compare with");
+const rsa = manifest("pki-rsa.yaml", "rsa3072", "rsa2048");
+const p256 = manifest("pki-p256.yaml", "p256", "p256");
 const cases: Case[] = [
-  platformCase("platform-ca dev-certs: P-256 CA + 20 P-256 leaves (defaults), one process", p256),
-  platformCase("platform-ca dev-certs: RSA-3072 CA + 20 RSA-2048 leaves (mkcert's key types), one process", rsa),
-  ...(hasMkcert
-    ? [
-        mkcertCase("mkcert: RSA-3072 CA + 20 RSA-2048 leaves, 20 invocations", [], false),
-        mkcertCase("mkcert -ecdsa: RSA-3072 CA + 20 P-256 leaves, 20 invocations", ["-ecdsa"], false),
-        mkcertCase("mkcert: RSA-3072 CA + one RSA-2048 leaf with 20 names, 1 invocation", [], true),
-      ]
-    : []),
+  platformCase("platform-ca dev-certs (bin): RSA-3072 CA + 20 RSA-2048 leaves", rsa, false),
+  platformCase("npx platform-ca dev-certs: RSA-3072 CA + 20 RSA-2048 leaves", rsa, true),
+  mkcertCase("mkcert host ×20: RSA-3072 CA + 20 RSA-2048 leaves", []),
+  platformCase("platform-ca dev-certs (bin): P-256 CA + 20 P-256 leaves", p256, false),
+  platformCase("npx platform-ca dev-certs: P-256 CA + 20 P-256 leaves", p256, true),
+  mkcertCase("mkcert -ecdsa host ×20: RSA-3072 CA + 20 P-256 leaves", ["-ecdsa"]),
 ];
 
-const times = cases.map(() => [] as number[]);
-const rerun: number[] = [];
-for (let rep = 0; rep < REPS; rep++) {
-  cases.forEach((c, i) => {
-    const dir = join(root, `run-${rep}-${i}`);
-    mkdirSync(dir);
-    times[i]!.push(c.run(dir));
-    c.check(dir);
-    // The idempotent case: the same command again over its own output keeps everything.
-    if (i === 0) rerun.push(c.run(dir));
-  });
+const results = cases.map(() => [] as ProcessTime[]);
+try {
+  for (let rep = 0; rep < REPS; rep++) {
+    cases.forEach((c, i) => {
+      const dir = join(root, `run-${rep}-${i}`);
+      mkdirSync(dir);
+      results[i]!.push(c.run(dir));
+      c.check(dir);
+    });
+  }
+} finally {
+  rmSync(root, { recursive: true, force: true });
 }
-rmSync(root, { recursive: true, force: true });
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
+const wall = results.map((r) => median(r.map((x) => x.wall)));
+const cpu = results.map((r) => median(r.map((x) => x.cpu)));
 const ms = (x: number): string => `${Math.round(x)} ms`;
-const medians = times.map(median);
-
-console.log(`dev-certs benchmark: median of ${REPS} runs, wall time of whole processes, node ${process.version}\n`);
-console.log("| case | median | runs |");
-console.log("|---|---|---|");
-cases.forEach((c, i) => console.log(`| ${c.label} | ${ms(medians[i]!)} | ${times[i]!.map(ms).join(", ")} |`));
-console.log(`| platform-ca dev-certs again over its output (all kept) | ${ms(median(rerun))} | ${rerun.map(ms).join(", ")} |`);
-if (hasMkcert) {
-  const mk = medians[2]!;
-  console.log(`\nratio to mkcert ×20 (target ≤ 0.5): P-256 defaults ${(medians[0]! / mk).toFixed(2)}, RSA key types ${(medians[1]! / mk).toFixed(2)}`);
-  console.log(`ratio to mkcert -ecdsa ×20: ${(medians[0]! / medians[3]!).toFixed(2)}; to one mkcert invocation with 20 names: ${(medians[0]! / medians[4]!).toFixed(2)}`);
-} else {
-  console.log("\nmkcert is not installed: no comparison (Debian package mkcert)");
-}
+console.log(`# bench:dev-certs ${new Date().toISOString()}: median of ${REPS} runs, whole processes, interleaved`);
+console.log(`node ${process.version}, ${os.availableParallelism()} cores (${os.cpus()[0]?.model ?? "unknown CPU"}), load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}\n`);
+console.log("| case | wall (median) | CPU (median) | wall of each run |\n|---|---:|---:|---|");
+cases.forEach((c, i) => console.log(`| ${c.label} | ${ms(wall[i]!)} | ${ms(cpu[i]!)} | ${results[i]!.map((r) => ms(r.wall)).join(", ")} |`));
+const ratio = (a: number, b: number) => `${(wall[a]! / wall[b]!).toFixed(2)} (CPU ${(cpu[a]! / cpu[b]!).toFixed(2)})`;
+console.log(`\nRSA vs mkcert (target ≤ 0.5): bin ${ratio(0, 2)}, npx ${ratio(1, 2)}`);
+console.log(`P-256 vs mkcert -ecdsa (target ≤ 1.0): bin ${ratio(3, 5)}, npx ${ratio(4, 5)}`);

@@ -1,26 +1,35 @@
-// Issuance throughput (certificates/s) for P-256 and RSA-2048 CAs, in-process and on worker threads, next to openssl speed.
+// Issuance throughput (certificates/s) of the product's signing paths on one thread and on all cores, beside openssl speed.
 //
 // Run with `npm run bench:sign`. Every certificate is a full parse + CSR signature check + issuance with KU, EKU,
-// SAN, SKI, AKI and BC. The CSRs (8192 on distinct P-256 keys; 4096 on 16 RSA keys) outnumber the verified-CSR
-// cache of parseCsr, so each signature check is done for real. Pool rows report the best of two windows of
-// BENCH_SECONDS (default 3).
-import { execFileSync } from "node:child_process";
-import { createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from "node:crypto";
+// SAN, SKI, AKI and BC, from 8192 CSRs on distinct P-256 keys (more than the verified-CSR memory of parseCsr holds,
+// so each signature check is done for real). Rows:
+// - "one thread": SigningPool.issue with nothing waiting, i.e. the calling thread (a lone CSR, `platform-ca sign`);
+// - "pool": SigningPool.issue with a backlog (the signing controller in a burst, `sign` of many files), CSR bytes
+//   parsed and verified on the workers;
+// - "controller path": CaSigner.sign with the pool after the CSR was parsed and verified on the calling thread, as the
+//   signing controller does.
+// Each row is measured in BENCH_WINDOWS windows (default 3) of BENCH_SECONDS (default 2) and reported as the
+// median; `openssl speed` (one process, then one per core at once) runs between the windows, so both see the same machine load.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { generateKeyPairSync, sign } from "node:crypto";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { generateCa, type GeneratedCa } from "../../src/pki/ca.js";
 import { parseCsr } from "../../src/pki/csr.js";
-import { bitString, DER_NULL, explicit, implicitPrimitive, integer, objectIdentifier, octetString, sequence, setOf, utf8String } from "../../src/pki/der-writer.js";
-import { Issuer } from "../../src/pki/issue.js";
+import { bitString, explicit, implicitPrimitive, integer, objectIdentifier, octetString, sequence, setOf, utf8String } from "../../src/pki/der-writer.js";
 import { nativeCrypto } from "../../src/pki/native.js";
 import { OID } from "../../src/pki/oids.js";
-import { SigningPool } from "./pool/pool.js";
+import { SigningPool } from "../../src/pki/signing-pool.js";
 import { resolveUsages } from "../../src/pki/usages.js";
 import type { CertificateProfile, Validity } from "../../src/pki/types.js";
+import { CaSigner } from "../../signers/ca-signer.js";
+import { envNumber } from "./measure.js";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const SECONDS = envNumber("BENCH_SECONDS", 2);
+const WINDOWS = Math.max(3, envNumber("BENCH_WINDOWS", 3));
 const DISTINCT_CSRS = 8192;
-const ALL = os.availableParallelism();
+const CORES = os.availableParallelism();
 
 const profile: CertificateProfile = {
   usages: resolveUsages(["digital signature", "key encipherment", "client auth", "server auth"]),
@@ -28,42 +37,34 @@ const profile: CertificateProfile = {
   includeSans: true,
 };
 
-/** A node-agent style CSR (subject, DNS + IP SANs): by default on a fresh P-256 key, else on the given RSA key. */
-function makeCsr(i: number, rsaKey?: KeyObject): Uint8Array {
-  const keys = rsaKey ? { privateKey: rsaKey, publicKey: createPublicKey(rsaKey) } : generateKeyPairSync("ec", { namedCurve: "P-256" });
+/** A node-agent style CSR (subject, DNS + IP SANs) on a fresh P-256 key. */
+function makeCsr(i: number): Uint8Array {
+  const keys = generateKeyPairSync("ec", { namedCurve: "P-256" });
   const rdn = (oid: string, value: string) => setOf(sequence(objectIdentifier(oid), utf8String(value)));
   const subject = sequence(rdn(OID.organizationName, "system:nodes"), rdn(OID.commonName, `system:node:node-${i}`));
   const ip = Uint8Array.of(10, (i >> 16) & 255, (i >> 8) & 255, i & 255);
   const sans = sequence(implicitPrimitive(2, Buffer.from(`node-${i}.cluster.example`)), implicitPrimitive(7, ip));
   const extensionRequest = sequence(objectIdentifier(OID.extensionRequest), setOf(sequence(sequence(objectIdentifier(OID.subjectAltName), octetString(sans)))));
   const info = sequence(integer(0), subject, new Uint8Array(keys.publicKey.export({ type: "spki", format: "der" })), explicit(0, extensionRequest));
-  const algorithm = rsaKey ? sequence(objectIdentifier(OID.sha256WithRsa), DER_NULL) : sequence(objectIdentifier(OID.ecdsaWithSha256));
-  return sequence(info, algorithm, bitString(sign("sha256", info, keys.privateKey)));
+  return sequence(info, sequence(objectIdentifier(OID.ecdsaWithSha256)), bitString(sign("sha256", info, keys.privateKey)));
 }
 
-// The measured loop continues the warm-up's index sequence, so no CSR repeats within the verified-CSR cache.
-function perOp(iterations: number, fn: (i: number) => void): number {
-  const warm = Math.min(iterations, 500);
-  for (let i = 0; i < warm; i++) fn(i);
-  const start = performance.now();
-  for (let i = warm; i < warm + iterations; i++) fn(i);
-  return ((performance.now() - start) * 1000) / iterations;
-}
-
-/** Keeps the pool saturated for SECONDS and counts completed certificates per second. */
-async function throughput(pool: SigningPool, csrs: readonly Uint8Array[], validity: Validity, seconds: number): Promise<number> {
-  await pool.start();
-  const window = Math.max(512, pool.workers * 64 * 4);
+/**
+ * Keeps `window` issuances outstanding for `seconds` (1: one at a time): completed certificates per second of wall
+ * time, and per second of CPU time of this process (all its threads).
+ */
+async function rate(seconds: number, window: number, once: (i: number, waiting: number) => Promise<unknown>): Promise<Measured> {
   let next = 0;
   let done = 0;
   let inFlight = 0;
-  const end = performance.now() + seconds * 1000;
+  const cpu = process.cpuUsage();
   const start = performance.now();
+  const end = start + seconds * 1000;
   await new Promise<void>((resolve, reject) => {
     const submit = () => {
       while (inFlight < window && performance.now() < end) {
         inFlight += 1;
-        pool.issue({ csr: csrs[next++ % csrs.length]!, profile, validity }).then(finish, reject);
+        once(next++, window - inFlight).then(finish, reject);
       }
     };
     const finish = () => {
@@ -74,105 +75,98 @@ async function throughput(pool: SigningPool, csrs: readonly Uint8Array[], validi
     };
     submit();
   });
-  return done / ((performance.now() - start) / 1000);
+  const used = process.cpuUsage(cpu);
+  return { wall: done / ((performance.now() - start) / 1000), cpu: done / ((used.user + used.system) / 1e6) };
 }
 
-interface OpensslSpeed {
+interface Measured {
+  readonly wall: number;
+  readonly cpu: number;
+}
+
+interface Speed {
   readonly ecdsaSign: number;
   readonly ecdsaVerify: number;
   readonly rsaSign: number;
-  readonly rsaVerify: number;
 }
 
-function opensslSpeed(): OpensslSpeed {
-  const out = execFileSync("openssl", ["speed", "-seconds", "3", "ecdsap256", "rsa2048"], { stdio: ["ignore", "pipe", "ignore"] }).toString();
+/**
+ * `openssl speed -elapsed` (wall time, as the rows are measured; without it openssl divides by its own CPU time and
+ * a busy machine does not show) in `processes` processes at once, rates summed. (`-multi` is not used: its children
+ * reported a seventh of a lone process's rate on this machine.)
+ */
+async function opensslSpeed(processes: number, elapsed = true): Promise<Speed> {
+  const args = ["speed", ...(elapsed ? ["-elapsed"] : []), "-seconds", "1", "ecdsap256", "rsa2048"];
+  const runs = await Promise.all(Array.from({ length: processes }, () => run("openssl", args)));
+  const speeds = runs.map(readSpeed);
+  return { ecdsaSign: sum(speeds.map((s) => s.ecdsaSign)), ecdsaVerify: sum(speeds.map((s) => s.ecdsaVerify)), rsaSign: sum(speeds.map((s) => s.rsaSign)) };
+}
+
+const run = promisify(execFile);
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+
+function readSpeed({ stdout: out }: { stdout: string }): Speed {
   const rsa = /^rsa 2048 bits\s+\S+\s+\S+\s+([\d.]+)\s+([\d.]+)/m.exec(out);
   const ec = /^\s*256 bits ecdsa \(nistp256\)\s+\S+\s+\S+\s+([\d.]+)\s+([\d.]+)/m.exec(out);
   if (!rsa || !ec) throw new Error(`cannot read openssl speed output:\n${out}`);
-  return { rsaSign: Number(rsa[1]), rsaVerify: Number(rsa[2]), ecdsaSign: Number(ec[1]), ecdsaVerify: Number(ec[2]) };
+  return { rsaSign: Number(rsa[1]), ecdsaSign: Number(ec[1]), ecdsaVerify: Number(ec[2]) };
 }
 
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ceiling = (a: number, b: number) => 1 / (1 / a + 1 / b);
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 const pct = (n: number) => `${(n * 100).toFixed(0)}%`;
 
 async function main(): Promise<void> {
-  const cpu = os.cpus()[0]?.model ?? "unknown CPU";
   console.log(`# bench:sign ${new Date().toISOString()}`);
-  console.log(`node ${process.version}, OpenSSL ${process.versions.openssl}, ${ALL} cores available (${cpu}), load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-
-  let t = performance.now();
+  console.log(`node ${process.version}, ${CORES} cores available (${os.cpus()[0]?.model ?? "unknown CPU"}), load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(`crypto: ${nativeCrypto ? "native accelerator (native/crypto.c)" : "node:crypto"}; ${WINDOWS} windows of ${SECONDS} s per row, medians`);
   const csrs = Array.from({ length: DISTINCT_CSRS }, (_, i) => makeCsr(i));
-  console.log(`${DISTINCT_CSRS} distinct P-256 CSRs built in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-  const accel = nativeCrypto ? "native accelerator (native/crypto.c): CSR checks and CA signatures in OpenSSL" : "node:crypto (JWK import + crypto.verify, crypto.sign)";
-  console.log(`crypto: ${accel}; PLATFORM_CA_NATIVE=0 forces node:crypto`);
-
   const now = new Date();
   const cas: Record<string, GeneratedCa> = {
     "P-256": await generateCa({ commonName: "bench P-256 CA", keyType: "p256", lifetimeSeconds: 365 * 86_400, now }),
     "RSA-2048": await generateCa({ commonName: "bench RSA-2048 CA", keyType: "rsa2048", lifetimeSeconds: 365 * 86_400, now }),
   };
-  const validity = { notBefore: new Date(now.getTime() - 300_000), notAfter: new Date(now.getTime() + 86_400_000) };
-
-  // Where the time goes, one thread, µs per operation.
-  // Only 1,024 parsed requests are kept for the issue rows: holding all 8,192 makes V8 pretenure what parseCsr
-  // allocates (allocation-site feedback: "these objects survive"), which doubled every later parse on this thread.
-  const parsed = csrs.slice(0, 1024).map((c) => parseCsr(c, { verify: false }));
-  const key = parsed[0]!.publicKey.spki;
-  const sample = generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const data = Buffer.alloc(400, 1);
-  const sig = sign("sha256", data, sample.privateKey);
-  const jwk = sample.publicKey.export({ format: "jwk" });
-  const issuers = { p256: new Issuer(cas["P-256"]!.ca), rsa: new Issuer(cas["RSA-2048"]!.ca) };
-  const breakdown: [string, number][] = [
-    ["parseCsr without signature check", perOp(20_000, (i) => parseCsr(csrs[i % DISTINCT_CSRS]!, { verify: false }))],
-    ["parseCsr with signature check", perOp(8000, (i) => parseCsr(csrs[i % DISTINCT_CSRS]!))],
-    ["Issuer.issue, P-256 CA (encode + sign + PEM)", perOp(20_000, (i) => issuers.p256.issue({ csr: parsed[i % parsed.length]!, profile, validity }))],
-    ["Issuer.issue, RSA-2048 CA", perOp(3000, (i) => issuers.rsa.issue({ csr: parsed[i % parsed.length]!, profile, validity }))],
-    ["node crypto.sign P-256, key imported once", perOp(20_000, () => sign("sha256", data, sample.privateKey))],
-    ["node crypto.verify P-256, key imported once", perOp(10_000, () => verify("sha256", data, sample.publicKey, sig))],
-    ["node createPublicKey P-256 from JWK", perOp(10_000, () => createPublicKey({ key: jwk, format: "jwk" }))],
-    ["node createPublicKey P-256 from SPKI DER", perOp(5000, () => createPublicKey({ key: Buffer.from(key), format: "der", type: "spki" }))],
-  ];
-  console.log("\n| step (one thread) | µs/op |\n|---|---:|");
-  for (const [name, us] of breakdown) console.log(`| ${name} | ${us.toFixed(1)} |`);
-
-  // RSA key generation is slow: a few keys, each under many subjects, still give distinct CSRs (and key imports).
-  const rsaKeys = Array.from({ length: 16 }, () => generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey);
-  const rsaCsrs = Array.from({ length: 4096 }, (_, i) => makeCsr(i, rsaKeys[i % rsaKeys.length]));
-
-  const rows: { ca: string; csr: string; mode: string; rate: number }[] = [];
-  const runs = [
-    { ca: "P-256", csr: "P-256", set: csrs, direct: 20_000 },
-    { ca: "RSA-2048", csr: "P-256", set: csrs, direct: 6000 },
-    { ca: "RSA-2048", csr: "RSA-2048", set: rsaCsrs, direct: 3000 },
-  ];
-  for (const run of runs) {
-    const ca = cas[run.ca]!.ca;
-    const issuer = new Issuer(ca);
-    const direct = perOp(run.direct, (i) => issuer.issue({ csr: parseCsr(run.set[i % run.set.length]!), profile, validity }));
-    rows.push({ ...run, mode: "direct loop, no pool", rate: 1e6 / direct });
-    for (const workers of [...new Set([0, 1, ALL])]) {
-      const pool = new SigningPool({ workers, ca });
-      await throughput(pool, run.set, validity, Math.min(1, SECONDS));
-      // Best of two windows: the machine is shared, and a neighbour's burst only ever lowers a window.
-      const rate = Math.max(await throughput(pool, run.set, validity, SECONDS), await throughput(pool, run.set, validity, SECONDS));
-      await pool.close();
-      rows.push({ ...run, mode: workers === 0 ? "pool, workers 0 (in-process)" : `pool, ${workers} worker${workers > 1 ? "s" : ""}`, rate });
-    }
+  const validity: Validity = { notBefore: new Date(now.getTime() - 300_000), notAfter: new Date(now.getTime() + 86_400_000) };
+  const pool = new SigningPool();
+  const window = Math.max(512, pool.workers * 64 * 4);
+  const rows = Object.entries(cas).flatMap(([name, { ca }]) => {
+    const signer = new CaSigner({ signerName: "example.com/bench", ca, check: () => undefined, plan: (r) => ({ csr: r.csr, profile }) });
+    const request = (i: number) => ({ signerName: signer.signerName, csr: parseCsr(csrs[i % DISTINCT_CSRS]!), usages: ["client auth"] });
+    return [
+      { ca: name, mode: "one thread (nothing waiting)", cores: 1, run: () => rate(SECONDS, 1, (i) => pool.issue({ ca, csr: csrs[i % DISTINCT_CSRS]!, profile, validity })) },
+      { ca: name, mode: `pool, ${pool.workers} workers, CSR verified on the workers`, cores: CORES, run: () => rate(SECONDS, window, (i, waiting) => pool.issue({ ca, csr: csrs[i % DISTINCT_CSRS]!, profile, validity }, waiting)) },
+      { ca: name, mode: "controller path: verify on the calling thread, CaSigner.sign on the pool", cores: CORES, run: () => rate(SECONDS, 64, (i, waiting) => signer.sign(request(i), now, { pool, backlog: waiting })) },
+    ].map((r) => ({ ...r, rates: [] as Measured[] }));
+  });
+  const speeds: { one: Speed; all: Speed; cpu: Speed }[] = [];
+  for (const r of rows) await r.run(); // warm-up: workers started, CAs loaded, code optimised
+  for (let w = 0; w < WINDOWS; w++) {
+    for (const r of rows) r.rates.push(await r.run());
+    speeds.push({ one: await opensslSpeed(1), all: await opensslSpeed(CORES), cpu: await opensslSpeed(1, false) });
   }
+  await pool.close();
 
-  t = performance.now();
-  const speed = opensslSpeed();
-  console.log(`\nopenssl speed (one core, ${((performance.now() - t) / 1000).toFixed(0)} s): ECDSA P-256 sign ${fmt(speed.ecdsaSign)}/s, verify ${fmt(speed.ecdsaVerify)}/s; RSA-2048 sign ${fmt(speed.rsaSign)}/s, verify ${fmt(speed.rsaVerify)}/s`);
-  const signRate = (ca: string) => (ca === "P-256" ? speed.ecdsaSign : speed.rsaSign);
-  const verifyRate = (csr: string) => (csr === "P-256" ? speed.ecdsaVerify : speed.rsaVerify);
-  console.log("ceiling = one core doing only the CA signature and the CSR verification at openssl speed: 1/(1/sign + 1/verify)");
-
-  console.log("\n| CA | CSR keys | mode | certs/s | vs openssl sign/s (1 core) | vs sign+verify ceiling (1 core) |\n|---|---|---|---:|---:|---:|");
+  const speed = (pick: (s: (typeof speeds)[number]) => Speed): Speed => ({
+    ecdsaSign: median(speeds.map((s) => pick(s).ecdsaSign)),
+    ecdsaVerify: median(speeds.map((s) => pick(s).ecdsaVerify)),
+    rsaSign: median(speeds.map((s) => pick(s).rsaSign)),
+  });
+  const [one, all, cpu] = [speed((s) => s.one), speed((s) => s.all), speed((s) => s.cpu)];
+  const line = (label: string, s: Speed) => `${label}: ECDSA P-256 sign ${fmt(s.ecdsaSign)}/s, verify ${fmt(s.ecdsaVerify)}/s; RSA-2048 sign ${fmt(s.rsaSign)}/s`;
+  console.log(`\nopenssl speed, medians of the ${WINDOWS} runs between the windows:`);
+  console.log(`- ${line("1 process, wall time (-elapsed)", one)}\n- ${line(`${CORES} processes at once, wall time, summed`, all)}\n- ${line("1 process, per CPU second (openssl's default)", cpu)}`);
+  console.log("ceiling = the same cores doing only the CA signature and the CSR (P-256) verification at openssl speed: 1/(1/sign + 1/verify)");
+  console.log("per CPU second: certificates per second of CPU used by this process (all threads) against openssl per CPU second: the share of");
+  console.log("each core's work that is the two openssl operations, whatever the machine's load.");
+  console.log("\n| CA | mode | certs/s (median) | windows | vs openssl CA sign/s, same cores | vs sign+verify ceiling, same cores | certs per CPU second | vs ceiling per CPU second |\n|---|---|---:|---|---:|---:|---:|---:|");
   for (const r of rows) {
-    const sign1 = signRate(r.ca);
-    console.log(`| ${r.ca} | ${r.csr} | ${r.mode} | ${fmt(r.rate)} | ${pct(r.rate / sign1)} | ${pct(r.rate / ceiling(sign1, verifyRate(r.csr)))} |`);
+    const s = r.cores === 1 ? one : all;
+    const signRate = (x: Speed) => (r.ca === "P-256" ? x.ecdsaSign : x.rsaSign);
+    const wall = median(r.rates.map((x) => x.wall));
+    const perCpu = median(r.rates.map((x) => x.cpu));
+    const cells = [fmt(wall), r.rates.map((x) => fmt(x.wall)).join(", "), pct(wall / signRate(s)), pct(wall / ceiling(signRate(s), s.ecdsaVerify)), fmt(perCpu), pct(perCpu / ceiling(signRate(cpu), cpu.ecdsaVerify))];
+    console.log(`| ${r.ca} | ${r.mode} | ${cells.join(" | ")} |`);
   }
 }
 

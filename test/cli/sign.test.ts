@@ -53,6 +53,42 @@ describe("platform-ca sign", () => {
     expect((await tool("openssl", ["x509", "-noout", "-checkend", "0", "-in", out])).code).toBe(0);
   });
 
+  it("signs many CSRs into --out-dir, each the certificate a single sign gives (openssl verifies them)", async () => {
+    const names = ["n1", "n2", "n3", "n4", "n5", "n6"];
+    const paths = await Promise.all(names.map((n) => csrFile(`many-${n}`, { cn: `system:node:${n}`, o: ["system:nodes"], freshKey: true })));
+    const outDir = join(dir, "many");
+    const flags = ["--signer-name", SIGNERS.nodeagentClient, "--usages", CLIENT_USAGES];
+    const r = await sign([...flags, ...paths.flatMap((p) => ["--csr", p]), "--out-dir", outDir]);
+    expect([r.code, r.stderr, r.stdout]).toEqual([0, "", ""]);
+    // What differs per issuance (serial, validity instants, signature) aside, the content is the single-file one's.
+    const content = async (path: string) =>
+      (await x509Text(path)).replace(/Serial Number:\n?.*\n/, "").replace(/Not (Before|After) *:.*\n/g, "").replace(/Signature Value:[\s\S]*$/, "");
+    for (const [i, name] of names.entries()) {
+      const out = join(outDir, `many-${name}.crt`);
+      expect(await opensslVerifies(CA_CERT, out, "sslclient")).toBe(true);
+      const single = await sign([...flags, "--csr", paths[i]!]);
+      writeFileSync(join(dir, `single-${name}.pem`), single.stdout);
+      expect(await content(out)).toBe(await content(join(dir, `single-${name}.pem`)));
+      expect(await content(out)).toMatch(new RegExp(`Subject: CN\\s?=\\s?system:node:${name},`));
+    }
+  });
+
+  it("signs the good CSRs of many, names each refused one on its own line and exits 1", async () => {
+    const good = await csrFile("mixed-good", { cn: "system:node:good", o: ["system:nodes"] });
+    const bad = await csrFile("mixed-bad", { cn: "web" });
+    const outDir = join(dir, "mixed");
+    const r = await sign(["--signer-name", SIGNERS.nodeagentClient, "--usages", CLIENT_USAGES, "--csr", good, "--csr", bad, "--out-dir", outDir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(new RegExp(`^error: ${bad}: .*system:nodes.*\nerror: 1 of 2 CSRs were not signed\n$`));
+    expect(await opensslVerifies(CA_CERT, join(outDir, "mixed-good.crt"), "sslclient")).toBe(true);
+  });
+
+  it("refuses several --csr without --out-dir as a usage error", async () => {
+    const path = await csrFile("twice", { cn: "x" });
+    const r = await sign(["--signer-name", SIGNERS.apiserverClient, "--usages", CLIENT_USAGES, "--csr", path, "--csr", path]);
+    expect([r.code, r.stdout, r.stderr]).toEqual([2, "", "error: several --csr files need --out-dir (one certificate file per CSR)\n"]);
+  });
+
   it("reads the CSR from stdin with --csr -", async () => {
     const r = await sign(["--signer-name", SIGNERS.apiserverClient, "--usages", CLIENT_USAGES, "--csr", "-"], (await csr({ cn: "bob" })).pem);
     expect(r.code).toBe(0);

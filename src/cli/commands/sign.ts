@@ -1,5 +1,7 @@
-// `platform-ca sign`: sign one CSR offline with a CA and a signer's rules (built-in, policy file or plug-in); PEM on stdout.
+// `platform-ca sign`: sign CSRs offline with a CA and a signer's rules (built-in, policy file or plug-in); PEM on stdout,
+// or one file per CSR in --out-dir when several are given (signed on every core).
 import { readFile } from "node:fs/promises";
+import { basename, extname, join } from "node:path";
 import { text } from "node:stream/consumers";
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
@@ -12,7 +14,8 @@ import { MIN_EXPIRATION_SECONDS } from "../../pki/validity.js";
 interface SignFlags {
   readonly signerName: string;
   readonly usages: string;
-  readonly csr: string;
+  readonly csr: readonly string[];
+  readonly outDir?: string;
   readonly caCert: string;
   readonly caKey: string;
   readonly expirationSeconds?: string;
@@ -22,6 +25,10 @@ interface SignFlags {
   readonly username?: string;
   readonly groups?: string;
   readonly groupSuffix: string;
+}
+
+function collect(value: string, previous: readonly string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 function list(value: string | undefined): string[] {
@@ -67,17 +74,27 @@ async function checkFlags(flags: SignFlags): Promise<{ usages: string[]; expirat
   return { usages, ...(expirationSeconds !== undefined && { expirationSeconds }), ...(maxDurationSeconds !== undefined && { maxDurationSeconds }) };
 }
 
+/** Where the chain of each CSR goes with --out-dir: its file name with .crt for its extension; names must differ. */
+function outputPaths(csrs: readonly string[], outDir: string): string[] {
+  const paths = csrs.map((csr) => join(outDir, `${basename(csr, extname(csr))}.crt`));
+  const twice = paths.find((p, i) => paths.indexOf(p) !== i);
+  if (twice !== undefined) throw new UsageError(`two CSRs would be written to ${twice}: give CSR files with different names`);
+  return paths;
+}
+
 async function sign(flags: SignFlags): Promise<void> {
   const checked = await checkFlags(flags);
-  const [{ parseCsr }, { loadCaFiles }, { createSignerFor, signWith }, { loadSignerPlugin }] = await Promise.all([
+  if (flags.csr.length > 1 && flags.outDir === undefined) throw new UsageError("several --csr files need --out-dir (one certificate file per CSR)");
+  if (flags.csr.length > 1 && flags.csr.includes("-")) throw new UsageError("--csr - (stdin) is for one CSR only");
+  const outputs = flags.outDir === undefined ? undefined : outputPaths(flags.csr, flags.outDir);
+  const [{ parseCsr }, { loadCaFiles }, { createSignerFor, signWith }] = await Promise.all([
     import("../../pki/csr.js"),
     import("../../pki/ca.js"),
     import("../../devpki/signer-factory.js"),
-    import("../../../signers/plugin.js"),
   ]);
-  const csr = parseCsr(await readCsr(flags.csr));
+  const texts = await Promise.all(flags.csr.map(readCsr));
   const signer = flags.plugin !== undefined
-    ? await loadSignerPlugin(flags.plugin, {
+    ? await (await import("../../../signers/plugin.js")).loadSignerPlugin(flags.plugin, {
         groupSuffix: flags.groupSuffix,
         ...(checked.maxDurationSeconds !== undefined && { maxDurationSeconds: checked.maxDurationSeconds }),
         options: { caCertFile: flags.caCert, caKeyFile: flags.caKey },
@@ -94,15 +111,21 @@ async function sign(flags: SignFlags): Promise<void> {
   if (signer.signerName !== flags.signerName) {
     throw new PlatformError("SIGNER_UNKNOWN", `plug-in ${flags.plugin} provides signer ${signer.signerName}, not ${flags.signerName}`);
   }
-  const request = {
+  const request = (csr: ReturnType<typeof parseCsr>) => ({
     signerName: flags.signerName,
     csr,
     usages: checked.usages,
     ...(checked.expirationSeconds !== undefined && { expirationSeconds: checked.expirationSeconds }),
     ...(flags.username !== undefined && { username: flags.username }),
     ...(flags.groups !== undefined && { groups: list(flags.groups) }),
-  };
-  process.stdout.write(await signWith(signer, request, new Date()));
+  });
+  const now = new Date();
+  if (outputs === undefined) {
+    process.stdout.write(await signWith(signer, request(parseCsr(texts[0]!)), now));
+    return;
+  }
+  const { signMany } = await import("./sign-many.js");
+  await signMany({ signer, files: flags.csr, texts, outDir: flags.outDir!, outputs, request, now, sign: signWith });
 }
 
 export const signCommand: CommandModule = (program: Command) => {
@@ -111,7 +134,7 @@ export const signCommand: CommandModule = (program: Command) => {
     .description("sign one CSR with a CA and a signer's rules, offline; prints the PEM certificate chain on stdout")
     .requiredOption("--signer-name <name>", "the signer whose rules apply (a built-in name, or the one of --policy/--plugin)")
     .requiredOption("--usages <list>", 'comma-separated usages, e.g. "digital signature,client auth"')
-    .requiredOption("--csr <file>", "PEM or DER certificate signing request; - reads stdin")
+    .requiredOption("--csr <file>", "PEM or DER certificate signing request; - reads stdin; repeat for several (with --out-dir)", collect)
     .requiredOption("--ca-cert <file>", "CA certificate (PEM; intermediates may follow it)")
     .requiredOption("--ca-key <file>", "CA private key (PEM), or a pkcs11: URI naming it in a token")
     .option("--expiration-seconds <n>", "requested lifetime in seconds (≥ 600)")
@@ -120,7 +143,8 @@ export const signCommand: CommandModule = (program: Command) => {
     .option("--plugin <module>", "signer plug-in module (gets caCertFile and caKeyFile as options)")
     .option("--username <name>", "requesting user, as the API server would record it")
     .option("--groups <list>", "comma-separated groups of the requesting user")
+    .option("--out-dir <dir>", "write each chain to <dir>/<CSR file name>.crt instead of stdout (needed for several --csr)")
     .option("--group-suffix <suffix>", "API group suffix of the built-in signer names", DEFAULT_GROUP_SUFFIX)
-    .addHelpText("after", '\nExamples:\n  platform-ca sign --signer-name platform.io/apiserver-client --usages "digital signature,client auth" --csr alice.csr --ca-cert ca.crt --ca-key ca.key > alice.crt\n  openssl req -new -key k.pem -subj /CN=web | platform-ca sign --signer-name platform.io/nodeagent-serving --usages "digital signature,server auth" --csr - --ca-cert ca.crt --ca-key ca.key\n')
+    .addHelpText("after", '\nExamples:\n  platform-ca sign --signer-name platform.io/apiserver-client --usages "digital signature,client auth" --csr alice.csr --ca-cert ca.crt --ca-key ca.key > alice.crt\n  openssl req -new -key k.pem -subj /CN=web | platform-ca sign --signer-name platform.io/nodeagent-serving --usages "digital signature,server auth" --csr - --ca-cert ca.crt --ca-key ca.key\n  platform-ca sign --signer-name platform.io/apiserver-client --usages "digital signature,client auth" --csr alice.csr --csr bob.csr --out-dir certs --ca-cert ca.crt --ca-key ca.key\n')
     .action((flags: SignFlags) => sign(flags));
 };

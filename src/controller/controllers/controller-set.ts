@@ -19,6 +19,7 @@ import type { ServingApprovalPolicy } from "../../../signers/serving-approval.js
 import { ApprovingController, APPROVING_CONTROLLER } from "./approving.js";
 import { CLEANER_CONTROLLER, CsrCleaner, type CleanerRules } from "./cleaner.js";
 import { CsrParser } from "./csr-object.js";
+import { SigningPool } from "../../pki/signing-pool.js";
 import type { Controller } from "../controller.js";
 import { SigningController, SIGNING_CONTROLLER } from "./signing.js";
 import { PUBLISHER_CONTROLLER, TrustBundlePublisher } from "./trust-bundle-publisher.js";
@@ -88,6 +89,8 @@ export interface ControllerSetOptions {
   readonly publisherResyncMs: number;
   /** Where the CRL publisher (run with the trust-bundle publisher) leaves each signer's latest CRL. */
   readonly crlStore?: CrlStore;
+  /** The signing controller's worker pool; default one per term with a thread per core (none on one core). */
+  readonly signingPool?: SigningPool;
 }
 
 export class ControllerSet {
@@ -99,6 +102,8 @@ export class ControllerSet {
   /** Namespaces and their `default` ServiceAccounts, when the service-account controller runs. */
   private readonly accountInformers: readonly [Informer<Namespace>, Informer<ApiObject>] | undefined;
   private readonly recorder: EventRecorder;
+  /** Made by this term (closed when it stops), not given by the caller. */
+  private readonly ownPool: SigningPool | undefined;
   private stopping: Promise<void> | undefined;
 
   constructor(o: ControllerSetOptions) {
@@ -148,7 +153,11 @@ export class ControllerSet {
         }),
       );
     }
-    if (o.enabled.has(SIGNING_CONTROLLER)) controllers.push(new SigningController({ ...common, ...csr, signers: o.signers, workers: o.csrWorkers }));
+    if (o.enabled.has(SIGNING_CONTROLLER)) {
+      this.ownPool = o.signingPool ? undefined : new SigningPool({ logger });
+      const pool = o.signingPool ?? this.ownPool!;
+      controllers.push(new SigningController({ ...common, ...csr, signers: o.signers, workers: o.csrWorkers, pool }));
+    }
     if (this.bundleInformer) {
       controllers.push(
         new TrustBundlePublisher({ ...common, bundles: resources.trustBundles, informer: this.bundleInformer, signers: o.signers, names: o.names, resyncMs: o.publisherResyncMs }),
@@ -188,7 +197,7 @@ export class ControllerSet {
     this.stopping ??= (async () => {
       await Promise.all(this.controllers.map((c) => c.stop()));
       await Promise.all([this.csrInformer.stop(), this.bundleInformer?.stop(), this.revocationInformer?.stop(), ...(this.accountInformers ?? []).map((i) => i.stop())]);
-      await this.recorder.flush(EVENT_FLUSH_TIMEOUT_MS);
+      await Promise.all([this.recorder.flush(EVENT_FLUSH_TIMEOUT_MS), this.ownPool?.close()]);
     })();
     return this.stopping;
   }

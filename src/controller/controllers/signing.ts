@@ -7,6 +7,7 @@ import { toPlatformError } from "../../errors.js";
 import { validateIssuedCertificate } from "../../pki/bundle.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
 import type { SigningRequest } from "../../../signers/signer.js";
+import type { SigningPool } from "../../pki/signing-pool.js";
 import type { EventRecorder } from "../event-recorder.js";
 import type { Informer } from "../informer.js";
 import { conditionTime, CsrParser, REQUEST_PROBLEM_CODES, setCondition, writeCsr } from "./csr-object.js";
@@ -21,6 +22,11 @@ export interface SigningControllerOptions extends ControllerOptions {
   readonly events: EventRecorder;
   /** Shared with the approver so each request is parsed once. */
   readonly parser?: CsrParser;
+  /**
+   * Signs on worker threads while keys wait in the queue (a burst); a lone request is still signed on this thread.
+   * Without it every signature is made on this thread.
+   */
+  readonly pool?: SigningPool;
 }
 
 /** Events this controller records. */
@@ -93,7 +99,9 @@ export class SigningController extends Controller {
     const started = process.hrtime.bigint();
     let pem: string;
     try {
-      pem = await this.tracer.inSpan("sign", { signerName }, () => signer.sign(request, new Date(this.clock.now())));
+      // The queue's length is the burst behind this request: the pool spreads it over the cores.
+      const pool = this.o.pool;
+      pem = await this.tracer.inSpan("sign", { signerName }, () => signer.sign(request, new Date(this.clock.now()), pool && { pool, backlog: this.backlog() }));
     } catch (err) {
       const e = toPlatformError(err);
       if (!REQUEST_PROBLEM_CODES.has(e.code)) throw e; // CA expired, signer not ready...: retried with backoff

@@ -2,9 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { firstOperand, flagTable, normalizeArgv } from "../../../src/cli/ctl/argv.js";
 import { buildCtlProgram } from "../../../src/cli/ctl/root.js";
-import { CTL_VERBS } from "../../../src/cli/ctl/verbs.js";
+import { allCtlVerbs } from "../../../src/cli/ctl/verbs.js";
 
-const flags = flagTable(buildCtlProgram(CTL_VERBS, () => undefined));
+const flags = flagTable(buildCtlProgram(await allCtlVerbs(), () => undefined));
 
 describe("normalizeArgv", () => {
   it.each([

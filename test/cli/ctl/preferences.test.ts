@@ -5,11 +5,11 @@ import { describe, expect, it } from "vitest";
 import { flagTable } from "../../../src/cli/ctl/argv.js";
 import { applyPreferences, loadPreferences, parsePreferences, preferencesPath } from "../../../src/cli/ctl/preferences.js";
 import { buildCtlProgram } from "../../../src/cli/ctl/root.js";
-import { CTL_VERBS } from "../../../src/cli/ctl/verbs.js";
+import { allCtlVerbs } from "../../../src/cli/ctl/verbs.js";
 import { isPlatformError } from "../../../src/errors.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
 
-const program = buildCtlProgram(CTL_VERBS, () => undefined);
+const program = buildCtlProgram(await allCtlVerbs(), () => undefined);
 const flags = flagTable(program);
 
 const PREFS = parsePreferences(

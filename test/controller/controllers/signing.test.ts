@@ -7,6 +7,7 @@ import type { CertificateSigningRequest } from "../../../src/api/types/csr.js";
 import { SigningController } from "../../../src/controller/controllers/signing.js";
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
 import { generateCa, type GeneratedCa } from "../../../src/pki/ca.js";
+import { SigningPool } from "../../../src/pki/signing-pool.js";
 import type { CaKeyPair } from "../../../src/pki/types.js";
 import { createBuiltinSigners } from "../../../signers/builtins.js";
 import { SignerRegistry } from "../../../signers/registry.js";
@@ -36,16 +37,25 @@ function watched(signer: Signer, signed: string[], during?: (request: SigningReq
     validate: (r) => signer.validate(r),
     trustAnchors: () => signer.trustAnchors(),
     ready: () => signer.ready(),
-    async sign(r, now) {
+    async sign(r, now, options) {
       signed.push(r.csr.subject.commonName ?? "");
-      const pem = await signer.sign(r, now);
+      const pem = await signer.sign(r, now, options);
       await during?.(r);
       return pem;
     },
   };
 }
 
-async function world(o: { provider?: { current(): CaKeyPair | undefined }; during?: (request: SigningRequest, w: World) => Promise<void>; tracer?: Tracer } = {}): Promise<World> {
+interface WorldOptions {
+  readonly provider?: { current(): CaKeyPair | undefined };
+  readonly during?: (request: SigningRequest, w: World) => Promise<void>;
+  readonly pool?: SigningPool;
+  /** Runs before the controller starts (to leave it a backlog). */
+  readonly before?: (w: World) => Promise<void>;
+  readonly tracer?: Tracer;
+}
+
+async function world(o: WorldOptions = {}): Promise<World> {
   const h = await startHarness();
   const ca = await generateCa({ commonName: "signing test CA", keyType: "p256", lifetimeSeconds: 10 * 365 * 86_400, now: new Date(h.clock.now()) });
   const signed: string[] = [];
@@ -60,9 +70,10 @@ async function world(o: { provider?: { current(): CaKeyPair | undefined }; durin
   };
   const builtins = createBuiltinSigners({ ca: o.provider ?? ca.ca, groupSuffix: h.names.suffix, now: () => new Date(h.clock.now()) });
   const signers = new SignerRegistry(builtins.map((s) => watched(s, signed, o.during && ((r) => o.during!(r, w)))));
-  const controller = new SigningController({ csrs: h.api.csrs, informer: h.csrInformer, signers, events: h.events, clock: h.clock, metrics, workers: 2, ...(o.tracer && { tracer: o.tracer }) });
+  const controller = new SigningController({ csrs: h.api.csrs, informer: h.csrInformer, signers, events: h.events, clock: h.clock, metrics, workers: 2, ...(o.tracer && { tracer: o.tracer }), ...(o.pool && { pool: o.pool }) });
   const stop = new AbortController();
-  track(h, stop);
+  track(h, stop, o.pool && (() => o.pool!.close()));
+  await o.before?.(w);
   await h.startInformers();
   await controller.start(stop.signal);
   return w;
@@ -141,6 +152,30 @@ describe("SigningController", () => {
     expect(events.map((e) => [e.type, e.reason])).toEqual([["Warning", "SignerValidationFailure"]]);
     expect(events[0]!.note).toMatch(reason);
     expect(w.signed).toEqual([]);
+  });
+
+  it("signs a backlog on the pool's workers and a lone request on its own thread", async () => {
+    // Workers for any backlog: the burst of this test is too small to be worth starting them by default.
+    const pool = new SigningPool({ workers: 2, startCostMs: 0 });
+    const nodes = Array.from({ length: 12 }, (_, i) => `burst-${i}`);
+    const w = await world({
+      pool,
+      before: async (v) => {
+        for (const node of nodes) {
+          await v.create(await nodeClientCsr(v.h.names, node));
+          await decide(v.h, `${node}-client`, "Approved");
+        }
+      },
+    });
+    const caKey = new X509Certificate(w.ca.certPem).publicKey;
+    for (const node of nodes) expect(leafOf(await issued(w, `${node}-client`)).verify(caKey)).toBe(true);
+    expect(pool.counts.workers).toBeGreaterThan(0);
+    expect(pool.started()).toBe(true);
+    const before = pool.counts.inline;
+    await w.create(await nodeClientCsr(w.h.names, "alone"));
+    await decide(w.h, "alone-client", "Approved");
+    expect(leafOf(await issued(w, "alone-client")).verify(caKey)).toBe(true);
+    expect(pool.counts.inline).toBe(before + 1);
   });
 
   it("retries with backoff while the signer has no CA, without marking the request Failed", async () => {
