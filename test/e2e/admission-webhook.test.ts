@@ -51,7 +51,9 @@ describe("platform-ca up with admission webhooks", () => {
       return { allowed: true };
     });
     const dir = tempDir();
-    writeWebhookManifest(join(dir, "mutating"), "label", "Mutating", [{ name: "label.hooks.example.com", url: `${hook.url}/label`, caBundle: hook.caBundle }]);
+    // A CSR labelled review=skip is not sent to the labelling webhook (upstream's matchConditions, CEL).
+    const matchConditions = [{ name: "not-skipped", expression: "!has(object.metadata.labels) || !('review' in object.metadata.labels) || object.metadata.labels.review != 'skip'" }];
+    writeWebhookManifest(join(dir, "mutating"), "label", "Mutating", [{ name: "label.hooks.example.com", url: `${hook.url}/label`, caBundle: hook.caBundle, matchConditions }]);
     writeWebhookManifest(join(dir, "validating"), "signer", "Validating", [{ name: "signer.hooks.example.com", url: `${hook.url}/signer`, caBundle: hook.caBundle }]);
     up = await startUp({ dataDir: join(dir, "data"), args: ["--admission-control-config-file", admissionFile(dir)] });
     kubectl = kubectlWith(up.adminConfig);
@@ -68,6 +70,17 @@ describe("platform-ca up with admission webhooks", () => {
     expect(r.stdout.trim()).toBe("certificatesigningrequest.certificates.platform.io/hooked-1 created");
     expect(r.stderr).toMatch(/^Warning: labelled hooked-1$/m);
     expect((await kubectlAsync(kubectl, ["get", "csr", "hooked-1", "-o", "jsonpath={.metadata.labels.reviewed}"])).stdout).toBe("yes");
+  });
+
+  it("does not call the labelling webhook for a CSR its match condition excludes", async () => {
+    const csr = await newCsrObject({ name: "skipped-1", cn: "skipped", metadata: { labels: { review: "skip" } } });
+    const before = hook.reviews.length;
+    const r = await kubectlAsync(kubectl, ["create", "-f", "-"], JSON.stringify(csr));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain("Warning: labelled");
+    expect((await kubectlAsync(kubectl, ["get", "csr", "skipped-1", "-o", "jsonpath={.metadata.labels}"])).stdout).toBe('{"review":"skip"}');
+    // Only the validating webhook was asked.
+    expect(hook.reviews.slice(before).map((v) => v.path)).toEqual(["/signer"]);
   });
 
   it("refuses a CSR for the forbidden signer with upstream's denial", async () => {
@@ -89,6 +102,16 @@ describe("platform-ca apiserver: a bad webhook manifest stops the start", () => 
     const r = await runCli(["apiserver", "--admission-control-config-file", admissionFile(dir), "--data-dir", join(dir, "data"), "--listen", "127.0.0.1:0"]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toBe(`error: invalid webhook manifest ${manifest}: expected \`webhooks[0].timeoutSeconds\` a whole number from 1 to 30, got 45\n`);
+    expect(existsSync(join(dir, "data"))).toBe(false);
+  });
+
+  it("names the match condition that does not compile, with its position", async () => {
+    const dir = tempDir();
+    const manifest = writeWebhookManifest(join(dir, "validating"), "bad", "Validating", [{ name: "bad.hooks.example.com", url: "https://127.0.0.1:1/x", matchConditions: [{ name: "who", expression: "request.userInfo.usrname == 'x'" }] }]);
+    writeWebhookManifest(join(dir, "mutating"), "none", "Mutating", []);
+    const r = await runCli(["apiserver", "--admission-control-config-file", admissionFile(dir), "--data-dir", join(dir, "data"), "--listen", "127.0.0.1:0"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toBe(`error: invalid webhook manifest ${manifest}: expected \`webhooks[0].matchConditions[0].expression\` a CEL expression that compiles (type error: No such key: usrname at line 1, column 18), got "request.userInfo.usrname == 'x'"\n`);
     expect(existsSync(join(dir, "data"))).toBe(false);
   });
 });

@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import type { ApiObject } from "../../api/meta.js";
 import type { LabelSelector } from "../../api/types/rbac.js";
 import type { AdmissionWebhook, WebhookAdmissionConfig, WebhookPhase } from "../../config/admission-webhooks.js";
+import { conditionsHold } from "../../cel/index.js";
 import { PlatformError, toPlatformError } from "../../errors.js";
 import { applyJsonPatch } from "../patch/json.js";
 import { matchesLabels, type LabelRequirement } from "../selectors.js";
@@ -123,19 +124,25 @@ async function call(h: Hook, a: AdmissionAttributes, obj: ApiObject | undefined,
   // A dry run goes to every webhook: v1 allows only sideEffects None and NoneOnDryRun, refused otherwise at load, so
   // upstream's "does not support dry run" refusal (for Unknown and Some) cannot arise.
   const uid = randomUUID();
+  const sent = review(uid, a, obj, oldObj, ctx);
+  // Failed, under Ignore: logged, recorded in the audit event, and the request goes on without this webhook.
+  const failed = (why: string): false => {
+    if (w.failurePolicy !== "Ignore") throw callFailed(w, why);
+    ctx.logger.warn({ webhook: w.name, error: why }, "admission webhook failed; ignored (failurePolicy Ignore)");
+    a.annotate?.(`failed-open.${mutating ? "mutation" : "validating"}.webhook.admission.${ctx.names.suffix}/round_${round}_index_${h.index}`, w.name);
+    return false;
+  };
+  // As upstream: any false condition skips the webhook; an evaluation error is a failed call.
+  const request = sent.request;
+  const holds = conditionsHold(w.matchConditions, (c) => c.matches({ object: request.object, oldObject: request.oldObject, request }), (c) => JSON.stringify(c.name));
+  if (holds !== true) return holds === false ? false : failed(holds.error);
   let response: Record<string, unknown>;
   try {
-    const answer = await h.client.post(JSON.stringify(review(uid, a, obj, oldObj, ctx)));
+    const answer = await h.client.post(JSON.stringify(sent));
     response = verify(answer.body, uid, mutating, ctx.names.suffix);
   } catch (err) {
     const e = toPlatformError(err);
-    const why = e.message.startsWith("received invalid webhook response") ? e.message : `failed to call webhook: ${e.message}`;
-    if (w.failurePolicy === "Ignore") {
-      ctx.logger.warn({ webhook: w.name, error: why }, "admission webhook failed; ignored (failurePolicy Ignore)");
-      a.annotate?.(`failed-open.${mutating ? "mutation" : "validating"}.webhook.admission.${ctx.names.suffix}/round_${round}_index_${h.index}`, w.name);
-      return false;
-    }
-    throw callFailed(w, why);
+    return failed(e.message.startsWith("received invalid webhook response") ? e.message : `failed to call webhook: ${e.message}`);
   }
   for (const [key, value] of Object.entries((response.auditAnnotations as Record<string, unknown> | undefined) ?? {})) {
     if (typeof value === "string") a.annotate?.(`${w.name}/${key}`, value);
@@ -162,7 +169,7 @@ async function call(h: Hook, a: AdmissionAttributes, obj: ApiObject | undefined,
   return record(JSON.stringify(obj) !== before);
 }
 
-function review(uid: string, a: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined, ctx: AdmissionContext): object {
+function review(uid: string, a: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined, ctx: AdmissionContext): { request: Record<string, unknown> } & Record<string, unknown> {
   const kind = { group: a.group, version: a.version ?? "", kind: a.kind ?? "" };
   const resource = { group: a.group, version: a.version ?? "", resource: a.resource };
   const optionsKind = { CREATE: "CreateOptions", UPDATE: "UpdateOptions", DELETE: "DeleteOptions", CONNECT: undefined }[a.operation];

@@ -3,6 +3,7 @@
 import { LRUCache } from "lru-cache";
 import type { GroupNames } from "../../api/group.js";
 import type { WebhookAuthorizerConfig } from "../../config/authorization-config.js";
+import { conditionsHold } from "../../cel/index.js";
 import { isPlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import type { RestConfig } from "../../client/rest-config.js";
@@ -97,12 +98,10 @@ export class WebhookAuthorizer implements Authorizer {
     const c = this.#o.config;
     if (c.matchConditions.length > 0) {
       const { spec } = subjectAccessReviewOf(a, this.#o.names.authorization, "v1");
-      try {
-        // All must hold for the webhook to be asked; the first false one skips it.
-        if (!c.matchConditions.every((m) => m.matches(spec))) return noOpinion("");
-      } catch (err) {
-        return this.#failed(`a match condition failed: ${(err as Error).message}`);
-      }
+      // All must hold for the webhook to be asked; any false one skips it (no opinion), else an error is a failure.
+      const holds = conditionsHold(c.matchConditions, (m) => m.matches(spec), (m) => JSON.stringify(m.expression));
+      if (holds === false) return noOpinion("");
+      if (holds !== true) return this.#failed(holds.error);
     }
     const review = subjectAccessReviewOf(a, this.#o.names.authorization, c.subjectAccessReviewVersion);
     const key = JSON.stringify(review.spec);

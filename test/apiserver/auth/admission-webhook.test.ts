@@ -135,6 +135,40 @@ describe("admission webhooks", () => {
     expect(seen.annotations).toEqual({ "failed-open.validating.webhook.admission.platform.io/round_0_index_0": "down.hooks.example.com" });
   });
 
+  it("matchConditions: all true calls the webhook, any false skips it, an evaluation error follows failurePolicy", async () => {
+    const conditions = [
+      { name: "not-dry-run", expression: "!request.dryRun" },
+      { name: "team-pki", expression: "has(object.metadata.labels) && object.metadata.labels.team == 'pki'" },
+      { name: "by-carol", expression: "request.userInfo.username == 'carol'" },
+    ];
+    const chain = await chainWith([], [on("/signer", { matchConditions: conditions })]);
+    const seen: Seen = { annotations: {}, warnings: [] };
+    const pki = (o: Record<string, unknown> = {}) => csrObject({ signerName: FORBIDDEN_SIGNER, metadata: { labels: { team: "pki" } }, ...o });
+    // Every condition holds: the webhook is called and refuses the forbidden signer.
+    expect((await refusal(chain.admit(attrs(seen), pki(), undefined))).message).toContain('admission webhook "signer.hooks.example.com" denied the request');
+    expect(hook.reviews).toHaveLength(1);
+    // Each false condition alone skips it.
+    await chain.admit(attrs(seen, { dryRun: true }), pki(), undefined);
+    await chain.admit(attrs(seen), csrObject({ signerName: FORBIDDEN_SIGNER, metadata: { labels: { team: "web" } } }), undefined);
+    await chain.admit(attrs(seen, { user: user({ username: "dave" }) }), pki(), undefined);
+    expect(hook.reviews).toHaveLength(1);
+    // `object.metadata.labels` of an object without labels: has() guards it, so the condition is false.
+    await chain.admit(attrs(seen), csrObject({ signerName: FORBIDDEN_SIGNER }), undefined);
+    expect(hook.reviews).toHaveLength(1);
+    // An unguarded field that is absent fails to evaluate: Fail refuses with upstream's 500, Ignore admits and records it.
+    const unguarded = [{ name: "team", expression: "object.metadata.labels.team == 'pki'" }];
+    const fail = await chainWith([], [on("/signer", { matchConditions: unguarded })]);
+    const err = await refusal(fail.admit(attrs(seen), csrObject(), undefined));
+    expect(err.httpStatus).toBe(500);
+    expect(err.message).toBe('Internal error occurred: failed calling webhook "signer.hooks.example.com": match condition "team" failed: evaluation failed: No such key: labels');
+    const ignored: Seen = { annotations: {}, warnings: [] };
+    await (await chainWith([], [on("/signer", { matchConditions: unguarded, failurePolicy: "Ignore" })])).admit(attrs(ignored), csrObject(), undefined);
+    expect(ignored.annotations).toEqual({ "failed-open.validating.webhook.admission.platform.io/round_0_index_0": "signer.hooks.example.com" });
+    // A false condition wins over one that fails to evaluate.
+    await (await chainWith([], [on("/signer", { matchConditions: [...unguarded, { name: "never", expression: "false" }] })])).admit(attrs(seen), csrObject(), undefined);
+    expect(hook.reviews).toHaveLength(1);
+  });
+
   it("a webhook slower than timeoutSeconds fails the call", async () => {
     const pki = createTestPki();
     // A webhook that never answers.

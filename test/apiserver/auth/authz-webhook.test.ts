@@ -128,19 +128,29 @@ describe("webhook authorizer chain", () => {
     expect(hook.requests.length - start).toBe(4);
   });
 
-  it("skips the webhook (no opinion) when a match condition is false and applies the failure policy when one throws", async () => {
-    const compileMatchCondition = (expression: string) => (request: Readonly<Record<string, unknown>>) => {
-      if (expression === "boom") throw new Error("no such key: user");
-      return request.user !== "alice";
-    };
-    const c = await chain([webhook({ matchConditionSubjectAccessReviewVersion: "v1", matchConditions: [{ expression: "request.user != 'alice'" }] }), { type: "RBAC", name: "rbac" }], new FakeClock(), { compileMatchCondition });
+  it("skips the webhook (no opinion) when a CEL match condition is false and applies the failure policy when one fails", async () => {
+    const conditions = (...expressions: string[]) => ({ matchConditionSubjectAccessReviewVersion: "v1", matchConditions: expressions.map((expression) => ({ expression })) });
+    const c = await chain([webhook(conditions("request.user != 'alice'", "'system:authenticated' in request.groups")), { type: "RBAC", name: "rbac" }]);
     const start = hook.requests.length;
     const skipped = await c.authorize(approve("alice"));
-    expect(skipped.allowed).toBe(false);
+    expect(skipped).toMatchObject({ allowed: false });
+    expect(skipped.denied).toBeUndefined();
     expect(hook.requests.length).toBe(start);
+    // bob matches, the webhook has no opinion and RBAC allows him; mallory matches and the webhook denies.
+    expect(await c.authorize(approve("bob"))).toMatchObject({ allowed: true, authorizer: "rbac" });
     expect(await c.authorize(approve("mallory"))).toMatchObject({ denied: true, authorizer: "policy" });
-    const failing = await chain([webhook({ matchConditionSubjectAccessReviewVersion: "v1", matchConditions: [{ expression: "boom" }] })], new FakeClock(), { compileMatchCondition });
-    expect(await failing.authorize(approve("alice"))).toMatchObject({ allowed: false, denied: true, evaluationErrors: ["a match condition failed: no such key: user"] });
+    expect(hook.requests.length).toBe(start + 2);
+    // A non-resource request has no resourceAttributes: evaluating fails, and the failure policy decides.
+    const healthz: AuthorizationAttributes = { user: user("mallory"), verb: "get", resourceRequest: false, path: "/healthz" };
+    const namespaced = "request.resourceAttributes.namespace == 'pki'";
+    const deny = await chain([webhook(conditions(namespaced)), { type: "RBAC", name: "rbac" }]);
+    expect(await deny.authorize(healthz)).toMatchObject({ allowed: false, denied: true, authorizer: "policy", evaluationErrors: [`match condition ${JSON.stringify(namespaced)} failed: evaluation failed: No such key: resourceAttributes`] });
+    const noOpinion = await chain([webhook({ ...conditions(namespaced), failurePolicy: "NoOpinion" }), { type: "RBAC", name: "rbac" }]);
+    expect(await noOpinion.authorize({ ...healthz, user: user("bob") })).toMatchObject({ allowed: true, authorizer: "rbac" });
+    // Any false condition skips the webhook even when another one fails.
+    const mixed = await chain([webhook(conditions(namespaced, "request.user == 'nobody'")), { type: "RBAC", name: "rbac" }]);
+    expect((await mixed.authorize(healthz)).denied).toBeUndefined();
+    expect(hook.requests.length).toBe(start + 2);
   });
 
   describe("failure policies", () => {
