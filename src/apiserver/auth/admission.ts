@@ -28,6 +28,8 @@ export interface AdmissionAttributes {
   readonly annotate?: (key: string, value: string) => void;
   /** Adds a warning to the response (a Warning header); absent when the caller has no response to warn in. */
   readonly warn?: (text: string) => void;
+  /** The request's deadline: admission webhooks stop waiting when it aborts (then their failurePolicy applies). */
+  readonly signal?: AbortSignal;
 }
 
 export interface AdmissionContext {
@@ -76,6 +78,7 @@ export function admissionAttributes(a: Omit<RequestAttributes, "resourceRequest"
     ...(a.kind !== undefined && { kind: a.kind }),
     ...(a.annotate !== undefined && { annotate: a.annotate }),
     ...(a.warn !== undefined && { warn: a.warn }),
+    ...(a.signal !== undefined && { signal: a.signal }),
   };
 }
 

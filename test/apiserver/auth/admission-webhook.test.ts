@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AdmissionChain, type AdmissionAttributes } from "../../../src/apiserver/auth/admission.js";
 import { admissionPlugins } from "../../../src/apiserver/auth/admission-plugins.js";
 import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
+import { requestDeadline } from "../../../src/apiserver/webhook/deadline.js";
 import { enabledAdmissionPlugins, loadAdmissionConfig } from "../../../src/config/admission-config.js";
 import { createTestPki } from "../../client/fixtures/pki.js";
 import { startServer } from "../../client/fixtures/server.js";
@@ -179,6 +180,27 @@ describe("admission webhooks", () => {
       const err = await refusal(chain.admit(attrs({ annotations: {}, warnings: [] }), csrObject(), undefined));
       expect(err.message).toMatch(/failed calling webhook "slow\.hooks\.example\.com": failed to call webhook: .*1000 ms/);
       expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await hold.close();
+      pki.remove();
+    }
+  });
+
+  it("two slow mutating webhooks share the request's deadline: neither waits its own timeoutSeconds, then failurePolicy applies", async () => {
+    const pki = createTestPki();
+    const hold = await startServer(() => undefined, { tls: { cert: pki.server.cert, key: pki.server.key } });
+    const slow = (name: string, failurePolicy: string) => ({ name, url: `${hold.url}/slow`, caBundle: Buffer.from(pki.ca).toString("base64"), timeoutSeconds: 10, failurePolicy });
+    try {
+      const ignore = await chainWith([slow("slow-a.hooks.example.com", "Ignore"), slow("slow-b.hooks.example.com", "Ignore")], []);
+      const seen: Seen = { annotations: {}, warnings: [] };
+      const started = Date.now();
+      // A 1 s request: the two webhooks' own timeouts would hold it 20 s.
+      await ignore.admit(attrs(seen, { signal: requestDeadline("1s", false)!.signal }), csrObject(), undefined);
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(Object.keys(seen.annotations)).toEqual(["failed-open.mutation.webhook.admission.platform.io/round_0_index_0", "failed-open.mutation.webhook.admission.platform.io/round_0_index_1"]);
+      const fail = await chainWith([slow("slow-a.hooks.example.com", "Ignore"), slow("slow-b.hooks.example.com", "Fail")], []);
+      const err = await refusal(fail.admit(attrs({ annotations: {}, warnings: [] }, { signal: requestDeadline("1s", false)!.signal }), csrObject(), undefined));
+      expect(err.message).toBe(`Internal error occurred: failed calling webhook "slow-b.hooks.example.com": failed to call webhook: the request's deadline (timeout 1s) passed`);
     } finally {
       await hold.close();
       pki.remove();

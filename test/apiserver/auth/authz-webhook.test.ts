@@ -11,6 +11,7 @@ import type { AuthorizationAttributes, Authorizer } from "../../../src/apiserver
 import { buildAuthorizerChain, ReloadingAuthorizerChain, type ChainDependencies } from "../../../src/apiserver/auth/authz-chain.js";
 import { loadAuthorizationConfig, type AuthorizationConfigOptions } from "../../../src/config/authorization-config.js";
 import { reviewAnswer, startTestWebhookServer, type TestWebhookServer } from "../../../src/testing.js";
+import { requestDeadline } from "../../../src/apiserver/webhook/deadline.js";
 import { FakeClock } from "../../../src/time/fake-clock.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
 import { until } from "../../fixtures/wait.js";
@@ -188,6 +189,51 @@ describe("webhook authorizer chain", () => {
       expect(alice2.denied).toBeUndefined();
       expect(alice2.reason).toMatch(/failurePolicy NoOpinion/);
       expect(bob2).toMatchObject({ allowed: true, authorizer: "rbac" });
+    });
+
+    it("two slow webhooks share the request's deadline: each waits min(its timeout, what remains), then its failure policy", async () => {
+      const clock = new FakeClock();
+      const slow = (name: string) => ({ ...webhook({ failurePolicy: "NoOpinion", timeout: "5s" }), name });
+      const c = await chain([slow("policy-a"), slow("policy-b"), { type: "RBAC", name: "rbac" }], clock);
+      hook.delayMs = 3000;
+      try {
+        const before = hook.requests.length;
+        // A 3 s request: without its deadline the two webhooks would hold it 5 s each.
+        const deadline = requestDeadline("3s", false, clock)!;
+        const pending = c.authorize({ ...approve("carol"), signal: deadline.signal });
+        await until(() => hook.requests.length > before, "the first webhook to be asked");
+        await clock.advance(3000);
+        const decision = await pending;
+        // Both failed on the request's deadline (the second without a call, the time being spent); nobody had an opinion.
+        expect(decision.allowed).toBe(false);
+        expect(hook.requests.length).toBe(before + 1);
+        expect(decision.evaluationErrors).toEqual(["the request's deadline (timeout 3s) passed", "the request's deadline (timeout 3s) passed"]);
+        expect(decision.reason).toBe('webhook authorizer "policy-a" failed (failurePolicy NoOpinion): the request\'s deadline (timeout 3s) passed; webhook authorizer "policy-b" failed (failurePolicy NoOpinion): the request\'s deadline (timeout 3s) passed');
+        // Under its own timeout alone the first webhook would still be waiting.
+        const own = requestDeadline(undefined, false, clock)!;
+        const later = c.authorize({ ...approve("carol"), signal: own.signal });
+        await until(() => hook.requests.length > before + 1, "the first webhook to be asked again");
+        await clock.advance(3000);
+        expect(hook.requests.length).toBe(before + 2);
+        await clock.advance(2000);
+        await until(() => hook.requests.length > before + 2, "the second webhook to be asked after the first timed out");
+        await clock.advance(5000);
+        expect((await later).evaluationErrors).toEqual(["no answer within the timeout (5000 ms)", "no answer within the timeout (5000 ms)"]);
+        own.cancel();
+      } finally {
+        hook.delayMs = 0;
+      }
+    });
+
+    it("refuses a request timeout that is not a duration with upstream's message, and caps one above 60 s", async () => {
+      expect(() => requestDeadline("soon", false)).toThrow("invalid timeout specified in the request URL");
+      expect(requestDeadline("10s", true)).toBeUndefined();
+      const clock = new FakeClock();
+      const capped = requestDeadline("2h", false, clock)!;
+      await clock.advance(59_999);
+      expect(capped.signal.aborted).toBe(false);
+      await clock.advance(1);
+      expect((capped.signal.reason as Error).message).toBe("the request's deadline (timeout 60s) passed");
     });
 
     it("refuses an answer of another kind or version, and does not cache a failure", async () => {
