@@ -13,6 +13,7 @@ import { ensureBuilt, kubectlWith, type Kubectl } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
 
 const FORBIDDEN_SIGNER = "example.com/forbidden";
+const PENDING_SIGNER = "example.com/pending";
 
 /** kubectl run without blocking: the webhook it reaches through the server answers from this process. */
 function kubectlAsync(kubectl: Kubectl, args: readonly string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -48,6 +49,7 @@ describe("platform-ca up with admission webhooks", () => {
         return { allowed: true, ...jsonPatch([op]), warnings: [`labelled ${request.name ?? "a new object"}`] };
       }
       if (request.object?.spec?.signerName === FORBIDDEN_SIGNER) return { allowed: false, status: { code: 403, message: `signer ${FORBIDDEN_SIGNER} is not allowed here` } };
+      if (request.object?.spec?.signerName === PENDING_SIGNER) return { allowed: false, status: { code: 409, reason: "AlreadyExists", message: "a CSR for this signer is pending" } };
       return { allowed: true };
     });
     const dir = tempDir();
@@ -89,6 +91,14 @@ describe("platform-ca up with admission webhooks", () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(`Error from server (Forbidden): error when creating "STDIN": admission webhook "signer.hooks.example.com" denied the request: signer ${FORBIDDEN_SIGNER} is not allowed here`);
     expect((await kubectlAsync(kubectl, ["get", "csr", "hooked-2"])).stderr).toMatch(/NotFound/);
+  });
+
+  it("passes the webhook's own status code and reason to kubectl", async () => {
+    const csr = await newCsrObject({ name: "hooked-3", cn: "hooked", signerName: PENDING_SIGNER });
+    const r = await kubectlAsync(kubectl, ["create", "-f", "-", "-v=6"], JSON.stringify(csr));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/POST https:\/\/\S+\/certificatesigningrequests\S* 409 Conflict/);
+    expect(r.stderr).toContain('Error from server (AlreadyExists): error when creating "STDIN": admission webhook "signer.hooks.example.com" denied the request: a CSR for this signer is pending');
   });
 });
 

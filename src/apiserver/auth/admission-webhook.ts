@@ -152,7 +152,7 @@ async function call(h: Hook, a: AdmissionAttributes, obj: ApiObject | undefined,
     if (typeof value === "string") a.annotate?.(`${w.name}/${key}`, value);
   }
   addWarnings(a, response.warnings);
-  if (response.allowed !== true) throw denied(w, response.status);
+  if (response.allowed !== true) throw denied(w, a, response.status);
   if (!mutating) return false;
   // As upstream, each mutating call is recorded: which webhook, and whether it changed the object.
   const record = (mutated: boolean): boolean => {
@@ -225,13 +225,24 @@ function verify(body: Buffer, uid: string, mutating: boolean, suffix: string): R
   return response;
 }
 
-/** Upstream's ToStatusErr: the webhook's status code (403 unless it gave one ≥ 400) and its message, or its reason. */
-function denied(w: AdmissionWebhook, status: unknown): PlatformError {
+/**
+ * Upstream's ToStatusErr: the webhook's `status.code` (403 when it gave none; one outside 400–599 is not an HTTP
+ * error status and reads 403 too) and `status.reason` (else InternalError for a 500, Forbidden otherwise) reach the
+ * client; the message is the webhook's message, or its reason, or "without explanation".
+ */
+function denied(w: AdmissionWebhook, a: AdmissionAttributes, status: unknown): PlatformError {
   const s = (typeof status === "object" && status !== null ? status : {}) as { code?: unknown; message?: unknown; reason?: unknown };
   const by = `admission webhook ${JSON.stringify(w.name)} denied the request`;
-  const why = typeof s.message === "string" && s.message ? s.message : typeof s.reason === "string" && s.reason ? s.reason : undefined;
-  const code = typeof s.code === "number" && s.code >= 400 && s.code < 600 ? s.code : 403;
-  return new PlatformError("FORBIDDEN", why ? `${by}: ${why}` : `${by} without explanation`, { httpStatus: code, details: { webhook: w.name } });
+  const reason = typeof s.reason === "string" && s.reason ? s.reason : undefined;
+  const why = typeof s.message === "string" && s.message ? s.message : reason;
+  const code = typeof s.code === "number" && Number.isInteger(s.code) && s.code >= 400 && s.code < 600 ? s.code : 403;
+  const internal = code === 500;
+  return new PlatformError("FORBIDDEN", why ? `${by}: ${why}` : `${by} without explanation`, {
+    httpStatus: code,
+    reason: reason ?? (internal ? "InternalError" : "Forbidden"),
+    // As upstream's NewForbidden details (a 500 carries none): the group, the resource as the kind, the name.
+    details: { webhook: w.name, ...(!internal && { group: a.group, kind: a.resource, name: a.name ?? "Unknown" }) },
+  });
 }
 
 /** Passes the webhook's warnings to the client: printable text, each cut to 256 characters once they pass 4096 in all. */

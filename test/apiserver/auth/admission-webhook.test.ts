@@ -5,6 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AdmissionChain, type AdmissionAttributes } from "../../../src/apiserver/auth/admission.js";
 import { admissionPlugins } from "../../../src/apiserver/auth/admission-plugins.js";
 import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
+import { statusOf } from "../../../src/apiserver/http/status.js";
 import { requestDeadline } from "../../../src/apiserver/webhook/deadline.js";
 import { enabledAdmissionPlugins, loadAdmissionConfig } from "../../../src/config/admission-config.js";
 import { createTestPki } from "../../client/fixtures/pki.js";
@@ -231,6 +232,24 @@ describe("admission webhooks", () => {
     hook.respond = () => ({ allowed: false, status: { code: 200 } });
     err = await refusal(chain.admit(attrs({ annotations: {}, warnings: [] }), csrObject(), undefined));
     expect([err.httpStatus, err.message]).toEqual([403, 'admission webhook "v.hooks.example.com" denied the request without explanation']);
+  });
+
+  it("the webhook's own status.code and status.reason reach the client's Status, as upstream's ToStatusErr", async () => {
+    const chain = await chainWith([], [on("/v")]);
+    const statusFor = async (status: Record<string, unknown> | undefined) => {
+      hook.respond = () => ({ allowed: false, ...(status && { status }) });
+      return statusOf(await refusal(chain.admit(attrs({ annotations: {}, warnings: [] }), csrObject(), undefined)));
+    };
+    const by = 'admission webhook "v.hooks.example.com" denied the request';
+    const details = { group: names.certificates, kind: "certificatesigningrequests", name: "csr-1" };
+    expect(await statusFor({ code: 409, reason: "AlreadyExists", message: "a CSR for this signer is pending" })).toMatchObject({ code: 409, reason: "AlreadyExists", message: `${by}: a CSR for this signer is pending`, details });
+    expect(await statusFor({ code: 422, reason: "Invalid" })).toMatchObject({ code: 422, reason: "Invalid", message: `${by}: Invalid`, details });
+    expect(await statusFor({ code: 403, reason: "SignerNotAllowed" })).toMatchObject({ code: 403, reason: "SignerNotAllowed" });
+    // Without a reason: Forbidden whatever the code, except InternalError for a 500 (which has no details).
+    expect(await statusFor({ code: 429, message: "slow down" })).toMatchObject({ code: 429, reason: "Forbidden", message: `${by}: slow down` });
+    const internal = await statusFor({ code: 500 });
+    expect([internal.code, internal.reason, internal.details]).toEqual([500, "InternalError", undefined]);
+    expect(await statusFor(undefined)).toMatchObject({ code: 403, reason: "Forbidden", message: `${by} without explanation`, details });
   });
 
   it("audit annotations are prefixed by the webhook name; long warnings are cut as upstream", async () => {
