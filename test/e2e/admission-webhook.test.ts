@@ -43,7 +43,9 @@ describe("platform-ca up with admission webhooks", () => {
 
   beforeAll(async () => {
     ensureBuilt();
-    hook = await startAdmissionWebhook((request, path) => {
+    hook = await startAdmissionWebhook(async (request, path) => {
+      // A slow answer, for the request deadline.
+      if (path === "/label" && request.name?.startsWith("slow-")) await new Promise((resolve) => setTimeout(resolve, 4000));
       if (path === "/label") {
         const op = request.object?.metadata.labels ? { op: "add", path: "/metadata/labels/reviewed", value: "yes" } : { op: "add", path: "/metadata/labels", value: { reviewed: "yes" } };
         return { allowed: true, ...jsonPatch([op]), warnings: [`labelled ${request.name ?? "a new object"}`] };
@@ -91,6 +93,16 @@ describe("platform-ca up with admission webhooks", () => {
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(`Error from server (Forbidden): error when creating "STDIN": admission webhook "signer.hooks.example.com" denied the request: signer ${FORBIDDEN_SIGNER} is not allowed here`);
     expect((await kubectlAsync(kubectl, ["get", "csr", "hooked-2"])).stderr).toMatch(/NotFound/);
+  });
+
+  it("ends a slow webhook's call at the request's own timeout (failurePolicy Fail: refused)", async () => {
+    const csr = await newCsrObject({ name: "slow-1", cn: "slow" });
+    const started = Date.now();
+    // kubectl would replace the parameter with its own --request-timeout: 0 sends none.
+    const r = await kubectlAsync(kubectl, ["--request-timeout", "0", "create", "--raw", "/apis/certificates.platform.io/v1/certificatesigningrequests?timeout=1s", "-f", "-"], JSON.stringify(csr));
+    expect(Date.now() - started).toBeLessThan(3500);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`failed calling webhook "label.hooks.example.com": failed to call webhook: the request's deadline (timeout 1s) passed`);
   });
 
   it("passes the webhook's own status code and reason to kubectl", async () => {

@@ -144,6 +144,22 @@ describe("platform-ca up --authorization-config with a policy webhook", () => {
     expect(calls).toBe(hook.requests.length);
     expect(text).toMatch(/^apiserver_authorization_webhook_duration_seconds_count\{name="policy",result="success"\} \d+$/m);
   });
+
+  // Last: the call it cuts short is counted as a timeout, not a success.
+  it("ends a slow webhook's call at the request's own timeout, then applies its failure policy", async () => {
+    hook.delayMs = 4000;
+    try {
+      const started = Date.now();
+      // The webhook's own timeout is 3s; the request's is 1s. Deny refuses.
+      // kubectl would replace the parameter with its own --request-timeout: 0 sends none.
+      const r = await kubectlAs(dave, ["--request-timeout", "0", "get", "--raw", "/apis/certificates.k8s.io/v1/certificatesigningrequests/for-carol?timeout=1s"]);
+      expect(Date.now() - started).toBeLessThan(2900);
+      expect(r.code).toBe(1);
+      expect(r.out).toContain(`webhook authorizer "policy" failed (failurePolicy Deny): the request's deadline (timeout 1s) passed`);
+    } finally {
+      hook.delayMs = 0;
+    }
+  });
 });
 
 describe("platform-ca up --authorization-config: a bad file", () => {
