@@ -110,8 +110,9 @@ export class AdmissionChain {
 }
 
 /** Whether `verb` is allowed on `signers` named `signerName` or its `<domain>/*` (certificates group), as upstream. */
-export async function authorizedForSigner(ctx: AdmissionContext, user: UserInfo, verb: string, signerName: string): Promise<boolean> {
-  const base = { user, verb, resourceRequest: true, group: ctx.names.certificates, resource: "signers" } as const;
+export async function authorizedForSigner(ctx: AdmissionContext, user: UserInfo, verb: string, signerName: string, signal?: AbortSignal): Promise<boolean> {
+  // Within the request's deadline: a webhook authorizer asked here shares it with the request's other webhooks.
+  const base = { user, verb, resourceRequest: true, group: ctx.names.certificates, resource: "signers", ...(signal && { signal }) } as const;
   if ((await ctx.authorizer.authorize({ ...base, name: signerName })).allowed) return true;
   const slash = signerName.indexOf("/");
   if (slash <= 0) return false;
