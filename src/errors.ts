@@ -106,6 +106,8 @@ export interface PlatformErrorOptions {
   readonly httpStatus?: number;
   /** Overrides the code's default retryability. */
   readonly retryable?: boolean;
+  /** Overrides the Status reason (a remote party's own, such as an admission webhook's `status.reason`). */
+  readonly reason?: string;
   /** Free-form details for Status.details (name, kind, group). */
   readonly details?: Readonly<Record<string, unknown>>;
 }
@@ -114,6 +116,8 @@ export class PlatformError extends Error {
   readonly code: ErrorCode;
   readonly httpStatus: number;
   readonly reason: string;
+  /** Whether `reason` was given (kept whatever the HTTP status), rather than the code's. */
+  readonly reasonGiven: boolean;
   readonly retryable: boolean;
   readonly causes: readonly ErrorCause[];
   readonly details: Readonly<Record<string, unknown>>;
@@ -124,7 +128,8 @@ export class PlatformError extends Error {
     this.name = "PlatformError";
     this.code = code;
     this.httpStatus = options.httpStatus ?? info.http;
-    this.reason = info.reason;
+    this.reason = options.reason || info.reason;
+    this.reasonGiven = Boolean(options.reason);
     this.retryable = options.retryable ?? info.retryable;
     this.causes = options.causes ?? [];
     this.details = options.details ?? {};

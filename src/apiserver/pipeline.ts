@@ -37,6 +37,8 @@ export interface RequestAttributes {
   readonly annotate?: (key: string, value: string) => void;
   /** Adds a warning to the response (admission webhooks). */
   readonly warn?: (text: string) => void;
+  /** The request's deadline, for the webhooks it calls (authorization and admission). */
+  readonly signal?: AbortSignal;
 }
 
 export interface AuthorizationDecision {

@@ -2,7 +2,7 @@
 import { performance } from "node:perf_hooks";
 import { Optional, type ASTNode } from "@marcbachmann/cel-js";
 import { PlatformError } from "../errors.js";
-import { celEnvironment, linearRegexProblem, type CelVariableSet } from "./library.js";
+import { celEnvironment, linearRegexProblem, UNAVAILABLE_VARIABLES, type CelVariableSet } from "./library.js";
 
 /** What an expression must produce: checked at compile time where the type is known, at evaluation where it is `dyn`. */
 export type CelResult = "bool" | "string" | "string or list of strings";
@@ -137,6 +137,10 @@ export function compileCel(expression: string, set: CelVariableSet, result: CelR
     const e = err as LibError;
     throw celCompileError(expression, `syntax error: ${e.summary ?? e.message ?? String(err)}`, e.range?.start);
   }
+  const unavailable = UNAVAILABLE_VARIABLES[set] ?? {};
+  for (const node of nodes(parsed.ast)) {
+    if (node.op === "id" && typeof node.args === "string" && Object.hasOwn(unavailable, node.args)) throw celCompileError(expression, unavailable[node.args]!, node.start);
+  }
   const checked = parsed.check();
   if (!checked.valid) {
     const e = checked.error as LibError;
@@ -193,3 +197,28 @@ function fieldIndex(all: readonly ASTNode[]): Map<string, Set<string>> {
   return out;
 }
 
+
+/**
+ * A boolean condition over JSON variables (webhook matchConditions): compiled now (CEL_INVALID with the position),
+ * evaluated with each variable converted as `celValue` does; CEL_EVALUATION when it fails or exceeds a limit.
+ */
+export function compileCondition(expression: string, set: CelVariableSet, limits: CelLimits = DEFAULT_CEL_LIMITS): (variables: Readonly<Record<string, unknown>>) => boolean {
+  const program = compileCel(expression, set, "bool", limits);
+  return (variables) => program.evaluate(Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, celValue(v)]))) === true;
+}
+
+/**
+ * Upstream's matchConditions rule: any false → false (even when another failed to evaluate); else the first
+ * evaluation error (named by `label`) for the caller's failure policy; else true.
+ */
+export function conditionsHold<C>(conditions: readonly C[], holds: (c: C) => boolean, label: (c: C) => string): boolean | { readonly error: string } {
+  let error: string | undefined;
+  for (const c of conditions) {
+    try {
+      if (!holds(c)) return false;
+    } catch (err) {
+      error ??= `match condition ${label(c)} failed: ${(err as Error).message}`;
+    }
+  }
+  return error === undefined ? true : { error };
+}

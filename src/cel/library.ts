@@ -14,6 +14,10 @@ export const CEL_VARIABLE_SETS = {
   claims: ["claims"],
   /** JWT user validation rules: the mapped user. */
   user: ["user"],
+  /** Authorization webhook matchConditions: the SubjectAccessReview v1 spec, empty fields left out as upstream sends it. */
+  subjectAccessReview: ["request"],
+  /** Admission webhook matchConditions: the object, the old object (null when there is none) and the AdmissionRequest. */
+  admission: ["object", "oldObject", "request"],
 } as const;
 export type CelVariableSet = keyof typeof CEL_VARIABLE_SETS;
 
@@ -87,6 +91,46 @@ function replaceN(s: string, from: string, to: string, n: number): string {
   return out;
 }
 
+const USER_INFO = { username: "string", uid: "string", groups: "list<string>", extra: "map<string, list<string>>" };
+const GROUP_VERSION = { group: "string", version: "string" };
+
+/** Declared as upstream types them, so a misspelt field or a wrong comparison fails at load, not per request. */
+const SUBJECT_ACCESS_REVIEW_SPEC = {
+  user: "string",
+  groups: "list<string>",
+  uid: "string",
+  extra: "map<string, list<string>>",
+  resourceAttributes: { namespace: "string", verb: "string", group: "string", version: "string", resource: "string", subresource: "string", name: "string" },
+  nonResourceAttributes: { path: "string", verb: "string" },
+};
+const ADMISSION_REQUEST = {
+  uid: "string",
+  kind: { ...GROUP_VERSION, kind: "string" },
+  resource: { ...GROUP_VERSION, resource: "string" },
+  subResource: "string",
+  requestKind: { ...GROUP_VERSION, kind: "string" },
+  requestResource: { ...GROUP_VERSION, resource: "string" },
+  requestSubResource: "string",
+  name: "string",
+  namespace: "string",
+  operation: "string",
+  userInfo: USER_INFO,
+  dryRun: "bool",
+  options: "dyn",
+};
+
+/**
+ * Variables upstream offers that this server does not, with why: naming one is refused at load with this message
+ * rather than the library's bare "Unknown variable". (`authorizer` would need a synchronous RBAC check per
+ * evaluation; the RBAC authorizer answers asynchronously, so it is left out rather than made to block.)
+ */
+export const UNAVAILABLE_VARIABLES: Partial<Record<CelVariableSet, Readonly<Record<string, string>>>> = {
+  admission: {
+    authorizer: "the `authorizer` variable is not offered by this server (use rules, selectors or an authorization webhook instead)",
+    namespaceObject: "the `namespaceObject` variable is not offered by this server (use namespaceSelector instead)",
+  },
+};
+
 const base = extended();
 const environments = new Map<CelVariableSet, Environment>();
 
@@ -96,7 +140,9 @@ export function celEnvironment(set: CelVariableSet): Environment {
   if (!env) {
     env = base.clone();
     if (set === "claims") env.registerVariable("claims", "map<string, dyn>");
-    else env.registerVariable({ name: "user", schema: { username: "string", uid: "string", groups: "list<string>", extra: "map<string, list<string>>" } });
+    else if (set === "user") env.registerVariable({ name: "user", schema: USER_INFO });
+    else if (set === "subjectAccessReview") env.registerVariable({ name: "request", schema: SUBJECT_ACCESS_REVIEW_SPEC });
+    else env.registerVariable("object", "dyn").registerVariable("oldObject", "dyn").registerVariable({ name: "request", schema: ADMISSION_REQUEST });
     environments.set(set, env);
   }
   return env;

@@ -20,7 +20,6 @@ export async function readAuthorizationSettings(flags: AuthorizationFlags, group
   if (flags.authorizationConfig === undefined) return undefined;
   // Absolute, so a reload reads the same file whatever the working directory becomes.
   const file = resolve(flags.authorizationConfig);
-  // matchConditions need CEL, which the loader refuses without a compiler (docs/authorization.md).
   const config = await loadAuthorizationConfig(file, { groupSuffix });
   // Built once and dropped: a webhook's unusable client config file fails here too, not after the store is opened.
   const trial = await buildAuthorizerChain(config, { rbac: { authorize: () => ({ allowed: false, reason: "", evaluationErrors: [] }) }, names: groupNames(groupSuffix), clock: systemClock });

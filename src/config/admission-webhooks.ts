@@ -7,6 +7,7 @@ import type { LabelSelector } from "../api/types/rbac.js";
 import { loadClientConfig } from "../client/config-file.js";
 import { resolveRestConfig } from "../client/resolve-config.js";
 import type { Credentials } from "../client/rest-config.js";
+import { compileCondition } from "../cel/index.js";
 import { PlatformError } from "../errors.js";
 import { FieldReader, join } from "../fields/reader.js";
 import { checkHeader, finish, parseConfigText } from "./config-document.js";
@@ -20,6 +21,13 @@ export interface WebhookRule {
   readonly apiVersions: readonly string[];
   readonly resources: readonly string[];
   readonly scope: "*" | "Cluster" | "Namespaced";
+}
+
+/** One compiled condition: true when the webhook is to be called; throws when evaluation fails (the failure policy decides). */
+export interface AdmissionMatchCondition {
+  readonly name: string;
+  readonly expression: string;
+  readonly matches: (variables: { readonly object: unknown; readonly oldObject: unknown; readonly request: unknown }) => boolean;
 }
 
 export interface AdmissionWebhook {
@@ -39,6 +47,8 @@ export interface AdmissionWebhook {
   readonly sideEffects: "None" | "NoneOnDryRun";
   readonly timeoutSeconds: number;
   readonly reinvocationPolicy: "Never" | "IfNeeded";
+  /** All true → called; any false → skipped (upstream's matchConditions, CEL over object, oldObject and request). */
+  readonly matchConditions: readonly AdmissionMatchCondition[];
   /** From the `kubeConfigFile` user entry named for the webhook's host, when there is one. */
   readonly credentials?: Credentials;
   readonly clientCert?: { readonly cert: string; readonly key: string };
@@ -53,6 +63,7 @@ export interface WebhookAdmissionConfig {
 /** Upstream's default and ceiling of `timeoutSeconds`. */
 export const DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10;
 export const MAX_WEBHOOK_TIMEOUT_SECONDS = 30;
+export const MAX_MATCH_CONDITIONS = 64;
 
 const CONFIG_KINDS = ["WebhookAdmissionConfiguration", "WebhookAdmission"];
 const WEBHOOK_FIELDS = ["name", "clientConfig", "rules", "failurePolicy", "matchPolicy", "namespaceSelector", "objectSelector", "sideEffects", "timeoutSeconds", "admissionReviewVersions", "reinvocationPolicy", "matchConditions"];
@@ -173,7 +184,6 @@ function readWebhook(value: unknown, at: string, r: FieldReader, phase: WebhookP
   const name = required(raw.name, join(at, "name"), r, "a fully qualified name such as policy.example.com") ?? "";
   // Upstream: a fully qualified name, at least three dot-separated segments.
   if (name && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?){2,}$/.test(name)) r.problem(join(at, "name"), "a domain name with at least three segments separated by dots", name);
-  if (raw.matchConditions !== undefined && raw.matchConditions !== null) r.problem(join(at, "matchConditions"), "to be unset: matchConditions are not supported yet", raw.matchConditions);
   const versions = raw.admissionReviewVersions === undefined ? (r.missing(join(at, "admissionReviewVersions"), 'to list "v1"'), []) : r.strings(raw.admissionReviewVersions, join(at, "admissionReviewVersions"));
   if (versions.length > 0 && !versions.includes("v1")) r.problem(join(at, "admissionReviewVersions"), 'to include "v1" (the only AdmissionReview version sent)', versions);
   const sideEffects = raw.sideEffects === undefined || raw.sideEffects === null
@@ -195,7 +205,31 @@ function readWebhook(value: unknown, at: string, r: FieldReader, phase: WebhookP
     sideEffects,
     timeoutSeconds,
     reinvocationPolicy: r.oneOf(raw.reinvocationPolicy, join(at, "reinvocationPolicy"), ["Never", "IfNeeded"] as const, "Never"),
+    matchConditions: readMatchConditions(raw.matchConditions, join(at, "matchConditions"), r),
   };
+}
+
+/** Upstream's rules: at most 64, each a unique qualified name and a CEL expression that compiles to a bool. */
+function readMatchConditions(value: unknown, at: string, r: FieldReader): AdmissionMatchCondition[] {
+  const items = r.list(value, at);
+  if (items.length > MAX_MATCH_CONDITIONS) return r.problem(at, `to have at most ${MAX_MATCH_CONDITIONS} items (got ${items.length})`, value) ?? [];
+  const names = new Set<string>();
+  return r.list(value, at, (item, p) => {
+    const raw = r.object(item, p, ["name", "expression"]);
+    if (!raw) return r.missing(p, "to be a match condition with a name and an expression");
+    const name = required(raw.name, join(p, "name"), r, "a qualified name such as exclude-leases") ?? "";
+    if (name && !/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(name)) {
+      r.problem(join(p, "name"), "a qualified name (an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.')", name);
+    } else if (names.has(name)) r.problem(join(p, "name"), "to be unique (Duplicate value)", name);
+    names.add(name);
+    const expression = required(raw.expression, join(p, "expression"), r, "a CEL expression");
+    if (!expression || !name) return undefined;
+    try {
+      return { name, expression, matches: compileCondition(expression, "admission") };
+    } catch (err) {
+      return r.problem(join(p, "expression"), `a CEL expression that compiles (${(err as Error).message})`, expression);
+    }
+  });
 }
 
 function required(value: unknown, path: string, r: FieldReader, what: string): string | undefined {

@@ -3,6 +3,7 @@
 import { stat } from "node:fs/promises";
 import { isAbsolute } from "node:path";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
+import { compileCondition } from "../cel/index.js";
 import { dns1123LabelProblem } from "../api/names.js";
 import { FieldReader, join } from "../fields/reader.js";
 import { formatDuration } from "../fields/duration.js";
@@ -55,9 +56,15 @@ export interface LoadedAuthorizationConfig {
 }
 
 export interface AuthorizationConfigOptions extends ConfigLoadOptions {
-  /** CEL for matchConditions; without it a webhook with match conditions is refused. */
+  /** How matchConditions are compiled (default: CEL with `request` declared as the SubjectAccessReview v1 spec). */
   readonly compileMatchCondition?: CompileMatchCondition;
 }
+
+/** CEL over the SubjectAccessReview v1 spec, as upstream's variable `request`; throws CEL_INVALID with the position. */
+export const compileSubjectAccessReviewCondition: CompileMatchCondition = (expression) => {
+  const condition = compileCondition(expression, "subjectAccessReview");
+  return (request) => condition({ request });
+};
 
 /** v1 under `apiserver.config.<suffix>`, v1beta1 and v1alpha1 under `apiserver.<suffix>`, as upstream serves the kind. */
 export function authorizationConfigApiVersions(groupSuffix: string = DEFAULT_GROUP_SUFFIX): readonly string[] {
@@ -78,7 +85,7 @@ function positiveDuration(r: FieldReader, value: unknown, path: string, max?: nu
   return ms;
 }
 
-function readMatchConditions(r: FieldReader, value: unknown, at: string, compile: CompileMatchCondition | undefined): WebhookAuthorizerConfig["matchConditions"] {
+function readMatchConditions(r: FieldReader, value: unknown, at: string, compile: CompileMatchCondition): WebhookAuthorizerConfig["matchConditions"] {
   const path = join(at, "matchConditions");
   const items = r.list(value, path);
   if (items.length > MAX_MATCH_CONDITIONS) return r.problem(path, `to have at most ${MAX_MATCH_CONDITIONS} items (got ${items.length})`, value) ?? [];
@@ -94,11 +101,10 @@ function readMatchConditions(r: FieldReader, value: unknown, at: string, compile
     }
     if (seen.has(expression)) return r.problem(exprPath, "to be unique (Duplicate value)", expression);
     seen.add(expression);
-    if (!compile) return r.problem(exprPath, "to be absent: matchConditions (CEL) are not supported yet by this server", expression);
     try {
       out.push({ expression, matches: compile(expression) });
     } catch (err) {
-      r.problem(exprPath, `to compile: ${(err as Error).message}`, expression);
+      r.problem(exprPath, `a CEL expression that compiles (${(err as Error).message})`, expression);
     }
   });
   return out;
@@ -145,7 +151,7 @@ async function readWebhook(r: FieldReader, value: unknown, at: string, o: Author
   const fpPath = join(at, "failurePolicy");
   const failurePolicy = w.failurePolicy === undefined || w.failurePolicy === "" ? r.missing(fpPath, `to be ${supported(FAILURE_POLICIES)}`) : r.oneOf(w.failurePolicy, fpPath, FAILURE_POLICIES, "Deny");
   const kubeConfigFile = await readConnection(r, w.connectionInfo, at);
-  const matchConditions = readMatchConditions(r, w.matchConditions, at, o.compileMatchCondition);
+  const matchConditions = readMatchConditions(r, w.matchConditions, at, o.compileMatchCondition ?? compileSubjectAccessReviewCondition);
   const cacheAuthorizedRequests = r.boolean(w.cacheAuthorizedRequests, join(at, "cacheAuthorizedRequests"), true);
   const cacheUnauthorizedRequests = r.boolean(w.cacheUnauthorizedRequests, join(at, "cacheUnauthorizedRequests"), true);
   if (timeoutMs === undefined || authorizedTTLMs === undefined || unauthorizedTTLMs === undefined || version === undefined || failurePolicy === undefined || kubeConfigFile === undefined) return undefined;

@@ -50,7 +50,15 @@ describe("webhook admission configuration", () => {
     ["no admissionReviewVersions", { admissionReviewVersions: undefined }, 'expected `webhooks[0].admissionReviewVersions` to list "v1"'],
     ["v1beta1 only", { admissionReviewVersions: ["v1beta1"] }, 'expected `webhooks[0].admissionReviewVersions` to include "v1"'],
     ["two-segment name", { name: "hooks.example" }, 'expected `webhooks[0].name` a domain name with at least three segments separated by dots, got "hooks.example"'],
-    ["matchConditions", { matchConditions: [{ name: "x", expression: "true" }] }, "expected `webhooks[0].matchConditions` to be unset: matchConditions are not supported yet"],
+    ["65 matchConditions", { matchConditions: Array.from({ length: 65 }, (_, i) => ({ name: `c${i}`, expression: "true" })) }, "expected `webhooks[0].matchConditions` to have at most 64 items (got 65)"],
+    ["a matchCondition without a name", { matchConditions: [{ expression: "true" }] }, "expected `webhooks[0].matchConditions[0].name` to be a qualified name such as exclude-leases, got nothing"],
+    ["a matchCondition name that is no qualified name", { matchConditions: [{ name: "not valid!", expression: "true" }] }, 'expected `webhooks[0].matchConditions[0].name` a qualified name'],
+    ["duplicate matchCondition names", { matchConditions: [{ name: "a", expression: "true" }, { name: "a", expression: "false" }] }, 'expected `webhooks[0].matchConditions[1].name` to be unique (Duplicate value), got "a"'],
+    ["a matchCondition without an expression", { matchConditions: [{ name: "a" }] }, "expected `webhooks[0].matchConditions[0].expression` to be a CEL expression, got nothing"],
+    ["a matchCondition syntax error", { matchConditions: [{ name: "a", expression: "object.metadata.name ==" }] }, 'expected `webhooks[0].matchConditions[0].expression` a CEL expression that compiles (syntax error'],
+    ["a matchCondition on an unknown request field", { matchConditions: [{ name: "a", expression: "request.operatoin == 'CREATE'" }] }, 'a CEL expression that compiles (type error: No such key: operatoin at line 1, column 9), got "request.operatoin == \'CREATE\'"'],
+    ["a matchCondition that is no boolean", { matchConditions: [{ name: "a", expression: "request.name" }] }, "a CEL expression that compiles (the expression must produce a bool, it produces string)"],
+    ["a matchCondition naming authorizer", { matchConditions: [{ name: "a", expression: "true && authorizer.requestResource.check('get').allowed()" }] }, "a CEL expression that compiles (the `authorizer` variable is not offered by this server (use rules, selectors or an authorization webhook instead) at line 1, column 9)"],
     ["http url", { url: "http://127.0.0.1:9443/check" }, "expected `webhooks[0].clientConfig.url` an https:// URL without user info, query or fragment"],
     ["service", { clientConfig: { service: { name: "s", namespace: "n" } } }, "expected `webhooks[0].clientConfig.service` to be unset: this server has no Services to route to; give `url` instead"],
     ["bad caBundle", { caBundle: "bm90IGEgY2VydA==" }, "expected `webhooks[0].clientConfig.caBundle` base64 of PEM CA certificates"],
@@ -69,6 +77,20 @@ describe("webhook admission configuration", () => {
       expect(got).toContain(message);
     });
   }
+
+  it("compiles matchConditions with CEL over object, oldObject and request", async () => {
+    const dir = tempDir();
+    const matchConditions = [{ name: "not-dry-run", expression: "!request.dryRun" }, { name: "example.com/labelled", expression: "object != null && has(object.metadata.labels) && object.metadata.labels.team == 'pki'" }];
+    writeWebhookManifest(dir, "a", "Validating", [hook({ matchConditions })]);
+    const [condition, labelled] = (await load(dir)).configs.ValidatingAdmissionWebhook!.webhooks[0]!.matchConditions;
+    expect([condition!.name, labelled!.name]).toEqual(["not-dry-run", "example.com/labelled"]);
+    const request = { operation: "CREATE", dryRun: false };
+    expect(condition!.matches({ object: null, oldObject: null, request })).toBe(true);
+    expect(condition!.matches({ object: null, oldObject: null, request: { ...request, dryRun: true } })).toBe(false);
+    expect(labelled!.matches({ object: { metadata: { labels: { team: "pki" } } }, oldObject: null, request })).toBe(true);
+    expect(labelled!.matches({ object: { metadata: {} }, oldObject: null, request })).toBe(false);
+    expect(labelled!.matches({ object: null, oldObject: { metadata: {} }, request })).toBe(false);
+  });
 
   it("refuses a manifest name without the .static suffix, a duplicate webhook name, a mutating manifest in a validating directory", async () => {
     let dir = tempDir();
@@ -103,5 +125,11 @@ describe("the webhook example of docs/admission.md", () => {
     const loaded = await parseAdmissionConfig(admission.replaceAll("/etc/platform-ca/", `${root}/`), "docs");
     expect(loaded.configs.MutatingAdmissionWebhook?.webhooks).toEqual([]);
     expect(loaded.configs.ValidatingAdmissionWebhook?.webhooks.map((w) => [w.name, w.url, w.timeoutSeconds, w.rules[0]?.operations])).toEqual([["signer-policy.example.com", "https://policy.example.com:8443/validate-csr", 5, ["CREATE"]]]);
+    const [notSecurity, notDryRun] = loaded.configs.ValidatingAdmissionWebhook!.webhooks[0]!.matchConditions;
+    const request = (groups: string[], dryRun = false) => ({ object: {}, oldObject: null, request: { operation: "CREATE", dryRun, userInfo: { username: "u", groups } } });
+    expect([notSecurity!.name, notDryRun!.name]).toEqual(["not-security-team", "not-dry-run"]);
+    expect(notSecurity!.matches(request(["devs"]))).toBe(true);
+    expect(notSecurity!.matches(request(["devs", "security"]))).toBe(false);
+    expect(notDryRun!.matches(request(["devs"], true))).toBe(false);
   });
 });

@@ -62,13 +62,33 @@ describe("AuthorizationConfiguration", () => {
     ]);
   });
 
-  it("compiles match conditions with the given compiler and refuses them without one", async () => {
-    const doc = withWebhook({ matchConditions: [{ expression: "request.user != 'admin'" }] });
-    const loaded = await load(doc, { compileMatchCondition: (e) => (request) => e.length > 0 && request.user !== "admin" });
-    const w = loaded.authorizers[0]!;
-    expect(w.type === "Webhook" && w.webhook.matchConditions.map((m) => [m.expression, m.matches({ user: "admin" }), m.matches({ user: "bob" })])).toEqual([["request.user != 'admin'", false, true]]);
-    expect(await problem(doc)).toContain("expected `authorizers[0].webhook.matchConditions[0].expression` to be absent: matchConditions (CEL) are not supported yet by this server");
-    expect(await problem(doc, { compileMatchCondition: () => { throw new Error("undeclared reference to 'request'"); } })).toContain("to compile: undeclared reference to 'request'");
+  it("compiles match conditions with CEL over the SubjectAccessReview spec by default, or with the given compiler", async () => {
+    const doc = withWebhook({ matchConditions: [{ expression: "request.user != 'admin'" }, { expression: "has(request.resourceAttributes) && request.resourceAttributes.resource == 'certificatesigningrequests'" }] });
+    const w = (await load(doc)).authorizers[0]!;
+    const csr = { resourceAttributes: { verb: "approve", resource: "certificatesigningrequests" } };
+    const results = w.type === "Webhook" && w.webhook.matchConditions.map((m) => [m.expression.slice(0, 12), m.matches({ user: "admin", ...csr }), m.matches({ user: "bob", ...csr }), m.matches({ user: "bob", nonResourceAttributes: { path: "/x", verb: "get" } })]);
+    expect(results).toEqual([["request.user", false, true, true], ["has(request.", true, true, false]]);
+    const custom = await load(doc, { compileMatchCondition: (e) => () => e.startsWith("has") });
+    expect(custom.authorizers[0]!.type === "Webhook" && custom.authorizers[0]!.webhook.matchConditions.map((m) => m.matches({}))).toEqual([false, true]);
+    expect(await problem(doc, { compileMatchCondition: () => { throw new Error("undeclared reference to 'request'"); } })).toContain("a CEL expression that compiles (undeclared reference to 'request')");
+  });
+
+  it("evaluates a failing condition to an error (the webhook's failure policy decides)", async () => {
+    const w = (await load(withWebhook({ matchConditions: [{ expression: "request.resourceAttributes.namespace == 'kube-system'" }] }))).authorizers[0]!;
+    expect(() => w.type === "Webhook" && w.webhook.matchConditions[0]!.matches({ user: "bob", nonResourceAttributes: { path: "/x", verb: "get" } })).toThrow(/evaluation failed: No such key: resourceAttributes/);
+  });
+
+  it.each([
+    ["a syntax error", "request.user ==", "syntax error"],
+    ["an unknown variable", "user == 'a'", "type error"],
+    ["an unknown field of the spec", "request.usr == 'a'", "type error: No such key: usr at line 1, column 9"],
+    ["a comparison of the wrong types", "request.groups == 'a'", "type error"],
+    ["a result that is no boolean", "request.user", "the expression must produce a bool, it produces string"],
+  ])("refuses a match condition with %s, naming the field, the expression and the position", async (_what, expression, why) => {
+    const message = await problem(withWebhook({ matchConditions: [{ expression: "true" }, { expression }] }));
+    expect(message).toContain("expected `authorizers[0].webhook.matchConditions[1].expression` a CEL expression that compiles (");
+    expect(message).toContain(why);
+    expect(message).toContain(JSON.stringify(expression));
   });
 
   const many = Array.from({ length: 65 }, (_, i) => ({ expression: `true || ${i} > 0` }));
@@ -134,11 +154,22 @@ describe("the example of docs/authorization.md", () => {
     const block = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes("\nkind: AuthorizationConfiguration\n"))!;
     const loaded = await load(block.replace("/etc/platform-ca/policy-webhook.kubeconfig", KUBECONFIG));
     expect(loaded.authorizers.map((a) => `${a.type}:${a.name}`)).toEqual(["Webhook:policy", "RBAC:rbac"]);
+    const policy = loaded.authorizers[0]!;
+    const asked = (spec: Record<string, unknown>) => policy.type === "Webhook" && policy.webhook.matchConditions.every((m) => m.matches(spec));
+    expect(asked({ user: "dave", resourceAttributes: { verb: "approve", resource: "signers", name: "example.com/team" } })).toBe(true);
+    expect(asked({ user: "dave", resourceAttributes: { verb: "list", resource: "certificatesigningrequests" } })).toBe(false);
+    expect(asked({ user: "dave", nonResourceAttributes: { verb: "get", path: "/healthz" } })).toBe(false);
   });
 
   it("shows the message a bad file really gets", async () => {
     const shown = /^error: invalid authorization configuration \S+: (.*)$/m.exec(doc)![1]!;
     const message = await problem(config([{ type: "RBAC", name: "rbac" }, { type: "Webhook", name: "a", webhook: webhook({ timeout: "1m", failurePolicy: "Fail" }) }]));
+    expect(message.replace(/^invalid authorization configuration \S+: /, "")).toBe(shown);
+  });
+
+  it("shows the message a match condition that does not compile really gets", async () => {
+    const shown = /^error: invalid authorization configuration \S+: (expected `authorizers\[0\]\.webhook\.matchConditions.*)$/m.exec(doc)![1]!;
+    const message = await problem(withWebhook({ matchConditions: [{ expression: "request.usr == 'dave'" }] }));
     expect(message.replace(/^invalid authorization configuration \S+: /, "")).toBe(shown);
   });
 });

@@ -13,6 +13,7 @@ import { ensureBuilt, kubectlWith, type Kubectl } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
 
 const FORBIDDEN_SIGNER = "example.com/forbidden";
+const PENDING_SIGNER = "example.com/pending";
 
 /** kubectl run without blocking: the webhook it reaches through the server answers from this process. */
 function kubectlAsync(kubectl: Kubectl, args: readonly string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -42,16 +43,21 @@ describe("platform-ca up with admission webhooks", () => {
 
   beforeAll(async () => {
     ensureBuilt();
-    hook = await startAdmissionWebhook((request, path) => {
+    hook = await startAdmissionWebhook(async (request, path) => {
+      // A slow answer, for the request deadline.
+      if (path === "/label" && request.name?.startsWith("slow-")) await new Promise((resolve) => setTimeout(resolve, 4000));
       if (path === "/label") {
         const op = request.object?.metadata.labels ? { op: "add", path: "/metadata/labels/reviewed", value: "yes" } : { op: "add", path: "/metadata/labels", value: { reviewed: "yes" } };
         return { allowed: true, ...jsonPatch([op]), warnings: [`labelled ${request.name ?? "a new object"}`] };
       }
       if (request.object?.spec?.signerName === FORBIDDEN_SIGNER) return { allowed: false, status: { code: 403, message: `signer ${FORBIDDEN_SIGNER} is not allowed here` } };
+      if (request.object?.spec?.signerName === PENDING_SIGNER) return { allowed: false, status: { code: 409, reason: "AlreadyExists", message: "a CSR for this signer is pending" } };
       return { allowed: true };
     });
     const dir = tempDir();
-    writeWebhookManifest(join(dir, "mutating"), "label", "Mutating", [{ name: "label.hooks.example.com", url: `${hook.url}/label`, caBundle: hook.caBundle }]);
+    // A CSR labelled review=skip is not sent to the labelling webhook (upstream's matchConditions, CEL).
+    const matchConditions = [{ name: "not-skipped", expression: "!has(object.metadata.labels) || !('review' in object.metadata.labels) || object.metadata.labels.review != 'skip'" }];
+    writeWebhookManifest(join(dir, "mutating"), "label", "Mutating", [{ name: "label.hooks.example.com", url: `${hook.url}/label`, caBundle: hook.caBundle, matchConditions }]);
     writeWebhookManifest(join(dir, "validating"), "signer", "Validating", [{ name: "signer.hooks.example.com", url: `${hook.url}/signer`, caBundle: hook.caBundle }]);
     up = await startUp({ dataDir: join(dir, "data"), args: ["--admission-control-config-file", admissionFile(dir)] });
     kubectl = kubectlWith(up.adminConfig);
@@ -70,12 +76,41 @@ describe("platform-ca up with admission webhooks", () => {
     expect((await kubectlAsync(kubectl, ["get", "csr", "hooked-1", "-o", "jsonpath={.metadata.labels.reviewed}"])).stdout).toBe("yes");
   });
 
+  it("does not call the labelling webhook for a CSR its match condition excludes", async () => {
+    const csr = await newCsrObject({ name: "skipped-1", cn: "skipped", metadata: { labels: { review: "skip" } } });
+    const before = hook.reviews.length;
+    const r = await kubectlAsync(kubectl, ["create", "-f", "-"], JSON.stringify(csr));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain("Warning: labelled");
+    expect((await kubectlAsync(kubectl, ["get", "csr", "skipped-1", "-o", "jsonpath={.metadata.labels}"])).stdout).toBe('{"review":"skip"}');
+    // Only the validating webhook was asked.
+    expect(hook.reviews.slice(before).map((v) => v.path)).toEqual(["/signer"]);
+  });
+
   it("refuses a CSR for the forbidden signer with upstream's denial", async () => {
     const csr = await newCsrObject({ name: "hooked-2", cn: "hooked", signerName: FORBIDDEN_SIGNER });
     const r = await kubectlAsync(kubectl, ["create", "-f", "-"], JSON.stringify(csr));
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(`Error from server (Forbidden): error when creating "STDIN": admission webhook "signer.hooks.example.com" denied the request: signer ${FORBIDDEN_SIGNER} is not allowed here`);
     expect((await kubectlAsync(kubectl, ["get", "csr", "hooked-2"])).stderr).toMatch(/NotFound/);
+  });
+
+  it("ends a slow webhook's call at the request's own timeout (failurePolicy Fail: refused)", async () => {
+    const csr = await newCsrObject({ name: "slow-1", cn: "slow" });
+    const started = Date.now();
+    // kubectl would replace the parameter with its own --request-timeout: 0 sends none.
+    const r = await kubectlAsync(kubectl, ["--request-timeout", "0", "create", "--raw", "/apis/certificates.platform.io/v1/certificatesigningrequests?timeout=1s", "-f", "-"], JSON.stringify(csr));
+    expect(Date.now() - started).toBeLessThan(3500);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`failed calling webhook "label.hooks.example.com": failed to call webhook: the request's deadline (timeout 1s) passed`);
+  });
+
+  it("passes the webhook's own status code and reason to kubectl", async () => {
+    const csr = await newCsrObject({ name: "hooked-3", cn: "hooked", signerName: PENDING_SIGNER });
+    const r = await kubectlAsync(kubectl, ["create", "-f", "-", "-v=6"], JSON.stringify(csr));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/POST https:\/\/\S+\/certificatesigningrequests\S* 409 Conflict/);
+    expect(r.stderr).toContain('Error from server (AlreadyExists): error when creating "STDIN": admission webhook "signer.hooks.example.com" denied the request: a CSR for this signer is pending');
   });
 });
 
@@ -89,6 +124,16 @@ describe("platform-ca apiserver: a bad webhook manifest stops the start", () => 
     const r = await runCli(["apiserver", "--admission-control-config-file", admissionFile(dir), "--data-dir", join(dir, "data"), "--listen", "127.0.0.1:0"]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toBe(`error: invalid webhook manifest ${manifest}: expected \`webhooks[0].timeoutSeconds\` a whole number from 1 to 30, got 45\n`);
+    expect(existsSync(join(dir, "data"))).toBe(false);
+  });
+
+  it("names the match condition that does not compile, with its position", async () => {
+    const dir = tempDir();
+    const manifest = writeWebhookManifest(join(dir, "validating"), "bad", "Validating", [{ name: "bad.hooks.example.com", url: "https://127.0.0.1:1/x", matchConditions: [{ name: "who", expression: "request.userInfo.usrname == 'x'" }] }]);
+    writeWebhookManifest(join(dir, "mutating"), "none", "Mutating", []);
+    const r = await runCli(["apiserver", "--admission-control-config-file", admissionFile(dir), "--data-dir", join(dir, "data"), "--listen", "127.0.0.1:0"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toBe(`error: invalid webhook manifest ${manifest}: expected \`webhooks[0].matchConditions[0].expression\` a CEL expression that compiles (type error: No such key: usrname at line 1, column 18), got "request.userInfo.usrname == 'x'"\n`);
     expect(existsSync(join(dir, "data"))).toBe(false);
   });
 });

@@ -76,7 +76,17 @@ describe("platform-ca up --authorization-config with a policy webhook", () => {
       apiVersion: "apiserver.config.k8s.io/v1",
       kind: "AuthorizationConfiguration",
       authorizers: [
-        { type: "Webhook", name: "policy", webhook: { timeout: "3s", authorizedTTL: "5m", unauthorizedTTL: "30s", subjectAccessReviewVersion: "v1", failurePolicy: "Deny", connectionInfo: { type: "KubeConfigFile", kubeConfigFile: join(dir, "policy-webhook.kubeconfig") } } },
+        {
+          type: "Webhook",
+          name: "policy",
+          webhook: {
+            timeout: "3s", authorizedTTL: "5m", unauthorizedTTL: "30s", subjectAccessReviewVersion: "v1", failurePolicy: "Deny",
+            connectionInfo: { type: "KubeConfigFile", kubeConfigFile: join(dir, "policy-webhook.kubeconfig") },
+            // The policy service only rules on dave: nobody else's requests are sent to it.
+            matchConditionSubjectAccessReviewVersion: "v1",
+            matchConditions: [{ expression: "has(request.resourceAttributes)" }, { expression: "request.user == 'dave'" }],
+          },
+        },
         { type: "RBAC", name: "rbac" },
       ],
     }));
@@ -107,6 +117,8 @@ describe("platform-ca up --authorization-config with a policy webhook", () => {
     // The webhook saw dave's question as a SubjectAccessReview of this server's authorization group.
     const asked = hook.requests.map((r) => r.body as { apiVersion: string; spec: { user: string; resourceAttributes?: { verb?: string; name?: string } } });
     expect(asked.some((b) => b.apiVersion === "authorization.k8s.io/v1" && b.spec.user === "dave" && b.spec.resourceAttributes?.verb === "approve" && b.spec.resourceAttributes.name === SIGNER)).toBe(true);
+    // The match conditions kept carol's requests away from the webhook.
+    expect(asked.filter((b) => b.spec.user !== "dave")).toEqual([]);
   });
 
   it("answers 403 with the webhook's reason when the webhook denies the request itself, and audits who decided", async () => {
@@ -132,6 +144,22 @@ describe("platform-ca up --authorization-config with a policy webhook", () => {
     expect(calls).toBe(hook.requests.length);
     expect(text).toMatch(/^apiserver_authorization_webhook_duration_seconds_count\{name="policy",result="success"\} \d+$/m);
   });
+
+  // Last: the call it cuts short is counted as a timeout, not a success.
+  it("ends a slow webhook's call at the request's own timeout, then applies its failure policy", async () => {
+    hook.delayMs = 4000;
+    try {
+      const started = Date.now();
+      // The webhook's own timeout is 3s; the request's is 1s. Deny refuses.
+      // kubectl would replace the parameter with its own --request-timeout: 0 sends none.
+      const r = await kubectlAs(dave, ["--request-timeout", "0", "get", "--raw", "/apis/certificates.k8s.io/v1/certificatesigningrequests/for-carol?timeout=1s"]);
+      expect(Date.now() - started).toBeLessThan(2900);
+      expect(r.code).toBe(1);
+      expect(r.out).toContain(`webhook authorizer "policy" failed (failurePolicy Deny): the request's deadline (timeout 1s) passed`);
+    } finally {
+      hook.delayMs = 0;
+    }
+  });
 });
 
 describe("platform-ca up --authorization-config: a bad file", () => {
@@ -142,6 +170,11 @@ describe("platform-ca up --authorization-config: a bad file", () => {
       const webhook = { timeout: "3s", authorizedTTL: "5m", unauthorizedTTL: "30s", subjectAccessReviewVersion: "v1", failurePolicy: "Deny", connectionInfo: { type: "KubeConfigFile", kubeConfigFile: join(dir, "empty.kubeconfig") } };
       return { apiVersion: "apiserver.config.platform.io/v1", kind: "AuthorizationConfiguration", authorizers: [{ type: "Webhook", name: "policy", webhook }] };
     }, /invalid authorization configuration .*: `authorizers\[0\]\.webhook\.connectionInfo\.kubeConfigFile`: invalid client config file of authorizer "policy"/],
+    ["a match condition that does not compile", (dir: string) => {
+      writeFileSync(join(dir, "empty.kubeconfig"), "apiVersion: v1\nkind: Config\n");
+      const webhook = { timeout: "3s", authorizedTTL: "5m", unauthorizedTTL: "30s", subjectAccessReviewVersion: "v1", failurePolicy: "Deny", connectionInfo: { type: "KubeConfigFile", kubeConfigFile: join(dir, "empty.kubeconfig") }, matchConditionSubjectAccessReviewVersion: "v1", matchConditions: [{ expression: "request.usr == 'dave'" }] };
+      return { apiVersion: "apiserver.config.platform.io/v1", kind: "AuthorizationConfiguration", authorizers: [{ type: "Webhook", name: "policy", webhook }] };
+    }, /invalid authorization configuration .*: expected `authorizers\[0\]\.webhook\.matchConditions\[0\]\.expression` a CEL expression that compiles \(type error: No such key: usr at line 1, column 9\), got "request\.usr == 'dave'"/],
   ])("refuses %s in one line, exit 1, before the data directory is created", async (_what, doc, message) => {
     ensureBuilt();
     const dir = tempDir();

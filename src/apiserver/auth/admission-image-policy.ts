@@ -40,9 +40,11 @@ export function imagePolicyPlugin(config: ImagePolicyConfig, dial?: Dialer): Mut
       let status = cache.get(key);
       if (!status) {
         try {
-          status = await ask(client, review, suffix);
+          // Within the request's deadline, shared with its other webhooks.
+          status = await ask(client, review, suffix, a.signal);
         } catch (err) {
-          return failed(config, a, obj, ctx, toPlatformError(err));
+          const expired = a.signal?.aborted ? new PlatformError("TIMEOUT", (a.signal.reason as Error).message) : undefined;
+          return failed(config, a, obj, ctx, expired ?? toPlatformError(err));
         }
         const ttl = status.allowed ? config.allowTtlMs : config.denyTtlMs;
         if (ttl > 0) cache.set(key, status, { ttl });
@@ -55,8 +57,8 @@ export function imagePolicyPlugin(config: ImagePolicyConfig, dial?: Dialer): Mut
   };
 }
 
-async function ask(client: WebhookClient, spec: object, suffix: string): Promise<ReviewStatus> {
-  const answer = await client.post(JSON.stringify({ apiVersion: `imagepolicy.${suffix}/v1alpha1`, kind: "ImageReview", spec }));
+async function ask(client: WebhookClient, spec: object, suffix: string, signal: AbortSignal | undefined): Promise<ReviewStatus> {
+  const answer = await client.post(JSON.stringify({ apiVersion: `imagepolicy.${suffix}/v1alpha1`, kind: "ImageReview", spec }), signal);
   const status = (JSON.parse(answer.body.toString("utf8")) as { status?: unknown }).status as Partial<ReviewStatus> | undefined;
   if (typeof status !== "object" || status === null || typeof status.allowed !== "boolean") throw new PlatformError("INTERNAL", "the ImageReview answer has no status.allowed");
   return status as ReviewStatus;

@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import type { ApiObject } from "../../api/meta.js";
 import type { LabelSelector } from "../../api/types/rbac.js";
 import type { AdmissionWebhook, WebhookAdmissionConfig, WebhookPhase } from "../../config/admission-webhooks.js";
+import { conditionsHold } from "../../cel/index.js";
 import { PlatformError, toPlatformError } from "../../errors.js";
 import { applyJsonPatch } from "../patch/json.js";
 import { matchesLabels, type LabelRequirement } from "../selectors.js";
@@ -123,25 +124,35 @@ async function call(h: Hook, a: AdmissionAttributes, obj: ApiObject | undefined,
   // A dry run goes to every webhook: v1 allows only sideEffects None and NoneOnDryRun, refused otherwise at load, so
   // upstream's "does not support dry run" refusal (for Unknown and Some) cannot arise.
   const uid = randomUUID();
+  const sent = review(uid, a, obj, oldObj, ctx);
+  // Failed, under Ignore: logged, recorded in the audit event, and the request goes on without this webhook.
+  const failed = (why: string): false => {
+    if (w.failurePolicy !== "Ignore") throw callFailed(w, why);
+    ctx.logger.warn({ webhook: w.name, error: why }, "admission webhook failed; ignored (failurePolicy Ignore)");
+    a.annotate?.(`failed-open.${mutating ? "mutation" : "validating"}.webhook.admission.${ctx.names.suffix}/round_${round}_index_${h.index}`, w.name);
+    return false;
+  };
+  // As upstream: any false condition skips the webhook; an evaluation error is a failed call.
+  const request = sent.request;
+  const holds = conditionsHold(w.matchConditions, (c) => c.matches({ object: request.object, oldObject: request.oldObject, request }), (c) => JSON.stringify(c.name));
+  if (holds !== true) return holds === false ? false : failed(holds.error);
+  // The request's time already spent (by earlier webhooks): no call, the failure policy decides.
+  if (a.signal?.aborted) return failed(`failed to call webhook: ${(a.signal.reason as Error).message}`);
   let response: Record<string, unknown>;
   try {
-    const answer = await h.client.post(JSON.stringify(review(uid, a, obj, oldObj, ctx)));
+    // The client's own timer is timeoutSeconds; the request's deadline can end the call sooner.
+    const answer = await h.client.post(JSON.stringify(sent), a.signal);
     response = verify(answer.body, uid, mutating, ctx.names.suffix);
   } catch (err) {
+    if (a.signal?.aborted) return failed(`failed to call webhook: ${(a.signal.reason as Error).message}`);
     const e = toPlatformError(err);
-    const why = e.message.startsWith("received invalid webhook response") ? e.message : `failed to call webhook: ${e.message}`;
-    if (w.failurePolicy === "Ignore") {
-      ctx.logger.warn({ webhook: w.name, error: why }, "admission webhook failed; ignored (failurePolicy Ignore)");
-      a.annotate?.(`failed-open.${mutating ? "mutation" : "validating"}.webhook.admission.${ctx.names.suffix}/round_${round}_index_${h.index}`, w.name);
-      return false;
-    }
-    throw callFailed(w, why);
+    return failed(e.message.startsWith("received invalid webhook response") ? e.message : `failed to call webhook: ${e.message}`);
   }
   for (const [key, value] of Object.entries((response.auditAnnotations as Record<string, unknown> | undefined) ?? {})) {
     if (typeof value === "string") a.annotate?.(`${w.name}/${key}`, value);
   }
   addWarnings(a, response.warnings);
-  if (response.allowed !== true) throw denied(w, response.status);
+  if (response.allowed !== true) throw denied(w, a, response.status);
   if (!mutating) return false;
   // As upstream, each mutating call is recorded: which webhook, and whether it changed the object.
   const record = (mutated: boolean): boolean => {
@@ -162,7 +173,7 @@ async function call(h: Hook, a: AdmissionAttributes, obj: ApiObject | undefined,
   return record(JSON.stringify(obj) !== before);
 }
 
-function review(uid: string, a: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined, ctx: AdmissionContext): object {
+function review(uid: string, a: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined, ctx: AdmissionContext): { request: Record<string, unknown> } & Record<string, unknown> {
   const kind = { group: a.group, version: a.version ?? "", kind: a.kind ?? "" };
   const resource = { group: a.group, version: a.version ?? "", resource: a.resource };
   const optionsKind = { CREATE: "CreateOptions", UPDATE: "UpdateOptions", DELETE: "DeleteOptions", CONNECT: undefined }[a.operation];
@@ -214,13 +225,24 @@ function verify(body: Buffer, uid: string, mutating: boolean, suffix: string): R
   return response;
 }
 
-/** Upstream's ToStatusErr: the webhook's status code (403 unless it gave one ≥ 400) and its message, or its reason. */
-function denied(w: AdmissionWebhook, status: unknown): PlatformError {
+/**
+ * Upstream's ToStatusErr: the webhook's `status.code` (403 when it gave none; one outside 400–599 is not an HTTP
+ * error status and reads 403 too) and `status.reason` (else InternalError for a 500, Forbidden otherwise) reach the
+ * client; the message is the webhook's message, or its reason, or "without explanation".
+ */
+function denied(w: AdmissionWebhook, a: AdmissionAttributes, status: unknown): PlatformError {
   const s = (typeof status === "object" && status !== null ? status : {}) as { code?: unknown; message?: unknown; reason?: unknown };
   const by = `admission webhook ${JSON.stringify(w.name)} denied the request`;
-  const why = typeof s.message === "string" && s.message ? s.message : typeof s.reason === "string" && s.reason ? s.reason : undefined;
-  const code = typeof s.code === "number" && s.code >= 400 && s.code < 600 ? s.code : 403;
-  return new PlatformError("FORBIDDEN", why ? `${by}: ${why}` : `${by} without explanation`, { httpStatus: code, details: { webhook: w.name } });
+  const reason = typeof s.reason === "string" && s.reason ? s.reason : undefined;
+  const why = typeof s.message === "string" && s.message ? s.message : reason;
+  const code = typeof s.code === "number" && Number.isInteger(s.code) && s.code >= 400 && s.code < 600 ? s.code : 403;
+  const internal = code === 500;
+  return new PlatformError("FORBIDDEN", why ? `${by}: ${why}` : `${by} without explanation`, {
+    httpStatus: code,
+    reason: reason ?? (internal ? "InternalError" : "Forbidden"),
+    // As upstream's NewForbidden details (a 500 carries none): the group, the resource as the kind, the name.
+    details: { webhook: w.name, ...(!internal && { group: a.group, kind: a.resource, name: a.name ?? "Unknown" }) },
+  });
 }
 
 /** Passes the webhook's warnings to the client: printable text, each cut to 256 characters once they pass 4096 in all. */

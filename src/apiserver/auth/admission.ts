@@ -28,6 +28,8 @@ export interface AdmissionAttributes {
   readonly annotate?: (key: string, value: string) => void;
   /** Adds a warning to the response (a Warning header); absent when the caller has no response to warn in. */
   readonly warn?: (text: string) => void;
+  /** The request's deadline: admission webhooks stop waiting when it aborts (then their failurePolicy applies). */
+  readonly signal?: AbortSignal;
 }
 
 export interface AdmissionContext {
@@ -76,6 +78,7 @@ export function admissionAttributes(a: Omit<RequestAttributes, "resourceRequest"
     ...(a.kind !== undefined && { kind: a.kind }),
     ...(a.annotate !== undefined && { annotate: a.annotate }),
     ...(a.warn !== undefined && { warn: a.warn }),
+    ...(a.signal !== undefined && { signal: a.signal }),
   };
 }
 
@@ -107,8 +110,9 @@ export class AdmissionChain {
 }
 
 /** Whether `verb` is allowed on `signers` named `signerName` or its `<domain>/*` (certificates group), as upstream. */
-export async function authorizedForSigner(ctx: AdmissionContext, user: UserInfo, verb: string, signerName: string): Promise<boolean> {
-  const base = { user, verb, resourceRequest: true, group: ctx.names.certificates, resource: "signers" } as const;
+export async function authorizedForSigner(ctx: AdmissionContext, user: UserInfo, verb: string, signerName: string, signal?: AbortSignal): Promise<boolean> {
+  // Within the request's deadline: a webhook authorizer asked here shares it with the request's other webhooks.
+  const base = { user, verb, resourceRequest: true, group: ctx.names.certificates, resource: "signers", ...(signal && { signal }) } as const;
   if ((await ctx.authorizer.authorize({ ...base, name: signerName })).allowed) return true;
   const slash = signerName.indexOf("/");
   if (slash <= 0) return false;

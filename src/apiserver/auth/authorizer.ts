@@ -19,6 +19,8 @@ export interface AuthorizationAttributes {
   readonly subresource?: string;
   readonly namespace?: string;
   readonly name?: string;
+  /** The request's deadline: webhook authorizers stop waiting when it aborts. Not part of what is decided. */
+  readonly signal?: AbortSignal;
 }
 
 export interface AuthorizerDecision {

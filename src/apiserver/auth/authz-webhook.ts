@@ -3,11 +3,13 @@
 import { LRUCache } from "lru-cache";
 import type { GroupNames } from "../../api/group.js";
 import type { WebhookAuthorizerConfig } from "../../config/authorization-config.js";
+import { conditionsHold } from "../../cel/index.js";
 import { isPlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import type { RestConfig } from "../../client/rest-config.js";
 import type { Clock } from "../../time/clock.js";
 import { WebhookClient, type Dialer, type WebhookRetry } from "../webhook/client.js";
+import { callDeadline } from "../webhook/deadline.js";
 import type { AuthorizationAttributes, Authorizer, AuthorizerDecision } from "./authorizer.js";
 
 /** Upstream's DefaultAuthWebhookRetryBackoff: 500 ms, ×1.5, 20% jitter, 5 attempts. */
@@ -97,32 +99,30 @@ export class WebhookAuthorizer implements Authorizer {
     const c = this.#o.config;
     if (c.matchConditions.length > 0) {
       const { spec } = subjectAccessReviewOf(a, this.#o.names.authorization, "v1");
-      try {
-        // All must hold for the webhook to be asked; the first false one skips it.
-        if (!c.matchConditions.every((m) => m.matches(spec))) return noOpinion("");
-      } catch (err) {
-        return this.#failed(`a match condition failed: ${(err as Error).message}`);
-      }
+      // All must hold for the webhook to be asked; any false one skips it (no opinion), else an error is a failure.
+      const holds = conditionsHold(c.matchConditions, (m) => m.matches(spec), (m) => JSON.stringify(m.expression));
+      if (holds === false) return noOpinion("");
+      if (holds !== true) return this.#failed(holds.error);
     }
     const review = subjectAccessReviewOf(a, this.#o.names.authorization, c.subjectAccessReviewVersion);
     const key = JSON.stringify(review.spec);
     const cached = this.#cache.get(key);
     if (cached) return cached;
+    // The request's time already spent (by earlier webhooks): no call, the failure policy decides.
+    if (a.signal?.aborted) return this.#failed((a.signal.reason as Error).message);
     const started = this.#o.clock.now();
-    // One deadline for the call, its retries and their backoff: a slow webhook cannot hold a request longer.
-    const deadline = new AbortController();
-    const cancel = this.#o.clock.setTimer(c.timeoutMs, () => deadline.abort(new Error(`no answer within ${c.timeoutMs} ms`)));
+    // One deadline for the call, its retries and their backoff: its timeout or the request's, whichever ends first.
+    const deadline = callDeadline(this.#o.clock, c.timeoutMs, a.signal);
     let decision: AuthorizerDecision;
     try {
       const answer = await this.#client.post(JSON.stringify(review), deadline.signal);
       decision = readAnswer(answer.body, this.#apiVersion);
     } catch (err) {
-      const outcome: WebhookOutcome = deadline.signal.aborted ? "timeout" : "error";
-      this.#o.observe?.(this.name, outcome, this.#o.clock.now() - started);
-      const why = deadline.signal.aborted ? `no answer within the timeout (${c.timeoutMs} ms)` : isPlatformError(err) ? err.message : (err as Error).message;
-      return this.#failed(why);
+      const expired = deadline.why();
+      this.#o.observe?.(this.name, expired ? "timeout" : "error", this.#o.clock.now() - started);
+      return this.#failed(expired ?? (isPlatformError(err) ? err.message : (err as Error).message));
     } finally {
-      cancel();
+      deadline.cancel();
     }
     this.#o.observe?.(this.name, "success", this.#o.clock.now() - started);
     if (decision.allowed ? c.cacheAuthorizedRequests : c.cacheUnauthorizedRequests) {

@@ -17,6 +17,7 @@ import { isPretty, type RawQuery } from "./query.js";
 import { ResourceHandler, verbOf, type ResourceHandlerDeps } from "./resource-handler.js";
 import { send } from "./respond.js";
 import { isWatch, resourceAttributes, route, type Target } from "./routes.js";
+import { requestDeadline } from "../webhook/deadline.js";
 import { auditRefusal, auditResponse, beginAudit, watchAudit } from "./audit-hooks.js";
 import { BODY_LIMIT_BYTES, classify, statusOf } from "./status.js";
 
@@ -48,6 +49,8 @@ declare module "fastify" {
     platformTracker: RequestTracker | null;
     /** The request's audit, from routing on; null when no policy is configured or its level is None. */
     platformAudit: AuditContext | null;
+    /** The request's deadline (its `timeout` parameter, at most 60 s), from routing on; null for a watch. */
+    platformDeadline: AbortSignal | null;
   }
 }
 
@@ -110,6 +113,7 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
   app.decorateRequest("platformUser", null);
   app.decorateRequest("platformTracker", null);
   app.decorateRequest("platformAudit", null);
+  app.decorateRequest("platformDeadline", null);
   app.addHook("onRequest", async (req, reply) => {
     // On the raw response, so a watch (which writes its head itself) carries it too.
     reply.raw.setHeader("Audit-Id", auditIdOf(req.headers["audit-id"]));
@@ -198,7 +202,8 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
     req.platformTracker?.route(resourceLabels(req, target, verb));
     const attributes = resourceAttributes(path, target, verb, user);
     await beginAudit(req, reply, o, attributes);
-    await authorize(o, attributes, req.platformAudit);
+    const signal = deadlineOf(req, reply, watch);
+    await authorize(o, { ...attributes, ...(signal && { signal }) }, req.platformAudit);
     // Only an authorized watch counts as a registered watcher.
     if (watch) {
       req.platformTracker?.longRunning(target.def.kind);
@@ -209,8 +214,18 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
   req.platformTracker?.route({ verb: req.method, dry_run: "", group: "", version: "", resource: "", subresource: "", scope: "", component: COMPONENT });
   await beginAudit(req, reply, o, { user, verb: req.method.toLowerCase(), resourceRequest: false, path });
   if (req.method !== "GET" && req.method !== "HEAD") throw new PlatformError("METHOD_NOT_ALLOWED", `the server does not allow ${req.method} on ${path}`);
-  await authorize(o, { user, verb: "get", resourceRequest: false, path }, req.platformAudit);
+  const signal = deadlineOf(req, reply, false);
+  await authorize(o, { user, verb: "get", resourceRequest: false, path, ...(signal && { signal }) }, req.platformAudit);
   return serveNonResource(req, reply, target, o);
+}
+
+/** Starts the request's deadline (a bad `timeout` is a 400 here, before any work), ended with the response. */
+function deadlineOf(req: FastifyRequest, reply: FastifyReply, longRunning: boolean): AbortSignal | undefined {
+  const deadline = requestDeadline([(req.query as RawQuery).timeout].flat()[0], longRunning);
+  if (!deadline) return undefined;
+  reply.raw.once("close", deadline.cancel);
+  req.platformDeadline = deadline.signal;
+  return deadline.signal;
 }
 
 /** Upstream's request verbs as its metrics spell them. */

@@ -288,11 +288,12 @@ export class ResourceHandler {
   }
 }
 
-/** How admission annotates the request's audit event, when it is audited, and adds warnings to the response. */
-function annotator(req: FastifyRequest, out: ResponseSettings): { annotate?: (key: string, value: string) => void; warn: (text: string) => void } {
+/** How admission annotates the request's audit event, when it is audited, adds warnings to the response, and knows the request's deadline. */
+function annotator(req: FastifyRequest, out: ResponseSettings): { annotate?: (key: string, value: string) => void; warn: (text: string) => void; signal?: AbortSignal } {
   const audit = req.platformAudit;
   const warn = (text: string): void => void (out.warnings.includes(text) || out.warnings.push(text));
-  return audit ? { annotate: (key, value) => audit.annotate(key, value), warn } : { warn };
+  const signal = req.platformDeadline ?? undefined;
+  return { ...(audit && { annotate: (key: string, value: string) => audit.annotate(key, value) }), warn, ...(signal && { signal }) };
 }
 
 /** Upstream's default field manager: the User-Agent up to its first '/' (`kubectl` from `kubectl/v1.32.4 ...`). */

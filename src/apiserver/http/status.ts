@@ -44,7 +44,8 @@ export function statusOf(error: PlatformError): Status {
     metadata: {},
     status: "Failure",
     message: error.message,
-    reason: error.httpStatus === ERROR_CODES[error.code].http ? error.reason : reasonForHttp(error.httpStatus, error.reason),
+    // A reason given with the error (not the code's) is kept; otherwise it follows the status actually sent.
+    reason: error.httpStatus === ERROR_CODES[error.code].http || error.reasonGiven ? error.reason : reasonForHttp(error.httpStatus, error.reason),
     code: error.httpStatus,
   };
   if (Object.keys(details).length > 0) status.details = details;

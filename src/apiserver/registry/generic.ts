@@ -43,6 +43,8 @@ export interface WriteOptions {
   readonly ownBody?: boolean;
   /** Adds a warning to the response (passed to admission). */
   readonly warn?: (text: string) => void;
+  /** The request's deadline (passed to admission webhooks). */
+  readonly signal?: AbortSignal;
 }
 
 export interface ApplyOptions extends WriteOptions {
@@ -381,6 +383,7 @@ export class ResourceStore {
       dryRun: opts.dryRun,
       ...(opts.annotate && { annotate: opts.annotate }),
       ...(opts.warn && { warn: opts.warn }),
+      ...(opts.signal && { signal: opts.signal }),
     };
   }
 

@@ -8,6 +8,7 @@ import type { ApiObject } from "../../../src/api/meta.js";
 import { AdmissionChain, type AdmissionAttributes } from "../../../src/apiserver/auth/admission.js";
 import { admissionPlugins } from "../../../src/apiserver/auth/admission-plugins.js";
 import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
+import { RequestDeadlineExceeded } from "../../../src/apiserver/webhook/deadline.js";
 import { loadAdmissionConfig } from "../../../src/config/admission-config.js";
 import { createTestPki, type TestPki } from "../../client/fixtures/pki.js";
 import { startServer, type TestServer } from "../../client/fixtures/server.js";
@@ -101,6 +102,18 @@ describe("ImagePolicyWebhook", () => {
     const closed = await chainWith({ defaultAllow: false }, url);
     const err = await refusal(closed.admit(attrs({}), pod(["registry.example.com/app:2"]), undefined));
     expect(err.message).toMatch(/^pods "p" is forbidden: .*ECONNREFUSED/);
+  });
+
+  it("asks the backend within the request's deadline: once it passed, the failure rules apply", async () => {
+    const expired = new AbortController();
+    expired.abort(new RequestDeadlineExceeded(1000));
+    const before = backend.requests.length;
+    const err = await refusal((await chainWith({ defaultAllow: false })).admit(attrs({}, { signal: expired.signal }), pod(["registry.example.com/app:3"]), undefined));
+    expect(err.message).toBe(`pods "p" is forbidden: the request's deadline (timeout 1s) passed`);
+    const p = pod(["registry.example.com/app:3"]);
+    await (await chainWith({ defaultAllow: true })).admit(attrs({}, { signal: expired.signal }), p, undefined);
+    expect(p.metadata.annotations).toEqual({ "alpha.image-policy.platform.io/failed-open": "true" });
+    expect(backend.requests.length).toBe(before);
   });
 
   it("the example of docs/admission.md loads (with its backend file beside it)", async () => {

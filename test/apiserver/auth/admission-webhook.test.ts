@@ -5,6 +5,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { AdmissionChain, type AdmissionAttributes } from "../../../src/apiserver/auth/admission.js";
 import { admissionPlugins } from "../../../src/apiserver/auth/admission-plugins.js";
 import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
+import { statusOf } from "../../../src/apiserver/http/status.js";
+import { requestDeadline } from "../../../src/apiserver/webhook/deadline.js";
 import { enabledAdmissionPlugins, loadAdmissionConfig } from "../../../src/config/admission-config.js";
 import { createTestPki } from "../../client/fixtures/pki.js";
 import { startServer } from "../../client/fixtures/server.js";
@@ -135,6 +137,40 @@ describe("admission webhooks", () => {
     expect(seen.annotations).toEqual({ "failed-open.validating.webhook.admission.platform.io/round_0_index_0": "down.hooks.example.com" });
   });
 
+  it("matchConditions: all true calls the webhook, any false skips it, an evaluation error follows failurePolicy", async () => {
+    const conditions = [
+      { name: "not-dry-run", expression: "!request.dryRun" },
+      { name: "team-pki", expression: "has(object.metadata.labels) && object.metadata.labels.team == 'pki'" },
+      { name: "by-carol", expression: "request.userInfo.username == 'carol'" },
+    ];
+    const chain = await chainWith([], [on("/signer", { matchConditions: conditions })]);
+    const seen: Seen = { annotations: {}, warnings: [] };
+    const pki = (o: Record<string, unknown> = {}) => csrObject({ signerName: FORBIDDEN_SIGNER, metadata: { labels: { team: "pki" } }, ...o });
+    // Every condition holds: the webhook is called and refuses the forbidden signer.
+    expect((await refusal(chain.admit(attrs(seen), pki(), undefined))).message).toContain('admission webhook "signer.hooks.example.com" denied the request');
+    expect(hook.reviews).toHaveLength(1);
+    // Each false condition alone skips it.
+    await chain.admit(attrs(seen, { dryRun: true }), pki(), undefined);
+    await chain.admit(attrs(seen), csrObject({ signerName: FORBIDDEN_SIGNER, metadata: { labels: { team: "web" } } }), undefined);
+    await chain.admit(attrs(seen, { user: user({ username: "dave" }) }), pki(), undefined);
+    expect(hook.reviews).toHaveLength(1);
+    // `object.metadata.labels` of an object without labels: has() guards it, so the condition is false.
+    await chain.admit(attrs(seen), csrObject({ signerName: FORBIDDEN_SIGNER }), undefined);
+    expect(hook.reviews).toHaveLength(1);
+    // An unguarded field that is absent fails to evaluate: Fail refuses with upstream's 500, Ignore admits and records it.
+    const unguarded = [{ name: "team", expression: "object.metadata.labels.team == 'pki'" }];
+    const fail = await chainWith([], [on("/signer", { matchConditions: unguarded })]);
+    const err = await refusal(fail.admit(attrs(seen), csrObject(), undefined));
+    expect(err.httpStatus).toBe(500);
+    expect(err.message).toBe('Internal error occurred: failed calling webhook "signer.hooks.example.com": match condition "team" failed: evaluation failed: No such key: labels');
+    const ignored: Seen = { annotations: {}, warnings: [] };
+    await (await chainWith([], [on("/signer", { matchConditions: unguarded, failurePolicy: "Ignore" })])).admit(attrs(ignored), csrObject(), undefined);
+    expect(ignored.annotations).toEqual({ "failed-open.validating.webhook.admission.platform.io/round_0_index_0": "signer.hooks.example.com" });
+    // A false condition wins over one that fails to evaluate.
+    await (await chainWith([], [on("/signer", { matchConditions: [...unguarded, { name: "never", expression: "false" }] })])).admit(attrs(seen), csrObject(), undefined);
+    expect(hook.reviews).toHaveLength(1);
+  });
+
   it("a webhook slower than timeoutSeconds fails the call", async () => {
     const pki = createTestPki();
     // A webhook that never answers.
@@ -145,6 +181,27 @@ describe("admission webhooks", () => {
       const err = await refusal(chain.admit(attrs({ annotations: {}, warnings: [] }), csrObject(), undefined));
       expect(err.message).toMatch(/failed calling webhook "slow\.hooks\.example\.com": failed to call webhook: .*1000 ms/);
       expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await hold.close();
+      pki.remove();
+    }
+  });
+
+  it("two slow mutating webhooks share the request's deadline: neither waits its own timeoutSeconds, then failurePolicy applies", async () => {
+    const pki = createTestPki();
+    const hold = await startServer(() => undefined, { tls: { cert: pki.server.cert, key: pki.server.key } });
+    const slow = (name: string, failurePolicy: string) => ({ name, url: `${hold.url}/slow`, caBundle: Buffer.from(pki.ca).toString("base64"), timeoutSeconds: 10, failurePolicy });
+    try {
+      const ignore = await chainWith([slow("slow-a.hooks.example.com", "Ignore"), slow("slow-b.hooks.example.com", "Ignore")], []);
+      const seen: Seen = { annotations: {}, warnings: [] };
+      const started = Date.now();
+      // A 1 s request: the two webhooks' own timeouts would hold it 20 s.
+      await ignore.admit(attrs(seen, { signal: requestDeadline("1s", false)!.signal }), csrObject(), undefined);
+      expect(Date.now() - started).toBeLessThan(3000);
+      expect(Object.keys(seen.annotations)).toEqual(["failed-open.mutation.webhook.admission.platform.io/round_0_index_0", "failed-open.mutation.webhook.admission.platform.io/round_0_index_1"]);
+      const fail = await chainWith([slow("slow-a.hooks.example.com", "Ignore"), slow("slow-b.hooks.example.com", "Fail")], []);
+      const err = await refusal(fail.admit(attrs({ annotations: {}, warnings: [] }, { signal: requestDeadline("1s", false)!.signal }), csrObject(), undefined));
+      expect(err.message).toBe(`Internal error occurred: failed calling webhook "slow-b.hooks.example.com": failed to call webhook: the request's deadline (timeout 1s) passed`);
     } finally {
       await hold.close();
       pki.remove();
@@ -175,6 +232,24 @@ describe("admission webhooks", () => {
     hook.respond = () => ({ allowed: false, status: { code: 200 } });
     err = await refusal(chain.admit(attrs({ annotations: {}, warnings: [] }), csrObject(), undefined));
     expect([err.httpStatus, err.message]).toEqual([403, 'admission webhook "v.hooks.example.com" denied the request without explanation']);
+  });
+
+  it("the webhook's own status.code and status.reason reach the client's Status, as upstream's ToStatusErr", async () => {
+    const chain = await chainWith([], [on("/v")]);
+    const statusFor = async (status: Record<string, unknown> | undefined) => {
+      hook.respond = () => ({ allowed: false, ...(status && { status }) });
+      return statusOf(await refusal(chain.admit(attrs({ annotations: {}, warnings: [] }), csrObject(), undefined)));
+    };
+    const by = 'admission webhook "v.hooks.example.com" denied the request';
+    const details = { group: names.certificates, kind: "certificatesigningrequests", name: "csr-1" };
+    expect(await statusFor({ code: 409, reason: "AlreadyExists", message: "a CSR for this signer is pending" })).toMatchObject({ code: 409, reason: "AlreadyExists", message: `${by}: a CSR for this signer is pending`, details });
+    expect(await statusFor({ code: 422, reason: "Invalid" })).toMatchObject({ code: 422, reason: "Invalid", message: `${by}: Invalid`, details });
+    expect(await statusFor({ code: 403, reason: "SignerNotAllowed" })).toMatchObject({ code: 403, reason: "SignerNotAllowed" });
+    // Without a reason: Forbidden whatever the code, except InternalError for a 500 (which has no details).
+    expect(await statusFor({ code: 429, message: "slow down" })).toMatchObject({ code: 429, reason: "Forbidden", message: `${by}: slow down` });
+    const internal = await statusFor({ code: 500 });
+    expect([internal.code, internal.reason, internal.details]).toEqual([500, "InternalError", undefined]);
+    expect(await statusFor(undefined)).toMatchObject({ code: 403, reason: "Forbidden", message: `${by} without explanation`, details });
   });
 
   it("audit annotations are prefixed by the webhook name; long warnings are cut as upstream", async () => {

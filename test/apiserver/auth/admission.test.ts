@@ -202,6 +202,18 @@ describe("AdmissionChain", () => {
     expect(a).toEqual({ operation, group: CERT, resource: "certificatesigningrequests", subresource: "approval", name: "x", user: user(), dryRun: true });
   });
 
+  it("carries the request's deadline to admission, and from there to the signer checks it asks the authorizer", async () => {
+    const signal = new AbortController().signal;
+    const a = admissionAttributes({ user: user(), verb: "update", group: CERT, resource: "certificatesigningrequests", subresource: "approval", name: "req-1", signal });
+    expect(a.signal).toBe(signal);
+    const asked: (AbortSignal | undefined)[] = [];
+    const spy = new AdmissionChain({ names, authorizer: { authorize: (q) => (asked.push(q.signal), authorizer.authorize(q)) }, ...defaultAdmissionPlugins() });
+    const who = user({ username: "domain-approver" });
+    await spy.admit({ ...attrs("UPDATE", "certificatesigningrequests", who, "approval"), signal }, carolCsr({ signerName: `${names.suffix}/x`, conditions: [{ type: "Approved", status: "True" }] }), carolCsr({ signerName: `${names.suffix}/x` }));
+    expect(asked.length).toBeGreaterThan(0);
+    expect(asked.every((s) => s === signal)).toBe(true);
+  });
+
   it("refuses a verb that is not a write", () => {
     expect(() => admissionAttributes({ user: user(), verb: "get" })).toThrow('admission has no operation for the verb "get"');
   });

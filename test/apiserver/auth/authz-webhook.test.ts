@@ -11,6 +11,7 @@ import type { AuthorizationAttributes, Authorizer } from "../../../src/apiserver
 import { buildAuthorizerChain, ReloadingAuthorizerChain, type ChainDependencies } from "../../../src/apiserver/auth/authz-chain.js";
 import { loadAuthorizationConfig, type AuthorizationConfigOptions } from "../../../src/config/authorization-config.js";
 import { reviewAnswer, startTestWebhookServer, type TestWebhookServer } from "../../../src/testing.js";
+import { requestDeadline } from "../../../src/apiserver/webhook/deadline.js";
 import { FakeClock } from "../../../src/time/fake-clock.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
 import { until } from "../../fixtures/wait.js";
@@ -128,19 +129,29 @@ describe("webhook authorizer chain", () => {
     expect(hook.requests.length - start).toBe(4);
   });
 
-  it("skips the webhook (no opinion) when a match condition is false and applies the failure policy when one throws", async () => {
-    const compileMatchCondition = (expression: string) => (request: Readonly<Record<string, unknown>>) => {
-      if (expression === "boom") throw new Error("no such key: user");
-      return request.user !== "alice";
-    };
-    const c = await chain([webhook({ matchConditionSubjectAccessReviewVersion: "v1", matchConditions: [{ expression: "request.user != 'alice'" }] }), { type: "RBAC", name: "rbac" }], new FakeClock(), { compileMatchCondition });
+  it("skips the webhook (no opinion) when a CEL match condition is false and applies the failure policy when one fails", async () => {
+    const conditions = (...expressions: string[]) => ({ matchConditionSubjectAccessReviewVersion: "v1", matchConditions: expressions.map((expression) => ({ expression })) });
+    const c = await chain([webhook(conditions("request.user != 'alice'", "'system:authenticated' in request.groups")), { type: "RBAC", name: "rbac" }]);
     const start = hook.requests.length;
     const skipped = await c.authorize(approve("alice"));
-    expect(skipped.allowed).toBe(false);
+    expect(skipped).toMatchObject({ allowed: false });
+    expect(skipped.denied).toBeUndefined();
     expect(hook.requests.length).toBe(start);
+    // bob matches, the webhook has no opinion and RBAC allows him; mallory matches and the webhook denies.
+    expect(await c.authorize(approve("bob"))).toMatchObject({ allowed: true, authorizer: "rbac" });
     expect(await c.authorize(approve("mallory"))).toMatchObject({ denied: true, authorizer: "policy" });
-    const failing = await chain([webhook({ matchConditionSubjectAccessReviewVersion: "v1", matchConditions: [{ expression: "boom" }] })], new FakeClock(), { compileMatchCondition });
-    expect(await failing.authorize(approve("alice"))).toMatchObject({ allowed: false, denied: true, evaluationErrors: ["a match condition failed: no such key: user"] });
+    expect(hook.requests.length).toBe(start + 2);
+    // A non-resource request has no resourceAttributes: evaluating fails, and the failure policy decides.
+    const healthz: AuthorizationAttributes = { user: user("mallory"), verb: "get", resourceRequest: false, path: "/healthz" };
+    const namespaced = "request.resourceAttributes.namespace == 'pki'";
+    const deny = await chain([webhook(conditions(namespaced)), { type: "RBAC", name: "rbac" }]);
+    expect(await deny.authorize(healthz)).toMatchObject({ allowed: false, denied: true, authorizer: "policy", evaluationErrors: [`match condition ${JSON.stringify(namespaced)} failed: evaluation failed: No such key: resourceAttributes`] });
+    const noOpinion = await chain([webhook({ ...conditions(namespaced), failurePolicy: "NoOpinion" }), { type: "RBAC", name: "rbac" }]);
+    expect(await noOpinion.authorize({ ...healthz, user: user("bob") })).toMatchObject({ allowed: true, authorizer: "rbac" });
+    // Any false condition skips the webhook even when another one fails.
+    const mixed = await chain([webhook(conditions(namespaced, "request.user == 'nobody'")), { type: "RBAC", name: "rbac" }]);
+    expect((await mixed.authorize(healthz)).denied).toBeUndefined();
+    expect(hook.requests.length).toBe(start + 2);
   });
 
   describe("failure policies", () => {
@@ -178,6 +189,51 @@ describe("webhook authorizer chain", () => {
       expect(alice2.denied).toBeUndefined();
       expect(alice2.reason).toMatch(/failurePolicy NoOpinion/);
       expect(bob2).toMatchObject({ allowed: true, authorizer: "rbac" });
+    });
+
+    it("two slow webhooks share the request's deadline: each waits min(its timeout, what remains), then its failure policy", async () => {
+      const clock = new FakeClock();
+      const slow = (name: string) => ({ ...webhook({ failurePolicy: "NoOpinion", timeout: "5s" }), name });
+      const c = await chain([slow("policy-a"), slow("policy-b"), { type: "RBAC", name: "rbac" }], clock);
+      hook.delayMs = 3000;
+      try {
+        const before = hook.requests.length;
+        // A 3 s request: without its deadline the two webhooks would hold it 5 s each.
+        const deadline = requestDeadline("3s", false, clock)!;
+        const pending = c.authorize({ ...approve("carol"), signal: deadline.signal });
+        await until(() => hook.requests.length > before, "the first webhook to be asked");
+        await clock.advance(3000);
+        const decision = await pending;
+        // Both failed on the request's deadline (the second without a call, the time being spent); nobody had an opinion.
+        expect(decision.allowed).toBe(false);
+        expect(hook.requests.length).toBe(before + 1);
+        expect(decision.evaluationErrors).toEqual(["the request's deadline (timeout 3s) passed", "the request's deadline (timeout 3s) passed"]);
+        expect(decision.reason).toBe('webhook authorizer "policy-a" failed (failurePolicy NoOpinion): the request\'s deadline (timeout 3s) passed; webhook authorizer "policy-b" failed (failurePolicy NoOpinion): the request\'s deadline (timeout 3s) passed');
+        // Under its own timeout alone the first webhook would still be waiting.
+        const own = requestDeadline(undefined, false, clock)!;
+        const later = c.authorize({ ...approve("carol"), signal: own.signal });
+        await until(() => hook.requests.length > before + 1, "the first webhook to be asked again");
+        await clock.advance(3000);
+        expect(hook.requests.length).toBe(before + 2);
+        await clock.advance(2000);
+        await until(() => hook.requests.length > before + 2, "the second webhook to be asked after the first timed out");
+        await clock.advance(5000);
+        expect((await later).evaluationErrors).toEqual(["no answer within the timeout (5000 ms)", "no answer within the timeout (5000 ms)"]);
+        own.cancel();
+      } finally {
+        hook.delayMs = 0;
+      }
+    });
+
+    it("refuses a request timeout that is not a duration with upstream's message, and caps one above 60 s", async () => {
+      expect(() => requestDeadline("soon", false)).toThrow("invalid timeout specified in the request URL");
+      expect(requestDeadline("10s", true)).toBeUndefined();
+      const clock = new FakeClock();
+      const capped = requestDeadline("2h", false, clock)!;
+      await clock.advance(59_999);
+      expect(capped.signal.aborted).toBe(false);
+      await clock.advance(1);
+      expect((capped.signal.reason as Error).message).toBe("the request's deadline (timeout 60s) passed");
     });
 
     it("refuses an answer of another kind or version, and does not cache a failure", async () => {

@@ -57,6 +57,12 @@ describe("query values convert as upstream's (runtime.Convert_Slice_string_To_bo
     expect(r.body.message).toContain(q.split("=")[0]);
   });
 
+  it("takes a request timeout that is a duration, and refuses another with upstream's 400", async () => {
+    for (const q of ["timeout=20s", "timeout=0s", "timeout=2h", "timeout=1m30s"]) expect([q, (await call(shared.base, "GET", `${SA}?${q}`)).status]).toEqual([q, 200]);
+    const r = await call(shared.base, "GET", `${SA}?timeout=soon`);
+    expect([r.status, r.body.reason, r.body.message]).toEqual([400, "BadRequest", "invalid timeout specified in the request URL"]);
+  });
+
   it("takes dryRun with force=True and orphanDependents=False as upstream does", async () => {
     const name = shared.unique("force");
     await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
