@@ -26,6 +26,8 @@ import type { CrlStore } from "./controllers/crl-publisher.js";
 import { OpsServer, type OpsCheck, type OpsServing } from "./ops-server.js";
 
 export interface ControllerManagerOptions {
+  /** Worker threads of the signing pool (default one per core; 0 signs on the controllers' own thread). */
+  readonly signingPoolWorkers?: number;
   /** A client for the API server; or `restConfig` to build one (then closed on stop). */
   readonly client?: RestClient;
   readonly restConfig?: RestConfig;
@@ -193,6 +195,7 @@ class Manager implements ControllerManager {
       logger: this.log,
       metrics: this.metrics,
       csrWorkers: ext.ConcurrentCSRSyncs,
+      ...(this.o.signingPoolWorkers !== undefined && { signingPoolWorkers: this.o.signingPoolWorkers }),
       minResyncPeriodMs: c.Generic.MinResyncPeriod,
       // A replica that lost the lease must be done before another may take it: the lease outlives the renew deadline by this much.
       stopTimeoutMs: le.leaderElect ? Math.max(0, Math.min(30_000, le.leaseDuration - le.renewDeadline - 1000)) : 30_000,

@@ -5,6 +5,7 @@ import { newCsrObject } from "../fixtures/csr.js";
 import { ensureBuilt, type Kubectl, kubectlWith } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
 import { opsGet } from "../controller/controllers/cluster.js";
+import { availableParallelism } from "node:os";
 
 describe("platform-ca up: the controllers on their own thread", () => {
   let up: UpProcess;
@@ -82,5 +83,7 @@ describe("embeddedControllerSettings", () => {
     expect(s.kubeconfig).toBe("/d/admin.conf");
     // HTTPS (no insecureHttp), client certificates of the cluster CA accepted beside reviewed tokens.
     expect(s.ops).toEqual({ host: "127.0.0.1", port: 0, clientCaFile: caFiles.certFile });
+    // The server's and the controllers' threads hold two cores: the signing pool gets only the others.
+    expect(s.signingPoolWorkers).toBe(Math.max(0, availableParallelism() - 2));
   });
 });

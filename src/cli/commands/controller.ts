@@ -1,4 +1,5 @@
 // `platform-ca controller`: the controller manager against an API server (signing, approving, trust bundles, cleaning).
+import { availableParallelism } from "node:os";
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames, type GroupNames } from "../../api/group.js";
 import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
@@ -43,6 +44,8 @@ export interface ControllerSettings {
   readonly ops: OpsServing;
   /** A co-located server's unix-domain socket and controller token (`up`): used in place of the kubeconfig's server and user. */
   readonly local?: LocalConnection;
+  /** Threads of the signing pool (default one per core). */
+  readonly signingPoolWorkers?: number;
 }
 
 function parseBool(value: string | undefined): boolean {
@@ -144,7 +147,7 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
     throw new UsageError("no signer is configured: give --cluster-signing-cert-file and --cluster-signing-key-file, CSRSigningController files, CustomSigners or SignerPlugins");
   }
   await signers.start(o.signal);
-  const manager = createControllerManager({ restConfig, signers: signers.registry, config, names, logger, ops: settings.ops, processMetrics: true });
+  const manager = createControllerManager({ restConfig, signers: signers.registry, config, names, logger, ops: settings.ops, processMetrics: true, ...(settings.signingPoolWorkers !== undefined && { signingPoolWorkers: settings.signingPoolWorkers }) });
   const stop = async (): Promise<void> => {
     await manager.stop();
     signers.stop();
@@ -199,6 +202,10 @@ export async function embeddedControllerSettings(ctx: Pick<ComponentContext, "na
     kubeconfig: ctx.adminConfigPath,
     ops: { host: "127.0.0.1", port: 0, clientCaFile: ctx.caFiles.certFile },
     ...(ctx.local && { local: ctx.local }),
+    // The server's thread and the controllers' own already keep two cores busy in a burst: the pool gets the others.
+    // Measured on 2 cores, a pool there added no throughput and made the signing queue wait 8× longer
+    // (docs/benchmarks.md, e2e).
+    signingPoolWorkers: Math.max(0, availableParallelism() - 2),
   };
 }
 

@@ -91,6 +91,8 @@ export interface ControllerSetOptions {
   readonly crlStore?: CrlStore;
   /** The signing controller's worker pool; default one per term with a thread per core (none on one core). */
   readonly signingPool?: SigningPool;
+  /** Threads of that default pool (default one per core). */
+  readonly signingPoolWorkers?: number;
 }
 
 export class ControllerSet {
@@ -154,7 +156,7 @@ export class ControllerSet {
       );
     }
     if (o.enabled.has(SIGNING_CONTROLLER)) {
-      this.ownPool = o.signingPool ? undefined : new SigningPool({ logger });
+      this.ownPool = o.signingPool ? undefined : new SigningPool({ logger, ...(o.signingPoolWorkers !== undefined && { workers: o.signingPoolWorkers }) });
       const pool = o.signingPool ?? this.ownPool!;
       controllers.push(new SigningController({ ...common, ...csr, signers: o.signers, workers: o.csrWorkers, pool }));
     }
