@@ -16,8 +16,13 @@ export type WebhookBehaviour = "normal" | "down" | "malformed" | { readonly stat
 
 export interface TestWebhookServerOptions {
   readonly decide: DecideFunction;
-  /** Path of the webhook URL (default `/`). */
+  /** Path of the webhook URL (default `/`); other paths answer 404. */
   readonly path?: string;
+  /**
+   * Answer on every path instead (several webhooks of one configuration, each at its own path, told apart by `path`
+   * in `decide`); `url` is then the server's origin, without a path.
+   */
+  readonly anyPath?: boolean;
   /** Bearer token the server requires (401 otherwise), written into the client config. */
   readonly token?: string;
 }
@@ -29,7 +34,7 @@ export interface RecordedWebhookRequest {
 }
 
 export interface TestWebhookServer {
-  /** `https://127.0.0.1:<port><path>`. */
+  /** `https://127.0.0.1:<port><path>` (without the path under `anyPath`). */
   readonly url: string;
   /** The CA certificate that signed the serving certificate (what a client must trust). */
   readonly caPem: string;
@@ -76,7 +81,7 @@ export async function startTestWebhookServer(options: TestWebhookServerOptions):
         if (b === "down") return void req.socket.destroy();
         if (typeof b === "object") return void res.writeHead(b.status, { "Content-Type": "text/plain" }).end(`test webhook answers ${b.status}`);
         if (options.token !== undefined && req.headers.authorization !== `Bearer ${options.token}`) return void res.writeHead(401).end("unauthorized");
-        if (url !== path) return void res.writeHead(404).end("not found");
+        if (options.anyPath !== true && url !== path) return void res.writeHead(404).end("not found");
         if (b === "malformed") return void res.writeHead(200, { "Content-Type": "application/json" }).end('{"apiVersion": ');
         const out = await options.decide(body, { path: url, headers: req.headers });
         if (out === undefined) return void res.writeHead(204).end();
@@ -97,7 +102,7 @@ export async function startTestWebhookServer(options: TestWebhookServerOptions):
     server.listen(0, "127.0.0.1", () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  const url = `https://127.0.0.1:${port}${path}`;
+  const url = `https://127.0.0.1:${port}${options.anyPath === true ? "" : path}`;
   const self: TestWebhookServer = {
     url,
     caPem,
