@@ -38,6 +38,8 @@ export interface EgressDialer {
   readonly name: EgressName;
   /** `Direct`, or `HTTPConnect` with where the proxy is (`http://…`, `https://…`, `unix:/path`). */
   readonly description: string;
+  /** No proxy: connections go straight to their target (a client with its own dialing may keep it). */
+  readonly direct: boolean;
   /** A stream to `host:port` (direct, or a tunnel through the proxy). TLS to the target is the caller's. */
   connect(host: string, port: number, options?: DialOptions): Promise<Socket>;
   /** An agent for `http.request` whose connections are made by `connect`. */
@@ -95,6 +97,7 @@ function dialer(name: EgressName, description: string, dial: Dial): EgressDialer
   return {
     name,
     description,
+    direct: dial === directDial,
     connect: dial,
     httpAgent: (options) => new DialingHttpAgent(dial, options),
     httpsAgent: (options) => new DialingHttpsAgent(dial, options),

@@ -64,6 +64,7 @@ describe("egress selection", () => {
     ]);
     const controlplane = egress.dialer("controlplane");
     expect(controlplane.description).toBe(`HTTPConnect ${tiny.address}`);
+    expect(controlplane.direct).toBe(false);
     expect(await get(`https://127.0.0.1:${targetPort}/webhook`, controlplane.httpsAgent())).toBe("200 tls /webhook");
     expect(await get(`http://127.0.0.1:${plainPort}/plain`, controlplane.httpAgent())).toBe("200 plain /plain");
     expect(tiny.tunnels()).toEqual([`127.0.0.1:${targetPort}`, `127.0.0.1:${plainPort}`]);
@@ -71,6 +72,7 @@ describe("egress selection", () => {
     expect(await get(`https://127.0.0.1:${targetPort}/direct`, egress.dialer("etcd").httpsAgent())).toBe("200 tls /direct");
     expect(await get(`https://127.0.0.1:${targetPort}/direct`, egress.dialer("cluster").httpsAgent())).toBe("200 tls /direct");
     expect(egress.dialer("cluster").description).toBe("Direct");
+    expect(egress.dialer("cluster").direct).toBe(true);
     expect(tiny.tunnels()).toHaveLength(2);
   });
 

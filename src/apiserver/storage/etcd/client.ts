@@ -58,7 +58,7 @@ export class EtcdClient {
   /** A client whose members are reached as the egress selection says (forwarders are opened first when it proxies). */
   static async open(options: EtcdClientOptions): Promise<EtcdClient> {
     const egress = options.egress;
-    if (!egress || egress.description === "Direct") return new EtcdClient(options);
+    if (!egress || egress.direct) return new EtcdClient(options);
     const parsed = options.endpoints.map(parseEndpoint);
     const routes: Route[] = [];
     const failures = new Map<string, DialFailure>();
