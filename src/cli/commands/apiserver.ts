@@ -109,7 +109,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
   const { runSecureServer } = await import("../../apiserver/bootstrap/run-server.js");
   // The address first: a start that cannot listen must leave the data directory as it was.
   const held = await holdListenAddress(listen.host, listen.port);
-  const sinks = auditSetup ? await openAuditSinks(auditSetup, flags, logger, controlPlaneDial(egress)).catch(async (err: unknown) => {
+  const sinks = auditSetup ? await openAuditSinks(auditSetup, flags, logger, egressDial(egress, "controlplane")).catch(async (err: unknown) => {
     await held.release();
     throw err;
   }) : undefined;
@@ -135,7 +135,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     ...(tracing && { tracing }),
     tracer,
     egress,
-    ...(authorization && { authorization: { ...authorization, dial: controlPlaneDial(egress) } }),
+    ...(authorization && { authorization: { ...authorization, dial: egressDial(egress, "controlplane") } }),
     logger,
     signal: controller.signal,
     write: (text) => process.stdout.write(text),
@@ -169,10 +169,6 @@ function issuerAgents(egress: EgressSelector): (type: string | undefined) => Htt
  */
 function egressDial(egress: EgressSelector, selection: "controlplane" | "cluster"): Dialer {
   return (target, signal) => egress.dialer(selection).connect(target.host, target.port, signal ? { signal } : {});
-}
-
-function controlPlaneDial(egress: EgressSelector): Dialer {
-  return egressDial(egress, "controlplane");
 }
 
 /** Closes the audit sinks once the server stopped: the webhook sends what it still holds. */
@@ -213,7 +209,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   ]);
   const encryption = await loadEncryption(flags.encryptionProviderConfig, flags.groupSuffix, logger);
   const held = await holdListenAddress(listen.host, listen.port);
-  const sinks = auditSetup ? await openAuditSinks(auditSetup, flags, logger, controlPlaneDial(egress)).catch(async (err: unknown) => {
+  const sinks = auditSetup ? await openAuditSinks(auditSetup, flags, logger, egressDial(egress, "controlplane")).catch(async (err: unknown) => {
     await held.release();
     throw err;
   }) : undefined;
