@@ -19,7 +19,7 @@ export interface AuthnRequest {
   readonly path?: string;
 }
 
-type Found = Extract<AuthnResult, { user: unknown }> & { readonly by: AuthenticatedBy };
+type Found = Extract<AuthnResult, { user: unknown }> & { readonly authenticator: AuthenticatedBy };
 
 export interface AuthenticatorChainOptions {
   readonly x509?: X509Authenticator;
@@ -58,7 +58,7 @@ export class AuthenticatorChain {
     try {
       const errors: string[] = [];
       const found = this.#certificate(request, errors) ?? (await this.#authorization(request.headers?.authorization, errors));
-      if (found) return { user: { ...found.user, groups: addGroups(found.user.groups, SYSTEM_AUTHENTICATED) }, authenticator: found.by };
+      if (found) return { user: { ...found.user, groups: addGroups(found.user.groups, SYSTEM_AUTHENTICATED) }, authenticator: found.authenticator };
       if (errors.length > 0) return { error: errors.join("; ") };
       if (this.#anonymousAllowed(request.path)) return { user: anonymousUser(), authenticator: { authenticator: "anonymous" } };
       return { error: "no credentials were presented (a client certificate or a bearer token is required)" };
@@ -80,7 +80,7 @@ export class AuthenticatorChain {
     const chain = request.peerCertificates ?? peerCertificateChain(request.tlsSocket);
     const r = this.#o.x509.authenticate(chain);
     if (r === undefined) return undefined;
-    if (isAuthenticated(r)) return { ...r, by: { authenticator: "x509" } };
+    if (isAuthenticated(r)) return { ...r, authenticator: { authenticator: "x509" } };
     errors.push(r.error);
     return undefined;
   }
@@ -98,9 +98,9 @@ export class AuthenticatorChain {
     const m = /^\s*(\S+)(?:\s+(.*?))?\s*$/s.exec(header);
     const scheme = m?.[1]?.toLowerCase();
     const value = m?.[2] ?? "";
-    let r: AuthnResult & { by?: AuthenticatedBy };
+    let r: AuthnResult;
     if (scheme === "bearer") r = await this.#bearer(value);
-    else if (scheme === "basic") r = { ...this.#basic(value), by: { authenticator: "basic-auth" } };
+    else if (scheme === "basic") r = { ...this.#basic(value), authenticator: { authenticator: "basic-auth" } };
     else r = { error: `the authentication scheme ${JSON.stringify((m?.[1] ?? "").slice(0, 32))} is not supported (use Bearer or a client certificate)` };
     if ("user" in r) return r as Found;
     errors.push(r.error);
@@ -108,14 +108,14 @@ export class AuthenticatorChain {
   }
 
   /** As upstream orders bearer authenticators: the token file, ServiceAccount tokens, then the configured JWT issuers. */
-  async #bearer(token: string): Promise<AuthnResult & { by?: AuthenticatedBy }> {
+  async #bearer(token: string): Promise<AuthnResult> {
     if (token === "") return { error: "the bearer token is empty" };
     const fromFile = this.#o.tokenFile?.authenticateToken(token);
-    if (fromFile) return { ...fromFile, by: { authenticator: "token-file" } };
+    if (fromFile) return { ...fromFile, authenticator: { authenticator: "token-file" } };
     const fromServiceAccount = await this.#o.serviceAccount?.authenticateToken(token);
-    if (fromServiceAccount) return { ...fromServiceAccount, by: { authenticator: "service-account" } };
+    if (fromServiceAccount) return { ...fromServiceAccount, authenticator: { authenticator: "service-account" } };
     const fromJwt = await this.#o.configured?.()?.jwt.authenticateToken(token);
-    if (fromJwt) return { ...fromJwt, by: { authenticator: "jwt", ...(fromJwt.issuer && { issuer: fromJwt.issuer }) } };
+    if (fromJwt) return { ...fromJwt, authenticator: { authenticator: "jwt", ...(fromJwt.issuer && { issuer: fromJwt.issuer }) } };
     return { error: "invalid bearer token" };
   }
 
