@@ -5,7 +5,7 @@ import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from "../../a
 import { invalidOption } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { systemClock, type Clock } from "../../time/clock.js";
-import { StorageFollower } from "../storage/follower.js";
+import { FollowerGroup, StorageFollower } from "../storage/follower.js";
 import type { Storage, StorageEvent } from "../storage/types.js";
 import type { RbacLister } from "./rbac.js";
 
@@ -29,9 +29,8 @@ class Collection {
 export class StorageRbacLister implements RbacLister {
   readonly #logger: Logger;
   readonly #collections = new Map<Plural, Collection>(PLURALS.map((p) => [p, new Collection()]));
-  readonly #followers: StorageFollower[];
+  readonly #followers: FollowerGroup;
   #version = 0;
-  #running = false;
 
   constructor(options: StorageRbacListerOptions) {
     if (!options?.storage) throw invalidOption("storage", "to be a Storage", options?.storage);
@@ -40,7 +39,7 @@ export class StorageRbacLister implements RbacLister {
     if (!Number.isInteger(retryMs) || retryMs < 1) throw invalidOption("retryMs", "to be an integer ≥ 1", retryMs);
     this.#logger = options.logger ?? silentLogger();
     const clock = options.clock ?? systemClock;
-    this.#followers = PLURALS.map((plural) => {
+    this.#followers = new FollowerGroup(PLURALS.map((plural) => {
       const c = this.#collections.get(plural)!;
       return new StorageFollower({
         storage: options.storage,
@@ -56,25 +55,16 @@ export class StorageRbacLister implements RbacLister {
         apply: (event) => this.#apply(c, event),
         broken: (err) => this.#logger.warn({ resource: plural, err }, "RBAC cache lost its watch; listing again"),
       });
-    });
+    }));
   }
 
   /** Lists every collection (resolves once all four are loaded; rejects when a first list fails), then keeps them current. */
   async start(signal?: AbortSignal): Promise<void> {
-    if (this.#running) return;
-    this.#running = true;
-    signal?.addEventListener("abort", () => this.stop(), { once: true });
-    try {
-      await Promise.all(this.#followers.map((f) => f.start()));
-    } catch (err) {
-      this.stop();
-      throw err;
-    }
+    await this.#followers.start(signal);
   }
 
   stop(): void {
-    this.#running = false;
-    for (const f of this.#followers) f.stop();
+    this.#followers.stop();
   }
 
   version(): number {

@@ -11,7 +11,7 @@ import { silentLogger, type Logger } from "../../logger.js";
 import { decodePem } from "../../pki/pem.js";
 import { revocationIdOf, revocationKey } from "../../pki/revocation-id.js";
 import { systemClock, type Clock } from "../../time/clock.js";
-import { StorageFollower } from "../storage/follower.js";
+import { FollowerGroup, StorageFollower } from "../storage/follower.js";
 import type { KeyValue, Storage, StorageEvent } from "../storage/types.js";
 
 /** What to do with a client certificate while the list cannot be read: refuse it (default) or accept it. */
@@ -34,7 +34,7 @@ export class StorageRevocationList {
   readonly #whenUnavailable: RevocationUnavailable;
   readonly #serialPrefix: string;
   /** One follower for the CSRs, one for the CertificateRevocations. */
-  readonly #followers: StorageFollower[];
+  readonly #followers: FollowerGroup;
   /**
    * Refusal text per revocation key (`<issuer>/<SERIAL>` for a CSR's certificate, `*` and `/<SERIAL>` for a revocation by serial),
    * and the key each stored object contributed (for updates and deletes).
@@ -44,7 +44,6 @@ export class StorageRevocationList {
   #loaded = false;
   /** Why a followed prefix is not current (its watch broke), until its next list. */
   readonly #broken = new Map<string, string>();
-  #running = false;
 
   constructor(options: StorageRevocationListOptions) {
     if (!options?.storage) throw invalidOption("storage", "to be a Storage", options?.storage);
@@ -59,7 +58,7 @@ export class StorageRevocationList {
     this.#logger = options.logger ?? silentLogger();
     this.#whenUnavailable = when;
     const clock = options.clock ?? systemClock;
-    this.#followers = [csrPrefix, this.#serialPrefix].map(
+    this.#followers = new FollowerGroup([csrPrefix, this.#serialPrefix].map(
       (prefix) =>
         new StorageFollower({
           storage: options.storage,
@@ -73,26 +72,16 @@ export class StorageRevocationList {
             this.#logger.warn({ err }, "revocation list lost its watch; listing again");
           },
         }),
-    );
+    ));
   }
 
   /** Lists the CSRs and CertificateRevocations (rejects when the first list fails), then follows their changes. */
   async start(signal?: AbortSignal): Promise<void> {
-    if (this.#running) return;
-    this.#running = true;
-    signal?.addEventListener("abort", () => this.stop(), { once: true });
-    try {
-      await Promise.all(this.#followers.map((f) => f.start()));
-      this.#loaded = true;
-    } catch (err) {
-      this.stop();
-      throw err;
-    }
+    if (await this.#followers.start(signal)) this.#loaded = true;
   }
 
   stop(): void {
-    this.#running = false;
-    for (const f of this.#followers) f.stop();
+    this.#followers.stop();
   }
 
   /**

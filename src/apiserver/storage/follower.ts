@@ -72,3 +72,35 @@ export class StorageFollower {
     });
   }
 }
+
+/** Followers of several prefixes that start and stop together, as one cache of them does. */
+export class FollowerGroup {
+  readonly #followers: readonly StorageFollower[];
+  #running = false;
+
+  constructor(followers: readonly StorageFollower[]) {
+    this.#followers = followers;
+  }
+
+  /**
+   * Starts every follower (stopped again when `signal` aborts); resolves true once all first lists are applied, false
+   * when the group was already started; rejects, with every follower stopped, when a first list fails.
+   */
+  async start(signal?: AbortSignal): Promise<boolean> {
+    if (this.#running) return false;
+    this.#running = true;
+    signal?.addEventListener("abort", () => this.stop(), { once: true });
+    try {
+      await Promise.all(this.#followers.map((f) => f.start()));
+      return true;
+    } catch (err) {
+      this.stop();
+      throw err;
+    }
+  }
+
+  stop(): void {
+    this.#running = false;
+    for (const f of this.#followers) f.stop();
+  }
+}
