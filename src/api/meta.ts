@@ -100,5 +100,7 @@ export const PATCH_CONTENT_TYPES = {
 
 /** MicroTime as the API writes it: RFC 3339 in UTC with six fractional digits. */
 export function formatMicroTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+  // toISOString always ends in `.sssZ`: three more digits before the Z (a string splice, not a regex: audit calls this
+  // twice per request).
+  return `${date.toISOString().slice(0, -1)}000Z`;
 }

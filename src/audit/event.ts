@@ -66,11 +66,6 @@ export function sourceIPs(forwardedFor: string | undefined, realIp: string | und
   return ips;
 }
 
-/** MicroTime as upstream writes it: RFC 3339 with six fraction digits (the clock gives milliseconds). */
-export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace("Z", "000Z");
-}
-
 export const REDACTED = "<redacted>";
 const SENSITIVE_KINDS: ReadonlySet<string> = new Set(["Secret", "TokenRequest", "TokenReview"]);
 

@@ -1,11 +1,11 @@
 // Audit of requests: per request, the policy's decision, then one Event per stage written to the sink (blocking mode).
 import { randomUUID } from "node:crypto";
 import { Counter, type Registry } from "prom-client";
-import type { UserInfo } from "../../api/meta.js";
+import { formatMicroTime, type UserInfo } from "../../api/meta.js";
 import { auditApiVersion, levelAtLeast, type AuditPolicy, type AuditStage } from "../../config/audit-policy.js";
 import type { Clock } from "../../time/clock.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import { auditUserAgent, bodyKind, microTime, redactBody, sourceIPs, type AuditEvent, type AuditResponseStatus } from "../../audit/event.js";
+import { auditUserAgent, bodyKind, redactBody, sourceIPs, type AuditEvent, type AuditResponseStatus } from "../../audit/event.js";
 import type { AuditSink } from "../../audit/log-backend.js";
 import { evaluatePolicy, type AuditAttributes, type AuditDecision } from "../../audit/policy.js";
 
@@ -186,7 +186,7 @@ export class AuditContext {
     r: AuditRequest,
   ) {
     this.#kind = bodyKind(a.resource, a.subresource);
-    const now = microTime(auditor.o.clock.now());
+    const now = formatMicroTime(new Date(auditor.o.clock.now()));
     const impersonated = r.impersonator !== undefined;
     this.event = {
       kind: "Event",
@@ -284,7 +284,7 @@ export class AuditContext {
     if (this.decision.omitStages.includes(stage)) return DONE;
     const e = this.event;
     e.stage = stage;
-    e.stageTimestamp = microTime(this.auditor.o.clock.now());
+    e.stageTimestamp = formatMicroTime(new Date(this.auditor.o.clock.now()));
     if (Object.keys(this.annotations).length > 0) e.annotations = this.annotations;
     let line = (this.#head ??= headOf(e)) + `,"stage":"${stage}","stageTimestamp":"${e.stageTimestamp}"`;
     if (e.responseStatus) line += `,"responseStatus":${JSON.stringify(e.responseStatus)}`;
