@@ -8,15 +8,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { restConfigFromConnection } from "../../src/client/index.js";
-import { startCluster, type Cluster } from "../controller/controllers/cluster.js";
-import { newCsrObject } from "../fixtures/csr.js";
-import { percentile } from "./measure.js";
-import { measureLoad, type LoadSpec } from "./request-load.js";
-
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const SETTINGS = ["off", "Metadata", "RequestResponse", "webhook"] as const;
+import { compareServerSettings } from "./server-settings.js";
 
 const dir = mkdtempSync(join(tmpdir(), "platform-ca-bench-audit-"));
 /** The webhook setting's receiver (plain HTTP, in this process): takes every EventList and counts its events. */
@@ -33,78 +25,45 @@ await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
 const webhookConfig = join(dir, "webhook-client.conf");
 writeFileSync(webhookConfig, `apiVersion: v1\nkind: Config\nclusters: [{name: r, cluster: {server: "http://127.0.0.1:${(receiver.address() as AddressInfo).port}/"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: c, context: {cluster: r, user: u}}]\ncurrent-context: c\n`);
 
-/** The audit flags of a setting: one catch-all rule at that level, the log in the temp directory (or the webhook, with upstream's batch defaults). */
-function auditArgs(setting: (typeof SETTINGS)[number]): string[] {
-  if (setting === "off") return [];
-  const level = setting === "webhook" ? "Metadata" : setting;
-  const policy = join(dir, `${setting}.yaml`);
+/** The audit flags at `level`: one catch-all rule, the log in the temp directory (or the webhook, with upstream's batch defaults). */
+function auditArgs(level: "Metadata" | "RequestResponse", to: "log" | "webhook"): string[] {
+  const policy = join(dir, `${level}-${to}.yaml`);
   writeFileSync(policy, `apiVersion: audit.platform.io/v1\nkind: Policy\nrules:\n  - level: ${level}\n`);
-  if (setting === "webhook") return ["--audit-policy-file", policy, "--audit-webhook-config-file", webhookConfig];
-  return ["--audit-policy-file", policy, "--audit-log-path", join(dir, `${setting}.log`)];
+  if (to === "webhook") return ["--audit-policy-file", policy, "--audit-webhook-config-file", webhookConfig];
+  return ["--audit-policy-file", policy, "--audit-log-path", join(dir, `${level}.log`)];
 }
 
-const clusters = new Map<string, Cluster>();
+const WEBHOOK = "Metadata (webhook)";
 try {
-  for (const s of SETTINGS) clusters.set(s, await startCluster({ apiserverArgs: auditArgs(s) }));
-  const n = clusters.get("off")!.names;
-  // generateName: every create makes a distinct object.
-  const csrBody = JSON.stringify(await newCsrObject({ names: n, metadata: { generateName: "bench-" }, cn: "system:node:bench", o: ["system:nodes"] }));
-  const kinds = [
-    { name: "POST CertificateSigningRequest (durable, distinct objects)", method: "POST", path: `/apis/${n.certificates}/v1/certificatesigningrequests`, body: csrBody },
-    { name: "GET namespace", method: "GET", path: "/api/v1/namespaces/default" },
-  ];
-  const results = new Map<string, number[]>();
-  /** The server's CPU µs per request: steadier than req/s on a shared machine. */
-  const cpu = new Map<string, number[]>();
-  let webhookRequests = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const kind of kinds) {
-      // The order turns each round, so no setting always runs first (or last) on a machine whose load drifts.
-      for (const s of SETTINGS.map((_, i) => SETTINGS[(i + round) % SETTINGS.length]!)) {
-        const c = clusters.get(s)!;
-        // Each server has its own CA: its own admin.conf credentials.
-        const own = await restConfigFromConnection({ kubeconfig: c.adminConfig });
-        const spec: LoadSpec = { url: c.address + kind.path, method: kind.method, tls: { ca: own.tls.ca!, cert: own.tls.cert!, key: own.tls.key! }, concurrency: CONCURRENCY, seconds: SECONDS, ...(kind.body && { body: kind.body }) };
-        const r = await measureLoad(c.apiserver.child.pid!, spec);
-        const ok = Object.entries(r.codes).filter(([code]) => code.startsWith("2")).reduce((sum, [, v]) => sum + v, 0);
-        if (ok !== r.requests) throw new Error(`${kind.name} (${s}): not every request succeeded: ${JSON.stringify(r.codes)}`);
-        if (s === "webhook") webhookRequests += r.requests;
-        const key = `${kind.name}\t${s}`;
-        results.set(key, [...(results.get(key) ?? []), r.requests / r.seconds]);
-        cpu.set(key, [...(cpu.get(key) ?? []), r.serverMicros]);
+  await compareServerSettings(
+    "bench:audit",
+    [
+      { name: "audit off", args: [] },
+      { name: "Metadata (log)", args: auditArgs("Metadata", "log") },
+      { name: "RequestResponse (log)", args: auditArgs("RequestResponse", "log") },
+      { name: WEBHOOK, args: auditArgs("Metadata", "webhook") },
+    ],
+    async ({ clusters, requests }) => {
+      // What the webhook's buffer dropped, as the server counts it.
+      const hook = clusters.get(WEBHOOK)!;
+      const own = await restConfigFromConnection({ kubeconfig: hook.adminConfig });
+      const metrics = await new Promise<string>((resolve, reject) => {
+        https.get(`${hook.address}/metrics`, { ca: own.tls.ca, cert: own.tls.cert, key: own.tls.key }, (res) => {
+          let text = "";
+          res.on("data", (c: Buffer) => (text += c));
+          res.on("end", () => resolve(text));
+        }).on("error", reject);
+      });
+      const count = (name: string) => Number(new RegExp(`^${name.replace(/[{}"]/g, "\\$&")} (\\d+)`, "m").exec(metrics)?.[1] ?? 0);
+      console.log(`webhook: ${received} events received (${requests.get(WEBHOOK)} measured requests), ${count('apiserver_audit_error_total{plugin="buffered"}')} dropped by the full buffer, ${count('apiserver_audit_error_total{plugin="webhook"}')} undelivered`);
+      // The log and its rotated files (every 100 MB).
+      for (const level of ["Metadata", "RequestResponse"]) {
+        const bytes = readdirSync(dir).filter((f) => f.startsWith(level) && f.endsWith(".log")).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
+        console.log(`audit log at ${level}: ${(bytes / 1024 / 1024).toFixed(1)} MiB`);
       }
-    }
-  }
-  console.log(`bench:audit — ${new Date().toISOString()}, node ${process.version}, ${CONCURRENCY} connections, ${ROUNDS} rounds × ${SECONDS} s per cell, medians`);
-  console.log("| request | measure | audit off | Metadata (log) | RequestResponse (log) | Metadata (webhook) | Metadata cost | RequestResponse cost | webhook cost |");
-  console.log("|---|---|---|---|---|---|---|---|---|");
-  for (const kind of kinds) {
-    for (const [measure, table, sign] of [["req/s", results, 1], ["server CPU µs/req", cpu, -1]] as const) {
-      const med = (s: string) => percentile(table.get(`${kind.name}\t${s}`)!, 50);
-      const [off, meta, full, hook] = SETTINGS.map(med) as [number, number, number, number];
-      const cost = (v: number) => `${(((off - v) / off) * 100 * sign).toFixed(1)}%`;
-      console.log(`| ${kind.name} | ${measure} | ${off.toFixed(0)} | ${meta.toFixed(0)} | ${full.toFixed(0)} | ${hook.toFixed(0)} | ${cost(meta)} | ${cost(full)} | ${cost(hook)} |`);
-    }
-  }
-  // The log and its rotated files (every 100 MB).
-  // What the webhook's buffer dropped, as the server counts it.
-  const hook = clusters.get("webhook")!;
-  const own = await restConfigFromConnection({ kubeconfig: hook.adminConfig });
-  const metrics = await new Promise<string>((resolve, reject) => {
-    https.get(`${hook.address}/metrics`, { ca: own.tls.ca, cert: own.tls.cert, key: own.tls.key }, (res) => {
-      let text = "";
-      res.on("data", (c: Buffer) => (text += c));
-      res.on("end", () => resolve(text));
-    }).on("error", reject);
-  });
-  const count = (name: string) => Number(new RegExp(`^${name.replace(/[{}"]/g, "\\$&")} (\\d+)`, "m").exec(metrics)?.[1] ?? 0);
-  console.log(`webhook: ${received} events received (${webhookRequests} measured requests), ${count('apiserver_audit_error_total{plugin="buffered"}')} dropped by the full buffer, ${count('apiserver_audit_error_total{plugin="webhook"}')} undelivered`);
-  for (const s of ["Metadata", "RequestResponse"]) {
-    const bytes = readdirSync(dir).filter((f) => f.startsWith(s) && f.endsWith(".log")).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
-    console.log(`audit log at ${s}: ${(bytes / 1024 / 1024).toFixed(1)} MiB`);
-  }
+    },
+  );
 } finally {
-  for (const c of clusters.values()) await c.stop();
   receiver.close();
   rmSync(dir, { recursive: true, force: true });
 }
