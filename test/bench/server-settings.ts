@@ -25,8 +25,9 @@ export async function compareServerSettings(bench: string, settings: readonly Se
   const seconds = envNumber("BENCH_SECONDS", 5);
   const rounds = envNumber("BENCH_ROUNDS", 3);
   const concurrency = envNumber("BENCH_CONCURRENCY", 16);
-  // Enough distinct CSRs for one cell: none is sent twice, so the server's verified-CSR memo never answers.
-  const csrPool = envNumber("BENCH_CSR_POOL", 8_000);
+  // Enough distinct CSRs for one cell (creates here top out near 4,000/s): none is sent twice, so the server's
+  // verified-CSR memo never answers; a cell that runs out fails rather than repeat one.
+  const csrPool = envNumber("BENCH_CSR_POOL", seconds * 6_000);
   const clusters = new Map<string, Cluster>();
   try {
     for (const s of settings) clusters.set(s.name, await startCluster({ apiserverArgs: [...s.args] }));
