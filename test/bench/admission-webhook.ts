@@ -10,7 +10,9 @@ import { fileURLToPath } from "node:url";
 import { restConfigFromConnection } from "../../src/client/index.js";
 import { startCluster, type Cluster } from "../controller/controllers/cluster.js";
 import { startAdmissionWebhook, writeWebhookManifest } from "../fixtures/admission-webhook.js";
-import { newCsrObject } from "../fixtures/csr.js";
+import { csrObject } from "../fixtures/csr.js";
+import { distinctCsrPems } from "./identity.js";
+import { CSR_PLACEHOLDER } from "./request-load.js";
 import { percentile } from "./measure.js";
 
 /** Batches of BATCH requests alternate between the settings, so a burst of load elsewhere on the machine falls on both. */
@@ -58,7 +60,9 @@ async function main(): Promise<void> {
     clusters.set("none", await startCluster());
     clusters.set("webhook", await startCluster({ apiserverArgs: ["--admission-control-config-file", admission] }));
     const n = clusters.get("none")!.names;
-    const body = Buffer.from(JSON.stringify(await newCsrObject({ names: n, metadata: { generateName: "bench-" }, cn: "system:node:bench", o: ["system:nodes"] })));
+    // A distinct CSR in every create (made before the clock starts): each signature is checked, none answered by the memo.
+    const template = JSON.stringify(csrObject({ names: n, metadata: { generateName: "bench-" }, spec: { request: CSR_PLACEHOLDER } }));
+    const bodies = (await distinctCsrPems(clusters.size * (REQUESTS + 50), "admission-bench")).map((pem) => Buffer.from(template.replace(CSR_PLACEHOLDER, Buffer.from(pem).toString("base64"))));
     const latencies = new Map<string, number[]>([["none", []], ["webhook", []]]);
     const agents = new Map<string, { agent: https.Agent; url: URL }>();
     for (const [s, c] of clusters) {
@@ -68,6 +72,7 @@ async function main(): Promise<void> {
     const once = (s: string) =>
       new Promise<number>((resolve, reject) => {
         const { agent, url } = agents.get(s)!;
+        const body = bodies.pop()!;
         const started = process.hrtime.bigint();
         const req = https.request({ host: url.hostname, port: url.port, path: url.pathname, method: "POST", agent, headers: { "content-type": "application/json", "content-length": String(body.length), accept: "application/json" } }, (res) => {
           res.on("data", () => undefined);
