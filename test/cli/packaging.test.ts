@@ -6,6 +6,7 @@ import { builtinModules } from "node:module";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO } from "./fixtures.js";
+import { ensureBuilt } from "../e2e/apiserver-process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
 import { packageOf } from "../architecture/entry-packages.js";
 import { importSpecifiers, readImportGraph } from "../architecture/layers.js";
@@ -107,6 +108,16 @@ describe("deploy/Dockerfile", () => {
     const user = all(runtime, "USER")[0]!;
     expect(user).not.toMatch(/^(root|0)(:|$)/);
     expect(all(runtime, "RUN").join("\n")).toContain(`chown platform-ca:platform-ca ${dataDir}`);
+  });
+});
+
+describe("bin entries", () => {
+  it("are executable files once built, so `npx platformctl` and node_modules/.bin run them whatever installed the package", () => {
+    ensureBuilt();
+    for (const [name, path] of Object.entries(pkg.bin)) {
+      expect(statSync(join(REPO, path)).mode & 0o111, name).toBe(0o111);
+      expect(readFileSync(join(REPO, path), "utf8").startsWith("#!/usr/bin/env node\n"), name).toBe(true);
+    }
   });
 });
 
