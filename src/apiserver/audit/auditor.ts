@@ -5,7 +5,7 @@ import { formatMicroTime, type UserInfo } from "../../api/meta.js";
 import { auditApiVersion, levelAtLeast, type AuditPolicy, type AuditStage } from "../../config/audit-policy.js";
 import type { Clock } from "../../time/clock.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import { auditUserAgent, bodyKind, redactBody, sourceIPs, type AuditEvent, type AuditResponseStatus } from "../../audit/event.js";
+import { auditUserAgent, bodyKind, redactBody, sourceIPs, type AuditEvent, type AuditObjectRef, type AuditResponseStatus } from "../../audit/event.js";
 import type { AuditSink } from "../../audit/log-backend.js";
 import { evaluatePolicy, type AuditAttributes, type AuditDecision } from "../../audit/policy.js";
 
@@ -72,6 +72,8 @@ export class Auditor {
   readonly #errors = new Map<string, number>();
   #rejected = 0;
   #batch: Batch | undefined;
+  #stampMs = Number.NaN;
+  #stamp = "";
 
   constructor(readonly o: AuditorOptions) {
     this.apiVersion = auditApiVersion(o.groupSuffix);
@@ -104,6 +106,16 @@ export class Auditor {
     return new AuditContext(this, decision, a, request());
   }
 
+  /** @internal The clock's time as a MicroTime; requests within one millisecond share one formatted string. */
+  timestamp(): string {
+    const ms = this.o.clock.now();
+    if (ms !== this.#stampMs) {
+      this.#stampMs = ms;
+      this.#stamp = formatMicroTime(new Date(ms));
+    }
+    return this.#stamp;
+  }
+
   /** @internal A request was answered 500 because its audit could not be stored. */
   rejected(): void {
     this.#rejected++;
@@ -115,14 +127,14 @@ export class Auditor {
   }
 
   /**
-   * @internal Queues one JSON line; resolves once every sink took the batch holding it, rejects when a sink that
+   * @internal Queues JSON lines (`events` of them); resolves once every sink took the batch holding it, rejects when a sink that
    * fails requests (at this stage) could not. The events queued while the event loop runs one turn are written
    * together (one write call per sink), as the storage commits writes in groups.
    */
-  write(line: string, stage: AuditStage): Promise<void> {
+  write(lines: string, stage: AuditStage, events = 1): Promise<void> {
     const batch = (this.#batch ??= this.#newBatch());
-    batch.lines += line;
-    batch.count++;
+    batch.lines += lines;
+    batch.count += events;
     return (stage === "RequestReceived" ? batch.received : batch.later).promise;
   }
 
@@ -164,6 +176,8 @@ export class Auditor {
 }
 
 const DONE = Promise.resolve();
+/** The verbs that change nothing: their RequestReceived line may wait for the next stage's write. */
+const READS = new Set(["get", "list", "watch"]);
 
 /** One request's audit: the event in progress and the stages still to write. */
 export class AuditContext {
@@ -175,6 +189,9 @@ export class AuditContext {
   rejected = false;
   #done = false;
   #head: string | undefined;
+  #annotated = false;
+  /** A read's RequestReceived line, written with the next stage. */
+  #held: string | undefined;
   readonly #kind: string | undefined;
   /** Recorded from the stage after RequestReceived on, as upstream logs it once the handler decoded it. */
   #requestObject: unknown;
@@ -186,9 +203,10 @@ export class AuditContext {
     r: AuditRequest,
   ) {
     this.#kind = bodyKind(a.resource, a.subresource);
-    const now = formatMicroTime(new Date(auditor.o.clock.now()));
+    const now = auditor.timestamp();
     const impersonated = r.impersonator !== undefined;
-    this.event = {
+    // Built field by field (no spread of temporaries): this runs for every audited request.
+    const e: AuditEvent = {
       kind: "Event",
       apiVersion: auditor.apiVersion,
       level: decision.level,
@@ -197,22 +215,22 @@ export class AuditContext {
       requestURI: r.requestURI,
       verb: a.verb,
       user: impersonated ? r.impersonator! : a.user,
-      ...(impersonated && { impersonatedUser: a.user }),
-      sourceIPs: r.sourceIPs,
-      ...(r.userAgent !== undefined && { userAgent: auditUserAgent(r.userAgent) }),
-      ...(a.resourceRequest && {
-        objectRef: {
-          resource: a.resource,
-          ...(a.namespace && { namespace: a.namespace }),
-          ...(a.name !== undefined && { name: a.name }),
-          apiGroup: a.group ?? "",
-          ...(a.version && { apiVersion: a.version }),
-          ...(a.subresource && { subresource: a.subresource }),
-        },
-      }),
       requestReceivedTimestamp: now,
       stageTimestamp: now,
     };
+    if (impersonated) e.impersonatedUser = a.user;
+    e.sourceIPs = r.sourceIPs;
+    if (r.userAgent !== undefined) e.userAgent = auditUserAgent(r.userAgent);
+    if (a.resourceRequest) {
+      const ref: AuditObjectRef = { resource: a.resource };
+      if (a.namespace) ref.namespace = a.namespace;
+      if (a.name !== undefined) ref.name = a.name;
+      ref.apiGroup = a.group ?? "";
+      if (a.version) ref.apiVersion = a.version;
+      if (a.subresource) ref.subresource = a.subresource;
+      e.objectRef = ref;
+    }
+    this.event = e;
     // As upstream's LogRequestObject: the request object names the object of a create and gives the uid and
     // resourceVersion an update was made against (at Metadata already); the body itself is recorded only from Request.
     const wantsBody = a.resourceRequest && r.body !== undefined && (levelAtLeast(decision.level, "Request") || a.verb === "create" || a.verb === "update");
@@ -236,10 +254,19 @@ export class AuditContext {
 
   annotate(key: string, value: string): void {
     this.annotations[key] = value;
+    this.#annotated = true;
   }
 
-  /** Writes the RequestReceived stage (unless omitted); rejects when the sink fails. */
+  /**
+   * Writes the RequestReceived stage (unless omitted); rejects when the sink fails. A read (get, list, watch) changes
+   * nothing, so its RequestReceived line is held and written in one batch with its next stage: the answer still
+   * leaves only once both lines are stored (a failure still turns it into a 500), for one write instead of two.
+   */
   received(): Promise<void> {
+    if (READS.has(this.event.verb) && !this.decision.omitStages.includes("RequestReceived")) {
+      this.#held = this.#line("RequestReceived");
+      return DONE;
+    }
     return this.#emit("RequestReceived");
   }
 
@@ -276,28 +303,51 @@ export class AuditContext {
     return this.#emit(this.panicked ? "Panic" : "ResponseComplete");
   }
 
-  /**
-   * Writes the event as one JSON line. The fields every stage shares are serialized once per request (`#head`); each
-   * stage adds its own: the stage, its time, and what is known by then.
-   */
+  /** Writes the stage's line (after a held RequestReceived line, if any). */
   #emit(stage: AuditStage): Promise<void> {
-    if (this.decision.omitStages.includes(stage)) return DONE;
+    const held = this.#held;
+    this.#held = undefined;
+    if (this.decision.omitStages.includes(stage)) return held === undefined ? DONE : this.auditor.write(held, "RequestReceived");
+    const line = this.#line(stage);
+    // Together, the two lines wait on what RequestReceived waits on: a superset of the sinks that fail later stages.
+    return held === undefined ? this.auditor.write(line, stage) : this.auditor.write(held + line, "RequestReceived", 2);
+  }
+
+  /**
+   * The event at `stage` as one JSON line. The fields every stage shares are serialized once per request (`#head`);
+   * each stage adds its own: the stage, its time, and what is known by then.
+   */
+  #line(stage: AuditStage): string {
     const e = this.event;
     e.stage = stage;
-    e.stageTimestamp = formatMicroTime(new Date(this.auditor.o.clock.now()));
-    if (Object.keys(this.annotations).length > 0) e.annotations = this.annotations;
+    e.stageTimestamp = stage === "RequestReceived" ? e.requestReceivedTimestamp : this.auditor.timestamp();
+    if (this.#annotated) e.annotations = this.annotations;
     let line = (this.#head ??= headOf(e)) + `,"stage":"${stage}","stageTimestamp":"${e.stageTimestamp}"`;
     if (e.responseStatus) line += `,"responseStatus":${JSON.stringify(e.responseStatus)}`;
     if (e.requestObject !== undefined) line += `,"requestObject":${JSON.stringify(e.requestObject)}`;
     if (e.responseObject !== undefined) line += `,"responseObject":${JSON.stringify(e.responseObject)}`;
     if (e.annotations) line += `,"annotations":${JSON.stringify(e.annotations)}`;
-    return this.auditor.write(`${line}}\n`, stage);
+    return `${line}}\n`;
   }
 }
 
-/** The JSON of the fields every stage of a request shares, without its closing brace. */
+/** The JSON of the fields every stage of a request shares, without its closing brace (in upstream's field order). */
 function headOf(e: AuditEvent): string {
-  const { kind, apiVersion, level, auditID, requestURI, verb, user, impersonatedUser, sourceIPs, userAgent, objectRef, requestReceivedTimestamp } = e;
-  const head = JSON.stringify({ kind, apiVersion, level, auditID, requestURI, verb, user, impersonatedUser, sourceIPs, userAgent, objectRef, requestReceivedTimestamp });
-  return head.slice(0, -1);
+  let head = `{"kind":"Event","apiVersion":${JSON.stringify(e.apiVersion)},"level":"${e.level}","auditID":${JSON.stringify(e.auditID)},"requestURI":${JSON.stringify(e.requestURI)},"verb":${JSON.stringify(e.verb)},"user":${userJson(e.user)}`;
+  if (e.impersonatedUser !== undefined) head += `,"impersonatedUser":${userJson(e.impersonatedUser)}`;
+  head += `,"sourceIPs":${JSON.stringify(e.sourceIPs)}`;
+  if (e.userAgent !== undefined) head += `,"userAgent":${JSON.stringify(e.userAgent)}`;
+  if (e.objectRef !== undefined) head += `,"objectRef":${JSON.stringify(e.objectRef)}`;
+  return `${head},"requestReceivedTimestamp":"${e.requestReceivedTimestamp}"`;
+}
+
+/** A user's JSON, kept per user object: authenticators hand the same frozen object to every request of a credential. */
+const usersJson = new WeakMap<UserInfo, string>();
+function userJson(user: UserInfo): string {
+  let json = usersJson.get(user);
+  if (json === undefined) {
+    json = JSON.stringify(user);
+    if (Object.isFrozen(user)) usersJson.set(user, json);
+  }
+  return json;
 }

@@ -79,7 +79,8 @@ export function parseCredentialFile(text: string, source = "token file", secretN
     }
     seen.set(key, n + 1);
     const groups = (groupList ?? "").split(",").map((g) => g.trim()).filter((g) => g !== "");
-    const user: UserInfo = { username, ...(uid !== "" && { uid }), groups };
+    // Frozen: every request with this token shares the object, and the audit keeps its JSON per user object.
+    const user: UserInfo = Object.freeze({ username, ...(uid !== "" && { uid }), groups: Object.freeze(groups) as string[] });
     entries.push({ secret, user, line: n + 1 });
   }
   return entries;

@@ -147,7 +147,8 @@ export class X509Authenticator {
       return [...steps, { error: "x509: the client certificate's subject cannot be read" }];
     }
     if (!subject.commonName) return [...steps, { error: "x509: the client certificate has no common name" }];
-    const user = { username: subject.commonName, groups: addGroups(subject.organizations, SYSTEM_AUTHENTICATED) };
+    // Frozen: every request of this chain shares the object, and the audit keeps its JSON per user object.
+    const user = Object.freeze({ username: subject.commonName, groups: Object.freeze(addGroups(subject.organizations, SYSTEM_AUTHENTICATED)) as string[] });
     return [...steps, { user, revocationKey: revocationKey(revocationIdOf(new Uint8Array(leaf.cert.raw))) }];
   }
 

@@ -121,6 +121,16 @@ export async function watchAudit(req: FastifyRequest, reply: FastifyReply): Prom
   });
 }
 
+/** The answer's JSON as the audit records it (read only at RequestResponse level or for a failure's Status). */
+function responseBody(reply: FastifyReply, payload: unknown): unknown {
+  if (!String(reply.getHeader("content-type") ?? "").includes("json") || (typeof payload !== "string" && !Buffer.isBuffer(payload))) return undefined;
+  try {
+    return JSON.parse(payload.toString());
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The onSend hook (only with an auditor): ResponseComplete (or Panic) before the body leaves, so a sink that fails
  * turns the answer into a 500 instead of an unrecorded success.
@@ -129,15 +139,7 @@ export function auditResponse(o: AuditHookOptions) {
   return async (req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
     const ctx = req.platformAudit;
     if (!ctx) return payload;
-    const json = String(reply.getHeader("content-type") ?? "").includes("json");
-    const body = () => {
-      if (!json || (typeof payload !== "string" && !Buffer.isBuffer(payload))) return undefined;
-      try {
-        return JSON.parse(payload.toString());
-      } catch {
-        return undefined;
-      }
-    };
+    const body = () => responseBody(reply, payload);
     try {
       await ctx.complete(reply.statusCode, body);
       return payload;

@@ -131,4 +131,40 @@ describe("audit of requests", () => {
     expect(metrics.text).toMatch(/apiserver_audit_error_total\{plugin="log"\} [1-9]/);
     expect(metrics.text).toMatch(/apiserver_audit_event_total [1-9]/);
   });
+
+  it("writes a read's RequestReceived with its ResponseComplete, in one write, stamped when the request arrived", async () => {
+    const writes: string[] = [];
+    const write = sink.write.bind(sink);
+    sink.write = (lines: string) => (writes.push(lines), write(lines));
+    try {
+      const res = await call(server.address, "GET", "/api/v1/namespaces/default", { headers: { "Audit-ID": "read-1" } });
+      expect(res.status).toBe(200);
+      const create = await call(server.address, "POST", CSRS, { body: await newCsrObject({ name: "audited-write" }), headers: { "Audit-ID": "write-1" } });
+      expect(create.status).toBe(201);
+    } finally {
+      sink.write = write;
+    }
+    const read = writes.filter((w) => w.includes('"auditID":"read-1"'));
+    expect(read).toHaveLength(1);
+    expect(read[0]!.trimEnd().split("\n").map((l) => (JSON.parse(l) as { stage: string }).stage)).toEqual(["RequestReceived", "ResponseComplete"]);
+    const [received, complete] = sink.byId("read-1");
+    expect(received!.stageTimestamp).toBe(received!.requestReceivedTimestamp);
+    expect(complete!.annotations).toMatchObject({ "authorization.platform.io/decision": "allow" });
+    // A write's RequestReceived is stored before the handler runs: a write of its own, ahead of ResponseComplete's.
+    const written = writes.filter((w) => w.includes('"auditID":"write-1"'));
+    expect(written.map((w) => w.trimEnd().split("\n").length)).toEqual([1, 1]);
+    expect(written[0]).toContain('"stage":"RequestReceived"');
+  });
+
+  it("a read whose events cannot be written is answered 500, without the object", async () => {
+    sink.failWith = new Error("disk full");
+    try {
+      const res = await call(server.address, "GET", "/api/v1/namespaces/default");
+      expect(res.status).toBe(500);
+      expect(res.body).toMatchObject({ kind: "Status", reason: "InternalError", message: "failed to store the audit event" });
+      expect(res.text).not.toContain('"kind":"Namespace"');
+    } finally {
+      sink.failWith = undefined;
+    }
+  });
 });
