@@ -1,5 +1,6 @@
 // The authentication order: client certificate, then bearer token (token file, ServiceAccount JWT, external JWT issuers), basic auth, anonymous.
 import type { IncomingHttpHeaders } from "node:http";
+import type { UserInfo } from "../../api/meta.js";
 import type { TLSSocket } from "node:tls";
 import { silentLogger, type Logger } from "../../logger.js";
 import type { BasicAuthFileAuthenticator, TokenFileAuthenticator } from "./authn-token-file.js";
@@ -58,7 +59,7 @@ export class AuthenticatorChain {
     try {
       const errors: string[] = [];
       const found = this.#certificate(request, errors) ?? (await this.#authorization(request.headers?.authorization, errors));
-      if (found) return { user: { ...found.user, groups: addGroups(found.user.groups, SYSTEM_AUTHENTICATED) }, authenticator: found.authenticator };
+      if (found) return { user: withAuthenticatedGroup(found.user), authenticator: found.authenticator };
       if (errors.length > 0) return { error: errors.join("; ") };
       if (this.#anonymousAllowed(request.path)) return { user: anonymousUser(), authenticator: { authenticator: "anonymous" } };
       return { error: "no credentials were presented (a client certificate or a bearer token is required)" };
@@ -127,4 +128,16 @@ export class AuthenticatorChain {
     const r = this.#o.basicAuth.authenticate(decoded.slice(0, colon), decoded.slice(colon + 1));
     return r;
   }
+}
+
+/** The user as authenticated, kept per frozen user (a certificate's or a static token's) so repeated requests share one object. */
+const authenticatedUsers = new WeakMap<UserInfo, UserInfo>();
+function withAuthenticatedGroup(user: UserInfo): UserInfo {
+  if (!Object.isFrozen(user)) return { ...user, groups: addGroups(user.groups, SYSTEM_AUTHENTICATED) };
+  let shared = authenticatedUsers.get(user);
+  if (shared === undefined) {
+    shared = Object.freeze({ ...user, groups: Object.freeze(addGroups(user.groups, SYSTEM_AUTHENTICATED)) as string[] });
+    authenticatedUsers.set(user, shared);
+  }
+  return shared;
 }
