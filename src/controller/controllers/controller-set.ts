@@ -34,6 +34,8 @@ export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 export const REPORTING_CONTROLLER = "platform-ca-controller-manager";
 /** How long a stopping term waits for queued Events before dropping the rest. */
 export const EVENT_FLUSH_TIMEOUT_MS = 5_000;
+/** Event writes in flight once the controllers have no backlog. */
+export const EVENT_WRITERS = 16;
 /** The event recorder's batch window: long enough to gather a burst's events, short beside the events' own use. */
 export const EVENT_BATCH_DELAY_MS = 20;
 
@@ -128,12 +130,15 @@ export class ControllerSet {
       clock,
       logger,
       onResult: metrics.eventResult(),
-      // Events yield to the work they report on: one writer while any controller has keys waiting, all four after.
+      // Events yield to the work they report on: one writer while any controller has keys waiting, EVENT_WRITERS after
+      // (enough that each of the store's group commits takes many events: with four, a burst's tail of events went at
+      // one flush per four).
       // A stopping term has no backlog to yield to, so its flush drains at full speed.
       busy: () => this.stopping === undefined && this.controllers.some((c) => c.backlog() > 0),
       // Events are written in batches: the first after a quiet spell waits this long for company, so a burst's events
       // reach the server together and share its group commits instead of trickling in one transaction each.
       batchDelayMs: EVENT_BATCH_DELAY_MS,
+      maxInFlight: EVENT_WRITERS,
     });
     metrics.watchEventQueue(this.recorder);
     const common = { clock, logger, metrics, stopTimeoutMs: o.stopTimeoutMs };
