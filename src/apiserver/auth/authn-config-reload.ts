@@ -105,7 +105,11 @@ export class AuthenticationConfigFile {
     try {
       text = await readFile(this.#o.path, "utf8");
     } catch (err) {
-      return this.#refuse(`cannot read it: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      // Reported once, as bad content is: the folder watch and the periodic check both see the same missing file.
+      const reason = `cannot read it: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
+      if (this.#digest === reason) return;
+      this.#digest = reason;
+      return this.#refuse(reason);
     }
     const d = digest(text);
     if (d === this.#digest) return;

@@ -49,6 +49,9 @@ describe("AuthenticationConfigFile", () => {
     rmSync(path);
     await file.check();
     expect(file.stats).toMatchObject({ refused: 2, lastError: expect.stringMatching(/ENOENT/) });
+    // Checked again (the folder watch and the timer both look), the same missing file is not reported twice.
+    await file.check();
+    expect(file.stats.refused).toBe(2);
     expect(await user()).toBe("a:u");
 
     writeFileSync(path, config(issuer, "c:"));
