@@ -116,6 +116,10 @@ export class ReloadingAuthorizerChain implements Authorizer {
     try {
       text = await readText(this.#o.file);
     } catch (err) {
+      // Logged once per failure, as an invalid file is: the check repeats every interval while the file is missing.
+      const unreadable = `\0unreadable: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+      if (unreadable === this.#text) return false;
+      this.#text = unreadable;
       this.#logger.error({ file: this.#o.file, err: (err as Error).message }, "authorization configuration unreadable; the current authorizers stay");
       return false;
     }

@@ -1,7 +1,7 @@
 // The authorizer chain of an AuthorizationConfiguration against a real HTTPS webhook started by the test: allow, deny
 // and no-opinion chains, RBAC deciding after a webhook without opinion, cache TTLs on a fake clock, match conditions,
 // failure policies with the webhook down, slow, malformed or failing, retries, and reload of the file.
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
@@ -283,6 +283,11 @@ describe("webhook authorizer chain", () => {
       await until(() => logged.length > 0, "the refused reload to be logged");
       expect(logged).toEqual(["authorization configuration invalid; the current authorizers stay"]);
       expect(reloading.current.authorizers.map((a) => a.name)).toEqual(["rbac"]);
+      // A missing file keeps the chain too, and is logged once however many checks see it.
+      rmSync(file);
+      for (let i = 0; i < 3; i++) expect(await reloading.reload()).toBe(false);
+      expect(logged).toEqual(["authorization configuration invalid; the current authorizers stay", "authorization configuration unreadable; the current authorizers stay"]);
+      expect(await reloading.authorize(approve("bob"))).toMatchObject({ allowed: true, authorizer: "rbac" });
     } finally {
       reloading.stop();
     }
