@@ -189,7 +189,6 @@ export class AuditContext {
   rejected = false;
   #done = false;
   #head: string | undefined;
-  #annotated = false;
   /** A read's RequestReceived line, written with the next stage. */
   #held: string | undefined;
   readonly #kind: string | undefined;
@@ -254,7 +253,6 @@ export class AuditContext {
 
   annotate(key: string, value: string): void {
     this.annotations[key] = value;
-    this.#annotated = true;
   }
 
   /**
@@ -321,7 +319,7 @@ export class AuditContext {
     const e = this.event;
     e.stage = stage;
     e.stageTimestamp = stage === "RequestReceived" ? e.requestReceivedTimestamp : this.auditor.timestamp();
-    if (this.#annotated) e.annotations = this.annotations;
+    if (Object.keys(this.annotations).length > 0) e.annotations = this.annotations;
     let line = (this.#head ??= headOf(e)) + `,"stage":"${stage}","stageTimestamp":"${e.stageTimestamp}"`;
     if (e.responseStatus) line += `,"responseStatus":${JSON.stringify(e.responseStatus)}`;
     if (e.requestObject !== undefined) line += `,"requestObject":${JSON.stringify(e.requestObject)}`;
@@ -341,7 +339,7 @@ function headOf(e: AuditEvent): string {
   return `${head},"requestReceivedTimestamp":"${e.requestReceivedTimestamp}"`;
 }
 
-/** A user's JSON, kept per user object: authenticators hand the same frozen object to every request of a credential. */
+/** A user's JSON, kept per frozen user object (`frozenUser`: one per credential, shared by its requests). */
 const usersJson = new WeakMap<UserInfo, string>();
 function userJson(user: UserInfo): string {
   let json = usersJson.get(user);

@@ -130,14 +130,11 @@ export class AuthenticatorChain {
   }
 }
 
-/** The user as authenticated, kept per frozen user (a certificate's or a static token's) so repeated requests share one object. */
-const authenticatedUsers = new WeakMap<UserInfo, UserInfo>();
+/**
+ * The user with `system:authenticated`. A frozen user that already has it (a client certificate's, a token or basic-auth
+ * file's: `frozenUser`) is handed on as it is, one object for every request of that credential; others are copied.
+ */
 function withAuthenticatedGroup(user: UserInfo): UserInfo {
-  if (!Object.isFrozen(user)) return { ...user, groups: addGroups(user.groups, SYSTEM_AUTHENTICATED) };
-  let shared = authenticatedUsers.get(user);
-  if (shared === undefined) {
-    shared = Object.freeze({ ...user, groups: Object.freeze(addGroups(user.groups, SYSTEM_AUTHENTICATED)) as string[] });
-    authenticatedUsers.set(user, shared);
-  }
-  return shared;
+  if (Object.isFrozen(user) && user.groups?.includes(SYSTEM_AUTHENTICATED)) return user;
+  return { ...user, groups: addGroups(user.groups, SYSTEM_AUTHENTICATED) };
 }

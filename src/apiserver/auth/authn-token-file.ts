@@ -3,7 +3,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { UserInfo } from "../../api/meta.js";
 import { PlatformError } from "../../errors.js";
-import { addGroups, SYSTEM_AUTHENTICATED, type AuthnResult } from "./identity.js";
+import { addGroups, frozenUser, SYSTEM_AUTHENTICATED, type AuthnResult } from "./identity.js";
 
 /** One line of a credential file: the secret (token or password) and the user it stands for. */
 export interface CredentialEntry {
@@ -79,8 +79,7 @@ export function parseCredentialFile(text: string, source = "token file", secretN
     }
     seen.set(key, n + 1);
     const groups = (groupList ?? "").split(",").map((g) => g.trim()).filter((g) => g !== "");
-    // Frozen: every request with this token shares the object, and the audit keeps its JSON per user object.
-    const user: UserInfo = Object.freeze({ username, ...(uid !== "" && { uid }), groups: Object.freeze(groups) as string[] });
+    const user: UserInfo = { username, ...(uid !== "" && { uid }), groups };
     entries.push({ secret, user, line: n + 1 });
   }
   return entries;
@@ -99,8 +98,9 @@ export async function loadCredentialFile(path: string, secretName = "token"): Pr
 
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
 
-function authenticated(user: UserInfo): AuthnResult {
-  return { user: { ...user, groups: addGroups(user.groups, SYSTEM_AUTHENTICATED) } };
+/** The user as every request with this credential gets it: authenticated, and one frozen object shared by them all. */
+function authenticatedUser(user: UserInfo): UserInfo {
+  return frozenUser({ ...user, groups: addGroups(user.groups, SYSTEM_AUTHENTICATED) });
 }
 
 /** Bearer tokens from a token file. Every entry is compared (fixed-length digests), so timing tells nothing. */
@@ -114,14 +114,14 @@ export class TokenFileAuthenticator {
   constructor(entries: readonly CredentialEntry[]) {
     for (const e of entries) {
       const key = digest(e.secret).toString("base64");
-      if (!this.#byDigest.has(key)) this.#byDigest.set(key, e.user);
+      if (!this.#byDigest.has(key)) this.#byDigest.set(key, authenticatedUser(e.user));
     }
   }
 
   /** The token's user, or undefined when the file does not hold it (another authenticator may). */
   authenticateToken(token: string): AuthnResult | undefined {
     const found = this.#byDigest.get(digest(token).toString("base64"));
-    return found ? authenticated(found) : undefined;
+    return found ? { user: found } : undefined;
   }
 }
 
@@ -131,13 +131,13 @@ export class BasicAuthFileAuthenticator {
   readonly #dummy = digest("");
 
   constructor(entries: readonly CredentialEntry[]) {
-    this.#byUser = new Map(entries.map((e) => [e.user.username, { digest: digest(e.secret), user: e.user }]));
+    this.#byUser = new Map(entries.map((e) => [e.user.username, { digest: digest(e.secret), user: authenticatedUser(e.user) }]));
   }
 
   authenticate(username: string, password: string): AuthnResult {
     const entry = this.#byUser.get(username);
     // An unknown user still costs one comparison, so a wrong name and a wrong password look alike.
     const ok = timingSafeEqual(entry?.digest ?? this.#dummy, digest(password)) && entry !== undefined;
-    return ok ? authenticated(entry.user) : { error: "invalid username or password" };
+    return ok ? { user: entry.user } : { error: "invalid username or password" };
   }
 }

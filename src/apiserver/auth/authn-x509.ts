@@ -10,7 +10,7 @@ import { decodePem } from "../../pki/pem.js";
 import { revocationIdOf, revocationKey } from "../../pki/revocation-id.js";
 import type { DistinguishedName } from "../../pki/types.js";
 import { ExtKeyUsageOid } from "../../pki/usages.js";
-import { addGroups, SYSTEM_AUTHENTICATED, type AuthnResult } from "./identity.js";
+import { addGroups, frozenUser, SYSTEM_AUTHENTICATED, type AuthnResult } from "./identity.js";
 
 export interface X509AuthenticatorOptions {
   /**
@@ -147,8 +147,8 @@ export class X509Authenticator {
       return [...steps, { error: "x509: the client certificate's subject cannot be read" }];
     }
     if (!subject.commonName) return [...steps, { error: "x509: the client certificate has no common name" }];
-    // Frozen: every request of this chain shares the object, and the audit keeps its JSON per user object.
-    const user = Object.freeze({ username: subject.commonName, groups: Object.freeze(addGroups(subject.organizations, SYSTEM_AUTHENTICATED)) as string[] });
+    // Every request of this chain shares the object.
+    const user = frozenUser({ username: subject.commonName, groups: addGroups(subject.organizations, SYSTEM_AUTHENTICATED) });
     return [...steps, { user, revocationKey: revocationKey(revocationIdOf(new Uint8Array(leaf.cert.raw))) }];
   }
 

@@ -44,6 +44,14 @@ export function addGroups(groups: readonly string[] | undefined, ...extra: strin
   return out;
 }
 
+/**
+ * A user no one may change, groups included: an authenticator that hands one user object to every request of a
+ * credential freezes it, so the audit (and the authenticator chain) can keep what they derive from it per object.
+ */
+export function frozenUser(user: UserInfo): UserInfo {
+  return Object.freeze({ ...user, groups: Object.freeze([...(user.groups ?? [])]) as string[] });
+}
+
 /** The anonymous identity (only when anonymous access is enabled). */
 export function anonymousUser(): UserInfo {
   return { username: SYSTEM_ANONYMOUS, groups: [SYSTEM_UNAUTHENTICATED] };

@@ -57,6 +57,25 @@ describe("AuthenticatorChain", () => {
   });
 
   it.each([
+    ["a client certificate", () => req({ certs: [goodCert] })],
+    ["a token from the token file", () => req({ authorization: "Bearer admin-token" })],
+    ["basic credentials", () => req({ authorization: basic("basil:pw") })],
+  ])("hands every request with %s one frozen user object, which no caller can change", async (_name, make) => {
+    const c = chain({ basicAuth });
+    const [a, b] = [await c.authenticate(make()), await c.authenticate(make())] as { user: { groups: string[] } }[];
+    expect(a!.user).toBe(b!.user);
+    expect(a!.user.groups).toContain("system:authenticated");
+    expect(Object.isFrozen(a!.user) && Object.isFrozen(a!.user.groups)).toBe(true);
+    expect(() => a!.user.groups.push("system:masters")).toThrow(TypeError);
+  });
+
+  it("copies the user of a ServiceAccount token per request", async () => {
+    const [a, b] = [await chain().authenticate(req({ authorization: `Bearer ${saToken}` })), await chain().authenticate(req({ authorization: `Bearer ${saToken}` }))] as { user: object }[];
+    expect(a!.user).toEqual(b!.user);
+    expect(a!.user).not.toBe(b!.user);
+  });
+
+  it.each([
     ["no credentials", () => req(), /no credentials were presented/],
     ["an unknown bearer token", () => req({ authorization: "Bearer nope" }), /^invalid bearer token$/],
     ["an empty bearer token", () => req({ authorization: "Bearer " }), /the bearer token is empty/],
