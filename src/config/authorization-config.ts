@@ -12,8 +12,8 @@ import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOp
 export const AUTHORIZATION_CONFIG_KIND = "AuthorizationConfiguration";
 const WHAT = "authorization configuration";
 
-/** The authorizer types this server offers (upstream also has Node, AlwaysAllow and AlwaysDeny). */
-export const AUTHORIZER_TYPES = ["RBAC", "Webhook"] as const;
+/** The authorizer types this server offers (upstream also has Node, which decides from Node and Pod objects). */
+export const AUTHORIZER_TYPES = ["RBAC", "Webhook", "AlwaysAllow", "AlwaysDeny"] as const;
 export type AuthorizerType = (typeof AUTHORIZER_TYPES)[number];
 /** Types that may appear more than once, as upstream: only webhooks. */
 const REPEATABLE: readonly string[] = ["Webhook"];
@@ -47,7 +47,7 @@ export interface WebhookAuthorizerConfig {
 }
 
 export type AuthorizerConfig =
-  | { readonly type: "RBAC"; readonly name: string }
+  | { readonly type: Exclude<AuthorizerType, "Webhook">; readonly name: string }
   | { readonly type: "Webhook"; readonly name: string; readonly webhook: WebhookAuthorizerConfig };
 
 export interface LoadedAuthorizationConfig {
@@ -199,7 +199,7 @@ async function readAuthorizers(doc: Record<string, unknown>, r: FieldReader, o: 
       if (webhook && name) out.push({ type, name, webhook });
     } else {
       if (a.webhook !== undefined && a.webhook !== null) r.problem(join(at, "webhook"), "to be unset: it may only be specified when type=Webhook", a.webhook);
-      if (name) out.push({ type: "RBAC", name });
+      if (name) out.push({ type: type as Exclude<AuthorizerType, "Webhook">, name });
     }
   }
   return out;

@@ -52,6 +52,11 @@ describe("AuthorizationConfiguration", () => {
     ]);
   });
 
+  it("reads upstream's AlwaysAllow and AlwaysDeny beside RBAC and webhooks", async () => {
+    const loaded = await load(config([{ type: "AlwaysDeny", name: "deny" }, { type: "RBAC", name: "rbac" }, { type: "AlwaysAllow", name: "allow" }]));
+    expect(loaded.authorizers).toEqual([{ type: "AlwaysDeny", name: "deny" }, { type: "RBAC", name: "rbac" }, { type: "AlwaysAllow", name: "allow" }]);
+  });
+
   it("accepts v1beta1 and v1alpha1 under apiserver.<suffix>, another group suffix, two webhooks, and switched-off caches", async () => {
     for (const v of ["apiserver.platform.io/v1beta1", "apiserver.platform.io/v1alpha1"]) expect((await load(config([{ type: "RBAC", name: "rbac" }], v))).authorizers).toHaveLength(1);
     expect((await load(config([{ type: "RBAC", name: "rbac" }], "apiserver.config.k8s.io/v1"), { groupSuffix: "k8s.io" })).authorizers).toHaveLength(1);
@@ -98,8 +103,10 @@ describe("AuthorizationConfiguration", () => {
     ["an unknown top-level field", { ...config([{ type: "RBAC", name: "rbac" }]), authorizer: [] }, "unknown field `authorizer`"],
     ["no authorizers", config([]), "expected `authorizers` to list at least one authorizer (at least one authorization mode must be defined), got nothing"],
     ["authorizers absent", { apiVersion: "apiserver.config.platform.io/v1", kind: "AuthorizationConfiguration" }, "expected `authorizers` to list at least one authorizer"],
-    ["a missing type", config([{ name: "x" }]), 'expected `authorizers[0].type` to be one of "RBAC", "Webhook", got nothing'],
-    ["an unknown type", config([{ type: "AlwaysAllow", name: "x" }]), 'expected `authorizers[0].type` one of "RBAC", "Webhook", got "AlwaysAllow"'],
+    ["a missing type", config([{ name: "x" }]), 'expected `authorizers[0].type` to be one of "RBAC", "Webhook", "AlwaysAllow", "AlwaysDeny", got nothing'],
+    ["an unknown type", config([{ type: "Node", name: "x" }]), 'expected `authorizers[0].type` one of "RBAC", "Webhook", "AlwaysAllow", "AlwaysDeny", got "Node"'],
+    ["AlwaysDeny twice", config([{ type: "AlwaysDeny", name: "a" }, { type: "AlwaysDeny", name: "b" }]), 'expected `authorizers[1].type` to appear once (Duplicate value): only Webhook authorizers may be repeated, got "AlwaysDeny"'],
+    ["webhook on AlwaysAllow", config([{ type: "AlwaysAllow", name: "x", webhook: webhook() }]), "expected `authorizers[0].webhook` to be unset: it may only be specified when type=Webhook, got a mapping"],
     ["RBAC twice", config([{ type: "RBAC", name: "a" }, { type: "RBAC", name: "b" }]), 'expected `authorizers[1].type` to appear once (Duplicate value): only Webhook authorizers may be repeated, got "RBAC"'],
     ["a missing name", config([{ type: "RBAC" }]), "expected `authorizers[0].name` to be a DNS label naming the authorizer in metrics and audit, got nothing"],
     ["a name that is not a DNS label", config([{ type: "RBAC", name: "Policy.Webhook" }]), 'expected `authorizers[0].name` to be a valid authorizer name: a lowercase RFC 1123 label must consist of'],

@@ -121,6 +121,15 @@ describe("platform-ca up --authorization-config with a policy webhook", () => {
     expect(asked.filter((b) => b.spec.user !== "dave")).toEqual([]);
   });
 
+  it("lists carol's RBAC rules in `kubectl auth can-i --list`, marked incomplete since the webhook cannot list its own", async () => {
+    const r = await promisify(execFile)("kubectl", [...carol.baseArgs, "--request-timeout", "20s", "auth", "can-i", "--list"], { encoding: "utf8", timeout: 30_000 });
+    const out = r.stdout;
+    expect(out).toMatch(/certificatesigningrequests\.certificates\.k8s\.io\s+\[\]\s+\[\]\s+\[get list\]/);
+    expect(out).toMatch(/signers\.certificates\.k8s\.io\s+\[\]\s+\[example\.com\/team\]\s+\[approve\]/);
+    // kubectl warns on stderr when the review says the list is incomplete, with its evaluation error.
+    expect(r.stderr).toContain('authorizer "policy" does not support user rule resolution');
+  });
+
   it("answers 403 with the webhook's reason when the webhook denies the request itself, and audits who decided", async () => {
     const listed = await kubectlAs(dave, ["get", "csr"]);
     expect(listed.code).toBe(1);

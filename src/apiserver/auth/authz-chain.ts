@@ -6,14 +6,30 @@ import { loadAuthorizationConfig, type AuthorizationConfigOptions, type LoadedAu
 import { documentError } from "../../fields/reader.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { loadWebhookConfig } from "../webhook/client.js";
+import type { UserInfo } from "../../api/meta.js";
+import type { PolicyRule } from "../../api/types/rbac.js";
 import type { AuthorizationAttributes, Authorizer, AuthorizerDecision } from "./authorizer.js";
 import { WebhookAuthorizer, type WebhookAuthorizerDependencies } from "./authz-webhook.js";
+import { EVERYTHING, type RuleResolver, type UserRules } from "./rules-review.js";
 
 export interface NamedAuthorizer {
   readonly name: string;
   readonly authorizer: Authorizer;
+  /** What SelfSubjectRulesReview lists for this authorizer; absent → it cannot list (a webhook), so incomplete. */
+  readonly rules?: RuleResolver;
   close?(): void;
 }
+
+/** Upstream's AlwaysAllow: every request allowed, and every rule listed. */
+const ALWAYS_ALLOW: Omit<NamedAuthorizer, "name"> = {
+  authorizer: { authorize: () => ({ allowed: true, reason: "", evaluationErrors: [] }) },
+  rules: { rulesFor: () => ({ rules: EVERYTHING, errors: [] }) },
+};
+/** Upstream's AlwaysDeny says no opinion (a later authorizer may still allow) with this reason, and lists no rules. */
+const ALWAYS_DENY: Omit<NamedAuthorizer, "name"> = {
+  authorizer: { authorize: () => ({ allowed: false, reason: "Everything is forbidden.", evaluationErrors: [] }) },
+  rules: { rulesFor: () => ({ rules: [], errors: [] }) },
+};
 
 /** Asks each authorizer in order; the first allow or deny decides, and names who decided. */
 export class AuthorizerChain implements Authorizer {
@@ -32,14 +48,33 @@ export class AuthorizerChain implements Authorizer {
     return { allowed: false, reason: reasons.join("; "), evaluationErrors: errors };
   }
 
+  /** Upstream's union of each authorizer's rules: incomplete when one of them cannot list its own (a webhook). */
+  async rulesFor(user: UserInfo, namespace: string): Promise<UserRules> {
+    const rules: PolicyRule[] = [];
+    const errors: string[] = [];
+    let incomplete = false;
+    for (const { name, rules: resolver } of this.authorizers) {
+      if (!resolver) {
+        incomplete = true;
+        errors.push(`authorizer ${JSON.stringify(name)} does not support user rule resolution`);
+        continue;
+      }
+      const r = await resolver.rulesFor(user, namespace);
+      rules.push(...r.rules);
+      errors.push(...r.errors);
+      incomplete ||= r.incomplete === true;
+    }
+    return { rules, errors, incomplete };
+  }
+
   close(): void {
     for (const a of this.authorizers) a.close?.();
   }
 }
 
 export interface ChainDependencies extends WebhookAuthorizerDependencies {
-  /** The built-in RBAC authorizer, placed where the file lists `type: RBAC`. */
-  readonly rbac: Authorizer;
+  /** The built-in RBAC authorizer, placed where the file lists `type: RBAC` (its rules listed when it can). */
+  readonly rbac: Authorizer & Partial<RuleResolver>;
 }
 
 /** Builds the chain; a webhook whose client config file cannot be used refuses the whole file, naming the field. */
@@ -58,7 +93,8 @@ export async function buildAuthorizerChain(config: LoadedAuthorizationConfig, de
   if (problems.length > 0) throw documentError("CONFIG_INVALID", `authorization configuration ${config.source}`, problems);
   return new AuthorizerChain(
     config.authorizers.map((a) => {
-      if (a.type === "RBAC") return { name: a.name, authorizer: deps.rbac };
+      if (a.type === "RBAC") return { name: a.name, authorizer: deps.rbac, ...(deps.rbac.rulesFor && { rules: deps.rbac as RuleResolver }) };
+      if (a.type !== "Webhook") return { name: a.name, ...(a.type === "AlwaysAllow" ? ALWAYS_ALLOW : ALWAYS_DENY) };
       const webhook = new WebhookAuthorizer({ ...deps, name: a.name, config: a.webhook, rest: rest.get(a.name)! });
       return { name: a.name, authorizer: webhook, close: () => webhook.close() };
     }),
@@ -79,7 +115,7 @@ export interface ReloadingChainOptions extends ChainDependencies {
  * does not keeps the old chain, and the reason is logged. The replaced chain's connections close after its longest
  * timeout, so calls in flight finish.
  */
-export class ReloadingAuthorizerChain implements Authorizer {
+export class ReloadingAuthorizerChain implements Authorizer, RuleResolver {
   #chain: AuthorizerChain;
   #text: string;
   #cancel: (() => void) | undefined;
@@ -108,6 +144,10 @@ export class ReloadingAuthorizerChain implements Authorizer {
 
   authorize(a: AuthorizationAttributes): Promise<AuthorizerDecision> {
     return this.#chain.authorize(a);
+  }
+
+  rulesFor(user: UserInfo, namespace: string): Promise<UserRules> {
+    return this.#chain.rulesFor(user, namespace);
   }
 
   /** Reads the file and swaps the chain when it changed and is valid; resolves to whether it swapped. */

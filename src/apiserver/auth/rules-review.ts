@@ -21,7 +21,8 @@ export interface RuleResolver {
   rulesFor(user: UserInfo, namespace: string): UserRules | Promise<UserRules>;
 }
 
-const EVERYTHING: readonly PolicyRule[] = [
+/** Every verb on everything: what upstream's AlwaysAllow authorizer lists. */
+export const EVERYTHING: readonly PolicyRule[] = [
   { verbs: ["*"], apiGroups: ["*"], resources: ["*"] },
   { verbs: ["*"], nonResourceURLs: ["*"] },
 ];

@@ -22,7 +22,7 @@ import { StorageRevocationList, type RevocationUnavailable } from "../auth/revoc
 import { namespaceLabelsLookup, registryBootstrapWriter, registryLookups } from "../auth/registry-adapters.js";
 import { ServiceAccountTokens, type ObjectLookup, type TokenLookups } from "../auth/service-account-tokens.js";
 import { createSelfSubjectAccessReviewHandler, createSubjectAccessReviewHandler } from "../auth/subject-access-review.js";
-import { createSelfSubjectRulesReviewHandler } from "../auth/rules-review.js";
+import { createSelfSubjectRulesReviewHandler, type RuleResolver } from "../auth/rules-review.js";
 import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../auth/token-handlers.js";
 import type { ApiServerMetrics } from "../metrics.js";
 import type { Pipeline } from "../pipeline.js";
@@ -170,8 +170,10 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       server.registerCreateHandler(names.authentication, "selfsubjectreviews", createSelfSubjectReviewHandler());
       server.registerCreateHandler(names.authorization, "subjectaccessreviews", createSubjectAccessReviewHandler(authorizer));
       server.registerCreateHandler(names.authorization, "selfsubjectaccessreviews", createSelfSubjectAccessReviewHandler(authorizer));
-      // system:masters' rules come from the bootstrap cluster-admin binding, so RBAC alone lists them, as upstream.
-      server.registerCreateHandler(names.authorization, "selfsubjectrulesreviews", createSelfSubjectRulesReviewHandler(rbac));
+      // system:masters' rules come from the bootstrap cluster-admin binding, so RBAC lists them, as upstream; with an
+      // AuthorizationConfiguration, the union of what each configured authorizer can list.
+      const rules: RuleResolver = options.authorization ? { rulesFor: (user, ns) => configured?.rulesFor(user, ns) ?? { rules: [], errors: [], incomplete: true } } : rbac;
+      server.registerCreateHandler(names.authorization, "selfsubjectrulesreviews", createSelfSubjectRulesReviewHandler(rules));
     },
     async start(signal) {
       if (!registry) throw new PlatformError("NOT_READY", "attach() the API server before start()");

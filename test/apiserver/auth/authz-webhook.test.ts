@@ -97,6 +97,28 @@ describe("webhook authorizer chain", () => {
     expect(hook.requests.length).toBe(before);
   });
 
+  it("places upstream's AlwaysDeny (no opinion, \"Everything is forbidden.\") and AlwaysAllow (allowed) in the chain", async () => {
+    const c = await chain([{ type: "AlwaysDeny", name: "deny" }, webhook(), { type: "AlwaysAllow", name: "allow" }]);
+    // AlwaysDeny has no opinion: the webhook still decides after it, and AlwaysAllow allows whoever is left.
+    expect(await c.authorize(approve("alice"))).toMatchObject({ allowed: true, authorizer: "policy" });
+    expect(await c.authorize(approve("mallory"))).toMatchObject({ allowed: false, denied: true, authorizer: "policy" });
+    expect(await c.authorize(approve("dave"))).toMatchObject({ allowed: true, reason: "", authorizer: "allow" });
+    const denyOnly = await (await chain([{ type: "AlwaysDeny", name: "deny" }])).authorize(approve("alice"));
+    expect(denyOnly).toMatchObject({ allowed: false, reason: "Everything is forbidden." });
+    expect(denyOnly.denied).toBeUndefined();
+  });
+
+  it("lists each authorizer's rules for SelfSubjectRulesReview, incomplete when a webhook cannot list its own", async () => {
+    const rules = [{ verbs: ["get"], apiGroups: [""], resources: ["namespaces"] }];
+    const rbacWithRules = { ...rbac, rulesFor: () => ({ rules, errors: [] }) };
+    const complete = await chain([{ type: "RBAC", name: "rbac" }, { type: "AlwaysDeny", name: "deny" }], undefined, {}, { rbac: rbacWithRules });
+    expect(await complete.rulesFor(user("bob"), "default")).toEqual({ rules, errors: [], incomplete: false });
+    const everything = await chain([{ type: "AlwaysAllow", name: "allow" }]);
+    expect((await everything.rulesFor(user("bob"), "default")).rules).toEqual([{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }, { verbs: ["*"], nonResourceURLs: ["*"] }]);
+    const withWebhook = await chain([webhook(), { type: "RBAC", name: "rbac" }], undefined, {}, { rbac: rbacWithRules });
+    expect(await withWebhook.rulesFor(user("bob"), "default")).toEqual({ rules, errors: ['authorizer "policy" does not support user rule resolution'], incomplete: true });
+  });
+
   it("caches allow answers for authorizedTTL and the others for unauthorizedTTL on the one clock", async () => {
     const clock = new FakeClock();
     const c = await chain([webhook({ authorizedTTL: "5m", unauthorizedTTL: "30s" })], clock);
