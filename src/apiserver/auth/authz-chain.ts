@@ -2,7 +2,8 @@
 // built from the loaded file (each webhook's client config read first) and rebuilt when the file changes.
 import { readFile } from "node:fs/promises";
 import type { RestConfig } from "../../client/rest-config.js";
-import { loadAuthorizationConfig, type AuthorizationConfigOptions, type LoadedAuthorizationConfig } from "../../config/authorization-config.js";
+import { parseAuthorizationConfig, type AuthorizationConfigOptions, type LoadedAuthorizationConfig } from "../../config/authorization-config.js";
+import { contentDigest, watchConfigFile, type WatchedFile } from "../../config/watched-file.js";
 import { documentError } from "../../fields/reader.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { loadWebhookConfig } from "../webhook/client.js";
@@ -101,7 +102,7 @@ export async function buildAuthorizerChain(config: LoadedAuthorizationConfig, de
   );
 }
 
-/** Upstream checks the file once a minute. */
+/** Upstream checks the file once a minute (the folder watch sees most edits at once). */
 export const AUTHORIZATION_RELOAD_INTERVAL_MS = 60_000;
 
 export interface ReloadingChainOptions extends ChainDependencies {
@@ -111,30 +112,37 @@ export interface ReloadingChainOptions extends ChainDependencies {
 }
 
 /**
- * The chain of a file, checked every interval: a changed file that loads and builds replaces the chain; one that
- * does not keeps the old chain, and the reason is logged. The replaced chain's connections close after its longest
- * timeout, so calls in flight finish.
+ * The chain of a file, checked every interval and when its folder changes: a changed file that loads and builds
+ * replaces the chain; one that does not keeps the old chain, and the reason is logged once. The replaced chain's
+ * connections close after its longest timeout, so calls in flight finish.
  */
 export class ReloadingAuthorizerChain implements Authorizer, RuleResolver {
   #chain: AuthorizerChain;
-  #text: string;
-  #cancel: (() => void) | undefined;
+  #file: WatchedFile | undefined;
   readonly #o: ReloadingChainOptions;
   readonly #logger: Logger;
 
-  private constructor(o: ReloadingChainOptions, chain: AuthorizerChain, text: string) {
+  private constructor(o: ReloadingChainOptions, chain: AuthorizerChain) {
     this.#o = o;
     this.#chain = chain;
-    this.#text = text;
     this.#logger = o.logger ?? silentLogger();
   }
 
   /** Loads and builds the file now (throws when it is invalid), then follows it. */
   static async start(o: ReloadingChainOptions, loaded?: LoadedAuthorizationConfig): Promise<ReloadingAuthorizerChain> {
-    const text = await readText(o.file);
-    const config = loaded ?? (await loadAuthorizationConfig(o.file, o.load));
-    const chain = new ReloadingAuthorizerChain(o, await buildAuthorizerChain(config, o), text);
-    chain.#schedule();
+    const text = await readFile(o.file, "utf8");
+    const config = loaded ?? (await parseAuthorizationConfig(text, o.file, o.load));
+    const chain = new ReloadingAuthorizerChain(o, await buildAuthorizerChain(config, o));
+    chain.#file = watchConfigFile({
+      path: o.file,
+      initialDigest: contentDigest(text),
+      pollMs: o.intervalMs ?? AUTHORIZATION_RELOAD_INTERVAL_MS,
+      clock: o.clock,
+      ...(o.logger && { logger: o.logger }),
+      apply: (next) => chain.#swap(next),
+      refused: ({ reason, unreadable }) =>
+        chain.#logger.error({ file: o.file, err: reason }, `authorization configuration ${unreadable ? "unreadable" : "invalid"}; the current authorizers stay`),
+    });
     return chain;
   }
 
@@ -152,45 +160,20 @@ export class ReloadingAuthorizerChain implements Authorizer, RuleResolver {
 
   /** Reads the file and swaps the chain when it changed and is valid; resolves to whether it swapped. */
   async reload(): Promise<boolean> {
-    let text: string;
-    try {
-      text = await readText(this.#o.file);
-    } catch (err) {
-      // Logged once per failure, as an invalid file is: the check repeats every interval while the file is missing.
-      const unreadable = `\0unreadable: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
-      if (unreadable === this.#text) return false;
-      this.#text = unreadable;
-      this.#logger.error({ file: this.#o.file, err: (err as Error).message }, "authorization configuration unreadable; the current authorizers stay");
-      return false;
-    }
-    if (text === this.#text) return false;
-    this.#text = text;
-    try {
-      const chain = await buildAuthorizerChain(await loadAuthorizationConfig(this.#o.file, this.#o.load), this.#o);
-      const old = this.#chain;
-      this.#chain = chain;
-      this.#o.clock.setTimer(30_000, () => old.close());
-      this.#logger.info({ file: this.#o.file, authorizers: chain.authorizers.map((a) => a.name) }, "authorization configuration reloaded");
-      return true;
-    } catch (err) {
-      this.#logger.error({ file: this.#o.file, err: (err as Error).message }, "authorization configuration invalid; the current authorizers stay");
-      return false;
-    }
+    return (await this.#file?.check()) ?? false;
   }
 
-  #schedule(): void {
-    this.#cancel = this.#o.clock.setTimer(this.#o.intervalMs ?? AUTHORIZATION_RELOAD_INTERVAL_MS, () => {
-      void this.reload().finally(() => {
-        if (this.#cancel) this.#schedule();
-      });
-    });
+  async #swap(text: string): Promise<void> {
+    const chain = await buildAuthorizerChain(await parseAuthorizationConfig(text, this.#o.file, this.#o.load), this.#o);
+    const old = this.#chain;
+    this.#chain = chain;
+    this.#o.clock.setTimer(30_000, () => old.close());
+    this.#logger.info({ file: this.#o.file, authorizers: chain.authorizers.map((a) => a.name) }, "authorization configuration reloaded");
   }
 
   stop(): void {
-    this.#cancel?.();
-    this.#cancel = undefined;
+    this.#file?.stop();
+    this.#file = undefined;
     this.#chain.close();
   }
 }
-
-const readText = (file: string): Promise<string> => readFile(file, "utf8");

@@ -1,6 +1,6 @@
 // EncryptionConfiguration (apiserver.config.<suffix>/v1): which resources are encrypted at rest, by which providers.
 // Read with the one field reader; every problem names its field, and a secret is described, never echoed.
-import { createHash } from "node:crypto";
+import { contentDigest } from "../../config/watched-file.js";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
 import { checkHeader, finish, parseConfigText, readConfigFile, type ConfigLoadOptions } from "../../config/config-document.js";
 import { FieldReader, Shown, join } from "../../fields/reader.js";
@@ -45,7 +45,6 @@ export interface EncryptionLoadOptions extends ConfigLoadOptions {
 export const KMS_V1_REFUSED = "KMSv1 is deprecated and will only receive security updates going forward. Use KMSv2 instead.";
 const KMS_DEFAULT_TIMEOUT_MS = 3000;
 
-export const contentHash = (text: string): string => createHash("sha256").update(text).digest("hex");
 
 /** `resource.group` split; a name without a dot, or ending in one, is of the core group (""). */
 export function splitResource(entry: string): { resource: string; group: string } {
@@ -189,7 +188,7 @@ export function parseEncryptionConfig(text: string, source: string, options: Enc
   });
   try {
     const warnings = finish(r, { ...options, strict: true }, WHAT, source);
-    return { source, rules, warnings, kms: kms.list, contentHash: contentHash(text) };
+    return { source, rules, warnings, kms: kms.list, contentHash: contentDigest(text) };
   } catch (err) {
     for (const t of kms.list) t.close();
     throw err;
