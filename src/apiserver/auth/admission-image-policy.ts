@@ -1,11 +1,11 @@
 // The ImagePolicyWebhook plugin, as upstream's: every Pod create or update sends an ImageReview (imagepolicy.<suffix>/
 // v1alpha1) of its images to a backend, whose answers are cached; a failed call admits the Pod only with defaultAllow.
-import { LRUCache } from "lru-cache";
 import type { ApiObject } from "../../api/meta.js";
 import type { ImagePolicyConfig } from "../../config/image-policy.js";
 import { PlatformError, toPlatformError } from "../../errors.js";
 import { WebhookClient, type Dialer } from "../webhook/client.js";
 import { admissionForbidden, type AdmissionAttributes, type AdmissionContext, type MutatingPlugin } from "./admission.js";
+import { ttlCache } from "../../time/ttl-cache.js";
 
 interface ReviewStatus {
   readonly allowed: boolean;
@@ -23,7 +23,7 @@ const CACHE_ENTRIES = 1024;
 export function imagePolicyPlugin(config: ImagePolicyConfig, dial?: Dialer): MutatingPlugin {
   if (!config.rest) throw new PlatformError("INTERNAL", "the ImagePolicyWebhook configuration is used before its kubeConfigFile was read");
   const client = new WebhookClient({ config: config.rest, retry: { initialBackoffMs: config.retryBackoffMs }, ...(dial && { dial }) });
-  const cache = new LRUCache<string, ReviewStatus>({ max: CACHE_ENTRIES, ttlAutopurge: false });
+  const cache = ttlCache<string, ReviewStatus>(CACHE_ENTRIES);
   return {
     name: "ImagePolicyWebhook",
     async admit(a, obj, _old, ctx) {

@@ -1,6 +1,6 @@
 // A Webhook authorizer: the request's attributes sent as a SubjectAccessReview, the answer cached for the configured
 // TTLs, match conditions, and the failure policy when the call fails, times out or the answer is malformed.
-import { LRUCache } from "lru-cache";
+import type { LRUCache } from "lru-cache";
 import type { GroupNames } from "../../api/group.js";
 import type { WebhookAuthorizerConfig } from "../../config/authorization-config.js";
 import { conditionsHold } from "../../cel/index.js";
@@ -8,6 +8,7 @@ import { isPlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import type { RestConfig } from "../../client/rest-config.js";
 import type { Clock } from "../../time/clock.js";
+import { ttlCache } from "../../time/ttl-cache.js";
 import { WebhookClient, type Dialer, type WebhookRetry } from "../webhook/client.js";
 import { callDeadline } from "../webhook/deadline.js";
 import type { AuthorizationAttributes, Authorizer, AuthorizerDecision } from "./authorizer.js";
@@ -91,8 +92,7 @@ export class WebhookAuthorizer implements Authorizer {
     this.#logger = o.logger ?? silentLogger();
     this.#apiVersion = `${o.names.authorization}/${o.config.subjectAccessReviewVersion}`;
     this.#client = new WebhookClient({ config: o.rest, timeoutMs: o.config.timeoutMs, retry: o.retry ?? AUTHZ_WEBHOOK_RETRY, clock: o.clock, ...(o.dial && { dial: o.dial }) });
-    // Entries expire on the one clock (a fake one in tests), checked at every read.
-    this.#cache = new LRUCache({ max: CACHE_SIZE, ttlResolution: 0, perf: { now: () => o.clock.now() } });
+    this.#cache = ttlCache(CACHE_SIZE, o.clock);
   }
 
   async authorize(a: AuthorizationAttributes): Promise<AuthorizerDecision> {

@@ -49,7 +49,8 @@ export function addGroups(groups: readonly string[] | undefined, ...extra: strin
  * credential freezes it, so the audit (and the authenticator chain) can keep what they derive from it per object.
  */
 export function frozenUser(user: UserInfo): UserInfo {
-  return Object.freeze({ ...user, groups: Object.freeze([...(user.groups ?? [])]) as string[] });
+  const extra = user.extra && Object.freeze(Object.fromEntries(Object.entries(user.extra).map(([k, v]) => [k, Object.freeze([...v])])));
+  return Object.freeze({ ...user, groups: Object.freeze([...(user.groups ?? [])]) as string[], ...(extra && { extra: extra as Record<string, string[]> }) });
 }
 
 /** The anonymous identity (only when anonymous access is enabled). */

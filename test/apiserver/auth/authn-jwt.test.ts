@@ -3,6 +3,7 @@ import { Agent } from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JwtAuthenticators } from "../../../src/apiserver/auth/authn-jwt.js";
 import { parseAuthenticationConfig } from "../../../src/config/authentication-config.js";
+import { FakeClock } from "../../../src/time/fake-clock.js";
 import { startTestOidcIssuer, TEST_ISSUER_ALGORITHMS, type MintOptions, type TestOidcIssuer } from "../../../src/testing/oidc-issuer.js";
 import { stringify } from "yaml";
 
@@ -198,11 +199,39 @@ describe("JWT authentication against a real HTTPS issuer", () => {
 
 describe("keys and discovery", () => {
   it("accepts tokens of rotated keys by refetching the JWKS on an unknown kid, and refuses the old keys", async () => {
-    const before = await issuer.mint({ sub: "a" });
+    // A subject no other test uses: a token that authenticated in the last 10 s is remembered (see the cache test).
+    const before = await issuer.mint({ sub: "before-rotation" });
     await issuer.rotateKeys();
     const after = await issuer.mint({ sub: "a" });
     expect(await auth.basic!.authenticateToken(after)).toMatchObject({ user: { username: "oidc:a" } });
     expect(await auth.basic!.authenticateToken(before)).toMatchObject({ error: expect.stringMatching(/no key of issuer/) });
+  });
+
+  it("remembers a token that authenticated for 10 s on the clock (as upstream's token cache), never past its exp", async () => {
+    const clock = new FakeClock(Date.now());
+    const cached = new JwtAuthenticators(parseAuthenticationConfig(configFor("basic", issuer), "cached.yaml"), { refetchIntervalMs: 0, clock });
+    await cached.start();
+    try {
+      const token = await issuer.mint({ sub: "kept" });
+      const shortLived = await issuer.mint({ sub: "brief" }, { lifetimeSeconds: 3 });
+      const first = await cached.authenticateToken(token);
+      expect(first).toMatchObject({ user: { username: "oidc:kept" }, issuer: issuer.url });
+      expect(await cached.authenticateToken(shortLived)).toMatchObject({ user: { username: "oidc:brief" } });
+      // The issuer's keys change and the authenticator learns the new set: a fresh check of these tokens would fail.
+      await issuer.rotateKeys();
+      expect(await cached.authenticateToken(await issuer.mint({ sub: "new" }))).toMatchObject({ user: { username: "oidc:new" } });
+      const again = await cached.authenticateToken(token);
+      expect(again).toMatchObject({ user: { username: "oidc:kept" } });
+      expect(Object.isFrozen((again as { user: object }).user)).toBe(true);
+      // Past the token's own exp (3 s) the entry is gone though 10 s have not passed.
+      await clock.advance(3_500);
+      expect(await cached.authenticateToken(shortLived)).toMatchObject({ error: expect.stringMatching(/no key of issuer|expired/) });
+      expect(await cached.authenticateToken(token)).toMatchObject({ user: { username: "oidc:kept" } });
+      await clock.advance(6_600);
+      expect(await cached.authenticateToken(token)).toMatchObject({ error: expect.stringMatching(/no key of issuer/) });
+    } finally {
+      cached.stop();
+    }
   });
 
   it("refetches on unknown kids at most once per interval", async () => {

@@ -1,0 +1,8 @@
+// The one shape of a bounded cache whose entries expire on the one clock (a fake one in tests), checked at every read.
+import { LRUCache } from "lru-cache";
+import { systemClock, type Clock } from "./clock.js";
+
+/** An LRU of at most `max` entries; each `set` gives its own `ttl` in ms, measured on `clock`. */
+export function ttlCache<K extends {}, V extends {}>(max: number, clock: Clock = systemClock): LRUCache<K, V> {
+  return new LRUCache<K, V>({ max, ttlResolution: 0, ttlAutopurge: false, perf: { now: () => clock.now() } });
+}
