@@ -17,7 +17,6 @@ export async function openCaSource(files: CaFileNames, options: { readonly now?:
     ...(options.now && { clock: options.now }),
     ...(options.logger && { logger: options.logger }),
   });
-  await source.refresh();
-  if (source.lastError) throw source.lastError;
+  await source.load();
   return source;
 }

@@ -84,6 +84,8 @@ export class CaSource {
   private inFlight: Promise<boolean> | undefined;
   private cancelPoll: (() => void) | undefined;
   private lastGeneration = 0;
+  /** Set by load(): its caller stops with the failure, so it is not logged as well. */
+  private quiet = false;
   /** The failure of the last refresh that could not load the files; undefined after a good load. */
   lastError: PlatformError | undefined;
 
@@ -122,6 +124,17 @@ export class CaSource {
       this.inFlight = undefined;
     });
     return this.inFlight;
+  }
+
+  /** The first load, for a caller that cannot start without the CA: throws the failure instead of logging it. */
+  async load(): Promise<void> {
+    this.quiet = true;
+    try {
+      await this.refresh();
+    } finally {
+      this.quiet = false;
+    }
+    if (this.lastError) throw this.lastError;
   }
 
   private async check(): Promise<boolean> {
@@ -168,7 +181,7 @@ export class CaSource {
     if (stamp === this.seen) return false;
     this.seen = stamp;
     this.lastError = error;
-    this.logger.warn(
+    if (!this.quiet) this.logger.warn(
       { code: error.code, generation: this.generation, certFile: this.options.certFile, keyFile: maskPin(this.options.keyFile) },
       `CA files not usable, ${this.loaded ? "keeping the previous CA" : "no CA loaded"}: ${error.message}`,
     );

@@ -5,22 +5,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
+import { shellBlocks } from "../fixtures/doc-blocks.js";
 import { ensureBuilt } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
 
 const REPO = new URL("../../", import.meta.url).pathname;
 const run = promisify(execFile);
-
-/** The ```sh blocks of the section that starts with `heading`, up to the next heading of the same level. */
-function shellBlocks(file: string, heading: string): string[] {
-  const text = readFileSync(join(REPO, file), "utf8");
-  const start = text.indexOf(`\n${heading}\n`);
-  if (start < 0) throw new Error(`${file} has no section ${heading}`);
-  const level = heading.split(" ")[0]!;
-  const next = text.indexOf(`\n${level} `, start + heading.length + 2);
-  const section = text.slice(start, next < 0 ? undefined : next);
-  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
-}
 
 /**
  * A directory laid out as a clone is for `npx`: node_modules/.bin holds the package's two commands (npm links them

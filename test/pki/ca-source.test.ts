@@ -1,7 +1,9 @@
 import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { PlatformError } from "../../src/errors.js";
+import { createLogger } from "../../src/logger.js";
 import { CaSource, type CaSourceFs, type CaSourceOptions } from "../../src/pki/ca-source.js";
 import { T0 } from "./issuance-fixtures.js";
 import { testCa } from "../fixtures/ca.js";
@@ -186,6 +188,22 @@ describe("CaSource", () => {
     h.fs.write("/ca/tls.key", "garbage");
     await h.source.refresh();
     expect(() => h.source.current()).toThrow(expect.objectContaining({ code: "CA_INVALID", message: expect.stringContaining("no PEM block") }));
+  });
+
+  it("throws the first load's failure from load() instead of logging it, and logs a later one", async () => {
+    let output = "";
+    const destination = new Writable({ write(chunk, _encoding, done) { output += String(chunk); done(); } });
+    const h = harness({ logger: createLogger({ level: "info", destination }) });
+    h.fs.write("/ca/tls.crt", "garbage");
+    h.fs.write("/ca/tls.key", "garbage");
+    await expect(h.source.load()).rejects.toThrow(expect.objectContaining({ code: "PEM_INVALID" }));
+    expect(output).toBe("");
+    h.fs.write("/ca/tls.key", "still garbage");
+    await h.source.refresh();
+    expect(output).toContain("CA files not usable, no CA loaded");
+    await install(h, "p256");
+    await expect(h.source.load()).resolves.toBeUndefined();
+    expect(h.source.generation).toBe(1);
   });
 
   it("polls on its interval after start and stops on abort", async () => {

@@ -4,8 +4,7 @@ import { toPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { TracingConfig } from "../../config/tracing-config.js";
 import { STORE_FILE, loadEncryption, openDataStore, type StorageBackend } from "./store.js";
-import { useKeyWrapper } from "../../pki/wrapped-key.js";
-import { caKeyKmsSettings, kmsKeyWrapper } from "../encryption/kms-key-wrapper.js";
+import { useCaKeyKms } from "../encryption/kms-key-wrapper.js";
 import { ADMIN_GROUP, ADMIN_USER } from "./admin-config.js";
 import { clientAddress, createSecureServer, readSecureInputs, type SecureServerOptions, type SecureServerState } from "./secure-server.js";
 import { newLocalConnection, serveLocalSocket, type LocalConnection } from "./local-socket.js";
@@ -101,7 +100,7 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
   const inputs = local ? { ...read, tokens: [...(read.tokens ?? []), local.credential] } : read;
   const encryption = await loadEncryption(o.encryptionProviderConfig, o.groupSuffix, logger);
   // Before the PKI is read or created: the CA key is unwrapped (or written) through it.
-  if (o.caKeyKms !== undefined) useKeyWrapper(kmsKeyWrapper(caKeyKmsSettings(o.caKeyKms, encryption)));
+  if (o.caKeyKms !== undefined) useCaKeyKms(o.caKeyKms, encryption);
   const storage = await openDataStore(o.dataDir, encryption, logger, { ...(o.storageBackend && { backend: o.storageBackend }), ...(o.encryptionProviderConfigAutomaticReload && { reload: { ...(o.groupSuffix !== undefined && { groupSuffix: o.groupSuffix }) } }) });
   let secure: ReturnType<typeof createSecureServer>;
   try {

@@ -2,7 +2,7 @@
 // (src/pki/wrapped-key.ts). One client per call: keys are wrapped and unwrapped at start and when the file changes.
 import { randomUUID } from "node:crypto";
 import { PlatformError } from "../../errors.js";
-import type { KeyWrapper } from "../../pki/wrapped-key.js";
+import { useKeyWrapper, type KeyWrapper } from "../../pki/wrapped-key.js";
 import type { EncryptionConfig } from "./config.js";
 import { KmsClient } from "./kms-client.js";
 import type { KmsSettings } from "./kms-provider.js";
@@ -38,4 +38,14 @@ export function caKeyKmsSettings(name: string, config: EncryptionConfig | undefi
     throw new PlatformError("CONFIG_INVALID", `--ca-key-kms ${name}: encryption configuration ${config.source} has no kms provider of that name (${names.length > 0 ? `it has ${names.join(", ")}` : "it has none"})`);
   }
   return found.settings;
+}
+
+/**
+ * Registers the `kms` provider `name` of `config` as this thread's key service, through which every CA key file read
+ * afterwards is unwrapped (src/pki/wrapped-key.ts). Every command with `--ca-key-kms` comes here.
+ */
+export function useCaKeyKms(name: string, config: EncryptionConfig | undefined): KeyWrapper {
+  const wrapper = kmsKeyWrapper(caKeyKmsSettings(name, config));
+  useKeyWrapper(wrapper);
+  return wrapper;
 }

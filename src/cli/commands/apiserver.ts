@@ -7,6 +7,7 @@ import type { Component } from "../../apiserver/bootstrap/run-server.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { addAdmissionOptions, readAdmissionSettings, type AdmissionFlags } from "../admission-flags.js";
 import { addAuditOptions, openAuditSinks, readAuditSetup, type AuditFlags } from "../audit-flags.js";
+import { addCaKeyKmsOption } from "../ca-key-kms-flags.js";
 import { addAuthorizationOptions, readAuthorizationSettings, type AuthorizationFlags } from "../authorization-flags.js";
 import type { AuditSink } from "../../audit/log-backend.js";
 import type { EgressSelector } from "../../apiserver/egress/index.js";
@@ -56,7 +57,7 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 
 /** The flags `apiserver` and `up` share: where, which groups, and who may connect. */
 export function addServeOptions(command: Command, dataDir?: string): Command {
-  return addStorageOptions(addEgressOption(addTracingOption(addAuthorizationOptions(addAdmissionOptions(addAuditOptions(addLogOptions(command)))))))
+  const serve = addStorageOptions(addEgressOption(addTracingOption(addAuthorizationOptions(addAdmissionOptions(addAuditOptions(addLogOptions(command)))))))
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
     .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
@@ -67,8 +68,8 @@ export function addServeOptions(command: Command, dataDir?: string): Command {
     .option("--data-dir <dir>", "directory of the store, the PKI and admin.conf", dataDir)
 
     .option("--encryption-provider-config <file>", "EncryptionConfiguration file: encrypt stored objects at rest (aescbc, aesgcm, secretbox, kms v2, identity)")
-    .option("--encryption-provider-config-automatic-reload", "read the encryption configuration again when the file changes (a bad new file keeps the running one)")
-    .option("--ca-key-kms <name>", "the kms provider of the encryption configuration that wraps the CA key file (pki/ca.key): a copy of the data directory holds no usable CA key");
+    .option("--encryption-provider-config-automatic-reload", "read the encryption configuration again when the file changes (a bad new file keeps the running one)");
+  return addCaKeyKmsOption(serve, "the kms provider of the encryption configuration that wraps the CA key file (pki/ca.key): a copy of the data directory holds no usable CA key");
 }
 
 /** `--encryption-provider-config-automatic-reload`, which needs the file it follows. */

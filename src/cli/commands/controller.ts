@@ -8,13 +8,14 @@ import type { PlatformControllerManagerConfiguration } from "../../config/contro
 import type { OpsServing } from "../../controller/ops-server.js";
 import { invalidOption } from "../../errors.js";
 import { createLogger, type Logger } from "../../logger.js";
+import { addCaKeyKmsOptions, useCaKeyKmsFlags, type CaKeyKmsFlags } from "../ca-key-kms-flags.js";
 import { durationFlag } from "../duration.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { addTracingOption, readTracingFlag, startProcessTracer, type TracingFlags } from "../tracing-egress-flags.js";
 import { UsageError } from "../program.js";
 import { abortOnSignals, parseListen } from "./apiserver.js";
 
-export interface ControllerFlags extends LogFlags, TracingFlags {
+export interface ControllerFlags extends LogFlags, TracingFlags, CaKeyKmsFlags {
   readonly config?: string;
   readonly platformconfig?: string;
   readonly context?: string;
@@ -218,7 +219,7 @@ export const controllerComponent: Component = {
 };
 
 export const controllerCommand = (program: Command): void => {
-  addTracingOption(addLogOptions(program.command("controller")))
+  addCaKeyKmsOptions(addTracingOption(addLogOptions(program.command("controller")))
     .description("run the controllers against an API server: sign approved CSRs, auto-approve node-agent client CSRs, publish trust bundles, clean up")
     .option("--config <file>", "a PlatformControllerManagerConfiguration file")
     .option("--platformconfig <file>", "client config file of the API server (overrides ClientConnection.kubeconfig)")
@@ -231,19 +232,21 @@ export const controllerCommand = (program: Command): void => {
     .option("--leader-elect [bool]", "run only while holding the lease (true or false)", parseBool)
     .option("--kube-api-qps <number>", "requests per second to the API server once the burst is spent; ≤ 0 for no limit (overrides ClientConnection.qps, default 20)", numberFlag("--kube-api-qps"))
     .option("--kube-api-burst <number>", "burst of requests to the API server (overrides ClientConnection.burst, default 30)", numberFlag("--kube-api-burst", true))
-    .addHelpText("after", "\nExamples:\n  platform-ca controller --platformconfig controller.conf --cluster-signing-cert-file ca.crt --cluster-signing-key-file ca.key\n  platform-ca controller --config controller-manager.yaml --leader-elect --bind-address 0.0.0.0:10257\n")
+    .addHelpText("after", "\nExamples:\n  platform-ca controller --platformconfig controller.conf --cluster-signing-cert-file ca.crt --cluster-signing-key-file ca.key\n  platform-ca controller --config controller-manager.yaml --leader-elect --bind-address 0.0.0.0:10257\n  platform-ca controller --platformconfig controller.conf --cluster-signing-cert-file data/pki/ca.crt --cluster-signing-key-file data/pki/ca.key --encryption-provider-config encryption.yaml --ca-key-kms kms1\n")
     .option("--bind-address <host:port>", "where /healthz, /readyz and /metrics listen (HTTPS); port 0 picks a free port (default 127.0.0.1:10257)")
     .option("--tls-cert-file <file>", "serving certificate of /healthz, /readyz and /metrics (default: self-signed)")
     .option("--tls-private-key-file <file>", "its private key")
     .option("--cert-dir <dir>", "where the self-signed serving certificate is kept across restarts (default: in memory)")
     .option("--client-ca-file <file>", "CA certificates that client certificates to /metrics are verified against (bearer tokens are reviewed by the API server)")
     .option("--authorization-always-allow-paths <list>", "paths served without authentication or authorization (default /healthz,/readyz,/livez)")
-    .option("--insecure-http", "serve /healthz, /readyz and /metrics over plain HTTP without authentication (development only)")
+    .option("--insecure-http", "serve /healthz, /readyz and /metrics over plain HTTP without authentication (development only)"), "--cluster-signing-key-file and the key files of the configuration")
     .action(async (flags: ControllerFlags) => {
       applyLogFlags(flags);
       const logger = createLogger({ name: "controller-manager" });
       const tracing = await readTracingFlag(flags, flags.groupSuffix, logger);
       const settings = await controllerSettings(flags, logger);
+      // Before the signers read their CA key files: a wrapped one is unwrapped through it.
+      await useCaKeyKmsFlags(flags, flags.groupSuffix);
       const tracer = await startProcessTracer(tracing, "platform-ca-controller-manager", logger);
       const controller = new AbortController();
       abortOnSignals(controller, logger);

@@ -6,12 +6,13 @@ import { text } from "node:stream/consumers";
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
 import { PlatformError } from "../../errors.js";
+import { addCaKeyKmsOptions, useCaKeyKmsFlags, type CaKeyKmsFlags } from "../ca-key-kms-flags.js";
 import { UsageError, type CommandModule } from "../program.js";
 import { durationFlag } from "../duration.js";
 import { isPkcs11Uri } from "../../pki/pkcs11-uri.js";
 import { MIN_EXPIRATION_SECONDS } from "../../pki/validity.js";
 
-interface SignFlags {
+interface SignFlags extends CaKeyKmsFlags {
   readonly signerName: string;
   readonly usages: string;
   readonly csr: readonly string[];
@@ -87,6 +88,9 @@ async function sign(flags: SignFlags): Promise<void> {
   if (flags.csr.length > 1 && flags.outDir === undefined) throw new UsageError("several --csr files need --out-dir (one certificate file per CSR)");
   if (flags.csr.length > 1 && flags.csr.includes("-")) throw new UsageError("--csr - (stdin) is for one CSR only");
   const outputs = flags.outDir === undefined ? undefined : outputPaths(flags.csr, flags.outDir);
+  if (flags.caKeyKms !== undefined && isPkcs11Uri(flags.caKey)) throw new UsageError("--ca-key-kms unwraps a key file, and --ca-key names a key in a token");
+  // Before the CA (or the plug-in's) is loaded: a wrapped key file is unwrapped through it.
+  await useCaKeyKmsFlags(flags, flags.groupSuffix);
   const [{ parseCsr }, { loadCaFiles }, { createSignerFor, signWith }] = await Promise.all([
     import("../../pki/csr.js"),
     import("../../pki/ca.js"),
@@ -129,7 +133,7 @@ async function sign(flags: SignFlags): Promise<void> {
 }
 
 export const signCommand: CommandModule = (program: Command) => {
-  program
+  addCaKeyKmsOptions(program
     .command("sign")
     .description("sign one CSR with a CA and a signer's rules, offline; prints the PEM certificate chain on stdout")
     .requiredOption("--signer-name <name>", "the signer whose rules apply (a built-in name, or the one of --policy/--plugin)")
@@ -144,7 +148,7 @@ export const signCommand: CommandModule = (program: Command) => {
     .option("--username <name>", "requesting user, as the API server would record it")
     .option("--groups <list>", "comma-separated groups of the requesting user")
     .option("--out-dir <dir>", "write each chain to <dir>/<CSR file name>.crt instead of stdout (needed for several --csr)")
-    .option("--group-suffix <suffix>", "API group suffix of the built-in signer names", DEFAULT_GROUP_SUFFIX)
-    .addHelpText("after", '\nExamples:\n  platform-ca sign --signer-name platform.io/apiserver-client --usages "digital signature,client auth" --csr alice.csr --ca-cert ca.crt --ca-key ca.key > alice.crt\n  openssl req -new -key k.pem -subj /CN=web | platform-ca sign --signer-name platform.io/nodeagent-serving --usages "digital signature,server auth" --csr - --ca-cert ca.crt --ca-key ca.key\n  platform-ca sign --signer-name platform.io/apiserver-client --usages "digital signature,client auth" --csr alice.csr --csr bob.csr --out-dir certs --ca-cert ca.crt --ca-key ca.key\n')
+    .option("--group-suffix <suffix>", "API group suffix of the built-in signer names", DEFAULT_GROUP_SUFFIX), "--ca-key")
+    .addHelpText("after", '\nExamples:\n  platform-ca sign --signer-name platform.io/apiserver-client --usages "digital signature,client auth" --csr alice.csr --ca-cert ca.crt --ca-key ca.key > alice.crt\n  openssl req -new -key k.pem -subj /CN=web | platform-ca sign --signer-name platform.io/nodeagent-serving --usages "digital signature,server auth" --csr - --ca-cert ca.crt --ca-key ca.key\n  platform-ca sign --signer-name platform.io/apiserver-client --usages "digital signature,client auth" --csr alice.csr --csr bob.csr --out-dir certs --ca-cert ca.crt --ca-key ca.key\n  platform-ca sign --signer-name platform.io/apiserver-client --usages "digital signature,client auth" --csr alice.csr --ca-cert data/pki/ca.crt --ca-key data/pki/ca.key --encryption-provider-config encryption.yaml --ca-key-kms kms1 > alice.crt\n')
     .action((flags: SignFlags) => sign(flags));
 };

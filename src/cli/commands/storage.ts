@@ -3,8 +3,8 @@
 // --ca-key-kms it also wraps the CA key file with that KMS provider (again, under its current key).
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX } from "../../api/group.js";
-import type { EncryptionConfig } from "../../apiserver/encryption/config.js";
 import { createLogger } from "../../logger.js";
+import { addCaKeyKmsOption } from "../ca-key-kms-flags.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError, type CommandModule } from "../program.js";
 import { addStorageOptions, storageBackend, throughEgress, type StorageFlags } from "../storage-flags.js";
@@ -26,7 +26,8 @@ async function rewrite(flags: RewriteFlags): Promise<void> {
   const [{ loadEncryption, openDataStore }, { rewriteAll }] = await Promise.all([import("../../apiserver/bootstrap/store.js"), import("../../apiserver/encryption/rewrite.js")]);
   const encryption = await loadEncryption(flags.encryptionProviderConfig, flags.groupSuffix, logger);
   const egress = await readEgressSelector(flags, flags.groupSuffix, logger);
-  const wrapper = flags.caKeyKms === undefined ? undefined : await caKeyWrapper(flags.caKeyKms, encryption);
+  // Registered: a key already wrapped is unwrapped through it before it is wrapped again.
+  const wrapper = flags.caKeyKms === undefined ? undefined : (await import("../../apiserver/encryption/kms-key-wrapper.js")).useCaKeyKms(flags.caKeyKms, encryption);
   // SQLite is opened exclusively: a running server on this data directory makes this fail rather than race it. On
   // etcd every rewrite is an update with a precondition, so servers may keep running (a changed object is skipped).
   const storage = await openDataStore(flags.dataDir, encryption, logger, { backend: throughEgress(backend, egress) });
@@ -43,24 +44,15 @@ async function rewrite(flags: RewriteFlags): Promise<void> {
   }
 }
 
-async function caKeyWrapper(name: string, encryption: EncryptionConfig | undefined) {
-  const { caKeyKmsSettings, kmsKeyWrapper } = await import("../../apiserver/encryption/kms-key-wrapper.js");
-  const { useKeyWrapper } = await import("../../pki/wrapped-key.js");
-  const wrapper = kmsKeyWrapper(caKeyKmsSettings(name, encryption));
-  // Registered: a key already wrapped is unwrapped through it before it is wrapped again.
-  useKeyWrapper(wrapper);
-  return wrapper;
-}
-
 export const storageCommand: CommandModule = (program: Command) => {
   const example =
     "\nExamples:\n  platform-ca storage rewrite --data-dir /var/lib/platform-ca --encryption-provider-config encryption.yaml\n  platform-ca storage rewrite --data-dir /var/lib/platform-ca --encryption-provider-config encryption.yaml --ca-key-kms kms1\n";
   const storage = program.command("storage").description("maintenance of a stopped server's store").addHelpText("after", example);
-  addStorageOptions(addEgressOption(addLogOptions(storage.command("rewrite").description("write every stored object again, encrypted with the first provider of its rule (after a key rotation)"))
+  const command = addStorageOptions(addEgressOption(addLogOptions(storage.command("rewrite").description("write every stored object again, encrypted with the first provider of its rule (after a key rotation)"))
     .option("--data-dir <dir>", "data directory of the stopped server")
     .option("--encryption-provider-config <file>", "the EncryptionConfiguration the server runs with")
-    .option("--group-suffix <suffix>", "API group suffix of the configuration's apiVersion", DEFAULT_GROUP_SUFFIX)
-    .option("--ca-key-kms <name>", "also wrap the data directory's CA key (pki/ca.key) with this kms provider of the configuration")))
+    .option("--group-suffix <suffix>", "API group suffix of the configuration's apiVersion", DEFAULT_GROUP_SUFFIX)));
+  addCaKeyKmsOption(command, "also wrap the data directory's CA key (pki/ca.key) with this kms provider of the configuration")
     .addHelpText("after", example)
     .action((flags: RewriteFlags) => rewrite(flags));
 };

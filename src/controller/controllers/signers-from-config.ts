@@ -52,8 +52,7 @@ export async function signersFromConfig(o: SignerSetupOptions): Promise<SignerSe
     let source = sources.get(id);
     if (!source) {
       source = new CaSource({ ...files, intermediates: true, logger: o.logger, pollIntervalMs, ...(o.now && { clock: o.now }) });
-      await source.refresh();
-      if (source.lastError) throw source.lastError;
+      await source.load();
       sources.set(id, source);
     }
     caPerSigner[key] = source;
