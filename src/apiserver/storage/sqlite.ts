@@ -409,6 +409,34 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
     }
   }
 
+  /**
+   * Skips `by` revisions and compacts at the next one, as etcd's `--bump-revision N --mark-compacted` does after a
+   * restore: the revisions handed out since the copy was taken went with their writes, and must neither be handed out
+   * again nor be resumed from. The store moves from revision `from` to `from + by + 1`, so `from + 1 … from + by` (the
+   * lost writes, when `by` counts them) are older than the compacted revision and answer GONE, like every earlier one.
+   * The history up to now is compacted first (in chunks, each a consistent store); then the revision and the
+   * compaction floor move in one transaction, so a store opened later answers alike. No row is written: objects keep
+   * their revisions.
+   */
+  async fenceRevision(by: number): Promise<{ readonly from: number; readonly to: number }> {
+    this.checkOpen();
+    if (this.#broken) throw this.#broken;
+    const from = this.rev;
+    const to = from + by + 1;
+    if (!Number.isSafeInteger(by) || by < 1 || !Number.isSafeInteger(to)) throw invalidOption("by", `a whole number from 1 to ${Number.MAX_SAFE_INTEGER - from - 1}`, by);
+    this.guard(() => {
+      this.compactTo(from);
+      this.transaction(() => {
+        this.#stmt.setMeta.run(to, "revision");
+        this.#stmt.setMeta.run(to, "compacted");
+      });
+    });
+    this.rev = this.compacted = to;
+    // Durable before it is reported: the writes after the fence must never be numbered below it.
+    await new Promise<void>((resolve, reject) => this.#syncLog(this.#log.fd, (err) => (err ? reject(storageError(err, "storage failure: the write-ahead log could not be flushed to disk")) : resolve())));
+    return { from, to };
+  }
+
   protected retain(): void {
     let target = revisionTarget(this.#retention, this.rev);
     if (target - this.compacted < this.#compactBatch) target = this.compacted;

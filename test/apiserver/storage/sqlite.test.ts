@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSqliteStorage, type SqliteStorageOptions } from "../../../src/apiserver/storage/sqlite.js";
+import { isPlatformError } from "../../../src/errors.js";
 import { storageContract, rejection, recorder } from "./contract.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
 
@@ -64,6 +65,44 @@ describe("sqlite storage", () => {
     expect(await second.compactedRevision()).toBe(4);
     await rejection(second.list("/r/", { revision: 3 }), "GONE");
     await second.close();
+  });
+
+  it("skips revisions and compacts after them, for a store opened later too, without touching an object", async () => {
+    const path = dbPath();
+    const first = await openSqliteStorage({ path });
+    const a = await first.create("/r/a", "{}");
+    await first.update("/r/a", JSON.stringify({ v: 2 }));
+    await first.create("/r/b", "{}");
+    await first.delete("/r/b");
+    const kept = await first.get("/r/a");
+    const from = await first.revision();
+    expect(await first.fenceRevision(1000)).toEqual({ from, to: from + 1001 });
+    await first.close();
+    const second = await openSqliteStorage({ path });
+    const to = from + 1001;
+    expect([await second.revision(), await second.compactedRevision()]).toEqual([to, to]);
+    expect(await second.get("/r/a")).toEqual(kept);
+    // Every earlier revision, those before the fence and the skipped ones, is gone for lists and watches.
+    for (const revision of [a.modRevision, from, from + 1000]) {
+      await rejection(second.list("/r/", { revision }), "GONE");
+      const err = await recorder(second, "/r/", revision).failed;
+      expect(isPlatformError(err, "GONE"), String(err)).toBe(true);
+    }
+    expect((await second.list("/r/", { revision: to })).items).toEqual([kept]);
+    const w = recorder(second, "/r/", to);
+    expect((await second.create("/r/c", "{}")).modRevision).toBe(to + 1);
+    expect((await w.until(1)).map((e) => [e.key, e.revision])).toEqual([["/r/c", to + 1]]);
+    w.watch.cancel();
+    await rejection(second.fenceRevision(0), "INVALID_OPTION");
+    await rejection(second.fenceRevision(Number.MAX_SAFE_INTEGER), "INVALID_OPTION");
+    await second.close();
+    // The history before the fence was compacted too: one row per live key, no superseded value, no tombstone.
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.prepare("SELECT key, rev FROM log ORDER BY rev").all()).toEqual([{ key: "/r/a", rev: kept!.modRevision }, { key: "/r/c", rev: to + 1 }]);
+    } finally {
+      db.close();
+    }
   });
 
   it("leaves no trace of deleted keys in the file once their deletion is compacted", async () => {

@@ -74,8 +74,7 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
 
   /** `client`: from `EtcdClient.open` when the members are reached through an egress proxy. */
   constructor(options: EtcdStorageOptions, client = new EtcdClient(options)) {
-    const prefix = (options.prefix ?? "/platform-ca").replace(/\/+$/, "");
-    if (!/^(\/[\x21-\x7e]+)?$/.test(prefix)) throw new PlatformError("INVALID_OPTION", `expected the etcd prefix to be a printable ASCII path like /platform-ca, got ${JSON.stringify(options.prefix)}`);
+    const prefix = etcdPrefix(options.prefix);
     this.#prefix = prefix;
     this.#kind = options.values ?? "text";
     this.#client = client;
@@ -83,8 +82,7 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
     this.#watches = new EtcdWatchStream(this.#client, logger, options.watch);
     const [key, end] = this.#range("");
     this.#ticker = new EtcdTicker(this.#watches, { key: key.toString("latin1"), end: end.toString("latin1") }, () => this.#lastSeen);
-    // `prefix:compact_rev_key` sorts outside `prefix/…`, so lists of the whole store never see it.
-    this.#compactor = new EtcdCompactor((m, r, w) => this.#call(m, r, w), b(`${prefix}:compact_rev_key`), options.retention, options.clock ?? systemClock, logger);
+    this.#compactor = new EtcdCompactor((m, r, w) => this.#call(m, r, w), b(compactRevKey(prefix)), options.retention, options.clock ?? systemClock, logger);
   }
 
   async revision(): Promise<number> {
@@ -299,8 +297,18 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
   }
 }
 
+/** `--etcd-prefix` without its trailing slashes (default /platform-ca): every key of the store is `prefix/…`. */
+export function etcdPrefix(option: string | undefined): string {
+  const prefix = (option ?? "/platform-ca").replace(/\/+$/, "");
+  if (!/^(\/[\x21-\x7e]+)?$/.test(prefix)) throw new PlatformError("INVALID_OPTION", `expected the etcd prefix to be a printable ASCII path like /platform-ca, got ${JSON.stringify(option)}`);
+  return prefix;
+}
+
+/** Where compactions are recorded: `prefix:compact_rev_key` sorts outside `prefix/…`, so lists of the whole store never see it. */
+export const compactRevKey = (prefix: string): string => `${prefix}:compact_rev_key`;
+
 /** gRPC failures as typed errors: an unreachable cluster is retryable STORAGE_UNAVAILABLE, as SQLite's busy file is. */
-function etcdError(err: unknown, method: string): Error {
+export function etcdError(err: unknown, method: string): Error {
   if (err instanceof PlatformError) return err;
   const e = err as ServiceError;
   if (typeof e?.code !== "number") return toPlatformError(err);
