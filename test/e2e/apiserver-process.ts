@@ -1,6 +1,6 @@
 // Runs `platform-ca apiserver` as a real process for end-to-end tests, and kubectl against it with its own kubeconfig.
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startProcess, type Proc } from "../fixtures/process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
@@ -23,6 +23,17 @@ export function ensureBuilt(): void {
   // tsc emits even when it reports type errors elsewhere; the CLI's presence is what this test needs.
   spawnSync("npm", ["run", "build"], { cwd: REPO, stdio: "ignore", timeout: 240_000 });
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing after npm run build`);
+}
+
+/** `dir` (created) with `platform-ca` and `platformctl` scripts that run the built CLIs: for PATH, or node_modules/.bin. */
+export function builtCommands(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  for (const bin of ["platformctl", "platform-ca"]) {
+    const path = join(dir, bin);
+    writeFileSync(path, `#!/bin/sh\nexec "${process.execPath}" "${join(REPO, "dist/src/cli", `${bin}.js`)}" "$@"\n`);
+    chmodSync(path, 0o755);
+  }
+  return dir;
 }
 
 export interface ApiserverProcess extends Proc {
@@ -74,3 +85,12 @@ export function kubectlFails(kubectl: Kubectl, args: readonly string[], input?: 
   }
   throw new Error(`kubectl ${args.join(" ")} succeeded unexpectedly`);
 }
+
+/** The namespaces, Secrets and CSRs, each `kind/namespace/name=resourceVersion`, sorted. */
+export function objectVersions(kubectl: Kubectl): string[] {
+  const template = '{range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}={.metadata.resourceVersion}{"\\n"}{end}';
+  return kubectl(["get", "namespaces,secrets,certificatesigningrequests", "--all-namespaces", "-o", `jsonpath=${template}`]).trim().split("\n").sort();
+}
+
+/** The resourceVersion of one object (`kind`, `name`, flags). */
+export const resourceVersion = (kubectl: Kubectl, what: readonly string[]): number => Number(kubectl(["get", ...what, "-o", "jsonpath={.metadata.resourceVersion}"]));

@@ -1,8 +1,9 @@
 // docs/operations.md "Backup and restore of etcd", its commands run as written on loopback (random ports, temp dirs):
 // `apiserver` on a TLS etcd, objects written with kubectl, the documented `snapshot save`, everything stopped, the
-// documented `snapshot restore` into a new member and revision bump, a new `apiserver` on it and on a copy of the data
-// directory. Every object is back with its resourceVersion, a write after the snapshot is gone and a watch from its
-// resourceVersion answers 410, a write works, and a watch from the restored list sees it.
+// documented `snapshot restore` into a new member and `platform-ca storage bump-revision`, a new `apiserver` on it and
+// on a copy of the data directory. Every object is back with its resourceVersion, a write after the snapshot is gone
+// and a watch or exact list from its resourceVersion answers 410, a write works, and a watch from the restored list
+// sees it.
 import { execFileSync, spawn } from "node:child_process";
 import { cpSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +13,7 @@ import { shellBlocks } from "../fixtures/doc-blocks.js";
 import { startEtcd, type EtcdCluster } from "../fixtures/etcd.js";
 import { tempDir } from "../fixtures/temp-dir.js";
 import { until } from "../fixtures/wait.js";
-import { ensureBuilt, kubectlFails, kubectlWith } from "./apiserver-process.js";
+import { builtCommands, ensureBuilt, kubectlFails, kubectlWith, objectVersions, resourceVersion } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
 
 const work = tempDir("pca-etcd-backup-");
@@ -49,18 +50,14 @@ function substitute(block: string, values: ReadonlyArray<readonly [RegExp, strin
   }, block);
 }
 
-/** A recipe block run by bash in the work directory, where ca.crt, client.crt and client.key are etcd's client files. */
+/**
+ * A recipe block run by bash in the work directory, where ca.crt, client.crt and client.key are etcd's client files
+ * and `platform-ca` is the built one.
+ */
 function runBlock(script: string, env: Readonly<Record<string, string>> = {}): string {
-  return execFileSync("bash", ["-euo", "pipefail", "-c", script], { cwd: work, env: { ...process.env, ...env }, encoding: "utf8", timeout: 60_000, stdio: ["ignore", "pipe", "pipe"] });
+  const path = `${builtCommands(join(work, "bin"))}:${process.env["PATH"]}`;
+  return execFileSync("bash", ["-euo", "pipefail", "-c", script], { cwd: work, env: { ...process.env, PATH: path, ...env }, encoding: "utf8", timeout: 60_000, stdio: ["ignore", "pipe", "pipe"] });
 }
-
-/** The namespaces, Secrets and CSRs, each `kind/namespace/name=resourceVersion`, sorted. */
-function objects(kubectl: ReturnType<typeof kubectlWith>): string[] {
-  const template = '{range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}={.metadata.resourceVersion}{"\\n"}{end}';
-  return kubectl(["get", "namespaces,secrets,certificatesigningrequests", "--all-namespaces", "-o", `jsonpath=${template}`]).trim().split("\n").sort();
-}
-
-const resourceVersion = (kubectl: ReturnType<typeof kubectlWith>, what: readonly string[]) => Number(kubectl(["get", ...what, "-o", "jsonpath={.metadata.resourceVersion}"]));
 
 describe("docs/operations.md: Backup and restore of etcd", () => {
   it("restores every object with its resourceVersion; writes and watches work on the restored store", async () => {
@@ -74,7 +71,7 @@ describe("docs/operations.md: Backup and restore of etcd", () => {
     kubectl(["create", "namespace", "backup-b"]);
     kubectl(["create", "secret", "generic", "kept", "--namespace", "backup-a", "--from-literal=token=kept-value"]);
     kubectl(["create", "-f", "-"], JSON.stringify(await newCsrObject({ name: "backup-csr", cn: "alice" })));
-    const before = objects(kubectl);
+    const before = objectVersions(kubectl);
     expect(before).toEqual(expect.arrayContaining([expect.stringMatching(/^Namespace\/\/backup-a=\d+$/), expect.stringMatching(/^Secret\/backup-a\/kept=\d+$/), expect.stringMatching(/^CertificateSigningRequest\/\/backup-csr=\d+$/)]));
 
     // The backup, as documented, while everything runs; then a write the snapshot does not have.
@@ -111,17 +108,21 @@ describe("docs/operations.md: Backup and restore of etcd", () => {
     });
     // Past every revision handed out before (sized as documented: the old cluster's last revision minus the snapshot's).
     clientFiles(etcd);
-    runBlock(substitute(bump!, [[/BUMP=10000/, `BUMP=${lastRevision - snapshotRevision}`], [/https:\/\/10\.0\.0\.1:2379/, etcd.endpoints[0]!]]));
+    const bumped = runBlock(substitute(bump!, [[/BUMP=10000/, `BUMP=${lastRevision - snapshotRevision}`], [/https:\/\/10\.0\.0\.1:2379/, etcd.endpoints[0]!]]));
+    expect(bumped).toBe(`moved the revision from ${snapshotRevision} to ${lastRevision + 1} and compacted at ${lastRevision + 1}\n`);
     expect(revision(etcd)).toBe(lastRevision + 1);
     server = await startUp({ command: "apiserver", dataDir, args: etcdFlags(etcd) });
     kubectl = kubectlWith(server.adminConfig);
 
-    expect(objects(kubectl)).toEqual(before);
+    expect(objectVersions(kubectl)).toEqual(before);
     expect(Buffer.from(kubectl(["get", "secret", "kept", "--namespace", "backup-a", "-o", "jsonpath={.data.token}"]), "base64").toString()).toBe("kept-value");
     expect(kubectlFails(kubectl, ["get", "namespace", "after-snapshot"])).toContain('namespaces "after-snapshot" not found');
     // A client that saw the lost write is told to list again rather than resumed past writes it never saw.
     const stale = kubectl(["get", "--raw", `/api/v1/namespaces?watch=1&resourceVersion=${lostRevision}&timeoutSeconds=5`]);
     expect(JSON.parse(stale.trim().split("\n")[0]!)).toMatchObject({ type: "ERROR", object: { kind: "Status", code: 410, reason: "Expired" } });
+    for (const rv of [snapshotRevision, lostRevision, lastRevision]) {
+      expect(kubectlFails(kubectl, ["get", "--raw", `/api/v1/namespaces?resourceVersion=${rv}&resourceVersionMatch=Exact`])).toContain(`(Expired): The resourceVersion for the provided list is too old (relist without resourceVersion): revision ${rv} has been compacted; the oldest available revision is ${lastRevision + 1}`);
+    }
 
     // A watch from the restored list (kubectl lists, then watches from the list's resourceVersion) sees a new write.
     const watch = spawn("kubectl", [...kubectl.baseArgs, "get", "namespaces", "--watch", "-o", "name"], { stdio: ["ignore", "pipe", "pipe"] });

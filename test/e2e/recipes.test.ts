@@ -1,12 +1,12 @@
 // The documented recipes run as written: README's first certificate, and the two-process layout of docs/operations.md.
 import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { shellBlocks } from "../fixtures/doc-blocks.js";
-import { ensureBuilt } from "./apiserver-process.js";
+import { builtCommands, ensureBuilt } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
 
 const REPO = new URL("../../", import.meta.url).pathname;
@@ -18,12 +18,7 @@ const run = promisify(execFile);
  */
 function cloneLike(): string {
   const dir = mkdtempSync(join(tmpdir(), "platform-ca-recipe-"));
-  mkdirSync(join(dir, "node_modules", ".bin"), { recursive: true });
-  for (const bin of ["platformctl", "platform-ca"]) {
-    const path = join(dir, "node_modules", ".bin", bin);
-    writeFileSync(path, `#!/bin/sh\nexec "${process.execPath}" "${join(REPO, "dist/src/cli", `${bin}.js`)}" "$@"\n`);
-    chmodSync(path, 0o755);
-  }
+  builtCommands(join(dir, "node_modules", ".bin"));
   return dir;
 }
 

@@ -61,10 +61,9 @@ async function bumpRevision(flags: BumpFlags): Promise<void> {
   const backend = await storageBackend(flags);
   if (backend.kind === "etcd3" && flags.dataDir !== undefined) throw new UsageError("--data-dir names a SQLite store; with --etcd-servers the revision of etcd is moved, and the data directory is not read");
   applyLogFlags(flags);
-  const logger = createLogger({ name: "storage" });
   let fence: { readonly from: number; readonly to: number };
   if (backend.kind === "etcd3") {
-    const egress = await readEgressSelector(flags, flags.groupSuffix, logger);
+    const egress = await readEgressSelector(flags, flags.groupSuffix, createLogger({ name: "storage" }));
     const { fenceEtcdRevision } = await import("../../apiserver/storage/etcd/revision-fence.js");
     fence = await fenceEtcdRevision({ ...backend.etcd, egress: egress.dialer("etcd") }, by);
   } else {
@@ -73,8 +72,9 @@ async function bumpRevision(flags: BumpFlags): Promise<void> {
     const path = join(flags.dataDir, STORE_FILE);
     // A missing store is a mistyped directory, not an empty store to create.
     if (!existsSync(path)) throw new UsageError(`no store at ${path}: expected --data-dir to be a server's data directory`);
-    // Opened exclusively: a server running on this data directory makes this fail rather than race it.
-    const storage = await openSqliteStorage({ path, logger });
+    // Opened exclusively: a server running on this data directory makes this fail rather than race it. Its "storage
+    // opened" line is left out: the one line printed says the revisions.
+    const storage = await openSqliteStorage({ path });
     try {
       fence = await storage.fenceRevision(by);
     } finally {
