@@ -1,5 +1,6 @@
 // `--egress-selector-config-file` with an `etcd` selection through an HTTP CONNECT proxy (tinyproxy): the etcd
-// connections of `apiserver` (--insecure-local and with identity) and of `storage rewrite` are tunnels through it.
+// connections of `apiserver` (--insecure-local and with identity), `storage rewrite` and `storage bump-revision` are
+// tunnels through it.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -44,7 +45,7 @@ describe("apiserver on etcd through the etcd egress selection", () => {
     expect(new Set(proxy.tunnels())).toEqual(new Set([member]));
   }, 120_000);
 
-  it("the secure apiserver, then storage rewrite, reach etcd only through the proxy", async () => {
+  it("the secure apiserver, then storage rewrite and bump-revision, reach etcd only through the proxy", async () => {
     const { etcd, proxy, egressFile, member } = await setUp(false);
     const etcdArgs = ["--etcd-servers", etcd.endpoints.join(","), "--egress-selector-config-file", egressFile];
     const server = await startUp({ command: "apiserver", args: etcdArgs });
@@ -60,7 +61,12 @@ describe("apiserver on etcd through the etcd egress selection", () => {
     const r = await runCli(["storage", "rewrite", "--data-dir", server.dataDir, "--encryption-provider-config", config, ...etcdArgs]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^rewrote [1-9]\d* objects/);
-    expect(proxy.tunnels().length).toBeGreaterThan(served);
+    const rewritten = proxy.tunnels().length;
+    expect(rewritten).toBeGreaterThan(served);
+    const bumped = await runCli(["storage", "bump-revision", "--by", "100", ...etcdArgs]);
+    expect(bumped.code, bumped.stderr).toBe(0);
+    expect(bumped.stdout).toMatch(/^moved the revision from (\d+) to (\d+) and compacted at \2\n$/);
+    expect(proxy.tunnels().length).toBeGreaterThan(rewritten);
     expect(new Set(proxy.tunnels())).toEqual(new Set([member]));
   }, 120_000);
 });
