@@ -49,7 +49,7 @@ describe("fenceEtcdRevision", () => {
     }
   });
 
-  it("fails with STORAGE_UNAVAILABLE when no member answers, having written nothing", async () => {
+  it("fails with STORAGE_UNAVAILABLE, naming its first call, when no member answers", async () => {
     const err = await rejection(fenceEtcdRevision({ endpoints: ["http://127.0.0.1:9"], callTimeoutMs: 500 }, 10), "STORAGE_UNAVAILABLE");
     expect(err.message).toMatch(/^etcd Range failed: /);
   });
