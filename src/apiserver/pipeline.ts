@@ -4,6 +4,7 @@ import type { TLSSocket } from "node:tls";
 import type { ApiObject, UserInfo } from "../api/meta.js";
 import type { Logger } from "../logger.js";
 import type { AuthenticatedBy } from "./auth/identity.js";
+import type { Deadline } from "./webhook/deadline.js";
 
 /** What authentication sees of a request. */
 export interface RequestCredentials {
@@ -38,7 +39,7 @@ export interface RequestAttributes {
   /** Adds a warning to the response (admission webhooks). */
   readonly warn?: (text: string) => void;
   /** The request's deadline, for the webhooks it calls (authorization and admission). */
-  readonly signal?: AbortSignal;
+  readonly deadline?: Deadline;
 }
 
 export interface AuthorizationDecision {

@@ -24,6 +24,10 @@ import type { AuditSink } from "../audit/log-backend.js";
 import type { Tracer } from "../tracing/tracer.js";
 import { tracePipeline, traceRequests, traceStorage } from "./tracing.js";
 import { EgressSelector } from "./egress/index.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_REQUEST_TIMEOUT_MS } from "./webhook/deadline.js";
+
+/** Upstream's --min-request-timeout default: watches last 30 to 60 minutes. */
+export const DEFAULT_MIN_REQUEST_TIMEOUT_SECONDS = 1800;
 
 export interface ListenOptions {
   /** Default 127.0.0.1: the server is loopback-only unless told otherwise. */
@@ -44,8 +48,10 @@ export interface ApiServerOptions {
   readonly insecure?: boolean;
   /** The resources to serve; default every seed resource (`allResources`). */
   readonly definitions?: (names: GroupNames) => readonly ResourceDefinition[];
-  /** Longest watch when a client sets no timeoutSeconds; default 30 minutes. */
-  readonly maxWatchSeconds?: number;
+  /** --request-timeout: how long a request that is not long-running may take (the cap of its `timeout`); default 60 s. */
+  readonly requestTimeoutMs?: number;
+  /** --min-request-timeout: a watch without timeoutSeconds lasts [this, 2 × this) seconds; 0 no limit; default 1800. */
+  readonly minRequestTimeoutSeconds?: number;
   readonly watchCache?: WatchCacheSettings;
   /** The CA and serving certificates to report in /metrics (expiry gauges), read at each scrape. */
   readonly certificates?: () => readonly HeldCertificate[];
@@ -81,8 +87,10 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const host = options.listen?.host ?? "127.0.0.1";
   const port = options.listen?.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw invalidOption("listen.port", "to be an integer 0–65535", port);
-  const maxWatchSeconds = options.maxWatchSeconds ?? 1800;
-  if (!Number.isInteger(maxWatchSeconds) || maxWatchSeconds < 1) throw invalidOption("maxWatchSeconds", "≥ 1", maxWatchSeconds);
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  if (!(requestTimeoutMs > 0 && requestTimeoutMs <= MAX_REQUEST_TIMEOUT_MS)) throw invalidOption("requestTimeoutMs", `> 0 and ≤ ${MAX_REQUEST_TIMEOUT_MS} (a day)`, requestTimeoutMs);
+  const minRequestTimeoutSeconds = options.minRequestTimeoutSeconds ?? DEFAULT_MIN_REQUEST_TIMEOUT_SECONDS;
+  if (!Number.isInteger(minRequestTimeoutSeconds) || minRequestTimeoutSeconds < 0) throw invalidOption("minRequestTimeoutSeconds", "a whole number ≥ 0", minRequestTimeoutSeconds);
   let names: GroupNames;
   try {
     names = groupNames(options.groupSuffix ?? DEFAULT_GROUP_SUFFIX);
@@ -114,7 +122,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     clock,
     logger,
     cache: (store) => caches.for(store),
-    maxWatchSeconds,
+    minRequestTimeoutSeconds,
+    requestTimeoutMs,
     tls: options.tls,
     ready: () => ready,
     ...(isEncrypted(options.storage) && { healthChecks: options.storage.checks }),

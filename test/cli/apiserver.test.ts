@@ -35,6 +35,8 @@ describe("platform-ca apiserver and up: flags", () => {
   it("documents the identity flags of up", async () => {
     const r = await runCli(["up", "--help"]);
     expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/--request-timeout <duration> .*\(default: "1m0s"\)/);
+    expect(r.stdout).toMatch(/--min-request-timeout <seconds> .*\(default: "1800"\)/);
     for (const flag of ["--data-dir <dir>", "--listen <host:port>", "--group-suffix <suffix>", "--token-file <file>", "--client-ca-file <file>", "--anonymous-auth", "--authentication-config <file>"]) expect(r.stdout).toContain(flag);
     expect(r.stdout).toContain('(default: ".platform")');
   });
@@ -55,6 +57,10 @@ describe("platform-ca apiserver and up: flags", () => {
     ["a missing client CA file", "apiserver", (dir: string) => ["--client-ca-file", join(dir, "missing.crt")], /^error: cannot read the client CA file .*missing\.crt: ENOENT/],
     ["a client CA file without a certificate", "up", (dir: string) => ["--client-ca-file", file(dir, "empty.crt", "no PEM here\n")], /the client CA file .*empty\.crt: no PEM block found/],
     ["a bad --group-suffix", "apiserver", () => ["--group-suffix", "nodots"], /expected `--group-suffix` to be a DNS name/],
+    ["a --request-timeout that is not a duration", "apiserver", () => ["--request-timeout", "soon"], /^error: expected `--request-timeout` to be a positive duration such as "1m0s", "30s" or "500ms", got "soon"\n$/],
+    ["a negative --request-timeout", "up", () => ["--request-timeout", "-1s"], /^error: expected `--request-timeout` to be a positive duration .*, got "-1s"\n$/],
+    ["a --request-timeout above a day", "up", () => ["--request-timeout", "48h"], /^error: expected `--request-timeout` to be at most 24h, got "48h"\n$/],
+    ["a --min-request-timeout that is not whole seconds", "apiserver", () => ["--min-request-timeout", "30m"], /^error: expected `--min-request-timeout` to be whole seconds \(0 or more\), got "30m"\n$/],
     ["a missing authentication configuration", "up", (dir: string) => ["--authentication-config", join(dir, "missing.yaml")], /^error: cannot read authentication configuration .*missing\.yaml: ENOENT/],
     [
       "an authentication configuration with a bad issuer",

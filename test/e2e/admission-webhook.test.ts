@@ -1,5 +1,6 @@
 // `platform-ca up` with admission webhooks from files: kubectl sees the mutating webhook's label and warning, the
-// validating webhook's denial in upstream's words; a bad manifest stops the start before the data directory exists.
+// validating webhook's denial in upstream's words, and upstream's 504 Timeout when a slow webhook outlasts the
+// request (--request-timeout 2s); a bad manifest stops the start before the data directory exists.
 import { execFile } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,6 +10,7 @@ import { runCli } from "../cli/fixtures.js";
 import { jsonPatch, startAdmissionWebhook, writeWebhookManifest, type TestAdmissionWebhook } from "../fixtures/admission-webhook.js";
 import { newCsrObject } from "../fixtures/csr.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { until } from "../fixtures/wait.js";
 import { ensureBuilt, kubectlWith, type Kubectl } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
 
@@ -44,8 +46,9 @@ describe("platform-ca up with admission webhooks", () => {
   beforeAll(async () => {
     ensureBuilt();
     hook = await startAdmissionWebhook(async (request, path) => {
-      // A slow answer, for the request deadline.
-      if (path === "/label" && request.name?.startsWith("slow-")) await new Promise((resolve) => setTimeout(resolve, 4000));
+      // Slow answers, for the request deadline.
+      if ((path === "/label" && request.name?.startsWith("slow-")) || path === "/late") await new Promise((resolve) => setTimeout(resolve, 4000));
+      if (path === "/late") return { allowed: true };
       if (path === "/label") {
         const op = request.object?.metadata.labels ? { op: "add", path: "/metadata/labels/reviewed", value: "yes" } : { op: "add", path: "/metadata/labels", value: { reviewed: "yes" } };
         return { allowed: true, ...jsonPatch([op]), warnings: [`labelled ${request.name ?? "a new object"}`] };
@@ -58,8 +61,12 @@ describe("platform-ca up with admission webhooks", () => {
     // A CSR labelled review=skip is not sent to the labelling webhook (upstream's matchConditions, CEL).
     const matchConditions = [{ name: "not-skipped", expression: "!has(object.metadata.labels) || !('review' in object.metadata.labels) || object.metadata.labels.review != 'skip'" }];
     writeWebhookManifest(join(dir, "mutating"), "label", "Mutating", [{ name: "label.hooks.example.com", url: `${hook.url}/label`, caBundle: hook.caBundle, matchConditions }]);
+    // Slow for CSRs named late-*, and ignored when it fails: its timeoutSeconds is longer than any request may take.
+    // Validating, so it runs beside the signer webhook (which must answer before the deadline: it fails closed).
+    const lateOnly = [{ name: "late-only", expression: "object.metadata.name.startsWith('late-')" }];
+    writeWebhookManifest(join(dir, "validating"), "late", "Validating", [{ name: "late.hooks.example.com", url: `${hook.url}/late`, caBundle: hook.caBundle, matchConditions: lateOnly, timeoutSeconds: 10, failurePolicy: "Ignore" }]);
     writeWebhookManifest(join(dir, "validating"), "signer", "Validating", [{ name: "signer.hooks.example.com", url: `${hook.url}/signer`, caBundle: hook.caBundle }]);
-    up = await startUp({ dataDir: join(dir, "data"), args: ["--admission-control-config-file", admissionFile(dir)] });
+    up = await startUp({ dataDir: join(dir, "data"), args: ["--admission-control-config-file", admissionFile(dir), "--request-timeout", "2s"] });
     kubectl = kubectlWith(up.adminConfig);
   }, 240_000);
   afterAll(async () => {
@@ -95,14 +102,33 @@ describe("platform-ca up with admission webhooks", () => {
     expect((await kubectlAsync(kubectl, ["get", "csr", "hooked-2"])).stderr).toMatch(/NotFound/);
   });
 
-  it("ends a slow webhook's call at the request's own timeout (failurePolicy Fail: refused)", async () => {
+  it("answers 504 Timeout at the request's own timeout and ends the slow webhook's call then (failurePolicy Fail: not stored)", async () => {
     const csr = await newCsrObject({ name: "slow-1", cn: "slow" });
     const started = Date.now();
     // kubectl would replace the parameter with its own --request-timeout: 0 sends none.
     const r = await kubectlAsync(kubectl, ["--request-timeout", "0", "create", "--raw", "/apis/certificates.platform.io/v1/certificatesigningrequests?timeout=1s", "-f", "-"], JSON.stringify(csr));
     expect(Date.now() - started).toBeLessThan(3500);
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain(`failed calling webhook "label.hooks.example.com": failed to call webhook: the request's deadline (timeout 1s) passed`);
+    expect(r.stderr).toContain("Error from server (Timeout): Timeout: request did not complete within the allotted timeout");
+    // The webhook's failure came after the answer: the server logs it as upstream's post-timeout activity.
+    const line = await until(() => up.stderr().split("\n").find((l) => l.includes("post-timeout activity") && l.includes("timeout=1s")), "the post-timeout log line");
+    expect(JSON.parse(line).err.message).toBe(`Internal error occurred: failed calling webhook "label.hooks.example.com": failed to call webhook: the request's deadline (timeout 1s) passed`);
+    expect((await kubectlAsync(kubectl, ["get", "csr", "slow-1"])).stderr).toMatch(/NotFound/);
+  });
+
+  it("answers 504 Timeout at --request-timeout when kubectl asks for longer; the write goes on and is stored (failurePolicy Ignore)", async () => {
+    const csr = await newCsrObject({ name: "late-1", cn: "late" });
+    const started = Date.now();
+    // kubectl sends ?timeout=10s; the server's 2s caps it.
+    const r = await kubectlAsync(kubectl, ["--request-timeout", "10s", "create", "-f", "-"], JSON.stringify(csr));
+    const took = Date.now() - started;
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('Error from server (Timeout): error when creating "STDIN": Timeout: request did not complete within the allotted timeout');
+    expect(took).toBeGreaterThanOrEqual(2000);
+    expect(took).toBeLessThan(4000);
+    // The webhook's call ended with the request's time, and Ignore let the create go on: stored after its 504.
+    const got = await kubectlAsync(kubectl, ["get", "csr", "late-1", "-o", "jsonpath={.metadata.name}"]);
+    expect(got.stdout, got.stderr).toBe("late-1");
   });
 
   it("passes the webhook's own status code and reason to kubectl", async () => {

@@ -10,6 +10,7 @@ import { groupNames } from "../../src/api/group.js";
 import { reviewAnswer, startTestWebhookServer, type TestWebhookServer } from "../../src/testing.js";
 import { csr, csrObject } from "../fixtures/csr.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { until } from "../fixtures/wait.js";
 import { runCli } from "../cli/fixtures.js";
 import { ensureBuilt, kubectlWith, type Kubectl } from "./apiserver-process.js";
 import { kubeconfigFor, startUp, type UpProcess } from "./up-process.js";
@@ -155,16 +156,24 @@ describe("platform-ca up --authorization-config with a policy webhook", () => {
   });
 
   // Last: the call it cuts short is counted as a timeout, not a success.
-  it("ends a slow webhook's call at the request's own timeout, then applies its failure policy", async () => {
+  it("answers 504 Timeout at the request's own timeout, audited so, and ends the slow webhook's call then (its failure policy is logged)", async () => {
     hook.delayMs = 4000;
     try {
       const started = Date.now();
-      // The webhook's own timeout is 3s; the request's is 1s. Deny refuses.
+      // The webhook's own timeout is 3s; the request's is 1s.
       // kubectl would replace the parameter with its own --request-timeout: 0 sends none.
-      const r = await kubectlAs(dave, ["--request-timeout", "0", "get", "--raw", "/apis/certificates.k8s.io/v1/certificatesigningrequests/for-carol?timeout=1s"]);
+      const uri = "/apis/certificates.k8s.io/v1/certificatesigningrequests/for-carol?timeout=1s";
+      const r = await kubectlAs(dave, ["--request-timeout", "0", "get", "--raw", uri]);
       expect(Date.now() - started).toBeLessThan(2900);
       expect(r.code).toBe(1);
-      expect(r.out).toContain(`webhook authorizer "policy" failed (failurePolicy Deny): the request's deadline (timeout 1s) passed`);
+      expect(r.out).toContain("Error from server (Timeout): Timeout: request did not complete within the allotted timeout");
+      // Deny refused after the answer: the server logs it as upstream's post-timeout activity.
+      const line = await until(() => up.stderr().split("\n").find((l) => l.includes("post-timeout activity") && l.includes(uri)), "the post-timeout log line");
+      expect(JSON.parse(line).err.message).toContain(`webhook authorizer "policy" failed (failurePolicy Deny): the request's deadline (timeout 1s) passed`);
+      const events = readFileSync(auditLog, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { requestURI: string; stage: string; responseStatus?: unknown });
+      expect(events.filter((e) => e.requestURI === uri && e.stage === "ResponseComplete").map((e) => e.responseStatus)).toEqual([
+        { metadata: {}, status: "Failure", message: "Timeout: request did not complete within the allotted timeout", reason: "Timeout", code: 504 },
+      ]);
     } finally {
       hook.delayMs = 0;
     }

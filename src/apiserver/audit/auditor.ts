@@ -195,6 +195,11 @@ export class AuditContext {
   /** Recorded from the stage after RequestReceived on, as upstream logs it once the handler decoded it. */
   #requestObject: unknown;
 
+  /** Whether the last stage has been begun: the answer is on its way. */
+  get completed(): boolean {
+    return this.#done;
+  }
+
   constructor(
     private readonly auditor: Auditor,
     readonly decision: AuditDecision,

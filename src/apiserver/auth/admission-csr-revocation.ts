@@ -11,7 +11,7 @@ export const csrRevocationPlugin: ValidatingPlugin = {
     if (!bySerial && (a.operation !== "UPDATE" || !targets(a, ctx.names, "certificatesigningrequests", REVOCATION_SUBRESOURCE))) return;
     // A CSR's spec is immutable: the stored signerName is the one whose certificates are revoked.
     const signerName = specOf(bySerial ? obj : (old ?? obj))?.signerName;
-    if (typeof signerName !== "string" || !(await authorizedForSigner(ctx, a.user, "revoke", signerName, a.signal))) {
+    if (typeof signerName !== "string" || !(await authorizedForSigner(ctx, a.user, "revoke", signerName, a.deadline))) {
       throw admissionForbidden(a, `user not permitted to revoke certificates of signerName ${JSON.stringify(signerName ?? "")}`);
     }
   },

@@ -14,7 +14,7 @@ export const csrSigningPlugin: ValidatingPlugin = {
     // Conditions alone (Failed) need no signer permission; only the certificate does.
     if (certificateOf(obj) === certificateOf(old)) return;
     const signerName = specOf(old ?? obj)?.signerName;
-    if (typeof signerName !== "string" || !(await authorizedForSigner(ctx, a.user, "sign", signerName, a.signal))) {
+    if (typeof signerName !== "string" || !(await authorizedForSigner(ctx, a.user, "sign", signerName, a.deadline))) {
       throw admissionForbidden(a, `user not permitted to sign requests with signerName ${JSON.stringify(signerName ?? "")}`);
     }
     a.annotate?.(`certificatesigning.admission.${ctx.names.suffix}/signer-name`, signerName);

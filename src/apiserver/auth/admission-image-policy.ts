@@ -41,9 +41,10 @@ export function imagePolicyPlugin(config: ImagePolicyConfig, dial?: Dialer): Mut
       if (!status) {
         try {
           // Within the request's deadline, shared with its other webhooks.
-          status = await ask(client, review, suffix, a.signal);
+          status = await ask(client, review, suffix, a.deadline?.signal);
         } catch (err) {
-          const expired = a.signal?.aborted ? new PlatformError("TIMEOUT", (a.signal.reason as Error).message) : undefined;
+          const signal = a.deadline?.signal;
+          const expired = signal?.aborted ? new PlatformError("TIMEOUT", (signal.reason as Error).message) : undefined;
           return failed(config, a, obj, ctx, expired ?? toPlatformError(err));
         }
         const ttl = status.allowed ? config.allowTtlMs : config.denyTtlMs;

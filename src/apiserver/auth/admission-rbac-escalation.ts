@@ -63,7 +63,7 @@ async function allowedTo(ctx: AdmissionContext, a: AdmissionAttributes, verb: st
     user: a.user, verb, resourceRequest: true, group: ctx.names.rbac, resource,
     ...(name !== undefined && { name }),
     ...(namespace !== undefined && { namespace }),
-    ...(a.signal && { signal: a.signal }),
+    ...(a.deadline && { deadline: a.deadline }),
   };
   return (await ctx.authorizer.authorize(request)).allowed;
 }

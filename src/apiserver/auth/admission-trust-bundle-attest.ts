@@ -11,7 +11,7 @@ export const trustBundleAttestPlugin: ValidatingPlugin = {
     const before = specOf(old);
     // An update that leaves signer and anchors as they were (labels, finalizers, storage migration) attests nothing new.
     if (a.operation === "UPDATE" && before?.signerName === signerName && before?.trustBundle === spec?.trustBundle) return;
-    if (typeof signerName !== "string" || !(await authorizedForSigner(ctx, a.user, "attest", signerName, a.signal))) {
+    if (typeof signerName !== "string" || !(await authorizedForSigner(ctx, a.user, "attest", signerName, a.deadline))) {
       throw admissionForbidden(a, `user not permitted to attest for signerName ${JSON.stringify(signerName)}`);
     }
   },

@@ -137,14 +137,15 @@ async function call(h: Hook, a: AdmissionAttributes, obj: ApiObject | undefined,
   const holds = conditionsHold(w.matchConditions, (c) => c.matches({ object: request.object, oldObject: request.oldObject, request }), (c) => JSON.stringify(c.name));
   if (holds !== true) return holds === false ? false : failed(holds.error);
   // The request's time already spent (by earlier webhooks): no call, the failure policy decides.
-  if (a.signal?.aborted) return failed(`failed to call webhook: ${(a.signal.reason as Error).message}`);
+  const signal = a.deadline?.signal;
+  if (signal?.aborted) return failed(`failed to call webhook: ${(signal.reason as Error).message}`);
   let response: Record<string, unknown>;
   try {
     // The client's own timer is timeoutSeconds; the request's deadline can end the call sooner.
-    const answer = await h.client.post(JSON.stringify(sent), a.signal);
+    const answer = await h.client.post(JSON.stringify(sent), signal);
     response = verify(answer.body, uid, mutating, ctx.names.suffix);
   } catch (err) {
-    if (a.signal?.aborted) return failed(`failed to call webhook: ${(a.signal.reason as Error).message}`);
+    if (signal?.aborted) return failed(`failed to call webhook: ${(signal.reason as Error).message}`);
     const e = toPlatformError(err);
     return failed(e.message.startsWith("received invalid webhook response") ? e.message : `failed to call webhook: ${e.message}`);
   }

@@ -5,6 +5,7 @@ import { PlatformError, toPlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import type { RequestAttributes } from "../pipeline.js";
 import type { Authorizer } from "./authorizer.js";
+import type { Deadline } from "../webhook/deadline.js";
 
 export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
 
@@ -29,7 +30,7 @@ export interface AdmissionAttributes {
   /** Adds a warning to the response (a Warning header); absent when the caller has no response to warn in. */
   readonly warn?: (text: string) => void;
   /** The request's deadline: admission webhooks stop waiting when it aborts (then their failurePolicy applies). */
-  readonly signal?: AbortSignal;
+  readonly deadline?: Deadline;
 }
 
 export interface AdmissionContext {
@@ -78,7 +79,7 @@ export function admissionAttributes(a: Omit<RequestAttributes, "resourceRequest"
     ...(a.kind !== undefined && { kind: a.kind }),
     ...(a.annotate !== undefined && { annotate: a.annotate }),
     ...(a.warn !== undefined && { warn: a.warn }),
-    ...(a.signal !== undefined && { signal: a.signal }),
+    ...(a.deadline !== undefined && { deadline: a.deadline }),
   };
 }
 
@@ -110,9 +111,9 @@ export class AdmissionChain {
 }
 
 /** Whether `verb` is allowed on `signers` named `signerName` or its `<domain>/*` (certificates group), as upstream. */
-export async function authorizedForSigner(ctx: AdmissionContext, user: UserInfo, verb: string, signerName: string, signal?: AbortSignal): Promise<boolean> {
+export async function authorizedForSigner(ctx: AdmissionContext, user: UserInfo, verb: string, signerName: string, deadline?: Deadline): Promise<boolean> {
   // Within the request's deadline: a webhook authorizer asked here shares it with the request's other webhooks.
-  const base = { user, verb, resourceRequest: true, group: ctx.names.certificates, resource: "signers", ...(signal && { signal }) } as const;
+  const base = { user, verb, resourceRequest: true, group: ctx.names.certificates, resource: "signers", ...(deadline && { deadline }) } as const;
   if ((await ctx.authorizer.authorize({ ...base, name: signerName })).allowed) return true;
   const slash = signerName.indexOf("/");
   if (slash <= 0) return false;

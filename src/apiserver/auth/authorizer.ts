@@ -2,6 +2,7 @@
 import type { UserInfo } from "../../api/meta.js";
 import { PlatformError } from "../../errors.js";
 import { SYSTEM_MASTERS } from "./identity.js";
+import type { Deadline } from "../webhook/deadline.js";
 
 /** The request as authorization sees it; the pipeline's RequestAttributes fits this shape. */
 export interface AuthorizationAttributes {
@@ -20,7 +21,7 @@ export interface AuthorizationAttributes {
   readonly namespace?: string;
   readonly name?: string;
   /** The request's deadline: webhook authorizers stop waiting when it aborts. Not part of what is decided. */
-  readonly signal?: AbortSignal;
+  readonly deadline?: Deadline;
 }
 
 export interface AuthorizerDecision {

@@ -109,10 +109,11 @@ export class WebhookAuthorizer implements Authorizer {
     const cached = this.#cache.get(key);
     if (cached) return cached;
     // The request's time already spent (by earlier webhooks): no call, the failure policy decides.
-    if (a.signal?.aborted) return this.#failed((a.signal.reason as Error).message);
+    const signal = a.deadline?.signal;
+    if (signal?.aborted) return this.#failed((signal.reason as Error).message);
     const started = this.#o.clock.now();
     // One deadline for the call, its retries and their backoff: its timeout or the request's, whichever ends first.
-    const deadline = callDeadline(this.#o.clock, c.timeoutMs, a.signal);
+    const deadline = callDeadline(this.#o.clock, c.timeoutMs, signal);
     let decision: AuthorizerDecision;
     try {
       const answer = await this.#client.post(JSON.stringify(review), deadline.signal);

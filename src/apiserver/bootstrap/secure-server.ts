@@ -45,6 +45,9 @@ export interface SecureServerOptions {
   readonly beforeListen?: () => Promise<void>;
   /** Audit of requests: the policy (already checked) and where events go. */
   readonly audit?: ApiServerOptions["audit"];
+  /** --request-timeout and --min-request-timeout (the server's defaults without them). */
+  readonly requestTimeoutMs?: number;
+  readonly minRequestTimeoutSeconds?: number;
   /** Admission plugins and their configurations (`--admission-control-config-file` and the plugin flags). */
   readonly admission?: AdmissionSettings;
   readonly tracer?: ApiServerOptions["tracer"];
@@ -155,6 +158,8 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
         logger,
         clock,
         listen: options.listen,
+        ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
+        ...(options.minRequestTimeoutSeconds !== undefined && { minRequestTimeoutSeconds: options.minRequestTimeoutSeconds }),
         ...(options.audit && { audit: options.audit }),
         ...(options.tracer && { tracer: options.tracer }),
         ...(options.egress && { egress: options.egress }),

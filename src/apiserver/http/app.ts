@@ -17,9 +17,10 @@ import { isPretty, type RawQuery } from "./query.js";
 import { ResourceHandler, verbOf, type ResourceHandlerDeps } from "./resource-handler.js";
 import { send } from "./respond.js";
 import { isWatch, resourceAttributes, route, type Target } from "./routes.js";
-import { requestDeadline } from "../webhook/deadline.js";
+import { DEFAULT_REQUEST_TIMEOUT_MS, type RequestDeadline } from "../webhook/deadline.js";
 import { auditRefusal, auditResponse, beginAudit, watchAudit } from "./audit-hooks.js";
 import { BODY_LIMIT_BYTES, classify, statusOf } from "./status.js";
+import { answerTimeout, RequestTimeouts } from "./request-timeout.js";
 
 export interface TlsServing {
   readonly key: string | Buffer;
@@ -39,6 +40,8 @@ export interface HttpAppOptions extends ResourceHandlerDeps {
   readonly metrics: ApiServerMetrics;
   /** Audit of requests; without it nothing is evaluated or recorded (the Audit-Id header is still echoed). */
   readonly auditor?: Auditor;
+  /** --request-timeout: the deadline of a request without `timeout`, and the cap of one with it; default 60 s. */
+  readonly requestTimeoutMs?: number;
 }
 
 declare module "fastify" {
@@ -49,8 +52,8 @@ declare module "fastify" {
     platformTracker: RequestTracker | null;
     /** The request's audit, from routing on; null when no policy is configured or its level is None. */
     platformAudit: AuditContext | null;
-    /** The request's deadline (its `timeout` parameter, at most 60 s), from routing on; null for a watch. */
-    platformDeadline: AbortSignal | null;
+    /** The request's deadline (its `timeout` parameter, at most --request-timeout), from routing on; null for a watch. */
+    platformDeadline: RequestDeadline | null;
   }
 }
 
@@ -97,6 +100,8 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: BODY_LIMIT_BYTES }, (_req, body, done) => done(null, body));
   const resources = new ResourceHandler(o);
+  const timeouts = new RequestTimeouts(o.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, (req, reply) => answerTimeout(req, reply, o));
+  app.addHook("onClose", async () => timeouts.stop());
   const fail = (req: FastifyRequest, reply: FastifyReply, err: unknown) => {
     const { error, internal } = classify(err);
     if (internal) o.logger.error({ err, method: req.method, url: req.url }, "request failed");
@@ -119,7 +124,11 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
     reply.raw.setHeader("Audit-Id", auditIdOf(req.headers["audit-id"]));
     // Counted from arrival to the response's end, whatever ends it (a 401, a finished watch, a client gone).
     const tracker = (req.platformTracker = o.metrics.begin(req.method));
-    reply.raw.once("close", () => tracker.end(reply.raw.statusCode, req.method));
+    reply.raw.once("close", () => {
+      tracker.end(reply.raw.statusCode, req.method);
+      // The same listener ends the request's deadline: one listener per request, not two.
+      if (req.platformDeadline) timeouts.end(req.platformDeadline);
+    });
     try {
       req.platformUser = await authenticate(req, o);
     } catch (err) {
@@ -141,8 +150,11 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
     url: "*",
     handler: async (req, reply) => {
       try {
-        return await serve(req, reply, o, resources, userOf(req));
+        const result = await serve(req, reply, o, resources, userOf(req), timeouts);
+        if (req.platformDeadline?.expired) postTimeout(req, o, undefined);
+        return result;
       } catch (err) {
+        if (req.platformDeadline?.expired) return postTimeout(req, o, err);
         if (reply.sent) {
           o.logger.error({ err, url: req.url }, "error after the response started");
           return;
@@ -189,7 +201,13 @@ function writeClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 
 const notFound = () => new PlatformError("NOT_FOUND", "the server could not find the requested resource");
 
-async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, resources: ResourceHandler, user: UserInfo): Promise<unknown> {
+/** The work of a request answered 504 has ended: logged, as upstream's post-timeout activity, with how it ended. */
+function postTimeout(req: FastifyRequest, o: HttpAppOptions, err: unknown): void {
+  const lateMs = Date.now() - req.platformDeadline!.expiresAt;
+  o.logger.warn({ method: req.method, url: req.url, lateMs, ...(err !== undefined && { err }) }, err === undefined ? "post-timeout activity: the request's work finished after its 504 answer" : "post-timeout activity: the request failed after its 504 answer");
+}
+
+async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions, resources: ResourceHandler, user: UserInfo, timeouts: RequestTimeouts): Promise<unknown> {
   const path = req.url.split("?")[0]!;
   const target = route(path, o.registry.catalog);
   if (!target) {
@@ -202,8 +220,8 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
     req.platformTracker?.route(resourceLabels(req, target, verb));
     const attributes = resourceAttributes(path, target, verb, user);
     await beginAudit(req, reply, o, attributes);
-    const signal = deadlineOf(req, reply, watch);
-    await authorize(o, { ...attributes, ...(signal && { signal }) }, req.platformAudit);
+    const deadline = watch ? undefined : deadlineOf(req, reply, timeouts);
+    await authorize(o, { ...attributes, ...(deadline && { deadline }) }, req.platformAudit);
     // Only an authorized watch counts as a registered watcher.
     if (watch) {
       req.platformTracker?.longRunning(target.def.kind);
@@ -214,18 +232,17 @@ async function serve(req: FastifyRequest, reply: FastifyReply, o: HttpAppOptions
   req.platformTracker?.route({ verb: req.method, dry_run: "", group: "", version: "", resource: "", subresource: "", scope: "", component: COMPONENT });
   await beginAudit(req, reply, o, { user, verb: req.method.toLowerCase(), resourceRequest: false, path });
   if (req.method !== "GET" && req.method !== "HEAD") throw new PlatformError("METHOD_NOT_ALLOWED", `the server does not allow ${req.method} on ${path}`);
-  const signal = deadlineOf(req, reply, false);
-  await authorize(o, { user, verb: "get", resourceRequest: false, path, ...(signal && { signal }) }, req.platformAudit);
+  const deadline = deadlineOf(req, reply, timeouts);
+  await authorize(o, { user, verb: "get", resourceRequest: false, path, deadline }, req.platformAudit);
   return serveNonResource(req, reply, target, o);
 }
 
-/** Starts the request's deadline (a bad `timeout` is a 400 here, before any work), ended with the response. */
-function deadlineOf(req: FastifyRequest, reply: FastifyReply, longRunning: boolean): AbortSignal | undefined {
-  const deadline = requestDeadline([(req.query as RawQuery).timeout].flat()[0], longRunning);
-  if (!deadline) return undefined;
-  reply.raw.once("close", deadline.cancel);
-  req.platformDeadline = deadline.signal;
-  return deadline.signal;
+/**
+ * Starts the deadline of a request that is not long-running (a bad `timeout` is a 400 here, before any work); the
+ * response's close listener ends it.
+ */
+function deadlineOf(req: FastifyRequest, reply: FastifyReply, timeouts: RequestTimeouts): RequestDeadline {
+  return (req.platformDeadline = timeouts.begin(req, reply, [(req.query as RawQuery).timeout].flat()[0]));
 }
 
 /** Upstream's request verbs as its metrics spell them. */

@@ -2,7 +2,7 @@
 // impersonation), watches, and the final stage written before the response leaves.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { TLSSocket } from "node:tls";
-import type { UserInfo } from "../../api/meta.js";
+import type { Status, UserInfo } from "../../api/meta.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import { authenticatorOf, impersonatorOf, requesterOf, type Pipeline } from "../pipeline.js";
 import { sourceIPs, type AuditContext, type Auditor, type AuditRequest } from "../audit/auditor.js";
@@ -137,17 +137,27 @@ function responseBody(reply: FastifyReply, payload: unknown): unknown {
  */
 export function auditResponse(o: AuditHookOptions) {
   return async (req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
-    const ctx = req.platformAudit;
-    if (!ctx) return payload;
-    const body = () => responseBody(reply, payload);
-    try {
-      await ctx.complete(reply.statusCode, body);
-      return payload;
-    } catch (err) {
-      o.logger.error({ err, url: req.url }, "the audit event could not be written; the request fails");
-      if (!ctx.rejected) o.auditor!.rejected();
-      reply.code(500).type("application/json");
-      return JSON.stringify(statusOf(new PlatformError("INTERNAL", "failed to store the audit event")));
-    }
+    if (!req.platformAudit) return payload;
+    const failed = await completeAudit(req, o, reply.statusCode, () => responseBody(reply, payload));
+    if (!failed) return payload;
+    reply.code(500).type("application/json");
+    return JSON.stringify(failed);
   };
+}
+
+/**
+ * Writes the request's ResponseComplete (if it is audited) for an answer with `code` about to leave. Resolves to the
+ * 500 Status that replaces the answer when the sink failed, undefined once recorded.
+ */
+export async function completeAudit(req: FastifyRequest, o: AuditHookOptions, code: number, body: () => unknown): Promise<Status | undefined> {
+  const ctx = req.platformAudit;
+  if (!ctx) return undefined;
+  try {
+    await ctx.complete(code, body);
+    return undefined;
+  } catch (err) {
+    o.logger.error({ err, url: req.url }, "the audit event could not be written; the request fails");
+    if (!ctx.rejected) o.auditor!.rejected();
+    return statusOf(new PlatformError("INTERNAL", "failed to store the audit event"));
+  }
 }

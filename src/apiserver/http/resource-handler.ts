@@ -24,6 +24,7 @@ import { isPretty, listParams, writeParams, type RawQuery, type WriteParams } fr
 import { send, sendRawList, sendWritten, type ResponseSettings } from "./respond.js";
 import type { Target } from "./routes.js";
 import { streamWatch } from "./watch-stream.js";
+import type { Deadline } from "../webhook/deadline.js";
 
 export interface ResourceHandlerDeps {
   readonly registry: Registry;
@@ -33,8 +34,11 @@ export interface ResourceHandlerDeps {
   readonly logger: Logger;
   /** The watch cache of a resource, when one serves it (resourceVersion=0 lists and watches). */
   readonly cache: (store: ResourceStore) => (CachedCollection & WatchSource) | undefined;
-  /** Longest watch when the client gives no timeoutSeconds. */
-  readonly maxWatchSeconds: number;
+  /**
+   * --min-request-timeout: a watch without timeoutSeconds lasts a random time in [this, 2 × this) seconds, as
+   * upstream, so watches started together do not all end together; 0 keeps it open until the client leaves.
+   */
+  readonly minRequestTimeoutSeconds: number;
 }
 
 type ResourceTarget = Extract<Target, { type: "resource" }>;
@@ -171,7 +175,7 @@ export class ResourceHandler {
       filter,
       convert,
       clock: this.deps.clock,
-      timeoutSeconds: p.timeoutSeconds ?? this.deps.maxWatchSeconds,
+      timeoutSeconds: p.timeoutSeconds ?? this.deps.minRequestTimeoutSeconds * (1 + Math.random()),
       logger: this.deps.logger,
     });
   }
@@ -289,11 +293,11 @@ export class ResourceHandler {
 }
 
 /** How admission annotates the request's audit event, when it is audited, adds warnings to the response, and knows the request's deadline. */
-function annotator(req: FastifyRequest, out: ResponseSettings): { annotate?: (key: string, value: string) => void; warn: (text: string) => void; signal?: AbortSignal } {
+function annotator(req: FastifyRequest, out: ResponseSettings): { annotate?: (key: string, value: string) => void; warn: (text: string) => void; deadline?: Deadline } {
   const audit = req.platformAudit;
   const warn = (text: string): void => void (out.warnings.includes(text) || out.warnings.push(text));
-  const signal = req.platformDeadline ?? undefined;
-  return { ...(audit && { annotate: (key: string, value: string) => audit.annotate(key, value) }), warn, ...(signal && { signal }) };
+  const deadline = req.platformDeadline ?? undefined;
+  return { ...(audit && { annotate: (key: string, value: string) => audit.annotate(key, value) }), warn, ...(deadline && { deadline }) };
 }
 
 /** Upstream's default field manager: the User-Agent up to its first '/' (`kubectl` from `kubectl/v1.32.4 ...`). */

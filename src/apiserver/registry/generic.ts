@@ -9,6 +9,7 @@ import { isStorableKey, keyRoomProblem } from "../storage/checks.js";
 import type { Storage } from "../storage/types.js";
 import type { Clock } from "../../time/clock.js";
 import type { Pipeline, RequestAttributes } from "../pipeline.js";
+import type { Deadline } from "../webhook/deadline.js";
 import type { FieldError, ResourceDefinition, StrategyContext, SubresourceStrategy } from "./strategy.js";
 import { alreadyExists, badRequest, conflict, invalid, notFound } from "./errors.js";
 import { FieldManager, type Writer } from "../apply/field-manager.js";
@@ -44,7 +45,7 @@ export interface WriteOptions {
   /** Adds a warning to the response (passed to admission). */
   readonly warn?: (text: string) => void;
   /** The request's deadline (passed to admission webhooks). */
-  readonly signal?: AbortSignal;
+  readonly deadline?: Deadline;
 }
 
 export interface ApplyOptions extends WriteOptions {
@@ -383,7 +384,7 @@ export class ResourceStore {
       dryRun: opts.dryRun,
       ...(opts.annotate && { annotate: opts.annotate }),
       ...(opts.warn && { warn: opts.warn }),
-      ...(opts.signal && { signal: opts.signal }),
+      ...(opts.deadline && { deadline: opts.deadline }),
     };
   }
 

@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
 import { REVOCATION_UNAVAILABLE, type RevocationUnavailable } from "../../apiserver/auth/revocation-list.js";
 import type { Component } from "../../apiserver/bootstrap/run-server.js";
+import { MAX_REQUEST_TIMEOUT_MS } from "../../apiserver/webhook/deadline.js";
 import { createLogger, type Logger } from "../../logger.js";
 import { addAdmissionOptions, readAdmissionSettings, type AdmissionFlags } from "../admission-flags.js";
 import { addAuditOptions, openAuditSinks, readAuditSetup, type AuditFlags } from "../audit-flags.js";
@@ -13,6 +14,7 @@ import type { AuditSink } from "../../audit/log-backend.js";
 import type { EgressSelector } from "../../apiserver/egress/index.js";
 import type { Dialer } from "../../apiserver/webhook/client.js";
 import { addEgressOption, addTracingOption, startTracingAndEgress, type EgressFlags, type TracingFlags } from "../tracing-egress-flags.js";
+import { durationFlagMs } from "../duration.js";
 import { holdListenAddress } from "../listen.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
 import { UsageError } from "../program.js";
@@ -30,6 +32,8 @@ export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags, Author
   encryptionProviderConfigAutomaticReload?: boolean;
   caKeyKms?: string;
   authenticationConfig?: string;
+  requestTimeout: string;
+  minRequestTimeout: string;
 }
 
 interface ApiserverFlags extends ServeFlags {
@@ -59,6 +63,8 @@ const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|::1|localhost)$/;
 export function addServeOptions(command: Command, dataDir?: string): Command {
   const serve = addStorageOptions(addEgressOption(addTracingOption(addAuthorizationOptions(addAdmissionOptions(addAuditOptions(addLogOptions(command)))))))
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
+    .option("--request-timeout <duration>", "a request still unanswered after this is answered 504 Timeout (its work goes on); the default and the cap of its `timeout` parameter; watches excepted", "1m0s")
+    .option("--min-request-timeout <seconds>", "a watch without timeoutSeconds ends after a random time between this and twice this; 0 leaves it open", "1800")
     .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
     .option("--client-ca-file <file>", "extra CA certificates trusted for client certificates, beside the cluster CA")
@@ -70,6 +76,15 @@ export function addServeOptions(command: Command, dataDir?: string): Command {
     .option("--encryption-provider-config <file>", "EncryptionConfiguration file: encrypt stored objects at rest (aescbc, aesgcm, secretbox, kms v2, identity)")
     .option("--encryption-provider-config-automatic-reload", "read the encryption configuration again when the file changes (a bad new file keeps the running one)");
   return addCaKeyKmsOption(serve, "the kms provider of the encryption configuration that wraps the CA key file (pki/ca.key): a copy of the data directory holds no usable CA key");
+}
+
+/** `--request-timeout` and `--min-request-timeout`, as the server takes them. */
+function requestTimeouts(flags: ServeFlags): { requestTimeoutMs: number; minRequestTimeoutSeconds: number } {
+  const min = flags.minRequestTimeout;
+  if (!/^\d{1,9}$/.test(min)) throw new UsageError(`expected \`--min-request-timeout\` to be whole seconds (0 or more), got ${JSON.stringify(min)}`);
+  const requestTimeoutMs = durationFlagMs(flags.requestTimeout, "--request-timeout");
+  if (requestTimeoutMs > MAX_REQUEST_TIMEOUT_MS) throw new UsageError(`expected \`--request-timeout\` to be at most 24h, got ${JSON.stringify(flags.requestTimeout)}`);
+  return { requestTimeoutMs, minRequestTimeoutSeconds: Number(min) };
 }
 
 /** `--encryption-provider-config-automatic-reload`, which needs the file it follows. */
@@ -97,6 +112,7 @@ export function abortOnSignals(controller: AbortController, logger: Logger): voi
 export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver", logger: Logger, components: readonly Component[] = [], localConnection = false): Promise<void> {
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
+  const timeouts = requestTimeouts(flags);
   const whenRevocationsUnavailable = revocationUnavailable(flags.revocationUnavailable);
   const reload = reloadFlag(flags);
   const backend = await storageBackend(flags);
@@ -123,6 +139,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     listen: { host: held.host, port: held.port },
     beforeListen: held.release,
     groupSuffix: flags.groupSuffix,
+    ...timeouts,
     ...(flags.tokenFile !== undefined && { tokenFile: flags.tokenFile }),
     ...(flags.clientCaFile !== undefined && { clientCaFile: flags.clientCaFile }),
     ...(flags.encryptionProviderConfig !== undefined && { encryptionProviderConfig: flags.encryptionProviderConfig }),
@@ -195,6 +212,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
+  const timeouts = requestTimeouts(flags);
   const backend = await storageBackend(flags);
   const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "authenticationConfig", "authorizationConfig", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication and no admission chain, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
@@ -220,7 +238,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
     throw err;
   });
   const audit = auditSetup && sinks ? { audit: { policy: auditSetup.policy, sink: sinks } } : {};
-  const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen: { host: held.host, port: held.port }, insecure: true, ...audit, tracer, egress });
+  const server = createApiServer({ storage, pipeline: insecureLocalPipeline(logger), groupSuffix: flags.groupSuffix, logger, listen: { host: held.host, port: held.port }, insecure: true, ...timeouts, ...audit, tracer, egress });
   // Authorization is off, so every access review is allowed (upstream's AlwaysAllow answers the same): a controller
   // beside this server then approves node-agent CSRs instead of failing its SubjectAccessReview.
   const allowAll = { authorize: () => ({ allowed: true, reason: "insecure-local: authorization is off", evaluationErrors: [] }) };

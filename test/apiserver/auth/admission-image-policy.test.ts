@@ -108,10 +108,10 @@ describe("ImagePolicyWebhook", () => {
     const expired = new AbortController();
     expired.abort(new RequestDeadlineExceeded(1000));
     const before = backend.requests.length;
-    const err = await refusal((await chainWith({ defaultAllow: false })).admit(attrs({}, { signal: expired.signal }), pod(["registry.example.com/app:3"]), undefined));
+    const err = await refusal((await chainWith({ defaultAllow: false })).admit(attrs({}, { deadline: expired }), pod(["registry.example.com/app:3"]), undefined));
     expect(err.message).toBe(`pods "p" is forbidden: the request's deadline (timeout 1s) passed`);
     const p = pod(["registry.example.com/app:3"]);
-    await (await chainWith({ defaultAllow: true })).admit(attrs({}, { signal: expired.signal }), p, undefined);
+    await (await chainWith({ defaultAllow: true })).admit(attrs({}, { deadline: expired }), p, undefined);
     expect(p.metadata.annotations).toEqual({ "alpha.image-policy.platform.io/failed-open": "true" });
     expect(backend.requests.length).toBe(before);
   });

@@ -196,11 +196,11 @@ describe("admission webhooks", () => {
       const seen: Seen = { annotations: {}, warnings: [] };
       const started = Date.now();
       // A 1 s request: the two webhooks' own timeouts would hold it 20 s.
-      await ignore.admit(attrs(seen, { signal: requestDeadline("1s", false)!.signal }), csrObject(), undefined);
+      await ignore.admit(attrs(seen, { deadline: requestDeadline("1s", false)! }), csrObject(), undefined);
       expect(Date.now() - started).toBeLessThan(3000);
       expect(Object.keys(seen.annotations)).toEqual(["failed-open.mutation.webhook.admission.platform.io/round_0_index_0", "failed-open.mutation.webhook.admission.platform.io/round_0_index_1"]);
       const fail = await chainWith([slow("slow-a.hooks.example.com", "Ignore"), slow("slow-b.hooks.example.com", "Fail")], []);
-      const err = await refusal(fail.admit(attrs({ annotations: {}, warnings: [] }, { signal: requestDeadline("1s", false)!.signal }), csrObject(), undefined));
+      const err = await refusal(fail.admit(attrs({ annotations: {}, warnings: [] }, { deadline: requestDeadline("1s", false)! }), csrObject(), undefined));
       expect(err.message).toBe(`Internal error occurred: failed calling webhook "slow-b.hooks.example.com": failed to call webhook: the request's deadline (timeout 1s) passed`);
     } finally {
       await hold.close();

@@ -7,6 +7,7 @@ import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
 import { PlatformError } from "../../../src/errors.js";
 import { csr, csrObject, type CsrObjectOptions } from "../../fixtures/csr.js";
 import { clusterRole, clusterRoleBinding, names, rule, StaticLister, user, userSubject, admissionOutcome } from "./fixtures.js";
+import type { Deadline } from "../../../src/apiserver/webhook/deadline.js";
 
 const CERT = names.certificates;
 const signers = (verb: string, resourceNames?: string[]) => rule({ apiGroups: [CERT], resources: ["signers"], verbs: [verb], ...(resourceNames && { resourceNames }) });
@@ -203,15 +204,15 @@ describe("AdmissionChain", () => {
   });
 
   it("carries the request's deadline to admission, and from there to the signer checks it asks the authorizer", async () => {
-    const signal = new AbortController().signal;
-    const a = admissionAttributes({ user: user(), verb: "update", group: CERT, resource: "certificatesigningrequests", subresource: "approval", name: "req-1", signal });
-    expect(a.signal).toBe(signal);
-    const asked: (AbortSignal | undefined)[] = [];
-    const spy = new AdmissionChain({ names, authorizer: { authorize: (q) => (asked.push(q.signal), authorizer.authorize(q)) }, ...defaultAdmissionPlugins() });
+    const deadline = { signal: new AbortController().signal };
+    const a = admissionAttributes({ user: user(), verb: "update", group: CERT, resource: "certificatesigningrequests", subresource: "approval", name: "req-1", deadline });
+    expect(a.deadline).toBe(deadline);
+    const asked: (Deadline | undefined)[] = [];
+    const spy = new AdmissionChain({ names, authorizer: { authorize: (q) => (asked.push(q.deadline), authorizer.authorize(q)) }, ...defaultAdmissionPlugins() });
     const who = user({ username: "domain-approver" });
-    await spy.admit({ ...attrs("UPDATE", "certificatesigningrequests", who, "approval"), signal }, carolCsr({ signerName: `${names.suffix}/x`, conditions: [{ type: "Approved", status: "True" }] }), carolCsr({ signerName: `${names.suffix}/x` }));
+    await spy.admit({ ...attrs("UPDATE", "certificatesigningrequests", who, "approval"), deadline }, carolCsr({ signerName: `${names.suffix}/x`, conditions: [{ type: "Approved", status: "True" }] }), carolCsr({ signerName: `${names.suffix}/x` }));
     expect(asked.length).toBeGreaterThan(0);
-    expect(asked.every((s) => s === signal)).toBe(true);
+    expect(asked.every((d) => d === deadline)).toBe(true);
   });
 
   it("refuses a verb that is not a write", () => {

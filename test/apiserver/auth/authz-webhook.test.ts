@@ -222,7 +222,7 @@ describe("webhook authorizer chain", () => {
         const before = hook.requests.length;
         // A 3 s request: without its deadline the two webhooks would hold it 5 s each.
         const deadline = requestDeadline("3s", false, clock)!;
-        const pending = c.authorize({ ...approve("carol"), signal: deadline.signal });
+        const pending = c.authorize({ ...approve("carol"), deadline });
         await until(() => hook.requests.length > before, "the first webhook to be asked");
         await clock.advance(3000);
         const decision = await pending;
@@ -233,7 +233,7 @@ describe("webhook authorizer chain", () => {
         expect(decision.reason).toBe('webhook authorizer "policy-a" failed (failurePolicy NoOpinion): the request\'s deadline (timeout 3s) passed; webhook authorizer "policy-b" failed (failurePolicy NoOpinion): the request\'s deadline (timeout 3s) passed');
         // Under its own timeout alone the first webhook would still be waiting.
         const own = requestDeadline(undefined, false, clock)!;
-        const later = c.authorize({ ...approve("carol"), signal: own.signal });
+        const later = c.authorize({ ...approve("carol"), deadline: own });
         await until(() => hook.requests.length > before + 1, "the first webhook to be asked again");
         await clock.advance(3000);
         expect(hook.requests.length).toBe(before + 2);
