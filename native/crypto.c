@@ -26,6 +26,8 @@
 
 /* One EC_KEY per curve and thread: re-used because building a curve group costs more than a verification. */
 static __thread EC_KEY *verify_keys[3];
+/* Scratch numbers for decoding points, per thread: a BN_CTX made per call costs allocations at every request. */
+static __thread BN_CTX *point_ctx;
 
 static int curve_slot(int bits, int *nid) {
   switch (bits) {
@@ -49,9 +51,10 @@ int get_bytes(napi_env env, napi_value v, unsigned char **data, size_t *len) {
 /* hashBits 256/384/512 → digest of msg into out; returns the digest length and the NID of the hash, or 0. */
 size_t digest(int hash_bits, const unsigned char *msg, size_t len, unsigned char *out, int *nid) {
   switch (hash_bits) {
-    case 256: SHA256(msg, len, out); *nid = NID_sha256; return 32;
-    case 384: SHA384(msg, len, out); *nid = NID_sha384; return 48;
-    case 512: SHA512(msg, len, out); *nid = NID_sha512; return 64;
+    /* The low-level contexts: OpenSSL 3's one-shot SHA256() fetches the digest by name (a locked lookup) at every call. */
+    case 256: { SHA256_CTX c; SHA256_Init(&c); SHA256_Update(&c, msg, len); SHA256_Final(out, &c); *nid = NID_sha256; return 32; }
+    case 384: { SHA512_CTX c; SHA384_Init(&c); SHA384_Update(&c, msg, len); SHA384_Final(out, &c); *nid = NID_sha384; return 48; }
+    case 512: { SHA512_CTX c; SHA512_Init(&c); SHA512_Update(&c, msg, len); SHA512_Final(out, &c); *nid = NID_sha512; return 64; }
     default: return 0;
   }
 }
@@ -75,7 +78,8 @@ int ecdsa_check(int curve_bits, const unsigned char *point, size_t point_len, co
   if (slot < 0 || sig_len > 256 || point_len > 200) return -1;
   if (verify_keys[slot] == NULL) verify_keys[slot] = EC_KEY_new_by_curve_name(nid);
   if (verify_keys[slot] == NULL) return -1;
-  if (EC_KEY_oct2key(verify_keys[slot], point, point_len, NULL) != 1) return -1;
+  if (point_ctx == NULL) point_ctx = BN_CTX_new();
+  if (point_ctx == NULL || EC_KEY_oct2key(verify_keys[slot], point, point_len, point_ctx) != 1) return -1;
   /* A malformed signature DER (-1) is a mismatch, as in node:crypto. */
   return ECDSA_verify(0, md, (int)md_len, sig, (int)sig_len, verify_keys[slot]) == 1;
 }

@@ -4,8 +4,8 @@
  * against the bytes that remain before it is used; nothing is read past `end`. What this reader does not issue
  * (Ed25519, RSASSA-PSS, compressed points, other algorithms) it answers 0 for, and the JavaScript reader decides.
  */
-#include <string.h>
 #include "crypto.h"
+#include <string.h>
 
 typedef struct {
   const unsigned char *buf;

@@ -7,11 +7,11 @@
  * A job this call does not issue (not read, not of a kind read here, not verified) comes back empty; the caller then
  * runs the JavaScript path for it, which refuses it with its precise error or issues it.
  */
+#include "crypto.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/sha.h>
-#include "crypto.h"
 
 /* Template: seven little-endian u32 then the bytes they measure (packed by src/pki/native-issue.ts). */
 enum { T_HASH, T_FLAGS, T_ALG, T_MIDDLE, T_HEAD, T_TAIL, T_ALLOW, T_FIELDS };
@@ -159,7 +159,10 @@ static size_t build_tbs(const template *t, const csr_fields *f, const unsigned c
   at = put_header(at, 0x30, ext_len);
   at = put(at, t->head);
   at = put(at, (span){SKI_PREFIX, sizeof(SKI_PREFIX)});
-  SHA1(f->key_bits.p, f->key_bits.len, at);
+  SHA_CTX sha1;
+  SHA1_Init(&sha1);
+  SHA1_Update(&sha1, f->key_bits.p, f->key_bits.len);
+  SHA1_Final(at, &sha1);
   at += SHA_DIGEST_LENGTH;
   at = put(at, t->tail);
   rest = f->extensions;

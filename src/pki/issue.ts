@@ -10,7 +10,8 @@ import { allocBytes, hex } from "./bytes.js";
 import { subjectKeyIdentifier } from "./keys.js";
 import { OID } from "./oids.js";
 import { encodePem } from "./pem.js";
-import { packTemplate, type NativeTemplate } from "./native-issue.js";
+import { rememberVerified, unverifiedKey } from "./csr.js";
+import { issuedNatively, issueNative, nativeBatchAvailable, nativePemText, nativeResult, packTemplate, type NativeTemplate } from "./native-issue.js";
 import {
   authorityKeyIdentifierExtension,
   basicConstraintsExtension,
@@ -219,6 +220,30 @@ function issuerOf(ca: CaKeyPair): Issuer {
 export function issueCertificate(request: IssueRequest & { readonly ca: CaKeyPair }): IssuedCertificate {
   return issuerOf(request.ca).issue(request);
 }
+
+/**
+ * A lone DER CSR read, checked and issued in one native call (native-issue.ts), when the accelerator can and the
+ * request was not verified before in this process (then parseCsr's memory makes the JavaScript path cheaper).
+ * Undefined when it did not issue: the caller takes the JavaScript path, which gives the request's error if any.
+ */
+export function issueDerNatively(request: Omit<IssueRequest, "csr"> & { readonly ca: CaKeyPair; readonly der: Uint8Array }): IssuedCertificate | undefined {
+  const { ca, der, profile, validity, signerExtensions } = request;
+  if (!nativeBatchAvailable() || ca.privateKey === undefined || der[0] !== Tag.SEQUENCE) return undefined;
+  const memo = unverifiedKey(der);
+  if (memo === undefined) return undefined;
+  let template: NativeTemplate | undefined;
+  try {
+    template = issuerOf(ca).nativeTemplate(profile, validity, signerExtensions);
+  } catch {
+    return undefined; // the JavaScript path reports it
+  }
+  const batch = template && issueNative([template], ONE_JOB, der, Uint32Array.of(der.length));
+  if (batch === undefined || !issuedNatively(batch, 0)) return undefined;
+  rememberVerified(memo);
+  return { ...nativeResult(batch, 0, nativePemText(batch)), notBefore: validity.notBefore, notAfter: validity.notAfter };
+}
+
+const ONE_JOB = Uint16Array.of(0);
 
 /** issueCertificate for a CA whose key may be in a token (CaKeyPair.keySigner). */
 export function issueCertificateAsync(request: IssueRequest & { readonly ca: CaKeyPair }): Promise<IssuedCertificate> {

@@ -5,11 +5,12 @@ import { generateKeyPairSync, sign, X509Certificate, type KeyObject } from "node
 import fc from "fast-check";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { isPlatformError } from "../../src/errors.js";
-import { parseCsr } from "../../src/pki/csr.js";
+import { parseCsr, unverifiedKey } from "../../src/pki/csr.js";
 import { DerReader, Tag } from "../../src/pki/der.js";
-import { Issuer } from "../../src/pki/issue.js";
+import { issueDerNatively, Issuer } from "../../src/pki/issue.js";
 import { issuedNatively, issueNative, nativeBatchAvailable, nativeResult, nativePemText, NO_TEMPLATE } from "../../src/pki/native-issue.js";
 import { encodePem } from "../../src/pki/pem.js";
+import { SigningPool } from "../../src/pki/signing-pool.js";
 import { processBatch, resultAt, type WireBatch } from "../../src/pki/signing-pool-worker.js";
 import { crlDistributionPointsExtension } from "../../src/pki/tbs-template.js";
 import type { CertificateProfile, Validity } from "../../src/pki/types.js";
@@ -176,9 +177,36 @@ describe("native batched issuance", () => {
     const results = processBatch(new Map([[1, issuers.rsa2048!]]), wireBatch([good, ed, bad, good]));
     const [a, b, c, d] = [0, 1, 2, 3].map((i) => resultAt(results, i));
     expect(c).toMatchObject({ code: "CSR_INVALID" });
-    for (const r of [a, b, d]) expect("der" in r && new X509Certificate(r.der).verify(issuers.rsa2048!.ca.publicKey)).toBe(true);
+    for (const r of [a!, b!, d!]) expect("der" in r && new X509Certificate(r.der).verify(issuers.rsa2048!.ca.publicKey)).toBe(true);
     expect("der" in a! && "der" in d! && Buffer.from(a.der).equals(Buffer.from(d.der))).toBe(true);
     expect("serialHex" in b! && b.serialHex).toBe(Buffer.from(SERIAL).toString("hex"));
+  });
+});
+
+describe("native issuance of a lone request on the calling thread", () => {
+  it("issues what the JavaScript path issues, remembers the request as verified, and leaves a known request to JavaScript", async () => {
+    const der = (await csr({ cn: "lone", dns: ["lone.example"], freshKey: true })).der;
+    const issuer = issuers.rsa2048!;
+    expect(unverifiedKey(der)).toBeDefined();
+    const native = issueDerNatively({ ca: issuer.ca, der, profile: profile(), validity, signerExtensions: crlDp })!;
+    expect(native).toMatchObject({ notBefore: validity.notBefore, notAfter: validity.notAfter, serialHex: Buffer.from(SERIAL).toString("hex") });
+    expectSameCertificate(issuer, native, javascript(issuer, der, profile(), crlDp));
+    // parseCsr's memory now knows it: a second issuance of the same bytes is the cheaper JavaScript path.
+    expect(unverifiedKey(der)).toBeUndefined();
+    expect(issueDerNatively({ ca: issuer.ca, der, profile: profile(), validity })).toBeUndefined();
+  });
+
+  it("gives SigningPool's calling-thread path the JavaScript path's certificates and errors", async () => {
+    const pool = new SigningPool({ workers: 0 });
+    const ca = issuers.rsa2048!.ca;
+    const der = (await csr({ cn: "pooled", freshKey: true })).der;
+    const issued = await pool.issue({ ca, csr: der, profile: profile(), validity });
+    expect(Buffer.from(issued.der).equals(Buffer.from((javascript(issuers.rsa2048!, der, profile()) as { der: Uint8Array }).der))).toBe(true);
+    for (const [, options, code] of BAD_HAND_CSRS.slice(0, 6)) {
+      await expect(pool.issue({ ca, csr: handCsr(options), profile: profile(), validity })).rejects.toMatchObject({ code });
+    }
+    expect(pool.counts.inline).toBe(7);
+    await pool.close();
   });
 });
 
