@@ -145,6 +145,7 @@ static size_t build_tbs(const template *t, const csr_fields *f, const unsigned c
   size_t ext_seq = header_len(ext_len) + ext_len;
   size_t content = sizeof(VERSION_V3) + 2 + SERIAL_LEN + t->middle.len + f->subject.len + f->spki.len + header_len(ext_seq) + ext_seq;
   size_t total = header_len(content) + content;
+  if (content > UINT32_MAX) return 0;
   tbs->len = 0;
   if (!reserve(tbs, total)) return 0;
   unsigned char *at = put_header(tbs->p, 0x30, content);
@@ -166,8 +167,12 @@ static size_t build_tbs(const template *t, const csr_fields *f, const unsigned c
   at += SHA_DIGEST_LENGTH;
   at = put(at, t->tail);
   rest = f->extensions;
-  while (rest.len > 0 && csr_next_extension(&rest, &e))
-    if (copied(t, f, &e, &critical)) at = put_extension(at, &e, critical);
+  while (rest.len > 0 && csr_next_extension(&rest, &e)) {
+    if (!copied(t, f, &e, &critical)) continue;
+    /* The same walk as the sizing one; checked all the same, so no request can make it write past `total`. */
+    if (extension_len(&e, critical) > total - (size_t)(at - tbs->p)) return 0;
+    at = put_extension(at, &e, critical);
+  }
   return (size_t)(at - tbs->p) == total ? total : 0;
 }
 

@@ -227,8 +227,10 @@ export function issueCertificate(request: IssueRequest & { readonly ca: CaKeyPai
  * Undefined when it did not issue: the caller takes the JavaScript path, which gives the request's error if any.
  */
 export function issueDerNatively(request: Omit<IssueRequest, "csr"> & { readonly ca: CaKeyPair; readonly der: Uint8Array }): IssuedCertificate | undefined {
-  const { ca, der, profile, validity, signerExtensions } = request;
-  if (!nativeBatchAvailable() || ca.privateKey === undefined || der[0] !== Tag.SEQUENCE) return undefined;
+  const { ca, profile, validity, signerExtensions } = request;
+  if (!nativeBatchAvailable() || ca.privateKey === undefined || request.der[0] !== Tag.SEQUENCE) return undefined;
+  // Bytes another thread can write are copied first: what is verified must be what is copied into the certificate.
+  const der = request.der.buffer instanceof SharedArrayBuffer ? request.der.slice() : request.der;
   const memo = unverifiedKey(der);
   if (memo === undefined) return undefined;
   let template: NativeTemplate | undefined;
