@@ -43,11 +43,14 @@ export interface WireBatch {
   readonly extensionSets: readonly (readonly Uint8Array[])[];
 }
 
-/** Results packed the same way: DER back to back (`derEnds`), PEM texts back to back, 32 hex digits of serial per job. */
+/**
+ * Results packed the same way: DER back to back (`derEnds`), PEM texts back to back as ASCII bytes (`pemEnds`: bytes
+ * travel without a copy, where a string is copied twice), 32 hex digits of serial per job.
+ */
 export interface WireResults {
   readonly der: Uint8Array;
   readonly derEnds: Uint32Array;
-  readonly pem: string;
+  readonly pem: Uint8Array;
   readonly pemEnds: Uint32Array;
   readonly serials: string;
   readonly errors: Readonly<Record<number, { readonly code: string; readonly message: string }>>;
@@ -83,9 +86,11 @@ export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wi
   const count = batch.csrEnds.length;
   if (native !== undefined && allIssued(native, count)) {
     // The usual burst: every certificate from the native call, handed on as it returned them.
-    const der = new Uint8Array(native.buffer, 0, count === 0 ? 0 : native.derEnds[count - 1]!);
+    const derTotal = count === 0 ? 0 : native.derEnds[count - 1]!;
+    const der = new Uint8Array(native.buffer, 0, derTotal);
+    const pem = new Uint8Array(native.buffer, derTotal, count === 0 ? 0 : native.pemEnds[count - 1]!);
     const serials = Buffer.from(native.serials.buffer, native.serials.byteOffset, native.serials.length).toString("hex");
-    return { der, derEnds: native.derEnds, pem: nativePemText(native), pemEnds: native.pemEnds, serials, errors: {} };
+    return { der, derEnds: native.derEnds, pem, pemEnds: native.pemEnds, serials, errors: {} };
   }
   const pemText = native === undefined ? "" : nativePemText(native);
   const ders: Uint8Array[] = [];
@@ -139,7 +144,8 @@ export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wi
     der.set(d, at);
     at += d.length;
   }
-  return { der, derEnds, pem: pems.join(""), pemEnds, serials: serials.join(""), errors };
+  // Copied out of Buffer.from's result: a small one is a view of Node's shared pool, which must never be transferred.
+  return { der, derEnds, pem: new Uint8Array(Buffer.from(pems.join(""), "latin1")), pemEnds, serials: serials.join(""), errors };
 }
 
 function csrAt(batch: WireBatch, i: number): Uint8Array {
@@ -192,22 +198,32 @@ function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wir
   return templates.length === 0 ? undefined : issueNative(templates, index, batch.csrBytes, batch.csrEnds);
 }
 
-/** The certificate of job i, or its error. */
-export function resultAt(results: WireResults, i: number): { readonly der: Uint8Array; readonly pem: string; readonly serialHex: string } | { readonly code: string; readonly message: string } {
+/** All the PEM texts of a result message as one string (made once per message: a slice of it is then each one's). */
+export function pemTexts(results: WireResults): string {
+  const pem = results.pem;
+  return Buffer.from(pem.buffer, pem.byteOffset, pem.byteLength).toString("latin1");
+}
+
+/** The certificate of job i, or its error; `texts` is pemTexts(results). */
+export function resultAt(
+  results: WireResults,
+  i: number,
+  texts = pemTexts(results),
+): { readonly der: Uint8Array; readonly pem: string; readonly serialHex: string } | { readonly code: string; readonly message: string } {
   const error = results.errors[i];
   if (error !== undefined) return error;
   const derStart = i === 0 ? 0 : results.derEnds[i - 1]!;
   const pemStart = i === 0 ? 0 : results.pemEnds[i - 1]!;
   return {
     der: results.der.subarray(derStart, results.derEnds[i]!),
-    pem: results.pem.slice(pemStart, results.pemEnds[i]!),
+    pem: texts.slice(pemStart, results.pemEnds[i]!),
     serialHex: results.serials.slice(i * SERIAL_HEX, (i + 1) * SERIAL_HEX),
   };
 }
 
-/** Typed arrays of a packed message, to transfer rather than copy. */
+/** The buffers behind a packed message, each once, to transfer rather than copy. */
 export function transferList(...arrays: readonly ArrayBufferView[]): ArrayBuffer[] {
-  return arrays.map((a) => a.buffer as ArrayBuffer);
+  return [...new Set(arrays.map((a) => a.buffer as ArrayBuffer))];
 }
 
 function serve(port: NonNullable<typeof parentPort>): void {
@@ -217,7 +233,7 @@ function serve(port: NonNullable<typeof parentPort>): void {
     if (msg.type === "forget") return void issuers.delete(msg.id);
     const results = processBatch(issuers, msg.batch);
     // Certificates travel back without a copy.
-    port.postMessage({ type: "results", id: msg.id, results } satisfies FromWorker, transferList(results.der, results.derEnds, results.pemEnds));
+    port.postMessage({ type: "results", id: msg.id, results } satisfies FromWorker, transferList(results.der, results.derEnds, results.pem, results.pemEnds));
   });
 }
 

@@ -13,7 +13,7 @@ import { asErrorCode, invalidOption, PlatformError, toPlatformError } from "../e
 import type { Logger } from "../logger.js";
 import { parseCsr } from "./csr.js";
 import { issueCertificate, issueCertificateAsync, issueDerNatively, type IssuedCertificate } from "./issue.js";
-import { POOL_WORKER_KIND, resultAt, transferList, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireParsed, type WireResults } from "./signing-pool-worker.js";
+import { pemTexts, POOL_WORKER_KIND, resultAt, transferList, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireParsed, type WireResults } from "./signing-pool-worker.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr, Validity } from "./types.js";
 
 export interface SigningPoolOptions {
@@ -265,8 +265,9 @@ export class SigningPool {
       for (const p of pending) p.reject(new PlatformError("INTERNAL", "signing worker returned fewer results than jobs"));
       return;
     }
+    const texts = pemTexts(results);
     pending.forEach((p, i) => {
-      const r = resultAt(results, i);
+      const r = resultAt(results, i, texts);
       if ("code" in r) p.reject(new PlatformError(asErrorCode(r.code, "INTERNAL"), r.message));
       else p.resolve({ der: r.der, pem: r.pem, serialHex: r.serialHex, notBefore: p.job.validity.notBefore, notAfter: p.job.validity.notAfter });
     });
