@@ -210,6 +210,40 @@ describe("native issuance of a lone request on the calling thread", () => {
   });
 });
 
+describe("native issuance on the pool's workers", () => {
+  it("issues certificates and refuses bad requests on worker threads running the built code, as the calling thread does", async () => {
+    // The built worker finds the addon beside the package (dist/ under the repository); `npm run build` first.
+    const workerScript = new URL("../../dist/src/pki/signing-pool-worker.js", import.meta.url);
+    const pool = new SigningPool({ workers: 2, batchSize: 8, startCostMs: 0, workerScript });
+    const ca = issuers.p256!.ca;
+    try {
+      const good = await Promise.all(Array.from({ length: 12 }, async (_, i) => (await csr({ cn: `w${i}`, dns: [`w${i}.example`], freshKey: true })).der));
+      const bad = BAD_HAND_CSRS.slice(0, 4).map(([, options, code]) => [handCsr(options), code] as const);
+      const jobs = [...good.map((der) => [der, undefined] as const), ...bad];
+      const results = await Promise.allSettled(jobs.map(([der], i) => pool.issue({ ca, csr: der, profile: profile(), validity }, jobs.length - i)));
+      expect(pool.counts.workers).toBe(jobs.length);
+      results.forEach((r, i) => {
+        const [der, code] = jobs[i]!;
+        if (code !== undefined) return expect(r).toMatchObject({ status: "rejected", reason: { code } });
+        expect(r.status).toBe("fulfilled");
+        const cert = (r as PromiseFulfilledResult<{ der: Uint8Array; pem: string }>).value;
+        const x = new X509Certificate(cert.pem);
+        expect(x.verify(ca.publicKey)).toBe(true);
+        expect(x.subject).toBe(`CN=w${i}`);
+        // Same TBSCertificate as the JavaScript path once the serial is the same.
+        const js = javascript(issuers.p256!, der, profile()) as { der: Uint8Array };
+        const tbs = tbsOf(cert.der).slice();
+        // After the TBSCertificate's header, version [0] (5 octets) and the serial's INTEGER header (02 10).
+        const serialAt = (tbs[1]! < 0x80 ? 2 : 2 + (tbs[1]! & 0x7f)) + 5 + 2;
+        tbs.set(SERIAL, serialAt);
+        expect(Buffer.from(tbs).equals(Buffer.from(tbsOf(js.der)))).toBe(true);
+      });
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
 /** A batch as SigningPool sends it: DER requests back to back, one CA (id 1), the default profile. */
 function wireBatch(ders: readonly Uint8Array[]): WireBatch {
   const ends = new Uint32Array(ders.length);
