@@ -11,7 +11,7 @@ import { subjectKeyIdentifier } from "./keys.js";
 import { OID } from "./oids.js";
 import { encodePem } from "./pem.js";
 import { rememberVerified, unverifiedKey } from "./csr.js";
-import { issuedNatively, issueNative, nativeBatchAvailable, nativePemText, nativeResult, packTemplate, type NativeTemplate } from "./native-issue.js";
+import { issueOneNative, nativeBatchAvailable, packTemplate, type NativeTemplate } from "./native-issue.js";
 import {
   authorityKeyIdentifierExtension,
   basicConstraintsExtension,
@@ -239,13 +239,11 @@ export function issueDerNatively(request: Omit<IssueRequest, "csr"> & { readonly
   } catch {
     return undefined; // the JavaScript path reports it
   }
-  const batch = template && issueNative([template], ONE_JOB, der, Uint32Array.of(der.length));
-  if (batch === undefined || !issuedNatively(batch, 0)) return undefined;
+  const issued = template && issueOneNative(template, der);
+  if (issued === undefined) return undefined;
   rememberVerified(memo);
-  return { ...nativeResult(batch, 0, nativePemText(batch)), notBefore: validity.notBefore, notAfter: validity.notAfter };
+  return { der: issued.der, pem: issued.pem, serialHex: issued.serialHex, notBefore: validity.notBefore, notAfter: validity.notAfter };
 }
-
-const ONE_JOB = Uint16Array.of(0);
 
 /** issueCertificate for a CA whose key may be in a token (CaKeyPair.keySigner). */
 export function issueCertificateAsync(request: IssueRequest & { readonly ca: CaKeyPair }): Promise<IssuedCertificate> {

@@ -6,7 +6,8 @@
 import { Buffer } from "node:buffer";
 import { objectIdentifier } from "./der-writer.js";
 import { nativeCrypto, type NativeSigningKey } from "./native.js";
-import { randomSerials } from "./tbs-template.js";
+import { hex } from "./bytes.js";
+import { randomSerial, randomSerials } from "./tbs-template.js";
 
 /** templateIndex of a job the native call leaves alone. */
 export const NO_TEMPLATE = 0xffff;
@@ -106,6 +107,28 @@ export function issueNative(
   const bytes = templates.map((t) => t.bytes);
   const buffer = issue.call(nativeCrypto, keys, bytes, templateIndex, csrBytes, csrEnds, serials, derEnds, pemEnds);
   return buffer === null ? undefined : { buffer, derEnds, pemEnds, serials };
+}
+
+// The arrays of a one-request call, reused: the call is synchronous, and a lone request should not pay for a batch's.
+const ONE_INDEX = Uint16Array.of(0);
+const oneCsrEnd = new Uint32Array(1);
+const oneDerEnd = new Uint32Array(1);
+const onePemEnd = new Uint32Array(1);
+
+/** One DER request issued in one native call; undefined when it was not (the JavaScript path then decides). */
+export function issueOneNative(template: NativeTemplate, der: Uint8Array): { der: Uint8Array; pem: string; serialHex: string } | undefined {
+  const issue = nativeCrypto?.issueBatch;
+  if (issue === undefined) return undefined;
+  const serial = randomSerial();
+  oneCsrEnd[0] = der.length;
+  const buffer = issue.call(nativeCrypto, [template.key], [template.bytes], ONE_INDEX, der, oneCsrEnd, serial, oneDerEnd, onePemEnd);
+  const derLength = oneDerEnd[0]!;
+  if (buffer === null || derLength === 0) return undefined;
+  return {
+    der: new Uint8Array(buffer, 0, derLength),
+    pem: Buffer.from(buffer).toString("latin1", derLength, derLength + onePemEnd[0]!),
+    serialHex: hex(serial),
+  };
 }
 
 /** Job i's certificate from a native batch (which must have issued it). */
