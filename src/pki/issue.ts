@@ -231,15 +231,15 @@ export function issueDerNatively(request: Omit<IssueRequest, "csr"> & { readonly
   if (!nativeBatchAvailable() || ca.privateKey === undefined || request.der[0] !== Tag.SEQUENCE) return undefined;
   // Bytes another thread can write are copied first: what is verified must be what is copied into the certificate.
   const der = request.der.buffer instanceof SharedArrayBuffer ? request.der.slice() : request.der;
-  const memo = unverifiedKey(der);
-  if (memo === undefined) return undefined;
   let template: NativeTemplate | undefined;
   try {
     template = issuerOf(ca).nativeTemplate(profile, validity, signerExtensions);
   } catch {
     return undefined; // the JavaScript path reports it
   }
-  const issued = template && issueOneNative(template, der);
+  const memo = template && unverifiedKey(der);
+  if (memo === undefined) return undefined;
+  const issued = issueOneNative(template!, der);
   if (issued === undefined) return undefined;
   rememberVerified(memo);
   return { der: issued.der, pem: issued.pem, serialHex: issued.serialHex, notBefore: validity.notBefore, notAfter: validity.notAfter };
