@@ -2,8 +2,8 @@
   "targets": [
     {
       "target_name": "platform_ca_native",
-      "sources": ["native/crypto.c"],
-      "cflags": ["-O2"]
+      "sources": ["native/crypto.c", "native/csr.c", "native/issue.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra"]
     }
   ]
 }

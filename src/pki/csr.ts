@@ -377,14 +377,41 @@ export function shareVerifiedMemo(memo: SharedVerifiedMemo | undefined): void {
 }
 
 function verifySignatureOnce(der: Uint8Array, key: KeyMaterial, check: SignatureCheck, tbs: Uint8Array, signature: Uint8Array): void {
+  const memo = unverifiedKey(der);
+  if (memo === undefined) return;
+  verifySignature(key, check, tbs, signature);
+  rememberVerified(memo);
+}
+
+/** Where a request's bytes go in the memories of verified requests (this thread's, and the process's when shared). */
+export interface VerifiedKey {
+  readonly id: string;
+  readonly digest: Uint8Array | undefined;
+}
+
+/**
+ * The memory key of a request that was not verified before in this process, or undefined when it was (parseCsr would
+ * not check its signature again).
+ */
+export function unverifiedKey(der: Uint8Array): VerifiedKey | undefined {
   // latin1 maps each byte to one character: the cheapest exact string key for the bytes.
   const id = Buffer.from(der.buffer, der.byteOffset, der.byteLength).toString("latin1");
-  if (VERIFIED.has(id)) return;
+  if (VERIFIED.has(id)) return undefined;
   const digest = shared && SharedVerifiedMemo.digest(der);
-  if (!digest || !shared!.has(digest)) {
-    verifySignature(key, check, tbs, signature);
-    if (digest) shared!.add(digest);
+  if (digest && shared!.has(digest)) {
+    rememberHere(id);
+    return undefined;
   }
+  return { id, digest };
+}
+
+/** Records that this process's own verifier (parseCsr, or the native batched issuance) accepted the request. */
+export function rememberVerified(key: VerifiedKey): void {
+  if (key.digest) shared?.add(key.digest);
+  rememberHere(key.id);
+}
+
+function rememberHere(id: string): void {
   if (VERIFIED.size >= VERIFIED_LIMIT) VERIFIED.delete(VERIFIED.keys().next().value!);
   VERIFIED.set(id, true);
 }

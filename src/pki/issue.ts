@@ -10,6 +10,8 @@ import { allocBytes, hex } from "./bytes.js";
 import { subjectKeyIdentifier } from "./keys.js";
 import { OID } from "./oids.js";
 import { encodePem } from "./pem.js";
+import { rememberVerified, unverifiedKey } from "./csr.js";
+import { issueOneNative, nativeBatchAvailable, packTemplate, type NativeTemplate } from "./native-issue.js";
 import {
   authorityKeyIdentifierExtension,
   basicConstraintsExtension,
@@ -17,12 +19,14 @@ import {
   extension,
   extKeyUsageExtension,
   keyUsageExtension,
+  nativeCaKey,
   randomSerial,
   signatureScheme,
   subjectKeyIdentifierExtension,
   validityDer,
   VERSION_V3,
   type CaSignFunction,
+  type NativeCaKey,
   type SignatureScheme,
 } from "./tbs-template.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr, Validity } from "./types.js";
@@ -70,13 +74,40 @@ export class Issuer {
   private readonly profileExtensions = new Map<string, readonly Uint8Array[]>();
   private readonly profileObjects = new WeakMap<CertificateProfile, readonly Uint8Array[]>();
   private lastValidity: { readonly from: number; readonly to: number; readonly der: Uint8Array } | undefined;
+  /** The CA key as native/issue.c signs with it; null when it is not held natively (token, Ed25519, no accelerator). */
+  private readonly nativeKey: NativeCaKey | null;
+  private lastTemplate: { readonly profile: CertificateProfile; readonly extensions: unknown; readonly validity: Uint8Array; readonly template: NativeTemplate | undefined } | undefined;
 
   constructor(ca: CaKeyPair) {
     this.ca = ca;
     const scheme = signatureScheme(ca.keyAlgorithm, ca.curve);
     this.scheme = ca.keySigner ? { ...scheme, algorithmDer: ca.keySigner.algorithmDer } : scheme;
-    this.signer = ca.privateKey ? caSignFunction(this.scheme, ca.privateKey) : undefined;
+    this.nativeKey = ca.privateKey ? nativeCaKey(this.scheme, ca.privateKey) : null;
+    this.signer = ca.privateKey ? caSignFunction(this.scheme, ca.privateKey, this.nativeKey) : undefined;
     this.authorityKeyId = authorityKeyIdentifierExtension(ca.subjectKeyId);
+  }
+
+  /**
+   * What native/issue.c needs to issue from a DER CSR exactly the certificate issue() would (native-issue.ts); the last
+   * one is kept, as a batch shares its profile and window. Undefined when this CA's key is not held natively.
+   */
+  nativeTemplate(profile: CertificateProfile, validity: Validity, signerExtensions?: readonly Uint8Array[]): NativeTemplate | undefined {
+    if (this.nativeKey === null) return undefined;
+    const validityBytes = this.validityDer(validity);
+    const last = this.lastTemplate;
+    if (last !== undefined && last.profile === profile && last.extensions === signerExtensions && last.validity === validityBytes) return last.template;
+    const bytes = packTemplate({
+      hashBits: this.nativeKey.hashBits,
+      includeSans: profile.includeSans,
+      algorithmDer: this.scheme.algorithmDer,
+      middle: [this.ca.subjectDer, validityBytes],
+      head: this.extensionsFor(profile),
+      tail: [this.authorityKeyId, ...(signerExtensions ?? [])],
+      copy: (profile.copyExtensions ?? []).filter((oid) => !MANAGED_EXTENSIONS.has(oid)),
+    });
+    const template = bytes === undefined ? undefined : { key: this.nativeKey.handle, bytes };
+    this.lastTemplate = { profile, extensions: signerExtensions, validity: validityBytes, template };
+    return template;
   }
 
   /** Signs in the process: the fast path for a CA key held as a KeyObject. */
@@ -188,6 +219,30 @@ function issuerOf(ca: CaKeyPair): Issuer {
 /** One-call issuance; the Issuer of each CA is built on first use and kept while the CA object lives. */
 export function issueCertificate(request: IssueRequest & { readonly ca: CaKeyPair }): IssuedCertificate {
   return issuerOf(request.ca).issue(request);
+}
+
+/**
+ * A lone DER CSR read, checked and issued in one native call (native-issue.ts), when the accelerator can and the
+ * request was not verified before in this process (then parseCsr's memory makes the JavaScript path cheaper).
+ * Undefined when it did not issue: the caller takes the JavaScript path, which gives the request's error if any.
+ */
+export function issueDerNatively(request: Omit<IssueRequest, "csr"> & { readonly ca: CaKeyPair; readonly der: Uint8Array }): IssuedCertificate | undefined {
+  const { ca, profile, validity, signerExtensions } = request;
+  if (!nativeBatchAvailable() || ca.privateKey === undefined || request.der[0] !== Tag.SEQUENCE) return undefined;
+  // Bytes another thread can write are copied first: what is verified must be what is copied into the certificate.
+  const der = request.der.buffer instanceof SharedArrayBuffer ? request.der.slice() : request.der;
+  let template: NativeTemplate | undefined;
+  try {
+    template = issuerOf(ca).nativeTemplate(profile, validity, signerExtensions);
+  } catch {
+    return undefined; // the JavaScript path reports it
+  }
+  const memo = template && unverifiedKey(der);
+  if (memo === undefined) return undefined;
+  const issued = issueOneNative(template!, der);
+  if (issued === undefined) return undefined;
+  rememberVerified(memo);
+  return { der: issued.der, pem: issued.pem, serialHex: issued.serialHex, notBefore: validity.notBefore, notAfter: validity.notAfter };
 }
 
 /** issueCertificate for a CA whose key may be in a token (CaKeyPair.keySigner). */

@@ -19,6 +19,23 @@ export interface NativeCrypto {
   signingKey(pkcs8: Uint8Array): NativeSigningKey | null;
   /** ECDSA (DER signature) or RSA PKCS#1 v1.5 over `message`, hashed in C; null on failure. */
   sign(key: NativeSigningKey, hashBits: NativeHashBits, message: Uint8Array): Buffer | null;
+  /**
+   * Reads, checks and issues a batch of DER CSRs (native/issue.c): job i, with the template `templates[templateIndex[i]]`
+   * (0xffff: none) and the key beside it, is csrBytes up to csrEnds[i] and gets serials[16i..16i+16). The result is the
+   * DER certificates back to back, then their PEM texts; derEnds[i] / pemEnds[i] are where job i's end (PEM counted
+   * from the first PEM), an empty job was not issued. Null when the arguments are not of this shape. Absent from a
+   * build older than the function: callers issue in JavaScript then.
+   */
+  issueBatch?(
+    keys: readonly NativeSigningKey[],
+    templates: readonly Uint8Array[],
+    templateIndex: Uint16Array,
+    csrBytes: Uint8Array,
+    csrEnds: Uint32Array,
+    serials: Uint8Array,
+    derEnds: Uint32Array,
+    pemEnds: Uint32Array,
+  ): ArrayBuffer | null;
 }
 
 const FUNCTIONS = ["verifyEcdsa", "verifyRsa", "signingKey", "sign"] as const;

@@ -1,8 +1,10 @@
 // Worker side of SigningPool (and its in-process path): parse, verify and issue batches of jobs for the CAs it was sent.
+import { Buffer } from "node:buffer";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { isPlatformError, PlatformError } from "../errors.js";
 import { parseCsr } from "./csr.js";
 import { Issuer } from "./issue.js";
+import { issuedNatively, issueNative, MAX_TEMPLATES, nativeBatchAvailable, nativePemText, nativeResult, NO_TEMPLATE, type NativeBatch, type NativeTemplate } from "./native-issue.js";
 import type { CaKeyPair, CertificateProfile, Extension, ParsedCsr, Validity } from "./types.js";
 
 /** Marks threads started by SigningPool, so importing this module elsewhere starts nothing. */
@@ -41,11 +43,14 @@ export interface WireBatch {
   readonly extensionSets: readonly (readonly Uint8Array[])[];
 }
 
-/** Results packed the same way: DER back to back (`derEnds`), PEM texts back to back, 32 hex digits of serial per job. */
+/**
+ * Results packed the same way: DER back to back (`derEnds`), PEM texts back to back as ASCII bytes (`pemEnds`: bytes
+ * travel without a copy, where a string is copied twice), 32 hex digits of serial per job.
+ */
 export interface WireResults {
   readonly der: Uint8Array;
   readonly derEnds: Uint32Array;
-  readonly pem: string;
+  readonly pem: Uint8Array;
   readonly pemEnds: Uint32Array;
   readonly serials: string;
   readonly errors: Readonly<Record<number, { readonly code: string; readonly message: string }>>;
@@ -72,9 +77,22 @@ export function issuerFor(ca: WireCa): IssuerSlot {
   }
 }
 
-/** Parse + verify + issue for every job; a bad CSR fails its own job only. */
+/**
+ * Parse + verify + issue for every job; a bad CSR fails its own job only. The DER CSRs go through one native call first
+ * (native-issue.ts); what it did not issue, and PEM or parsed CSRs, take the JavaScript path.
+ */
 export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: WireBatch): WireResults {
+  const native = nativeBatchAvailable() ? issueBatchNatively(issuers, batch) : undefined;
   const count = batch.csrEnds.length;
+  if (native !== undefined && allIssued(native, count)) {
+    // The usual burst: every certificate from the native call, handed on as it returned them.
+    const derTotal = count === 0 ? 0 : native.derEnds[count - 1]!;
+    const der = new Uint8Array(native.buffer, 0, derTotal);
+    const pem = new Uint8Array(native.buffer, derTotal, count === 0 ? 0 : native.pemEnds[count - 1]!);
+    const serials = Buffer.from(native.serials.buffer, native.serials.byteOffset, native.serials.length).toString("hex");
+    return { der, derEnds: native.derEnds, pem, pemEnds: native.pemEnds, serials, errors: {} };
+  }
+  const pemText = native === undefined ? "" : nativePemText(native);
   const ders: Uint8Array[] = [];
   const pems: string[] = [];
   const serials: string[] = [];
@@ -86,22 +104,26 @@ export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wi
   let validity: Validity | undefined;
   for (let i = 0; i < count; i++) {
     try {
-      const issuer = issuers.get(batch.caIds[i]!);
-      if (issuer === undefined) throw new PlatformError("SIGNER_NOT_READY", "no CA loaded in the signing worker");
-      if (issuer instanceof PlatformError) throw issuer;
-      const profile = batch.profiles[batch.profileIndex[i]!];
-      if (profile === undefined) throw new PlatformError("INTERNAL", `batch has no profile ${batch.profileIndex[i]}`);
-      const parsed = batch.parsed[i];
-      // A worker thread sees each request once: the verified-request memory could only cost there.
-      const csr = parsed !== undefined ? fromWire(parsed) : parseCsr(batch.texts[i] ?? batch.csrBytes.subarray(i === 0 ? 0 : batch.csrEnds[i - 1]!, batch.csrEnds[i]!), { remember: isMainThread });
-      const from = batch.times[2 * i]!;
-      const to = batch.times[2 * i + 1]!;
-      // Jobs of one batch usually share their window: one validity object for a run of equal ones.
-      if (validity === undefined || validity.notBefore.getTime() !== from || validity.notAfter.getTime() !== to) {
-        validity = { notBefore: new Date(from), notAfter: new Date(to) };
+      let cert: { readonly der: Uint8Array; readonly pem: string; readonly serialHex: string };
+      if (native !== undefined && issuedNatively(native, i)) cert = nativeResult(native, i, pemText);
+      else {
+        const issuer = issuers.get(batch.caIds[i]!);
+        if (issuer === undefined) throw new PlatformError("SIGNER_NOT_READY", "no CA loaded in the signing worker");
+        if (issuer instanceof PlatformError) throw issuer;
+        const profile = batch.profiles[batch.profileIndex[i]!];
+        if (profile === undefined) throw new PlatformError("INTERNAL", `batch has no profile ${batch.profileIndex[i]}`);
+        const parsed = batch.parsed[i];
+        // A worker thread sees each request once: the verified-request memory could only cost there.
+        const csr = parsed !== undefined ? fromWire(parsed) : parseCsr(batch.texts[i] ?? csrAt(batch, i), { remember: isMainThread });
+        const from = batch.times[2 * i]!;
+        const to = batch.times[2 * i + 1]!;
+        // Jobs of one batch usually share their window: one validity object for a run of equal ones.
+        if (validity === undefined || validity.notBefore.getTime() !== from || validity.notAfter.getTime() !== to) {
+          validity = { notBefore: new Date(from), notAfter: new Date(to) };
+        }
+        const ext = batch.extensionIndex[i]!;
+        cert = issuer.issue({ csr, profile, validity, ...(ext >= 0 && { signerExtensions: batch.extensionSets[ext]! }) });
       }
-      const ext = batch.extensionIndex[i]!;
-      const cert = issuer.issue({ csr, profile, validity, ...(ext >= 0 && { signerExtensions: batch.extensionSets[ext]! }) });
       ders.push(cert.der);
       pems.push(cert.pem);
       serials.push(cert.serialHex);
@@ -122,25 +144,86 @@ export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wi
     der.set(d, at);
     at += d.length;
   }
-  return { der, derEnds, pem: pems.join(""), pemEnds, serials: serials.join(""), errors };
+  // Copied out of Buffer.from's result: a small one is a view of Node's shared pool, which must never be transferred.
+  return { der, derEnds, pem: new Uint8Array(Buffer.from(pems.join(""), "latin1")), pemEnds, serials: serials.join(""), errors };
 }
 
-/** The certificate of job i, or its error. */
-export function resultAt(results: WireResults, i: number): { readonly der: Uint8Array; readonly pem: string; readonly serialHex: string } | { readonly code: string; readonly message: string } {
+function csrAt(batch: WireBatch, i: number): Uint8Array {
+  return batch.csrBytes.subarray(i === 0 ? 0 : batch.csrEnds[i - 1]!, batch.csrEnds[i]!);
+}
+
+function allIssued(native: NativeBatch, count: number): boolean {
+  for (let i = 0; i < count; i++) if (!issuedNatively(native, i)) return false;
+  return true;
+}
+
+/**
+ * The DER jobs of a batch in one native call: each run of jobs with the same CA, profile, signer extensions and window
+ * shares a template. Undefined when no job can go that way.
+ */
+function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: WireBatch): NativeBatch | undefined {
+  const count = batch.csrEnds.length;
+  const index = new Uint16Array(count).fill(NO_TEMPLATE);
+  const templates: NativeTemplate[] = [];
+  let runKey = -1;
+  let runIndex = NO_TEMPLATE;
+  for (let i = 0; i < count; i++) {
+    if (batch.texts[i] !== undefined || batch.parsed[i] !== undefined) continue;
+    const ca = batch.caIds[i]!;
+    const profileIndex = batch.profileIndex[i]!;
+    const ext = batch.extensionIndex[i]!;
+    const from = batch.times[2 * i]!;
+    const to = batch.times[2 * i + 1]!;
+    if (runKey === i - 1 && ca === batch.caIds[i - 1] && profileIndex === batch.profileIndex[i - 1] && ext === batch.extensionIndex[i - 1] && from === batch.times[2 * i - 2] && to === batch.times[2 * i - 1]) {
+      index[i] = runIndex;
+      runKey = i;
+      continue;
+    }
+    runKey = i;
+    runIndex = NO_TEMPLATE;
+    const issuer = issuers.get(ca);
+    const profile = batch.profiles[profileIndex];
+    if (!(issuer instanceof Issuer) || profile === undefined || templates.length === MAX_TEMPLATES) continue;
+    let template: NativeTemplate | undefined;
+    try {
+      template = issuer.nativeTemplate(profile, { notBefore: new Date(from), notAfter: new Date(to) }, ext >= 0 ? batch.extensionSets[ext] : undefined);
+    } catch {
+      continue; // the JavaScript path fails these jobs with the error
+    }
+    if (template === undefined) continue;
+    runIndex = templates.indexOf(template);
+    if (runIndex < 0) runIndex = templates.push(template) - 1;
+    index[i] = runIndex;
+  }
+  return templates.length === 0 ? undefined : issueNative(templates, index, batch.csrBytes, batch.csrEnds);
+}
+
+/** All the PEM texts of a result message as one string (made once per message: a slice of it is then each one's). */
+export function pemTexts(results: WireResults): string {
+  const pem = results.pem;
+  return Buffer.from(pem.buffer, pem.byteOffset, pem.byteLength).toString("latin1");
+}
+
+/** The certificate of job i, or its error; `texts` is pemTexts(results). */
+export function resultAt(
+  results: WireResults,
+  i: number,
+  texts = pemTexts(results),
+): { readonly der: Uint8Array; readonly pem: string; readonly serialHex: string } | { readonly code: string; readonly message: string } {
   const error = results.errors[i];
   if (error !== undefined) return error;
   const derStart = i === 0 ? 0 : results.derEnds[i - 1]!;
   const pemStart = i === 0 ? 0 : results.pemEnds[i - 1]!;
   return {
     der: results.der.subarray(derStart, results.derEnds[i]!),
-    pem: results.pem.slice(pemStart, results.pemEnds[i]!),
+    pem: texts.slice(pemStart, results.pemEnds[i]!),
     serialHex: results.serials.slice(i * SERIAL_HEX, (i + 1) * SERIAL_HEX),
   };
 }
 
-/** Typed arrays of a packed message, to transfer rather than copy. */
+/** The buffers behind a packed message, each once, to transfer rather than copy. */
 export function transferList(...arrays: readonly ArrayBufferView[]): ArrayBuffer[] {
-  return arrays.map((a) => a.buffer as ArrayBuffer);
+  return [...new Set(arrays.map((a) => a.buffer as ArrayBuffer))];
 }
 
 function serve(port: NonNullable<typeof parentPort>): void {
@@ -150,7 +233,7 @@ function serve(port: NonNullable<typeof parentPort>): void {
     if (msg.type === "forget") return void issuers.delete(msg.id);
     const results = processBatch(issuers, msg.batch);
     // Certificates travel back without a copy.
-    port.postMessage({ type: "results", id: msg.id, results } satisfies FromWorker, transferList(results.der, results.derEnds, results.pemEnds));
+    port.postMessage({ type: "results", id: msg.id, results } satisfies FromWorker, transferList(results.der, results.derEnds, results.pem, results.pemEnds));
   });
 }
 

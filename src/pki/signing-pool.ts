@@ -12,8 +12,8 @@ import { compiledScript } from "../compiled-script.js";
 import { asErrorCode, invalidOption, PlatformError, toPlatformError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { parseCsr } from "./csr.js";
-import { issueCertificate, issueCertificateAsync, type IssuedCertificate } from "./issue.js";
-import { POOL_WORKER_KIND, resultAt, transferList, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireParsed, type WireResults } from "./signing-pool-worker.js";
+import { issueCertificate, issueCertificateAsync, issueDerNatively, type IssuedCertificate } from "./issue.js";
+import { pemTexts, POOL_WORKER_KIND, resultAt, transferList, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireParsed, type WireResults } from "./signing-pool-worker.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr, Validity } from "./types.js";
 
 export interface SigningPoolOptions {
@@ -132,10 +132,15 @@ export class SigningPool {
     this.counts.inline += 1;
     const start = performance.now();
     try {
-      const csr = typeof job.csr === "string" || job.csr instanceof Uint8Array ? parseCsr(job.csr) : job.csr;
-      const request = { ca: job.ca, csr, profile: job.profile, validity: job.validity, ...(job.signerExtensions && { signerExtensions: job.signerExtensions }) };
-      if (job.ca.keySigner) return issueCertificateAsync(request).catch((e: unknown) => Promise.reject(toPlatformError(e)));
-      const issued = issueCertificate(request);
+      const extra = job.signerExtensions && { signerExtensions: job.signerExtensions };
+      // DER bytes go through the native call first: read, checked and issued at once.
+      let issued = job.csr instanceof Uint8Array ? issueDerNatively({ ca: job.ca, der: job.csr, profile: job.profile, validity: job.validity, ...extra }) : undefined;
+      if (issued === undefined) {
+        const csr = typeof job.csr === "string" || job.csr instanceof Uint8Array ? parseCsr(job.csr) : job.csr;
+        const request = { ca: job.ca, csr, profile: job.profile, validity: job.validity, ...extra };
+        if (job.ca.keySigner) return issueCertificateAsync(request).catch((e: unknown) => Promise.reject(toPlatformError(e)));
+        issued = issueCertificate(request);
+      }
       const ms = performance.now() - start;
       const mean = this.costs.get(job.ca);
       this.costs.set(job.ca, mean === undefined ? ms : mean + COST_WEIGHT * (ms - mean));
@@ -260,8 +265,9 @@ export class SigningPool {
       for (const p of pending) p.reject(new PlatformError("INTERNAL", "signing worker returned fewer results than jobs"));
       return;
     }
+    const texts = pemTexts(results);
     pending.forEach((p, i) => {
-      const r = resultAt(results, i);
+      const r = resultAt(results, i, texts);
       if ("code" in r) p.reject(new PlatformError(asErrorCode(r.code, "INTERNAL"), r.message));
       else p.resolve({ der: r.der, pem: r.pem, serialHex: r.serialHex, notBefore: p.job.validity.notBefore, notAfter: p.job.validity.notAfter });
     });

@@ -16,7 +16,7 @@ import {
   sequence,
   time,
 } from "./der-writer.js";
-import { nativeCrypto, nativeHashBits } from "./native.js";
+import { nativeCrypto, nativeHashBits, type NativeHashBits, type NativeSigningKey } from "./native.js";
 import { OID } from "./oids.js";
 import type { KeyAlgorithm, NamedCurve, Validity } from "./types.js";
 
@@ -144,22 +144,43 @@ export function randomSerial(): Uint8Array {
   }
 }
 
+/** `count` serials of randomSerial's form back to back, in one fresh buffer (a batch issued in one native call). */
+export function randomSerials(count: number): Uint8Array {
+  // From the same blocks as randomSerial: a randomBytes call of its own costs microseconds, too much for a lone request.
+  const out = new Uint8Array(count * SERIAL_BYTES);
+  for (let at = 0; at < out.length; at += SERIAL_BYTES) out.set(randomSerial(), at);
+  return out;
+}
+
 /** Signs a TBSCertificate with one CA key: made once per Issuer, it keeps the key in the form that signs fastest. */
 export type CaSignFunction = (tbs: Uint8Array) => Uint8Array;
+
+/** A CA key held by OpenSSL through the native accelerator, with the hash its scheme signs with. */
+export interface NativeCaKey {
+  readonly handle: NativeSigningKey;
+  readonly hashBits: NativeHashBits;
+}
+
+/** The CA key held natively, when the accelerator is built and handles the scheme (ECDSA, RSA); else null. */
+export function nativeCaKey(scheme: SignatureScheme, key: KeyObject): NativeCaKey | null {
+  const hashBits = nativeHashBits(scheme.hash);
+  if (nativeCrypto === undefined || hashBits === undefined) return null;
+  const handle = nativeCrypto.signingKey(key.export({ type: "pkcs8", format: "der" }));
+  return handle === null ? null : { handle, hashBits };
+}
 
 /**
  * The CA key as a sign function: held by OpenSSL through the native accelerator when it is built and handles the
  * key type (ECDSA, RSA), else node:crypto's sign with the imported KeyObject (Ed25519, or no accelerator).
  */
-export function caSignFunction(scheme: SignatureScheme, key: KeyObject): CaSignFunction {
-  const bits = nativeHashBits(scheme.hash);
-  const handle = nativeCrypto !== undefined && bits !== undefined ? nativeCrypto.signingKey(key.export({ type: "pkcs8", format: "der" })) : null;
+export function caSignFunction(scheme: SignatureScheme, key: KeyObject, native: NativeCaKey | null = nativeCaKey(scheme, key)): CaSignFunction {
   const failed = (cause: unknown) =>
     new PlatformError("CA_INVALID", `signing with the CA key failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-  if (handle !== null && bits !== undefined) {
-    const native = nativeCrypto!;
+  if (native !== null) {
+    const accelerator = nativeCrypto!;
+    const { handle, hashBits } = native;
     return (tbs) => {
-      const signature = native.sign(handle, bits, tbs);
+      const signature = accelerator.sign(handle, hashBits, tbs);
       if (signature === null) throw failed("OpenSSL refused to sign");
       return signature;
     };
