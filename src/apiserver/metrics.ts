@@ -66,6 +66,7 @@ export class ApiServerMetrics {
   readonly authDuration: Histogram<"result">;
   readonly authzWebhookEvaluations: Counter<"name" | "result">;
   readonly authzWebhookDuration: Histogram<"name" | "result">;
+  readonly terminations: Counter<Exclude<LabelName, "dry_run"> | "code">;
   readonly #requests = new Map<string, PendingCount>();
   readonly #inflight = { readOnly: 0, mutating: 0 };
   readonly #authAttempts = { success: 0, failure: 0, error: 0 };
@@ -98,6 +99,8 @@ export class ApiServerMetrics {
         this.set(MUTATING, inflight.mutating);
       },
     });
+    // Upstream's name and labels (no dry_run): requests the server ended itself, here the 504s at a deadline.
+    this.terminations = new Counter({ name: "apiserver_request_terminations_total", help: "Number of requests which apiserver terminated in self-defense.", labelNames: ["verb", "group", "version", "resource", "subresource", "scope", "component", "code"], registers });
     this.longRunning = new Gauge({ name: "apiserver_longrunning_requests", help: "Gauge of all active long-running apiserver requests (watches) broken out by verb, group, version, resource, scope and component.", labelNames: labels, registers });
     this.watchers = new Gauge({ name: "apiserver_registered_watchers", help: "Number of currently registered watchers for a given resource.", labelNames: ["group", "version", "kind"], registers });
     const attempts = this.#authAttempts;
@@ -216,6 +219,12 @@ export class RequestTracker {
     this.#m.inflight(this.#kind, -1);
     this.#m.longRunning.inc(this.#labels);
     this.#m.watchers.inc(this.#watchKind);
+  }
+
+  /** The server ended the request itself with `code` (a 504 at its deadline); end() still records its answer. */
+  terminated(code: number, method: string): void {
+    const { dry_run: _dryRun, ...labels } = this.#labels ?? unroutedLabels(method);
+    this.#m.terminations.inc({ ...labels, code: String(code) });
   }
 
   /** Records the request with its status code; `method` labels a request answered before routing. Once only. */

@@ -70,6 +70,7 @@ export function answerTimeout(req: FastifyRequest, reply: FastifyReply, o: Audit
   // An answer whose audit is being written is on its way: it goes out as it is.
   if (res.headersSent || res.destroyed || req.platformAudit?.completed) return;
   silence(reply);
+  req.platformTracker?.terminated(504, req.method);
   const status = statusOf(new PlatformError("TIMEOUT", TIMEOUT_MESSAGE));
   completeAudit(req, o, status.code, () => status).then((failed) => {
     if (res.headersSent || res.destroyed) return;

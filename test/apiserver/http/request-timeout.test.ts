@@ -61,7 +61,10 @@ describe("a request past its deadline", () => {
       storage.resume();
       await until(async () => (await call(server.address, "GET", `${SA_PATH}/late`)).status === 200, "the late write to be stored");
       expect(sink.byId("late-1")).toHaveLength(2);
-      expect((await server.metrics.scrape()).body).toMatch(/apiserver_request_total\{[^}]*verb="POST"[^}]*code="504"[^}]*\} 1/);
+      const scraped = (await server.metrics.scrape()).body;
+      expect(scraped).toMatch(/apiserver_request_total\{[^}]*verb="POST"[^}]*code="504"[^}]*\} 1/);
+      // Upstream's count of requests the server ended itself, with the request's labels.
+      expect(scraped).toMatch(/apiserver_request_terminations_total\{verb="POST",group="",version="v1",resource="serviceaccounts",subresource="",scope="[a-z]+",component="apiserver",code="504"\} 1/);
     } finally {
       storage.resume();
       await server.stop();
