@@ -149,22 +149,6 @@ static int utf8_ok(const unsigned char *p, size_t len) {
   return 1;
 }
 
-/* UTF-16BE with every surrogate paired, as TextDecoder("utf-16be", { fatal: true }) requires. */
-static int bmp_ok(const unsigned char *p, size_t len) {
-  if (len % 2) return 0;
-  for (size_t i = 0; i < len; i += 2) {
-    unsigned u = (unsigned)p[i] << 8 | p[i + 1];
-    if (u >= 0xdc00 && u <= 0xdfff) return 0;
-    if (u >= 0xd800 && u <= 0xdbff) {
-      if (len - i < 4) return 0;
-      unsigned v = (unsigned)p[i + 2] << 8 | p[i + 3];
-      if (v < 0xdc00 || v > 0xdfff) return 0;
-      i += 2;
-    }
-  }
-  return 1;
-}
-
 static int universal_ok(const unsigned char *p, size_t len) {
   if (len % 4) return 0;
   for (size_t i = 0; i < len; i += 4) {
@@ -174,7 +158,18 @@ static int universal_ok(const unsigned char *p, size_t len) {
   return 1;
 }
 
-/* 1 when the value is a string type decodeString accepts or not a string type at all (names.ts writes those as hex). */
+/* A BMPString OpenSSL reads back in a certificate: UCS-2, no surrogate code units (names.ts checkIssuable). */
+static int ucs2_ok(const unsigned char *p, size_t len) {
+  if (len % 2) return 0;
+  for (size_t i = 0; i < len; i += 2)
+    if ((p[i] & 0xf8) == 0xd8) return 0;
+  return 1;
+}
+
+/*
+ * 1 when the value is a string type decodeString accepts or not a string type at all (names.ts writes those as hex),
+ * and one OpenSSL reads back once copied into a certificate: no VisibleString, no surrogates in a BMPString.
+ */
 static int name_value_ok(unsigned char tag, const unsigned char *p, size_t len) {
   size_t i;
   switch (tag) {
@@ -182,9 +177,9 @@ static int name_value_ok(unsigned char tag, const unsigned char *p, size_t len) 
     case 0x13: for (i = 0; i < len; i++) if (!printable(p[i])) return 0; return 1;
     case 0x16: for (i = 0; i < len; i++) if (p[i] >= 0x80) return 0; return 1;
     case 0x12: for (i = 0; i < len; i++) if (p[i] != ' ' && (p[i] < '0' || p[i] > '9')) return 0; return 1;
-    case 0x1a: for (i = 0; i < len; i++) if (p[i] < 0x20 || p[i] >= 0x7f) return 0; return 1;
+    case 0x1a: return 0; /* VisibleString: OpenSSL cannot read it back in a certificate */
     case 0x14: return 1; /* T61String, read as Latin-1 */
-    case 0x1e: return bmp_ok(p, len);
+    case 0x1e: return ucs2_ok(p, len);
     case 0x1c: return universal_ok(p, len);
     default: return 1;
   }

@@ -90,7 +90,8 @@ export function parseCsr(input: string | Uint8Array, opts: ParseCsrOptions = {})
   const info = csr.child(infoTlv);
   const version = info.smallInteger("version");
   if (version !== 0) throw csrError(`version must be 0 (v1), got ${version}`);
-  const subject = readName(info, "subject");
+  // Copied into the certificate as it is: only values OpenSSL reads back.
+  const subject = readName(info, "subject", true);
   const key = readPublicKey(info);
   // Some encoders omit the [0] attributes field entirely when there are none.
   const attrsTlv = info.hasMore() ? info.next(contextTag(0, true), "attributes") : undefined;

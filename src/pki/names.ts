@@ -2,11 +2,16 @@
 import type { DistinguishedName, NameAttribute, SubjectAltNames } from "./types.js";
 import { hex } from "./bytes.js";
 import { DerReader } from "./der.js";
-import { decodeString, derError, isStringTag, Tag, tagName } from "./der-values.js";
+import { decodeString, derError, isStringTag, Tag, tagName, type Tlv } from "./der-values.js";
 import { NAME_ATTRIBUTE_SHORT_NAMES, OID } from "./oids.js";
 
-/** Reads a Name (SEQUENCE OF RDN) at the reader's position; `der` is a view of the Name's bytes. */
-export function readName(reader: DerReader, what = "name"): DistinguishedName {
+/**
+ * Reads a Name (SEQUENCE OF RDN) at the reader's position; `der` is a view of the Name's bytes. `issued`: the name is a
+ * request's subject, copied as it is into a certificate, so values OpenSSL cannot read back in a certificate are
+ * refused (a VisibleString; a BMPString with surrogate pairs, which OpenSSL reads as UCS-2): the certificate would be
+ * unreadable to OpenSSL and node alike.
+ */
+export function readName(reader: DerReader, what = "name", issued = false): DistinguishedName {
   const tlv = reader.next(Tag.SEQUENCE, what);
   const seq = reader.child(tlv);
   const rdns: NameAttribute[][] = [];
@@ -26,6 +31,7 @@ export function readName(reader: DerReader, what = "name"): DistinguishedName {
       const valueTlv = atv.next(undefined, `${what} attribute value`);
       atv.finish(`${what} attribute`);
       const shortName = NAME_ATTRIBUTE_SHORT_NAMES[oid];
+      if (issued) checkIssuable(atv.buf, valueTlv, `${what} attribute ${oid}`);
       const isText = isStringTag(valueTlv.tag);
       const value = isText ? decodeString(atv.buf, valueTlv, `${what} attribute ${oid}`) : `#${hex(atv.bytes(valueTlv))}`;
       rdn.push(shortName === undefined ? { oid, value } : { oid, shortName, value });
@@ -58,6 +64,14 @@ export function escapeRfc4514(value: string): string {
     else out += ch;
   }
   return out;
+}
+
+function checkIssuable(buf: Uint8Array, tlv: Tlv, what: string): void {
+  if (tlv.tag === Tag.VISIBLE_STRING) throw derError(`${what}: a VisibleString cannot be copied into a certificate (OpenSSL cannot read it back); use a UTF8String or PrintableString`, tlv.start);
+  if (tlv.tag !== Tag.BMP_STRING) return;
+  for (let i = tlv.contentStart; i + 1 < tlv.end; i += 2) {
+    if ((buf[i]! & 0xf8) === 0xd8) throw derError(`${what}: a BMPString with surrogate pairs cannot be copied into a certificate (OpenSSL reads BMPString as UCS-2); use a UTF8String`, i);
+  }
 }
 
 const GENERAL_NAME_TAGS = new Set([0xa0, 0x81, 0x82, 0xa3, 0xa4, 0xa5, 0x86, 0x87, 0x88]);

@@ -25,6 +25,9 @@ export const BAD_HAND_CSRS: readonly [string, HandCsrOptions, ErrorCode, string]
   ["an empty RDN", { subject: seq(tlv(0x31)) }, "DER_INVALID", "empty relative distinguished name"],
   ["a bad UTF8String in the subject", { subject: name([["2.5.4.3", tlv(0x0c, [0xff])]]) }, "DER_INVALID", "UTF-8"],
   ["a bad PrintableString in the subject", { subject: name([["2.5.4.3", str(0x13, "a@b")]]) }, "DER_INVALID", "PrintableString"],
+  // Copied into certificates as they are, and OpenSSL could not read them back there.
+  ["a VisibleString in the subject", { subject: name([["2.5.4.3", str(0x1a, "v~")]]) }, "DER_INVALID", "VisibleString cannot be copied into a certificate"],
+  ["a BMPString surrogate pair in the subject", { subject: name([["2.5.4.11", tlv(0x1e, [0x00, 0x41, 0xd8, 0x34, 0xdd, 0x1e])]]) }, "DER_INVALID", "surrogate pairs"],
   ["trailing bytes inside the request", { trailer: nul() }, "DER_INVALID", "trailing bytes after CertificationRequest"],
   ["a mismatched signature algorithm", { signatureAlgorithm: seq(oid("1.2.840.113549.1.1.11"), nul()) }, "CSR_INVALID", "does not match the ecdsa key"],
   ["ECDSA with parameters", { signatureAlgorithm: seq(oid("1.2.840.10045.4.3.2"), nul()) }, "CSR_INVALID", "unexpected parameters"],
