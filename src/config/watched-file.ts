@@ -41,8 +41,10 @@ export interface WatchedFile {
 
 export function watchConfigFile(o: WatchedFileOptions): WatchedFile {
   const clock = o.clock ?? systemClock;
-  /** The last content seen, applied or refused, or `\0<code>` for the last read failure. */
-  let seen = o.initialDigest;
+  /** The content in use: the file coming back with it after a failed read is not a change. */
+  let applied = o.initialDigest;
+  /** The last content seen, applied or refused, or `\0<code>` for the last read failure: each said once. */
+  let seen = applied;
   let queue: Promise<boolean> = Promise.resolve(false);
   let stopped = false;
   let timer: CancelTimer | undefined;
@@ -65,8 +67,10 @@ export function watchConfigFile(o: WatchedFileOptions): WatchedFile {
     if (digest === seen) return false;
     // Recorded before applying: a bad content is refused once, not at every check until it changes.
     seen = digest;
+    if (digest === applied) return false;
     try {
       await o.apply(text);
+      applied = digest;
       return true;
     } catch (err) {
       o.refused({ reason: (err as Error).message, unreadable: false });

@@ -39,7 +39,15 @@ describe("a followed configuration file", () => {
     expect(f.refused).toEqual([{ reason: "cannot read it: ENOENT", unreadable: true, code: "ENOENT" }]);
     // The content that was in use before the file went missing is not new: nothing to apply.
     writeFileSync(f.path, "b");
+    expect(await f.file.check()).toBe(false);
+    expect(f.applied).toEqual(["b"]);
+    // Missing again, then back with another content: said once more, and that content is applied.
+    rmSync(f.path);
+    expect(await f.file.check()).toBe(false);
+    writeFileSync(f.path, "c");
     expect(await f.file.check()).toBe(true);
+    expect(f.refused).toHaveLength(2);
+    expect(f.applied).toEqual(["b", "c"]);
     f.file.stop();
   });
 
