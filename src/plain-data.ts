@@ -25,17 +25,28 @@ export const NESTING_MESSAGE = `the value is nested more than ${MAX_NESTING_DEPT
  * sender meant, so it is refused with a message that names the key).
  */
 export function plainValueProblem(value: unknown): string | undefined {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
+  // Two stacks side by side, not one of [value, depth] pairs: this runs on every request body.
+  const values: unknown[] = [value];
+  const depths: number[] = [1];
+  while (values.length > 0) {
+    const v = values.pop();
+    const depth = depths.pop()!;
     if (v === null || typeof v !== "object") continue;
     if (depth > MAX_NESTING_DEPTH) return NESTING_MESSAGE;
     if (Array.isArray(v)) {
-      for (const item of v) stack.push([item, depth + 1]);
+      for (const item of v) {
+        values.push(item);
+        depths.push(depth + 1);
+      }
       continue;
     }
     if (Object.hasOwn(v, "__proto__")) return 'the key "__proto__" is not accepted (it names an object\'s prototype); rename it';
-    for (const item of Object.values(v)) stack.push([item, depth + 1]);
+    const obj = v as Record<string, unknown>;
+    for (const k in obj) {
+      if (!Object.hasOwn(obj, k)) continue;
+      values.push(obj[k]);
+      depths.push(depth + 1);
+    }
   }
   return undefined;
 }

@@ -45,23 +45,9 @@ function walk(before: unknown, after: unknown, node: SchemaNode | undefined, pat
     if ((before === undefined || isObject(before)) && (after === undefined || isObject(after))) {
       const b = before as Obj | undefined;
       const a = after as Obj | undefined;
-      const required = shape === "object" ? node!.required : [];
-      const visit = (k: string) => {
-        const declared = shape === "object" ? (Object.hasOwn(node!.fields, k) ? node!.fields[k] : undefined) : node!.values;
-        const bv = b?.[k];
-        const av = a?.[k];
-        path.push(fieldElement(k));
-        walk(bv, av, declared, path, c, comparing);
-        const own = (v: unknown) =>
-          v === null || (isObject(v) && Object.keys(v).length === 0) || shape === "map" || declared === undefined || (comparing && isCollection(declared) && !required.includes(k));
-        if (bv === undefined && av !== undefined && own(av)) c.added.insert(path);
-        else if (av === undefined && bv !== undefined && own(bv)) c.removed.insert(path);
-        else if (bv !== undefined && av !== undefined && own(av) !== own(bv)) (own(av) ? c.added : c.removed).insert(path);
-        path.pop();
-      };
       // Every key of either side once: the earlier side's, then the later side's new ones.
-      for (const k in b) if (Object.hasOwn(b, k)) visit(k);
-      for (const k in a) if (Object.hasOwn(a, k) && (b === undefined || !Object.hasOwn(b, k))) visit(k);
+      for (const k in b) if (Object.hasOwn(b, k)) visitKey(k, b, a, node!, shape, path, c, comparing);
+      for (const k in a) if (Object.hasOwn(a, k) && (b === undefined || !Object.hasOwn(b, k))) visitKey(k, b, a, node!, shape, path, c, comparing);
       return;
     }
   } else if (shape === "list" && node!.listType !== "atomic") {
@@ -89,6 +75,53 @@ function walk(before: unknown, after: unknown, node: SchemaNode | undefined, pat
   if (before === undefined) c.added.insert(path);
   else if (after === undefined) c.removed.insert(path);
   else if (before !== after && (typeof before !== "object" || !isDeepStrictEqual(before, after))) c.modified.insert(path);
+}
+
+/** One key of an object or map node: walked below, then the key itself counted when it is a member of its own. */
+function visitKey(k: string, b: Obj | undefined, a: Obj | undefined, node: SchemaNode, shape: "object" | "map", path: string[], c: Comparison, comparing: boolean): void {
+  const declared = node.type === "object" ? (Object.hasOwn(node.fields, k) ? node.fields[k] : undefined) : node.type === "map" ? node.values : undefined;
+  const bv = b?.[k];
+  const av = a?.[k];
+  path.push(fieldElementOf(k));
+  walk(bv, av, declared, path, c, comparing);
+  const required = node.type === "object" ? node.required : NONE;
+  if (bv === undefined) {
+    if (av !== undefined && owns(av, shape, declared, comparing, required, k)) c.added.insert(path);
+  } else if (av === undefined) {
+    if (owns(bv, shape, declared, comparing, required, k)) c.removed.insert(path);
+  } else {
+    const ownAfter = owns(av, shape, declared, comparing, required, k);
+    if (ownAfter !== owns(bv, shape, declared, comparing, required, k)) (ownAfter ? c.added : c.removed).insert(path);
+  }
+  path.pop();
+}
+
+const NONE: readonly string[] = [];
+
+/** Whether a field's value is a member of its own (see compareObjects). */
+function owns(v: unknown, shape: "object" | "map", declared: SchemaNode | undefined, comparing: boolean, required: readonly string[], k: string): boolean {
+  return v === null || (isObject(v) && isEmptyObject(v)) || shape === "map" || declared === undefined || (comparing && isCollection(declared) && !required.includes(k));
+}
+
+function isEmptyObject(v: Obj): boolean {
+  for (const k in v) if (Object.hasOwn(v, k)) return false;
+  return true;
+}
+
+/**
+ * `f:<name>` of a field, remembered: every write compares whole objects, and their field names repeat (a bounded
+ * map, emptied when full, as map keys such as label names are open-ended).
+ */
+const FIELD_ELEMENTS = new Map<string, string>();
+const MAX_FIELD_ELEMENTS = 4096;
+
+function fieldElementOf(name: string): string {
+  let e = FIELD_ELEMENTS.get(name);
+  if (e === undefined) {
+    if (FIELD_ELEMENTS.size >= MAX_FIELD_ELEMENTS) FIELD_ELEMENTS.clear();
+    FIELD_ELEMENTS.set(name, (e = fieldElement(name)));
+  }
+  return e;
 }
 
 /** The items of a set or map list by their path element (`v:` or `k:`); a repeated element keeps its first item. */

@@ -35,31 +35,34 @@ export class FieldSet {
     return node?.member === true;
   }
 
+  // Sets are not changed once built (only while a walk or a decode builds them), so results share the subtrees
+  // they take over unchanged instead of copying them: a write's managers keep most of what they own.
   union(other: FieldSet): FieldSet {
     if (other.empty) return this;
     if (this.empty) return other;
-    const out = this.clone();
-    out.addAll(other);
+    const out = new FieldSet();
+    out.member = this.member || other.member;
+    for (const [e, c] of this.children) {
+      const o = other.children.get(e);
+      out.children.set(e, o === undefined ? c : c.union(o));
+    }
+    for (const [e, o] of other.children) if (!this.children.has(e)) out.children.set(e, o);
     return out;
-  }
-
-  private addAll(other: FieldSet): void {
-    if (other.member) this.member = true;
-    for (const [e, c] of other.children) this.descend(e).addAll(c);
   }
 
   /** The paths of this set not in `other` (membership by path: a member of `other` removes only that path). */
   difference(other: FieldSet): FieldSet {
-    // Sets are not changed once built, so nothing taken away can be this set itself.
     if (other.empty) return this;
     const out = new FieldSet();
     out.member = this.member && !other.member;
+    let changed = out.member !== this.member;
     for (const [e, c] of this.children) {
       const o = other.children.get(e);
-      const d = o === undefined ? c.clone() : c.difference(o);
+      const d = o === undefined ? c : c.difference(o);
+      if (d !== c) changed = true;
       if (!d.empty) out.children.set(e, d);
     }
-    return out;
+    return changed ? out : this;
   }
 
   intersection(other: FieldSet): FieldSet {
@@ -71,13 +74,6 @@ export class FieldSet {
       const i = c.intersection(o);
       if (!i.empty) out.children.set(e, i);
     }
-    return out;
-  }
-
-  clone(): FieldSet {
-    const out = new FieldSet();
-    out.member = this.member;
-    for (const [e, c] of this.children) out.children.set(e, c.clone());
     return out;
   }
 
@@ -112,10 +108,12 @@ export class FieldSet {
   static fromJSON(value: unknown): FieldSet {
     const out = new FieldSet();
     if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error("a FieldsV1 value must be an object");
-    for (const [k, v] of Object.entries(value)) {
+    const fields = value as Record<string, unknown>;
+    for (const k in fields) {
+      if (!Object.hasOwn(fields, k)) continue;
       if (k === ".") out.member = true;
-      else if (/^[fkvi]:/.test(k)) {
-        const c = FieldSet.fromJSON(v);
+      else if (k[1] === ":" && ELEMENT_KINDS.includes(k[0]!)) {
+        const c = FieldSet.fromJSON(fields[k]);
         if (c.children.size === 0) c.member = true;
         out.children.set(k, c);
       } else throw new Error(`unknown FieldsV1 element ${JSON.stringify(k)}`);
@@ -123,6 +121,9 @@ export class FieldSet {
     return out;
   }
 }
+
+/** The first letters of path elements: field, key, value, index. */
+const ELEMENT_KINDS = "fkvi";
 
 const ORDER: Readonly<Record<string, number>> = { f: 0, k: 1, v: 2, i: 3 };
 

@@ -23,14 +23,14 @@ function typeName(node: SchemaNode): string {
   }
 }
 
-function formatError(path: string, value: string | number | boolean, node: ScalarNode): FieldError | undefined {
+function formatError(path: () => string, value: string | number | boolean, node: ScalarNode): FieldError | undefined {
   switch (node.format) {
     case "int32":
-      return (value as number) < INT32_MIN || (value as number) > INT32_MAX ? invalid(path, value, "must fit in a 32-bit integer") : undefined;
+      return (value as number) < INT32_MIN || (value as number) > INT32_MAX ? invalid(path(), value, "must fit in a 32-bit integer") : undefined;
     case "int64":
-      return Number.isSafeInteger(value) ? undefined : typeInvalid(path, value, "int64");
+      return Number.isSafeInteger(value) ? undefined : typeInvalid(path(), value, "int64");
     case "date-time":
-      return isRfc3339(value as string) ? undefined : invalid(path, value, "must be an RFC 3339 time such as 2006-01-02T15:04:05Z");
+      return isRfc3339(value as string) ? undefined : invalid(path(), value, "must be an RFC 3339 time such as 2006-01-02T15:04:05Z");
     default:
       return undefined;
   }
