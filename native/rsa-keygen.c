@@ -2,10 +2,11 @@
  * RSA key generation (e = 65537) on the libuv pool, with OpenSSL's BIGNUM arithmetic and CSPRNG.
  *
  * OpenSSL 3.0's RSA generator (what node's generateKeyPair("rsa") runs) tests each 1024-bit candidate with 64
- * Miller-Rabin rounds and searches with a small sieve: ~120 ms of CPU per RSA-2048 key. Here the primes are found as
- * FIPS 186-5 Appendix B.3.3 allows (probable primes): a random odd start with its top two bits set, an incremental
- * search sieved by the first 2048 odd primes (and by p ≡ 1 mod e, so that gcd(e, p−1) = 1), then Miller-Rabin with
- * base 2 followed by the number of random-base rounds of FIPS 186-5 Table B.1 in its stricter column:
+ * Miller-Rabin rounds and searches with a small sieve: ~120 ms of CPU per RSA-2048 key. Here the primes are random
+ * probable primes in the FIPS 186-5 sense: a random odd start with its top two bits set (so p > √2·2^(bits−1) and n
+ * has exactly nlen bits), an incremental search sieved by the first 2048 odd primes (and by p ≡ 1 mod e, so that
+ * gcd(e, p−1) = 1), then Miller-Rabin with base 2 followed by the number of random-base rounds that FIPS 186-5
+ * Table B.1 ("Minimum number of rounds of M-R testing", RSA primes p and q) gives in its stricter column:
  *
  *   prime size (nlen)        error ≤ 2^-100   stricter column       rounds used here
  *   1024 bits (RSA-2048)     4                5  (2^-112)           5 (every size below 1536 bits)
@@ -13,9 +14,13 @@
  *   2048 bits (RSA-4096)     2                4  (2^-144)           4 (every size from 1536 bits up)
  *
  * The error bound only falls as the primes grow, so a size between two rows takes the rounds of the row below it.
- * The key then meets FIPS 186-5 A.1.1: |p − q| > 2^(nlen/2 − 100), d = e^-1 mod lcm(p−1, q−1) (the smallest private
- * exponent, as OpenSSL 3 computes it) with d > 2^(nlen/2); otherwise the pair is drawn again. The final exponent and
- * CRT values are computed with BN_FLG_CONSTTIME on the secret numbers, and every secret number is cleared when freed.
+ * FIPS 186-5 draws a fresh candidate after each failure; stepping from one random start instead (PRIMEINC, analysed by
+ * Brandt and Damgård, CRYPTO '92; OpenSSL 1.1 and Go search this way too) saves a random draw and a full trial
+ * division per candidate, and the base-2 round before the table's rounds is a margin for the table's bounds having
+ * been derived for independent candidates. The key then meets FIPS 186-5's conditions: |p − q| > 2^(nlen/2 − 100),
+ * d = e^-1 mod lcm(p−1, q−1) (the smallest private exponent, as OpenSSL 3 computes it) with d > 2^(nlen/2);
+ * otherwise the pair is drawn again. The final exponent and CRT values are computed with BN_FLG_CONSTTIME on the
+ * secret numbers, the Miller-Rabin exponentiations too, and every secret number is cleared when freed.
  */
 #include "crypto.h"
 #include <pthread.h>
@@ -150,13 +155,13 @@ static int generate_key(keygen_job *job) {
     /* |p − q| > 2^(nlen/2 − 100), which also makes p ≠ q. */
     if (!BN_sub(t, p, q)) goto end;
     BN_set_negative(t, 0);
-    if (BN_num_bits(t) <= half - 100) continue;
+    if (BN_num_bits(t) <= half - 99) continue;
     if (BN_cmp(p, q) < 0) BN_swap(p, q); /* p > q, as OpenSSL orders them */
     if (!BN_mul(n, p, q, ctx) || BN_num_bits(n) != job->bits) continue;
     if (!BN_sub(p1, p, BN_value_one()) || !BN_sub(q1, q, BN_value_one())) goto end;
     if (!BN_gcd(gcd, p1, q1, ctx) || !BN_mul(t, p1, q1, ctx) || !BN_div(lcm, NULL, t, gcd, ctx)) goto end;
     if (BN_mod_inverse(d, e, lcm, ctx) == NULL) continue;
-    /* d > 2^(nlen/2) (FIPS 186-5 A.1.1): a small d would be an easy target for lattice attacks. */
+    /* d > 2^(nlen/2): a small d would be an easy target for lattice attacks. */
     BN_zero(t);
     if (!BN_set_bit(t, half) || BN_cmp(d, t) <= 0) continue;
     if (!BN_mod(dp, d, p1, ctx) || !BN_mod(dq, d, q1, ctx) || BN_mod_inverse(qi, q, p, ctx) == NULL) goto end;

@@ -71,7 +71,7 @@ describe("native RSA key generation", () => {
     const signature = sign("sha256", message, pair.privateKey);
     expect(verify("sha256", message, pair.publicKey, signature)).toBe(true);
     expect(verify("sha256", Buffer.concat([message, Buffer.of(0)]), pair.publicKey, signature)).toBe(false);
-    // FIPS 186-5 A.1.1: the primes are far apart and d is above 2^(nlen/2).
+    // FIPS 186-5: the primes are far apart and d is above 2^(nlen/2).
     const jwk = pair.privateKey.export({ format: "jwk" });
     const [p, q, d] = [bigOf(jwk.p!), bigOf(jwk.q!), bigOf(jwk.d!)];
     expect((p > q ? p - q : q - p) > 1n << BigInt(bits / 2 - 100)).toBe(true);
