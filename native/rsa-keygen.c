@@ -1,5 +1,6 @@
 /*
- * RSA key generation (e = 65537) on the libuv pool, with OpenSSL's BIGNUM arithmetic and CSPRNG.
+ * RSA key generation (e = 65537) with OpenSSL's BIGNUM arithmetic and CSPRNG; rsa-keygen-async.c runs it on the
+ * libuv pool for JavaScript, test/native/rsa-keygen-driver.c under the sanitizers.
  *
  * OpenSSL 3.0's RSA generator (what node's generateKeyPair("rsa") runs) tests each 1024-bit candidate with 64
  * Miller-Rabin rounds and searches with a small sieve: ~120 ms of CPU per RSA-2048 key. Here the primes are random
@@ -22,7 +23,7 @@
  * otherwise the pair is drawn again. The final exponent and CRT values are computed with BN_FLG_CONSTTIME on the
  * secret numbers, the Miller-Rabin exponentiations too, and every secret number is cleared when freed.
  */
-#include "crypto.h"
+#include "rsa-keygen.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,7 +35,6 @@
 #define SIEVE_LIMIT 18000 /* above the 2049th prime, 17881 */
 #define MAX_STEP (1u << 20) /* a start this far from any prime is dropped for a new one */
 #define RSA_E 65537u
-#define PARTS 8
 
 static uint16_t small_primes[SIEVE_PRIMES]; /* 3, 5, 7, …: the first odd primes */
 static pthread_once_t primes_once = PTHREAD_ONCE_INIT;
@@ -124,40 +124,30 @@ end:
   return found;
 }
 
-typedef struct {
-  napi_async_work work;
-  napi_deferred deferred;
-  int bits;
-  int ok;
-  unsigned char *part[PARTS]; /* n, e, d, p, q, dp, dq, qi, big-endian */
-  int len[PARTS];
-} keygen_job;
-
-static const char *const PART_NAMES[PARTS] = {"n", "e", "d", "p", "q", "dp", "dq", "qi"};
-
-/* The components of one key into job->part; 1 on success. */
-static int generate_key(keygen_job *job) {
-  int ok = 0, half = job->bits / 2;
+int rsa_generate_key(int bits, rsa_key_parts *out) {
+  int ok = 0, half = bits / 2;
+  if (bits < RSA_MIN_BITS || bits > RSA_MAX_BITS || bits % 8 != 0) return 0;
+  pthread_once(&primes_once, fill_small_primes);
   BN_CTX *ctx = BN_CTX_secure_new();
-  BIGNUM *v[PARTS] = {0}; /* n, e, d, p, q, dp, dq, qi */
+  BIGNUM *v[RSA_KEY_PARTS] = {0}; /* n, e, d, p, q, dp, dq, qi */
   BIGNUM *p1 = BN_secure_new(), *q1 = BN_secure_new(), *lcm = BN_secure_new(), *gcd = BN_secure_new(), *t = BN_new();
-  for (int i = 0; i < PARTS; i++) v[i] = BN_secure_new();
+  for (int i = 0; i < RSA_KEY_PARTS; i++) v[i] = BN_secure_new();
   BIGNUM *n = v[0], *e = v[1], *d = v[2], *p = v[3], *q = v[4], *dp = v[5], *dq = v[6], *qi = v[7];
   int allocated = ctx != NULL && p1 != NULL && q1 != NULL && lcm != NULL && gcd != NULL && t != NULL;
-  for (int i = 0; i < PARTS; i++) allocated = allocated && v[i] != NULL;
+  for (int i = 0; i < RSA_KEY_PARTS; i++) allocated = allocated && v[i] != NULL;
   if (!allocated || !BN_set_word(e, RSA_E)) goto end;
-  for (int i = 2; i < PARTS; i++) BN_set_flags(v[i], BN_FLG_CONSTTIME);
+  for (int i = 2; i < RSA_KEY_PARTS; i++) BN_set_flags(v[i], BN_FLG_CONSTTIME);
   BN_set_flags(p1, BN_FLG_CONSTTIME);
   BN_set_flags(q1, BN_FLG_CONSTTIME);
   BN_set_flags(lcm, BN_FLG_CONSTTIME);
   for (int attempt = 0; attempt < 100 && !ok; attempt++) {
-    if (!find_prime(p, half, ctx) || !find_prime(q, job->bits - half, ctx)) goto end;
+    if (!find_prime(p, half, ctx) || !find_prime(q, bits - half, ctx)) goto end;
     /* |p − q| > 2^(nlen/2 − 100), which also makes p ≠ q. */
     if (!BN_sub(t, p, q)) goto end;
     BN_set_negative(t, 0);
     if (BN_num_bits(t) <= half - 99) continue;
     if (BN_cmp(p, q) < 0) BN_swap(p, q); /* p > q, as OpenSSL orders them */
-    if (!BN_mul(n, p, q, ctx) || BN_num_bits(n) != job->bits) continue;
+    if (!BN_mul(n, p, q, ctx) || BN_num_bits(n) != bits) continue;
     if (!BN_sub(p1, p, BN_value_one()) || !BN_sub(q1, q, BN_value_one())) goto end;
     if (!BN_gcd(gcd, p1, q1, ctx) || !BN_mul(t, p1, q1, ctx) || !BN_div(lcm, NULL, t, gcd, ctx)) goto end;
     if (BN_mod_inverse(d, e, lcm, ctx) == NULL) continue;
@@ -167,87 +157,34 @@ static int generate_key(keygen_job *job) {
     if (!BN_mod(dp, d, p1, ctx) || !BN_mod(dq, d, q1, ctx) || BN_mod_inverse(qi, q, p, ctx) == NULL) goto end;
     ok = 1;
   }
-  for (int i = 0; ok && i < PARTS; i++) {
-    job->len[i] = BN_num_bytes(v[i]);
-    job->part[i] = OPENSSL_malloc(job->len[i] > 0 ? job->len[i] : 1);
-    if (job->part[i] == NULL || BN_bn2bin(v[i], job->part[i]) != job->len[i]) ok = 0;
+  for (int i = 0; ok && i < RSA_KEY_PARTS; i++) {
+    out->len[i] = BN_num_bytes(v[i]);
+    out->part[i] = OPENSSL_malloc(out->len[i] > 0 ? out->len[i] : 1);
+    if (out->part[i] == NULL || BN_bn2bin(v[i], out->part[i]) != out->len[i]) ok = 0;
   }
 end:
-  for (int i = 0; i < PARTS; i++) BN_clear_free(v[i]);
+  for (int i = 0; i < RSA_KEY_PARTS; i++) BN_clear_free(v[i]);
   BN_clear_free(p1);
   BN_clear_free(q1);
   BN_clear_free(lcm);
   BN_clear_free(gcd);
   BN_clear_free(t);
   BN_CTX_free(ctx);
+  if (!ok) rsa_key_parts_clear(out);
   return ok;
 }
 
-static void free_parts(keygen_job *job) {
-  for (int i = 0; i < PARTS; i++) {
-    if (job->part[i] != NULL) OPENSSL_clear_free(job->part[i], job->len[i] > 0 ? job->len[i] : 1);
-    job->part[i] = NULL;
+void rsa_key_parts_clear(rsa_key_parts *k) {
+  for (int i = 0; i < RSA_KEY_PARTS; i++) {
+    if (k->part[i] != NULL) OPENSSL_clear_free(k->part[i], k->len[i] > 0 ? k->len[i] : 1);
+    k->part[i] = NULL;
+    k->len[i] = 0;
   }
 }
 
-static void keygen_execute(napi_env env, void *data) {
-  (void)env;
-  keygen_job *job = data;
-  job->ok = generate_key(job);
-  if (!job->ok) free_parts(job);
-}
-
-static void keygen_complete(napi_env env, napi_status status, void *data) {
-  keygen_job *job = data;
-  napi_value result = NULL, buffer, message;
-  int ok = status == napi_ok && job->ok && napi_create_object(env, &result) == napi_ok;
-  for (int i = 0; ok && i < PARTS; i++) {
-    ok = napi_create_buffer_copy(env, job->len[i], job->part[i], NULL, &buffer) == napi_ok &&
-         napi_set_named_property(env, result, PART_NAMES[i], buffer) == napi_ok;
-  }
-  free_parts(job);
-  if (ok) {
-    napi_resolve_deferred(env, job->deferred, result);
-  } else {
-    napi_create_string_utf8(env, "RSA key generation failed", NAPI_AUTO_LENGTH, &message);
-    napi_create_error(env, NULL, message, &result);
-    napi_reject_deferred(env, job->deferred, result);
-  }
-  napi_delete_async_work(env, job->work);
-  free(job);
-}
-
-/* generateRsaKey(bits) -> Promise<{ n, e, d, p, q, dp, dq, qi }> (Buffers) | null when bits is not 2048–8192, ×8. */
-napi_value GenerateRsaKey(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1], promise, name;
-  int32_t bits = 0;
-  pthread_once(&primes_once, fill_small_primes);
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1) return null_value(env);
-  if (napi_get_value_int32(env, argv[0], &bits) != napi_ok || bits < 2048 || bits > 8192 || bits % 8 != 0) return null_value(env);
-  keygen_job *job = calloc(1, sizeof(*job));
-  if (job == NULL) return null_value(env);
-  job->bits = bits;
-  if (napi_create_promise(env, &job->deferred, &promise) != napi_ok ||
-      napi_create_string_utf8(env, "platform-ca:rsa-keygen", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-      napi_create_async_work(env, NULL, name, keygen_execute, keygen_complete, job, &job->work) != napi_ok ||
-      napi_queue_async_work(env, job->work) != napi_ok) {
-    free(job); /* a promise made before the failure is left pending, unreachable */
-    return null_value(env);
-  }
-  return promise;
-}
-
-/* isProbablePrime(bytes, rounds) -> the generator's Miller-Rabin (base 2, then `rounds` random bases) on a big-endian
- * number, for tests; null when the arguments are not of that shape. */
-napi_value IsProbablePrime(napi_env env, napi_callback_info info) {
-  size_t argc = 2, len = 0;
-  napi_value argv[2], result;
-  unsigned char *bytes = NULL;
-  int32_t rounds = 0;
+int rsa_is_probable_prime(const unsigned char *bytes, size_t len, int rounds) {
   int verdict = -1;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 2 || !get_bytes(env, argv[0], &bytes, &len)) return null_value(env);
-  if (napi_get_value_int32(env, argv[1], &rounds) != napi_ok || rounds < 0 || rounds > 1000 || len > 2048) return null_value(env);
+  if (len > RSA_MAX_BITS / 4 || rounds < 0 || rounds > 1000) return -1;
   BN_CTX *ctx = BN_CTX_new();
   BIGNUM *w = BN_bin2bn(bytes, (int)len, NULL);
   if (ctx != NULL && w != NULL) {
@@ -258,7 +195,5 @@ napi_value IsProbablePrime(napi_env env, napi_callback_info info) {
   }
   BN_free(w);
   BN_CTX_free(ctx);
-  if (verdict < 0) return null_value(env);
-  napi_get_boolean(env, verdict == 1, &result);
-  return result;
+  return verdict;
 }
