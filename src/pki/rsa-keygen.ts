@@ -18,7 +18,9 @@ const magnitude = (bytes: Buffer): bigint => BigInt(`0x${bytes.toString("hex") |
 export async function generateNativeRsaKeyPair(bits: number): Promise<{ privateKey: KeyObject; publicKey: KeyObject } | undefined> {
   const pending = nativeCrypto?.generateRsaKey?.(bits);
   if (pending === undefined || pending === null) return undefined;
-  const parts = await pending;
+  const parts = await pending.catch((err: unknown) => {
+    throw new PlatformError("INTERNAL", `RSA-${bits} key generation failed: ${(err as Error).message}`, { cause: err });
+  });
   try {
     const privateKey = createPrivateKey({ key: { kty: "RSA", ...base64urlParts(parts) }, format: "jwk" });
     const publicKey = createPublicKey(privateKey);
