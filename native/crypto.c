@@ -9,6 +9,8 @@
  *   signingKey   a CA private key (PKCS#8 DER) held as EC_KEY / RSA for the life of the issuer;
  *   sign         one ECDSA or RSA PKCS#1 v1.5 signature with it, hashing in C: no EVP context per call.
  *   issueBatch   a batch of CSRs read, checked, and issued as certificates in one call (issue.c, csr.c).
+ *   generateRsaKey  an RSA key generated on the libuv pool (rsa-keygen.c, rsa-keygen-async.c); isProbablePrime its
+ *                  primality test.
  *
  * Every function hashes the message itself (SHA-256/384/512). src/pki/native.ts falls back to node:crypto when
  * this module is not built or is disabled, and for what it does not cover (Ed25519, RSA-PSS, compressed points).
@@ -234,6 +236,8 @@ static napi_value Init(napi_env env, napi_value exports) {
   export_fn(env, exports, "signingKey", SigningKey);
   export_fn(env, exports, "sign", Sign);
   export_fn(env, exports, "issueBatch", IssueBatch);
+  export_fn(env, exports, "generateRsaKey", GenerateRsaKey);
+  export_fn(env, exports, "isProbablePrime", IsProbablePrime);
   return exports;
 }
 

@@ -68,5 +68,7 @@ napi_value null_value(napi_env env);
 signing_key *signing_key_of(napi_env env, napi_value v);
 
 napi_value IssueBatch(napi_env env, napi_callback_info info);
+napi_value GenerateRsaKey(napi_env env, napi_callback_info info);
+napi_value IsProbablePrime(napi_env env, napi_callback_info info);
 
 #endif

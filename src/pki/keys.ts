@@ -13,6 +13,7 @@ import { promisify } from "node:util";
 import { PlatformError } from "../errors.js";
 import { DerReader, Tag } from "./der.js";
 import { decodePem, describeBlock } from "./pem.js";
+import { generateNativeRsaKeyPair } from "./rsa-keygen.js";
 import type { KeyAlgorithm, NamedCurve } from "./types.js";
 
 export type KeyType = "p256" | "p384" | "p521" | "rsa2048" | "rsa3072" | "rsa4096" | "ed25519";
@@ -110,9 +111,12 @@ export async function generateKeyPair(type: KeyType): Promise<GeneratedKeyPair> 
       break;
     case "rsa2048":
     case "rsa3072":
-    case "rsa4096":
-      pair = await generate("rsa", { modulusLength: Number(type.slice(3)), publicExponent: 0x10001 });
+    case "rsa4096": {
+      // The native generator (rsa-keygen.ts) takes ~1/6 of the CPU OpenSSL 3's does; node:crypto without it.
+      const bits = Number(type.slice(3));
+      pair = (await generateNativeRsaKeyPair(bits)) ?? (await generate("rsa", { modulusLength: bits, publicExponent: 0x10001 }));
       break;
+    }
     case "ed25519":
       pair = await generate("ed25519", {});
       break;

@@ -36,6 +36,25 @@ export interface NativeCrypto {
     derEnds: Uint32Array,
     pemEnds: Uint32Array,
   ): ArrayBuffer | null;
+  /**
+   * Generates an RSA key (e = 65537) of `bits` (2048–8192, a multiple of 8) on the libuv pool (native/rsa-keygen.c):
+   * its components as big-endian magnitudes, or null for another size. Absent from a build older than the function.
+   */
+  generateRsaKey?(bits: number): Promise<RsaKeyComponents> | null;
+  /** The generator's Miller-Rabin test (base 2, then `rounds` random bases) on a big-endian number; for tests. */
+  isProbablePrime?(value: Uint8Array, rounds: number): boolean | null;
+}
+
+/** The JWK members of an RSA private key, as big-endian magnitudes. */
+export interface RsaKeyComponents {
+  readonly n: Buffer;
+  readonly e: Buffer;
+  readonly d: Buffer;
+  readonly p: Buffer;
+  readonly q: Buffer;
+  readonly dp: Buffer;
+  readonly dq: Buffer;
+  readonly qi: Buffer;
 }
 
 const FUNCTIONS = ["verifyEcdsa", "verifyRsa", "signingKey", "sign"] as const;
