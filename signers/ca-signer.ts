@@ -2,6 +2,7 @@
 import { invalidOption, PlatformError, toPlatformError } from "../src/errors.js";
 import type { Logger } from "../src/logger.js";
 import { crlIssuerFromCa, type CrlIssuer } from "../src/pki/crl.js";
+import { parseCsr } from "../src/pki/csr.js";
 import { issueCertificate, issueCertificateAsync } from "../src/pki/issue.js";
 import { crlDistributionPointsExtension } from "../src/pki/tbs-template.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr } from "../src/pki/types.js";
@@ -111,9 +112,24 @@ export class CaSigner implements Signer {
     return reason === undefined ? { ok: true } : { ok: false, reason };
   }
 
-  async sign(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
+  sign(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
+    return this.#sign(request, now, options, true);
+  }
+
+  /**
+   * The request's bytes go to the issuance, which reads and checks them (natively, or through parseCsr) as it signs:
+   * on the pool's threads when work is waiting. A plan that rewrote the request (a policy's subject) is issued from
+   * the rewrite, so its original is checked here first.
+   */
+  signUnchecked(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
+    return this.#sign(request, now, options, false);
+  }
+
+  async #sign(request: SigningRequest, now: Date, options: SignOptions, checked: boolean): Promise<string> {
     const validation = this.validate(request);
     if (!validation.ok) {
+      // A refusal of a request not yet checked says first what is wrong with its bytes, as a checked read would.
+      if (!checked) parseCsr(request.csr.der);
       throw new PlatformError("SIGNER_REJECTED", validation.reason, { details: { signerName: this.signerName } });
     }
     await this.#provider.refresh?.().catch(() => undefined);
@@ -131,7 +147,15 @@ export class CaSigner implements Signer {
       // A key in the process signs synchronously (the fast path), or on the caller's pool when work is waiting;
       // a token key signs off the event loop.
       const issue = { csr: plan.csr, profile: plan.profile, validity, ca, signerExtensions: this.#signerExtensions };
-      const issued = options.pool ? await options.pool.issue(issue, options.backlog ?? 0) : ca.keySigner ? await issueCertificateAsync(issue) : issueCertificate(issue);
+      // Only the pool reads and checks the bytes itself (on its threads, or natively here when nothing waits); the
+      // other paths, and a plan that rewrote the request, issue from a parsed request, checked here first.
+      const fromBytes = !checked && options.pool !== undefined && plan.csr === request.csr;
+      if (!checked && !fromBytes) parseCsr(request.csr.der);
+      const issued = options.pool
+        ? await options.pool.issue(fromBytes ? { ...issue, csr: request.csr.der } : issue, options.backlog ?? 0)
+        : ca.keySigner
+          ? await issueCertificateAsync(issue)
+          : issueCertificate(issue);
       this.#provider.recordIssued?.(ca, issued.notAfter);
       this.#logger?.debug({ signerName: this.signerName, serial: issued.serialHex, notAfter: issued.notAfter.toISOString() }, "issued certificate");
       return [issued.pem, ...presentedChain(ca)].map(withNewline).join("");

@@ -43,6 +43,12 @@ export interface Signer {
    * (CA_EXPIRED, SIGNER_NOT_READY...) when a later attempt may succeed.
    */
   sign(request: SigningRequest, now: Date, options?: SignOptions): Promise<string>;
+  /**
+   * Optional: sign() for a request whose self-signature was not checked yet (its `csr` read without the check). The
+   * signer checks it from `csr.der` while it issues and throws the reading's error (CSR_SIGNATURE...) for a bad one,
+   * so a burst's checks run beside the signatures on the pool's threads. Signers without it get checked requests only.
+   */
+  signUnchecked?(request: SigningRequest, now: Date, options?: SignOptions): Promise<string>;
   /** PEM certificates to publish in this signer's ClusterTrustBundle. */
   trustAnchors(): readonly string[];
   /** Whether the signer can sign now (CA material loaded and valid). */

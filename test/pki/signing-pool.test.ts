@@ -7,7 +7,8 @@ import { pathToFileURL } from "node:url";
 import type { Worker } from "node:worker_threads";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isPlatformError } from "../../src/errors.js";
-import { parseCsr } from "../../src/pki/csr.js";
+import { parseCsr, unverifiedKey } from "../../src/pki/csr.js";
+import { CaSigner } from "../../signers/ca-signer.js";
 import { SigningPool, type PoolJob } from "../../src/pki/signing-pool.js";
 import type { CaKeyPair } from "../../src/pki/types.js";
 import { csr } from "../fixtures/csr.js";
@@ -260,5 +261,56 @@ describe("SigningPool", () => {
     [{ startCostMs: -1 }, "expected `startCostMs` to be ≥ 0, got -1"],
   ])("validates its options: %j", (opts, message) => {
     expect(() => new SigningPool(opts)).toThrow(message);
+  });
+});
+
+// The signing controller hands a CaSigner requests it read without their signature check (Signer.signUnchecked):
+// the check then happens where the certificate is made, on the pool's threads for a backlog.
+describe("CaSigner.signUnchecked through the pool", () => {
+  const unchecked = async (pem: string) => ({ signerName: "example.com/unchecked", csr: parseCsr(pem, { verify: false }), usages: ["client auth"] });
+
+  it("issues a backlog of requests never checked on this thread, checked and signed by the workers", async () => {
+    const { ca, certPem } = await testCa({ keyType: "p256" });
+    const signer = new CaSigner({ signerName: "example.com/unchecked", ca, check: () => undefined });
+    const p = pool(2);
+    try {
+      const pems = await distinctCsrs(12);
+      const requests = await Promise.all(pems.map(unchecked));
+      const chains = await Promise.all(requests.map((r, i) => signer.signUnchecked(r, T0, { pool: p, backlog: requests.length - i })));
+      expect(p.counts.workers).toBeGreaterThan(0);
+      expect(verifyAll(certPem, chains)).toMatch(/leaf-11\.pem: OK/);
+      // Nothing was checked on this thread: the verified memory still does not know these requests.
+      for (const r of requests) expect(unverifiedKey(r.csr.der)).toBeDefined();
+    } finally {
+      await p.close();
+    }
+  });
+
+  it.each([0, 3])("refuses a request whose signature is broken with CSR_SIGNATURE (backlog %i)", async (backlog) => {
+    const { ca } = await testCa({ keyType: "p256" });
+    const good = (await csr({ cn: "broken" })).der;
+    const bad = Uint8Array.from(good);
+    bad[bad.length - 5]! ^= 0x01;
+    const request = { signerName: "example.com/unchecked", csr: parseCsr(bad, { verify: false }), usages: ["client auth"] };
+    const plans: string[] = [];
+    const signers = [
+      new CaSigner({ signerName: "example.com/unchecked", ca, check: () => undefined }),
+      // A plan that rewrites the request is issued from the rewrite: the original's bytes are checked first.
+      new CaSigner({ signerName: "example.com/unchecked", ca, check: () => undefined, plan: (r) => (plans.push("rewritten"), { csr: { ...r.csr }, profile: profile() }) }),
+      // A refusal by the signer's rules names the broken bytes first, as a checked read would.
+      new CaSigner({ signerName: "example.com/unchecked", ca, check: () => "not this one" }),
+    ];
+    const p = pool(2);
+    try {
+      for (const signer of signers) {
+        await expect(signer.signUnchecked(request, T0, { pool: p, backlog })).rejects.toMatchObject({ code: "CSR_SIGNATURE" });
+        await expect(signer.signUnchecked(request, T0)).rejects.toMatchObject({ code: "CSR_SIGNATURE" });
+      }
+      expect(plans.length).toBe(2);
+      // The same request checked as sign() expects it is refused at the read, before any signer sees it.
+      expect(() => parseCsr(bad)).toThrow(expect.objectContaining({ code: "CSR_SIGNATURE" }));
+    } finally {
+      await p.close();
+    }
   });
 });

@@ -3,7 +3,7 @@ import { Buffer } from "node:buffer";
 import type { CertificateSigningRequest, CertificateSigningRequestCondition } from "../../api/types/csr.js";
 import type { ResourceClient } from "../../client/types.js";
 import { invalidOption, isPlatformError, PlatformError } from "../../errors.js";
-import { parseCsr } from "../../pki/csr.js";
+import { parseCsr, unverifiedKey } from "../../pki/csr.js";
 import type { ParsedCsr } from "../../pki/types.js";
 import type { SigningRequest } from "../../../signers/signer.js";
 
@@ -13,7 +13,7 @@ import type { SigningRequest } from "../../../signers/signer.js";
  * entries go first once `size` is reached.
  */
 export class CsrParser {
-  private readonly cache = new Map<string, ParsedCsr>();
+  private readonly cache = new Map<string, { readonly parsed: ParsedCsr; checked: boolean }>();
   private readonly size: number;
 
   constructor(size = 4096) {
@@ -23,41 +23,66 @@ export class CsrParser {
 
   /** The SigningRequest of `csr`; throws the parse error (CSR_INVALID, CSR_SIGNATURE, PEM_*, KEY_*...) for a broken request. */
   request(csr: CertificateSigningRequest): SigningRequest {
-    const spec = csr.spec;
-    const parsed = this.parse(csr);
-    return {
-      signerName: spec.signerName,
-      csr: parsed,
-      usages: spec.usages ?? [],
-      ...(spec.expirationSeconds !== undefined && { expirationSeconds: spec.expirationSeconds }),
-      ...(spec.username !== undefined && { username: spec.username }),
-      ...(spec.uid !== undefined && { uid: spec.uid }),
-      ...(spec.groups !== undefined && { groups: spec.groups }),
-      ...(spec.extra !== undefined && { extra: spec.extra }),
-    };
+    return signingRequest(csr, this.parse(csr, true).parsed);
   }
 
-  private parse(csr: CertificateSigningRequest): ParsedCsr {
+  /**
+   * The SigningRequest of `csr` read without checking its self-signature when it was not checked before in this
+   * process (`checked` false): for a signer that checks it from the DER as it issues (Signer.signUnchecked), so that
+   * in a burst the checks run beside the signatures on the pool's threads. Throws what the reading finds wrong.
+   */
+  uncheckedRequest(csr: CertificateSigningRequest): { readonly request: SigningRequest; readonly checked: boolean } {
+    const entry = this.parse(csr, false);
+    return { request: signingRequest(csr, entry.parsed), checked: entry.checked };
+  }
+
+  private parse(csr: CertificateSigningRequest, check: boolean): { readonly parsed: ParsedCsr; checked: boolean } {
     const uid = csr.metadata.uid;
     const hit = uid === undefined ? undefined : this.cache.get(uid);
     if (hit) {
       this.cache.delete(uid!);
       this.cache.set(uid!, hit);
+      if (check && !hit.checked) {
+        checkSignature(hit.parsed);
+        hit.checked = true;
+      }
       return hit;
     }
     // JSON carries []byte as base64; inside is the PEM text.
-    const parsed = parseCsr(Buffer.from(csr.spec.request ?? "", "base64").toString("latin1"));
+    const pem = Buffer.from(csr.spec.request ?? "", "base64").toString("latin1");
+    // Unchecked only when it would cost a check: a request verified before in this process (by the server of `up`
+    // at create, or by the approver) is read as checked.
+    const parsed = parseCsr(pem, { verify: check });
+    const entry = { parsed, checked: check || unverifiedKey(parsed.der) === undefined };
     if (uid !== undefined && this.size > 0) {
-      this.cache.set(uid, parsed);
+      this.cache.set(uid, entry);
       if (this.cache.size > this.size) this.cache.delete(this.cache.keys().next().value!);
     }
-    return parsed;
+    return entry;
   }
 }
 
-/** PlatformError codes that mean the request itself can never be issued: the CSR is marked Failed instead of retried. */
-export const REQUEST_PROBLEM_CODES: ReadonlySet<string> = new Set([
-  "SIGNER_REJECTED",
+/** The self-signature check of a request read without it (parseCsr again: the check needs the parts it read). */
+function checkSignature(parsed: ParsedCsr): void {
+  parseCsr(parsed.der);
+}
+
+function signingRequest(csr: CertificateSigningRequest, parsed: ParsedCsr): SigningRequest {
+  const spec = csr.spec;
+  return {
+    signerName: spec.signerName,
+    csr: parsed,
+    usages: spec.usages ?? [],
+    ...(spec.expirationSeconds !== undefined && { expirationSeconds: spec.expirationSeconds }),
+    ...(spec.username !== undefined && { username: spec.username }),
+    ...(spec.uid !== undefined && { uid: spec.uid }),
+    ...(spec.groups !== undefined && { groups: spec.groups }),
+    ...(spec.extra !== undefined && { extra: spec.extra }),
+  };
+}
+
+/** PlatformError codes of reading a request (parseCsr): its bytes, encoding, key or self-signature. */
+export const READ_PROBLEM_CODES: ReadonlySet<string> = new Set([
   "CSR_INVALID",
   "CSR_SIGNATURE",
   "PEM_INVALID",
@@ -68,9 +93,10 @@ export const REQUEST_PROBLEM_CODES: ReadonlySet<string> = new Set([
   "KEY_UNSUPPORTED",
   "KEY_TOO_WEAK",
   "KEY_INVALID",
-  "USAGE_UNKNOWN",
-  "LIFETIME_INVALID",
 ]);
+
+/** PlatformError codes that mean the request itself can never be issued: the CSR is marked Failed instead of retried. */
+export const REQUEST_PROBLEM_CODES: ReadonlySet<string> = new Set(["SIGNER_REJECTED", ...READ_PROBLEM_CODES, "USAGE_UNKNOWN", "LIFETIME_INVALID"]);
 
 export interface CsrWrite {
   readonly client: ResourceClient<CertificateSigningRequest>;

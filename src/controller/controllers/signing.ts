@@ -10,7 +10,7 @@ import type { SigningRequest } from "../../../signers/signer.js";
 import type { SigningPool } from "../../pki/signing-pool.js";
 import type { EventRecorder } from "../event-recorder.js";
 import type { Informer } from "../informer.js";
-import { conditionTime, CsrParser, REQUEST_PROBLEM_CODES, setCondition, writeCsr } from "./csr-object.js";
+import { conditionTime, CsrParser, READ_PROBLEM_CODES, REQUEST_PROBLEM_CODES, setCondition, writeCsr } from "./csr-object.js";
 import { Controller, type ControllerOptions } from "../controller.js";
 
 export const SIGNING_CONTROLLER = "csrsigning";
@@ -88,22 +88,40 @@ export class SigningController extends Controller {
     if (!csr || !this.wanted(csr) || this.recent.has(csr.metadata.uid ?? "")) return;
     const signerName = csr.spec.signerName;
     const signer = this.o.signers.get(signerName);
+    const unreadable = (err: unknown) => this.fail(csr, CsrConditionReason.SignerValidationFailure, `the request cannot be read: ${toPlatformError(err).message}`, signal);
     let request: SigningRequest;
+    // A signer that checks the request's signature as it issues gets it unchecked (when no one here checked it yet):
+    // with a pool, the checks of a burst then run on the pool's threads beside the signatures.
+    let checked = true;
     try {
-      request = this.parser.request(csr);
+      if (signer.signUnchecked) ({ request, checked } = this.parser.uncheckedRequest(csr));
+      else request = this.parser.request(csr);
     } catch (err) {
-      return this.fail(csr, CsrConditionReason.SignerValidationFailure, `the request cannot be read: ${toPlatformError(err).message}`, signal);
+      return unreadable(err);
     }
     const verdict = signer.validate(request);
-    if (!verdict.ok) return this.fail(csr, CsrConditionReason.SignerValidationFailure, verdict.reason, signal);
+    if (!verdict.ok) {
+      // A request with bad bytes is reported as unreadable first, as a checked read would have.
+      if (!checked) {
+        try {
+          this.parser.request(csr);
+        } catch (err) {
+          return unreadable(err);
+        }
+      }
+      return this.fail(csr, CsrConditionReason.SignerValidationFailure, verdict.reason, signal);
+    }
     const started = process.hrtime.bigint();
     let pem: string;
     try {
       // The queue's length is the burst behind this request: the pool spreads it over the cores.
       const pool = this.o.pool;
-      pem = await this.tracer.inSpan("sign", { signerName }, () => signer.sign(request, new Date(this.clock.now()), pool && { pool, backlog: this.backlog() }));
+      const options = pool && { pool, backlog: this.backlog() };
+      const now = new Date(this.clock.now());
+      pem = await this.tracer.inSpan("sign", { signerName }, () => (checked ? signer.sign(request, now, options) : signer.signUnchecked!(request, now, options)));
     } catch (err) {
       const e = toPlatformError(err);
+      if (!checked && READ_PROBLEM_CODES.has(e.code)) return unreadable(e);
       if (!REQUEST_PROBLEM_CODES.has(e.code)) throw e; // CA expired, signer not ready...: retried with backoff
       const reason = e.code === "SIGNER_REJECTED" ? CsrConditionReason.SignerValidationFailure : CsrConditionReason.SigningFailed;
       return this.fail(csr, reason, e.message, signal);
