@@ -1,6 +1,9 @@
 // bench:e2e's floor of the transport: CPU per request (server process + client) of a bare node server that parses a
 // JSON body and answers a CSR-sized object, over loopback HTTPS with client certificates (what a remote controller
 // pays) and over HTTP on a unix-domain socket (what `up`'s controllers pay). Nothing behind it: no API server logic.
+// Then, in one process (both sides' CPU together), the same exchange through fastify (the API server's framework) on a
+// unix-domain socket, through fastify's `inject` (no socket, no HTTP parsing), and the JSON work alone: how much of a
+// request an in-process path for co-located controllers could save.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -72,6 +75,49 @@ function start(args: readonly string[]): Promise<{ pid: number; stop(): void; po
 
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+const ANSWER = JSON.stringify({ apiVersion: "v1", kind: "Answer", metadata: { name: "x" }, data: "x".repeat(3000) });
+
+/** CPU µs per request of this process (both sides) for each in-process way of making the same exchange. */
+async function inProcess(dir: string): Promise<Record<string, number>> {
+  const { default: Fastify } = await import("fastify");
+  const app = Fastify({ logger: false });
+  // As the API server: bodies stay raw until the handler decodes them.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
+  app.post("/x", async (req, reply) => {
+    JSON.parse((req.body as Buffer).toString("utf8"));
+    return reply.code(201).type("application/json").send(ANSWER);
+  });
+  const socketPath = join(dir, "fastify.sock");
+  await app.listen({ path: socketPath });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const ways: Record<string, () => Promise<unknown>> = {
+    "fastify, HTTP on a unix-domain socket": () =>
+      new Promise<void>((resolve, reject) => {
+        const req = http.request({ socketPath, agent, method: "POST", path: "/x", headers: { "content-type": "application/json", "content-length": BODY.length } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve(void JSON.parse(Buffer.concat(chunks).toString("utf8"))));
+        });
+        req.on("error", reject);
+        req.end(BODY);
+      }),
+    "fastify inject (no socket, no HTTP parsing)": async () =>
+      JSON.parse((await app.inject({ method: "POST", url: "/x", headers: { "content-type": "application/json" }, payload: BODY })).payload),
+    "the exchange's JSON work alone": async () => JSON.parse(JSON.parse(BODY.toString("utf8")) && ANSWER),
+  };
+  const out: Record<string, number[]> = Object.fromEntries(Object.keys(ways).map((k) => [k, []]));
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [name, once] of Object.entries(ways)) out[name]!.push((await timedLoop(CONCURRENCY, SECONDS, once)).clientMicros);
+    }
+  } finally {
+    agent.destroy();
+    await app.close();
+  }
+  return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, median(v)]));
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "transport-floor-"));
   // The cluster fixture's PKI: an API server certificate and an admin client certificate from one CA.
@@ -94,6 +140,11 @@ async function main(): Promise<void> {
     }
   } finally {
     await c.stop();
+  }
+  let local: Record<string, number>;
+  try {
+    local = await inProcess(dir);
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   console.log(`transport floor — ${new Date().toISOString()}, node ${process.version}; ${CONCURRENCY} keep-alive callers, ${SECONDS} s windows, median of ${ROUNDS} interleaved rounds`);
@@ -104,6 +155,8 @@ async function main(): Promise<void> {
     const cl = median(r.map((x) => x.client));
     console.log(`| ${name} | ${median(r.map((x) => x.rps)).toFixed(0)} | ${s.toFixed(0)} | ${cl.toFixed(0)} | ${(s + cl).toFixed(0)} |`);
   }
+  console.log("\nIn one process (both sides together):\n| way | CPU µs/req |\n|---|---|");
+  for (const [name, micros] of Object.entries(local)) console.log(`| ${name} | ${micros.toFixed(1)} |`);
 }
 
 if (process.argv[2] === "serve") serve(process.argv[3]!, process.argv.slice(4));
