@@ -45,9 +45,12 @@ function walk(before: unknown, after: unknown, node: SchemaNode | undefined, pat
     if ((before === undefined || isObject(before)) && (after === undefined || isObject(after))) {
       const b = before as Obj | undefined;
       const a = after as Obj | undefined;
-      // Every key of either side once: the earlier side's, then the later side's new ones.
-      for (const k in b) if (Object.hasOwn(b, k)) visitKey(k, b, a, node!, shape, path, c, comparing);
-      for (const k in a) if (Object.hasOwn(a, k) && (b === undefined || !Object.hasOwn(b, k))) visitKey(k, b, a, node!, shape, path, c, comparing);
+      // Every key of either side once: the earlier side's, then the later side's new ones. metadata.managedFields is
+      // no one's to own (managers.ts strips it), so it is not compared: writes carry it whole, often unchanged, and
+      // its deep comparison was a share of every update.
+      const skip = path.length === 1 && path[0] === METADATA ? "managedFields" : undefined;
+      for (const k in b) if (Object.hasOwn(b, k) && k !== skip) visitKey(k, b, a, node!, shape, path, c, comparing);
+      for (const k in a) if (Object.hasOwn(a, k) && k !== skip && (b === undefined || !Object.hasOwn(b, k))) visitKey(k, b, a, node!, shape, path, c, comparing);
       return;
     }
   } else if (shape === "list" && node!.listType !== "atomic") {
@@ -97,6 +100,7 @@ function visitKey(k: string, b: Obj | undefined, a: Obj | undefined, node: Schem
 }
 
 const NONE: readonly string[] = [];
+const METADATA = fieldElement("metadata");
 
 /** Whether a field's value is a member of its own (see compareObjects). */
 function owns(v: unknown, shape: "object" | "map", declared: SchemaNode | undefined, comparing: boolean, required: readonly string[], k: string): boolean {
