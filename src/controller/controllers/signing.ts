@@ -90,11 +90,12 @@ export class SigningController extends Controller {
     const signer = this.o.signers.get(signerName);
     const unreadable = (err: unknown) => this.fail(csr, CsrConditionReason.SignerValidationFailure, `the request cannot be read: ${toPlatformError(err).message}`, signal);
     let request: SigningRequest;
-    // A signer that checks the request's signature as it issues gets it unchecked (when no one here checked it yet):
-    // with a pool, the checks of a burst then run on the pool's threads beside the signatures.
+    // With a pool, a signer that checks the request's signature as it issues gets it unchecked (when no one here
+    // checked it yet): the checks of a burst then run on the pool's threads beside the signatures. Without one the
+    // check would run here anyway, after a second read.
     let checked = true;
     try {
-      if (signer.signUnchecked) ({ request, checked } = this.parser.uncheckedRequest(csr));
+      if (signer.signUnchecked && this.o.pool) ({ request, checked } = this.parser.uncheckedRequest(csr));
       else request = this.parser.request(csr);
     } catch (err) {
       return unreadable(err);

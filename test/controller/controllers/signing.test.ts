@@ -213,6 +213,8 @@ describe("SigningController", () => {
 
   it("marks a request whose bytes the signer finds unreadable while signing Failed, as a checked read would", async () => {
     const w = await world({
+      // Requests go unchecked only to a controller with a pool (without one the check would run here anyway).
+      pool: new SigningPool({ workers: 2, startCostMs: 0 }),
       parser: new UncheckedReads(),
       signers: (builtins) =>
         builtins.map((s) => ({
