@@ -1,6 +1,6 @@
 // The field set of an object and the comparison of two objects, walked along the kind's field schema.
 import { isDeepStrictEqual } from "node:util";
-import type { ListNode, SchemaNode } from "../../api/schema.js";
+import type { ListNode, MapNode, ObjectNode, SchemaNode } from "../../api/schema.js";
 import { fieldElement, FieldSet, keyElement, valueElement } from "./field-set.js";
 
 export interface Comparison {
@@ -40,8 +40,7 @@ const isCollection = (node: SchemaNode | undefined) => node?.type === "map" || (
 
 function walk(before: unknown, after: unknown, node: SchemaNode | undefined, path: string[], c: Comparison, comparing: boolean): void {
   if (before === undefined && after === undefined) return;
-  const shape = node?.type;
-  if (shape === "object" || shape === "map") {
+  if (node?.type === "object" || node?.type === "map") {
     if ((before === undefined || isObject(before)) && (after === undefined || isObject(after))) {
       const b = before as Obj | undefined;
       const a = after as Obj | undefined;
@@ -49,25 +48,25 @@ function walk(before: unknown, after: unknown, node: SchemaNode | undefined, pat
       // no one's to own (managers.ts strips it), so it is not compared: writes carry it whole, often unchanged, and
       // its deep comparison was a share of every update.
       const skip = path.length === 1 && path[0] === METADATA ? "managedFields" : undefined;
-      for (const k in b) if (Object.hasOwn(b, k) && k !== skip) visitKey(k, b, a, node!, shape, path, c, comparing);
-      for (const k in a) if (Object.hasOwn(a, k) && k !== skip && (b === undefined || !Object.hasOwn(b, k))) visitKey(k, b, a, node!, shape, path, c, comparing);
+      for (const k in b) if (Object.hasOwn(b, k) && k !== skip) visitKey(k, b, a, node, path, c, comparing);
+      for (const k in a) if (Object.hasOwn(a, k) && k !== skip && (b === undefined || !Object.hasOwn(b, k))) visitKey(k, b, a, node, path, c, comparing);
       return;
     }
-  } else if (shape === "list" && node!.listType !== "atomic") {
+  } else if (node?.type === "list" && node.listType !== "atomic") {
     if ((before === undefined || Array.isArray(before)) && (after === undefined || Array.isArray(after))) {
-      const b = indexItems(before as unknown[] | undefined, node!);
-      const a = indexItems(after as unknown[] | undefined, node!);
+      const b = indexItems(before as unknown[] | undefined, node);
+      const a = indexItems(after as unknown[] | undefined, node);
       for (const [e, bv] of b) {
         path.push(e);
         if (!a.has(e)) c.removed.insert(path);
-        walk(bv, a.get(e), node!.items, path, c, comparing);
+        walk(bv, a.get(e), node.items, path, c, comparing);
         path.pop();
       }
       for (const [e, av] of a) {
         if (b.has(e)) continue;
         path.push(e);
         c.added.insert(path);
-        walk(undefined, av, node!.items, path, c, comparing);
+        walk(undefined, av, node.items, path, c, comparing);
         path.pop();
       }
       return;
@@ -81,30 +80,29 @@ function walk(before: unknown, after: unknown, node: SchemaNode | undefined, pat
 }
 
 /** One key of an object or map node: walked below, then the key itself counted when it is a member of its own. */
-function visitKey(k: string, b: Obj | undefined, a: Obj | undefined, node: SchemaNode, shape: "object" | "map", path: string[], c: Comparison, comparing: boolean): void {
-  const declared = node.type === "object" ? (Object.hasOwn(node.fields, k) ? node.fields[k] : undefined) : node.type === "map" ? node.values : undefined;
+function visitKey(k: string, b: Obj | undefined, a: Obj | undefined, node: ObjectNode | MapNode, path: string[], c: Comparison, comparing: boolean): void {
+  const declared = node.type === "object" ? (Object.hasOwn(node.fields, k) ? node.fields[k] : undefined) : node.values;
   const bv = b?.[k];
   const av = a?.[k];
   path.push(fieldElementOf(k));
   walk(bv, av, declared, path, c, comparing);
-  const required = node.type === "object" ? node.required : NONE;
   if (bv === undefined) {
-    if (av !== undefined && owns(av, shape, declared, comparing, required, k)) c.added.insert(path);
+    if (av !== undefined && owns(av, node, declared, comparing, k)) c.added.insert(path);
   } else if (av === undefined) {
-    if (owns(bv, shape, declared, comparing, required, k)) c.removed.insert(path);
+    if (owns(bv, node, declared, comparing, k)) c.removed.insert(path);
   } else {
-    const ownAfter = owns(av, shape, declared, comparing, required, k);
-    if (ownAfter !== owns(bv, shape, declared, comparing, required, k)) (ownAfter ? c.added : c.removed).insert(path);
+    const ownAfter = owns(av, node, declared, comparing, k);
+    if (ownAfter !== owns(bv, node, declared, comparing, k)) (ownAfter ? c.added : c.removed).insert(path);
   }
   path.pop();
 }
 
-const NONE: readonly string[] = [];
 const METADATA = fieldElement("metadata");
 
-/** Whether a field's value is a member of its own (see compareObjects). */
-function owns(v: unknown, shape: "object" | "map", declared: SchemaNode | undefined, comparing: boolean, required: readonly string[], k: string): boolean {
-  return v === null || (isObject(v) && isEmptyObject(v)) || shape === "map" || declared === undefined || (comparing && isCollection(declared) && !required.includes(k));
+/** Whether field `k` of `node`, holding `v`, is a member of its own (see compareObjects). */
+function owns(v: unknown, node: ObjectNode | MapNode, declared: SchemaNode | undefined, comparing: boolean, k: string): boolean {
+  if (v === null || (isObject(v) && isEmptyObject(v)) || node.type === "map" || declared === undefined) return true;
+  return comparing && isCollection(declared) && !node.required.includes(k);
 }
 
 function isEmptyObject(v: Obj): boolean {
