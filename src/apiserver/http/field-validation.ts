@@ -6,9 +6,10 @@ import type { FieldValidation } from "./query.js";
 /**
  * Checks a decoded body against its kind's schema. Returns the warnings to send (Warn); throws BAD_REQUEST
  * for wrong JSON types always and for unknown/duplicate fields under Strict. Unknown fields are dropped.
- * `jsonText` is the raw JSON body when there is one (duplicate keys are only visible there).
+ * `json` is the raw JSON body when there is one (duplicate keys are only visible there), with `decoded` when `body`
+ * is exactly what JSON.parse made of it (then a key count usually settles that no key repeats).
  */
-export function checkFields(body: unknown, schema: SchemaNode | undefined, mode: FieldValidation, jsonText?: string): string[] {
+export function checkFields(body: unknown, schema: SchemaNode | undefined, mode: FieldValidation, json?: { readonly text: string; readonly decoded?: unknown }): string[] {
   if (schema === undefined || body === null || typeof body !== "object" || Array.isArray(body)) return [];
   const issues = inspectFields(body, schema);
   if (issues.wrongType.length > 0) {
@@ -23,7 +24,7 @@ export function checkFields(body: unknown, schema: SchemaNode | undefined, mode:
   }
   const problems = [
     ...issues.unknown.map((p) => `unknown field ${JSON.stringify(p)}`),
-    ...(jsonText !== undefined ? findDuplicateKeys(jsonText).map((p) => `duplicate field ${JSON.stringify(p)}`) : []),
+    ...(json !== undefined ? findDuplicateKeys(json.text, json.decoded).map((p) => `duplicate field ${JSON.stringify(p)}`) : []),
   ];
   if (problems.length > 0 && mode === "Strict") {
     throw new PlatformError("BAD_REQUEST", `strict decoding error: ${problems.join(", ")}`, {

@@ -215,7 +215,7 @@ export class ResourceHandler {
       t.name!,
       (current) => {
         const next = patched(() => applyPatch(type, current, patchBody, { schema, source: text }) as ApiObject);
-        out.warnings.splice(0, out.warnings.length, ...checkFields(next, schema, w.fieldValidation, text));
+        out.warnings.splice(0, out.warnings.length, ...checkFields(next, schema, w.fieldValidation, { text }));
         return next;
       },
       this.writeOptions(req, out, w, user, t.subresource),
@@ -279,7 +279,9 @@ export class ResourceHandler {
     const yaml = isYamlType(type);
     const body = yaml && w.fieldValidation === "Strict" ? decodeYaml(raw?.toString("utf8") ?? "", true) : decodeBody(raw, req.headers["content-type"]);
     const schema = this.deps.schemas.lookup(def.group, def.kind);
-    out.warnings.push(...checkFields(body, schema, w.fieldValidation, isJsonType(type) ? raw?.toString("utf8") : undefined));
+    // A JSON body is the parse of its text, untouched yet: its key count can stand for the duplicate scan.
+    const json = isJsonType(type) && raw ? { text: raw.toString("utf8"), decoded: body } : undefined;
+    out.warnings.push(...checkFields(body, schema, w.fieldValidation, json));
     return body;
   }
 

@@ -66,4 +66,36 @@ describe("duplicate JSON key detection", () => {
       { numRuns: 200 },
     );
   });
+
+  describe("with the decoded value (the key count settles most bodies without a scan)", () => {
+    it.each([
+      ["no duplicates", '{"a":1,"b":{"a":2},"c":[{"a":1},{"a":2}]}'],
+      ["a nested duplicate", '{"metadata":{"name":"a","labels":{},"name":"b"}}'],
+      ["a duplicate hidden by a value holding an escaped quote and a colon", '{"a":"x\\":1","b":1,"b":2}'],
+      ["a value that looks like a key, no duplicate", '{"a":"x\\" : y"}'],
+      ["blanks before the colon", '{ "a" :\n1 , "a"\t: 2 }'],
+      ["a scalar document", "42"],
+    ])("finds what the scan finds: %s", (_n, text) => {
+      expect(findDuplicateKeys(text, JSON.parse(text))).toEqual(findDuplicateKeys(text));
+    });
+
+    it("finds a duplicate exactly when the scan does, over generated documents", () => {
+      const key = fc.oneof(fc.constantFrom("a", "b", "k", 'q":', "x\\"), fc.string({ maxLength: 4 }));
+      const doc = fc.letrec<{ value: string }>((tie) => ({
+        value: fc.oneof(
+          { depthSize: "small", withCrossShrink: true },
+          fc.jsonValue({ maxDepth: 0 }).map((v) => JSON.stringify(v)),
+          fc.constantFrom('"\\":"', '"a\\" :b"'),
+          fc.array(fc.tuple(key, tie("value")), { maxLength: 4 }).map((kvs) => `{${kvs.map(([k, v]) => `${JSON.stringify(k)} : ${v}`).join(",")}}`),
+          fc.array(tie("value"), { maxLength: 3 }).map((vs) => `[${vs.join(",")}]`),
+        ),
+      })).value;
+      fc.assert(
+        fc.property(doc, (text) => {
+          expect(findDuplicateKeys(text, JSON.parse(text))).toEqual(findDuplicateKeys(text));
+        }),
+        { numRuns: 500 },
+      );
+    });
+  });
 });
