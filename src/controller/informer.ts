@@ -39,12 +39,28 @@ export interface InformerOptions<T extends ApiObject> {
   /** Server-side watch timeout asked for, drawn between v and 2v seconds (default 300). */
   readonly watchTimeoutSeconds?: number;
   readonly backoff?: JitteredBackoffOptions;
+  /**
+   * Applied to every listed or watched object before it is cached or handed to a handler, as client-go's
+   * SetTransform: e.g. stripManagedFields, which the controller manager uses for all its informers.
+   */
+  readonly transform?: (obj: T) => T;
 }
 
 /** The cache key: `namespace/name`, or `name` for cluster-scoped objects. */
 export function objectKey(obj: ApiObject): string {
   const { namespace, name } = obj.metadata;
   return namespace ? `${namespace}/${name ?? ""}` : (name ?? "");
+}
+
+/**
+ * Drops metadata.managedFields, which no controller here reads, as kube-controller-manager trims its informers: the
+ * cache holds less, and an update sent from a cached copy carries none, which the server reads as "keep the stored
+ * ones" (upstream's rule), so field ownership is unchanged.
+ */
+export function stripManagedFields<T extends ApiObject>(obj: T): T {
+  if (obj.metadata?.managedFields === undefined) return obj;
+  const { managedFields: _dropped, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
 }
 
 /** A watch that ends this soon without any event counts as a failure (a server refusing or dropping watches). */
@@ -189,7 +205,8 @@ export class Informer<T extends ApiObject> implements Lister<T> {
     do {
       const params = { namespace: this.options.namespace, labelSelector: this.options.labelSelector, fieldSelector: this.options.fieldSelector };
       const page = await this.bounded((s) => this.lw.list({ ...params, limit: this.pageSize, continue: cont, signal: s }), signal, "list");
-      items.push(...page.items);
+      const transform = this.options.transform;
+      items.push(...(transform ? page.items.map(transform) : page.items));
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion ?? rv;
     } while (cont);
@@ -294,7 +311,7 @@ export class Informer<T extends ApiObject> implements Lister<T> {
         events++;
         rv = ev.object.metadata.resourceVersion ?? rv;
         this.resourceVersion = rv;
-        if (ev.type !== "BOOKMARK") this.apply(ev.type, ev.object as T);
+        if (ev.type !== "BOOKMARK") this.apply(ev.type, this.options.transform ? this.options.transform(ev.object as T) : (ev.object as T));
       }
     } catch (err) {
       if (!stalled && !outer.aborted) return result(isPlatformError(err, "GONE") ? "gone" : "failed", err);

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ApiObject } from "../../src/api/meta.js";
 import type { ListParams, WatchParams } from "../../src/client/types.js";
 import { FakeClock } from "../../src/time/fake-clock.js";
-import { Informer, objectKey, type InformerOptions } from "../../src/controller/informer.js";
+import { Informer, objectKey, stripManagedFields, type InformerOptions } from "../../src/controller/informer.js";
 import { PlatformError } from "../../src/errors.js";
 import { FakeStore, type FakeClient } from "./fake-store.js";
 
@@ -81,6 +81,27 @@ describe("Informer: list and watch", () => {
     expect(s.informer.get("ns/b")?.metadata.name).toBe("b");
     expect(s.informer.get("a")).toBeUndefined();
     expect(s.informer.lastSyncResourceVersion()).toBe("5");
+  });
+
+  it("hands handlers and the cache what the transform made of listed and watched objects (managedFields stripped)", async () => {
+    const managed = [{ manager: "m", operation: "Update", apiVersion: "v1", fieldsType: "FieldsV1", fieldsV1: { "f:spec": {} } }];
+    const clock = new FakeClock();
+    const store = new FakeStore<Thing>({ kind: "Thing", now: () => clock.now() });
+    store.put(store.make("a", { metadata: { name: "a", managedFields: managed } }));
+    const informer = new Informer<Thing>({ listWatcher: store.client(), clock, random: () => 0, transform: stripManagedFields });
+    running.push(informer);
+    const handed: Thing[] = [];
+    informer.addHandlers({ onAdd: (o) => handed.push(o), onUpdate: (_a, b) => handed.push(b) });
+    informer.start();
+    expect(await informer.waitForSync()).toBe(true);
+    store.put(store.make("a", { metadata: { name: "a", managedFields: managed }, spec: { value: 2 } }));
+    store.put(store.make("b", { metadata: { name: "b", managedFields: managed } }));
+    await clock.flush();
+    expect(handed.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`)).toEqual(["a@2", "a@3", "b@4"]);
+    for (const o of [...handed, ...informer.list()]) expect(o.metadata).not.toHaveProperty("managedFields");
+    expect(informer.get("a")?.spec?.value).toBe(2);
+    // The stored objects keep theirs: the transform works on the informer's copies.
+    expect(store.objects.get("a")?.metadata.managedFields).toEqual(managed);
   });
 
   it("moves its resource version on a bookmark without calling handlers", async () => {

@@ -13,7 +13,7 @@ import type { Logger } from "../../logger.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
 import type { Clock } from "../../time/clock.js";
 import { EventRecorder } from "../event-recorder.js";
-import { Informer } from "../informer.js";
+import { Informer, stripManagedFields } from "../informer.js";
 import type { ControllerMetrics } from "../metrics.js";
 import type { ServingApprovalPolicy } from "../../../signers/serving-approval.js";
 import { ApprovingController, APPROVING_CONTROLLER } from "./approving.js";
@@ -116,14 +116,15 @@ export class ControllerSet {
 
   constructor(o: ControllerSetOptions) {
     const { clock, logger, metrics, resources } = o;
-    const base = { clock, logger, minResyncPeriodMs: o.minResyncPeriodMs };
-    this.csrInformer = new Informer({ ...base, listWatcher: resources.csrs, name: "certificatesigningrequests" });
-    this.bundleInformer = o.enabled.has(PUBLISHER_CONTROLLER) ? new Informer({ ...base, listWatcher: resources.trustBundles, name: "clustertrustbundles" }) : undefined;
-    this.revocationInformer = o.enabled.has(PUBLISHER_CONTROLLER) ? new Informer({ ...base, listWatcher: resources.revocations, name: CERTIFICATE_REVOCATION_PLURAL }) : undefined;
+    // Every informer drops managedFields, as upstream's controller manager does: no controller reads them.
+    const base = { clock, logger, minResyncPeriodMs: o.minResyncPeriodMs, transform: stripManagedFields };
+    this.csrInformer = new Informer<CertificateSigningRequest>({ ...base, listWatcher: resources.csrs, name: "certificatesigningrequests" });
+    this.bundleInformer = o.enabled.has(PUBLISHER_CONTROLLER) ? new Informer<ClusterTrustBundle>({ ...base, listWatcher: resources.trustBundles, name: "clustertrustbundles" }) : undefined;
+    this.revocationInformer = o.enabled.has(PUBLISHER_CONTROLLER) ? new Informer<CertificateRevocation>({ ...base, listWatcher: resources.revocations, name: CERTIFICATE_REVOCATION_PLURAL }) : undefined;
     this.accountInformers = o.enabled.has(SERVICE_ACCOUNT_CONTROLLER)
       ? [
           new Informer<Namespace>({ ...base, listWatcher: resources.namespaces, name: "namespaces" }),
-          new Informer({ ...base, listWatcher: resources.serviceAccounts, name: "serviceaccounts", fieldSelector: `metadata.name=${DEFAULT_SERVICE_ACCOUNT}` }),
+          new Informer<ApiObject>({ ...base, listWatcher: resources.serviceAccounts, name: "serviceaccounts", fieldSelector: `metadata.name=${DEFAULT_SERVICE_ACCOUNT}` }),
         ]
       : undefined;
     this.recorder = new EventRecorder({

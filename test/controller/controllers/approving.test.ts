@@ -82,6 +82,18 @@ describe("ApprovingController: node-agent client requests", () => {
     expect(await w.metrics.registry.metrics()).toMatch(/platform_ca_csr_approved_total\{signer="platform\.io\/apiserver-client-nodeagent"\} 1/);
   });
 
+  it("approves from a cached copy without managedFields, and the server keeps the requester's fields beside the approver's", async () => {
+    const w = await world();
+    await w.create("bootstrapper", await nodeClientCsr(w.h.names, "node-5"));
+    await approved(w, "node-5-client");
+    expect(w.h.csrInformer.get("node-5-client")?.metadata).not.toHaveProperty("managedFields");
+    const managed = (await w.get("node-5-client")).metadata.managedFields ?? [];
+    const entry = (subresource: string | undefined) => managed.find((m) => m.subresource === subresource);
+    expect(entry(undefined)).toMatchObject({ operation: "Update", fieldsV1: { "f:spec": { "f:request": {}, "f:signerName": {} } } });
+    expect(entry("approval")).toMatchObject({ operation: "Update", fieldsV1: { "f:status": { "f:conditions": {} } } });
+    expect(managed).toHaveLength(2);
+  });
+
   it("leaves a request pending when the review says no, asking again with backoff a bounded number of times", async () => {
     const w = await world({ maxDeniedRetries: 3 });
     await w.create("mallory", await nodeClientCsr(w.h.names, "node-3"));

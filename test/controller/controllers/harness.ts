@@ -19,7 +19,7 @@ import { createClient, type RestClient } from "../../../src/client/rest-client.j
 import { systemClock, type Clock } from "../../../src/time/clock.js";
 import { FakeClock } from "../../../src/time/fake-clock.js";
 import { EventRecorder } from "../../../src/controller/event-recorder.js";
-import { Informer } from "../../../src/controller/informer.js";
+import { Informer, stripManagedFields } from "../../../src/controller/informer.js";
 import { controllerResources, type ControllerResources } from "../../../src/controller/controllers/controller-set.js";
 import { silentLogger } from "../../../src/logger.js";
 import { StaticLister } from "../../apiserver/auth/fixtures.js";
@@ -84,7 +84,8 @@ export async function startHarness(options: { suffix?: string } = {}): Promise<H
     return c;
   };
   const api = controllerResources(client("controller"), names);
-  const csrInformer = new Informer<CertificateSigningRequest>({ listWatcher: api.csrs, name: "csrs", clock, random: () => 0 });
+  // As the controller manager builds its informers: managedFields stripped from what the controllers see and send back.
+  const csrInformer = new Informer<CertificateSigningRequest>({ listWatcher: api.csrs, name: "csrs", clock, random: () => 0, transform: stripManagedFields });
   const events = new EventRecorder({ client: api.events, reportingController: "platform-ca-test", reportingInstance: "test-1", clock, rateLimit: false });
   return {
     names,
