@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ApiObject } from "../../src/api/meta.js";
+import type { ApiObject, ManagedFieldsEntry } from "../../src/api/meta.js";
 import type { ListParams, WatchParams } from "../../src/client/types.js";
 import { FakeClock } from "../../src/time/fake-clock.js";
 import { Informer, objectKey, stripManagedFields, type InformerOptions } from "../../src/controller/informer.js";
@@ -84,7 +84,7 @@ describe("Informer: list and watch", () => {
   });
 
   it("hands handlers and the cache what the transform made of listed and watched objects (managedFields stripped)", async () => {
-    const managed = [{ manager: "m", operation: "Update", apiVersion: "v1", fieldsType: "FieldsV1", fieldsV1: { "f:spec": {} } }];
+    const managed: ManagedFieldsEntry[] = [{ manager: "m", operation: "Update", apiVersion: "v1", fieldsType: "FieldsV1", fieldsV1: { "f:spec": {} } }];
     const clock = new FakeClock();
     const store = new FakeStore<Thing>({ kind: "Thing", now: () => clock.now() });
     store.put(store.make("a", { metadata: { name: "a", managedFields: managed } }));
