@@ -9,7 +9,7 @@ import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
 import { Informer } from "../../src/controller/informer.js";
 import { createPersistently, opsGet, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
 import { newCsrObject } from "../fixtures/csr.js";
-import { cpuSeconds, describeThreadCpu, memoryMiB, percentile, threadCpu, envNumber } from "./measure.js";
+import { cpuSeconds, describeThreadCpu, mainThreadWaitSeconds, memoryMiB, percentile, threadCpu, envNumber } from "./measure.js";
 
 const CSRS = envNumber("BENCH_CSRS", 10_000);
 const CLIENTS = envNumber("BENCH_CLIENTS", 32);
@@ -173,6 +173,7 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
   // `up` is one process; the split target has a second one, the controller.
   const procs = p.controller.child === p.c.apiserver.child ? [["platform-ca up", p.c.apiserver.child.pid] as const] : [["apiserver", p.c.apiserver.child.pid] as const, ["controller", p.controller.child.pid] as const];
   const cpuAtStart = { threads: procs.map(([, pid]) => threadCpu(pid)), bench: process.cpuUsage() };
+  const serverWaitAtStart = mainThreadWaitSeconds(procs[0]![1]);
   const start = performance.now();
   let next = 0;
   await Promise.all(
@@ -218,6 +219,9 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
     `CPU per CSR until all work finished: server ${perCsr(split.server)} ms, controllers ${perCsr(split.controllers)} ms, other threads ${perCsr(split.other)} ms, load generator (clients + watch) ${perCsr(load)} ms; ` +
       `in all ${(split.server + split.controllers + split.other + load).toFixed(1)} s of CPU for ${finished.toFixed(1)} s on 2 cores`,
   );
+  // Runnable but not running: how long the server's thread waited for a core while the other threads (and the load
+  // generator) had both. CPU per CSR says what the work costs; this says how much of the wall time the sharing added.
+  console.log(`server thread: ${split.server.toFixed(1)} s on a core, ${(mainThreadWaitSeconds(procs[0]![1]) - serverWaitAtStart).toFixed(1)} s runnable, waiting for one`);
   await report(p);
   await finish(p);
 }

@@ -37,6 +37,19 @@ export function threadCpu(pid: number | undefined): Map<string, number> {
   return out;
 }
 
+/**
+ * Seconds a process's main thread has spent runnable but not running (waiting for a core: the second field of
+ * /proc/PID/schedstat, in ns); NaN when it cannot be read (no schedstats in this kernel, or the process is gone).
+ */
+export function mainThreadWaitSeconds(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[1]) / 1e9;
+  } catch {
+    return NaN;
+  }
+}
+
 /** "process 12.3 s (main 6.1, 1234 node 4.0, …)" of what each thread used between two threadCpu readings. */
 export function describeThreadCpu(before: Map<string, number>, after: Map<string, number>): string {
   const used = [...after].map(([name, s]) => [name, s - (before.get(name) ?? 0)] as const).filter(([, s]) => s >= 0.05).sort((a, b) => b[1] - a[1]);
