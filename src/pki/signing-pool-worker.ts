@@ -5,6 +5,7 @@ import { isPlatformError, PlatformError } from "../errors.js";
 import { parseCsr } from "./csr.js";
 import { Issuer } from "./issue.js";
 import { issuedNatively, issueNative, MAX_TEMPLATES, nativeBatchAvailable, nativePemText, nativeResult, NO_TEMPLATE, type NativeBatch, type NativeTemplate } from "./native-issue.js";
+import { applyRule, loadRule, type PortableRules, type RequestFields, type RuleSlot } from "./pool-rules.js";
 import type { CaKeyPair, CertificateProfile, Extension, ParsedCsr, Validity } from "./types.js";
 
 /** Marks threads started by SigningPool, so importing this module elsewhere starts nothing. */
@@ -27,7 +28,8 @@ export interface WireParsed {
  * A batch of jobs packed into a few typed arrays, so a message costs a handful of transfers instead of one
  * structured-clone object per job: CSR bytes back to back (`csrEnds[i]` is where job i ends; they are parsed and
  * their signature verified here), PEM text in `texts[i]`, an already parsed CSR in `parsed[i]`, then per job its CA,
- * profile, signer extensions (-1 none) and validity window (ms).
+ * profile, signer extensions (-1 none) and validity window (ms); a DER job with rules (pool-rules.ts) has their id in
+ * `ruleIds[i]` (0 none) and the spec fields they read in `requests[i]`.
  */
 export interface WireBatch {
   readonly csrBytes: Uint8Array;
@@ -41,6 +43,8 @@ export interface WireBatch {
   readonly times: Float64Array;
   readonly profiles: readonly CertificateProfile[];
   readonly extensionSets: readonly (readonly Uint8Array[])[];
+  readonly ruleIds: Uint32Array;
+  readonly requests: Readonly<Record<number, RequestFields>>;
 }
 
 /**
@@ -58,7 +62,11 @@ export interface WireResults {
 
 const SERIAL_HEX = 32;
 
-export type ToWorker = { readonly type: "ca"; readonly id: number; readonly ca: WireCa } | { readonly type: "forget"; readonly id: number } | { readonly type: "batch"; readonly id: number; readonly batch: WireBatch };
+export type ToWorker =
+  | { readonly type: "ca"; readonly id: number; readonly ca: WireCa }
+  | { readonly type: "rules"; readonly id: number; readonly rules: PortableRules }
+  | { readonly type: "forget"; readonly id: number }
+  | { readonly type: "batch"; readonly id: number; readonly batch: WireBatch };
 export type FromWorker = { readonly type: "results"; readonly id: number; readonly results: WireResults };
 
 /** A CSR-shaped view of a WireParsed: the fields Issuer reads. */
@@ -78,11 +86,13 @@ export function issuerFor(ca: WireCa): IssuerSlot {
 }
 
 /**
- * Parse + verify + issue for every job; a bad CSR fails its own job only. The DER CSRs go through one native call first
- * (native-issue.ts); what it did not issue, and PEM or parsed CSRs, take the JavaScript path.
+ * Rules + parse + verify + issue for every job; a bad or refused CSR fails its own job only. The jobs with rules are
+ * read and judged first (their refusals are errors from then on); the DER CSRs go through one native call (native-issue.ts);
+ * what it did not issue, and PEM or parsed CSRs, take the JavaScript path.
  */
-export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: WireBatch): WireResults {
-  const native = nativeBatchAvailable() ? issueBatchNatively(issuers, batch) : undefined;
+export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: WireBatch, rules: ReadonlyMap<number, RuleSlot> = new Map()): WireResults {
+  const refused = judge(batch, rules);
+  const native = nativeBatchAvailable() ? issueBatchNatively(issuers, batch, refused) : undefined;
   const count = batch.csrEnds.length;
   if (native !== undefined && allIssued(native, count)) {
     // The usual burst: every certificate from the native call, handed on as it returned them.
@@ -104,6 +114,8 @@ export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wi
   let validity: Validity | undefined;
   for (let i = 0; i < count; i++) {
     try {
+      const refusal = refused[i];
+      if (refusal !== undefined) throw refusal;
       let cert: { readonly der: Uint8Array; readonly pem: string; readonly serialHex: string };
       if (native !== undefined && issuedNatively(native, i)) cert = nativeResult(native, i, pemText);
       else {
@@ -148,6 +160,21 @@ export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wi
   return { der, derEnds, pem: new Uint8Array(Buffer.from(pems.join(""), "latin1")), pemEnds, serials: serials.join(""), errors };
 }
 
+/** The jobs with rules that the rules (or the reading they need) refuse, by index, with the error each is failed with. */
+function judge(batch: WireBatch, rules: ReadonlyMap<number, RuleSlot>): Record<number, unknown> {
+  const refused: Record<number, unknown> = {};
+  for (let i = 0; i < batch.ruleIds.length; i++) {
+    const id = batch.ruleIds[i]!;
+    if (id === 0) continue;
+    try {
+      applyRule(rules.get(id), csrAt(batch, i), batch.requests[i]!);
+    } catch (err) {
+      refused[i] = err;
+    }
+  }
+  return refused;
+}
+
 function csrAt(batch: WireBatch, i: number): Uint8Array {
   return batch.csrBytes.subarray(i === 0 ? 0 : batch.csrEnds[i - 1]!, batch.csrEnds[i]!);
 }
@@ -161,14 +188,14 @@ function allIssued(native: NativeBatch, count: number): boolean {
  * The DER jobs of a batch in one native call: each run of jobs with the same CA, profile, signer extensions and window
  * shares a template. Undefined when no job can go that way.
  */
-function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: WireBatch): NativeBatch | undefined {
+function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: WireBatch, refused: Readonly<Record<number, unknown>>): NativeBatch | undefined {
   const count = batch.csrEnds.length;
   const index = new Uint16Array(count).fill(NO_TEMPLATE);
   const templates: NativeTemplate[] = [];
   let runKey = -1;
   let runIndex = NO_TEMPLATE;
   for (let i = 0; i < count; i++) {
-    if (batch.texts[i] !== undefined || batch.parsed[i] !== undefined) continue;
+    if (batch.texts[i] !== undefined || batch.parsed[i] !== undefined || i in refused) continue;
     const ca = batch.caIds[i]!;
     const profileIndex = batch.profileIndex[i]!;
     const ext = batch.extensionIndex[i]!;
@@ -228,12 +255,20 @@ export function transferList(...arrays: readonly ArrayBufferView[]): ArrayBuffer
 
 function serve(port: NonNullable<typeof parentPort>): void {
   const issuers = new Map<number, IssuerSlot>();
+  const rules = new Map<number, RuleSlot>();
+  const answer = (id: number, batch: WireBatch): void => {
+    const results = processBatch(issuers, batch, rules);
+    // Certificates travel back without a copy.
+    port.postMessage({ type: "results", id, results } satisfies FromWorker, transferList(results.der, results.derEnds, results.pem, results.pemEnds));
+  };
   port.on("message", (msg: ToWorker) => {
     if (msg.type === "ca") return void issuers.set(msg.id, issuerFor(msg.ca));
-    if (msg.type === "forget") return void issuers.delete(msg.id);
-    const results = processBatch(issuers, msg.batch);
-    // Certificates travel back without a copy.
-    port.postMessage({ type: "results", id: msg.id, results } satisfies FromWorker, transferList(results.der, results.derEnds, results.pem, results.pemEnds));
+    if (msg.type === "rules") return void loadRule(rules, msg.id, msg.rules);
+    if (msg.type === "forget") return void (issuers.delete(msg.id), rules.delete(msg.id));
+    // Rules are loaded (an import) once per signer; a batch that needs one still loading waits for it.
+    const loading = [...new Set(msg.batch.ruleIds)].map((id) => rules.get(id)).filter((r) => r instanceof Promise);
+    if (loading.length === 0) return answer(msg.id, msg.batch);
+    void Promise.all(loading).then(() => answer(msg.id, msg.batch));
   });
 }
 

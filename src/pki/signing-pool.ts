@@ -13,6 +13,7 @@ import { asErrorCode, invalidOption, PlatformError, toPlatformError } from "../e
 import type { Logger } from "../logger.js";
 import { parseCsr } from "./csr.js";
 import { issueCertificate, issueCertificateAsync, issueDerNatively, type IssuedCertificate } from "./issue.js";
+import { applyRule, type JobRules, type PortableRules, type RequestFields } from "./pool-rules.js";
 import { pemTexts, POOL_WORKER_KIND, resultAt, transferList, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireParsed, type WireResults } from "./signing-pool-worker.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr, Validity } from "./types.js";
 
@@ -38,6 +39,12 @@ export interface PoolJob {
   readonly profile: CertificateProfile;
   readonly validity: Validity;
   readonly signerExtensions?: readonly Uint8Array[];
+  /**
+   * A signer's rules and the spec fields they read, applied to a `csr` given as bytes once read, before it is signed
+   * (on the thread that signs it): a refusal rejects with SIGNER_REJECTED and the rule's reason, after the reading's
+   * own error for a broken request.
+   */
+  readonly check?: { readonly rules: JobRules; readonly request: RequestFields };
 }
 
 interface Pending {
@@ -49,7 +56,7 @@ interface Pending {
 interface Slot {
   readonly worker: Worker;
   readonly inFlight: Map<number, Pending[]>;
-  /** CA ids this worker was sent. */
+  /** CA and rules ids this worker was sent. */
   readonly cas: Set<number>;
   dead: boolean;
 }
@@ -73,6 +80,8 @@ export class SigningPool {
   private queue: Pending[] = [];
   private readonly caIds = new WeakMap<CaKeyPair, number>();
   private readonly liveCas: { readonly id: number; readonly ca: CaKeyPair }[] = [];
+  /** Rules by their portable form (one object per signer); ids shared with the CAs' so a worker's `forget` is unambiguous. */
+  private readonly ruleIds = new WeakMap<PortableRules, number>();
   private nextCaId = 1;
   private nextBatchId = 1;
   private outstanding = 0;
@@ -107,6 +116,8 @@ export class SigningPool {
    */
   issue(job: PoolJob, backlog = 0): Promise<IssuedCertificate> {
     if (this.closing) return Promise.reject(new PlatformError("NOT_READY", "the signing pool is closed"));
+    // Rules read the request where it is signed: only bytes are read there.
+    if (job.check !== undefined && !(job.csr instanceof Uint8Array)) return Promise.reject(new PlatformError("INVALID_ARGUMENT", "a job with rules gives its CSR as bytes"));
     if (!this.offload(job.ca, backlog)) return this.inline(job);
     this.outstanding += 1;
     this.counts.workers += 1;
@@ -133,6 +144,7 @@ export class SigningPool {
     const start = performance.now();
     try {
       const extra = job.signerExtensions && { signerExtensions: job.signerExtensions };
+      if (job.check !== undefined) applyRule(job.check.rules.rule, job.csr as Uint8Array, job.check.request);
       // DER bytes go through the native call first: read, checked and issued at once.
       let issued = job.csr instanceof Uint8Array ? issueDerNatively({ ca: job.ca, der: job.csr, profile: job.profile, validity: job.validity, ...extra }) : undefined;
       if (issued === undefined) {
@@ -171,7 +183,7 @@ export class SigningPool {
       slot.inFlight.set(id, pending);
       const batch = this.toWire(slot, pending);
       slot.worker.ref();
-      slot.worker.postMessage({ type: "batch", id, batch } satisfies ToWorker, transferList(batch.csrBytes, batch.csrEnds, batch.caIds, batch.profileIndex, batch.extensionIndex, batch.times));
+      slot.worker.postMessage({ type: "batch", id, batch } satisfies ToWorker, transferList(batch.csrBytes, batch.csrEnds, batch.caIds, batch.profileIndex, batch.extensionIndex, batch.times, batch.ruleIds));
     }
     this.checkIdle();
   }
@@ -216,6 +228,20 @@ export class SigningPool {
     return id;
   }
 
+  /** The id of a signer's rules, sending them to the worker first when it has not seen them. */
+  private ruleId(slot: Slot, rules: PortableRules): number {
+    let id = this.ruleIds.get(rules);
+    if (id === undefined) {
+      id = this.nextCaId++;
+      this.ruleIds.set(rules, id);
+    }
+    if (!slot.cas.has(id)) {
+      slot.worker.postMessage({ type: "rules", id, rules } satisfies ToWorker);
+      slot.cas.add(id);
+    }
+    return id;
+  }
+
   private toWire(slot: Slot, pending: readonly Pending[]): WireBatch {
     const count = pending.length;
     const profiles: CertificateProfile[] = [];
@@ -227,6 +253,8 @@ export class SigningPool {
     const profileIndex = new Uint16Array(count);
     const extensionIndex = new Int16Array(count);
     const times = new Float64Array(2 * count);
+    const ruleIds = new Uint32Array(count);
+    const requests: Record<number, RequestFields> = {};
     let size = 0;
     for (const { job } of pending) if (job.csr instanceof Uint8Array) size += job.csr.length;
     const csrBytes = new Uint8Array(size);
@@ -237,6 +265,10 @@ export class SigningPool {
       else if (job.csr instanceof Uint8Array) {
         csrBytes.set(job.csr, at);
         at += job.csr.length;
+        if (job.check !== undefined) {
+          ruleIds[i] = this.ruleId(slot, job.check.rules.portable);
+          requests[i] = job.check.request;
+        }
       } else parsed[i] = { subjectDer: job.csr.subject.der, spki: job.csr.publicKey.spki, extensions: job.csr.extensions };
       csrEnds[i] = at;
       caIds[i] = this.caId(slot, job.ca);
@@ -247,7 +279,7 @@ export class SigningPool {
       times[2 * i] = job.validity.notBefore.getTime();
       times[2 * i + 1] = job.validity.notAfter.getTime();
     }
-    return { csrBytes, csrEnds, texts, parsed, caIds, profileIndex, extensionIndex, times, profiles, extensionSets };
+    return { csrBytes, csrEnds, texts, parsed, caIds, profileIndex, extensionIndex, times, profiles, extensionSets, ruleIds, requests };
   }
 
   private settle(slot: Slot, id: number, results: WireResults): void {

@@ -251,7 +251,7 @@ function wireBatch(ders: readonly Uint8Array[]): WireBatch {
   const times = new Float64Array(2 * ders.length);
   for (let i = 0; i < ders.length; i++) times.set([validity.notBefore.getTime(), validity.notAfter.getTime()], 2 * i);
   const count = ders.length;
-  return { csrBytes: bytes, csrEnds: ends, texts: {}, parsed: {}, caIds: new Uint32Array(count).fill(1), profileIndex: new Uint16Array(count), extensionIndex: new Int16Array(count).fill(-1), times, profiles: [profile()], extensionSets: [] };
+  return { csrBytes: bytes, csrEnds: ends, texts: {}, parsed: {}, caIds: new Uint32Array(count).fill(1), profileIndex: new Uint16Array(count), extensionIndex: new Int16Array(count).fill(-1), times, profiles: [profile()], extensionSets: [], ruleIds: new Uint32Array(count), requests: {} };
 }
 
 // ---- fuzzing: requests re-signed after their CertificationRequestInfo was mutated reach every check of the reader ----
@@ -349,7 +349,7 @@ describe("native batched issuance switched off", () => {
       const profile = { usages: resolveUsages(["digital signature", "client auth"]), isCa: false, includeSans: true };
       const now = Date.now();
       const batch = { csrBytes: der, csrEnds: Uint32Array.of(der.length), texts: {}, parsed: {}, caIds: Uint32Array.of(1), profileIndex: Uint16Array.of(0),
-        extensionIndex: Int16Array.of(-1), times: Float64Array.of(now, now + 60000), profiles: [profile], extensionSets: [] };
+        extensionIndex: Int16Array.of(-1), times: Float64Array.of(now, now + 60000), profiles: [profile], extensionSets: [], ruleIds: Uint32Array.of(0), requests: {} };
       const r = resultAt(processBatch(new Map([[1, issuerFor(ca)]]), batch), 0);
       console.log(JSON.stringify({ native: nativeBatchAvailable(), verified: new X509Certificate(r.der).verify(ca.publicKey) }));`;
     const out = execFileSync(process.execPath, ["--input-type=module", "-e", script, Buffer.from(f.der).toString("base64")], { env: { ...process.env, PLATFORM_CA_NATIVE: "0" } }).toString();
