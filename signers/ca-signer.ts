@@ -3,12 +3,14 @@ import { invalidOption, PlatformError, toPlatformError } from "../src/errors.js"
 import type { Logger } from "../src/logger.js";
 import { crlIssuerFromCa, type CrlIssuer } from "../src/pki/crl.js";
 import { parseCsr } from "../src/pki/csr.js";
-import { issueCertificate, issueCertificateAsync } from "../src/pki/issue.js";
+import { issueCertificate, issueCertificateAsync, type IssuedCertificate } from "../src/pki/issue.js";
 import { crlDistributionPointsExtension } from "../src/pki/tbs-template.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr } from "../src/pki/types.js";
-import { findDuplicateUsages, isKnownUsage, resolveUsages } from "../src/pki/usages.js";
+import { resolveUsages } from "../src/pki/usages.js";
 import { computeValidity, MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
-import type { Signer, SignOptions, SigningRequest, Validation } from "./signer.js";
+import { requestProblem } from "./rules.js";
+import type { JobRules, PortableRules } from "../src/pki/pool-rules.js";
+import type { IssuedChain, RequestBytes, Signer, SignOptions, SigningRequest, Validation } from "./signer.js";
 import { signerNameProblem } from "./signer-name.js";
 
 /** The cluster maximum signing duration when none is configured: one year (8760h), like ClusterSigningDuration. */
@@ -63,6 +65,11 @@ export interface CaSignerOptions extends CaBackingOptions {
   readonly check: (request: SigningRequest) => string | undefined;
   /** How to issue an accepted request; default: requested usages, SANs copied, not a CA, requested lifetime. */
   readonly plan?: (request: SigningRequest) => IssuePlan;
+  /**
+   * `check` as data a worker thread rebuilds it from (src/pki/pool-rules.ts); it must build the very same rule. With
+   * the default plan, signBytes() then reads and judges requests where they are signed: the pool's threads in a burst.
+   */
+  readonly portable?: PortableRules;
   /** What trustAnchors() publishes; default the CA certificate (and earlier CAs still worth trusting). */
   readonly publish?: TrustPublication;
 }
@@ -87,6 +94,10 @@ export class CaSigner implements Signer {
   readonly #logger: Logger | undefined;
   /** Extensions constant for this signer, encoded once. */
   readonly #signerExtensions: readonly Uint8Array[];
+  /** The rules for the pool, when they can move there (portable, and a plan that reads nothing of the request). */
+  readonly #jobRules: JobRules | undefined;
+  /** Default-plan profiles by usage list: one object per list, which the issuers' template caches key on. */
+  readonly #profiles = new Map<string, CertificateProfile>();
 
   constructor(options: CaSignerOptions) {
     const nameProblem = signerNameProblem(options.signerName);
@@ -100,7 +111,8 @@ export class CaSigner implements Signer {
     this.maxDurationSeconds = max;
     this.#provider = toProvider(options.ca);
     this.#check = options.check;
-    this.#plan = options.plan ?? defaultPlan;
+    this.#plan = options.plan ?? ((request) => this.#defaultPlan(request));
+    this.#jobRules = options.portable !== undefined && options.plan === undefined ? { rule: options.check, portable: options.portable } : undefined;
     this.#publish = options.publish ?? "ca";
     this.#now = options.now ?? (() => new Date());
     this.#logger = options.logger;
@@ -108,12 +120,12 @@ export class CaSigner implements Signer {
   }
 
   validate(request: SigningRequest): Validation {
-    const reason = this.#commonProblem(request) ?? this.#check(request);
+    const reason = requestProblem(this.signerName, request) ?? this.#check(request);
     return reason === undefined ? { ok: true } : { ok: false, reason };
   }
 
-  sign(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
-    return this.#sign(request, now, options, true);
+  async sign(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
+    return (await this.#sign(request, now, options, true)).pem;
   }
 
   /**
@@ -121,11 +133,11 @@ export class CaSigner implements Signer {
    * on the pool's threads when work is waiting. A plan that rewrote the request (a policy's subject) is issued from
    * the rewrite, so its original is checked here first.
    */
-  signUnchecked(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
-    return this.#sign(request, now, options, false);
+  async signUnchecked(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
+    return (await this.#sign(request, now, options, false)).pem;
   }
 
-  async #sign(request: SigningRequest, now: Date, options: SignOptions, checked: boolean): Promise<string> {
+  async #sign(request: SigningRequest, now: Date, options: SignOptions, checked: boolean): Promise<IssuedChain> {
     const validation = this.validate(request);
     if (!validation.ok) {
       // A refusal of a request not yet checked says first what is wrong with its bytes, as a checked read would.
@@ -156,12 +168,79 @@ export class CaSigner implements Signer {
         : ca.keySigner
           ? await issueCertificateAsync(issue)
           : issueCertificate(issue);
-      this.#provider.recordIssued?.(ca, issued.notAfter);
-      this.#logger?.debug({ signerName: this.signerName, serial: issued.serialHex, notAfter: issued.notAfter.toISOString() }, "issued certificate");
-      return [issued.pem, ...presentedChain(ca)].map(withNewline).join("");
+      return this.#issued(ca, issued);
     } catch (error) {
       throw toPlatformError(error);
     }
+  }
+
+  /**
+   * With portable rules, the default plan and a pool: the common checks (spec fields only) run here, and the bytes, with
+   * the signer's rules, go to the pool, which reads, judges, checks and signs them on the thread that signs
+   * (pool-rules.ts). Otherwise each request is read here without its check, validated, and signed as signUnchecked().
+   */
+  signBytes(requests: readonly RequestBytes[], now: Date, options: SignOptions = {}): Promise<readonly (IssuedChain | PlatformError)[]> {
+    const pool = options.pool;
+    if (this.#jobRules !== undefined && pool !== undefined) return this.#signBytes(requests, now, pool, options.backlog ?? 0, this.#jobRules);
+    return Promise.all(requests.map(async ({ der, request }, i) => {
+      try {
+        const read = { ...request, csr: parseCsr(der, { verify: false }) };
+        return await this.#sign(read, now, { ...options, backlog: (options.backlog ?? 0) + requests.length - 1 - i }, false);
+      } catch (error) {
+        return toPlatformError(error);
+      }
+    }));
+  }
+
+  async #signBytes(requests: readonly RequestBytes[], now: Date, pool: NonNullable<SignOptions["pool"]>, backlog: number, rules: JobRules): Promise<readonly (IssuedChain | PlatformError)[]> {
+    await this.#provider.refresh?.().catch(() => undefined);
+    const ca = this.#currentCa();
+    if (ca instanceof PlatformError) return requests.map(() => ca);
+    const validities = new Map<number | undefined, ReturnType<typeof computeValidity>>();
+    const issued = requests.map(({ der, request }, i) => {
+      try {
+        const common = requestProblem(this.signerName, request);
+        if (common !== undefined) {
+          // A broken request reports its reading first, as a checked read would have.
+          parseCsr(der);
+          throw new PlatformError("SIGNER_REJECTED", common, { details: { signerName: this.signerName } });
+        }
+        let validity = validities.get(request.expirationSeconds);
+        if (validity === undefined) {
+          const asked = request.expirationSeconds !== undefined && { expirationSeconds: request.expirationSeconds };
+          validity = computeValidity({ now, ...asked, maxDurationSeconds: this.maxDurationSeconds, caNotBefore: ca.notBefore, caNotAfter: ca.notAfter });
+          validities.set(request.expirationSeconds, validity);
+        }
+        const job = { ca, csr: der, profile: this.#profile(request.usages), validity, signerExtensions: this.#signerExtensions, check: { rules, request } };
+        return pool.issue(job, backlog + requests.length - 1 - i).then((cert) => this.#issued(ca, cert), toPlatformError);
+      } catch (error) {
+        return toPlatformError(error);
+      }
+    });
+    return Promise.all(issued);
+  }
+
+  /** The chain of a certificate just issued, with its window (as issued: nobody reads it back), recorded with its CA. */
+  #issued(ca: CaKeyPair, cert: IssuedCertificate): IssuedChain {
+    this.#provider.recordIssued?.(ca, cert.notAfter);
+    this.#logger?.debug({ signerName: this.signerName, serial: cert.serialHex, notAfter: cert.notAfter.toISOString() }, "issued certificate");
+    return { pem: [cert.pem, ...presentedChain(ca)].map(withNewline).join(""), notBefore: cert.notBefore, notAfter: cert.notAfter };
+  }
+
+  #defaultPlan(request: SigningRequest): IssuePlan {
+    const profile = this.#profile(request.usages);
+    return request.expirationSeconds === undefined ? { csr: request.csr, profile } : { csr: request.csr, profile, expirationSeconds: request.expirationSeconds };
+  }
+
+  #profile(usages: readonly string[]): CertificateProfile {
+    const key = usages.join("\n");
+    let profile = this.#profiles.get(key);
+    if (profile === undefined) {
+      if (this.#profiles.size >= 64) this.#profiles.clear();
+      profile = defaultPlan({ usages } as SigningRequest).profile;
+      this.#profiles.set(key, profile);
+    }
+    return profile;
   }
 
   trustAnchors(): readonly string[] {
@@ -200,22 +279,6 @@ export class CaSigner implements Signer {
       cause,
       details: { signerName: this.signerName },
     });
-  }
-
-  #commonProblem(request: SigningRequest): string | undefined {
-    if (request.signerName !== this.signerName) {
-      return `the request names signer ${request.signerName}, not ${this.signerName}`;
-    }
-    if (request.usages.length === 0) return `signer ${this.signerName} needs at least one usage in spec.usages`;
-    const unknown = request.usages.find((u) => !isKnownUsage(u));
-    if (unknown !== undefined) return `usage ${JSON.stringify(unknown)} is not a known usage`;
-    const duplicate = findDuplicateUsages(request.usages)[0];
-    if (duplicate !== undefined) return `usage ${JSON.stringify(duplicate)} is listed more than once`;
-    const seconds = request.expirationSeconds;
-    if (seconds !== undefined && (!Number.isSafeInteger(seconds) || seconds < MIN_EXPIRATION_SECONDS)) {
-      return `expirationSeconds must be a whole number of at least ${MIN_EXPIRATION_SECONDS}, got ${seconds}`;
-    }
-    return undefined;
   }
 }
 
