@@ -111,6 +111,11 @@ export class WorkQueue {
     });
   }
 
+  /** The next key when one is waiting now, else undefined; taken as get() takes it (finish it with done()). */
+  tryGet(): string | undefined {
+    return this.queue.length > 0 ? this.take(this.queue.shift()!) : undefined;
+  }
+
   /** Marks `key` finished; a key added meanwhile goes back into the queue now. */
   done(key: string): void {
     const started = this.processing.get(key);

@@ -11,7 +11,7 @@ import { SigningPool } from "../../../src/pki/signing-pool.js";
 import type { CaKeyPair } from "../../../src/pki/types.js";
 import { createBuiltinSigners } from "../../../signers/builtins.js";
 import { SignerRegistry } from "../../../signers/registry.js";
-import type { Signer, SignOptions, SigningRequest } from "../../../signers/signer.js";
+import type { RequestBytes, Signer, SignOptions, SigningRequest } from "../../../signers/signer.js";
 import { CsrParser } from "../../../src/controller/controllers/csr-object.js";
 import { PlatformError } from "../../../src/errors.js";
 import { decide, eventsFor, nodeClientCsr, startHarness, stopAfterEach, type Harness } from "./harness.js";
@@ -32,7 +32,7 @@ interface World {
 
 const track = stopAfterEach();
 
-/** Wraps a signer: counts sign() calls and lets a test run something in the middle of one. */
+/** Wraps a signer: counts sign() calls (and the sizes of signBytes() batches) and lets a test run something in the middle of one. */
 function watched(signer: Signer, signed: string[], during?: (request: SigningRequest) => Promise<void>): Signer {
   return {
     signerName: signer.signerName,
@@ -53,6 +53,12 @@ function watched(signer: Signer, signed: string[], during?: (request: SigningReq
         return pem;
       },
     }),
+    ...(signer.signBytes && {
+      signBytes(requests: readonly RequestBytes[], now: Date, options?: SignOptions) {
+        signed.push(`bytes ${requests.length}`);
+        return signer.signBytes!(requests, now, options);
+      },
+    }),
   };
 }
 
@@ -60,6 +66,13 @@ function watched(signer: Signer, signed: string[], during?: (request: SigningReq
 class UncheckedReads extends CsrParser {
   override uncheckedRequest(csr: CertificateSigningRequest) {
     return { ...super.uncheckedRequest(csr), checked: false };
+  }
+}
+
+/** A parser that finds no request checked before in this process (the API server here verifies them at create). */
+class NothingCheckedHere extends CsrParser {
+  protected override checkedBefore(): boolean {
+    return false;
   }
 }
 
@@ -109,6 +122,7 @@ async function issuedBacklog(prefix: string, o: WorldOptions): Promise<{ w: Worl
   const w = await world({
     ...o,
     before: async (v) => {
+      await o.before?.(v);
       for (const node of nodes) {
         await v.create(await nodeClientCsr(v.h.names, node));
         await decide(v.h, `${node}-client`, "Approved");
@@ -209,6 +223,33 @@ describe("SigningController", () => {
     const { w } = await issuedBacklog("unchecked", { pool, parser: new UncheckedReads() });
     expect(w.signed.filter((s) => s.startsWith("unchecked ")).length).toBe(12);
     expect(pool.counts.workers).toBeGreaterThan(0);
+  });
+
+  it("hands a backlog nobody here checked to the signer as bytes, in batches larger than one sync's: judged, checked and signed on the pool's workers", async () => {
+    const pool = new SigningPool({ workers: 2, startCostMs: 0 });
+    const refusedDns = "refused.example";
+    const { w } = await issuedBacklog("bytes", {
+      pool,
+      parser: new NothingCheckedHere(),
+      before: async (v) => {
+        await v.create(await nodeClientCsr(v.h.names, "refused", { dns: [refusedDns] }));
+        await decide(v.h, "refused-client", "Approved");
+      },
+    });
+    const batches = w.signed.map((s) => /^bytes (\d+)$/.exec(s)?.[1]).map(Number);
+    // The two syncs took the waiting requests into their batches: fewer signBytes calls than requests.
+    expect(batches.reduce((a, b) => a + b, 0)).toBe(13);
+    expect(Math.max(...batches)).toBeGreaterThan(2);
+    expect(pool.counts.workers).toBeGreaterThan(0);
+    const refused = await failed(w, "refused-client");
+    expect(findCondition(refused, "Failed")).toMatchObject({
+      reason: "SignerValidationFailure",
+      message: `signer ${w.h.names.signers.nodeagentClient} does not allow DNS subject alternative names, got ${refusedDns}`,
+    });
+    // The Event names the window the worker issued: the same as the certificate's.
+    const csr = await w.get("bytes-0-client");
+    const events = await eventsFor(w.h, csr);
+    expect(events.map((e) => e.note)).toEqual([`certificate issued by ${w.h.names.signers.nodeagentClient}, valid until ${new Date(leafOf(csr).validTo).toISOString()}`]);
   });
 
   it("marks a request whose bytes the signer finds unreadable while signing Failed, as a checked read would", async () => {
