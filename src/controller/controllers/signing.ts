@@ -11,6 +11,7 @@ import type { SigningPool } from "../../pki/signing-pool.js";
 import type { EventRecorder } from "../event-recorder.js";
 import type { Informer } from "../informer.js";
 import { conditionTime, CsrParser, READ_PROBLEM_CODES, REQUEST_PROBLEM_CODES, setCondition, writeCsr } from "./csr-object.js";
+import { BoundedSet } from "../bounded-set.js";
 import { Controller, type ControllerOptions } from "../controller.js";
 
 export const SIGNING_CONTROLLER = "csrsigning";
@@ -53,7 +54,7 @@ export class SigningController extends Controller {
   private readonly o: SigningControllerOptions;
   private readonly parser: CsrParser;
   /** uids this replica issued whose cached copy may still lack the certificate: a second signature would be waste. */
-  private readonly recent = new Set<string>();
+  private readonly recent = new BoundedSet<string>(RECENT_LIMIT);
   /**
    * Writes that failed without an answer (connection lost, server restarted): the server may have committed them.
    * When the certificate shows up in the cache byte for byte, it is this replica's, and is counted then.
@@ -280,6 +281,5 @@ export class SigningController extends Controller {
   private remember(uid: string | undefined): void {
     if (uid === undefined) return;
     this.recent.add(uid);
-    if (this.recent.size > RECENT_LIMIT) this.recent.delete(this.recent.values().next().value!);
   }
 }
