@@ -1,73 +1,16 @@
-// Worker side of SigningPool (and its in-process path): parse, verify and issue batches of jobs for the CAs it was sent.
+// Worker side of SigningPool (and its in-process path): read, judge, verify and issue batches of jobs for the CAs and rules it was sent.
 import { Buffer } from "node:buffer";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { isPlatformError, PlatformError } from "../errors.js";
 import { parseCsr } from "./csr.js";
 import { Issuer } from "./issue.js";
 import { issuedNatively, issueNative, MAX_TEMPLATES, nativeBatchAvailable, nativePemText, nativeResult, NO_TEMPLATE, type NativeBatch, type NativeTemplate } from "./native-issue.js";
-import { applyRule, loadRule, type PortableRules, type RequestFields, type RuleSlot } from "./pool-rules.js";
-import type { CaKeyPair, CertificateProfile, Extension, ParsedCsr, Validity } from "./types.js";
+import { applyRule, loadRule, type RuleSlot } from "./pool-rules.js";
+import { SERIAL_HEX, transferList, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireParsed, type WireResults } from "./signing-pool-wire.js";
+import type { CaKeyPair, ParsedCsr, Validity } from "./types.js";
 
 /** Marks threads started by SigningPool, so importing this module elsewhere starts nothing. */
 export const POOL_WORKER_KIND = "platform-ca-signing-pool";
-
-/**
- * A CA as a worker receives it: the key pair with its private key as a KeyObject, which postMessage clones into the
- * worker's memory without an export to PEM text (a token key, `keySigner`, never gets here).
- */
-export type WireCa = Omit<CaKeyPair, "keySigner">;
-
-/** What the issuer reads of a CSR the caller already parsed (and verified): subject, key, requested extensions. */
-export interface WireParsed {
-  readonly subjectDer: Uint8Array;
-  readonly spki: Uint8Array;
-  readonly extensions: readonly Extension[];
-}
-
-/**
- * A batch of jobs packed into a few typed arrays, so a message costs a handful of transfers instead of one
- * structured-clone object per job: CSR bytes back to back (`csrEnds[i]` is where job i ends; they are parsed and
- * their signature verified here), PEM text in `texts[i]`, an already parsed CSR in `parsed[i]`, then per job its CA,
- * profile, signer extensions (-1 none) and validity window (ms); a DER job with rules (pool-rules.ts) has their id in
- * `ruleIds[i]` (0 none) and the spec fields they read in `requests[i]`.
- */
-export interface WireBatch {
-  readonly csrBytes: Uint8Array;
-  readonly csrEnds: Uint32Array;
-  readonly texts: Readonly<Record<number, string>>;
-  readonly parsed: Readonly<Record<number, WireParsed>>;
-  readonly caIds: Uint32Array;
-  readonly profileIndex: Uint16Array;
-  readonly extensionIndex: Int16Array;
-  /** notBefore, notAfter (ms since the epoch) of each job. */
-  readonly times: Float64Array;
-  readonly profiles: readonly CertificateProfile[];
-  readonly extensionSets: readonly (readonly Uint8Array[])[];
-  readonly ruleIds: Uint32Array;
-  readonly requests: Readonly<Record<number, RequestFields>>;
-}
-
-/**
- * Results packed the same way: DER back to back (`derEnds`), PEM texts back to back as ASCII bytes (`pemEnds`: bytes
- * travel without a copy, where a string is copied twice), 32 hex digits of serial per job.
- */
-export interface WireResults {
-  readonly der: Uint8Array;
-  readonly derEnds: Uint32Array;
-  readonly pem: Uint8Array;
-  readonly pemEnds: Uint32Array;
-  readonly serials: string;
-  readonly errors: Readonly<Record<number, { readonly code: string; readonly message: string }>>;
-}
-
-const SERIAL_HEX = 32;
-
-export type ToWorker =
-  | { readonly type: "ca"; readonly id: number; readonly ca: WireCa }
-  | { readonly type: "rules"; readonly id: number; readonly rules: PortableRules }
-  | { readonly type: "forget"; readonly id: number }
-  | { readonly type: "batch"; readonly id: number; readonly batch: WireBatch };
-export type FromWorker = { readonly type: "results"; readonly id: number; readonly results: WireResults };
 
 /** A CSR-shaped view of a WireParsed: the fields Issuer reads. */
 function fromWire(p: WireParsed): ParsedCsr {
@@ -223,34 +166,6 @@ function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wir
     index[i] = runIndex;
   }
   return templates.length === 0 ? undefined : issueNative(templates, index, batch.csrBytes, batch.csrEnds);
-}
-
-/** All the PEM texts of a result message as one string (made once per message: a slice of it is then each one's). */
-export function pemTexts(results: WireResults): string {
-  const pem = results.pem;
-  return Buffer.from(pem.buffer, pem.byteOffset, pem.byteLength).toString("latin1");
-}
-
-/** The certificate of job i, or its error; `texts` is pemTexts(results). */
-export function resultAt(
-  results: WireResults,
-  i: number,
-  texts = pemTexts(results),
-): { readonly der: Uint8Array; readonly pem: string; readonly serialHex: string } | { readonly code: string; readonly message: string } {
-  const error = results.errors[i];
-  if (error !== undefined) return error;
-  const derStart = i === 0 ? 0 : results.derEnds[i - 1]!;
-  const pemStart = i === 0 ? 0 : results.pemEnds[i - 1]!;
-  return {
-    der: results.der.subarray(derStart, results.derEnds[i]!),
-    pem: texts.slice(pemStart, results.pemEnds[i]!),
-    serialHex: results.serials.slice(i * SERIAL_HEX, (i + 1) * SERIAL_HEX),
-  };
-}
-
-/** The buffers behind a packed message, each once, to transfer rather than copy. */
-export function transferList(...arrays: readonly ArrayBufferView[]): ArrayBuffer[] {
-  return [...new Set(arrays.map((a) => a.buffer as ArrayBuffer))];
 }
 
 function serve(port: NonNullable<typeof parentPort>): void {

@@ -14,7 +14,8 @@ import type { Logger } from "../logger.js";
 import { parseCsr } from "./csr.js";
 import { issueCertificate, issueCertificateAsync, issueDerNatively, type IssuedCertificate } from "./issue.js";
 import { applyRule, type JobRules, type PortableRules, type RequestFields } from "./pool-rules.js";
-import { pemTexts, POOL_WORKER_KIND, resultAt, transferList, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireParsed, type WireResults } from "./signing-pool-worker.js";
+import { POOL_WORKER_KIND } from "./signing-pool-worker.js";
+import { packBatch, pemTexts, resultAt, transferList, type FromWorker, type ToWorker, type WireCa, type WireResults } from "./signing-pool-wire.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr, Validity } from "./types.js";
 
 export interface SigningPoolOptions {
@@ -181,7 +182,7 @@ export class SigningPool {
       const pending = this.queue.splice(0, share);
       const id = this.nextBatchId++;
       slot.inFlight.set(id, pending);
-      const batch = this.toWire(slot, pending);
+      const batch = packBatch(pending.map((p) => p.job), { ca: (ca) => this.caId(slot, ca), rules: (rules) => this.ruleId(slot, rules) });
       slot.worker.ref();
       slot.worker.postMessage({ type: "batch", id, batch } satisfies ToWorker, transferList(batch.csrBytes, batch.csrEnds, batch.caIds, batch.profileIndex, batch.extensionIndex, batch.times, batch.ruleIds));
     }
@@ -240,46 +241,6 @@ export class SigningPool {
       slot.cas.add(id);
     }
     return id;
-  }
-
-  private toWire(slot: Slot, pending: readonly Pending[]): WireBatch {
-    const count = pending.length;
-    const profiles: CertificateProfile[] = [];
-    const extensionSets: (readonly Uint8Array[])[] = [];
-    const texts: Record<number, string> = {};
-    const parsed: Record<number, WireParsed> = {};
-    const csrEnds = new Uint32Array(count);
-    const caIds = new Uint32Array(count);
-    const profileIndex = new Uint16Array(count);
-    const extensionIndex = new Int16Array(count);
-    const times = new Float64Array(2 * count);
-    const ruleIds = new Uint32Array(count);
-    const requests: Record<number, RequestFields> = {};
-    let size = 0;
-    for (const { job } of pending) if (job.csr instanceof Uint8Array) size += job.csr.length;
-    const csrBytes = new Uint8Array(size);
-    let at = 0;
-    for (let i = 0; i < count; i++) {
-      const job = pending[i]!.job;
-      if (typeof job.csr === "string") texts[i] = job.csr;
-      else if (job.csr instanceof Uint8Array) {
-        csrBytes.set(job.csr, at);
-        at += job.csr.length;
-        if (job.check !== undefined) {
-          ruleIds[i] = this.ruleId(slot, job.check.rules.portable);
-          requests[i] = job.check.request;
-        }
-      } else parsed[i] = { subjectDer: job.csr.subject.der, spki: job.csr.publicKey.spki, extensions: job.csr.extensions };
-      csrEnds[i] = at;
-      caIds[i] = this.caId(slot, job.ca);
-      let index = profiles.indexOf(job.profile);
-      if (index < 0) index = profiles.push(job.profile) - 1;
-      profileIndex[i] = index;
-      extensionIndex[i] = job.signerExtensions === undefined ? -1 : indexOrPush(extensionSets, job.signerExtensions);
-      times[2 * i] = job.validity.notBefore.getTime();
-      times[2 * i + 1] = job.validity.notAfter.getTime();
-    }
-    return { csrBytes, csrEnds, texts, parsed, caIds, profileIndex, extensionIndex, times, profiles, extensionSets, ruleIds, requests };
   }
 
   private settle(slot: Slot, id: number, results: WireResults): void {
@@ -358,11 +319,6 @@ function startWorker(script: string | URL): Worker {
     if ((err as NodeJS.ErrnoException).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw err;
     return new Worker(script, { workerData, execArgv: [] });
   }
-}
-
-function indexOrPush<T>(list: T[], item: T): number {
-  const index = list.indexOf(item);
-  return index >= 0 ? index : list.push(item) - 1;
 }
 
 /** The compiled worker next to this module, or the build output when running from TypeScript sources. */

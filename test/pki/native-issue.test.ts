@@ -11,7 +11,8 @@ import { issueDerNatively, Issuer } from "../../src/pki/issue.js";
 import { issuedNatively, issueNative, nativeBatchAvailable, nativeResult, nativePemText, NO_TEMPLATE } from "../../src/pki/native-issue.js";
 import { encodePem } from "../../src/pki/pem.js";
 import { SigningPool } from "../../src/pki/signing-pool.js";
-import { processBatch, resultAt, type WireBatch } from "../../src/pki/signing-pool-worker.js";
+import { processBatch } from "../../src/pki/signing-pool-worker.js";
+import { resultAt, type WireBatch } from "../../src/pki/signing-pool-wire.js";
 import { crlDistributionPointsExtension } from "../../src/pki/tbs-template.js";
 import type { CertificateProfile, Validity } from "../../src/pki/types.js";
 import { testCa } from "../fixtures/ca.js";
@@ -340,7 +341,8 @@ describe("native batched issuance switched off", () => {
     const dist = (m: string) => JSON.stringify(new URL(`../../dist/src/pki/${m}`, import.meta.url).href);
     const script = `
       const { nativeBatchAvailable } = await import(${dist("native-issue.js")});
-      const { processBatch, resultAt, issuerFor } = await import(${dist("signing-pool-worker.js")});
+      const { processBatch, issuerFor } = await import(${dist("signing-pool-worker.js")});
+      const { resultAt } = await import(${dist("signing-pool-wire.js")});
       const { generateCa } = await import(${dist("ca.js")});
       const { resolveUsages } = await import(${dist("usages.js")});
       const { X509Certificate } = await import("node:crypto");
