@@ -75,10 +75,24 @@ export interface CaSignerOptions extends CaBackingOptions {
 }
 
 export function defaultPlan(request: SigningRequest): IssuePlan {
-  const profile: CertificateProfile = { usages: resolveUsages(request.usages), isCa: false, includeSans: true };
+  const profile = defaultProfile(request.usages);
   return request.expirationSeconds === undefined
     ? { csr: request.csr, profile }
     : { csr: request.csr, profile, expirationSeconds: request.expirationSeconds };
+}
+
+/** Default profiles by usage list: one object per list, which the issuers' template caches and the pool's batches key on. */
+const PROFILES = new Map<string, CertificateProfile>();
+
+function defaultProfile(usages: readonly string[]): CertificateProfile {
+  const key = usages.join("\n");
+  let profile = PROFILES.get(key);
+  if (profile === undefined) {
+    profile = { usages: resolveUsages(usages), isCa: false, includeSans: true };
+    if (PROFILES.size >= 64) PROFILES.clear();
+    PROFILES.set(key, profile);
+  }
+  return profile;
 }
 
 /** A Signer issuing from a CA; built-in, policy and plug-in signers are this class with their own rules. */
@@ -96,8 +110,6 @@ export class CaSigner implements Signer {
   readonly #signerExtensions: readonly Uint8Array[];
   /** The rules for the pool, when they can move there (portable, and a plan that reads nothing of the request). */
   readonly #jobRules: JobRules | undefined;
-  /** Default-plan profiles by usage list: one object per list, which the issuers' template caches key on. */
-  readonly #profiles = new Map<string, CertificateProfile>();
 
   constructor(options: CaSignerOptions) {
     const nameProblem = signerNameProblem(options.signerName);
@@ -111,7 +123,7 @@ export class CaSigner implements Signer {
     this.maxDurationSeconds = max;
     this.#provider = toProvider(options.ca);
     this.#check = options.check;
-    this.#plan = options.plan ?? ((request) => this.#defaultPlan(request));
+    this.#plan = options.plan ?? defaultPlan;
     this.#jobRules = options.portable !== undefined && options.plan === undefined ? { rule: options.check, portable: options.portable } : undefined;
     this.#publish = options.publish ?? "ca";
     this.#now = options.now ?? (() => new Date());
@@ -211,7 +223,7 @@ export class CaSigner implements Signer {
           validity = computeValidity({ now, ...asked, maxDurationSeconds: this.maxDurationSeconds, caNotBefore: ca.notBefore, caNotAfter: ca.notAfter });
           validities.set(request.expirationSeconds, validity);
         }
-        const job = { ca, csr: der, profile: this.#profile(request.usages), validity, signerExtensions: this.#signerExtensions, check: { rules, request } };
+        const job = { ca, csr: der, profile: defaultProfile(request.usages), validity, signerExtensions: this.#signerExtensions, check: { rules, request } };
         return pool.issue(job, backlog + requests.length - 1 - i).then((cert) => this.#issued(ca, cert), toPlatformError);
       } catch (error) {
         return toPlatformError(error);
@@ -225,22 +237,6 @@ export class CaSigner implements Signer {
     this.#provider.recordIssued?.(ca, cert.notAfter);
     this.#logger?.debug({ signerName: this.signerName, serial: cert.serialHex, notAfter: cert.notAfter.toISOString() }, "issued certificate");
     return { pem: [cert.pem, ...presentedChain(ca)].map(withNewline).join(""), notBefore: cert.notBefore, notAfter: cert.notAfter };
-  }
-
-  #defaultPlan(request: SigningRequest): IssuePlan {
-    const profile = this.#profile(request.usages);
-    return request.expirationSeconds === undefined ? { csr: request.csr, profile } : { csr: request.csr, profile, expirationSeconds: request.expirationSeconds };
-  }
-
-  #profile(usages: readonly string[]): CertificateProfile {
-    const key = usages.join("\n");
-    let profile = this.#profiles.get(key);
-    if (profile === undefined) {
-      if (this.#profiles.size >= 64) this.#profiles.clear();
-      profile = defaultPlan({ usages } as SigningRequest).profile;
-      this.#profiles.set(key, profile);
-    }
-    return profile;
   }
 
   trustAnchors(): readonly string[] {
