@@ -124,13 +124,14 @@ export abstract class Controller {
   }
 
   /**
-   * Up to `n` more keys waiting in the queue now (none once stopping), taken as a worker takes them: for a sync that
-   * does the work of several keys at once. The caller owns each until it passes it to finish().
+   * Up to `n` more keys waiting in the queue now (none once stopping), in order while `accept` takes them, taken as a
+   * worker takes them: for a sync that does the work of several keys at once. The caller owns each until it passes
+   * it to finish().
    */
-  protected takeWaiting(n: number): string[] {
+  protected takeWaiting(n: number, accept?: (key: string) => boolean): string[] {
     const keys: string[] = [];
     while (keys.length < n && !this.taking.signal.aborted) {
-      const key = this.queue.tryGet();
+      const key = this.queue.tryGet(accept);
       if (key === undefined) break;
       this.inFlight.add(key);
       keys.push(key);

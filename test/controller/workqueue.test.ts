@@ -64,6 +64,9 @@ describe("WorkQueue", () => {
     expect(queue.tryGet()).toBe("b");
     expect(queue.tryGet()).toBeUndefined();
     queue.done("a");
+    // A key `accept` refuses stays first in line.
+    expect(queue.tryGet((k) => k !== "a")).toBeUndefined();
+    expect(queue.len()).toBe(1);
     expect(queue.tryGet()).toBe("a");
   });
 

@@ -124,7 +124,13 @@ export class SigningController extends Controller {
   private async signBatch(signer: Signer, first: BatchItem, signal: AbortSignal): Promise<void> {
     const items = [first];
     const others: Promise<void>[] = [];
-    for (const key of this.takeWaiting(Math.min(BATCH_LIMIT - 1, this.backlog()))) {
+    // The requests for this signer at the head of the queue (and keys with nothing left to do): a request for another
+    // signer keeps its place for the other syncs.
+    const mine = (key: string) => {
+      const csr = this.pending(key);
+      return csr === undefined || csr.spec.signerName === signer.signerName;
+    };
+    for (const key of this.takeWaiting(Math.min(BATCH_LIMIT - 1, this.backlog()), mine)) {
       const csr = this.pending(key);
       if (csr === undefined) {
         this.finish(key, undefined);
@@ -132,13 +138,13 @@ export class SigningController extends Controller {
       }
       let bytes: RequestBytes | undefined;
       try {
-        bytes = this.o.signers.get(csr.spec.signerName) === signer ? this.parser.bytes(csr) : undefined;
+        bytes = this.parser.bytes(csr);
       } catch (err) {
         others.push(this.settle(key, () => this.unreadable(csr, err, signal)));
         continue;
       }
-      // Another signer, or a request checked here before: a sync of its own.
-      if (bytes === undefined) others.push(this.settle(key, () => this.sync(key, signal)));
+      // A request checked here before: read and signed as such.
+      if (bytes === undefined) others.push(this.settle(key, () => this.signOne(csr, signer, signal)));
       else items.push({ key, csr, bytes });
     }
     const signerName = signer.signerName;
@@ -146,7 +152,15 @@ export class SigningController extends Controller {
     const now = new Date(this.clock.now());
     // The queue's length is the burst behind these requests: the pool spreads it over the cores.
     const options = { pool: this.o.pool!, backlog: this.backlog() };
-    const results = await this.tracer.inSpan("sign", { signerName }, () => signer.signBytes!(items.map((i) => i.bytes), now, options));
+    let results: readonly (IssuedChain | PlatformError)[];
+    try {
+      results = await this.tracer.inSpan("sign", { signerName }, () => signer.signBytes!(items.map((i) => i.bytes), now, options));
+    } catch (err) {
+      // Not a request's own outcome (those are results): every key of the batch is retried.
+      for (const item of items.slice(1)) this.finish(item.key, { err });
+      await Promise.all(others);
+      throw err;
+    }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const conclude = (item: BatchItem, i: number) => () => {
       const result = results[i]!;
