@@ -5,7 +5,7 @@ import { crlIssuerFromCa, type CrlIssuer } from "../src/pki/crl.js";
 import { parseCsr } from "../src/pki/csr.js";
 import { issueCertificate, issueCertificateAsync, type IssuedCertificate } from "../src/pki/issue.js";
 import { crlDistributionPointsExtension } from "../src/pki/tbs-template.js";
-import type { CaKeyPair, CertificateProfile, ParsedCsr } from "../src/pki/types.js";
+import type { CaKeyPair, CertificateProfile, ParsedCsr, Validity } from "../src/pki/types.js";
 import { resolveUsages } from "../src/pki/usages.js";
 import { computeValidity, MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
 import { requestProblem } from "./rules.js";
@@ -193,23 +193,29 @@ export class CaSigner implements Signer {
    */
   signBytes(requests: readonly RequestBytes[], now: Date, options: SignOptions = {}): Promise<readonly (IssuedChain | PlatformError)[]> {
     const pool = options.pool;
-    if (this.#jobRules !== undefined && pool !== undefined) return this.#signBytes(requests, now, pool, options.backlog ?? 0, this.#jobRules);
-    return Promise.all(requests.map(async ({ der, request }, i) => {
-      try {
-        const read = { ...request, csr: parseCsr(der, { verify: false }) };
-        return await this.#sign(read, now, { ...options, backlog: (options.backlog ?? 0) + requests.length - 1 - i }, false);
-      } catch (error) {
-        return toPlatformError(error);
-      }
-    }));
+    const backlog = options.backlog ?? 0;
+    if (this.#jobRules !== undefined && pool !== undefined) return this.#signBytes(requests, now, pool, backlog, this.#jobRules);
+    return Promise.all(requests.map((r, i) => this.#readAndSign(r, now, { ...options, backlog: backlog + requests.length - 1 - i })));
+  }
+
+  /** One request read here without its check, validated, and signed as signUnchecked(); its error as a result. */
+  async #readAndSign({ der, request }: RequestBytes, now: Date, options: SignOptions): Promise<IssuedChain | PlatformError> {
+    try {
+      return await this.#sign({ ...request, csr: parseCsr(der, { verify: false }) }, now, options, false);
+    } catch (error) {
+      return toPlatformError(error);
+    }
   }
 
   async #signBytes(requests: readonly RequestBytes[], now: Date, pool: NonNullable<SignOptions["pool"]>, backlog: number, rules: JobRules): Promise<readonly (IssuedChain | PlatformError)[]> {
     await this.#provider.refresh?.().catch(() => undefined);
     const ca = this.#currentCa();
-    if (ca instanceof PlatformError) return requests.map(() => ca);
-    const validities = new Map<number | undefined, ReturnType<typeof computeValidity>>();
-    const issued = requests.map(({ der, request }, i) => {
+    const here = (bytes: RequestBytes, i: number) => this.#readAndSign(bytes, now, { pool, backlog: backlog + requests.length - 1 - i });
+    // No CA, or none valid now: a refusal still comes first, so such requests are validated here, as sign() does.
+    if (ca instanceof PlatformError) return Promise.all(requests.map(here));
+    const validities = new Map<number | undefined, Validity | PlatformError>();
+    const issued = requests.map((bytes, i) => {
+      const { der, request } = bytes;
       try {
         const common = requestProblem(this.signerName, request);
         if (common !== undefined) {
@@ -219,10 +225,10 @@ export class CaSigner implements Signer {
         }
         let validity = validities.get(request.expirationSeconds);
         if (validity === undefined) {
-          const asked = request.expirationSeconds !== undefined && { expirationSeconds: request.expirationSeconds };
-          validity = computeValidity({ now, ...asked, maxDurationSeconds: this.maxDurationSeconds, caNotBefore: ca.notBefore, caNotAfter: ca.notAfter });
+          validity = windowOf(ca, now, request.expirationSeconds, this.maxDurationSeconds);
           validities.set(request.expirationSeconds, validity);
         }
+        if (validity instanceof PlatformError) return here(bytes, i);
         const job = { ca, csr: der, profile: defaultProfile(request.usages), validity, signerExtensions: this.#signerExtensions, check: { rules, request } };
         return pool.issue(job, backlog + requests.length - 1 - i).then((cert) => this.#issued(ca, cert), toPlatformError);
       } catch (error) {
@@ -275,6 +281,15 @@ export class CaSigner implements Signer {
       cause,
       details: { signerName: this.signerName },
     });
+  }
+}
+
+/** The validity of a certificate issued at `now`, or the error (CA expired...) computeValidity gives. */
+function windowOf(ca: CaKeyPair, now: Date, expirationSeconds: number | undefined, maxDurationSeconds: number): Validity | PlatformError {
+  try {
+    return computeValidity({ now, ...(expirationSeconds !== undefined && { expirationSeconds }), maxDurationSeconds, caNotBefore: ca.notBefore, caNotAfter: ca.notAfter });
+  } catch (error) {
+    return toPlatformError(error);
   }
 }
 

@@ -11,7 +11,7 @@ import { parsePolicy } from "../../signers/policy-schema.js";
 import type { RequestBytes, SigningRequest } from "../../signers/signer.js";
 import { csr, type CsrOptions } from "../fixtures/csr.js";
 import { testCa } from "../fixtures/ca.js";
-import { NOW, node, SIGNERS, SIGNERS_CA } from "./fixtures.js";
+import { expiredCa, NOW, node, SIGNERS, SIGNERS_CA } from "./fixtures.js";
 
 const generated = await testCa(SIGNERS_CA);
 const caKey = new X509Certificate(generated.certPem).publicKey;
@@ -87,6 +87,16 @@ describe("Signer.signBytes", () => {
       expect.objectContaining({ code: "CSR_SIGNATURE" }),
       expect.objectContaining({ code: "CSR_SIGNATURE" }),
     ]);
+  });
+
+  it.each([
+    ["no CA loaded", async () => ({ current: () => undefined }), "SIGNER_NOT_READY"],
+    ["an expired CA", async () => (await expiredCa()).ca, "CA_EXPIRED"],
+  ])("refuses before it reports %s, as validate() then sign() do", async (_, ca, code) => {
+    const signer = createBuiltinSigners({ ca: await ca(), now: () => NOW }).find((s) => s.signerName === SIGNERS.nodeagentClient)!;
+    const ders = await Promise.all([node("fine"), node("refused", { dns: ["r.example"] })].map(async (o) => (await csr({ ...o, freshKey: true })).der));
+    const results = await signer.signBytes!(ders.map((der) => ({ der, request: { signerName: signer.signerName, usages: CLIENT } })), NOW, { pool, backlog: 2 });
+    expect(results).toEqual([expect.objectContaining({ code }), expect.objectContaining({ code: "SIGNER_REJECTED" })]);
   });
 
   it("judges the requests of a signer whose rules cannot move (a policy) on the calling thread, with the same verdicts", async () => {
