@@ -154,7 +154,7 @@ export class SigningController extends Controller {
     const options = { pool: this.o.pool!, backlog: this.backlog() };
     let results: readonly (IssuedChain | PlatformError)[];
     try {
-      results = await this.tracer.inSpan("sign", { signerName }, () => signer.signBytes!(items.map((i) => i.bytes), now, options));
+      results = await this.tracer.inSpan("sign", { signerName, requests: items.length }, () => signer.signBytes!(items.map((i) => i.bytes), now, options));
     } catch (err) {
       // Not a request's own outcome (those are results): every key of the batch is retried.
       for (const item of items.slice(1)) this.finish(item.key, { err });
