@@ -112,6 +112,13 @@ async function world(o: WorldOptions = {}): Promise<World> {
   return w;
 }
 
+/** The same request with one bit of its signature flipped. */
+function tamper(der: Uint8Array): Uint8Array {
+  const copy = Uint8Array.from(der);
+  copy[copy.length - 5]! ^= 0x01;
+  return copy;
+}
+
 const issued = (w: World, name: string) => until(async () => ((c) => (isIssued(c) ? c : undefined))(await w.get(name)), `${name} to be issued`);
 const failed = (w: World, name: string) => until(async () => ((c) => (findCondition(c, "Failed") ? c : undefined))(await w.get(name)), `${name} to fail`);
 const leafOf = (csr: CertificateSigningRequest) => new X509Certificate(Buffer.from(csr.status!.certificate!, "base64").toString("latin1"));
@@ -250,6 +257,32 @@ describe("SigningController", () => {
     const csr = await w.get("bytes-0-client");
     const events = await eventsFor(w.h, csr);
     expect(events.map((e) => e.note)).toEqual([`certificate issued by ${w.h.names.signers.nodeagentClient}, valid until ${new Date(leafOf(csr).validTo).toISOString()}`]);
+  });
+
+  it("marks a request whose signature a pool worker finds broken Failed as unreadable, and issues the rest of its batch", async () => {
+    const pool = new SigningPool({ workers: 2, startCostMs: 0 });
+    const { w } = await issuedBacklog("worker-check", {
+      pool,
+      parser: new NothingCheckedHere(),
+      before: async (v) => {
+        await v.create(await nodeClientCsr(v.h.names, "tampered"));
+        await decide(v.h, "tampered-client", "Approved");
+      },
+      // The API server refuses a broken signature at create: this one breaks on its way to the signer.
+      signers: (builtins) =>
+        builtins.map((s) => ({
+          signerName: s.signerName,
+          validate: (r: SigningRequest) => s.validate(r),
+          sign: (r: SigningRequest, now: Date, options?: SignOptions) => s.sign(r, now, options),
+          trustAnchors: () => s.trustAnchors(),
+          ready: () => s.ready(),
+          signBytes: (requests: readonly RequestBytes[], now: Date, options?: SignOptions) =>
+            s.signBytes!(requests.map((r) => (Buffer.from(r.der).includes("system:node:tampered") ? { ...r, der: tamper(r.der) } : r)), now, options),
+        })),
+    });
+    const csr = await failed(w, "tampered-client");
+    expect(findCondition(csr, "Failed")).toMatchObject({ reason: "SignerValidationFailure", message: "the request cannot be read: CSR signature does not verify with the request's own public key" });
+    expect(pool.counts.workers).toBeGreaterThan(0);
   });
 
   it("marks a request whose bytes the signer finds unreadable while signing Failed, as a checked read would", async () => {
