@@ -1,6 +1,7 @@
 // What the well-known signers share: their options, a name derived from the group suffix, a CaSigner with their rules.
+import { compiledScript } from "../src/compiled-script.js";
+import type { PortableRules, RequestRule } from "../src/pki/pool-rules.js";
 import { CaSigner, type CaBackingOptions } from "./ca-signer.js";
-import type { SigningRequest } from "./signer.js";
 import { builtinSignerNames } from "./signer-name.js";
 
 export interface BuiltinSignerOptions extends CaBackingOptions {
@@ -10,12 +11,25 @@ export interface BuiltinSignerOptions extends CaBackingOptions {
 
 export type BuiltinSignerKey = "apiserverClient" | "nodeagentClient" | "nodeagentServing" | "legacyUnknown";
 
-/** `rules(signerName)` gives the signer's check; messages name the signer, so the name comes first. */
-export function builtinSigner(
-  options: BuiltinSignerOptions,
-  key: BuiltinSignerKey,
-  rules: (signerName: string) => (request: SigningRequest) => string | undefined,
-): CaSigner {
+/** What a built-in signer's rules are built from (builtinRules in builtins.ts), in a worker thread as here. */
+export interface BuiltinRulesData {
+  readonly key: BuiltinSignerKey;
+  readonly signerName: string;
+}
+
+/**
+ * `rules(signerName)` gives the signer's check; messages name the signer, so the name comes first. The same rules
+ * in portable form let the signing pool's workers judge requests beside their signature check.
+ */
+export function builtinSigner(options: BuiltinSignerOptions, key: BuiltinSignerKey, rules: (signerName: string) => RequestRule): CaSigner {
   const signerName = builtinSignerNames(options.groupSuffix)[key];
-  return new CaSigner({ ...options, signerName, check: rules(signerName) });
+  return new CaSigner({ ...options, signerName, check: rules(signerName), ...portable({ key, signerName }) });
+}
+
+function portable(data: BuiltinRulesData): { portable?: PortableRules } {
+  try {
+    return { portable: { module: compiledScript(import.meta.url, "builtins.js", "the built-in signers' rules").href, export: "builtinRules", data } };
+  } catch {
+    return {}; // sources run without a build: the rules stay on the calling thread, where they are anyway
+  }
 }

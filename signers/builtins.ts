@@ -1,11 +1,12 @@
 // The four well-known signers, built like CSRSigningController: one shared cluster CA, or a CA per signer.
 import { invalidOption } from "../src/errors.js";
-import { createApiserverClientSigner } from "./apiserver-client.js";
-import type { BuiltinSignerKey, BuiltinSignerOptions } from "./builtin-signer.js";
-import { createNodeagentClientSigner } from "./apiserver-client-nodeagent.js";
+import type { RequestRule } from "../src/pki/pool-rules.js";
+import { apiserverClientRules, createApiserverClientSigner } from "./apiserver-client.js";
+import type { BuiltinRulesData, BuiltinSignerKey, BuiltinSignerOptions } from "./builtin-signer.js";
+import { createNodeagentClientSigner, nodeagentClientRules } from "./apiserver-client-nodeagent.js";
 import type { CaBackingOptions, CaInput, CaSigner } from "./ca-signer.js";
-import { createLegacyUnknownSigner } from "./legacy-unknown.js";
-import { createNodeagentServingSigner } from "./nodeagent-serving.js";
+import { createLegacyUnknownSigner, legacyUnknownRules } from "./legacy-unknown.js";
+import { createNodeagentServingSigner, nodeagentServingRules } from "./nodeagent-serving.js";
 
 const FACTORIES: Readonly<Record<BuiltinSignerKey, (options: BuiltinSignerOptions) => CaSigner>> = {
   apiserverClient: createApiserverClientSigner,
@@ -14,6 +15,19 @@ const FACTORIES: Readonly<Record<BuiltinSignerKey, (options: BuiltinSignerOption
   legacyUnknown: createLegacyUnknownSigner,
 };
 const KEYS = Object.keys(FACTORIES) as BuiltinSignerKey[];
+const RULES: Readonly<Record<BuiltinSignerKey, (signerName: string) => RequestRule>> = {
+  apiserverClient: apiserverClientRules,
+  nodeagentClient: nodeagentClientRules,
+  nodeagentServing: nodeagentServingRules,
+  legacyUnknown: legacyUnknownRules,
+};
+
+/** A built-in signer's rules from their portable data: what the signing pool's workers load (builtin-signer.ts). */
+export function builtinRules(data: BuiltinRulesData): RequestRule {
+  const rules = Object.hasOwn(RULES, data.key) ? RULES[data.key] : undefined;
+  if (rules === undefined) throw invalidOption("key", `to be one of ${KEYS.join(", ")}`, data.key);
+  return rules(data.signerName);
+}
 
 export interface BuiltinSignersOptions extends Omit<CaBackingOptions, "ca"> {
   readonly groupSuffix?: string;

@@ -3,12 +3,14 @@ import { invalidOption, PlatformError, toPlatformError } from "../src/errors.js"
 import type { Logger } from "../src/logger.js";
 import { crlIssuerFromCa, type CrlIssuer } from "../src/pki/crl.js";
 import { parseCsr } from "../src/pki/csr.js";
-import { issueCertificate, issueCertificateAsync } from "../src/pki/issue.js";
+import { issueCertificate, issueCertificateAsync, type IssuedCertificate } from "../src/pki/issue.js";
 import { crlDistributionPointsExtension } from "../src/pki/tbs-template.js";
-import type { CaKeyPair, CertificateProfile, ParsedCsr } from "../src/pki/types.js";
-import { findDuplicateUsages, isKnownUsage, resolveUsages } from "../src/pki/usages.js";
+import type { CaKeyPair, CertificateProfile, ParsedCsr, Validity } from "../src/pki/types.js";
+import { resolveUsages } from "../src/pki/usages.js";
 import { computeValidity, MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
-import type { Signer, SignOptions, SigningRequest, Validation } from "./signer.js";
+import { requestProblem } from "./rules.js";
+import type { JobRules, PortableRules } from "../src/pki/pool-rules.js";
+import type { IssuedChain, RequestBytes, Signer, SignOptions, SigningRequest, Validation } from "./signer.js";
 import { signerNameProblem } from "./signer-name.js";
 
 /** The cluster maximum signing duration when none is configured: one year (8760h), like ClusterSigningDuration. */
@@ -63,15 +65,34 @@ export interface CaSignerOptions extends CaBackingOptions {
   readonly check: (request: SigningRequest) => string | undefined;
   /** How to issue an accepted request; default: requested usages, SANs copied, not a CA, requested lifetime. */
   readonly plan?: (request: SigningRequest) => IssuePlan;
+  /**
+   * `check` as data a worker thread rebuilds it from (src/pki/pool-rules.ts); it must build the very same rule. With
+   * the default plan, signBytes() then reads and judges requests where they are signed: the pool's threads in a burst.
+   */
+  readonly portable?: PortableRules;
   /** What trustAnchors() publishes; default the CA certificate (and earlier CAs still worth trusting). */
   readonly publish?: TrustPublication;
 }
 
 export function defaultPlan(request: SigningRequest): IssuePlan {
-  const profile: CertificateProfile = { usages: resolveUsages(request.usages), isCa: false, includeSans: true };
+  const profile = defaultProfile(request.usages);
   return request.expirationSeconds === undefined
     ? { csr: request.csr, profile }
     : { csr: request.csr, profile, expirationSeconds: request.expirationSeconds };
+}
+
+/** Default profiles by usage list: one object per list, which the issuers' template caches and the pool's batches key on. */
+const PROFILES = new Map<string, CertificateProfile>();
+
+function defaultProfile(usages: readonly string[]): CertificateProfile {
+  const key = usages.join("\n");
+  let profile = PROFILES.get(key);
+  if (profile === undefined) {
+    profile = { usages: resolveUsages(usages), isCa: false, includeSans: true };
+    if (PROFILES.size >= 64) PROFILES.clear();
+    PROFILES.set(key, profile);
+  }
+  return profile;
 }
 
 /** A Signer issuing from a CA; built-in, policy and plug-in signers are this class with their own rules. */
@@ -87,6 +108,8 @@ export class CaSigner implements Signer {
   readonly #logger: Logger | undefined;
   /** Extensions constant for this signer, encoded once. */
   readonly #signerExtensions: readonly Uint8Array[];
+  /** The rules for the pool, when they can move there (portable, and a plan that reads nothing of the request). */
+  readonly #jobRules: JobRules | undefined;
 
   constructor(options: CaSignerOptions) {
     const nameProblem = signerNameProblem(options.signerName);
@@ -101,6 +124,7 @@ export class CaSigner implements Signer {
     this.#provider = toProvider(options.ca);
     this.#check = options.check;
     this.#plan = options.plan ?? defaultPlan;
+    this.#jobRules = options.portable !== undefined && options.plan === undefined ? { rule: options.check, portable: options.portable } : undefined;
     this.#publish = options.publish ?? "ca";
     this.#now = options.now ?? (() => new Date());
     this.#logger = options.logger;
@@ -108,12 +132,12 @@ export class CaSigner implements Signer {
   }
 
   validate(request: SigningRequest): Validation {
-    const reason = this.#commonProblem(request) ?? this.#check(request);
+    const reason = requestProblem(this.signerName, request) ?? this.#check(request);
     return reason === undefined ? { ok: true } : { ok: false, reason };
   }
 
-  sign(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
-    return this.#sign(request, now, options, true);
+  async sign(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
+    return (await this.#sign(request, now, options, true)).pem;
   }
 
   /**
@@ -121,11 +145,11 @@ export class CaSigner implements Signer {
    * on the pool's threads when work is waiting. A plan that rewrote the request (a policy's subject) is issued from
    * the rewrite, so its original is checked here first.
    */
-  signUnchecked(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
-    return this.#sign(request, now, options, false);
+  async signUnchecked(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
+    return (await this.#sign(request, now, options, false)).pem;
   }
 
-  async #sign(request: SigningRequest, now: Date, options: SignOptions, checked: boolean): Promise<string> {
+  async #sign(request: SigningRequest, now: Date, options: SignOptions, checked: boolean): Promise<IssuedChain> {
     const validation = this.validate(request);
     if (!validation.ok) {
       // A refusal of a request not yet checked says first what is wrong with its bytes, as a checked read would.
@@ -156,12 +180,69 @@ export class CaSigner implements Signer {
         : ca.keySigner
           ? await issueCertificateAsync(issue)
           : issueCertificate(issue);
-      this.#provider.recordIssued?.(ca, issued.notAfter);
-      this.#logger?.debug({ signerName: this.signerName, serial: issued.serialHex, notAfter: issued.notAfter.toISOString() }, "issued certificate");
-      return [issued.pem, ...presentedChain(ca)].map(withNewline).join("");
+      return this.#issued(ca, issued);
     } catch (error) {
       throw toPlatformError(error);
     }
+  }
+
+  /**
+   * With portable rules, the default plan and a pool: the common checks (spec fields only) run here, and the bytes, with
+   * the signer's rules, go to the pool, which reads, judges, checks and signs them on the thread that signs
+   * (pool-rules.ts). Otherwise each request is read here without its check, validated, and signed as signUnchecked().
+   */
+  signBytes(requests: readonly RequestBytes[], now: Date, options: SignOptions = {}): Promise<readonly (IssuedChain | PlatformError)[]> {
+    const pool = options.pool;
+    const backlog = options.backlog ?? 0;
+    if (this.#jobRules !== undefined && pool !== undefined) return this.#signBytes(requests, now, pool, backlog, this.#jobRules);
+    return Promise.all(requests.map((r, i) => this.#readAndSign(r, now, { ...options, backlog: backlog + requests.length - 1 - i })));
+  }
+
+  /** One request read here without its check, validated, and signed as signUnchecked(); its error as a result. */
+  async #readAndSign({ der, request }: RequestBytes, now: Date, options: SignOptions): Promise<IssuedChain | PlatformError> {
+    try {
+      return await this.#sign({ ...request, csr: parseCsr(der, { verify: false }) }, now, options, false);
+    } catch (error) {
+      return toPlatformError(error);
+    }
+  }
+
+  async #signBytes(requests: readonly RequestBytes[], now: Date, pool: NonNullable<SignOptions["pool"]>, backlog: number, rules: JobRules): Promise<readonly (IssuedChain | PlatformError)[]> {
+    await this.#provider.refresh?.().catch(() => undefined);
+    const ca = this.#currentCa();
+    const here = (bytes: RequestBytes, i: number) => this.#readAndSign(bytes, now, { pool, backlog: backlog + requests.length - 1 - i });
+    // No CA, or none valid now: a refusal still comes first, so such requests are validated here, as sign() does.
+    if (ca instanceof PlatformError) return Promise.all(requests.map(here));
+    const validities = new Map<number | undefined, Validity | PlatformError>();
+    const issued = requests.map((bytes, i) => {
+      const { der, request } = bytes;
+      try {
+        const common = requestProblem(this.signerName, request);
+        if (common !== undefined) {
+          // A broken request reports its reading first, as a checked read would have.
+          parseCsr(der);
+          throw new PlatformError("SIGNER_REJECTED", common, { details: { signerName: this.signerName } });
+        }
+        let validity = validities.get(request.expirationSeconds);
+        if (validity === undefined) {
+          validity = windowOf(ca, now, request.expirationSeconds, this.maxDurationSeconds);
+          validities.set(request.expirationSeconds, validity);
+        }
+        if (validity instanceof PlatformError) return here(bytes, i);
+        const job = { ca, csr: der, profile: defaultProfile(request.usages), validity, signerExtensions: this.#signerExtensions, check: { rules, request } };
+        return pool.issue(job, backlog + requests.length - 1 - i).then((cert) => this.#issued(ca, cert), toPlatformError);
+      } catch (error) {
+        return toPlatformError(error);
+      }
+    });
+    return Promise.all(issued);
+  }
+
+  /** The chain of a certificate just issued, with its window (as issued: nobody reads it back), recorded with its CA. */
+  #issued(ca: CaKeyPair, cert: IssuedCertificate): IssuedChain {
+    this.#provider.recordIssued?.(ca, cert.notAfter);
+    this.#logger?.debug({ signerName: this.signerName, serial: cert.serialHex, notAfter: cert.notAfter.toISOString() }, "issued certificate");
+    return { pem: [cert.pem, ...presentedChain(ca)].map(withNewline).join(""), notBefore: cert.notBefore, notAfter: cert.notAfter };
   }
 
   trustAnchors(): readonly string[] {
@@ -201,21 +282,14 @@ export class CaSigner implements Signer {
       details: { signerName: this.signerName },
     });
   }
+}
 
-  #commonProblem(request: SigningRequest): string | undefined {
-    if (request.signerName !== this.signerName) {
-      return `the request names signer ${request.signerName}, not ${this.signerName}`;
-    }
-    if (request.usages.length === 0) return `signer ${this.signerName} needs at least one usage in spec.usages`;
-    const unknown = request.usages.find((u) => !isKnownUsage(u));
-    if (unknown !== undefined) return `usage ${JSON.stringify(unknown)} is not a known usage`;
-    const duplicate = findDuplicateUsages(request.usages)[0];
-    if (duplicate !== undefined) return `usage ${JSON.stringify(duplicate)} is listed more than once`;
-    const seconds = request.expirationSeconds;
-    if (seconds !== undefined && (!Number.isSafeInteger(seconds) || seconds < MIN_EXPIRATION_SECONDS)) {
-      return `expirationSeconds must be a whole number of at least ${MIN_EXPIRATION_SECONDS}, got ${seconds}`;
-    }
-    return undefined;
+/** The validity of a certificate issued at `now`, or the error (CA expired...) computeValidity gives. */
+function windowOf(ca: CaKeyPair, now: Date, expirationSeconds: number | undefined, maxDurationSeconds: number): Validity | PlatformError {
+  try {
+    return computeValidity({ now, ...(expirationSeconds !== undefined && { expirationSeconds }), maxDurationSeconds, caNotBefore: ca.notBefore, caNotAfter: ca.notAfter });
+  } catch (error) {
+    return toPlatformError(error);
   }
 }
 

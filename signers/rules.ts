@@ -1,5 +1,8 @@
 // Rule checks shared by the built-in and example signers; each returns a reason a person can act on, or undefined.
+import type { RequestFields } from "../src/pki/pool-rules.js";
 import type { ParsedCsr } from "../src/pki/types.js";
+import { findDuplicateUsages, isKnownUsage } from "../src/pki/usages.js";
+import { MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
 
 export const NODES_GROUP = "system:nodes";
 export const NODE_USER_PREFIX = "system:node:";
@@ -56,3 +59,20 @@ export function forbiddenSanProblem(signerName: string, csr: ParsedCsr, forbidde
 }
 
 export const ALL_SAN_KINDS: readonly string[] = ["DNS", "IP", "email", "URI", "other-name"];
+
+/** The checks every CA-backed signer makes of the spec fields: its own name, known and distinct usages, a valid lifetime. */
+export function requestProblem(signerName: string, request: RequestFields): string | undefined {
+  if (request.signerName !== signerName) {
+    return `the request names signer ${request.signerName}, not ${signerName}`;
+  }
+  if (request.usages.length === 0) return `signer ${signerName} needs at least one usage in spec.usages`;
+  const unknown = request.usages.find((u) => !isKnownUsage(u));
+  if (unknown !== undefined) return `usage ${JSON.stringify(unknown)} is not a known usage`;
+  const duplicate = findDuplicateUsages(request.usages)[0];
+  if (duplicate !== undefined) return `usage ${JSON.stringify(duplicate)} is listed more than once`;
+  const seconds = request.expirationSeconds;
+  if (seconds !== undefined && (!Number.isSafeInteger(seconds) || seconds < MIN_EXPIRATION_SECONDS)) {
+    return `expirationSeconds must be a whole number of at least ${MIN_EXPIRATION_SECONDS}, got ${seconds}`;
+  }
+  return undefined;
+}

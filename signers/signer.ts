@@ -1,21 +1,26 @@
 // The Signer contract: every built-in, policy-driven and plug-in signer implements this.
+import type { PlatformError } from "../src/errors.js";
 import type { CrlIssuer } from "../src/pki/crl.js";
+import type { RequestFields } from "../src/pki/pool-rules.js";
 import type { SigningPool } from "../src/pki/signing-pool.js";
 import type { ParsedCsr } from "../src/pki/types.js";
 
 /** Everything a signer may look at to decide: the CSR and the CSR object's spec fields. */
-export interface SigningRequest {
-  readonly signerName: string;
+export interface SigningRequest extends RequestFields {
   readonly csr: ParsedCsr;
-  /** spec.usages (seed strings, e.g. "digital signature"). */
-  readonly usages: readonly string[];
-  /** spec.expirationSeconds when set. */
-  readonly expirationSeconds?: number;
-  /** spec.username / uid / groups / extra of the requesting user (set by the API server). */
-  readonly username?: string;
-  readonly uid?: string;
-  readonly groups?: readonly string[];
-  readonly extra?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** A request not read yet: the CSR's DER as the object carries it, and the spec fields. */
+export interface RequestBytes {
+  readonly der: Uint8Array;
+  readonly request: RequestFields;
+}
+
+/** An issued PEM chain with the validity of its leaf, so the caller need not read the certificate again. */
+export interface IssuedChain {
+  readonly pem: string;
+  readonly notBefore: Date;
+  readonly notAfter: Date;
 }
 
 /**
@@ -49,6 +54,14 @@ export interface Signer {
    * so a burst's checks run beside the signatures on the pool's threads. Signers without it get checked requests only.
    */
   signUnchecked?(request: SigningRequest, now: Date, options?: SignOptions): Promise<string>;
+  /**
+   * Optional: validate() and sign() at once for requests given as bytes, so the caller reads nothing: a signer whose
+   * rules can move reads, judges, checks and signs them where the signature is made (the pool's threads in a burst).
+   * Each request settles alone: its chain, or the PlatformError validate()/sign() would have given it (a broken
+   * request's reading error before a refusal, SIGNER_REJECTED with validate()'s reason, a retryable error...). The
+   * chain's notBefore/notAfter are its leaf's: the controller reports them without reading the certificate again.
+   */
+  signBytes?(requests: readonly RequestBytes[], now: Date, options?: SignOptions): Promise<readonly (IssuedChain | PlatformError)[]>;
   /** PEM certificates to publish in this signer's ClusterTrustBundle. */
   trustAnchors(): readonly string[];
   /** Whether the signer can sign now (CA material loaded and valid). */

@@ -19,6 +19,13 @@ describe("compiledScript", () => {
     expect(compiledScript(moduleUrl, "worker.js", "a worker").pathname).toBe(join(root, "src/pki/worker.js"));
   });
 
+  it("finds the dist/ twin of a module outside src/ (the signers)", () => {
+    mkdirSync(join(root, "signers"), { recursive: true });
+    mkdirSync(join(root, "dist/signers"), { recursive: true });
+    writeFileSync(join(root, "dist/signers/rules.js"), "");
+    expect(compiledScript(pathToFileURL(join(root, "signers/builtin.ts")).href, "rules.js", "rules").pathname).toBe(join(root, "dist/signers/rules.js"));
+  });
+
   it("says what is missing and what to run", () => {
     expect(() => compiledScript(moduleUrl, "absent.js", "the absent worker")).toThrow(
       expect.objectContaining({ code: "NOT_READY", message: expect.stringMatching(/^the absent worker not found next to .*pool\.ts nor in dist\/; run npm run build$/) }),

@@ -113,7 +113,7 @@ export abstract class Controller {
     return this.stopping;
   }
 
-  /** Keys being synced right now. */
+  /** Keys being synced right now (with those a sync took beside its own). */
   active(): string[] {
     return [...this.inFlight];
   }
@@ -121,6 +121,35 @@ export abstract class Controller {
   /** Keys waiting in the work queue for a worker (not those being synced). */
   backlog(): number {
     return this.queue.len();
+  }
+
+  /**
+   * Up to `n` more keys waiting in the queue now (none once stopping), in order while `accept` takes them, taken as a
+   * worker takes them: for a sync that does the work of several keys at once. The caller owns each until it passes
+   * it to finish().
+   */
+  protected takeWaiting(n: number, accept?: (key: string) => boolean): string[] {
+    const keys: string[] = [];
+    while (keys.length < n && !this.taking.signal.aborted) {
+      const key = this.queue.tryGet(accept);
+      if (key === undefined) break;
+      this.inFlight.add(key);
+      keys.push(key);
+    }
+    return keys;
+  }
+
+  /** Ends the work of a key: forgotten when it succeeded, retried with backoff when `err` says it failed. */
+  protected finish(key: string, failed: { readonly err: unknown } | undefined): void {
+    if (failed === undefined) this.queue.forget(key);
+    else {
+      const err = failed.err;
+      const detail = isPlatformError(err) ? { code: err.code, message: err.message } : { message: err instanceof Error ? err.message : String(err) };
+      this.log.info({ key, err: detail, retries: this.queue.numRequeues(key) }, "sync failed; retrying with backoff");
+      this.queue.addRateLimited(key);
+    }
+    this.inFlight.delete(key);
+    this.queue.done(key);
   }
 
   /** Caches synced and workers running. */
@@ -153,17 +182,13 @@ export abstract class Controller {
       const key = await this.queue.get(this.taking.signal);
       if (key === undefined) return;
       this.inFlight.add(key);
+      let failed: { readonly err: unknown } | undefined;
       try {
         await this.tracer.inSpan(`${this.name} sync`, { key }, () => this.sync(key, this.syncing.signal));
-        this.queue.forget(key);
       } catch (err) {
-        const detail = isPlatformError(err) ? { code: err.code, message: err.message } : { message: err instanceof Error ? err.message : String(err) };
-        this.log.info({ key, err: detail, retries: this.queue.numRequeues(key) }, "sync failed; retrying with backoff");
-        this.queue.addRateLimited(key);
-      } finally {
-        this.inFlight.delete(key);
-        this.queue.done(key);
+        failed = { err };
       }
+      this.finish(key, failed);
     }
   }
 }

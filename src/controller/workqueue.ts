@@ -111,6 +111,14 @@ export class WorkQueue {
     });
   }
 
+  /**
+   * The next key when one is waiting now and `accept` takes it, else undefined (the key stays first in line); taken as
+   * get() takes it (finish it with done()).
+   */
+  tryGet(accept: (key: string) => boolean = () => true): string | undefined {
+    return this.queue.length > 0 && accept(this.queue[0]!) ? this.take(this.queue.shift()!) : undefined;
+  }
+
   /** Marks `key` finished; a key added meanwhile goes back into the queue now. */
   done(key: string): void {
     const started = this.processing.get(key);

@@ -108,6 +108,11 @@ export function parseCsr(input: string | Uint8Array, opts: ParseCsrOptions = {})
   return { der, subject, sans, extensions, publicKey: key.info, signatureAlgorithm: sigAlg.oid };
 }
 
+/** The DER of a request given as PEM text or bytes (read no further); throws what its PEM armour or size has wrong. */
+export function csrDer(input: string | Uint8Array, maxBytes = CSR_MAX_BYTES): Uint8Array {
+  return toDer(input, maxBytes);
+}
+
 function toDer(input: string | Uint8Array, maxBytes: number): Uint8Array {
   if (typeof input === "string") {
     if (input.length > maxBytes) throw tooLarge(input.length, maxBytes);

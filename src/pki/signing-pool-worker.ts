@@ -1,65 +1,16 @@
-// Worker side of SigningPool (and its in-process path): parse, verify and issue batches of jobs for the CAs it was sent.
+// Worker side of SigningPool (and its in-process path): read, judge, verify and issue batches of jobs for the CAs and rules it was sent.
 import { Buffer } from "node:buffer";
 import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { isPlatformError, PlatformError } from "../errors.js";
 import { parseCsr } from "./csr.js";
 import { Issuer } from "./issue.js";
 import { issuedNatively, issueNative, MAX_TEMPLATES, nativeBatchAvailable, nativePemText, nativeResult, NO_TEMPLATE, type NativeBatch, type NativeTemplate } from "./native-issue.js";
-import type { CaKeyPair, CertificateProfile, Extension, ParsedCsr, Validity } from "./types.js";
+import { applyRule, loadRule, type RuleSlot } from "./pool-rules.js";
+import { SERIAL_HEX, transferList, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireParsed, type WireResults } from "./signing-pool-wire.js";
+import type { CaKeyPair, ParsedCsr, Validity } from "./types.js";
 
 /** Marks threads started by SigningPool, so importing this module elsewhere starts nothing. */
 export const POOL_WORKER_KIND = "platform-ca-signing-pool";
-
-/**
- * A CA as a worker receives it: the key pair with its private key as a KeyObject, which postMessage clones into the
- * worker's memory without an export to PEM text (a token key, `keySigner`, never gets here).
- */
-export type WireCa = Omit<CaKeyPair, "keySigner">;
-
-/** What the issuer reads of a CSR the caller already parsed (and verified): subject, key, requested extensions. */
-export interface WireParsed {
-  readonly subjectDer: Uint8Array;
-  readonly spki: Uint8Array;
-  readonly extensions: readonly Extension[];
-}
-
-/**
- * A batch of jobs packed into a few typed arrays, so a message costs a handful of transfers instead of one
- * structured-clone object per job: CSR bytes back to back (`csrEnds[i]` is where job i ends; they are parsed and
- * their signature verified here), PEM text in `texts[i]`, an already parsed CSR in `parsed[i]`, then per job its CA,
- * profile, signer extensions (-1 none) and validity window (ms).
- */
-export interface WireBatch {
-  readonly csrBytes: Uint8Array;
-  readonly csrEnds: Uint32Array;
-  readonly texts: Readonly<Record<number, string>>;
-  readonly parsed: Readonly<Record<number, WireParsed>>;
-  readonly caIds: Uint32Array;
-  readonly profileIndex: Uint16Array;
-  readonly extensionIndex: Int16Array;
-  /** notBefore, notAfter (ms since the epoch) of each job. */
-  readonly times: Float64Array;
-  readonly profiles: readonly CertificateProfile[];
-  readonly extensionSets: readonly (readonly Uint8Array[])[];
-}
-
-/**
- * Results packed the same way: DER back to back (`derEnds`), PEM texts back to back as ASCII bytes (`pemEnds`: bytes
- * travel without a copy, where a string is copied twice), 32 hex digits of serial per job.
- */
-export interface WireResults {
-  readonly der: Uint8Array;
-  readonly derEnds: Uint32Array;
-  readonly pem: Uint8Array;
-  readonly pemEnds: Uint32Array;
-  readonly serials: string;
-  readonly errors: Readonly<Record<number, { readonly code: string; readonly message: string }>>;
-}
-
-const SERIAL_HEX = 32;
-
-export type ToWorker = { readonly type: "ca"; readonly id: number; readonly ca: WireCa } | { readonly type: "forget"; readonly id: number } | { readonly type: "batch"; readonly id: number; readonly batch: WireBatch };
-export type FromWorker = { readonly type: "results"; readonly id: number; readonly results: WireResults };
 
 /** A CSR-shaped view of a WireParsed: the fields Issuer reads. */
 function fromWire(p: WireParsed): ParsedCsr {
@@ -78,11 +29,13 @@ export function issuerFor(ca: WireCa): IssuerSlot {
 }
 
 /**
- * Parse + verify + issue for every job; a bad CSR fails its own job only. The DER CSRs go through one native call first
- * (native-issue.ts); what it did not issue, and PEM or parsed CSRs, take the JavaScript path.
+ * Rules + parse + verify + issue for every job; a bad or refused CSR fails its own job only. The jobs with rules are
+ * read and judged first (their refusals are errors from then on); the DER CSRs go through one native call (native-issue.ts);
+ * what it did not issue, and PEM or parsed CSRs, take the JavaScript path.
  */
-export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: WireBatch): WireResults {
-  const native = nativeBatchAvailable() ? issueBatchNatively(issuers, batch) : undefined;
+export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: WireBatch, rules: ReadonlyMap<number, RuleSlot> = new Map()): WireResults {
+  const refused = judge(batch, rules);
+  const native = nativeBatchAvailable() ? issueBatchNatively(issuers, batch, refused) : undefined;
   const count = batch.csrEnds.length;
   if (native !== undefined && allIssued(native, count)) {
     // The usual burst: every certificate from the native call, handed on as it returned them.
@@ -104,6 +57,8 @@ export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wi
   let validity: Validity | undefined;
   for (let i = 0; i < count; i++) {
     try {
+      const refusal = refused[i];
+      if (refusal !== undefined) throw refusal;
       let cert: { readonly der: Uint8Array; readonly pem: string; readonly serialHex: string };
       if (native !== undefined && issuedNatively(native, i)) cert = nativeResult(native, i, pemText);
       else {
@@ -148,6 +103,21 @@ export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wi
   return { der, derEnds, pem: new Uint8Array(Buffer.from(pems.join(""), "latin1")), pemEnds, serials: serials.join(""), errors };
 }
 
+/** The jobs with rules that the rules (or the reading they need) refuse, by index, with the error each is failed with. */
+function judge(batch: WireBatch, rules: ReadonlyMap<number, RuleSlot>): Record<number, unknown> {
+  const refused: Record<number, unknown> = {};
+  for (let i = 0; i < batch.ruleIds.length; i++) {
+    const id = batch.ruleIds[i]!;
+    if (id === 0) continue;
+    try {
+      applyRule(rules.get(id), csrAt(batch, i), batch.requests[i]!);
+    } catch (err) {
+      refused[i] = err;
+    }
+  }
+  return refused;
+}
+
 function csrAt(batch: WireBatch, i: number): Uint8Array {
   return batch.csrBytes.subarray(i === 0 ? 0 : batch.csrEnds[i - 1]!, batch.csrEnds[i]!);
 }
@@ -161,14 +131,14 @@ function allIssued(native: NativeBatch, count: number): boolean {
  * The DER jobs of a batch in one native call: each run of jobs with the same CA, profile, signer extensions and window
  * shares a template. Undefined when no job can go that way.
  */
-function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: WireBatch): NativeBatch | undefined {
+function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: WireBatch, refused: Readonly<Record<number, unknown>>): NativeBatch | undefined {
   const count = batch.csrEnds.length;
   const index = new Uint16Array(count).fill(NO_TEMPLATE);
   const templates: NativeTemplate[] = [];
   let runKey = -1;
   let runIndex = NO_TEMPLATE;
   for (let i = 0; i < count; i++) {
-    if (batch.texts[i] !== undefined || batch.parsed[i] !== undefined) continue;
+    if (batch.texts[i] !== undefined || batch.parsed[i] !== undefined || i in refused) continue;
     const ca = batch.caIds[i]!;
     const profileIndex = batch.profileIndex[i]!;
     const ext = batch.extensionIndex[i]!;
@@ -198,42 +168,22 @@ function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wir
   return templates.length === 0 ? undefined : issueNative(templates, index, batch.csrBytes, batch.csrEnds);
 }
 
-/** All the PEM texts of a result message as one string (made once per message: a slice of it is then each one's). */
-export function pemTexts(results: WireResults): string {
-  const pem = results.pem;
-  return Buffer.from(pem.buffer, pem.byteOffset, pem.byteLength).toString("latin1");
-}
-
-/** The certificate of job i, or its error; `texts` is pemTexts(results). */
-export function resultAt(
-  results: WireResults,
-  i: number,
-  texts = pemTexts(results),
-): { readonly der: Uint8Array; readonly pem: string; readonly serialHex: string } | { readonly code: string; readonly message: string } {
-  const error = results.errors[i];
-  if (error !== undefined) return error;
-  const derStart = i === 0 ? 0 : results.derEnds[i - 1]!;
-  const pemStart = i === 0 ? 0 : results.pemEnds[i - 1]!;
-  return {
-    der: results.der.subarray(derStart, results.derEnds[i]!),
-    pem: texts.slice(pemStart, results.pemEnds[i]!),
-    serialHex: results.serials.slice(i * SERIAL_HEX, (i + 1) * SERIAL_HEX),
-  };
-}
-
-/** The buffers behind a packed message, each once, to transfer rather than copy. */
-export function transferList(...arrays: readonly ArrayBufferView[]): ArrayBuffer[] {
-  return [...new Set(arrays.map((a) => a.buffer as ArrayBuffer))];
-}
-
 function serve(port: NonNullable<typeof parentPort>): void {
   const issuers = new Map<number, IssuerSlot>();
+  const rules = new Map<number, RuleSlot>();
+  const answer = (id: number, batch: WireBatch): void => {
+    const results = processBatch(issuers, batch, rules);
+    // Certificates travel back without a copy.
+    port.postMessage({ type: "results", id, results } satisfies FromWorker, transferList(results.der, results.derEnds, results.pem, results.pemEnds));
+  };
   port.on("message", (msg: ToWorker) => {
     if (msg.type === "ca") return void issuers.set(msg.id, issuerFor(msg.ca));
-    if (msg.type === "forget") return void issuers.delete(msg.id);
-    const results = processBatch(issuers, msg.batch);
-    // Certificates travel back without a copy.
-    port.postMessage({ type: "results", id: msg.id, results } satisfies FromWorker, transferList(results.der, results.derEnds, results.pem, results.pemEnds));
+    if (msg.type === "rules") return void loadRule(rules, msg.id, msg.rules);
+    if (msg.type === "forget") return void (issuers.delete(msg.id), rules.delete(msg.id));
+    // Rules are loaded (an import) once per signer; a batch that needs one still loading waits for it.
+    const loading = [...new Set(msg.batch.ruleIds)].map((id) => rules.get(id)).filter((r) => r instanceof Promise);
+    if (loading.length === 0) return answer(msg.id, msg.batch);
+    void Promise.all(loading).then(() => answer(msg.id, msg.batch));
   });
 }
 

@@ -13,7 +13,9 @@ import { asErrorCode, invalidOption, PlatformError, toPlatformError } from "../e
 import type { Logger } from "../logger.js";
 import { parseCsr } from "./csr.js";
 import { issueCertificate, issueCertificateAsync, issueDerNatively, type IssuedCertificate } from "./issue.js";
-import { pemTexts, POOL_WORKER_KIND, resultAt, transferList, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireParsed, type WireResults } from "./signing-pool-worker.js";
+import { applyRule, type JobRules, type PortableRules, type RequestFields } from "./pool-rules.js";
+import { POOL_WORKER_KIND } from "./signing-pool-worker.js";
+import { packBatch, pemTexts, resultAt, transferList, type FromWorker, type ToWorker, type WireCa, type WireResults } from "./signing-pool-wire.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr, Validity } from "./types.js";
 
 export interface SigningPoolOptions {
@@ -38,6 +40,12 @@ export interface PoolJob {
   readonly profile: CertificateProfile;
   readonly validity: Validity;
   readonly signerExtensions?: readonly Uint8Array[];
+  /**
+   * A signer's rules and the spec fields they read, applied to a `csr` given as bytes once read, before it is signed
+   * (on the thread that signs it): a refusal rejects with SIGNER_REJECTED and the rule's reason, after the reading's
+   * own error for a broken request.
+   */
+  readonly check?: { readonly rules: JobRules; readonly request: RequestFields };
 }
 
 interface Pending {
@@ -49,7 +57,7 @@ interface Pending {
 interface Slot {
   readonly worker: Worker;
   readonly inFlight: Map<number, Pending[]>;
-  /** CA ids this worker was sent. */
+  /** CA and rules ids this worker was sent. */
   readonly cas: Set<number>;
   dead: boolean;
 }
@@ -73,6 +81,8 @@ export class SigningPool {
   private queue: Pending[] = [];
   private readonly caIds = new WeakMap<CaKeyPair, number>();
   private readonly liveCas: { readonly id: number; readonly ca: CaKeyPair }[] = [];
+  /** Rules by their portable form (one object per signer); ids shared with the CAs' so a worker's `forget` is unambiguous. */
+  private readonly ruleIds = new WeakMap<PortableRules, number>();
   private nextCaId = 1;
   private nextBatchId = 1;
   private outstanding = 0;
@@ -107,6 +117,8 @@ export class SigningPool {
    */
   issue(job: PoolJob, backlog = 0): Promise<IssuedCertificate> {
     if (this.closing) return Promise.reject(new PlatformError("NOT_READY", "the signing pool is closed"));
+    // Rules read the request where it is signed: only bytes are read there.
+    if (job.check !== undefined && !(job.csr instanceof Uint8Array)) return Promise.reject(new PlatformError("INVALID_ARGUMENT", "a job with rules gives its CSR as bytes"));
     if (!this.offload(job.ca, backlog)) return this.inline(job);
     this.outstanding += 1;
     this.counts.workers += 1;
@@ -133,6 +145,7 @@ export class SigningPool {
     const start = performance.now();
     try {
       const extra = job.signerExtensions && { signerExtensions: job.signerExtensions };
+      if (job.check !== undefined) applyRule(job.check.rules.rule, job.csr as Uint8Array, job.check.request);
       // DER bytes go through the native call first: read, checked and issued at once.
       let issued = job.csr instanceof Uint8Array ? issueDerNatively({ ca: job.ca, der: job.csr, profile: job.profile, validity: job.validity, ...extra }) : undefined;
       if (issued === undefined) {
@@ -169,9 +182,9 @@ export class SigningPool {
       const pending = this.queue.splice(0, share);
       const id = this.nextBatchId++;
       slot.inFlight.set(id, pending);
-      const batch = this.toWire(slot, pending);
+      const batch = packBatch(pending.map((p) => p.job), { ca: (ca) => this.caId(slot, ca), rules: (rules) => this.ruleId(slot, rules) });
       slot.worker.ref();
-      slot.worker.postMessage({ type: "batch", id, batch } satisfies ToWorker, transferList(batch.csrBytes, batch.csrEnds, batch.caIds, batch.profileIndex, batch.extensionIndex, batch.times));
+      slot.worker.postMessage({ type: "batch", id, batch } satisfies ToWorker, transferList(batch.csrBytes, batch.csrEnds, batch.caIds, batch.profileIndex, batch.extensionIndex, batch.times, batch.ruleIds));
     }
     this.checkIdle();
   }
@@ -216,38 +229,18 @@ export class SigningPool {
     return id;
   }
 
-  private toWire(slot: Slot, pending: readonly Pending[]): WireBatch {
-    const count = pending.length;
-    const profiles: CertificateProfile[] = [];
-    const extensionSets: (readonly Uint8Array[])[] = [];
-    const texts: Record<number, string> = {};
-    const parsed: Record<number, WireParsed> = {};
-    const csrEnds = new Uint32Array(count);
-    const caIds = new Uint32Array(count);
-    const profileIndex = new Uint16Array(count);
-    const extensionIndex = new Int16Array(count);
-    const times = new Float64Array(2 * count);
-    let size = 0;
-    for (const { job } of pending) if (job.csr instanceof Uint8Array) size += job.csr.length;
-    const csrBytes = new Uint8Array(size);
-    let at = 0;
-    for (let i = 0; i < count; i++) {
-      const job = pending[i]!.job;
-      if (typeof job.csr === "string") texts[i] = job.csr;
-      else if (job.csr instanceof Uint8Array) {
-        csrBytes.set(job.csr, at);
-        at += job.csr.length;
-      } else parsed[i] = { subjectDer: job.csr.subject.der, spki: job.csr.publicKey.spki, extensions: job.csr.extensions };
-      csrEnds[i] = at;
-      caIds[i] = this.caId(slot, job.ca);
-      let index = profiles.indexOf(job.profile);
-      if (index < 0) index = profiles.push(job.profile) - 1;
-      profileIndex[i] = index;
-      extensionIndex[i] = job.signerExtensions === undefined ? -1 : indexOrPush(extensionSets, job.signerExtensions);
-      times[2 * i] = job.validity.notBefore.getTime();
-      times[2 * i + 1] = job.validity.notAfter.getTime();
+  /** The id of a signer's rules, sending them to the worker first when it has not seen them. */
+  private ruleId(slot: Slot, rules: PortableRules): number {
+    let id = this.ruleIds.get(rules);
+    if (id === undefined) {
+      id = this.nextCaId++;
+      this.ruleIds.set(rules, id);
     }
-    return { csrBytes, csrEnds, texts, parsed, caIds, profileIndex, extensionIndex, times, profiles, extensionSets };
+    if (!slot.cas.has(id)) {
+      slot.worker.postMessage({ type: "rules", id, rules } satisfies ToWorker);
+      slot.cas.add(id);
+    }
+    return id;
   }
 
   private settle(slot: Slot, id: number, results: WireResults): void {
@@ -326,11 +319,6 @@ function startWorker(script: string | URL): Worker {
     if ((err as NodeJS.ErrnoException).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw err;
     return new Worker(script, { workerData, execArgv: [] });
   }
-}
-
-function indexOrPush<T>(list: T[], item: T): number {
-  const index = list.indexOf(item);
-  return index >= 0 ? index : list.push(item) - 1;
 }
 
 /** The compiled worker next to this module, or the build output when running from TypeScript sources. */

@@ -6,11 +6,11 @@
 // - "one thread": SigningPool.issue with nothing waiting, i.e. the calling thread (a lone CSR, `platform-ca sign`);
 // - "pool": SigningPool.issue with a backlog (the signing controller in a burst, `sign` of many files), CSR bytes
 //   parsed and verified on the workers;
-// - "controller path": what the signing controller does with a request nobody in the process checked yet (beside
-//   another process's API server): CsrParser reads it unchecked on the calling thread, the signer validates it, and
-//   CaSigner.signUnchecked sends its bytes to the pool, whose workers check and sign them; 16 in flight
-//   (ConcurrentCSRSyncs' default) with a long queue behind, as in a burst; and the same with the check on the calling
-//   thread (what the controller does when its approver read the request in the same process).
+// - "controller": SigningController.sync itself (sign-controller.ts: its cache and client are maps, so only its own
+//   path is timed) with 16 concurrent syncs (ConcurrentCSRSyncs' default) and a long queue behind them, as in a burst,
+//   for the built-in node-agent serving signer: requests nobody in the process checked yet go to the signer as bytes,
+//   several per sync, read, judged, checked and signed on the pool's workers; and the same with requests checked on the
+//   calling thread (what the controller does when its approver read them in the same process).
 // Each row is measured in BENCH_WINDOWS windows (default 3) of BENCH_SECONDS (default 2) and reported as the
 // median; `openssl speed` (one process, then one per core at once) runs between the windows, so both see the same machine load.
 import { execFile } from "node:child_process";
@@ -26,18 +26,28 @@ import { OID } from "../../src/pki/oids.js";
 import { SigningPool } from "../../src/pki/signing-pool.js";
 import { resolveUsages } from "../../src/pki/usages.js";
 import type { CertificateProfile, Validity } from "../../src/pki/types.js";
-import { CaSigner } from "../../signers/ca-signer.js";
+import { createBuiltinSigners } from "../../signers/builtins.js";
+import { groupNames } from "../../src/api/group.js";
+import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
 import { CsrParser } from "../../src/controller/controllers/csr-object.js";
 import { csrObject } from "../fixtures/csr.js";
 import { envNumber } from "./measure.js";
+import { startController, type ControllerDriver } from "./sign-controller.js";
 
 const SECONDS = envNumber("BENCH_SECONDS", 2);
 const WINDOWS = Math.max(3, envNumber("BENCH_WINDOWS", 3));
 const DISTINCT_CSRS = 8192;
 const CORES = os.availableParallelism();
-/** The signing controller's concurrent syncs (ConcurrentCSRSyncs' default) and the queue behind them in a burst. */
+/** The signing controller's concurrent syncs (ConcurrentCSRSyncs' default) and the requests waiting in a burst. */
 const CONTROLLER_SYNCS = 16;
 const BURST_QUEUE = 4096;
+
+/** A parser that finds every request checked before (by an approver in the same process): the controller reads it here. */
+class CheckedBefore extends CsrParser {
+  protected override checkedBefore(): boolean {
+    return true;
+  }
+}
 
 const profile: CertificateProfile = {
   usages: resolveUsages(["digital signature", "key encipherment", "client auth", "server auth"]),
@@ -130,8 +140,21 @@ async function main(): Promise<void> {
   console.log(`node ${process.version}, ${CORES} cores available (${os.cpus()[0]?.model ?? "unknown CPU"}), load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   console.log(`crypto: ${nativeCrypto ? "native accelerator (native/crypto.c)" : "node:crypto"}; ${WINDOWS} windows of ${SECONDS} s per row, medians`);
   const csrs = Array.from({ length: DISTINCT_CSRS }, (_, i) => makeCsr(i));
-  // The same requests as the signing controller sees them: objects with a uid and the PEM text base64-encoded.
-  const objects = csrs.map((der, i) => csrObject({ name: `bench-${i}`, metadata: { uid: `bench-${i}` }, signerName: "example.com/bench", usages: ["client auth"], request: encodePem("CERTIFICATE REQUEST", der) }));
+  // The controller's requests as it sees them: approved objects with the PEM text base64-encoded, for the node-agent
+  // serving signer. A set of their own, which no other row verified on this thread (the verified-request memory would
+  // send them the checked way).
+  const names = groupNames();
+  const approved = [{ type: "Approved" as const, status: "True" as const, reason: "Bench", message: "bench", lastUpdateTime: "2026-01-01T00:00:00Z" }];
+  const requestObjects = (ders: readonly Uint8Array[]) =>
+    ders.map((der) => csrObject({ names, signerName: names.signers.nodeagentServing, usages: ["digital signature", "key encipherment", "server auth"], conditions: approved, request: encodePem("CERTIFICATE REQUEST", der) }));
+  const unchecked = requestObjects(Array.from({ length: DISTINCT_CSRS }, (_, i) => makeCsr(DISTINCT_CSRS + i)));
+  const checked = requestObjects(csrs);
+  let submitted = 0;
+  /** Request i of `set` as a new object (name and uid of its own, as every request of a burst is). */
+  const fresh = (set: readonly CertificateSigningRequest[], i: number): CertificateSigningRequest => {
+    const name = `bench-${submitted++}`;
+    return { ...set[i % DISTINCT_CSRS]!, metadata: { name, uid: name } };
+  };
   const now = new Date();
   const cas: Record<string, GeneratedCa> = {
     "P-256": await generateCa({ commonName: "bench P-256 CA", keyType: "p256", lifetimeSeconds: 365 * 86_400, now }),
@@ -140,35 +163,26 @@ async function main(): Promise<void> {
   const validity: Validity = { notBefore: new Date(now.getTime() - 300_000), notAfter: new Date(now.getTime() + 86_400_000) };
   const pool = new SigningPool();
   const window = Math.max(512, pool.workers * 64 * 4);
-  const rows = Object.entries(cas).flatMap(([name, { ca }]) => {
-    const signer = new CaSigner({ signerName: "example.com/bench", ca, check: () => undefined, plan: (r) => ({ csr: r.csr, profile }) });
-    const parser = new CsrParser();
-    // The controller's whole step: read (the parser's cache of 4,096 misses on 8,192 distinct requests), validate, sign.
-    const controllerStep = (i: number, waiting: number) => {
-      const { request, checked } = parser.uncheckedRequest(objects[i % DISTINCT_CSRS]!);
-      if (!signer.validate(request).ok) throw new Error("the bench signer refused a request");
-      return checked ? signer.sign(request, now, { pool, backlog: waiting }) : signer.signUnchecked(request, now, { pool, backlog: waiting });
-    };
-    // The same step when the request is read with its check (the approver's read in the same process does that).
-    const checkedStep = (i: number, waiting: number) => {
-      const request = parser.request(objects[i % DISTINCT_CSRS]!);
-      if (!signer.validate(request).ok) throw new Error("the bench signer refused a request");
-      return signer.sign(request, now, { pool, backlog: waiting });
-    };
+  const controllers: ControllerDriver[] = [];
+  const rows = await Promise.all(Object.entries(cas).map(async ([name, { ca }]) => {
+    const signer = createBuiltinSigners({ ca, groupSuffix: names.suffix }).find((s) => s.signerName === names.signers.nodeagentServing)!;
+    const start = (parser: CsrParser) => startController({ signer, pool, parser, workers: CONTROLLER_SYNCS }).then((c) => (controllers.push(c), c));
+    const [bytes, read] = await Promise.all([start(new CsrParser()), start(new CheckedBefore())]);
     return [
       { ca: name, mode: "one thread (nothing waiting)", cores: 1, run: () => rate(SECONDS, 1, (i) => pool.issue({ ca, csr: csrs[i % DISTINCT_CSRS]!, profile, validity })) },
       { ca: name, mode: `pool, ${pool.workers} workers, CSR verified on the workers`, cores: CORES, run: () => rate(SECONDS, window, (i, waiting) => pool.issue({ ca, csr: csrs[i % DISTINCT_CSRS]!, profile, validity }, waiting)) },
-      // As the signing controller in a burst: ConcurrentCSRSyncs (16) signatures in flight, a long queue behind them.
-      { ca: name, mode: "controller path: CSR read on the calling thread, checked and signed on the pool", cores: CORES, run: () => rate(SECONDS, CONTROLLER_SYNCS, (i) => controllerStep(i, BURST_QUEUE)) },
-      { ca: name, mode: "controller path, CSR read and checked on the calling thread, signed on the pool", cores: CORES, run: () => rate(SECONDS, CONTROLLER_SYNCS, (i) => checkedStep(i, BURST_QUEUE)) },
+      // As in a burst: a long queue behind the controller's 16 syncs.
+      { ca: name, mode: `controller (SigningController.sync, ${CONTROLLER_SYNCS} syncs): requests as bytes, read, judged, checked and signed on the pool`, cores: CORES, run: () => rate(SECONDS, BURST_QUEUE, (i) => bytes.submit(fresh(unchecked, i))) },
+      { ca: name, mode: "controller, requests checked on the calling thread, signed on the pool", cores: CORES, run: () => rate(SECONDS, BURST_QUEUE, (i) => read.submit(fresh(checked, i))) },
     ].map((r) => ({ ...r, rates: [] as Measured[] }));
-  });
+  })).then((perCa) => perCa.flat());
   const speeds: { one: Speed; all: Speed; cpu: Speed }[] = [];
   for (const r of rows) await r.run(); // warm-up: workers started, CAs loaded, code optimised
   for (let w = 0; w < WINDOWS; w++) {
     for (const r of rows) r.rates.push(await r.run());
     speeds.push({ one: await opensslSpeed(1), all: await opensslSpeed(CORES), cpu: await opensslSpeed(1, false) });
   }
+  await Promise.all(controllers.map((c) => c.stop()));
   await pool.close();
 
   const speed = (pick: (s: (typeof speeds)[number]) => Speed): Speed => ({

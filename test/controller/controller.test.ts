@@ -24,6 +24,15 @@ class TestController extends Controller {
     this.queue.add(key);
   }
 
+  /** takeWaiting and finish, for a sync that works several keys (as the signing controller in a burst). */
+  take(n: number): string[] {
+    return this.takeWaiting(n);
+  }
+
+  end(key: string, err?: unknown): void {
+    this.finish(key, err === undefined ? undefined : { err });
+  }
+
   get workQueue() {
     return this.queue;
   }
@@ -131,6 +140,27 @@ describe("Controller", () => {
     await h.clock.flush();
     expect(h.calls.map((c) => c.split("@")[0]).sort()).toEqual(["a", "b", "c", "d", "e"]);
     expect(peak).toBe(3);
+  });
+
+  it("lets a sync take waiting keys as its own: active until finished, a failed one retried with backoff", async () => {
+    const taken: string[][] = [];
+    const h = harness(async (key, _signal, attempt) => {
+      if (key !== "a" || attempt > 1) return;
+      const more = h.controller.take(2);
+      taken.push(more);
+      expect(h.controller.active().sort()).toEqual(["a", "b", "c"]);
+      h.controller.end("b");
+      h.controller.end("c", new PlatformError("CONFLICT", "try again", { retryable: true }));
+    });
+    for (const k of ["a", "b", "c", "d"]) h.controller.add(k);
+    h.start();
+    await h.clock.flush();
+    expect(taken).toEqual([["b", "c"]]);
+    // b and c were not synced on their own; c comes back after its backoff, d never waited for them.
+    expect(h.calls.map((c) => c.split("@")[0])).toEqual(["a", "d"]);
+    await h.clock.advance(1000);
+    expect(h.calls.map((c) => c.split("@")[0])).toEqual(["a", "d", "c"]);
+    expect(h.controller.active()).toEqual([]);
   });
 
   it("syncs a key re-added during its sync once more afterwards, never twice at once", async () => {

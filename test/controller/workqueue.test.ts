@@ -53,6 +53,23 @@ describe("WorkQueue", () => {
     expect(second).toBe("a");
   });
 
+  it("hands a waiting key out at once with tryGet, held as get() holds it, and nothing when none waits", () => {
+    const { queue } = fixture();
+    expect(queue.tryGet()).toBeUndefined();
+    queue.add("a");
+    queue.add("b");
+    expect(queue.tryGet()).toBe("a");
+    queue.add("a");
+    expect(queue.inProcess()).toEqual(["a"]);
+    expect(queue.tryGet()).toBe("b");
+    expect(queue.tryGet()).toBeUndefined();
+    queue.done("a");
+    // A key `accept` refuses stays first in line.
+    expect(queue.tryGet((k) => k !== "a")).toBeUndefined();
+    expect(queue.len()).toBe(1);
+    expect(queue.tryGet()).toBe("a");
+  });
+
   it("wakes a waiting worker when a key arrives", async () => {
     const { queue } = fixture();
     const waiting = queue.get();

@@ -11,7 +11,8 @@ import { issueDerNatively, Issuer } from "../../src/pki/issue.js";
 import { issuedNatively, issueNative, nativeBatchAvailable, nativeResult, nativePemText, NO_TEMPLATE } from "../../src/pki/native-issue.js";
 import { encodePem } from "../../src/pki/pem.js";
 import { SigningPool } from "../../src/pki/signing-pool.js";
-import { processBatch, resultAt, type WireBatch } from "../../src/pki/signing-pool-worker.js";
+import { processBatch } from "../../src/pki/signing-pool-worker.js";
+import { resultAt, type WireBatch } from "../../src/pki/signing-pool-wire.js";
 import { crlDistributionPointsExtension } from "../../src/pki/tbs-template.js";
 import type { CertificateProfile, Validity } from "../../src/pki/types.js";
 import { testCa } from "../fixtures/ca.js";
@@ -251,7 +252,7 @@ function wireBatch(ders: readonly Uint8Array[]): WireBatch {
   const times = new Float64Array(2 * ders.length);
   for (let i = 0; i < ders.length; i++) times.set([validity.notBefore.getTime(), validity.notAfter.getTime()], 2 * i);
   const count = ders.length;
-  return { csrBytes: bytes, csrEnds: ends, texts: {}, parsed: {}, caIds: new Uint32Array(count).fill(1), profileIndex: new Uint16Array(count), extensionIndex: new Int16Array(count).fill(-1), times, profiles: [profile()], extensionSets: [] };
+  return { csrBytes: bytes, csrEnds: ends, texts: {}, parsed: {}, caIds: new Uint32Array(count).fill(1), profileIndex: new Uint16Array(count), extensionIndex: new Int16Array(count).fill(-1), times, profiles: [profile()], extensionSets: [], ruleIds: new Uint32Array(count), requests: {} };
 }
 
 // ---- fuzzing: requests re-signed after their CertificationRequestInfo was mutated reach every check of the reader ----
@@ -340,7 +341,8 @@ describe("native batched issuance switched off", () => {
     const dist = (m: string) => JSON.stringify(new URL(`../../dist/src/pki/${m}`, import.meta.url).href);
     const script = `
       const { nativeBatchAvailable } = await import(${dist("native-issue.js")});
-      const { processBatch, resultAt, issuerFor } = await import(${dist("signing-pool-worker.js")});
+      const { processBatch, issuerFor } = await import(${dist("signing-pool-worker.js")});
+      const { resultAt } = await import(${dist("signing-pool-wire.js")});
       const { generateCa } = await import(${dist("ca.js")});
       const { resolveUsages } = await import(${dist("usages.js")});
       const { X509Certificate } = await import("node:crypto");
@@ -349,7 +351,7 @@ describe("native batched issuance switched off", () => {
       const profile = { usages: resolveUsages(["digital signature", "client auth"]), isCa: false, includeSans: true };
       const now = Date.now();
       const batch = { csrBytes: der, csrEnds: Uint32Array.of(der.length), texts: {}, parsed: {}, caIds: Uint32Array.of(1), profileIndex: Uint16Array.of(0),
-        extensionIndex: Int16Array.of(-1), times: Float64Array.of(now, now + 60000), profiles: [profile], extensionSets: [] };
+        extensionIndex: Int16Array.of(-1), times: Float64Array.of(now, now + 60000), profiles: [profile], extensionSets: [], ruleIds: Uint32Array.of(0), requests: {} };
       const r = resultAt(processBatch(new Map([[1, issuerFor(ca)]]), batch), 0);
       console.log(JSON.stringify({ native: nativeBatchAvailable(), verified: new X509Certificate(r.der).verify(ca.publicKey) }));`;
     const out = execFileSync(process.execPath, ["--input-type=module", "-e", script, Buffer.from(f.der).toString("base64")], { env: { ...process.env, PLATFORM_CA_NATIVE: "0" } }).toString();

@@ -3,14 +3,15 @@ import { Buffer } from "node:buffer";
 import { CsrConditionReason, isApproved, isDenied, isFailed, isIssued } from "../../api/conditions.js";
 import type { CertificateSigningRequest } from "../../api/types/csr.js";
 import type { ResourceClient } from "../../client/types.js";
-import { toPlatformError } from "../../errors.js";
+import { isPlatformError, type PlatformError, toPlatformError } from "../../errors.js";
 import { validateIssuedCertificate } from "../../pki/bundle.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
-import type { SigningRequest } from "../../../signers/signer.js";
+import type { IssuedChain, RequestBytes, Signer, SigningRequest } from "../../../signers/signer.js";
 import type { SigningPool } from "../../pki/signing-pool.js";
 import type { EventRecorder } from "../event-recorder.js";
 import type { Informer } from "../informer.js";
 import { conditionTime, CsrParser, READ_PROBLEM_CODES, REQUEST_PROBLEM_CODES, setCondition, writeCsr } from "./csr-object.js";
+import { BoundedSet } from "../bounded-set.js";
 import { Controller, type ControllerOptions } from "../controller.js";
 
 export const SIGNING_CONTROLLER = "csrsigning";
@@ -36,6 +37,16 @@ export const SigningEvent = {
   SigningFailed: CsrConditionReason.SigningFailed,
 } as const;
 
+/** Requests one sync hands the signer at once in a burst (its own and waiting ones): the pool's batch size. */
+const BATCH_LIMIT = 64;
+
+/** A request handed to the signer as bytes, with the key and object it came from. */
+interface BatchItem {
+  readonly key: string;
+  readonly csr: CertificateSigningRequest;
+  readonly bytes: RequestBytes;
+}
+
 /** How many uids of just-issued CSRs are remembered while the cache catches up with the write. */
 const RECENT_LIMIT = 16_384;
 
@@ -43,7 +54,7 @@ export class SigningController extends Controller {
   private readonly o: SigningControllerOptions;
   private readonly parser: CsrParser;
   /** uids this replica issued whose cached copy may still lack the certificate: a second signature would be waste. */
-  private readonly recent = new Set<string>();
+  private readonly recent = new BoundedSet<string>(RECENT_LIMIT);
   /**
    * Writes that failed without an answer (connection lost, server restarted): the server may have committed them.
    * When the certificate shows up in the cache byte for byte, it is this replica's, and is counted then.
@@ -84,11 +95,95 @@ export class SigningController extends Controller {
   }
 
   protected async sync(key: string, signal: AbortSignal): Promise<void> {
+    const csr = this.pending(key);
+    if (csr === undefined) return;
+    const signer = this.o.signers.get(csr.spec.signerName);
+    if (this.o.pool && signer.signBytes) {
+      let bytes: RequestBytes | undefined;
+      try {
+        bytes = this.parser.bytes(csr);
+      } catch (err) {
+        return this.unreadable(csr, err, signal);
+      }
+      if (bytes !== undefined) return this.signBatch(signer, { key, csr, bytes }, signal);
+    }
+    return this.signOne(csr, signer, signal);
+  }
+
+  /** The object of `key` when it still wants a certificate from this replica. */
+  private pending(key: string): CertificateSigningRequest | undefined {
     const csr = this.o.informer.get(key);
-    if (!csr || !this.wanted(csr) || this.recent.has(csr.metadata.uid ?? "")) return;
+    return csr && this.wanted(csr) && !this.recent.has(csr.metadata.uid ?? "") ? csr : undefined;
+  }
+
+  /**
+   * Requests handed to the signer as bytes (Signer.signBytes): read, judged, checked and signed on the pool's threads in
+   * a burst. Requests for the same signer waiting in the queue join `first`, so the pool gets larger batches than the
+   * concurrent syncs alone would give it; each is still written, failed or retried on its own.
+   */
+  private async signBatch(signer: Signer, first: BatchItem, signal: AbortSignal): Promise<void> {
+    const items = [first];
+    const others: Promise<void>[] = [];
+    // The requests for this signer at the head of the queue (and keys with nothing left to do): a request for another
+    // signer keeps its place for the other syncs.
+    const mine = (key: string) => {
+      const csr = this.pending(key);
+      return csr === undefined || csr.spec.signerName === signer.signerName;
+    };
+    for (const key of this.takeWaiting(Math.min(BATCH_LIMIT - 1, this.backlog()), mine)) {
+      const csr = this.pending(key);
+      if (csr === undefined) {
+        this.finish(key, undefined);
+        continue;
+      }
+      let bytes: RequestBytes | undefined;
+      try {
+        bytes = this.parser.bytes(csr);
+      } catch (err) {
+        others.push(this.settle(key, () => this.unreadable(csr, err, signal)));
+        continue;
+      }
+      // A request checked here before: read and signed as such.
+      if (bytes === undefined) others.push(this.settle(key, () => this.signOne(csr, signer, signal)));
+      else items.push({ key, csr, bytes });
+    }
+    const signerName = signer.signerName;
+    const started = process.hrtime.bigint();
+    const now = new Date(this.clock.now());
+    // The queue's length is the burst behind these requests: the pool spreads it over the cores.
+    const options = { pool: this.o.pool!, backlog: this.backlog() };
+    let results: readonly (IssuedChain | PlatformError)[];
+    try {
+      results = await this.tracer.inSpan("sign", { signerName, requests: items.length }, () => signer.signBytes!(items.map((i) => i.bytes), now, options));
+    } catch (err) {
+      // Not a request's own outcome (those are results): every key of the batch is retried.
+      for (const item of items.slice(1)) this.finish(item.key, { err });
+      await Promise.all(others);
+      throw err;
+    }
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const conclude = (item: BatchItem, i: number) => () => {
+      const result = results[i]!;
+      if (isPlatformError(result)) return this.refused(item.csr, result, false, signal);
+      return this.write(item.csr, result, seconds, item.bytes.request.expirationSeconds, signal);
+    };
+    const own = conclude(first, 0)().then(() => undefined, (err: unknown) => ({ err }));
+    await Promise.all([...items.slice(1).map((item, i) => this.settle(item.key, conclude(item, i + 1))), ...others]);
+    const failed = await own;
+    if (failed !== undefined) throw failed.err;
+  }
+
+  /** Runs the work of a key this sync took from the queue (takeWaiting), then finishes the key with its outcome. */
+  private settle(key: string, run: () => Promise<void>): Promise<void> {
+    return run().then(
+      () => this.finish(key, undefined),
+      (err: unknown) => this.finish(key, { err }),
+    );
+  }
+
+  /** One request read here (checked, or unchecked for a signer that checks it as it signs), validated and signed. */
+  private async signOne(csr: CertificateSigningRequest, signer: Signer, signal: AbortSignal): Promise<void> {
     const signerName = csr.spec.signerName;
-    const signer = this.o.signers.get(signerName);
-    const unreadable = (err: unknown) => this.fail(csr, CsrConditionReason.SignerValidationFailure, `the request cannot be read: ${toPlatformError(err).message}`, signal);
     let request: SigningRequest;
     // With a pool, a signer that checks the request's signature as it issues gets it unchecked (when no one here
     // checked it yet): the checks of a burst then run on the pool's threads beside the signatures. Without one the
@@ -98,7 +193,7 @@ export class SigningController extends Controller {
       if (signer.signUnchecked && this.o.pool) ({ request, checked } = this.parser.uncheckedRequest(csr));
       else request = this.parser.request(csr);
     } catch (err) {
-      return unreadable(err);
+      return this.unreadable(csr, err, signal);
     }
     const verdict = signer.validate(request);
     if (!verdict.ok) {
@@ -107,7 +202,7 @@ export class SigningController extends Controller {
         try {
           this.parser.request(csr);
         } catch (err) {
-          return unreadable(err);
+          return this.unreadable(csr, err, signal);
         }
       }
       return this.fail(csr, CsrConditionReason.SignerValidationFailure, verdict.reason, signal);
@@ -121,29 +216,44 @@ export class SigningController extends Controller {
       const now = new Date(this.clock.now());
       pem = await this.tracer.inSpan("sign", { signerName }, () => (checked ? signer.sign(request, now, options) : signer.signUnchecked!(request, now, options)));
     } catch (err) {
-      const e = toPlatformError(err);
-      if (!checked && READ_PROBLEM_CODES.has(e.code)) return unreadable(e);
-      if (!REQUEST_PROBLEM_CODES.has(e.code)) throw e; // CA expired, signer not ready...: retried with backoff
-      const reason = e.code === "SIGNER_REJECTED" ? CsrConditionReason.SignerValidationFailure : CsrConditionReason.SigningFailed;
-      return this.fail(csr, reason, e.message, signal);
+      return this.refused(csr, toPlatformError(err), checked, signal);
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    let notBefore: Date;
-    let notAfter: Date;
+    let facts: { readonly notBefore: Date; readonly notAfter: Date };
     try {
-      ({ notBefore, notAfter } = validateIssuedCertificate(pem).facts[0]!);
+      // A signer's PEM is read before it is written: a plug-in may return anything.
+      facts = validateIssuedCertificate(pem).facts[0]!;
     } catch (err) {
       return this.fail(csr, CsrConditionReason.SigningFailed, `signer ${signerName} returned an unusable certificate: ${toPlatformError(err).message}`, signal);
     }
-    const certificate = Buffer.from(pem, "latin1").toString("base64");
+    return this.write(csr, { pem, ...facts }, seconds, request.expirationSeconds, signal);
+  }
+
+  private unreadable(csr: CertificateSigningRequest, err: unknown, signal: AbortSignal): Promise<void> {
+    return this.fail(csr, CsrConditionReason.SignerValidationFailure, `the request cannot be read: ${toPlatformError(err).message}`, signal);
+  }
+
+  /** A signer's error: the request marked Failed when it can never be issued, else thrown to be retried with backoff. */
+  private async refused(csr: CertificateSigningRequest, e: PlatformError, checked: boolean, signal: AbortSignal): Promise<void> {
+    if (!checked && READ_PROBLEM_CODES.has(e.code)) return this.unreadable(csr, e, signal);
+    if (!REQUEST_PROBLEM_CODES.has(e.code)) throw e; // CA expired, signer not ready...: retried with backoff
+    const reason = e.code === "SIGNER_REJECTED" ? CsrConditionReason.SignerValidationFailure : CsrConditionReason.SigningFailed;
+    return this.fail(csr, reason, e.message, signal);
+  }
+
+  /** Writes the issued chain to status.certificate; counted and announced once the write is known to have landed. */
+  private async write(csr: CertificateSigningRequest, issued: IssuedChain, seconds: number, expirationSeconds: number | undefined, signal: AbortSignal): Promise<void> {
+    const signerName = csr.spec.signerName;
+    const { notBefore, notAfter } = issued;
+    const certificate = Buffer.from(issued.pem, "latin1").toString("base64");
     const record = (written: CertificateSigningRequest): void => {
       const m = this.metrics;
       m?.csrSigned.inc({ signer: signerName });
       m?.signingDuration.observe({ signer: signerName }, seconds);
-      if (request.expirationSeconds !== undefined) m?.requestedDuration.observe({ signer: signerName }, request.expirationSeconds);
+      if (expirationSeconds !== undefined) m?.requestedDuration.observe({ signer: signerName }, expirationSeconds);
       m?.honouredDuration.observe({ signer: signerName }, (notAfter.getTime() - notBefore.getTime()) / 1000);
       this.o.events.event(written, "Normal", SigningEvent.Issued, "Sign", `certificate issued by ${signerName}, valid until ${notAfter.toISOString()}`);
-      this.log.debug({ name: key, signerName, notAfter: notAfter.toISOString() }, "certificate issued");
+      this.log.debug({ name: csr.metadata.name, signerName, notAfter: notAfter.toISOString() }, "certificate issued");
     };
     let written: CertificateSigningRequest | undefined;
     try {
@@ -185,6 +295,5 @@ export class SigningController extends Controller {
   private remember(uid: string | undefined): void {
     if (uid === undefined) return;
     this.recent.add(uid);
-    if (this.recent.size > RECENT_LIMIT) this.recent.delete(this.recent.values().next().value!);
   }
 }

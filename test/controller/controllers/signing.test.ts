@@ -1,124 +1,16 @@
 // The signing controller against a real in-process API server: issue, refuse, retry, never twice.
 import { Buffer } from "node:buffer";
-import { X509Certificate, type KeyObject } from "node:crypto";
+import { X509Certificate } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { findCondition, isIssued } from "../../../src/api/conditions.js";
-import type { CertificateSigningRequest } from "../../../src/api/types/csr.js";
-import { SigningController } from "../../../src/controller/controllers/signing.js";
-import { ControllerMetrics } from "../../../src/controller/metrics.js";
-import { generateCa, type GeneratedCa } from "../../../src/pki/ca.js";
-import { SigningPool } from "../../../src/pki/signing-pool.js";
 import type { CaKeyPair } from "../../../src/pki/types.js";
 import { createBuiltinSigners } from "../../../signers/builtins.js";
-import { SignerRegistry } from "../../../signers/registry.js";
-import type { Signer, SignOptions, SigningRequest } from "../../../signers/signer.js";
-import { CsrParser } from "../../../src/controller/controllers/csr-object.js";
-import { PlatformError } from "../../../src/errors.js";
-import { decide, eventsFor, nodeClientCsr, startHarness, stopAfterEach, type Harness } from "./harness.js";
+import { decide, eventsFor, nodeClientCsr } from "./harness.js";
 import { newCsrObject } from "../../fixtures/csr.js";
 import { until } from "../../fixtures/wait.js";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
-import { startTracing, type Tracer } from "../../../src/tracing/tracer.js";
-
-interface World {
-  readonly h: Harness;
-  readonly ca: GeneratedCa;
-  readonly metrics: ControllerMetrics;
-  /** Calls of sign() on every signer, by CSR common name. */
-  readonly signed: string[];
-  get(name: string): Promise<CertificateSigningRequest>;
-  create(csr: CertificateSigningRequest): Promise<CertificateSigningRequest>;
-}
-
-const track = stopAfterEach();
-
-/** Wraps a signer: counts sign() calls and lets a test run something in the middle of one. */
-function watched(signer: Signer, signed: string[], during?: (request: SigningRequest) => Promise<void>): Signer {
-  return {
-    signerName: signer.signerName,
-    validate: (r) => signer.validate(r),
-    trustAnchors: () => signer.trustAnchors(),
-    ready: () => signer.ready(),
-    async sign(r, now, options) {
-      signed.push(r.csr.subject.commonName ?? "");
-      const pem = await signer.sign(r, now, options);
-      await during?.(r);
-      return pem;
-    },
-    ...(signer.signUnchecked && {
-      async signUnchecked(r: SigningRequest, now: Date, options?: SignOptions) {
-        signed.push(`unchecked ${r.csr.subject.commonName ?? ""}`);
-        const pem = await signer.signUnchecked!(r, now, options);
-        await during?.(r);
-        return pem;
-      },
-    }),
-  };
-}
-
-/** Reads every request as not checked in this process, as beside an API server of another process. */
-class UncheckedReads extends CsrParser {
-  override uncheckedRequest(csr: CertificateSigningRequest) {
-    return { ...super.uncheckedRequest(csr), checked: false };
-  }
-}
-
-interface WorldOptions {
-  readonly provider?: { current(): CaKeyPair | undefined };
-  readonly during?: (request: SigningRequest, w: World) => Promise<void>;
-  readonly pool?: SigningPool;
-  /** Runs before the controller starts (to leave it a backlog). */
-  readonly before?: (w: World) => Promise<void>;
-  readonly tracer?: Tracer;
-  readonly parser?: CsrParser;
-  /** Signers in place of the built-in ones (still watched). */
-  readonly signers?: (builtins: readonly Signer[]) => readonly Signer[];
-}
-
-async function world(o: WorldOptions = {}): Promise<World> {
-  const h = await startHarness();
-  const ca = await generateCa({ commonName: "signing test CA", keyType: "p256", lifetimeSeconds: 10 * 365 * 86_400, now: new Date(h.clock.now()) });
-  const signed: string[] = [];
-  const metrics = new ControllerMetrics();
-  const w: World = {
-    h,
-    ca,
-    metrics,
-    signed,
-    get: (name) => h.admin.csrs.get(name),
-    create: (csr) => h.admin.csrs.create(csr),
-  };
-  const builtins = createBuiltinSigners({ ca: o.provider ?? ca.ca, groupSuffix: h.names.suffix, now: () => new Date(h.clock.now()) });
-  const signers = new SignerRegistry((o.signers?.(builtins) ?? builtins).map((s) => watched(s, signed, o.during && ((r) => o.during!(r, w)))));
-  const controller = new SigningController({ csrs: h.api.csrs, informer: h.csrInformer, signers, events: h.events, clock: h.clock, metrics, workers: 2, ...(o.tracer && { tracer: o.tracer }), ...(o.pool && { pool: o.pool }), ...(o.parser && { parser: o.parser }) });
-  const stop = new AbortController();
-  track(h, stop, o.pool && (() => o.pool!.close()));
-  await o.before?.(w);
-  await h.startInformers();
-  await controller.start(stop.signal);
-  return w;
-}
-
-const issued = (w: World, name: string) => until(async () => ((c) => (isIssued(c) ? c : undefined))(await w.get(name)), `${name} to be issued`);
-const failed = (w: World, name: string) => until(async () => ((c) => (findCondition(c, "Failed") ? c : undefined))(await w.get(name)), `${name} to fail`);
-const leafOf = (csr: CertificateSigningRequest) => new X509Certificate(Buffer.from(csr.status!.certificate!, "base64").toString("latin1"));
-
-/** Twelve approved requests waiting before the controller starts (a backlog), each issued by the CA. */
-async function issuedBacklog(prefix: string, o: WorldOptions): Promise<{ w: World; caKey: KeyObject }> {
-  const nodes = Array.from({ length: 12 }, (_, i) => `${prefix}-${i}`);
-  const w = await world({
-    ...o,
-    before: async (v) => {
-      for (const node of nodes) {
-        await v.create(await nodeClientCsr(v.h.names, node));
-        await decide(v.h, `${node}-client`, "Approved");
-      }
-    },
-  });
-  const caKey = new X509Certificate(w.ca.certPem).publicKey;
-  for (const node of nodes) expect(leafOf(await issued(w, `${node}-client`)).verify(caKey)).toBe(true);
-  return { w, caKey };
-}
+import { startTracing } from "../../../src/tracing/tracer.js";
+import { world, issued, failed, leafOf } from "./signing-world.js";
 
 describe("SigningController", () => {
   it("issues an approved request, records an event and counts it", async () => {
@@ -189,50 +81,6 @@ describe("SigningController", () => {
     expect(events.map((e) => [e.type, e.reason])).toEqual([["Warning", "SignerValidationFailure"]]);
     expect(events[0]!.note).toMatch(reason);
     expect(w.signed).toEqual([]);
-  });
-
-  it("signs a backlog on the pool's workers and a lone request on its own thread", async () => {
-    // Workers for any backlog: the burst of this test is too small to be worth starting them by default.
-    const pool = new SigningPool({ workers: 2, startCostMs: 0 });
-    const { w, caKey } = await issuedBacklog("burst", { pool });
-    expect(pool.counts.workers).toBeGreaterThan(0);
-    expect(pool.started()).toBe(true);
-    const before = pool.counts.inline;
-    await w.create(await nodeClientCsr(w.h.names, "alone"));
-    await decide(w.h, "alone-client", "Approved");
-    expect(leafOf(await issued(w, "alone-client")).verify(caKey)).toBe(true);
-    expect(pool.counts.inline).toBe(before + 1);
-  });
-
-  it("leaves the signature checks of a backlog nobody here checked to the pool's workers, which issue it", async () => {
-    const pool = new SigningPool({ workers: 2, startCostMs: 0 });
-    const { w } = await issuedBacklog("unchecked", { pool, parser: new UncheckedReads() });
-    expect(w.signed.filter((s) => s.startsWith("unchecked ")).length).toBe(12);
-    expect(pool.counts.workers).toBeGreaterThan(0);
-  });
-
-  it("marks a request whose bytes the signer finds unreadable while signing Failed, as a checked read would", async () => {
-    const w = await world({
-      // Requests go unchecked only to a controller with a pool (without one the check would run here anyway).
-      pool: new SigningPool({ workers: 2, startCostMs: 0 }),
-      parser: new UncheckedReads(),
-      signers: (builtins) =>
-        builtins.map((s) => ({
-          signerName: s.signerName,
-          validate: (r: SigningRequest) => s.validate(r),
-          trustAnchors: () => s.trustAnchors(),
-          ready: () => s.ready(),
-          sign: (r: SigningRequest, now: Date, options?: SignOptions) => s.sign(r, now, options),
-          signUnchecked: async () => {
-            throw new PlatformError("CSR_SIGNATURE", "CSR signature does not verify with the request's own public key");
-          },
-        })),
-    });
-    await w.create(await nodeClientCsr(w.h.names, "node-u"));
-    await decide(w.h, "node-u-client", "Approved");
-    const csr = await failed(w, "node-u-client");
-    expect(findCondition(csr, "Failed")).toMatchObject({ reason: "SignerValidationFailure", message: "the request cannot be read: CSR signature does not verify with the request's own public key" });
-    expect(csr.status?.certificate).toBeUndefined();
   });
 
   it("retries with backoff while the signer has no CA, without marking the request Failed", async () => {
