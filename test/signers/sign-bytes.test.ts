@@ -1,6 +1,8 @@
 // Signer.signBytes of the CA-backed signers: the verdicts of validate() and the chains of sign(), decided where the pool signs.
 import { X509Certificate } from "node:crypto";
+import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
+import { REQUEST_PROBLEM_CODES } from "../../src/controller/controllers/csr-object.js";
 import { isPlatformError } from "../../src/errors.js";
 import { parseCsr } from "../../src/pki/csr.js";
 import { SigningPool } from "../../src/pki/signing-pool.js";
@@ -108,5 +110,35 @@ describe("Signer.signBytes", () => {
     expect(new X509Certificate((a as { pem: string }).pem).subject).toContain("CN=p");
     const verdict = signer.validate({ signerName: signer.signerName, usages: CLIENT, csr: parseCsr(bad) });
     expect(b).toMatchObject({ code: "SIGNER_REJECTED", message: verdict.ok ? "" : verdict.reason });
+  });
+
+  it.each([
+    ["on the pool's workers", { pool, backlog: 8 }],
+    ["on the calling thread (no pool)", {}],
+  ])("answers any bytes with a request problem, never a throw, and issues a good request after them, %s", async (_, options) => {
+    const signer = byName(SIGNERS.nodeagentClient);
+    const good = (await csr({ ...node("after-fuzz"), freshKey: true })).der;
+    // Random bytes, and a good request with one byte changed, cut short or lengthened.
+    const bytes = fc.oneof(
+      fc.uint8Array({ maxLength: 600 }),
+      fc.tuple(fc.nat(good.length - 1), fc.integer({ min: 1, max: 255 })).map(([at, x]) => Uint8Array.from(good, (b, i) => (i === at ? b ^ x : b))),
+      fc.nat(good.length - 1).map((n) => good.slice(0, n)),
+      fc.uint8Array({ minLength: 1, maxLength: 16 }).map((tail) => Uint8Array.from([...good, ...tail])),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(bytes, { minLength: 1, maxLength: 6 }), async (ders) => {
+        const results = await signer.signBytes!(ders.map((der) => ({ der, request: { signerName: signer.signerName, usages: CLIENT } })), NOW, options);
+        expect(results).toHaveLength(ders.length);
+        for (const r of results) {
+          // A changed byte may leave a valid request (in a part the signature does not cover): then a chain.
+          if (isPlatformError(r)) expect(REQUEST_PROBLEM_CODES.has(r.code), `${r.code}: ${r.message}`).toBe(true);
+          else expect(new X509Certificate(r.pem).verify(caKey)).toBe(true);
+        }
+      }),
+      { numRuns: 60 },
+    );
+    const [after] = await signer.signBytes!([{ der: good, request: { signerName: signer.signerName, usages: CLIENT } }], NOW, options);
+    if (isPlatformError(after)) throw after;
+    expect(new X509Certificate(after!.pem).verify(caKey)).toBe(true);
   });
 });
