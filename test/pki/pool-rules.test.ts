@@ -8,7 +8,7 @@ import { parseCsr } from "../../src/pki/csr.js";
 import type { JobRules, RequestRule } from "../../src/pki/pool-rules.js";
 import { SigningPool, type PoolJob } from "../../src/pki/signing-pool.js";
 import type { CaKeyPair } from "../../src/pki/types.js";
-import { csr } from "../fixtures/csr.js";
+import { csr, tamperedSignature } from "../fixtures/csr.js";
 import { testCa } from "../fixtures/ca.js";
 import { tempDir } from "../fixtures/temp-dir.js";
 import { profile, T0 } from "./issuance-fixtures.js";
@@ -30,11 +30,7 @@ const never: RequestRule = () => {
 const validity = { notBefore: T0, notAfter: new Date(T0.getTime() + 86_400_000) };
 const job = (ca: CaKeyPair, der: Uint8Array, r: JobRules, username = "alice"): PoolJob => ({ ca, csr: der, profile: profile(), validity, check: { rules: r, request: { signerName: "example.com/rules", usages: ["client auth"], username } } });
 
-async function brokenSignature(cn: string): Promise<Uint8Array> {
-  const bad = Uint8Array.from((await csr({ cn, freshKey: true })).der);
-  bad[bad.length - 5]! ^= 0x01;
-  return bad;
-}
+const brokenSignature = async (cn: string): Promise<Uint8Array> => tamperedSignature((await csr({ cn, freshKey: true })).der);
 
 const pools: SigningPool[] = [];
 afterEach(async () => {

@@ -11,7 +11,7 @@ import type { CaSigner } from "../../signers/ca-signer.js";
 import { createPolicySigner } from "../../signers/policy-signer.js";
 import { parsePolicy } from "../../signers/policy-schema.js";
 import type { RequestBytes, SigningRequest } from "../../signers/signer.js";
-import { csr, type CsrOptions } from "../fixtures/csr.js";
+import { csr, tamperedSignature, type CsrOptions } from "../fixtures/csr.js";
 import { testCa } from "../fixtures/ca.js";
 import { expiredCa, NOW, node, SIGNERS, SIGNERS_CA } from "./fixtures.js";
 
@@ -80,8 +80,7 @@ describe("Signer.signBytes", () => {
   it("settles a batch request by request: a broken signature reads as CSR_SIGNATURE even where the rules refuse", async () => {
     const signer = byName(SIGNERS.nodeagentClient) as CaSigner;
     const fixtures = await Promise.all([node("ok"), node("refused", { dns: ["x.example"] }), node("broken"), node("broken-refused", { ip: ["10.0.0.9"] })].map((o) => csr({ ...o, freshKey: true })));
-    const ders = fixtures.map((f) => Uint8Array.from(f.der));
-    for (const broken of [ders[2]!, ders[3]!]) broken[broken.length - 5]! ^= 0x01;
+    const ders = fixtures.map((f, i) => (i >= 2 ? tamperedSignature(f.der) : f.der));
     const results = await signer.signBytes(ders.map((der) => ({ der, request: { signerName: signer.signerName, usages: CLIENT } })), NOW, { pool, backlog: 4 });
     expect(isPlatformError(results[0])).toBe(false);
     expect(results.slice(1)).toEqual([
