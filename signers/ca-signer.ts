@@ -141,14 +141,10 @@ export class CaSigner implements Signer {
   }
 
   /**
-   * The request's bytes go to the issuance, which reads and checks them (natively, or through parseCsr) as it signs:
-   * on the pool's threads when work is waiting. A plan that rewrote the request (a policy's subject) is issued from
-   * the rewrite, so its original is checked here first.
+   * `checked` false: the request was read without its self-signature check; its bytes go to the issuance, which reads
+   * and checks them (natively, or through parseCsr) as it signs, on the pool's threads when work is waiting. A plan
+   * that rewrote the request (a policy's subject) is issued from the rewrite, so its original is checked here first.
    */
-  async signUnchecked(request: SigningRequest, now: Date, options: SignOptions = {}): Promise<string> {
-    return (await this.#sign(request, now, options, false)).pem;
-  }
-
   async #sign(request: SigningRequest, now: Date, options: SignOptions, checked: boolean): Promise<IssuedChain> {
     const validation = this.validate(request);
     if (!validation.ok) {
@@ -189,7 +185,7 @@ export class CaSigner implements Signer {
   /**
    * With portable rules, the default plan and a pool: the common checks (spec fields only) run here, and the bytes, with
    * the signer's rules, go to the pool, which reads, judges, checks and signs them on the thread that signs
-   * (pool-rules.ts). Otherwise each request is read here without its check, validated, and signed as signUnchecked().
+   * (pool-rules.ts). Otherwise each request is read here without its check, validated, and checked where it is signed.
    */
   signBytes(requests: readonly RequestBytes[], now: Date, options: SignOptions = {}): Promise<readonly (IssuedChain | PlatformError)[]> {
     const pool = options.pool;
@@ -198,7 +194,7 @@ export class CaSigner implements Signer {
     return Promise.all(requests.map((r, i) => this.#readAndSign(r, now, { ...options, backlog: backlog + requests.length - 1 - i })));
   }
 
-  /** One request read here without its check, validated, and signed as signUnchecked(); its error as a result. */
+  /** One request read here without its check, validated, and checked where it is signed; its error as a result. */
   async #readAndSign({ der, request }: RequestBytes, now: Date, options: SignOptions): Promise<IssuedChain | PlatformError> {
     try {
       return await this.#sign({ ...request, csr: parseCsr(der, { verify: false }) }, now, options, false);

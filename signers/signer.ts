@@ -49,12 +49,6 @@ export interface Signer {
    */
   sign(request: SigningRequest, now: Date, options?: SignOptions): Promise<string>;
   /**
-   * Optional: sign() for a request whose self-signature was not checked yet (its `csr` read without the check). The
-   * signer checks it from `csr.der` while it issues and throws the reading's error (CSR_SIGNATURE...) for a bad one,
-   * so a burst's checks run beside the signatures on the pool's threads. Signers without it get checked requests only.
-   */
-  signUnchecked?(request: SigningRequest, now: Date, options?: SignOptions): Promise<string>;
-  /**
    * Optional: validate() and sign() at once for requests given as bytes, so the caller reads nothing: a signer whose
    * rules can move reads, judges, checks and signs them where the signature is made (the pool's threads in a burst).
    * Each request settles alone: its chain, or the PlatformError validate()/sign() would have given it (a broken

@@ -11,7 +11,7 @@ import { parseCsr, unverifiedKey } from "../../src/pki/csr.js";
 import { CaSigner } from "../../signers/ca-signer.js";
 import { SigningPool, type PoolJob } from "../../src/pki/signing-pool.js";
 import type { CaKeyPair } from "../../src/pki/types.js";
-import { csr } from "../fixtures/csr.js";
+import { csr, tamperedSignature } from "../fixtures/csr.js";
 import { opensslText, profile, T0 } from "./issuance-fixtures.js";
 import { testCa } from "../fixtures/ca.js";
 import { tempDir, writeFiles } from "../fixtures/temp-dir.js";
@@ -147,8 +147,7 @@ describe("SigningPool", () => {
   it.each([0, 2])("fails only the job whose CSR signature is broken, with a PlatformError (%i workers)", async (workers) => {
     const { ca } = await testCa({ keyType: "p256" });
     const good = (await csr({ cn: "good" })).der;
-    const bad = Uint8Array.from(good);
-    bad[bad.length - 5]! ^= 0x01;
+    const bad = tamperedSignature(good);
     const p = pool(workers);
     try {
       const results = await Promise.allSettled([good, bad, good].map((c) => p.issue(job(ca, c), 3)));
@@ -264,23 +263,27 @@ describe("SigningPool", () => {
   });
 });
 
-// The signing controller hands a CaSigner requests it read without their signature check (Signer.signUnchecked):
-// the check then happens where the certificate is made, on the pool's threads for a backlog.
-describe("CaSigner.signUnchecked through the pool", () => {
-  const unchecked = async (pem: string) => ({ signerName: "example.com/unchecked", csr: parseCsr(pem, { verify: false }), usages: ["client auth"] });
+// The signing controller hands a CaSigner requests as bytes nobody here checked (Signer.signBytes): a signer whose rules
+// stay on the calling thread reads them there without the check, which then happens where the certificate is made, on
+// the pool's threads for a backlog.
+describe("CaSigner.signBytes through the pool, with rules on the calling thread", () => {
+  const fields = { signerName: "example.com/unchecked", usages: ["client auth"] };
 
   it("issues a backlog of requests never checked on this thread, checked and signed by the workers", async () => {
     const { ca, certPem } = await testCa({ keyType: "p256" });
     const signer = new CaSigner({ signerName: "example.com/unchecked", ca, check: () => undefined });
     const p = pool(2);
     try {
-      const pems = await distinctCsrs(12);
-      const requests = await Promise.all(pems.map(unchecked));
-      const chains = await Promise.all(requests.map((r, i) => signer.signUnchecked(r, T0, { pool: p, backlog: requests.length - i })));
+      const ders = (await distinctCsrs(12)).map((pem) => parseCsr(pem, { verify: false }).der);
+      const results = await signer.signBytes(ders.map((der) => ({ der, request: fields })), T0, { pool: p, backlog: 0 });
+      const chains = results.map((r) => {
+        if (isPlatformError(r)) throw r;
+        return r.pem;
+      });
       expect(p.counts.workers).toBeGreaterThan(0);
       expect(verifyAll(certPem, chains)).toMatch(/leaf-11\.pem: OK/);
       // Nothing was checked on this thread: the verified memory still does not know these requests.
-      for (const r of requests) expect(unverifiedKey(r.csr.der)).toBeDefined();
+      for (const der of ders) expect(unverifiedKey(der)).toBeDefined();
     } finally {
       await p.close();
     }
@@ -288,10 +291,7 @@ describe("CaSigner.signUnchecked through the pool", () => {
 
   it.each([0, 3])("refuses a request whose signature is broken with CSR_SIGNATURE (backlog %i)", async (backlog) => {
     const { ca } = await testCa({ keyType: "p256" });
-    const good = (await csr({ cn: "broken" })).der;
-    const bad = Uint8Array.from(good);
-    bad[bad.length - 5]! ^= 0x01;
-    const request = { signerName: "example.com/unchecked", csr: parseCsr(bad, { verify: false }), usages: ["client auth"] };
+    const bad = tamperedSignature((await csr({ cn: "broken" })).der);
     const plans: string[] = [];
     const signers = [
       new CaSigner({ signerName: "example.com/unchecked", ca, check: () => undefined }),
@@ -303,8 +303,8 @@ describe("CaSigner.signUnchecked through the pool", () => {
     const p = pool(2);
     try {
       for (const signer of signers) {
-        await expect(signer.signUnchecked(request, T0, { pool: p, backlog })).rejects.toMatchObject({ code: "CSR_SIGNATURE" });
-        await expect(signer.signUnchecked(request, T0)).rejects.toMatchObject({ code: "CSR_SIGNATURE" });
+        expect(await signer.signBytes([{ der: bad, request: fields }], T0, { pool: p, backlog })).toEqual([expect.objectContaining({ code: "CSR_SIGNATURE" })]);
+        expect(await signer.signBytes([{ der: bad, request: fields }], T0)).toEqual([expect.objectContaining({ code: "CSR_SIGNATURE" })]);
       }
       expect(plans.length).toBe(2);
       // The same request checked as sign() expects it is refused at the read, before any signer sees it.

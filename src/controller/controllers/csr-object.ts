@@ -14,7 +14,7 @@ import type { RequestBytes, SigningRequest } from "../../../signers/signer.js";
  * entries go first once `size` is reached.
  */
 export class CsrParser {
-  private readonly cache = new Map<string, { readonly parsed: ParsedCsr; checked: boolean }>();
+  private readonly cache = new Map<string, ParsedCsr>();
   private readonly size: number;
 
   constructor(size = 4096) {
@@ -24,17 +24,7 @@ export class CsrParser {
 
   /** The SigningRequest of `csr`; throws the parse error (CSR_INVALID, CSR_SIGNATURE, PEM_*, KEY_*...) for a broken request. */
   request(csr: CertificateSigningRequest): SigningRequest {
-    return signingRequest(csr, this.parse(csr, true).parsed);
-  }
-
-  /**
-   * The SigningRequest of `csr` read without checking its self-signature when it was not checked before in this
-   * process (`checked` false): for a signer that checks it from the DER as it issues (Signer.signUnchecked), so that
-   * in a burst the checks run beside the signatures on the pool's threads. Throws what the reading finds wrong.
-   */
-  uncheckedRequest(csr: CertificateSigningRequest): { readonly request: SigningRequest; readonly checked: boolean } {
-    const entry = this.parse(csr, false);
-    return { request: signingRequest(csr, entry.parsed), checked: entry.checked };
+    return signingRequest(csr, this.parse(csr));
   }
 
   /**
@@ -43,45 +33,36 @@ export class CsrParser {
    * issuing from a reading here then costs less than a second check. Throws what its PEM armour has wrong.
    */
   bytes(csr: CertificateSigningRequest): RequestBytes | undefined {
-    const der = csrDer(Buffer.from(csr.spec.request ?? "", "base64").toString("latin1"));
+    const der = csrDer(requestPem(csr));
     return this.checkedBefore(csr, der) ? undefined : { der, request: requestFields(csr) };
   }
 
-  /** Whether the request `der` of `csr` was checked in this process: read here with its check, or verified by parseCsr. */
+  /** Whether the request `der` of `csr` was checked in this process: read here, or verified by parseCsr. */
   protected checkedBefore(csr: CertificateSigningRequest, der: Uint8Array): boolean {
     const uid = csr.metadata.uid;
-    return (uid !== undefined && this.cache.get(uid)?.checked === true) || unverifiedKey(der) === undefined;
+    return (uid !== undefined && this.cache.has(uid)) || unverifiedKey(der) === undefined;
   }
 
-  private parse(csr: CertificateSigningRequest, check: boolean): { readonly parsed: ParsedCsr; checked: boolean } {
+  private parse(csr: CertificateSigningRequest): ParsedCsr {
     const uid = csr.metadata.uid;
     const hit = uid === undefined ? undefined : this.cache.get(uid);
     if (hit) {
       this.cache.delete(uid!);
       this.cache.set(uid!, hit);
-      if (check && !hit.checked) {
-        checkSignature(hit.parsed);
-        hit.checked = true;
-      }
       return hit;
     }
-    // JSON carries []byte as base64; inside is the PEM text.
-    const pem = Buffer.from(csr.spec.request ?? "", "base64").toString("latin1");
-    // Unchecked only when it would cost a check: a request verified before in this process (by the server of `up`
-    // at create, or by the approver) is read as checked.
-    const parsed = parseCsr(pem, { verify: check });
-    const entry = { parsed, checked: check || unverifiedKey(parsed.der) === undefined };
+    const parsed = parseCsr(requestPem(csr));
     if (uid !== undefined && this.size > 0) {
-      this.cache.set(uid, entry);
+      this.cache.set(uid, parsed);
       if (this.cache.size > this.size) this.cache.delete(this.cache.keys().next().value!);
     }
-    return entry;
+    return parsed;
   }
 }
 
-/** The self-signature check of a request read without it (parseCsr again: the check needs the parts it read). */
-function checkSignature(parsed: ParsedCsr): void {
-  parseCsr(parsed.der);
+/** spec.request as its PEM text: JSON carries []byte as base64. */
+function requestPem(csr: CertificateSigningRequest): string {
+  return Buffer.from(csr.spec.request ?? "", "base64").toString("latin1");
 }
 
 function signingRequest(csr: CertificateSigningRequest, parsed: ParsedCsr): SigningRequest {

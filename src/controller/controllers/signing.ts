@@ -181,32 +181,17 @@ export class SigningController extends Controller {
     );
   }
 
-  /** One request read here (checked, or unchecked for a signer that checks it as it signs), validated and signed. */
+  /** One request read here with its check, validated and signed. */
   private async signOne(csr: CertificateSigningRequest, signer: Signer, signal: AbortSignal): Promise<void> {
     const signerName = csr.spec.signerName;
     let request: SigningRequest;
-    // With a pool, a signer that checks the request's signature as it issues gets it unchecked (when no one here
-    // checked it yet): the checks of a burst then run on the pool's threads beside the signatures. Without one the
-    // check would run here anyway, after a second read.
-    let checked = true;
     try {
-      if (signer.signUnchecked && this.o.pool) ({ request, checked } = this.parser.uncheckedRequest(csr));
-      else request = this.parser.request(csr);
+      request = this.parser.request(csr);
     } catch (err) {
       return this.unreadable(csr, err, signal);
     }
     const verdict = signer.validate(request);
-    if (!verdict.ok) {
-      // A request with bad bytes is reported as unreadable first, as a checked read would have.
-      if (!checked) {
-        try {
-          this.parser.request(csr);
-        } catch (err) {
-          return this.unreadable(csr, err, signal);
-        }
-      }
-      return this.fail(csr, CsrConditionReason.SignerValidationFailure, verdict.reason, signal);
-    }
+    if (!verdict.ok) return this.fail(csr, CsrConditionReason.SignerValidationFailure, verdict.reason, signal);
     const started = process.hrtime.bigint();
     let pem: string;
     try {
@@ -214,9 +199,9 @@ export class SigningController extends Controller {
       const pool = this.o.pool;
       const options = pool && { pool, backlog: this.backlog() };
       const now = new Date(this.clock.now());
-      pem = await this.tracer.inSpan("sign", { signerName }, () => (checked ? signer.sign(request, now, options) : signer.signUnchecked!(request, now, options)));
+      pem = await this.tracer.inSpan("sign", { signerName }, () => signer.sign(request, now, options));
     } catch (err) {
-      return this.refused(csr, toPlatformError(err), checked, signal);
+      return this.refused(csr, toPlatformError(err), true, signal);
     }
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     let facts: { readonly notBefore: Date; readonly notAfter: Date };

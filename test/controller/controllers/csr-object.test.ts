@@ -6,7 +6,7 @@ import { Buffer } from "node:buffer";
 import { CsrParser, writeCsr } from "../../../src/controller/controllers/csr-object.js";
 import { parseCsr, unverifiedKey } from "../../../src/pki/csr.js";
 import { PlatformError } from "../../../src/errors.js";
-import { csr, csrObject } from "../../fixtures/csr.js";
+import { csr, csrObject, tamperedSignature } from "../../fixtures/csr.js";
 
 const base = (certificate?: string): CertificateSigningRequest =>
   csrObject({ name: "r", metadata: { uid: "u1", resourceVersion: "2" }, signerName: "example.com/s", spec: { request: "" }, ...(certificate !== undefined && { certificate }) });
@@ -78,32 +78,32 @@ describe("writeCsr", () => {
 describe("CsrParser", () => {
   const object = (pem: string, uid: string) => csrObject({ name: uid, metadata: { uid }, request: pem });
 
-  it("reads a request unchecked only while no one here has checked it, and checks it when asked", async () => {
+  it("hands a request over as bytes only while no one here has checked it", async () => {
     const parser = new CsrParser();
-    const fresh = object((await csr({ cn: "fresh", freshKey: true })).pem, "u-fresh");
-    const first = parser.uncheckedRequest(fresh);
-    expect(first.checked).toBe(false);
-    expect(unverifiedKey(first.request.csr.der)).toBeDefined();
-    // The approver's read checks it (once), and from then on the signer gets it as checked.
-    expect(parser.request(fresh).csr).toBe(first.request.csr);
-    expect(unverifiedKey(first.request.csr.der)).toBeUndefined();
-    expect(parser.uncheckedRequest(fresh).checked).toBe(true);
-    // A request verified elsewhere in this process (the server of `up` at create) is read as checked at once.
+    const f = await csr({ cn: "fresh", freshKey: true });
+    const fresh = object(f.pem, "u-fresh");
+    const first = parser.bytes(fresh);
+    expect(first).toMatchObject({ request: { signerName: fresh.spec.signerName, usages: fresh.spec.usages } });
+    expect(Buffer.from(first!.der).equals(Buffer.from(f.der))).toBe(true);
+    expect(unverifiedKey(first!.der)).toBeDefined();
+    // The approver's read checks it, and from then on the signer reads it here, as checked.
+    expect(parser.request(fresh).csr.subject.commonName).toBe("fresh");
+    expect(unverifiedKey(first!.der)).toBeUndefined();
+    expect(parser.bytes(fresh)).toBeUndefined();
+    // A request verified elsewhere in this process (the server of `up` at create) is not handed over either.
     const seen = (await csr({ cn: "seen", freshKey: true })).pem;
     parseCsr(seen);
-    expect(new CsrParser().uncheckedRequest(object(seen, "u-seen")).checked).toBe(true);
+    expect(new CsrParser().bytes(object(seen, "u-seen"))).toBeUndefined();
   });
 
-  it("reads a request with a broken signature unchecked, and refuses it at the checked read", async () => {
-    const good = (await csr({ cn: "broken", freshKey: true })).der;
-    const bad = Uint8Array.from(good);
-    bad[bad.length - 5]! ^= 0x01;
+  it("hands a request with a broken signature over as bytes, and refuses it at the checked read", async () => {
+    const bad = tamperedSignature((await csr({ cn: "broken", freshKey: true })).der);
     const pem = `-----BEGIN CERTIFICATE REQUEST-----\n${Buffer.from(bad).toString("base64")}\n-----END CERTIFICATE REQUEST-----\n`;
     const parser = new CsrParser();
     const broken = object(pem, "u-broken");
-    expect(parser.uncheckedRequest(broken)).toMatchObject({ checked: false, request: { csr: { subject: { commonName: "broken" } } } });
+    expect(Buffer.from(parser.bytes(broken)!.der).equals(Buffer.from(bad))).toBe(true);
     expect(() => parser.request(broken)).toThrow(expect.objectContaining({ code: "CSR_SIGNATURE" }));
     expect(() => new CsrParser().request(broken)).toThrow(expect.objectContaining({ code: "CSR_SIGNATURE" }));
-    expect(parser.uncheckedRequest(broken).checked).toBe(false);
+    expect(parser.bytes(broken)).toBeDefined();
   });
 });

@@ -6,7 +6,8 @@ import { SigningPool } from "../../../src/pki/signing-pool.js";
 import type { RequestBytes, SignOptions, SigningRequest } from "../../../signers/signer.js";
 import { PlatformError } from "../../../src/errors.js";
 import { decide, eventsFor, nodeClientCsr } from "./harness.js";
-import { UncheckedReads, NothingCheckedHere, world, tamper, issuedBacklog, issued, failed, leafOf } from "./signing-world.js";
+import { tamperedSignature } from "../../fixtures/csr.js";
+import { NothingCheckedHere, world, issuedBacklog, issued, failed, leafOf } from "./signing-world.js";
 
 describe("SigningController with a signing pool", () => {
   it("signs a backlog on the pool's workers and a lone request on its own thread", async () => {
@@ -20,13 +21,6 @@ describe("SigningController with a signing pool", () => {
     await decide(w.h, "alone-client", "Approved");
     expect(leafOf(await issued(w, "alone-client")).verify(caKey)).toBe(true);
     expect(pool.counts.inline).toBe(before + 1);
-  });
-
-  it("leaves the signature checks of a backlog nobody here checked to the pool's workers, which issue it", async () => {
-    const pool = new SigningPool({ workers: 2, startCostMs: 0 });
-    const { w } = await issuedBacklog("unchecked", { pool, parser: new UncheckedReads() });
-    expect(w.signed.filter((s) => s.startsWith("unchecked ")).length).toBe(12);
-    expect(pool.counts.workers).toBeGreaterThan(0);
   });
 
   it("hands a backlog nobody here checked to the signer as bytes, in batches larger than one sync's: judged, checked and signed on the pool's workers", async () => {
@@ -74,7 +68,7 @@ describe("SigningController with a signing pool", () => {
           trustAnchors: () => s.trustAnchors(),
           ready: () => s.ready(),
           signBytes: (requests: readonly RequestBytes[], now: Date, options?: SignOptions) =>
-            s.signBytes!(requests.map((r) => (Buffer.from(r.der).includes("system:node:tampered") ? { ...r, der: tamper(r.der) } : r)), now, options),
+            s.signBytes!(requests.map((r) => (Buffer.from(r.der).includes("system:node:tampered") ? { ...r, der: tamperedSignature(r.der) } : r)), now, options),
         })),
     });
     const csr = await failed(w, "tampered-client");
@@ -84,9 +78,9 @@ describe("SigningController with a signing pool", () => {
 
   it("marks a request whose bytes the signer finds unreadable while signing Failed, as a checked read would", async () => {
     const w = await world({
-      // Requests go unchecked only to a controller with a pool (without one the check would run here anyway).
+      // Requests go as bytes only to a controller with a pool (without one the check would run here anyway).
       pool: new SigningPool({ workers: 2, startCostMs: 0 }),
-      parser: new UncheckedReads(),
+      parser: new NothingCheckedHere(),
       signers: (builtins) =>
         builtins.map((s) => ({
           signerName: s.signerName,
@@ -94,9 +88,8 @@ describe("SigningController with a signing pool", () => {
           trustAnchors: () => s.trustAnchors(),
           ready: () => s.ready(),
           sign: (r: SigningRequest, now: Date, options?: SignOptions) => s.sign(r, now, options),
-          signUnchecked: async () => {
-            throw new PlatformError("CSR_SIGNATURE", "CSR signature does not verify with the request's own public key");
-          },
+          signBytes: async (requests: readonly RequestBytes[]) =>
+            requests.map(() => new PlatformError("CSR_SIGNATURE", "CSR signature does not verify with the request's own public key")),
         })),
     });
     await w.create(await nodeClientCsr(w.h.names, "node-u"));

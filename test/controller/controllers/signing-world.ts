@@ -42,14 +42,6 @@ export function watched(signer: Signer, signed: string[], during?: (request: Sig
       await during?.(r);
       return pem;
     },
-    ...(signer.signUnchecked && {
-      async signUnchecked(r: SigningRequest, now: Date, options?: SignOptions) {
-        signed.push(`unchecked ${r.csr.subject.commonName ?? ""}`);
-        const pem = await signer.signUnchecked!(r, now, options);
-        await during?.(r);
-        return pem;
-      },
-    }),
     ...(signer.signBytes && {
       signBytes(requests: readonly RequestBytes[], now: Date, options?: SignOptions) {
         signed.push(`bytes ${requests.length}`);
@@ -57,13 +49,6 @@ export function watched(signer: Signer, signed: string[], during?: (request: Sig
       },
     }),
   };
-}
-
-/** Reads every request as not checked in this process, as beside an API server of another process. */
-export class UncheckedReads extends CsrParser {
-  override uncheckedRequest(csr: CertificateSigningRequest) {
-    return { ...super.uncheckedRequest(csr), checked: false };
-  }
 }
 
 /** A parser that finds no request checked before in this process (the API server here verifies them at create). */
@@ -107,13 +92,6 @@ export async function world(o: WorldOptions = {}): Promise<World> {
   await h.startInformers();
   await controller.start(stop.signal);
   return w;
-}
-
-/** The same request with one bit of its signature flipped. */
-export function tamper(der: Uint8Array): Uint8Array {
-  const copy = Uint8Array.from(der);
-  copy[copy.length - 5]! ^= 0x01;
-  return copy;
 }
 
 export const issued = (w: World, name: string) => until(async () => ((c) => (isIssued(c) ? c : undefined))(await w.get(name)), `${name} to be issued`);
