@@ -13,6 +13,8 @@ import { cpuSeconds, describeThreadCpu, mainThreadWaitSeconds, memoryMiB, percen
 
 const CSRS = envNumber("BENCH_CSRS", 10_000);
 const CLIENTS = envNumber("BENCH_CLIENTS", 32);
+/** CSRs sent through the same path before the clock starts (and all their work awaited): a server that has run a while. */
+const WARMUP_CSRS = envNumber("BENCH_WARMUP_CSRS", 0);
 const PACED_RATE = envNumber("BENCH_PACED_RATE", 50);
 const PACED_SECONDS = envNumber("BENCH_PACED_SECONDS", 20);
 const THROTTLED_CSRS = envNumber("BENCH_THROTTLED_CSRS", 500);
@@ -162,19 +164,8 @@ async function finish(p: Phase): Promise<void> {
   await p.c.stop();
 }
 
-/**
- * `count` CSRs from CLIENTS parallel clients as fast as they go: seconds until the last certificate is issued and until
- * all work is finished (every Event written), and the CPU per CSR of the server, the controllers and this load generator.
- * `distinct`: each CSR comes from a node agent with a bootstrap token of its own (one SubjectAccessReview per node).
- */
-async function burst(label: string, count: number, controllerArgs: readonly string[] | "up", distinct = false): Promise<void> {
-  const p = await phase(controllerArgs, distinct ? count : 0);
-  const csrs = await prepare(p.c, distinct ? "node" : "burst", count);
-  // `up` is one process; the split target has a second one, the controller.
-  const procs = p.controller.child === p.c.apiserver.child ? [["platform-ca up", p.c.apiserver.child.pid] as const] : [["apiserver", p.c.apiserver.child.pid] as const, ["controller", p.controller.child.pid] as const];
-  const cpuAtStart = { threads: procs.map(([, pid]) => threadCpu(pid)), bench: process.cpuUsage() };
-  const serverWaitAtStart = mainThreadWaitSeconds(procs[0]![1]);
-  const start = performance.now();
+/** Creates every CSR from CLIENTS parallel clients, each CSR from the shared bootstrap identity or (distinct) its node's own. */
+async function createAll(p: Phase, csrs: readonly CertificateSigningRequest[], distinct: boolean): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: CLIENTS }, async () => {
@@ -197,17 +188,51 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
       }
     }),
   );
+}
+
+/**
+ * WARMUP_CSRS through the same path before the clock starts, every certificate and Event awaited: the server's and the
+ * controllers' code optimised and their caches filled, as in a server that has been running. Returns how many.
+ */
+async function warmUp(p: Phase): Promise<number> {
+  if (WARMUP_CSRS === 0) return 0;
+  await createAll(p, await prepare(p.c, "warm", WARMUP_CSRS), false);
+  const events = async () => sample((await opsGet(p.c.adminConfig, `${p.controller.ops}/metrics`)).text, `platform_ca_events_total{result="written"}`);
+  if (!(await waitFor(() => p.watch.issuedCount() >= WARMUP_CSRS, 600_000))) throw new Error("the warm-up's certificates were not all issued");
+  const until = Date.now() + 600_000;
+  while ((await events()) < 2 * WARMUP_CSRS) {
+    if (Date.now() > until) throw new Error("the warm-up's Events were not all written");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return WARMUP_CSRS;
+}
+
+/**
+ * `count` CSRs from CLIENTS parallel clients as fast as they go: seconds until the last certificate is issued and until
+ * all work is finished (every Event written), and the CPU per CSR of the server, the controllers and this load generator.
+ * `distinct`: each CSR comes from a node agent with a bootstrap token of its own (one SubjectAccessReview per node).
+ */
+async function burst(label: string, count: number, controllerArgs: readonly string[] | "up", distinct = false): Promise<void> {
+  const p = await phase(controllerArgs, distinct ? count : 0);
+  const csrs = await prepare(p.c, distinct ? "node" : "burst", count);
+  const warm = await warmUp(p);
+  // `up` is one process; the split target has a second one, the controller.
+  const procs = p.controller.child === p.c.apiserver.child ? [["platform-ca up", p.c.apiserver.child.pid] as const] : [["apiserver", p.c.apiserver.child.pid] as const, ["controller", p.controller.child.pid] as const];
+  const cpuAtStart = { threads: procs.map(([, pid]) => threadCpu(pid)), bench: process.cpuUsage() };
+  const serverWaitAtStart = mainThreadWaitSeconds(procs[0]![1]);
+  const start = performance.now();
+  await createAll(p, csrs, distinct);
   const created = (performance.now() - start) / 1000;
-  const complete = await waitFor(() => p.watch.issuedCount() >= count, 3_600_000);
+  const complete = await waitFor(() => p.watch.issuedCount() >= warm + count, 3_600_000);
   const total = (performance.now() - start) / 1000;
-  const writtenByThen = sample((await opsGet(p.c.adminConfig, `${p.controller.ops}/metrics`)).text, `platform_ca_events_total{result="written"}`);
+  const writtenByThen = sample((await opsGet(p.c.adminConfig, `${p.controller.ops}/metrics`)).text, `platform_ca_events_total{result="written"}`) - 2 * warm;
   const cpuAtIssued = { threads: procs.map(([, pid]) => threadCpu(pid)), bench: process.cpuUsage(cpuAtStart.bench) };
   const threads = procs.map(([name, pid], i) => `${name} ${describeThreadCpu(cpuAtStart.threads[i]!, cpuAtIssued.threads[i]!)}`);
-  console.log(`\n## ${label}: ${count} CSRs from ${CLIENTS} clients (${describeTarget(controllerArgs)})`);
+  console.log(`\n## ${label}: ${count} CSRs from ${CLIENTS} clients (${describeTarget(controllerArgs)}${warm ? `; after ${warm} CSRs of warm-up` : ""})`);
   console.log(`all created after ${created.toFixed(1)} s (${(count / created).toFixed(0)} creates/s); ${complete ? "all" : "NOT all"} issued after ${total.toFixed(1)} s → ${(count / total).toFixed(1)} CSRs/s`);
   console.log(`Events written by then: ${writtenByThen}`);
   console.log(`CPU until the last was issued: ${threads.join("; ")}; bench ${((cpuAtIssued.bench.user + cpuAtIssued.bench.system) / 1e6).toFixed(1)} s`);
-  const finished = await reportEvents(p, start, 2 * count);
+  const finished = await reportEvents(p, start, 2 * (warm + count));
   const benchCpu = process.cpuUsage(cpuAtStart.bench);
   const split = cpuSplit(procs, cpuAtStart.threads, procs.map(([, pid]) => threadCpu(pid)));
   const perCsr = (seconds: number) => ((seconds * 1000) / count).toFixed(2);
