@@ -4,32 +4,39 @@ import { createHash } from "node:crypto";
 import { invalidOption } from "../errors.js";
 
 const DIGEST_BYTES = 32;
-const DEFAULT_SLOTS = 16_384;
+/** Digests per set: a digest is forgotten only after four newer ones landed in its set. */
+const WAYS = 4;
+const SET_BYTES = WAYS * DIGEST_BYTES;
+/** 16,384 sets of four (2 MiB and 16 KiB): a burst's approver may read a request thousands of creates later. */
+const DEFAULT_SETS = 16_384;
 
 /**
- * A direct-mapped table of digests: a digest lives in the slot its first four bytes pick, and a newer digest for the
- * same slot replaces it (the memo forgets, it never errs). Writes are not atomic, so a reader racing a writer may see a
- * slot half old, half new: such a slot matches no digest but one that is fully written, so a race can only cause a
- * miss (one more verification), never a match for bytes that were not verified.
+ * A set-associative table of digests: a digest lives in one of the four ways of the set its first four bytes pick,
+ * and a new digest takes the set's oldest way (a counter per set, after the digests, says which). With one way per set
+ * (as before) a burst of 7,000 creates between a request's create and its approval made a third of the approver's
+ * reads verify again; with four, a request is forgotten only when four newer ones picked its set.
+ * Writes are not atomic, so a reader racing a writer may see a way half old, half new: such a way matches no digest
+ * but one that is fully written, so a race can only cause a miss (one more verification), never a match for bytes
+ * that were not verified. Two writers racing on one set may take the same way: one digest is lost, again a miss.
  */
 export class SharedVerifiedMemo {
   readonly buffer: SharedArrayBuffer;
   readonly #bytes: Uint8Array;
-  readonly #slots: number;
+  readonly #sets: number;
 
-  /** A new table of `slots` entries (32 bytes each), or a view of one another thread made (its `buffer`). */
-  constructor(from: SharedArrayBuffer | number = DEFAULT_SLOTS) {
+  /** A new table of `sets` sets (4 × 32 bytes each, and a byte), or a view of one another thread made (its `buffer`). */
+  constructor(from: SharedArrayBuffer | number = DEFAULT_SETS) {
     if (typeof from === "number") {
-      if (!Number.isSafeInteger(from) || from < 1) throw invalidOption("slots", "to be a whole number ≥ 1", from);
-      this.buffer = new SharedArrayBuffer(from * DIGEST_BYTES);
+      if (!Number.isSafeInteger(from) || from < 1) throw invalidOption("sets", "to be a whole number ≥ 1", from);
+      this.buffer = new SharedArrayBuffer(from * (SET_BYTES + 1));
     } else {
-      if (!(from instanceof SharedArrayBuffer) || from.byteLength === 0 || from.byteLength % DIGEST_BYTES !== 0) {
-        throw invalidOption("buffer", `to be a SharedArrayBuffer of whole ${DIGEST_BYTES}-byte slots`, from);
+      if (!(from instanceof SharedArrayBuffer) || from.byteLength === 0 || from.byteLength % (SET_BYTES + 1) !== 0) {
+        throw invalidOption("buffer", `to be a SharedArrayBuffer of whole sets (${WAYS} ${DIGEST_BYTES}-byte ways and a byte)`, from);
       }
       this.buffer = from;
     }
     this.#bytes = new Uint8Array(this.buffer);
-    this.#slots = this.buffer.byteLength / DIGEST_BYTES;
+    this.#sets = this.buffer.byteLength / (SET_BYTES + 1);
   }
 
   /** The key of a request: the SHA-256 of its whole DER (the signed part, the algorithm and the signature). */
@@ -38,18 +45,27 @@ export class SharedVerifiedMemo {
   }
 
   has(digest: Uint8Array): boolean {
-    const at = this.#slot(digest);
+    const set = this.#set(digest);
+    for (let way = 0; way < WAYS; way++) if (this.#matches(set * SET_BYTES + way * DIGEST_BYTES, digest)) return true;
+    return false;
+  }
+
+  add(digest: Uint8Array): void {
+    if (this.has(digest)) return;
+    const set = this.#set(digest);
+    const counter = this.#sets * SET_BYTES + set;
+    const way = this.#bytes[counter]! % WAYS;
+    this.#bytes[counter] = (way + 1) % WAYS;
+    this.#bytes.set(digest.subarray(0, DIGEST_BYTES), set * SET_BYTES + way * DIGEST_BYTES);
+  }
+
+  #matches(at: number, digest: Uint8Array): boolean {
     for (let i = 0; i < DIGEST_BYTES; i++) if (this.#bytes[at + i] !== digest[i]) return false;
     return true;
   }
 
-  add(digest: Uint8Array): void {
-    this.#bytes.set(digest.subarray(0, DIGEST_BYTES), this.#slot(digest));
-  }
-
-  #slot(digest: Uint8Array): number {
+  #set(digest: Uint8Array): number {
     if (digest.length !== DIGEST_BYTES) throw invalidOption("digest", `to be ${DIGEST_BYTES} bytes`, digest.length);
-    const index = ((digest[0]! | (digest[1]! << 8) | (digest[2]! << 16) | (digest[3]! << 24)) >>> 0) % this.#slots;
-    return index * DIGEST_BYTES;
+    return ((digest[0]! | (digest[1]! << 8) | (digest[2]! << 16) | (digest[3]! << 24)) >>> 0) % this.#sets;
   }
 }

@@ -15,18 +15,34 @@ async function forged(): Promise<Uint8Array> {
 describe("SharedVerifiedMemo", () => {
   afterEach(() => shareVerifiedMemo(undefined));
 
-  it("remembers digests across views of one buffer, and forgets a slot's digest when another takes it", () => {
+  it("remembers digests across views of one buffer, and forgets a set's oldest digest when a fifth takes its place", () => {
     const a = new SharedVerifiedMemo(1);
     const b = new SharedVerifiedMemo(a.buffer);
-    const one = SharedVerifiedMemo.digest(Buffer.from("one"));
-    const two = SharedVerifiedMemo.digest(Buffer.from("two"));
+    const digests = ["one", "two", "three", "four", "five", "six"].map((s) => SharedVerifiedMemo.digest(Buffer.from(s)));
+    const [one, two, three, four, five, six] = digests as [Buffer, Buffer, Buffer, Buffer, Buffer, Buffer];
     expect(b.has(one)).toBe(false);
     a.add(one);
     expect(b.has(one)).toBe(true);
+    for (const d of [two, three, four]) b.add(d);
+    // Four ways: the first three newer digests leave the oldest in place; adding one already there changes nothing.
     b.add(two);
-    expect(a.has(one)).toBe(false);
-    expect(a.has(two)).toBe(true);
-    expect(() => new SharedVerifiedMemo(new SharedArrayBuffer(33))).toThrow(/32-byte slots/);
+    expect([one, two, three, four].map((d) => a.has(d))).toEqual([true, true, true, true]);
+    b.add(five);
+    expect([one, two, three, four, five].map((d) => a.has(d))).toEqual([false, true, true, true, true]);
+    a.add(six);
+    expect([two, three, four, five, six].map((d) => b.has(d))).toEqual([false, true, true, true, true]);
+    expect(() => new SharedVerifiedMemo(new SharedArrayBuffer(128))).toThrow(/whole sets/);
+    expect(() => new SharedVerifiedMemo(0)).toThrow(/sets/);
+  });
+
+  it("keeps a request through thousands of later ones, as the approver of a burst needs (most of 8,000 after 8,000 more)", () => {
+    const memo = new SharedVerifiedMemo();
+    const digest = (i: number) => SharedVerifiedMemo.digest(Buffer.from(`request ${i}`));
+    for (let i = 0; i < 16_000; i++) memo.add(digest(i));
+    let kept = 0;
+    for (let i = 0; i < 8_000; i++) if (memo.has(digest(i))) kept++;
+    // One way per set would keep ~61% of these (e^-0.49); four ways keep all but the sets that took five or more.
+    expect(kept).toBeGreaterThan(7_900);
   });
 
   it("refuses a forged request unless the memo says those exact bytes verified, and never records a failure", async () => {
