@@ -83,8 +83,24 @@ export function decodeBase64(text: string): Buffer | undefined {
 
 const RFC3339_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
 
+/**
+ * Timestamps that passed lately. Objects carry the same few (their creation, managedFields' and conditions' times,
+ * mostly the current second), each checked at every write: a hit skips the pattern and the calendar check.
+ */
+const RECENT_TIMES = new Set<string>();
+const RECENT_TIMES_MAX = 256;
+
 /** Whether `text` is an RFC 3339 timestamp of a real calendar time (Time and MicroTime both accept fractions on input). */
 export function isRfc3339(text: string): boolean {
+  if (RECENT_TIMES.has(text)) return true;
+  if (!calendarTime(text)) return false;
+  // Cleared when full: the times in use come back at once, and a set of this size is never walked.
+  if (RECENT_TIMES.size >= RECENT_TIMES_MAX) RECENT_TIMES.clear();
+  RECENT_TIMES.add(text);
+  return true;
+}
+
+function calendarTime(text: string): boolean {
   const m = RFC3339_RE.exec(text);
   if (!m) return false;
   const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];

@@ -63,6 +63,15 @@ describe("data keys, base64 and times", () => {
     expect(isRfc3339(t)).toBe(false);
   });
 
+  it("answers a time the same however often it is asked, past the memory of recent times filling up", () => {
+    const good = Array.from({ length: 600 }, (_, i) => new Date(Date.UTC(2030, 0, 1, 0, 0, i)).toISOString().replace(".000", ""));
+    const bad = good.map((t) => t.replace("2030-01-01", "2030-02-30"));
+    for (let round = 0; round < 3; round++) {
+      for (const t of good) expect(isRfc3339(t)).toBe(true);
+      for (const t of bad) expect(isRfc3339(t)).toBe(false);
+    }
+  });
+
   it("writes Time with seconds and MicroTime with microseconds", () => {
     const at = new Date("2030-01-02T03:04:05.678Z");
     expect(formatTime(at)).toBe("2030-01-02T03:04:05Z");
