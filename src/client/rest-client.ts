@@ -154,6 +154,7 @@ class Client implements RestClient {
         body: payload,
         signal,
         identity: auth.cert && auth.key ? { cert: auth.cert, key: auth.key } : undefined,
+        stream,
       });
       for (const warning of parseWarnings(res.headers.warning)) this.#onWarning(warning, ctx);
       if (stream && res.status >= 200 && res.status < 300) return res.body;
@@ -181,6 +182,7 @@ class Client implements RestClient {
 
 /** The whole body as text. Listeners rather than `for await`: an async iterator per response was a visible cost. */
 function readBody(res: TransportResponse, ctx: CallContext, server: string): Promise<string> {
+  if (res.bytes !== undefined) return Promise.resolve(res.bytes.toString("utf8"));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let ended = false;

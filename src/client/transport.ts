@@ -3,11 +3,12 @@ import { createHash } from "node:crypto";
 import http, { type IncomingHttpHeaders } from "node:http";
 import https from "node:https";
 import { createSecureContext, type SecureContext } from "node:tls";
-import { pipeline, type Readable } from "node:stream";
-import { createGunzip } from "node:zlib";
+import { pipeline, Readable } from "node:stream";
+import { createGunzip, gunzipSync } from "node:zlib";
 import { abortReason } from "../time/clock.js";
 import { connectionError, type CallContext } from "./status-errors.js";
 import { tunnelAgent } from "./proxy-tunnel.js";
+import { SocketTransport } from "./socket-transport.js";
 import { defaultTracer } from "../tracing/tracer.js";
 import type { Impersonation, RestConfig } from "./rest-config.js";
 
@@ -25,6 +26,8 @@ export interface TransportRequest {
   readonly signal?: AbortSignal;
   /** A certificate from an exec plugin, in place of the configured one. */
   readonly identity?: ClientIdentity;
+  /** The body is read as it arrives (a watch), not whole. */
+  readonly stream?: boolean;
 }
 
 export interface TransportResponse {
@@ -32,6 +35,8 @@ export interface TransportResponse {
   readonly headers: IncomingHttpHeaders;
   /** The body, already gunzipped. */
   readonly body: Readable;
+  /** The whole body, when the transport read it already (the socket client): no stream to read. */
+  readonly bytes?: Buffer;
 }
 
 const MAX_SOCKETS = 256;
@@ -122,6 +127,8 @@ export class Transport {
   readonly #held = new Set<string>();
   #identityKey: string | undefined;
   #configured: http.Agent | undefined;
+  /** Whole-body requests over a unix-domain socket (plain HTTP) go through the lean client. */
+  readonly #socket: SocketTransport | undefined;
 
   constructor(config: RestConfig, pool: AgentPool = sharedAgents) {
     this.#config = config;
@@ -133,6 +140,7 @@ export class Transport {
       ...(config.disableCompression ? {} : { "Accept-Encoding": "gzip" }),
       ...impersonationHeaders(config.impersonate),
     };
+    if (config.socketPath !== undefined && this.#base.protocol === "http:" && config.proxyUrl === undefined) this.#socket = new SocketTransport(config.socketPath, MAX_SOCKETS);
   }
 
   get server(): string {
@@ -171,6 +179,7 @@ export class Transport {
     const traceparent = defaultTracer().current()?.traceparent();
     if (traceparent) headers.traceparent = traceparent;
     if (proxied) headers.Host = this.#base.host;
+    if (this.#socket !== undefined && req.stream !== true) return this.#sendOnSocket(this.#socket, req, target, headers, ctx);
     const options: http.RequestOptions = {
       method: req.method,
       host: proxy ? proxy.hostname : this.#base.hostname.replace(/^\[|\]$/g, ""),
@@ -202,8 +211,34 @@ export class Transport {
     });
   }
 
+  /**
+   * The lean client's exchange: no compression asked for (the bytes stay on this machine), the whole body read, the
+   * same errors as node's client (connectionError of the socket's code).
+   */
+  async #sendOnSocket(socket: SocketTransport, req: TransportRequest, target: string, headers: Record<string, string | string[]>, ctx: CallContext): Promise<TransportResponse> {
+    delete headers["Accept-Encoding"];
+    let res;
+    try {
+      res = await socket.request({ method: req.method, path: target, headers, body: req.body, signal: req.signal });
+    } catch (err) {
+      if (req.signal?.aborted) throw abortReason(req.signal);
+      throw connectionError(err, this.#config.server, ctx);
+    }
+    const gzip = String(res.headers["content-encoding"] ?? "").toLowerCase() === "gzip";
+    const bytes = gzip ? gunzipSync(res.body) : res.body;
+    return {
+      status: res.status,
+      headers: res.headers,
+      bytes,
+      get body() {
+        return Readable.from([bytes]);
+      },
+    };
+  }
+
   /** Returns this transport's agents to the pool; the last user of an agent closes its sockets. */
   close(): void {
+    this.#socket?.close();
     for (const key of this.#held) this.#pool.release(key);
     this.#held.clear();
     this.#configured = undefined;

@@ -1,0 +1,147 @@
+// One HTTP/1.1 response read from a connection's bytes: the status line, the headers, and a Content-Length, chunked or
+// read-until-close body. The reader of the lean socket client (socket-transport.ts); it never trusts a length it read.
+import type { IncomingHttpHeaders } from "node:http";
+
+export interface Http1Response {
+  readonly status: number;
+  /** Names in lower case; repeated headers joined with ", " (set-cookie: a list), as node's IncomingMessage has them. */
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+  /** Whether the connection may carry another request. */
+  readonly keepAlive: boolean;
+}
+
+/** A response the reader refuses: the connection is then closed. */
+export class MalformedResponse extends Error {
+  readonly code = "HPE_INVALID_RESPONSE";
+}
+
+/** Node's own limit on a response's header section is 16 KiB; a server here may send longer Warning headers. */
+const MAX_HEAD = 64 * 1024;
+const MAX_CHUNK_LINE = 1024;
+const CRLF = Buffer.from("\r\n");
+const END_OF_HEAD = Buffer.from("\r\n\r\n");
+const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/;
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+interface Head {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly keepAlive: boolean;
+  /** Body bytes by Content-Length, or "chunked", or "close" (until the connection ends), or 0 (none). */
+  readonly framing: number | "chunked" | "close";
+}
+
+/**
+ * Reads the response to one request (`method`): `push` the connection's bytes until it returns the response and the
+ * bytes after it; `end` when the connection closed. Throws MalformedResponse for anything that is not HTTP/1.x.
+ */
+export class ResponseReader {
+  readonly #method: string;
+  #pending: Buffer = Buffer.alloc(0);
+  #head: Head | undefined;
+  /** Chunked bodies: the chunks so far, and whether the last (empty) chunk was read (then only trailers remain). */
+  readonly #chunks: Buffer[] = [];
+  #lastChunk = false;
+
+  constructor(method: string) {
+    this.#method = method;
+  }
+
+  push(data: Buffer): { readonly response: Http1Response; readonly rest: Buffer } | undefined {
+    this.#pending = this.#pending.length === 0 ? data : Buffer.concat([this.#pending, data]);
+    for (;;) {
+      if (this.#head === undefined) {
+        const end = this.#pending.indexOf(END_OF_HEAD);
+        if (end < 0) {
+          if (this.#pending.length > MAX_HEAD) throw new MalformedResponse(`response headers longer than ${MAX_HEAD} bytes`);
+          return undefined;
+        }
+        const head = parseHead(this.#pending.subarray(0, end).toString("latin1"), this.#method);
+        this.#pending = this.#pending.subarray(end + END_OF_HEAD.length);
+        // 1xx answers (100 Continue) come before the real one.
+        if (head.status < 200) continue;
+        this.#head = head;
+      }
+      const head = this.#head;
+      if (head.framing === "close") return undefined;
+      if (head.framing === "chunked") return this.#chunked(head);
+      if (this.#pending.length < head.framing) return undefined;
+      return this.#done(head, this.#pending.subarray(0, head.framing), this.#pending.subarray(head.framing));
+    }
+  }
+
+  /** The connection ended: the response when its body runs until the close, else undefined (it was cut short). */
+  end(): Http1Response | undefined {
+    const head = this.#head;
+    return head?.framing === "close" ? { status: head.status, headers: head.headers, body: this.#pending, keepAlive: false } : undefined;
+  }
+
+  #chunked(head: Head): { readonly response: Http1Response; readonly rest: Buffer } | undefined {
+    for (;;) {
+      const eol = this.#pending.indexOf(CRLF);
+      if (eol < 0) {
+        if (this.#pending.length > (this.#lastChunk ? MAX_HEAD : MAX_CHUNK_LINE)) throw new MalformedResponse("a chunk size line or trailer is too long");
+        return undefined;
+      }
+      const line = this.#pending.subarray(0, eol).toString("latin1");
+      if (this.#lastChunk) {
+        // Trailers, up to the empty line that ends the message; their contents are not used.
+        this.#pending = this.#pending.subarray(eol + CRLF.length);
+        if (line === "") return this.#done(head, Buffer.concat(this.#chunks), this.#pending);
+        continue;
+      }
+      const size = /^([0-9A-Fa-f]{1,8})(?:;.*)?$/.exec(line);
+      if (!size) throw new MalformedResponse(`bad chunk size line ${JSON.stringify(line.slice(0, 40))}`);
+      const n = parseInt(size[1]!, 16);
+      if (n === 0) {
+        this.#lastChunk = true;
+        this.#pending = this.#pending.subarray(eol + CRLF.length);
+        continue;
+      }
+      const start = eol + CRLF.length;
+      if (this.#pending.length < start + n + CRLF.length) return undefined;
+      if (this.#pending[start + n] !== 0x0d || this.#pending[start + n + 1] !== 0x0a) throw new MalformedResponse("a chunk does not end with CRLF");
+      this.#chunks.push(this.#pending.subarray(start, start + n));
+      this.#pending = this.#pending.subarray(start + n + CRLF.length);
+    }
+  }
+
+  #done(head: Head, body: Buffer, rest: Buffer): { readonly response: Http1Response; readonly rest: Buffer } {
+    return { response: { status: head.status, headers: head.headers, body, keepAlive: head.keepAlive }, rest };
+  }
+}
+
+function parseHead(text: string, method: string): Head {
+  const lines = text.split("\r\n");
+  const status = STATUS_LINE.exec(lines[0]!);
+  if (!status) throw new MalformedResponse(`not an HTTP/1.x status line: ${JSON.stringify(lines[0]!.slice(0, 60))}`);
+  const headers: IncomingHttpHeaders = {};
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    const colon = line.indexOf(":");
+    const name = colon > 0 ? line.slice(0, colon).toLowerCase() : "";
+    if (!HEADER_NAME.test(name)) throw new MalformedResponse(`bad header line ${JSON.stringify(line.slice(0, 60))}`);
+    const value = line.slice(colon + 1).trim();
+    if (name === "set-cookie") (headers["set-cookie"] ??= []).push(value);
+    else {
+      const before = headers[name] as string | undefined;
+      headers[name] = before === undefined ? value : `${before}, ${value}`;
+    }
+  }
+  const code = Number(status[2]);
+  const connection = String(headers.connection ?? "").toLowerCase();
+  const keepAlive = status[1] === "1" ? !/\bclose\b/.test(connection) : /\bkeep-alive\b/.test(connection);
+  const encoding = String(headers["transfer-encoding"] ?? "").toLowerCase();
+  const lengthText = headers["content-length"] as string | undefined;
+  let framing: Head["framing"];
+  if (method === "HEAD" || code < 200 || code === 204 || code === 304) framing = 0;
+  else if (encoding !== "") {
+    if (encoding !== "chunked") throw new MalformedResponse(`transfer-encoding ${encoding} is not read here`);
+    framing = "chunked";
+  } else if (lengthText !== undefined) {
+    if (!/^\d{1,15}$/.test(lengthText)) throw new MalformedResponse(`bad content-length ${JSON.stringify(lengthText.slice(0, 40))}`);
+    framing = Number(lengthText);
+  } else framing = "close";
+  return { status: code, headers, keepAlive: keepAlive && framing !== "close", framing };
+}
