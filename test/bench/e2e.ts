@@ -14,7 +14,7 @@ import { cpuSeconds, describeThreadCpu, mainThreadWaitSeconds, memoryMiB, percen
 const CSRS = envNumber("BENCH_CSRS", 10_000);
 const CLIENTS = envNumber("BENCH_CLIENTS", 32);
 /** CSRs sent through the same path before the clock starts (and all their work awaited): a server that has run a while. */
-const WARMUP_CSRS = envNumber("BENCH_WARMUP_CSRS", 0);
+const WARMUP_CSRS = envNumber("BENCH_WARMUP_CSRS", 2_000);
 const PACED_RATE = envNumber("BENCH_PACED_RATE", 50);
 const PACED_SECONDS = envNumber("BENCH_PACED_SECONDS", 20);
 const THROTTLED_CSRS = envNumber("BENCH_THROTTLED_CSRS", 500);
