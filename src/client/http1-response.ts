@@ -20,6 +20,7 @@ export class MalformedResponse extends Error {
 const MAX_HEAD = 64 * 1024;
 const MAX_CHUNK_LINE = 1024;
 const CRLF = Buffer.from("\r\n");
+const EMPTY = Buffer.alloc(0);
 const END_OF_HEAD = Buffer.from("\r\n\r\n");
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -35,13 +36,19 @@ interface Head {
 /**
  * Reads the response to one request (`method`): `push` the connection's bytes until it returns the response and the
  * bytes after it; `end` when the connection closed. Throws MalformedResponse for anything that is not HTTP/1.x.
+ * Body bytes are kept as the pieces that arrived and joined once: a body of many megabytes (a LIST page) arrives in
+ * hundreds of pieces, and joining at every piece would copy it hundreds of times.
  */
 export class ResponseReader {
   readonly #method: string;
-  #pending: Buffer = Buffer.alloc(0);
+  /** Bytes not yet consumed: the head, or a chunked body's size lines and trailers (each bounded in length). */
+  #pending: Buffer = EMPTY;
   #head: Head | undefined;
-  /** Chunked bodies: the chunks so far, and whether the last (empty) chunk was read (then only trailers remain). */
-  readonly #chunks: Buffer[] = [];
+  /** Body pieces so far, and their length. */
+  readonly #body: Buffer[] = [];
+  #bodyLength = 0;
+  /** Chunked bodies: bytes left of the current chunk's data (then its CRLF), and whether the last chunk was read. */
+  #chunkLeft = 0;
   #lastChunk = false;
 
   constructor(method: string) {
@@ -49,9 +56,9 @@ export class ResponseReader {
   }
 
   push(data: Buffer): { readonly response: Http1Response; readonly rest: Buffer } | undefined {
-    this.#pending = this.#pending.length === 0 ? data : Buffer.concat([this.#pending, data]);
-    for (;;) {
-      if (this.#head === undefined) {
+    if (this.#head === undefined) {
+      this.#pending = this.#pending.length === 0 ? data : Buffer.concat([this.#pending, data]);
+      for (;;) {
         const end = this.#pending.indexOf(END_OF_HEAD);
         if (end < 0) {
           if (this.#pending.length > MAX_HEAD) throw new MalformedResponse(`response headers longer than ${MAX_HEAD} bytes`);
@@ -60,55 +67,91 @@ export class ResponseReader {
         const head = parseHead(this.#pending.subarray(0, end).toString("latin1"), this.#method);
         this.#pending = this.#pending.subarray(end + END_OF_HEAD.length);
         // 1xx answers (100 Continue) come before the real one.
-        if (head.status < 200) continue;
-        this.#head = head;
+        if (head.status >= 200) {
+          this.#head = head;
+          break;
+        }
       }
-      const head = this.#head;
-      if (head.framing === "close") return undefined;
-      if (head.framing === "chunked") return this.#chunked(head);
-      if (this.#pending.length < head.framing) return undefined;
-      return this.#done(head, this.#pending.subarray(0, head.framing), this.#pending.subarray(head.framing));
+      data = this.#pending;
+      this.#pending = EMPTY;
     }
+    const head = this.#head;
+    if (head.framing === "chunked") return this.#chunked(head, data);
+    if (head.framing === "close") {
+      this.#keep(data);
+      return undefined;
+    }
+    const wanted = head.framing - this.#bodyLength;
+    if (data.length < wanted) {
+      this.#keep(data);
+      return undefined;
+    }
+    this.#keep(data.subarray(0, wanted));
+    return this.#done(head, data.subarray(wanted));
   }
 
   /** The connection ended: the response when its body runs until the close, else undefined (it was cut short). */
   end(): Http1Response | undefined {
     const head = this.#head;
-    return head?.framing === "close" ? { status: head.status, headers: head.headers, body: this.#pending, keepAlive: false } : undefined;
+    return head?.framing === "close" ? { status: head.status, headers: head.headers, body: this.#joined(), keepAlive: false } : undefined;
   }
 
-  #chunked(head: Head): { readonly response: Http1Response; readonly rest: Buffer } | undefined {
+  #chunked(head: Head, data: Buffer): { readonly response: Http1Response; readonly rest: Buffer } | undefined {
     for (;;) {
+      if (this.#chunkLeft > 0) {
+        // Inside a chunk's data: take what there is of it without joining.
+        const take = Math.min(this.#chunkLeft, data.length);
+        this.#keep(data.subarray(0, take));
+        this.#chunkLeft -= take;
+        data = data.subarray(take);
+        if (this.#chunkLeft > 0) return undefined;
+        this.#pending = EMPTY;
+        // The chunk's CRLF is checked with the next line.
+        this.#chunkLeft = -1;
+      }
+      if (data.length > 0) this.#pending = this.#pending.length === 0 ? data : Buffer.concat([this.#pending, data]);
+      data = EMPTY;
+      if (this.#chunkLeft === -1) {
+        if (this.#pending.length < CRLF.length) return undefined;
+        if (this.#pending[0] !== 0x0d || this.#pending[1] !== 0x0a) throw new MalformedResponse("a chunk does not end with CRLF");
+        this.#pending = this.#pending.subarray(CRLF.length);
+        this.#chunkLeft = 0;
+      }
       const eol = this.#pending.indexOf(CRLF);
       if (eol < 0) {
         if (this.#pending.length > (this.#lastChunk ? MAX_HEAD : MAX_CHUNK_LINE)) throw new MalformedResponse("a chunk size line or trailer is too long");
         return undefined;
       }
       const line = this.#pending.subarray(0, eol).toString("latin1");
+      const after = this.#pending.subarray(eol + CRLF.length);
       if (this.#lastChunk) {
         // Trailers, up to the empty line that ends the message; their contents are not used.
-        this.#pending = this.#pending.subarray(eol + CRLF.length);
-        if (line === "") return this.#done(head, Buffer.concat(this.#chunks), this.#pending);
+        this.#pending = after;
+        if (line === "") return this.#done(head, after);
         continue;
       }
       const size = /^([0-9A-Fa-f]{1,8})(?:;.*)?$/.exec(line);
       if (!size) throw new MalformedResponse(`bad chunk size line ${JSON.stringify(line.slice(0, 40))}`);
       const n = parseInt(size[1]!, 16);
-      if (n === 0) {
-        this.#lastChunk = true;
-        this.#pending = this.#pending.subarray(eol + CRLF.length);
-        continue;
-      }
-      const start = eol + CRLF.length;
-      if (this.#pending.length < start + n + CRLF.length) return undefined;
-      if (this.#pending[start + n] !== 0x0d || this.#pending[start + n + 1] !== 0x0a) throw new MalformedResponse("a chunk does not end with CRLF");
-      this.#chunks.push(this.#pending.subarray(start, start + n));
-      this.#pending = this.#pending.subarray(start + n + CRLF.length);
+      if (n === 0) this.#lastChunk = true;
+      else this.#chunkLeft = n;
+      this.#pending = EMPTY;
+      data = after;
     }
   }
 
-  #done(head: Head, body: Buffer, rest: Buffer): { readonly response: Http1Response; readonly rest: Buffer } {
-    return { response: { status: head.status, headers: head.headers, body, keepAlive: head.keepAlive }, rest };
+  #keep(piece: Buffer): void {
+    if (piece.length === 0) return;
+    this.#body.push(piece);
+    this.#bodyLength += piece.length;
+  }
+
+  #joined(): Buffer {
+    return this.#body.length === 1 ? this.#body[0]! : Buffer.concat(this.#body, this.#bodyLength);
+  }
+
+  #done(head: Head, rest: Buffer): { readonly response: Http1Response; readonly rest: Buffer } {
+    return { response: { status: head.status, headers: head.headers, body: this.#joined(), keepAlive: head.keepAlive }, rest };
   }
 }
 

@@ -19,8 +19,9 @@ export class InvalidRequest extends Error {
   readonly code = "ERR_INVALID_CHAR";
 }
 
-const UNSAFE_TARGET = /[\s\u0000-\u001f\u007f]/;
-const UNSAFE_VALUE = /[\r\n\u0000]/;
+// Node's own checks: a request target of visible latin-1 characters, header values without control characters.
+const UNSAFE_TARGET = /[^\u0021-\u00ff]/;
+const UNSAFE_VALUE = /[^\t\u0020-\u007e\u0080-\u00ff]/;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** The request's bytes: the head built as one string, the body appended (one write). */

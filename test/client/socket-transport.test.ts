@@ -133,6 +133,8 @@ describe("SocketTransport", () => {
     await expect(t.request({ method: "GET", path: "/a b", headers: {} })).rejects.toBeInstanceOf(InvalidRequest);
     await expect(t.request({ method: "GET", path: "/a", headers: { "X-A": "1\r\nX-Injected: yes" } })).rejects.toBeInstanceOf(InvalidRequest);
     await expect(t.request({ method: "GET", path: "/a", headers: { "Bad Name": "1" } })).rejects.toBeInstanceOf(InvalidRequest);
+    await expect(t.request({ method: "GET", path: "/\u2603", headers: {} })).rejects.toBeInstanceOf(InvalidRequest);
+    await expect(t.request({ method: "GET", path: "/a", headers: { "X-A": "\u2603" } })).rejects.toBeInstanceOf(InvalidRequest);
     expect(s.connections()).toBe(0);
   });
 });
@@ -185,6 +187,19 @@ describe("ResponseReader", () => {
         expect(Buffer.concat([done!.rest, bytes.subarray(from)]).toString()).toBe("NEXT");
       }),
     );
+  });
+
+  it("gathers a large body from 384 pieces, by length or in one large chunk", () => {
+    const body = Buffer.alloc(24 * 1024 * 1024, "a");
+    for (const head of [`HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n`, `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n`]) {
+      const chunked = head.includes("chunked");
+      const bytes = Buffer.concat([Buffer.from(head), body, Buffer.from(chunked ? "\r\n0\r\n\r\n" : "")]);
+      const reader = new ResponseReader("GET");
+      let done: ReturnType<ResponseReader["push"]>;
+      for (let at = 0; at < bytes.length && !done; at += 65_536) done = reader.push(bytes.subarray(at, at + 65_536));
+      expect(done!.response.body.equals(body)).toBe(true);
+      expect(done!.rest.length).toBe(0);
+    }
   });
 
   it("refuses what is not HTTP/1.x and never throws anything else", () => {
