@@ -23,7 +23,8 @@ const CRLF = Buffer.from("\r\n");
 const EMPTY = Buffer.alloc(0);
 const END_OF_HEAD = Buffer.from("\r\n\r\n");
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/;
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** An HTTP token (RFC 9110 §5.6.2): what a header name may be, in a request as in a response. */
+export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 interface Head {
   readonly status: number;
@@ -47,8 +48,9 @@ export class ResponseReader {
   /** Body pieces so far, and their length. */
   readonly #body: Buffer[] = [];
   #bodyLength = 0;
-  /** Chunked bodies: bytes left of the current chunk's data (then its CRLF), and whether the last chunk was read. */
+  /** Chunked bodies: bytes left of the current chunk's data, whether its CRLF is still to come, whether the last chunk was read. */
   #chunkLeft = 0;
+  #chunkEndDue = false;
   #lastChunk = false;
 
   constructor(method: string) {
@@ -105,17 +107,15 @@ export class ResponseReader {
         this.#chunkLeft -= take;
         data = data.subarray(take);
         if (this.#chunkLeft > 0) return undefined;
-        this.#pending = EMPTY;
-        // The chunk's CRLF is checked with the next line.
-        this.#chunkLeft = -1;
+        this.#chunkEndDue = true;
       }
       if (data.length > 0) this.#pending = this.#pending.length === 0 ? data : Buffer.concat([this.#pending, data]);
       data = EMPTY;
-      if (this.#chunkLeft === -1) {
+      if (this.#chunkEndDue) {
         if (this.#pending.length < CRLF.length) return undefined;
         if (this.#pending[0] !== 0x0d || this.#pending[1] !== 0x0a) throw new MalformedResponse("a chunk does not end with CRLF");
         this.#pending = this.#pending.subarray(CRLF.length);
-        this.#chunkLeft = 0;
+        this.#chunkEndDue = false;
       }
       const eol = this.#pending.indexOf(CRLF);
       if (eol < 0) {

@@ -3,7 +3,7 @@
 // JSON exchange: node's http client (ClientRequest, IncomingMessage and their streams) was ~35 µs of CPU per request.
 import { connect, type Socket } from "node:net";
 import { abortReason } from "../time/clock.js";
-import { ResponseReader, type Http1Response } from "./http1-response.js";
+import { HEADER_NAME, ResponseReader, type Http1Response } from "./http1-response.js";
 
 export interface SocketRequest {
   readonly method: string;
@@ -22,7 +22,6 @@ export class InvalidRequest extends Error {
 // Node's own checks: a request target of visible latin-1 characters, header values without control characters.
 const UNSAFE_TARGET = /[^\u0021-\u00ff]/;
 const UNSAFE_VALUE = /[^\t\u0020-\u007e\u0080-\u00ff]/;
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** The request's bytes: the head built as one string, the body appended (one write). */
 function encode(req: SocketRequest): Buffer {
