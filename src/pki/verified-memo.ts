@@ -45,18 +45,21 @@ export class SharedVerifiedMemo {
   }
 
   has(digest: Uint8Array): boolean {
-    const set = this.#set(digest);
-    for (let way = 0; way < WAYS; way++) if (this.#matches(set * SET_BYTES + way * DIGEST_BYTES, digest)) return true;
-    return false;
+    return this.#holds(this.#set(digest), digest);
   }
 
   add(digest: Uint8Array): void {
-    if (this.has(digest)) return;
     const set = this.#set(digest);
+    if (this.#holds(set, digest)) return;
     const counter = this.#sets * SET_BYTES + set;
     const way = this.#bytes[counter]! % WAYS;
     this.#bytes[counter] = (way + 1) % WAYS;
     this.#bytes.set(digest.subarray(0, DIGEST_BYTES), set * SET_BYTES + way * DIGEST_BYTES);
+  }
+
+  #holds(set: number, digest: Uint8Array): boolean {
+    for (let way = 0; way < WAYS; way++) if (this.#matches(set * SET_BYTES + way * DIGEST_BYTES, digest)) return true;
+    return false;
   }
 
   #matches(at: number, digest: Uint8Array): boolean {
