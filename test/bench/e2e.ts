@@ -98,8 +98,38 @@ async function prepare(c: Cluster, prefix: string, count: number): Promise<Certi
   return out;
 }
 
+/** The controllers' metrics (their ops endpoint, read as the administrator). */
+async function controllerMetrics(p: Phase): Promise<string> {
+  return (await opsGet(p.c.adminConfig, `${p.controller.ops}/metrics`)).text;
+}
+
+interface EventCounts {
+  readonly written: number;
+  readonly failed: number;
+  readonly dropped: number;
+  readonly throttled: number;
+}
+
+/** The Event writes the controllers' metrics count so far, by result. */
+async function eventCounts(p: Phase): Promise<EventCounts> {
+  const metrics = await controllerMetrics(p);
+  const of = (result: string) => sample(metrics, `platform_ca_events_total{result="${result}"}`);
+  return { written: of("written"), failed: of("failed"), dropped: of("dropped"), throttled: of("throttled") };
+}
+
+/** Reads the Event counts every 100 ms until `done` says so or `limitMs` passed; the last counts read. */
+async function untilEvents(p: Phase, done: (c: EventCounts) => boolean, limitMs: number): Promise<EventCounts> {
+  const until = Date.now() + limitMs;
+  let last = await eventCounts(p);
+  while (!done(last) && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    last = await eventCounts(p);
+  }
+  return last;
+}
+
 async function summary(p: Phase): Promise<{ metrics: string; apiserverCpu: number; controllerCpu: number }> {
-  const metrics = (await opsGet(p.c.adminConfig, `${p.controller.ops}/metrics`)).text;
+  const metrics = await controllerMetrics(p);
   return { metrics, apiserverCpu: cpuSeconds(p.c.apiserver.child.pid), controllerCpu: cpuSeconds(p.controller.child.pid) };
 }
 
@@ -127,19 +157,9 @@ async function report(p: Phase): Promise<void> {
  * controllers' own work: when the last of them was written, and how many were dropped, from the controller's metrics.
  */
 async function reportEvents(p: Phase, start: number, expected: number): Promise<number> {
-  const counts = async () => {
-    const metrics = (await opsGet(p.c.adminConfig, `${p.controller.ops}/metrics`)).text;
-    const of = (result: string) => sample(metrics, `platform_ca_events_total{result="${result}"}`);
-    return { written: of("written"), failed: of("failed"), dropped: of("dropped") };
-  };
-  let last = await counts();
-  const until = Date.now() + 300_000;
-  while (last.written + last.failed + last.dropped < expected && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    last = await counts();
-  }
+  const last = await untilEvents(p, (c) => c.written + c.failed + c.dropped >= expected, 300_000);
   const seconds = (performance.now() - start) / 1000;
-  console.log(`events: ${last.written} written, ${last.failed} failed, ${last.dropped} dropped, ${sample((await opsGet(p.c.adminConfig, `${p.controller.ops}/metrics`)).text, `platform_ca_events_total{result="throttled"}`)} throttled (then written) of ${expected}; the last written after ${seconds.toFixed(1)} s`);
+  console.log(`events: ${last.written} written, ${last.failed} failed, ${last.dropped} dropped, ${last.throttled} throttled (then written) of ${expected}; the last written after ${seconds.toFixed(1)} s`);
   return seconds;
 }
 
@@ -197,13 +217,8 @@ async function createAll(p: Phase, csrs: readonly CertificateSigningRequest[], d
 async function warmUp(p: Phase): Promise<number> {
   if (WARMUP_CSRS === 0) return 0;
   await createAll(p, await prepare(p.c, "warm", WARMUP_CSRS), false);
-  const events = async () => sample((await opsGet(p.c.adminConfig, `${p.controller.ops}/metrics`)).text, `platform_ca_events_total{result="written"}`);
   if (!(await waitFor(() => p.watch.issuedCount() >= WARMUP_CSRS, 600_000))) throw new Error("the warm-up's certificates were not all issued");
-  const until = Date.now() + 600_000;
-  while ((await events()) < 2 * WARMUP_CSRS) {
-    if (Date.now() > until) throw new Error("the warm-up's Events were not all written");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  if ((await untilEvents(p, (c) => c.written >= 2 * WARMUP_CSRS, 600_000)).written < 2 * WARMUP_CSRS) throw new Error("the warm-up's Events were not all written");
   return WARMUP_CSRS;
 }
 
@@ -225,7 +240,7 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
   const created = (performance.now() - start) / 1000;
   const complete = await waitFor(() => p.watch.issuedCount() >= warm + count, 3_600_000);
   const total = (performance.now() - start) / 1000;
-  const writtenByThen = sample((await opsGet(p.c.adminConfig, `${p.controller.ops}/metrics`)).text, `platform_ca_events_total{result="written"}`) - 2 * warm;
+  const writtenByThen = (await eventCounts(p)).written - 2 * warm;
   const cpuAtIssued = { threads: procs.map(([, pid]) => threadCpu(pid)), bench: process.cpuUsage(cpuAtStart.bench) };
   const threads = procs.map(([name, pid], i) => `${name} ${describeThreadCpu(cpuAtStart.threads[i]!, cpuAtIssued.threads[i]!)}`);
   console.log(`\n## ${label}: ${count} CSRs from ${CLIENTS} clients (${describeTarget(controllerArgs)}${warm ? `; after ${warm} CSRs of warm-up` : ""})`);
