@@ -75,7 +75,7 @@ export function parseCsr(input: string | Uint8Array, opts: ParseCsrOptions = {})
   const maxBytes = opts.maxBytes ?? CSR_MAX_BYTES;
   checkMaxBytes(maxBytes);
   if (opts.verify !== undefined && typeof opts.verify !== "boolean") throw invalidOption("verify", "to be a boolean", opts.verify);
-  const der = toDer(input, maxBytes);
+  const der = csrDer(input, maxBytes);
 
   const top = new DerReader(der);
   const csrTlv = top.next(Tag.SEQUENCE, "CertificationRequest");
@@ -110,10 +110,6 @@ export function parseCsr(input: string | Uint8Array, opts: ParseCsrOptions = {})
 
 /** The DER of a request given as PEM text or bytes (read no further); throws what its PEM armour or size has wrong. */
 export function csrDer(input: string | Uint8Array, maxBytes = CSR_MAX_BYTES): Uint8Array {
-  return toDer(input, maxBytes);
-}
-
-function toDer(input: string | Uint8Array, maxBytes: number): Uint8Array {
   if (typeof input === "string") {
     if (input.length > maxBytes) throw tooLarge(input.length, maxBytes);
     return decodeSinglePem(input, CSR_PEM_LABELS).der;
