@@ -1,5 +1,6 @@
 // PEM decoding and encoding: strict blocks, tolerated explanatory text, headers, labels and size limits.
 import { execFileSync } from "node:child_process";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isPlatformError, type ErrorCode } from "../../src/errors.js";
 import { decodePem, decodeSinglePem, encodePem } from "../../src/pki/pem.js";
@@ -70,6 +71,26 @@ describe("decodePem", () => {
   it("tolerates whitespace inside the base64 text", () => {
     const text = "-----BEGIN X-----\n  AAEC\tAwQF \n\n BgcI\n-----END X-----";
     expect(Array.from(decodePem(text)[0]!.der)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it("accepts base64 whose pad bits are not zero, as the pattern allows (it does not encode back to itself)", () => {
+    // "AB==": one byte, 0x00, with the last four bits of B set.
+    expect(Array.from(decodePem("-----BEGIN X-----\nAAECAB==\n-----END X-----\n")[0]!.der)).toEqual([0, 1, 2, 0]);
+  });
+
+  it("accepts exactly the base64 text the pattern accepts, and decodes it as node does", () => {
+    const pattern = /^[A-Za-z0-9+/]*={0,2}$/;
+    const char = fc.constantFrom(..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_*.%".split(""));
+    fc.assert(
+      fc.property(fc.array(char, { minLength: 1, maxLength: 40 }), (chars) => {
+        const body = chars.join("");
+        const valid = body.length % 4 === 0 && pattern.test(body);
+        const code = codeOf(() => decodePem(`-----BEGIN X-----\n${body}\n-----END X-----\n`));
+        expect(code).toBe(valid ? "none" : "PEM_INVALID");
+        if (valid) expect(Buffer.from(decodePem(`-----BEGIN X-----\n${body}\n-----END X-----\n`)[0]!.der)).toEqual(Buffer.from(body, "base64"));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it("reports RFC 1421 headers", () => {
