@@ -237,7 +237,9 @@ export class CaSigner implements Signer {
   /** The chain of a certificate just issued, with its window (as issued: nobody reads it back), recorded with its CA. */
   #issued(ca: CaKeyPair, cert: IssuedCertificate): IssuedChain {
     this.#provider.recordIssued?.(ca, cert.notAfter);
-    this.#logger?.debug({ signerName: this.signerName, serial: cert.serialHex, notAfter: cert.notAfter.toISOString() }, "issued certificate");
+    const logger = this.#logger;
+    // Built only when asked for: one per certificate in a burst.
+    if (logger?.isLevelEnabled("debug")) logger.debug({ signerName: this.signerName, serial: cert.serialHex, notAfter: cert.notAfter.toISOString() }, "issued certificate");
     return { pem: [cert.pem, ...presentedChain(ca)].map(withNewline).join(""), notBefore: cert.notBefore, notAfter: cert.notAfter };
   }
 

@@ -238,7 +238,8 @@ export class SigningController extends Controller {
       if (expirationSeconds !== undefined) m?.requestedDuration.observe({ signer: signerName }, expirationSeconds);
       m?.honouredDuration.observe({ signer: signerName }, (notAfter.getTime() - notBefore.getTime()) / 1000);
       this.o.events.event(written, "Normal", SigningEvent.Issued, "Sign", `certificate issued by ${signerName}, valid until ${notAfter.toISOString()}`);
-      this.log.debug({ name: csr.metadata.name, signerName, notAfter: notAfter.toISOString() }, "certificate issued");
+      // Built only when asked for: one per certificate in a burst.
+      if (this.log.isLevelEnabled("debug")) this.log.debug({ name: csr.metadata.name, signerName, notAfter: notAfter.toISOString() }, "certificate issued");
     };
     let written: CertificateSigningRequest | undefined;
     try {
