@@ -9,63 +9,18 @@ import type { ResourceClient } from "../client/types.js";
 import { invalidOption, isPlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { TokenBucket } from "../time/token-bucket.js";
-import { JitteredBackoff, type JitteredBackoffOptions } from "../time/backoff.js";
+import { JitteredBackoff } from "../time/backoff.js";
 import { formatMicroTime } from "../api/meta.js";
 import { systemClock, type Clock } from "../time/clock.js";
-
-/** Seed limits for new events. */
-export const EVENT_TEXT_LIMIT = 128;
-export const EVENT_NOTE_LIMIT_BYTES = 1024;
-
-/**
- * What became of one write: `dropped` when the queue was full and the event was not recorded; `throttled` when the
- * server answered 429 (the event is queued again, first in line, and written once the pause is over).
- */
-export type EventResult = "written" | "failed" | "dropped" | "throttled";
+import { Fifo, Lru } from "./event-caches.js";
+import type { EventRecorderOptions, EventResult } from "./event-recorder-types.js";
+import { EVENT_NOTE_LIMIT_BYTES, EVENT_TEXT_LIMIT, eventNamePrefix, toReference, truncateBytes, truncateChars } from "./event-text.js";
 
 /** Longest pause a server's Retry-After can impose (a larger one is cut to this). */
 const MAX_RETRY_AFTER_MS = 60_000;
 
 /** At most one warning of a kind per this period: queue full (with the count dropped since), busy() failing. */
 const WARNING_PERIOD_MS = 10_000;
-
-export interface EventRecorderOptions {
-  /** Client for Events (all namespaces: the recorder names the namespace on every write). */
-  readonly client: ResourceClient<Event>;
-  readonly reportingController: string;
-  /** This replica, at most 128 characters. */
-  readonly reportingInstance: string;
-  readonly groupSuffix?: string;
-  /** Repeats within this time of the previous one extend a series (default 6 min). */
-  readonly seriesWindowMs?: number;
-  /** Series and rate-limit entries kept, least recently used dropped first (default 4096). */
-  readonly cacheSize?: number;
-  /** Per regarding object: `burst` events, then `qps` per second (default 25 and 1/300); false disables. */
-  readonly rateLimit?: { readonly burst: number; readonly qps: number } | false;
-  /** Event writes in flight at once, across all series (default 4). */
-  readonly maxInFlight?: number;
-  /**
-   * True while the work the events are about has a backlog (the controllers' queues hold keys waiting for a worker).
-   * Events then yield: at most `maxInFlightWhileBusy` writes run, so they do not compete with that work for the
-   * client and the server, and the queue drains at the full `maxInFlight` once the backlog is gone.
-   */
-  readonly busy?: () => boolean;
-  /** Event writes in flight at once while `busy()` (default 1, at most `maxInFlight`): events are delayed, never stopped. */
-  readonly maxInFlightWhileBusy?: number;
-  /** Series waiting for a writer (default 50,000); past it a new series is dropped, repeats still fold. */
-  readonly maxQueued?: number;
-  /**
-   * A batch window: the first event after a quiet period waits this long (default 0) for others, then the writers
-   * drain everything queued, so the server's group commit takes the batch in few transactions and log flushes.
-   */
-  readonly batchDelayMs?: number;
-  /** Pause after a 429 without Retry-After: exponential from 1 s up to 30 s, jittered (options for tests). */
-  readonly throttleBackoff?: JitteredBackoffOptions;
-  /** Called once per write (`written`, `failed`, `throttled`) and per event dropped because the queue was full. */
-  readonly onResult?: (result: EventResult) => void;
-  readonly clock?: Clock;
-  readonly logger?: Logger;
-}
 
 interface SeriesEntry {
   namespace: string;
@@ -78,52 +33,6 @@ interface SeriesEntry {
   /** Repeats arrived while it was being written: it goes back in the queue once the write ends. */
   dirty: boolean;
   state: "idle" | "queued" | "writing";
-}
-
-/** A Map kept in use order, dropping the least recently used entry past `size`. */
-class Lru<V> {
-  private readonly map = new Map<string, V>();
-  constructor(private readonly size: number) {}
-  get(key: string): V | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
-  }
-  set(key: string, value: V): void {
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.size) this.map.delete(this.map.keys().next().value!);
-  }
-}
-
-/** A FIFO with O(1) take (Array#shift copies the array once it is large). */
-class Fifo<V> {
-  private items: (V | undefined)[] = [];
-  private head = 0;
-  get size(): number {
-    return this.items.length - this.head;
-  }
-  push(v: V): void {
-    this.items.push(v);
-  }
-  /** Puts `v` first in line (a write that must be tried again before anything queued after it). */
-  unshift(v: V): void {
-    if (this.head > 0) this.items[--this.head] = v;
-    else this.items.unshift(v);
-  }
-  take(): V | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const v = this.items[this.head];
-    this.items[this.head++] = undefined;
-    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return v;
-  }
 }
 
 export class EventRecorder {
@@ -441,45 +350,4 @@ export class EventRecorder {
     if (this.warningDue("throttled", now)) this.log.warn({ pauseMs: Math.round(ms), queued: this.queue.size }, "the server throttles event writes (429); events pause and stay queued");
     return ms;
   }
-}
-
-function toReference(obj: ObjectReference | ApiObject): ObjectReference {
-  if (!("metadata" in obj) || typeof obj.metadata !== "object" || obj.metadata === null) return obj as ObjectReference;
-  const o = obj as ApiObject;
-  const ref: ObjectReference = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name };
-  if (o.metadata.namespace) ref.namespace = o.metadata.namespace;
-  if (o.metadata.uid) ref.uid = o.metadata.uid;
-  if (o.metadata.resourceVersion) ref.resourceVersion = o.metadata.resourceVersion;
-  return ref;
-}
-
-function truncateChars(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const cut = text.slice(0, max);
-  // Do not leave half of a surrogate pair at the end.
-  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
-}
-
-/** Cuts UTF-8 text to at most `max` bytes without splitting a character. */
-export function truncateBytes(text: string, max: number): string {
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= max) return text;
-  let end = max;
-  // Step back over continuation bytes (10xxxxxx) so the cut lands on a character boundary.
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
-  return bytes.subarray(0, end).toString("utf8");
-}
-
-/**
- * Event names must be DNS subdomains, but the objects they are about may have names that are not (trust bundles
- * carry `:`, CSR names may have upper case): keep what is allowed, map the rest to `-`, and leave room for the suffix.
- */
-export function eventNamePrefix(regardingName: string): string {
-  const cleaned = regardingName
-    .toLowerCase()
-    .replace(/[^a-z0-9.-]/g, "-")
-    .replace(/^[^a-z0-9]+/, "")
-    .slice(0, 230)
-    .replace(/[^a-z0-9]+$/, "");
-  return cleaned || "object";
 }

@@ -2,7 +2,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { certificateExpiryGauge, type HeldCertificate } from "../pki/expiry-gauge.js";
 import type { Signer } from "../../signers/signer.js";
-import type { EventResult } from "./event-recorder.js";
+import type { EventResult } from "./event-recorder-types.js";
 import type { WorkQueueMetrics } from "./workqueue.js";
 
 export interface ControllerMetricsOptions {

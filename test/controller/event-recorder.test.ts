@@ -4,7 +4,9 @@ import type { ApiObject } from "../../src/api/meta.js";
 import type { Event, EventType } from "../../src/api/types/event.js";
 import type { ResourceClient } from "../../src/client/types.js";
 import { FakeClock, settle } from "../../src/time/fake-clock.js";
-import { EventRecorder, truncateBytes, type EventRecorderOptions, type EventResult } from "../../src/controller/event-recorder.js";
+import { EventRecorder } from "../../src/controller/event-recorder.js";
+import type { EventRecorderOptions, EventResult } from "../../src/controller/event-recorder-types.js";
+import { truncateBytes } from "../../src/controller/event-text.js";
 import { ControllerMetrics } from "../../src/controller/metrics.js";
 import { PlatformError } from "../../src/errors.js";
 import { FakeStore, type FakeClient } from "./fake-store.js";
@@ -526,7 +528,7 @@ describe("event names", () => {
     [":::", "object"],
     ["a".repeat(300), "a".repeat(230)],
   ])("turns %j into the valid prefix %j", async (name, prefix) => {
-    const { eventNamePrefix } = await import("../../src/controller/event-recorder.js");
+    const { eventNamePrefix } = await import("../../src/controller/event-text.js");
     expect(eventNamePrefix(name)).toBe(prefix);
   });
 });
