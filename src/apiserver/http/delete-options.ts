@@ -1,7 +1,7 @@
 // DeleteOptions of a delete or deletecollection, from the query and the body, decoded and validated along one path.
 import type { UserInfo } from "../../api/meta.js";
 import { PlatformError } from "../../errors.js";
-import type { DeleteOptions } from "../registry/generic.js";
+import type { DeleteOptions } from "../registry/store-types.js";
 import type { FieldError } from "../registry/strategy.js";
 import { decodeBody } from "./content.js";
 import { bool, int, one, type RawQuery } from "./query.js";

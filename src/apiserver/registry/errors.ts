@@ -36,3 +36,8 @@ export function invalid(def: ResourceDefinition, name: string, errors: readonly 
 export function badRequest(message: string): PlatformError {
   return new PlatformError("BAD_REQUEST", message);
 }
+
+/** An Invalid error of one field (the reason defaults to FieldValueInvalid). */
+export function invalidOne(def: ResourceDefinition, name: string, field: string, message: string, reason: FieldError["reason"] = "FieldValueInvalid"): PlatformError {
+  return invalid(def, name, [{ field, message, reason }]);
+}

@@ -1,89 +1,22 @@
 // The generic registry: get, create, update, patch and delete of any ResourceDefinition over Storage, with upstream semantics.
 import { isDeepStrictEqual } from "node:util";
-import type { ApiObject, Status, UserInfo } from "../../api/meta.js";
-import type { GroupNames } from "../../api/group.js";
+import type { ApiObject, Status } from "../../api/meta.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
-import type { Logger } from "../../logger.js";
-import { plainValueProblem } from "../../plain-data.js";
 import { isStorableKey, keyRoomProblem } from "../storage/checks.js";
-import type { Storage } from "../storage/types.js";
-import type { Clock } from "../../time/clock.js";
-import type { Pipeline, RequestAttributes } from "../pipeline.js";
-import type { Deadline } from "../webhook/deadline.js";
 import type { FieldError, ResourceDefinition, StrategyContext, SubresourceStrategy } from "./strategy.js";
-import { alreadyExists, badRequest, conflict, invalid, notFound } from "./errors.js";
+import { alreadyExists, badRequest, conflict, invalid, invalidOne, notFound } from "./errors.js";
 import { FieldManager, type Writer } from "../apply/field-manager.js";
 import { schemaRegistry } from "../../api/schema.js";
 import { generateName, initCreateMetadata, keepSystemMetadata, rfc3339, validateMetadata } from "./metadata.js";
+import { checkApplyBody, checkBody, requestAttributes } from "./write-request.js";
+import type { ApplyOptions, DeleteOptions, DeleteResult, Mutation, RegistryContext, WriteOptions, WriteResult } from "./store-types.js";
 import { copyObject, serializeForStorage, StoredObject, withResourceVersion } from "./stored.js";
-import { fillTypeMeta } from "./type-meta.js";
-
-/** What every resource store shares. */
-export interface RegistryContext {
-  readonly storage: Storage;
-  readonly names: GroupNames;
-  readonly clock: Clock;
-  readonly logger: Logger;
-  readonly admit: Pipeline["admit"];
-  /** Whether a Namespace object exists; namespaced creates need one. */
-  namespaceExists(namespace: string): Promise<boolean>;
-}
-
-/** Per-request write settings (query parameters and the requester). */
-export interface WriteOptions {
-  readonly dryRun?: boolean;
-  readonly fieldManager?: string;
-  readonly user?: UserInfo;
-  readonly subresource?: string;
-  /** Annotates the request's audit event (passed to admission). */
-  readonly annotate?: (key: string, value: string) => void;
-  /**
-   * The body was decoded for this call alone (an HTTP request) and may become the stored object as it is: an update
-   * with a precondition then skips copying it (it has one attempt). Callers that keep their object leave this unset.
-   */
-  readonly ownBody?: boolean;
-  /** Adds a warning to the response (passed to admission). */
-  readonly warn?: (text: string) => void;
-  /** The request's deadline (passed to admission webhooks). */
-  readonly deadline?: Deadline;
-}
-
-export interface ApplyOptions extends WriteOptions {
-  /** The applier's name: required for apply, never taken from the User-Agent. */
-  readonly fieldManager: string;
-  /** Take the conflicting fields from their managers instead of failing with 409. */
-  readonly force: boolean;
-}
-
-export interface DeleteOptions extends WriteOptions {
-  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
-  readonly propagationPolicy?: string;
-  readonly gracePeriodSeconds?: number;
-}
-
-export interface WriteResult {
-  readonly object: ApiObject;
-  /** 201 for a stored create, 200 otherwise. */
-  readonly code: 200 | 201;
-  /** `object` as compact JSON when this write stored it: the stored bytes with the new resourceVersion spliced in. */
-  readonly json?: string;
-}
-
-export interface DeleteResult {
-  /** The object as it was last (or as it now is, when finalizers keep it). */
-  readonly object: ApiObject;
-  /** True when the object is gone; false when finalizers keep it with a deletionTimestamp. */
-  readonly deleted: boolean;
-}
 
 const GENERATE_NAME_ATTEMPTS = 8;
 const UPDATE_ATTEMPTS = 10;
 /** Apply retries when the object it found missing was created meanwhile (and the other way round). */
 const APPLY_ATTEMPTS = 3;
 const DEFAULT_MANAGER = "unknown";
-
-/** A producer of the next object from the current one (an update body or an applied patch). */
-export type Mutation = (current: ApiObject) => ApiObject;
 
 /** The storage prefix of every object of a resource: `/<group or "core">/<plural>/`. */
 export function collectionPrefix(group: string, plural: string): string {
@@ -141,7 +74,7 @@ export class ResourceStore {
     // As upstream, the writer owns what it sent: fields the strategy then sets (the requester's identity) are no one's.
     if (manageFields) this.guard(() => this.fields.update(undefined, obj, this.writer(now, opts)));
     this.guard(() => this.def.strategy.prepareForCreate(obj, sctx));
-    await this.ctx.admit(this.attributes("create", opts, namespace, obj.metadata.name), obj, undefined);
+    await this.ctx.admit(requestAttributes(this.def, "create", opts, namespace, obj.metadata.name), obj, undefined);
     this.validate(obj, [...this.metadataProblems(namespace, obj.metadata), ...this.guard(() => this.def.strategy.validate(obj, sctx))]);
     // Created, dry run or not (upstream's create handler answers 201 either way; so does an apply that creates).
     if (opts.dryRun) return { object: obj, code: 201 };
@@ -185,7 +118,7 @@ export class ResourceStore {
    * none, under the field ownership rules (409 on conflicts unless forced).
    */
   async apply(namespace: string | undefined, name: string, config: unknown, opts: ApplyOptions): Promise<WriteResult> {
-    const cfg = this.checkApplyBody(config, namespace, name);
+    const cfg = checkApplyBody(this.def, this.apiVersion, config, namespace, name);
     const applied = (live: ApiObject | undefined) =>
       this.checkBody(this.guard(() => this.fields.apply(live, copyObject(cfg), this.writer(new Date(this.ctx.clock.now()), opts), opts.force)), namespace, name);
     for (let attempt = 1; ; attempt++) {
@@ -207,26 +140,12 @@ export class ResourceStore {
     return isStorableKey(key) && (await this.ctx.storage.get(key)) !== undefined;
   }
 
-  /** An apply body: an object naming this kind, without managedFields (a Status 400 otherwise, nothing stored). */
-  private checkApplyBody(body: unknown, namespace: string | undefined, name: string): ApiObject {
-    if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("the apply patch must be a YAML or JSON object");
-    const b = body as Record<string, unknown>;
-    if (b.apiVersion !== this.apiVersion) {
-      throw badRequest(`Incorrect version specified in apply patch. Specified patch version: ${typeof b.apiVersion === "string" ? b.apiVersion : ""}, expected: ${this.apiVersion}`);
-    }
-    if (b.kind !== this.def.kind) throw badRequest(`Incorrect kind specified in apply patch. Specified patch kind: ${typeof b.kind === "string" ? b.kind : ""}, expected: ${this.def.kind}`);
-    const obj = this.checkBody(body, namespace, name);
-    if (obj.metadata.managedFields !== undefined && obj.metadata.managedFields !== null) throw badRequest("metadata.managedFields must be nil");
-    delete obj.metadata.managedFields;
-    return obj;
-  }
-
   private async write(namespace: string | undefined, name: string, opts: WriteOptions, precondition: string | undefined, produce: Mutation, manageFields = true): Promise<WriteResult> {
     const sub = this.subresourceStrategy(opts.subresource);
     for (let attempt = 1; ; attempt++) {
       const stored = await this.get(namespace, name);
       if (precondition !== undefined && precondition !== String(stored.revision)) {
-        if (!/^\d+$/.test(precondition)) throw this.invalidOne(name, "metadata.resourceVersion", `Invalid value: ${JSON.stringify(precondition)}: must be a decimal revision`);
+        if (!/^\d+$/.test(precondition)) throw invalidOne(this.def, name, "metadata.resourceVersion", `Invalid value: ${JSON.stringify(precondition)}: must be a decimal revision`);
         throw conflict(this.def, name);
       }
       const previous = stored.object;
@@ -240,7 +159,7 @@ export class ResourceStore {
         this.guard(() => this.def.strategy.prepareForUpdate(next, previous, sctx));
         if (this.def.strategy.specChanged?.(next, previous)) next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
       }
-      await this.ctx.admit(this.attributes("update", opts, namespace, name), next, previous);
+      await this.ctx.admit(requestAttributes(this.def, "update", opts, namespace, name), next, previous);
       const errors = sub
         ? [...immutableErrors, ...validateMetadata(this.def, next.metadata), ...this.guard(() => sub.validateUpdate(next, previous, sctx))]
         : [
@@ -283,7 +202,7 @@ export class ResourceStore {
       if (pre?.resourceVersion !== undefined && pre.resourceVersion !== String(stored.revision)) {
         throw conflict(this.def, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in meta: ${stored.revision}`);
       }
-      await this.ctx.admit(this.attributes("delete", opts, namespace, name), undefined, current);
+      await this.ctx.admit(requestAttributes(this.def, "delete", opts, namespace, name), undefined, current);
       const finalizers = current.metadata.finalizers ?? [];
       try {
         if (finalizers.length > 0) {
@@ -317,30 +236,9 @@ export class ResourceStore {
     };
   }
 
-  /** Validates body shape against the endpoint: an object of this kind (filled when missing), namespace and name as the path says. */
+  /** The endpoint's body check (write-request.ts) for this resource. */
   checkBody(body: unknown, namespace: string | undefined, name: string | undefined): ApiObject {
-    if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("the request body must be a JSON or YAML object");
-    // Decoding bounds what clients send; this bounds what a patch makes of it, before any copy or serialization.
-    const problem = plainValueProblem(body);
-    if (problem) throw badRequest(`the object is refused: ${problem}`);
-    fillTypeMeta(body as Record<string, unknown>, { apiVersion: this.apiVersion, kind: this.def.kind });
-    const obj = body as ApiObject;
-    if (obj.metadata === undefined) obj.metadata = {};
-    if (typeof obj.metadata !== "object" || obj.metadata === null || Array.isArray(obj.metadata)) throw badRequest("metadata must be an object");
-    const m = obj.metadata;
-    for (const f of ["name", "generateName", "namespace", "resourceVersion", "uid"] as const) {
-      if (m[f] !== undefined && typeof m[f] !== "string") throw this.invalidOne(String(m.name ?? name ?? ""), `metadata.${f}`, "must be a string", "FieldValueTypeInvalid");
-    }
-    if (m.resourceVersion === "") delete m.resourceVersion;
-    if (this.def.namespaced) {
-      if (m.namespace && m.namespace !== namespace) throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
-      m.namespace = namespace;
-    } else delete m.namespace;
-    if (name !== undefined) {
-      if (m.name && m.name !== name) throw badRequest(`the name of the object (${m.name}) does not match the name on the URL (${name})`);
-      m.name = name;
-    }
-    return obj;
+    return checkBody(this.def, this.apiVersion, body, namespace, name);
   }
 
   /** validateMetadata, and a name the storage key can hold (a rule of this server, beyond the kind's name rule). */
@@ -368,32 +266,8 @@ export class ResourceStore {
     return { manager: opts.fieldManager || DEFAULT_MANAGER, time: rfc3339(now), subresource: opts.subresource };
   }
 
-  private attributes(verb: string, opts: WriteOptions, namespace: string | undefined, name: string | undefined): RequestAttributes {
-    return {
-      user: opts.user ?? { username: "system:anonymous" },
-      verb,
-      resourceRequest: true,
-      path: "",
-      group: this.def.group,
-      version: this.def.version,
-      resource: this.def.plural,
-      subresource: opts.subresource,
-      namespace,
-      name,
-      kind: this.def.kind,
-      dryRun: opts.dryRun,
-      ...(opts.annotate && { annotate: opts.annotate }),
-      ...(opts.warn && { warn: opts.warn }),
-      ...(opts.deadline && { deadline: opts.deadline }),
-    };
-  }
-
   private validate(obj: ApiObject, errors: readonly FieldError[]): void {
     if (errors.length > 0) throw invalid(this.def, obj.metadata.name ?? "", errors);
-  }
-
-  private invalidOne(name: string, field: string, message: string, reason: FieldError["reason"] = "FieldValueInvalid"): PlatformError {
-    return invalid(this.def, name, [{ field, message, reason }]);
   }
 
   /**

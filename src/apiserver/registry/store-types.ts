@@ -1,0 +1,69 @@
+// The types around a ResourceStore: what it is built over, the options its writes take and the results they answer.
+import type { ApiObject, UserInfo } from "../../api/meta.js";
+import type { GroupNames } from "../../api/group.js";
+import type { Logger } from "../../logger.js";
+import type { Storage } from "../storage/types.js";
+import type { Clock } from "../../time/clock.js";
+import type { Pipeline } from "../pipeline.js";
+import type { Deadline } from "../webhook/deadline.js";
+
+/** What every resource store shares. */
+export interface RegistryContext {
+  readonly storage: Storage;
+  readonly names: GroupNames;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly admit: Pipeline["admit"];
+  /** Whether a Namespace object exists; namespaced creates need one. */
+  namespaceExists(namespace: string): Promise<boolean>;
+}
+
+/** Per-request write settings (query parameters and the requester). */
+export interface WriteOptions {
+  readonly dryRun?: boolean;
+  readonly fieldManager?: string;
+  readonly user?: UserInfo;
+  readonly subresource?: string;
+  /** Annotates the request's audit event (passed to admission). */
+  readonly annotate?: (key: string, value: string) => void;
+  /**
+   * The body was decoded for this call alone (an HTTP request) and may become the stored object as it is: an update
+   * with a precondition then skips copying it (it has one attempt). Callers that keep their object leave this unset.
+   */
+  readonly ownBody?: boolean;
+  /** Adds a warning to the response (passed to admission). */
+  readonly warn?: (text: string) => void;
+  /** The request's deadline (passed to admission webhooks). */
+  readonly deadline?: Deadline;
+}
+
+export interface ApplyOptions extends WriteOptions {
+  /** The applier's name: required for apply, never taken from the User-Agent. */
+  readonly fieldManager: string;
+  /** Take the conflicting fields from their managers instead of failing with 409. */
+  readonly force: boolean;
+}
+
+export interface DeleteOptions extends WriteOptions {
+  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
+  readonly propagationPolicy?: string;
+  readonly gracePeriodSeconds?: number;
+}
+
+export interface WriteResult {
+  readonly object: ApiObject;
+  /** 201 for a stored create, 200 otherwise. */
+  readonly code: 200 | 201;
+  /** `object` as compact JSON when this write stored it: the stored bytes with the new resourceVersion spliced in. */
+  readonly json?: string;
+}
+
+export interface DeleteResult {
+  /** The object as it was last (or as it now is, when finalizers keep it). */
+  readonly object: ApiObject;
+  /** True when the object is gone; false when finalizers keep it with a deletionTimestamp. */
+  readonly deleted: boolean;
+}
+
+/** A producer of the next object from the current one (an update body or an applied patch). */
+export type Mutation = (current: ApiObject) => ApiObject;
