@@ -1,8 +1,9 @@
 /*
- * Strict reader of DER PKCS#10 requests for batched issuance: the same checks as src/pki/csr.ts (der.ts, der-values.ts,
- * names.ts), element by element, so that nothing the JavaScript reader refuses is accepted here. Every length is checked
- * against the bytes that remain before it is used; nothing is read past `end`. What this reader does not issue
- * (Ed25519, RSASSA-PSS, compressed points, other algorithms) it answers 0 for, and the JavaScript reader decides.
+ * Strict reader of DER PKCS#10 requests for batched issuance: the same checks as src/pki/csr.ts (csr-public-key.ts,
+ * der.ts, der-values.ts, names.ts), element by element, so that nothing the JavaScript reader refuses is accepted here.
+ * Every length is checked against the bytes that remain before it is used; nothing is read past `end`. What this reader
+ * does not issue (Ed25519, RSASSA-PSS, compressed points, other algorithms) it answers 0 for, and the JavaScript reader
+ * decides.
  */
 #include "crypto.h"
 #include <string.h>

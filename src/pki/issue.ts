@@ -10,7 +10,7 @@ import { allocBytes, hex } from "./bytes.js";
 import { subjectKeyIdentifier } from "./keys.js";
 import { OID } from "./oids.js";
 import { encodePem } from "./pem.js";
-import { rememberVerified, unverifiedKey } from "./csr.js";
+import { rememberVerified, unverifiedKey } from "./csr-signature.js";
 import { issueOneNative, nativeBatchAvailable, packTemplate, type NativeTemplate } from "./native-issue.js";
 import {
   authorityKeyIdentifierExtension,

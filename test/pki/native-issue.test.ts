@@ -5,7 +5,8 @@ import { generateKeyPairSync, sign, X509Certificate, type KeyObject } from "node
 import fc from "fast-check";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { isPlatformError } from "../../src/errors.js";
-import { parseCsr, unverifiedKey } from "../../src/pki/csr.js";
+import { parseCsr } from "../../src/pki/csr.js";
+import { unverifiedKey } from "../../src/pki/csr-signature.js";
 import { DerReader, Tag } from "../../src/pki/der.js";
 import { issueDerNatively, Issuer } from "../../src/pki/issue.js";
 import { issuedNatively, issueNative, nativeBatchAvailable, nativeResult, nativePemText, NO_TEMPLATE } from "../../src/pki/native-issue.js";

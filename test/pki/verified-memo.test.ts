@@ -1,7 +1,8 @@
 // The verified-CSR memo shared between threads: what one thread verified another skips, and only verdicts go in.
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
-import { parseCsr, shareVerifiedMemo } from "../../src/pki/csr.js";
+import { parseCsr } from "../../src/pki/csr.js";
+import { shareVerifiedMemo } from "../../src/pki/csr-signature.js";
 import { SharedVerifiedMemo } from "../../src/pki/verified-memo.js";
 import { csr } from "../fixtures/csr.js";
 
@@ -64,8 +65,8 @@ describe("SharedVerifiedMemo", () => {
     const dist = new URL("../../dist/src/pki/", import.meta.url).href;
     const worker = new Worker(
       `const { workerData, parentPort } = require("node:worker_threads");
-       Promise.all([import(workerData.dist + "csr.js"), import(workerData.dist + "verified-memo.js")]).then(([csr, memo]) => {
-         csr.shareVerifiedMemo(new memo.SharedVerifiedMemo(workerData.buffer));
+       Promise.all([import(workerData.dist + "csr.js"), import(workerData.dist + "csr-signature.js"), import(workerData.dist + "verified-memo.js")]).then(([csr, signature, memo]) => {
+         signature.shareVerifiedMemo(new memo.SharedVerifiedMemo(workerData.buffer));
          csr.parseCsr(workerData.der);
          parentPort.postMessage("done");
        });`,

@@ -128,7 +128,7 @@ export const controllerThreadComponent: Component = {
   async start(ctx: ComponentContext) {
     const wrapper = keyWrapper();
     // Loaded here: the CLI's other commands do not need the PKI modules at start.
-    const [{ shareVerifiedMemo }, { SharedVerifiedMemo }] = await Promise.all([import("../../pki/csr.js"), import("../../pki/verified-memo.js")]);
+    const [{ shareVerifiedMemo }, { SharedVerifiedMemo }] = await Promise.all([import("../../pki/csr-signature.js"), import("../../pki/verified-memo.js")]);
     const memo = new SharedVerifiedMemo();
     shareVerifiedMemo(memo);
     const data: ThreadData = {
@@ -153,7 +153,7 @@ async function serve(port: NonNullable<typeof parentPort>, data: ThreadData): Pr
     import("../../logger.js"),
     import("./controller.js"),
     import("../tracing-egress-flags.js"),
-    import("../../pki/csr.js"),
+    import("../../pki/csr-signature.js"),
     import("../../pki/verified-memo.js"),
   ]);
   setLogOutput(data.log);

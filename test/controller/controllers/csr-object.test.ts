@@ -4,7 +4,8 @@ import type { CertificateSigningRequest } from "../../../src/api/types/csr.js";
 import type { ResourceClient } from "../../../src/client/types.js";
 import { Buffer } from "node:buffer";
 import { CsrParser, writeCsr } from "../../../src/controller/controllers/csr-object.js";
-import { parseCsr, unverifiedKey } from "../../../src/pki/csr.js";
+import { parseCsr } from "../../../src/pki/csr.js";
+import { unverifiedKey } from "../../../src/pki/csr-signature.js";
 import { PlatformError } from "../../../src/errors.js";
 import { csr, csrObject, tamperedSignature } from "../../fixtures/csr.js";
 
