@@ -40,6 +40,11 @@ export function shareVerifiedMemo(memo: SharedVerifiedMemo | undefined): void {
   shared = memo;
 }
 
+/** The memory this thread shares with the process's other threads (shareVerifiedMemo), if any. */
+export function sharedVerifiedMemo(): SharedVerifiedMemo | undefined {
+  return shared;
+}
+
 export function verifySignatureOnce(der: Uint8Array, key: KeyMaterial, check: SignatureCheck, tbs: Uint8Array, signature: Uint8Array): void {
   const memo = unverifiedKey(der);
   if (memo === undefined) return;

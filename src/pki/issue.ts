@@ -222,8 +222,8 @@ export function issueCertificate(request: IssueRequest & { readonly ca: CaKeyPai
 }
 
 /**
- * A lone DER CSR read, checked and issued in one native call (native-issue.ts), when the accelerator can and the
- * request was not verified before in this process (then parseCsr's memory makes the JavaScript path cheaper).
+ * A lone DER CSR read, checked and issued in one native call (native-issue.ts), when the accelerator can; a request
+ * verified before in this process (parseCsr's memory) is read and issued there without the check.
  * Undefined when it did not issue: the caller takes the JavaScript path, which gives the request's error if any.
  */
 export function issueDerNatively(request: Omit<IssueRequest, "csr"> & { readonly ca: CaKeyPair; readonly der: Uint8Array }): IssuedCertificate | undefined {
@@ -237,11 +237,12 @@ export function issueDerNatively(request: Omit<IssueRequest, "csr"> & { readonly
   } catch {
     return undefined; // the JavaScript path reports it
   }
-  const memo = template && unverifiedKey(der);
-  if (memo === undefined) return undefined;
-  const issued = issueOneNative(template!, der);
+  if (template === undefined) return undefined;
+  // A request this process verified before is read and issued without a second check of its self-signature.
+  const memo = unverifiedKey(der);
+  const issued = issueOneNative(template, der, memo === undefined);
   if (issued === undefined) return undefined;
-  rememberVerified(memo);
+  if (memo !== undefined) rememberVerified(memo);
   return { der: issued.der, pem: issued.pem, serialHex: issued.serialHex, notBefore: validity.notBefore, notAfter: validity.notAfter };
 }
 

@@ -11,6 +11,11 @@ import { randomSerial, randomSerials } from "./tbs-template.js";
 
 /** templateIndex of a job the native call leaves alone. */
 export const NO_TEMPLATE = 0xffff;
+/**
+ * templateIndex flag: this process verified the request's self-signature before (its verified-request memory holds
+ * these very bytes: the API server's create check in `up`, the approver's reading), so it is not checked again.
+ */
+export const CHECKED = 0x8000;
 /** Templates one call takes (native/issue.c MAX_TEMPLATES). */
 export const MAX_TEMPLATES = 64;
 const SERIAL_BYTES = 16;
@@ -111,17 +116,21 @@ export function issueNative(
 
 // The arrays of a one-request call, reused: the call is synchronous, and a lone request should not pay for a batch's.
 const ONE_INDEX = Uint16Array.of(0);
+const ONE_CHECKED = Uint16Array.of(CHECKED);
 const oneCsrEnd = new Uint32Array(1);
 const oneDerEnd = new Uint32Array(1);
 const onePemEnd = new Uint32Array(1);
 
-/** One DER request issued in one native call; undefined when it was not (the JavaScript path then decides). */
-export function issueOneNative(template: NativeTemplate, der: Uint8Array): { der: Uint8Array; pem: string; serialHex: string } | undefined {
+/**
+ * One DER request issued in one native call; undefined when it was not (the JavaScript path then decides). `checked`:
+ * this process verified its self-signature before (CHECKED).
+ */
+export function issueOneNative(template: NativeTemplate, der: Uint8Array, checked = false): { der: Uint8Array; pem: string; serialHex: string } | undefined {
   const issue = nativeCrypto?.issueBatch;
   if (issue === undefined) return undefined;
   const serial = randomSerial();
   oneCsrEnd[0] = der.length;
-  const buffer = issue.call(nativeCrypto, [template.key], [template.bytes], ONE_INDEX, der, oneCsrEnd, serial, oneDerEnd, onePemEnd);
+  const buffer = issue.call(nativeCrypto, [template.key], [template.bytes], checked ? ONE_CHECKED : ONE_INDEX, der, oneCsrEnd, serial, oneDerEnd, onePemEnd);
   const derLength = oneDerEnd[0]!;
   if (buffer === null || derLength === 0) return undefined;
   return {

@@ -4,13 +4,20 @@ import { isMainThread, parentPort, workerData } from "node:worker_threads";
 import { isPlatformError, PlatformError } from "../errors.js";
 import { parseCsr } from "./csr.js";
 import { Issuer } from "./issue.js";
-import { issuedNatively, issueNative, MAX_TEMPLATES, nativeBatchAvailable, nativePemText, nativeResult, NO_TEMPLATE, type NativeBatch, type NativeTemplate } from "./native-issue.js";
+import { CHECKED, issuedNatively, issueNative, MAX_TEMPLATES, nativeBatchAvailable, nativePemText, nativeResult, NO_TEMPLATE, type NativeBatch, type NativeTemplate } from "./native-issue.js";
 import { applyRule, loadRule, type RuleSlot } from "./pool-rules.js";
 import { SERIAL_HEX, transferList, type FromWorker, type ToWorker, type WireBatch, type WireCa, type WireParsed, type WireResults } from "./signing-pool-wire.js";
 import type { CaKeyPair, ParsedCsr, Validity } from "./types.js";
+import { SharedVerifiedMemo } from "./verified-memo.js";
 
 /** Marks threads started by SigningPool, so importing this module elsewhere starts nothing. */
 export const POOL_WORKER_KIND = "platform-ca-signing-pool";
+
+/** A worker's workerData: its kind, and the buffer of the process's memory of verified requests when it has one. */
+export interface PoolWorkerData {
+  readonly kind: typeof POOL_WORKER_KIND;
+  readonly verifiedMemo?: SharedArrayBuffer;
+}
 
 /** A CSR-shaped view of a WireParsed: the fields Issuer reads. */
 function fromWire(p: WireParsed): ParsedCsr {
@@ -33,9 +40,14 @@ export function issuerFor(ca: WireCa): IssuerSlot {
  * read and judged first (their refusals are errors from then on); the DER CSRs go through one native call (native-issue.ts);
  * what it did not issue, and PEM or parsed CSRs, take the JavaScript path.
  */
-export function processBatch(issuers: ReadonlyMap<number, IssuerSlot>, batch: WireBatch, rules: ReadonlyMap<number, RuleSlot> = new Map()): WireResults {
+export function processBatch(
+  issuers: ReadonlyMap<number, IssuerSlot>,
+  batch: WireBatch,
+  rules: ReadonlyMap<number, RuleSlot> = new Map(),
+  memo?: SharedVerifiedMemo,
+): WireResults {
   const refused = judge(batch, rules);
-  const native = nativeBatchAvailable() ? issueBatchNatively(issuers, batch, refused) : undefined;
+  const native = nativeBatchAvailable() ? issueBatchNatively(issuers, batch, refused, memo) : undefined;
   const count = batch.csrEnds.length;
   if (native !== undefined && allIssued(native, count)) {
     // The usual burst: every certificate from the native call, handed on as it returned them.
@@ -129,9 +141,10 @@ function allIssued(native: NativeBatch, count: number): boolean {
 
 /**
  * The DER jobs of a batch in one native call: each run of jobs with the same CA, profile, signer extensions and window
- * shares a template. Undefined when no job can go that way.
+ * shares a template; a request `memo` holds (this process verified it before) is issued without a second check.
+ * Undefined when no job can go that way.
  */
-function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: WireBatch, refused: Readonly<Record<number, unknown>>): NativeBatch | undefined {
+function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: WireBatch, refused: Readonly<Record<number, unknown>>, memo: SharedVerifiedMemo | undefined): NativeBatch | undefined {
   const count = batch.csrEnds.length;
   const index = new Uint16Array(count).fill(NO_TEMPLATE);
   const templates: NativeTemplate[] = [];
@@ -144,8 +157,10 @@ function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wir
     const ext = batch.extensionIndex[i]!;
     const from = batch.times[2 * i]!;
     const to = batch.times[2 * i + 1]!;
+    // The bytes hashed are the ones issued: a batch's buffer was transferred here, no other thread writes it.
+    const checked = memo !== undefined && memo.has(SharedVerifiedMemo.digest(csrAt(batch, i))) ? CHECKED : 0;
     if (runKey === i - 1 && ca === batch.caIds[i - 1] && profileIndex === batch.profileIndex[i - 1] && ext === batch.extensionIndex[i - 1] && from === batch.times[2 * i - 2] && to === batch.times[2 * i - 1]) {
-      index[i] = runIndex;
+      index[i] = runIndex === NO_TEMPLATE ? NO_TEMPLATE : runIndex | checked;
       runKey = i;
       continue;
     }
@@ -163,7 +178,7 @@ function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wir
     if (template === undefined) continue;
     runIndex = templates.indexOf(template);
     if (runIndex < 0) runIndex = templates.push(template) - 1;
-    index[i] = runIndex;
+    index[i] = runIndex | checked;
   }
   return templates.length === 0 ? undefined : issueNative(templates, index, batch.csrBytes, batch.csrEnds);
 }
@@ -171,8 +186,10 @@ function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wir
 function serve(port: NonNullable<typeof parentPort>): void {
   const issuers = new Map<number, IssuerSlot>();
   const rules = new Map<number, RuleSlot>();
+  const shared = (workerData as PoolWorkerData).verifiedMemo;
+  const memo = shared && new SharedVerifiedMemo(shared);
   const answer = (id: number, batch: WireBatch): void => {
-    const results = processBatch(issuers, batch, rules);
+    const results = processBatch(issuers, batch, rules, memo);
     // Certificates travel back without a copy.
     port.postMessage({ type: "results", id, results } satisfies FromWorker, transferList(results.der, results.derEnds, results.pem, results.pemEnds));
   };

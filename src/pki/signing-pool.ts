@@ -12,9 +12,11 @@ import { compiledScript } from "../compiled-script.js";
 import { asErrorCode, invalidOption, PlatformError, toPlatformError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { parseCsr } from "./csr.js";
+import { sharedVerifiedMemo } from "./csr-signature.js";
 import { issueCertificate, issueCertificateAsync, issueDerNatively, type IssuedCertificate } from "./issue.js";
 import { applyRule, type JobRules, type PortableRules, type RequestFields } from "./pool-rules.js";
-import { POOL_WORKER_KIND } from "./signing-pool-worker.js";
+import { POOL_WORKER_KIND, type PoolWorkerData } from "./signing-pool-worker.js";
+import type { SharedVerifiedMemo } from "./verified-memo.js";
 import { packBatch, pemTexts, resultAt, transferList, type FromWorker, type ToWorker, type WireCa, type WireResults } from "./signing-pool-wire.js";
 import type { CaKeyPair, CertificateProfile, ParsedCsr, Validity } from "./types.js";
 
@@ -31,6 +33,11 @@ export interface SigningPoolOptions {
    * (default 50, about what two workers take to start and load the signing code here; 0 starts them for any backlog).
    */
   readonly startCostMs?: number;
+  /**
+   * The process's memory of verified requests (default: the one this thread shares, shareVerifiedMemo): a DER request
+   * it holds, verified before by the API server's create check or the approver, is issued without a second check.
+   */
+  readonly verifiedMemo?: SharedVerifiedMemo;
 }
 
 export interface PoolJob {
@@ -75,6 +82,7 @@ export class SigningPool {
   private readonly logger: Logger | undefined;
   private readonly script: string | URL | undefined;
   private readonly startCostMs: number;
+  private readonly verifiedMemo: SharedVerifiedMemo | undefined;
   /** Running mean of one issuance on the calling thread, per CA, in ms. */
   private readonly costs = new WeakMap<CaKeyPair, number>();
   private slots: Slot[] = [];
@@ -104,6 +112,7 @@ export class SigningPool {
     this.startCostMs = options.startCostMs ?? 50;
     if (!(this.startCostMs >= 0)) throw invalidOption("startCostMs", "to be ≥ 0", options.startCostMs);
     this.logger = options.logger;
+    this.verifiedMemo = options.verifiedMemo ?? sharedVerifiedMemo();
   }
 
   /** Whether worker threads are running (they start with the first job that goes to them). */
@@ -190,7 +199,7 @@ export class SigningPool {
   }
 
   private spawn(): Slot {
-    const worker = startWorker(this.script ?? workerScript());
+    const worker = startWorker(this.script ?? workerScript(), this.verifiedMemo?.buffer);
     const slot: Slot = { worker, inFlight: new Map(), cas: new Set(), dead: false };
     worker.on("message", (msg: FromWorker) => this.settle(slot, msg.id, msg.results));
     worker.on("error", (err) => this.lost(slot, err));
@@ -311,8 +320,8 @@ export class SigningPool {
  * process run with `node --input-type=module -e`; a worker loads a file) and per-process V8 flags such as
  * --single-threaded-gc, for which it starts with none.
  */
-function startWorker(script: string | URL): Worker {
-  const workerData = { kind: POOL_WORKER_KIND };
+function startWorker(script: string | URL, verifiedMemo: SharedArrayBuffer | undefined): Worker {
+  const workerData: PoolWorkerData = { kind: POOL_WORKER_KIND, ...(verifiedMemo && { verifiedMemo }) };
   try {
     return new Worker(script, { workerData, execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")) });
   } catch (err) {
