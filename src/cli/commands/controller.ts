@@ -117,13 +117,18 @@ export interface RunControllerOptions {
 /** Builds the signers and the manager and runs them until `signal` aborts; returns after a clean stop. */
 export async function runController(o: RunControllerOptions): Promise<{ stop(): Promise<void>; settled(maxMs: number): Promise<void> }> {
   const { settings, logger } = o;
-  const [{ restConfigFromConnection }, { signersFromConfig }, { createControllerManager }, { isControllerEnabled }, { PUBLISHER_CONTROLLER }] = await Promise.all([
+  const [{ restConfigFromConnection }, { signersFromConfig }, { createControllerManager }, { isControllerEnabled }, { PUBLISHER_CONTROLLER }, { sharedVerifiedMemo, shareVerifiedMemo }, { SharedVerifiedMemo }] = await Promise.all([
     import("../../client/connection-config.js"),
     import("../../controller/controllers/signers-from-config.js"),
     import("../../controller/manager.js"),
     import("../../config/controller-manager.js"),
     import("../../controller/controllers/trust-bundle-publisher.js"),
+    import("../../pki/csr-signature.js"),
+    import("../../pki/verified-memo.js"),
   ]);
+  // The approver's checks reach the signing pool's threads through a memory of verified requests the process shares
+  // (in `up` the API server's thread made it, and its create checks are in it): a request is verified once.
+  if (sharedVerifiedMemo() === undefined) shareVerifiedMemo(new SharedVerifiedMemo());
   const { config, names } = settings;
   const conn = config.Generic.ClientConnection;
   const fromFile = await restConfigFromConnection(

@@ -4,7 +4,6 @@ import type { CertificateSigningRequest, CertificateSigningRequestCondition } fr
 import type { ResourceClient } from "../../client/types.js";
 import { invalidOption, isPlatformError, PlatformError } from "../../errors.js";
 import { csrDer, parseCsr } from "../../pki/csr.js";
-import { unverifiedKey } from "../../pki/csr-signature.js";
 import type { RequestFields } from "../../pki/pool-rules.js";
 import type { ParsedCsr } from "../../pki/types.js";
 import type { RequestBytes, SigningRequest } from "../../../signers/signer.js";
@@ -29,19 +28,12 @@ export class CsrParser {
   }
 
   /**
-   * The request of `csr` as bytes, not read, for a signer that reads and judges it where it signs (Signer.signBytes);
-   * undefined when it was checked before in this process (read here, or verified by the API server or the approver):
-   * issuing from a reading here then costs less than a second check. Throws what its PEM armour has wrong.
+   * The request of `csr` as bytes, not read, for a signer that reads, judges and checks it where it signs
+   * (Signer.signBytes): on the signing pool's threads, where a request this process verified before (the API server's
+   * create check in `up`, the approver's reading) is not checked again. Throws what its PEM armour has wrong.
    */
-  bytes(csr: CertificateSigningRequest): RequestBytes | undefined {
-    const der = csrDer(requestPem(csr));
-    return this.checkedBefore(csr, der) ? undefined : { der, request: requestFields(csr) };
-  }
-
-  /** Whether the request `der` of `csr` was checked in this process: read here, or verified by parseCsr. */
-  protected checkedBefore(csr: CertificateSigningRequest, der: Uint8Array): boolean {
-    const uid = csr.metadata.uid;
-    return (uid !== undefined && this.cache.has(uid)) || unverifiedKey(der) === undefined;
+  bytes(csr: CertificateSigningRequest): RequestBytes {
+    return { der: csrDer(requestPem(csr)), request: requestFields(csr) };
   }
 
   private parse(csr: CertificateSigningRequest): ParsedCsr {

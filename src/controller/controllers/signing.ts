@@ -98,16 +98,14 @@ export class SigningController extends Controller {
     const csr = this.pending(key);
     if (csr === undefined) return;
     const signer = this.o.signers.get(csr.spec.signerName);
-    if (this.o.pool && signer.signBytes) {
-      let bytes: RequestBytes | undefined;
-      try {
-        bytes = this.parser.bytes(csr);
-      } catch (err) {
-        return this.unreadable(csr, err, signal);
-      }
-      if (bytes !== undefined) return this.signBatch(signer, { key, csr, bytes }, signal);
+    if (!this.o.pool || !signer.signBytes) return this.signOne(csr, signer, signal);
+    let bytes: RequestBytes;
+    try {
+      bytes = this.parser.bytes(csr);
+    } catch (err) {
+      return this.unreadable(csr, err, signal);
     }
-    return this.signOne(csr, signer, signal);
+    return this.signBatch(signer, { key, csr, bytes }, signal);
   }
 
   /** The object of `key` when it still wants a certificate from this replica. */
@@ -136,16 +134,14 @@ export class SigningController extends Controller {
         this.finish(key, undefined);
         continue;
       }
-      let bytes: RequestBytes | undefined;
+      let bytes: RequestBytes;
       try {
         bytes = this.parser.bytes(csr);
       } catch (err) {
         others.push(this.settle(key, () => this.unreadable(csr, err, signal)));
         continue;
       }
-      // A request checked here before: read and signed as such.
-      if (bytes === undefined) others.push(this.settle(key, () => this.signOne(csr, signer, signal)));
-      else items.push({ key, csr, bytes });
+      items.push({ key, csr, bytes });
     }
     const signerName = signer.signerName;
     const started = process.hrtime.bigint();

@@ -7,7 +7,7 @@ import type { RequestBytes, SignOptions, SigningRequest } from "../../../signers
 import { PlatformError } from "../../../src/errors.js";
 import { decide, eventsFor, nodeClientCsr } from "./harness.js";
 import { tamperedSignature } from "../../fixtures/csr.js";
-import { NothingCheckedHere, world, issuedBacklog, issued, failed, leafOf } from "./signing-world.js";
+import { world, issuedBacklog, issued, failed, leafOf } from "./signing-world.js";
 
 describe("SigningController with a signing pool", () => {
   it("signs a backlog on the pool's workers and a lone request on its own thread", async () => {
@@ -23,12 +23,11 @@ describe("SigningController with a signing pool", () => {
     expect(pool.counts.inline).toBe(before + 1);
   });
 
-  it("hands a backlog nobody here checked to the signer as bytes, in batches larger than one sync's: judged, checked and signed on the pool's workers", async () => {
+  it("hands a backlog to the signer as bytes (the API server here checked them at create), in batches larger than one sync's: judged, checked and signed on the pool's workers", async () => {
     const pool = new SigningPool({ workers: 2, startCostMs: 0 });
     const refusedDns = "refused.example";
     const { w } = await issuedBacklog("bytes", {
       pool,
-      parser: new NothingCheckedHere(),
       before: async (v) => {
         await v.create(await nodeClientCsr(v.h.names, "refused", { dns: [refusedDns] }));
         await decide(v.h, "refused-client", "Approved");
@@ -54,7 +53,6 @@ describe("SigningController with a signing pool", () => {
     const pool = new SigningPool({ workers: 2, startCostMs: 0 });
     const { w } = await issuedBacklog("worker-check", {
       pool,
-      parser: new NothingCheckedHere(),
       before: async (v) => {
         await v.create(await nodeClientCsr(v.h.names, "tampered"));
         await decide(v.h, "tampered-client", "Approved");
@@ -80,7 +78,6 @@ describe("SigningController with a signing pool", () => {
     const w = await world({
       // Requests go as bytes only to a controller with a pool (without one the check would run here anyway).
       pool: new SigningPool({ workers: 2, startCostMs: 0 }),
-      parser: new NothingCheckedHere(),
       signers: (builtins) =>
         builtins.map((s) => ({
           signerName: s.signerName,

@@ -12,7 +12,7 @@ import type { CaKeyPair } from "../../../src/pki/types.js";
 import { createBuiltinSigners } from "../../../signers/builtins.js";
 import { SignerRegistry } from "../../../signers/registry.js";
 import type { RequestBytes, Signer, SignOptions, SigningRequest } from "../../../signers/signer.js";
-import { CsrParser } from "../../../src/controller/controllers/csr-object.js";
+import type { CsrParser } from "../../../src/controller/controllers/csr-object.js";
 import { decide, nodeClientCsr, startHarness, stopAfterEach, type Harness } from "./harness.js";
 import { until } from "../../fixtures/wait.js";
 import type { Tracer } from "../../../src/tracing/tracer.js";
@@ -49,13 +49,6 @@ export function watched(signer: Signer, signed: string[], during?: (request: Sig
       },
     }),
   };
-}
-
-/** A parser that finds no request checked before in this process (the API server here verifies them at create). */
-export class NothingCheckedHere extends CsrParser {
-  protected override checkedBefore(): boolean {
-    return false;
-  }
 }
 
 export interface WorldOptions {
