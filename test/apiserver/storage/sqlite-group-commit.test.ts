@@ -4,7 +4,8 @@ import { fdatasync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { isPlatformError } from "../../../src/errors.js";
-import { openSqliteStorage, type SqliteStorage, type SqliteStorageOptions } from "../../../src/apiserver/storage/sqlite.js";
+import { openSqliteStorage, type SqliteStorageOptions } from "../../../src/apiserver/storage/sqlite.js";
+import type { SqliteStorage } from "../../../src/apiserver/storage/sqlite-storage.js";
 import { recorder } from "./contract.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
 

@@ -1,0 +1,206 @@
+// Group commit of the SQLite store: writes queue for the next batch, and a committed batch is acknowledged only once
+// the write-ahead log holding it is flushed to disk. The flush (fdatasync) runs on a libuv thread, so the event loop
+// goes on serving while the disk works; SQLite itself syncs only around checkpoints.
+import { closeSync, fdatasyncSync, fstatSync, openSync, statSync } from "node:fs";
+import type Database from "better-sqlite3";
+import { PlatformError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import type { StorageEvent, StoredValue } from "./types.js";
+import type { WriteDecision } from "./base-storage.js";
+
+/** At most this many writes share one transaction, so one commit never holds the event loop for long. */
+const MAX_BATCH = 256;
+/** Writes acknowledged between checkpoints; SQLite's own automatic checkpoint (which would not sync) is off. */
+const CHECKPOINT_WRITES = 1000;
+
+/** Flushes the write-ahead log (by descriptor) to disk, calling back once it is durable. */
+export type SyncLog = (fd: number, done: (err: Error | null) => void) => void;
+
+/** The write-ahead log file, opened (created 0600 if SQLite has not yet) so the storage can flush it by descriptor. */
+export interface LogFile {
+  readonly path: string;
+  fd: number;
+  ino: number;
+}
+
+export function openLog(dbPath: string): LogFile {
+  const path = `${dbPath}-wal`;
+  const fd = openSync(path, "a", 0o600);
+  return { path, fd, ino: fstatSync(fd).ino };
+}
+
+/**
+ * The writes of one store from their arrival to their acknowledgement: the queue of the next batch, the committed
+ * batches waiting for a log flush, the flush in progress, and the checkpoints run between flushes. The store commits
+ * each batch (`commit`); a failed flush breaks the group commit for good (`broken`).
+ */
+export class GroupCommit<V extends StoredValue> {
+  readonly #db: Database.Database;
+  readonly #commit: (batch: readonly PendingWrite<V>[]) => void;
+  readonly #logger: Logger;
+  /** Writes waiting for the next group commit, in arrival order. */
+  readonly #pending: PendingWrite<V>[] = [];
+  #flushScheduled = false;
+  readonly #log: LogFile;
+  readonly #syncLog: SyncLog;
+  /** Committed batches waiting for a log flush, in commit order. */
+  #unsynced: UnsyncedBatch[] = [];
+  /** Batches the flush in progress will acknowledge; undefined when no flush runs. */
+  #syncing: UnsyncedBatch[] | undefined;
+  #writesSinceCheckpoint = 0;
+  /** Set once a flush failed: what is committed may not be on disk, so no further write is accepted. */
+  #broken: PlatformError | undefined;
+  #released = false;
+
+  constructor(db: Database.Database, log: LogFile, syncLog: SyncLog, logger: Logger, commit: (batch: readonly PendingWrite<V>[]) => void) {
+    this.#db = db;
+    this.#log = log;
+    this.#syncLog = syncLog;
+    this.#logger = logger;
+    this.#commit = commit;
+  }
+
+  get broken(): PlatformError | undefined {
+    return this.#broken;
+  }
+
+  /**
+   * Queues the write for the next group commit. The flush runs in the check phase, after the event loop handled
+   * every request that arrived during the previous commit, so one fsync covers all of them.
+   */
+  write(key: string, decide: WriteDecision<V>): Promise<StorageEvent<V>> {
+    return new Promise((resolve, reject) => {
+      if (this.#broken) return reject(this.#broken);
+      this.#pending.push({ key, decide, resolve, reject });
+      this.#scheduleFlush();
+    });
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushScheduled) return;
+    this.#flushScheduled = true;
+    setImmediate(() => {
+      this.#flushScheduled = false;
+      const batch = this.#pending.splice(0, MAX_BATCH);
+      if (this.#pending.length > 0) this.#scheduleFlush();
+      if (batch.length > 0) this.#commit(batch);
+    });
+  }
+
+  /** Queues a batch the store committed (of `writes` writes) for the log flush, and starts one unless one runs. */
+  awaitFlush(writes: number, batch: UnsyncedBatch): void {
+    this.#writesSinceCheckpoint += writes;
+    this.#unsynced.push(batch);
+    this.#sync();
+  }
+
+  /** One flush of the log outside the batches (the revision fence waits for it). */
+  flushOnce(done: (err: Error | null) => void): void {
+    this.#syncLog(this.#log.fd, done);
+  }
+
+  #sync(): void {
+    if (this.#syncing || this.#unsynced.length === 0 || this.#released) return;
+    const batches = (this.#syncing = this.#unsynced);
+    this.#unsynced = [];
+    this.#syncLog(this.#log.fd, (err) => {
+      // close() flushed synchronously and acknowledged these already.
+      if (this.#syncing !== batches) return this.#closeLogIfReleased();
+      this.#syncing = undefined;
+      if (err) return this.#fail(err, batches);
+      for (const batch of batches) batch.acknowledge();
+      this.#checkpointIfDue();
+      this.#sync();
+    });
+  }
+
+  /**
+   * After a failed flush the state of the file is unknown (the kernel may have dropped the dirty pages), so the
+   * storage stops accepting writes until a restart lets SQLite recover from what is on disk.
+   */
+  #fail(err: Error, batches: readonly UnsyncedBatch[]): void {
+    const broken = new PlatformError("STORAGE_UNAVAILABLE", `storage failure: the write-ahead log could not be flushed to disk: ${err.message}; writes are refused until the server restarts`, {
+      cause: err,
+      retryable: false,
+    });
+    this.#broken = broken;
+    this.#logger.error({ err }, "write-ahead log flush failed; storage refuses writes until restarted");
+    for (const batch of [...batches, ...this.#unsynced.splice(0)]) batch.fail(broken);
+    for (const write of this.#pending.splice(0)) write.reject(broken);
+  }
+
+  /** Copies the log into the database with synchronous=FULL (log synced before, database after), then resets the mode. */
+  #checkpointIfDue(): void {
+    if (this.#writesSinceCheckpoint < CHECKPOINT_WRITES) return;
+    this.#writesSinceCheckpoint = 0;
+    try {
+      this.#db.pragma("synchronous = FULL");
+      this.#db.pragma("wal_checkpoint(PASSIVE)");
+    } catch (err) {
+      this.#logger.warn({ err }, "checkpoint failed; the next one retries");
+    } finally {
+      this.#db.pragma("synchronous = OFF");
+    }
+    this.#checkLogFile();
+  }
+
+  /** SQLite keeps one log file while it holds the database; should it ever be replaced, follow it (flushing both). */
+  #checkLogFile(): void {
+    let ino: number | undefined;
+    try {
+      ino = statSync(this.#log.path).ino;
+    } catch {
+      ino = undefined;
+    }
+    if (ino === this.#log.ino) return;
+    this.#logger.warn({ path: this.#log.path }, "write-ahead log file replaced; flushing through the new one");
+    // Runs between flushes (never while one is on the thread pool), so the old descriptor is free to close.
+    fdatasyncSync(this.#log.fd);
+    closeSync(this.#log.fd);
+    const fresh = openLog(this.#log.path.slice(0, -"-wal".length));
+    this.#log.fd = fresh.fd;
+    this.#log.ino = fresh.ino;
+  }
+
+  #closeLogIfReleased(): void {
+    if (this.#released) closeSync(this.#log.fd);
+  }
+
+  /**
+   * Writes accepted before close are still committed, flushed and acknowledged before the database closes; a flush
+   * still running on the thread pool then finds its batches acknowledged and only closes the log descriptor.
+   */
+  release(): void {
+    while (this.#pending.length > 0 && !this.#broken) this.#commit(this.#pending.splice(0, MAX_BATCH));
+    const waiting = [...(this.#syncing ?? []), ...this.#unsynced];
+    const flushing = this.#syncing !== undefined;
+    this.#syncing = undefined;
+    this.#unsynced = [];
+    this.#released = true;
+    let flushed = true;
+    try {
+      if (waiting.length > 0) fdatasyncSync(this.#log.fd);
+    } catch (err) {
+      flushed = false;
+      this.#fail(err as Error, waiting);
+    }
+    if (flushed) for (const batch of waiting) batch.acknowledge();
+    // Closing checkpoints the log into the database; with synchronous=FULL that copy is synced too.
+    this.#db.pragma("synchronous = FULL");
+    this.#db.close();
+    if (!flushing) closeSync(this.#log.fd);
+  }
+}
+
+/** A committed batch whose outcomes wait for the log flush that makes it durable. */
+export interface UnsyncedBatch {
+  acknowledge(): void;
+  fail(error: Error): void;
+}
+
+export interface PendingWrite<V extends StoredValue> {
+  readonly key: string;
+  readonly decide: WriteDecision<V>;
+  readonly resolve: (event: StorageEvent<V>) => void;
+  readonly reject: (err: Error) => void;
+}
