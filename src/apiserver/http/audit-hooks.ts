@@ -12,7 +12,7 @@ import type { Logger } from "../../logger.js";
 import type { Registry } from "../registry/registry.js";
 import { decodeBody, mediaType } from "./content.js";
 import type { RawQuery } from "./query.js";
-import { verbOf } from "./resource-handler.js";
+import { verbOf } from "./resource-verb.js";
 import { resourceAttributes, isWatch, route } from "./routes.js";
 import { statusOf } from "./status.js";
 

@@ -1,4 +1,4 @@
-// Resource requests: verb from method and path, then get/list/watch/create/update/patch/delete(collection) on the registry.
+// Resource requests: get/list/watch/create/update/patch/delete(collection) on the registry, once the verb is known (resource-verb.ts).
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ApiObject, UserInfo } from "../../api/meta.js";
 import type { SchemaRegistry } from "../../api/schema.js";
@@ -14,17 +14,15 @@ import { listCollection, type CachedCollection } from "../registry/list.js";
 import type { ResourceDefinition, Verb } from "../registry/strategy.js";
 import { matchesFields, matchesLabels, metadataField, parseFieldSelector, parseLabelSelector } from "../selectors.js";
 import { TableConverter } from "../table.js";
-import { ACTION_KINDS } from "../discovery.js";
-import { fillTypeMeta } from "../registry/type-meta.js";
 import type { WatchSource } from "../registry/watch.js";
-import { decodeBody, decodeJson, decodeYaml, isJsonType, isYamlType, mediaType, negotiate } from "./content.js";
+import { decodeBody, decodeJson, decodeYaml, mediaType, negotiate } from "./content.js";
 import { checkFields } from "./field-validation.js";
 import { deleteOptions } from "./delete-options.js";
 import { isPretty, listParams, writeParams, type RawQuery, type WriteParams } from "./query.js";
 import { send, sendRawList, sendWritten, type ResponseSettings } from "./respond.js";
-import type { Target } from "./routes.js";
+import type { ResourceTarget } from "./resource-verb.js";
+import { actionBody, annotator, decodeChecked, writeOptions } from "./resource-write.js";
 import { streamWatch } from "./watch-stream.js";
-import type { Deadline } from "../webhook/deadline.js";
 
 export interface ResourceHandlerDeps {
   readonly registry: Registry;
@@ -41,39 +39,8 @@ export interface ResourceHandlerDeps {
   readonly minRequestTimeoutSeconds: number;
 }
 
-type ResourceTarget = Extract<Target, { type: "resource" }>;
-
 const PATCH_TYPES = new Set(["application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"]);
 const APPLY_PATCH = "application/apply-patch+yaml";
-
-const methodNotAllowed = (method: string, what: string) =>
-  new PlatformError("METHOD_NOT_ALLOWED", `the server does not allow this method on the requested resource: ${method} ${what}`);
-
-/** The request's verb, as authorization sees it; 405 when the path does not take this method. */
-export function verbOf(method: string, t: ResourceTarget, watch: boolean): Verb | "action" {
-  const def = t.def;
-  const what = `${def.plural}${t.subresource ? `/${t.subresource}` : ""}`;
-  let verb: Verb | "action" | undefined;
-  if (t.subresource !== undefined) {
-    if (def.actions?.includes(t.subresource)) verb = method === "POST" ? "action" : undefined;
-    else {
-      const sub = def.strategy.subresources?.[t.subresource];
-      if (!sub) throw new PlatformError("NOT_FOUND", `the server could not find the requested resource (${what})`);
-      const v = ({ GET: "get", PUT: "update", PATCH: "patch" } as const)[method as "GET"];
-      verb = v && sub.verbs.includes(v) ? v : undefined;
-    }
-  } else if (t.name !== undefined) {
-    verb = ({ GET: "get", PUT: "update", PATCH: "patch", DELETE: "delete" } as const)[method as "GET"];
-  } else {
-    verb = ({ GET: watch ? "watch" : "list", POST: "create", DELETE: "deletecollection" } as const)[method as "GET"];
-  }
-  if (verb === undefined) throw methodNotAllowed(method, what);
-  const served: readonly string[] = def.createOnly ? ["create"] : def.verbs;
-  if (verb !== "action" && t.subresource === undefined && !served.includes(verb)) {
-    throw methodNotAllowed(method, what);
-  }
-  return verb;
-}
 
 export class ResourceHandler {
   readonly #tables = new Map<ResourceDefinition, TableConverter>();
@@ -98,9 +65,9 @@ export class ResourceHandler {
         return this.create(req, reply, out, store, t, user, verb === "action");
       case "update": {
         const w = writeParams(q);
-        const body = this.decodeChecked(req, t.def, w, out);
+        const body = decodeChecked(req, this.deps.schemas, t.def, w, out);
         // The body was decoded for this request alone: the registry may store it without a copy.
-        const r = await store.update(ns, t.name!, body, { ...this.writeOptions(req, out, w, user, t.subresource), ownBody: true });
+        const r = await store.update(ns, t.name!, body, { ...writeOptions(req, out, w, user, t.subresource), ownBody: true });
         return sendWritten(reply, r, out);
       }
       case "patch":
@@ -186,13 +153,13 @@ export class ResourceHandler {
       const resource = action ? `${store.def.plural}/${t.subresource}` : store.def.plural;
       const handler = this.deps.registry.createHandler(store.def.group, resource);
       const body = decodeBody(req.body as Buffer | undefined, req.headers["content-type"]);
-      const obj = action ? this.actionBody(body, t.subresource!) : store.checkBody(body, t.namespace, undefined);
+      const obj = action ? actionBody(body, t.subresource!, this.deps.registry.names) : store.checkBody(body, t.namespace, undefined);
       const now = new Date(this.deps.clock.now());
       const result = await handler(obj, { now, names: this.deps.registry.names, user, subresource: t.subresource, namespace: t.namespace, name: t.name });
       return send(reply, 201, result, out);
     }
-    const body = this.decodeChecked(req, store.def, w, out);
-    const r = await store.create(t.namespace, body, this.writeOptions(req, out, w, user, undefined));
+    const body = decodeChecked(req, this.deps.schemas, store.def, w, out);
+    const r = await store.create(t.namespace, body, writeOptions(req, out, w, user, undefined));
     return sendWritten(reply, r, out);
   }
 
@@ -218,7 +185,7 @@ export class ResourceHandler {
         out.warnings.splice(0, out.warnings.length, ...checkFields(next, schema, w.fieldValidation, { text }));
         return next;
       },
-      this.writeOptions(req, out, w, user, t.subresource),
+      writeOptions(req, out, w, user, t.subresource),
     );
     return sendWritten(reply, r, out);
   }
@@ -264,48 +231,9 @@ export class ResourceHandler {
     return send(reply, 200, { apiVersion: "v1", kind: "Status", metadata: {}, status: "Success", details: { group: store.def.group, kind: store.def.plural }, code: 200 }, out);
   }
 
-  /** An action's body: an object whose apiVersion and kind, filled when missing, are the action's (as for any create). */
-  private actionBody(body: unknown, action: string): ApiObject {
-    if (typeof body !== "object" || body === null || Array.isArray(body)) throw new PlatformError("BAD_REQUEST", "the request body must be a JSON or YAML object");
-    const kind = ACTION_KINDS[action]?.(this.deps.registry.names);
-    if (kind) fillTypeMeta(body as Record<string, unknown>, { apiVersion: `${kind.group ? `${kind.group}/` : ""}${kind.version}`, kind: kind.kind });
-    return body as ApiObject;
-  }
-
-  /** Decodes a create/update body and applies fieldValidation; warnings go to the response. */
-  private decodeChecked(req: FastifyRequest, def: ResourceDefinition, w: WriteParams, out: ResponseSettings): unknown {
-    const type = mediaType(req.headers["content-type"]);
-    const raw = req.body as Buffer | undefined;
-    const yaml = isYamlType(type);
-    const body = yaml && w.fieldValidation === "Strict" ? decodeYaml(raw?.toString("utf8") ?? "", true) : decodeBody(raw, req.headers["content-type"]);
-    const schema = this.deps.schemas.lookup(def.group, def.kind);
-    // A JSON body is the parse of its text, untouched yet: its key count can stand for the duplicate scan.
-    const json = isJsonType(type) && raw ? { text: raw.toString("utf8"), decoded: body } : undefined;
-    out.warnings.push(...checkFields(body, schema, w.fieldValidation, json));
-    return body;
-  }
-
-  private writeOptions(req: FastifyRequest, out: ResponseSettings, w: WriteParams, user: UserInfo, subresource: string | undefined) {
-    return { dryRun: w.dryRun, fieldManager: w.fieldManager ?? defaultManager(req.headers["user-agent"]), user, subresource, ...annotator(req, out) };
-  }
-
   private deleteOptions(req: FastifyRequest, out: ResponseSettings, user: UserInfo) {
     return { ...deleteOptions(req.query as RawQuery, req.body as Buffer | undefined, req.headers["content-type"], user), ...annotator(req, out) };
   }
-}
-
-/** How admission annotates the request's audit event, when it is audited, adds warnings to the response, and knows the request's deadline. */
-function annotator(req: FastifyRequest, out: ResponseSettings): { annotate?: (key: string, value: string) => void; warn: (text: string) => void; deadline?: Deadline } {
-  const audit = req.platformAudit;
-  const warn = (text: string): void => void (out.warnings.includes(text) || out.warnings.push(text));
-  const deadline = req.platformDeadline ?? undefined;
-  return { ...(audit && { annotate: (key: string, value: string) => audit.annotate(key, value) }), warn, ...(deadline && { deadline }) };
-}
-
-/** Upstream's default field manager: the User-Agent up to its first '/' (`kubectl` from `kubectl/v1.32.4 ...`). */
-function defaultManager(userAgent: string | undefined): string | undefined {
-  const name = userAgent?.split("/")[0]?.trim().slice(0, 128);
-  return name ? name.replace(/[^\x20-\x7e]/g, "") || undefined : undefined;
 }
 
 /**
