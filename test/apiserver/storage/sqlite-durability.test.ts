@@ -1,12 +1,13 @@
 // Durability of the SQLite backend with real processes: SIGKILL mid-stream loses no acknowledged write, and every
 // acknowledgement is preceded by an fsync of the write-ahead log (observed with strace).
 import { spawn, spawnSync } from "node:child_process";
-import { readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, realpathSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSqliteStorage } from "../../../src/apiserver/storage/sqlite.js";
 import { compileForNode } from "./compile.js";
+import { acksOf, parseStrace, type Ack } from "./strace.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
 
 let build: { dir: string; script: string };
@@ -80,37 +81,15 @@ describe("sqlite durability", () => {
   });
 });
 
-/**
- * Runs the writer under strace and describes each acknowledgement: `dirty` when the write-ahead log had bytes not yet
- * fsynced, `fresh` when the log was written and fsynced since the previous acknowledgement (a new commit).
- */
-function traceAcks(name: string, count: number, concurrency: number): Array<{ dirty: boolean; fresh: boolean; dbDirty: boolean; dbWrites: number }> {
+/** Runs the writer under strace (-y prints the path behind each descriptor) and describes each acknowledgement. */
+function traceAcks(name: string, count: number, concurrency: number): Ack[] {
   const path = join(work, name, "store.db");
   const trace = join(work, `${name}.txt`);
-  const args = ["-f", "-e", "trace=openat,pwrite64,write,fsync,fdatasync", "-o", trace, process.execPath, build.script, path, String(count), name, String(concurrency)];
+  const args = ["-f", "-y", "-e", "trace=pwrite64,write,fsync,fdatasync", "-o", trace, process.execPath, build.script, path, String(count), name, String(concurrency)];
   const run = spawnSync("strace", args, { encoding: "utf8" });
   expect(run.status).toBe(0);
-  const lines = readFileSync(trace, "utf8").split("\n");
-  // SQLite writes the log through its descriptor; the storage flushes it through its own: any of them counts.
-  const walFds = new Set(lines.map((l) => /openat\(.*store\.db-wal".*= (\d+)$/.exec(l)?.[1]).filter((fd) => fd !== undefined));
-  expect(walFds.size).toBeGreaterThan(0);
-  const dbFds = new Set(lines.map((l) => /openat\(.*store\.db", .*= (\d+)$/.exec(l)?.[1]).filter((fd) => fd !== undefined));
-  const on = (fds: Set<string | undefined>, line: string, call: string) => [...fds].some((fd) => new RegExp(`\\b${call}\\(${fd}[,)]`).test(line));
-  let dirty = false;
-  let fresh = false;
-  // Checkpoints copy the log into the database file: that copy must be on disk before anything else is acknowledged.
-  let dbDirty = false;
-  let dbWrites = 0;
-  const acks: Array<{ dirty: boolean; fresh: boolean; dbDirty: boolean; dbWrites: number }> = [];
-  for (const line of lines) {
-    if (on(walFds, line, "pwrite64")) dirty = true;
-    else if (on(walFds, line, "fsync") || on(walFds, line, "fdatasync")) [fresh, dirty] = [fresh || dirty, false];
-    else if (on(dbFds, line, "pwrite64")) [dbDirty, dbWrites] = [true, dbWrites + 1];
-    else if (on(dbFds, line, "fsync") || on(dbFds, line, "fdatasync")) dbDirty = false;
-    else if (/ write\(1, "\/crash\//.test(line)) {
-      acks.push({ dirty, fresh, dbDirty, dbWrites });
-      fresh = false;
-    }
-  }
+  // -y shows the path the kernel resolved, so compare with the real one (a temp directory may sit behind a link).
+  const acks = acksOf(parseStrace(readFileSync(trace, "utf8")), join(realpathSync(dirname(path)), "store.db"));
+  expect(acks.at(-1)?.walWrites).toBeGreaterThan(0);
   return acks;
 }
