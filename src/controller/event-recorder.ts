@@ -14,7 +14,8 @@ import { formatMicroTime } from "../api/meta.js";
 import { systemClock, type Clock } from "../time/clock.js";
 import { Fifo, Lru } from "./event-caches.js";
 import type { EventRecorderOptions, EventResult } from "./event-recorder-types.js";
-import { EVENT_NOTE_LIMIT_BYTES, EVENT_TEXT_LIMIT, eventNamePrefix, toReference, truncateBytes, truncateChars } from "./event-text.js";
+import { EVENT_FIELD_LIMIT, EVENT_NOTE_LIMIT_BYTES } from "../api/types/event.js";
+import { eventNamePrefix, toReference, truncateBytes, truncateChars } from "./event-text.js";
 
 /** Longest pause a server's Retry-After can impose (a larger one is cut to this). */
 const MAX_RETRY_AFTER_MS = 60_000;
@@ -64,11 +65,11 @@ export class EventRecorder {
 
   constructor(private readonly options: EventRecorderOptions) {
     const { reportingController, reportingInstance } = options;
-    if (!reportingController || reportingController.length > EVENT_TEXT_LIMIT) {
-      throw invalidOption("reportingController", `to be 1 to ${EVENT_TEXT_LIMIT} characters`, reportingController);
+    if (!reportingController || reportingController.length > EVENT_FIELD_LIMIT) {
+      throw invalidOption("reportingController", `to be 1 to ${EVENT_FIELD_LIMIT} characters`, reportingController);
     }
-    if (!reportingInstance || reportingInstance.length > EVENT_TEXT_LIMIT) {
-      throw invalidOption("reportingInstance", `to be 1 to ${EVENT_TEXT_LIMIT} characters`, reportingInstance);
+    if (!reportingInstance || reportingInstance.length > EVENT_FIELD_LIMIT) {
+      throw invalidOption("reportingInstance", `to be 1 to ${EVENT_FIELD_LIMIT} characters`, reportingInstance);
     }
     this.windowMs = options.seriesWindowMs ?? 6 * 60_000;
     if (!(this.windowMs > 0)) throw invalidOption("seriesWindowMs", "> 0", options.seriesWindowMs);
@@ -144,7 +145,7 @@ export class EventRecorder {
     const now = this.clock.now();
     const objectId = JSON.stringify([regarding.apiVersion, regarding.kind, regarding.namespace, regarding.name, regarding.uid]);
     if (!this.allow(objectId)) return void this.log.debug({ regarding, reason }, "event rate limit reached; dropped");
-    const text = { reason: truncateChars(reason, EVENT_TEXT_LIMIT), action: truncateChars(action, EVENT_TEXT_LIMIT), note: truncateBytes(note ?? "", EVENT_NOTE_LIMIT_BYTES) };
+    const text = { reason: truncateChars(reason, EVENT_FIELD_LIMIT), action: truncateChars(action, EVENT_FIELD_LIMIT), note: truncateBytes(note ?? "", EVENT_NOTE_LIMIT_BYTES) };
     const key = JSON.stringify([objectId, type, text.reason, text.action, text.note]);
     const existing = this.series.get(key);
     if (existing && now - existing.lastObserved <= this.windowMs) {

@@ -1,10 +1,6 @@
-// What an event says and is named: the seed text limits, references to objects, truncation and event names.
+// What an event says and is named: references to the objects it is about, truncation to the seed limits, event names.
 import type { ApiObject } from "../api/meta.js";
 import type { ObjectReference } from "../api/types/core.js";
-
-/** Seed limits for new events. */
-export const EVENT_TEXT_LIMIT = 128;
-export const EVENT_NOTE_LIMIT_BYTES = 1024;
 
 export function toReference(obj: ObjectReference | ApiObject): ObjectReference {
   if (!("metadata" in obj) || typeof obj.metadata !== "object" || obj.metadata === null) return obj as ObjectReference;

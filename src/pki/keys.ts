@@ -11,6 +11,7 @@ import {
 import { open } from "node:fs/promises";
 import { promisify } from "node:util";
 import { PlatformError } from "../errors.js";
+import { RSA_MAX_BITS, RSA_MIN_BITS } from "./csr-public-key.js";
 import { DerReader, Tag } from "./der.js";
 import { decodePem, describeBlock } from "./pem.js";
 import { generateNativeRsaKeyPair } from "./rsa-keygen.js";
@@ -41,8 +42,6 @@ const ENCRYPTED_MESSAGE = "encrypted private keys are not supported; decrypt wit
 
 const CURVE_NAMES: Readonly<Record<string, NamedCurve>> = { prime256v1: "P-256", secp384r1: "P-384", secp521r1: "P-521" };
 const CURVE_BITS: Readonly<Record<NamedCurve, number>> = { "P-256": 256, "P-384": 384, "P-521": 521 };
-const RSA_MIN_BITS = 2048;
-const RSA_MAX_BITS = 8192;
 
 /** Loads the one private key of a PEM text: RSA (2048–8192 bits), ECDSA P-256/P-384/P-521 or Ed25519. */
 export function loadPrivateKey(pem: string | Uint8Array): KeyObject {

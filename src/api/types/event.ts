@@ -5,6 +5,10 @@ import type { ObjectReference } from "./core.js";
 export const EVENT_KIND = "Event";
 export const EVENT_VERSION = "v1";
 
+/** The seed's limits on a new event: reason, action and the other short fields in characters, the note in bytes. */
+export const EVENT_FIELD_LIMIT = 128;
+export const EVENT_NOTE_LIMIT_BYTES = 1024;
+
 export type EventType = "Normal" | "Warning";
 export const EVENT_TYPES: readonly EventType[] = ["Normal", "Warning"];
 

@@ -6,7 +6,8 @@ import { kindSchema } from "../../../api/schema.js";
 import { EVENT_KIND, type CoreEvent } from "../../../api/types/event.js";
 import type { FieldError, ResourceDefinition } from "../strategy.js";
 import { invalid, required, validateQualifiedName } from "../validation.js";
-import { coreEventStorageView, coreToEvent, EVENT_FIELD_LIMIT, EVENT_NOTE_LIMIT_BYTES, eventDefinition, eventRow, referenceSelectors } from "./event.js";
+import { EVENT_FIELD_LIMIT, EVENT_NOTE_LIMIT_BYTES } from "../../../api/types/event.js";
+import { coreEventStorageView, coreToEvent, eventDefinition, eventRow, referenceSelectors } from "./event.js";
 import { buildStrategy, defineResource } from "./strategy-kit.js";
 
 function tooLong(field: string, value: string | undefined): FieldError[] {

@@ -4,7 +4,7 @@ import { Buffer } from "node:buffer";
 import type { ApiObject } from "../../../api/meta.js";
 import type { GroupNames } from "../../../api/group.js";
 import { kindSchema } from "../../../api/schema.js";
-import { EVENT_KIND, EVENT_TYPES, EVENT_VERSION, type CoreEvent, type Event } from "../../../api/types/event.js";
+import { EVENT_FIELD_LIMIT, EVENT_KIND, EVENT_NOTE_LIMIT_BYTES, EVENT_TYPES, EVENT_VERSION, type CoreEvent, type Event } from "../../../api/types/event.js";
 import type { StorageView } from "../../storage/view.js";
 import { collectionPrefix } from "../generic.js";
 import { serializeForStorage } from "../stored.js";
@@ -14,8 +14,6 @@ import { invalid, notSupported, required, validateQualifiedName } from "../valid
 import { buildStrategy, defineResource, immutableFields, isRecord } from "./strategy-kit.js";
 import { column, NONE, since, text } from "./printing.js";
 
-export const EVENT_FIELD_LIMIT = 128;
-export const EVENT_NOTE_LIMIT_BYTES = 1024;
 /**
  * Upstream wants a series count of at least 2 (a series starts with the second occurrence); 1 is accepted here so
  * a recorder may open a series with its first occurrence (a deliberate difference from upstream).
