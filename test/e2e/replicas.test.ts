@@ -25,6 +25,12 @@ afterAll(async () => {
   await etcd?.stop();
 });
 
+/** The last lines each process printed (stderr, then stdout), for a failure's message. */
+function outputTails(procs: Readonly<Record<string, { stdout(): string; stderr(): string }>>, lines = 30): string {
+  const tail = (text: string) => text.trimEnd().split("\n").slice(-lines).join("\n");
+  return Object.entries(procs).map(([name, p]) => `--- ${name} (stderr)\n${tail(p.stderr())}\n--- ${name} (stdout)\n${tail(p.stdout())}`).join("\n");
+}
+
 /** Creates through `first`, then alternately through `other` while attempts fail (a replica is gone); returns once acknowledged. */
 async function create(first: ControllerResources, other: ControllerResources, name: string, csr: Awaited<ReturnType<typeof nodeClientCsr>>): Promise<void> {
   const deadline = Date.now() + 60_000;
@@ -85,11 +91,17 @@ describe("API server replicas on etcd", () => {
     await killed;
     const acknowledgedAt = Date.now();
 
-    await until(async () => {
-      const list = await a.admin.csrs.list();
-      const issued = new Set(list.items.filter(isIssued).map((x) => x.metadata.name));
-      return names.every((n) => issued.has(n)) ? true : undefined;
-    }, `${COUNT} requests to be issued`, 6000 + COUNT * 30);
+    try {
+      await until(async () => {
+        const list = await a.admin.csrs.list();
+        const issued = new Set(list.items.filter(isIssued).map((x) => x.metadata.name));
+        return names.every((n) => issued.has(n)) ? true : undefined;
+      }, `${COUNT} requests to be issued`, 6000 + COUNT * 30);
+    } catch (err) {
+      // A stall shows only in the processes' own words: the end of each one's output goes with the failure.
+      const took = `the burst was acknowledged in ${((acknowledgedAt - burstAt) / 1000).toFixed(1)} s`;
+      throw new Error(`${(err as Error).message}; ${took}\n${outputTails({ "replica A": a.apiserver, "replica B": b.apiserver, controller })}`, { cause: err });
+    }
     // Exactly once: the controller signed as many certificates as there are requests, and no request has two
     // CertificateIssued events.
     let metrics = "";
