@@ -1,7 +1,7 @@
 // The signing pool's messages: a batch of jobs packed into a few typed arrays one way, the certificates the other.
 import { Buffer } from "node:buffer";
 import type { PortableRules, RequestFields } from "./pool-rules.js";
-import type { PoolJob } from "./signing-pool.js";
+import type { PoolJob } from "./signing-pool-types.js";
 import type { CaKeyPair, CertificateProfile, Extension } from "./types.js";
 
 /**

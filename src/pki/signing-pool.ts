@@ -7,71 +7,19 @@
 // exported as text, never logged); a token key (PKCS#11, `keySigner`) signs on its own path, in the calling thread.
 import os from "node:os";
 import { performance } from "node:perf_hooks";
-import { Worker } from "node:worker_threads";
-import { compiledScript } from "../compiled-script.js";
 import { asErrorCode, invalidOption, PlatformError, toPlatformError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { parseCsr } from "./csr.js";
 import { sharedVerifiedMemo } from "./csr-signature.js";
 import { issueCertificate, issueCertificateAsync, issueDerNatively, type IssuedCertificate } from "./issue.js";
-import { applyRule, type JobRules, type PortableRules, type RequestFields } from "./pool-rules.js";
-import { POOL_WORKER_KIND, type PoolWorkerData } from "./signing-pool-worker.js";
+import { applyRule } from "./pool-rules.js";
+import { startWorker, workerScript, WorkerIds, type Slot } from "./signing-pool-slots.js";
+import type { Pending, PoolJob, SigningPoolOptions } from "./signing-pool-types.js";
 import type { SharedVerifiedMemo } from "./verified-memo.js";
-import { packBatch, pemTexts, resultAt, transferList, type FromWorker, type ToWorker, type WireCa, type WireResults } from "./signing-pool-wire.js";
-import type { CaKeyPair, CertificateProfile, ParsedCsr, Validity } from "./types.js";
-
-export interface SigningPoolOptions {
-  /** Worker threads; default the available parallelism when above 1, else 0 (every job on the calling thread). */
-  readonly workers?: number;
-  /** Jobs per message to a worker (default 64). */
-  readonly batchSize?: number;
-  /** Path or file URL of the compiled worker script (default: the compiled signing-pool-worker.js). */
-  readonly workerScript?: string | URL;
-  readonly logger?: Logger;
-  /**
-   * What starting the workers costs, in milliseconds of work: they start when a backlog's estimated work reaches it
-   * (default 50, about what two workers take to start and load the signing code here; 0 starts them for any backlog).
-   */
-  readonly startCostMs?: number;
-  /**
-   * The process's memory of verified requests (default: the one this thread shares, shareVerifiedMemo): a DER request
-   * it holds, verified before by the API server's create check or the approver, is issued without a second check.
-   */
-  readonly verifiedMemo?: SharedVerifiedMemo;
-}
-
-export interface PoolJob {
-  readonly ca: CaKeyPair;
-  /** A parsed (and verified) CSR; or PEM text / DER bytes, then parsed and its signature verified by the pool. */
-  readonly csr: ParsedCsr | string | Uint8Array;
-  readonly profile: CertificateProfile;
-  readonly validity: Validity;
-  readonly signerExtensions?: readonly Uint8Array[];
-  /**
-   * A signer's rules and the spec fields they read, applied to a `csr` given as bytes once read, before it is signed
-   * (on the thread that signs it): a refusal rejects with SIGNER_REJECTED and the rule's reason, after the reading's
-   * own error for a broken request.
-   */
-  readonly check?: { readonly rules: JobRules; readonly request: RequestFields };
-}
-
-interface Pending {
-  readonly job: PoolJob;
-  readonly resolve: (cert: IssuedCertificate) => void;
-  readonly reject: (err: PlatformError) => void;
-}
-
-interface Slot {
-  readonly worker: Worker;
-  readonly inFlight: Map<number, Pending[]>;
-  /** CA and rules ids this worker was sent. */
-  readonly cas: Set<number>;
-  dead: boolean;
-}
+import { packBatch, pemTexts, resultAt, transferList, type FromWorker, type ToWorker, type WireResults } from "./signing-pool-wire.js";
+import type { CaKeyPair } from "./types.js";
 
 const MAX_BATCHES_IN_FLIGHT = 2;
-/** CAs kept loaded in the workers; a rotation beyond that drops the oldest. */
-const MAX_CAS = 8;
 /** Weight of the newest sample in the running mean of one issuance's time. */
 const COST_WEIGHT = 0.2;
 
@@ -87,11 +35,7 @@ export class SigningPool {
   private readonly costs = new WeakMap<CaKeyPair, number>();
   private slots: Slot[] = [];
   private queue: Pending[] = [];
-  private readonly caIds = new WeakMap<CaKeyPair, number>();
-  private readonly liveCas: { readonly id: number; readonly ca: CaKeyPair }[] = [];
-  /** Rules by their portable form (one object per signer); ids shared with the CAs' so a worker's `forget` is unambiguous. */
-  private readonly ruleIds = new WeakMap<PortableRules, number>();
-  private nextCaId = 1;
+  private readonly ids = new WorkerIds();
   private nextBatchId = 1;
   private outstanding = 0;
   private flushScheduled = false;
@@ -191,7 +135,7 @@ export class SigningPool {
       const pending = this.queue.splice(0, share);
       const id = this.nextBatchId++;
       slot.inFlight.set(id, pending);
-      const batch = packBatch(pending.map((p) => p.job), { ca: (ca) => this.caId(slot, ca), rules: (rules) => this.ruleId(slot, rules) });
+      const batch = packBatch(pending.map((p) => p.job), { ca: (ca) => this.ids.caId(this.slots, slot, ca), rules: (rules) => this.ids.ruleId(slot, rules) });
       slot.worker.ref();
       slot.worker.postMessage({ type: "batch", id, batch } satisfies ToWorker, transferList(batch.csrBytes, batch.csrEnds, batch.caIds, batch.profileIndex, batch.extensionIndex, batch.times, batch.ruleIds));
     }
@@ -215,41 +159,6 @@ export class SigningPool {
     let best: Slot | undefined;
     for (const s of this.slots) if (!s.dead && s.inFlight.size < MAX_BATCHES_IN_FLIGHT && (!best || s.inFlight.size < best.inFlight.size)) best = s;
     return best;
-  }
-
-  /** The id of a CA, sending it to the worker first when it has not seen it. */
-  private caId(slot: Slot, ca: CaKeyPair): number {
-    let id = this.caIds.get(ca);
-    if (id === undefined) {
-      id = this.nextCaId++;
-      this.caIds.set(ca, id);
-      this.liveCas.push({ id, ca });
-      if (this.liveCas.length > MAX_CAS) {
-        const old = this.liveCas.shift()!;
-        this.caIds.delete(old.ca);
-        for (const s of this.slots) if (s.cas.delete(old.id)) s.worker.postMessage({ type: "forget", id: old.id } satisfies ToWorker);
-      }
-    }
-    if (!slot.cas.has(id)) {
-      const { keySigner: _token, ...wire } = ca;
-      slot.worker.postMessage({ type: "ca", id, ca: wire satisfies WireCa } satisfies ToWorker);
-      slot.cas.add(id);
-    }
-    return id;
-  }
-
-  /** The id of a signer's rules, sending them to the worker first when it has not seen them. */
-  private ruleId(slot: Slot, rules: PortableRules): number {
-    let id = this.ruleIds.get(rules);
-    if (id === undefined) {
-      id = this.nextCaId++;
-      this.ruleIds.set(rules, id);
-    }
-    if (!slot.cas.has(id)) {
-      slot.worker.postMessage({ type: "rules", id, rules } satisfies ToWorker);
-      slot.cas.add(id);
-    }
-    return id;
   }
 
   private settle(slot: Slot, id: number, results: WireResults): void {
@@ -313,24 +222,4 @@ export class SigningPool {
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
     this.slots = [];
   }
-}
-
-/**
- * A worker with the process's Node flags (source maps, profiling), less those a worker refuses: --input-type (a
- * process run with `node --input-type=module -e`; a worker loads a file) and per-process V8 flags such as
- * --single-threaded-gc, for which it starts with none.
- */
-function startWorker(script: string | URL, verifiedMemo: SharedArrayBuffer | undefined): Worker {
-  const workerData: PoolWorkerData = { kind: POOL_WORKER_KIND, ...(verifiedMemo && { verifiedMemo }) };
-  try {
-    return new Worker(script, { workerData, execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")) });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ERR_WORKER_INVALID_EXEC_ARGV") throw err;
-    return new Worker(script, { workerData, execArgv: [] });
-  }
-}
-
-/** The compiled worker next to this module, or the build output when running from TypeScript sources. */
-function workerScript(): URL {
-  return compiledScript(import.meta.url, "signing-pool-worker.js", "signing pool worker");
 }
