@@ -1,7 +1,8 @@
 // What the well-known signers share: their options, a name derived from the group suffix, a CaSigner with their rules.
 import { compiledScript } from "../src/compiled-script.js";
 import type { PortableRules, RequestRule } from "../src/pki/pool-rules.js";
-import { CaSigner, type CaBackingOptions } from "./ca-signer.js";
+import type { CaBackingOptions } from "./ca-backing.js";
+import { CaSigner } from "./ca-signer.js";
 import { builtinSignerNames } from "./signer-name.js";
 
 export interface BuiltinSignerOptions extends CaBackingOptions {

@@ -4,7 +4,8 @@ import type { RequestRule } from "../src/pki/pool-rules.js";
 import { apiserverClientRules, createApiserverClientSigner } from "./apiserver-client.js";
 import type { BuiltinRulesData, BuiltinSignerKey, BuiltinSignerOptions } from "./builtin-signer.js";
 import { createNodeagentClientSigner, nodeagentClientRules } from "./apiserver-client-nodeagent.js";
-import type { CaBackingOptions, CaInput, CaSigner } from "./ca-signer.js";
+import type { CaBackingOptions, CaInput } from "./ca-backing.js";
+import type { CaSigner } from "./ca-signer.js";
 import { createLegacyUnknownSigner, legacyUnknownRules } from "./legacy-unknown.js";
 import { createNodeagentServingSigner, nodeagentServingRules } from "./nodeagent-serving.js";
 

@@ -5,57 +5,14 @@ import { crlIssuerFromCa, type CrlIssuer } from "../src/pki/crl.js";
 import { parseCsr } from "../src/pki/csr.js";
 import { issueCertificate, issueCertificateAsync, type IssuedCertificate } from "../src/pki/issue.js";
 import { crlDistributionPointsExtension } from "../src/pki/tbs-template.js";
-import type { CaKeyPair, CertificateProfile, ParsedCsr, Validity } from "../src/pki/types.js";
-import { resolveUsages } from "../src/pki/usages.js";
+import type { CaKeyPair, Validity } from "../src/pki/types.js";
 import { computeValidity, MIN_EXPIRATION_SECONDS } from "../src/pki/validity.js";
+import { DEFAULT_MAX_DURATION_SECONDS, toProvider, type CaBackingOptions, type CaProvider } from "./ca-backing.js";
+import { defaultPlan, defaultProfile, windowOf, type IssuePlan } from "./issue-plan.js";
 import { requestProblem } from "./rules.js";
 import type { JobRules, PortableRules } from "../src/pki/pool-rules.js";
 import type { IssuedChain, RequestBytes, Signer, SignOptions, SigningRequest, Validation } from "./signer.js";
 import { signerNameProblem } from "./signer-name.js";
-
-/** The cluster maximum signing duration when none is configured: one year (8760h), like ClusterSigningDuration. */
-export const DEFAULT_MAX_DURATION_SECONDS = 8760 * 3600;
-
-/**
- * Where a signer gets its CA: a fixed key pair, or a source that reloads and rotates it. CaSource (src/pki/ca-source.ts)
- * has this shape; its owner starts it, and sign() refreshes it before each issuance.
- */
-export interface CaProvider {
-  /** The CA to issue from now; undefined, or a thrown error, while none is loaded. */
-  current(): CaKeyPair | undefined;
-  /** Cheap check for changed files; called before each signature. */
-  refresh?(): Promise<unknown>;
-  /** PEM certificates to publish at `now`: the current CA and earlier ones that still have live certificates. */
-  trustAnchors?(now: Date): readonly string[];
-  /** Told about each issued certificate, so a rotated-out CA stays published while its certificates live. */
-  recordIssued?(ca: CaKeyPair, notAfter: Date): void;
-}
-
-export type CaInput = CaKeyPair | CaProvider;
-
-/** Options every CA-backed signer takes. */
-export interface CaBackingOptions {
-  readonly ca: CaInput;
-  /** Cluster maximum certificate lifetime in seconds (ClusterSigningDuration); default 1 year. */
-  readonly maxDurationSeconds?: number;
-  /** Clock for ready() and trustAnchors(); sign() takes its time as an argument. */
-  readonly now?: () => Date;
-  readonly logger?: Logger;
-  /**
-   * URL written as the CRL Distribution Point of every issued certificate; `{signerName}` is replaced by the
-   * signer's name. Unset: no such extension.
-   */
-  readonly crlDistributionPointUrl?: string;
-}
-
-/** What to issue for an accepted request. */
-export interface IssuePlan {
-  /** The CSR to issue from (a policy may rewrite its subject). */
-  readonly csr: ParsedCsr;
-  readonly profile: CertificateProfile;
-  /** Lifetime to ask for before the cluster maximum and the CA NotAfter apply; undefined for the maximum. */
-  readonly expirationSeconds?: number;
-}
 
 export type TrustPublication = "ca" | "ca-and-intermediates" | { readonly pems: readonly string[] };
 
@@ -72,27 +29,6 @@ export interface CaSignerOptions extends CaBackingOptions {
   readonly portable?: PortableRules;
   /** What trustAnchors() publishes; default the CA certificate (and earlier CAs still worth trusting). */
   readonly publish?: TrustPublication;
-}
-
-export function defaultPlan(request: SigningRequest): IssuePlan {
-  const profile = defaultProfile(request.usages);
-  return request.expirationSeconds === undefined
-    ? { csr: request.csr, profile }
-    : { csr: request.csr, profile, expirationSeconds: request.expirationSeconds };
-}
-
-/** Default profiles by usage list: one object per list, which the issuers' template caches and the pool's batches key on. */
-const PROFILES = new Map<string, CertificateProfile>();
-
-function defaultProfile(usages: readonly string[]): CertificateProfile {
-  const key = usages.join("\n");
-  let profile = PROFILES.get(key);
-  if (profile === undefined) {
-    profile = { usages: resolveUsages(usages), isCa: false, includeSans: true };
-    if (PROFILES.size >= 64) PROFILES.clear();
-    PROFILES.set(key, profile);
-  }
-  return profile;
 }
 
 /** A Signer issuing from a CA; built-in, policy and plug-in signers are this class with their own rules. */
@@ -282,15 +218,6 @@ export class CaSigner implements Signer {
   }
 }
 
-/** The validity of a certificate issued at `now`, or the error (CA expired...) computeValidity gives. */
-function windowOf(ca: CaKeyPair, now: Date, expirationSeconds: number | undefined, maxDurationSeconds: number): Validity | PlatformError {
-  try {
-    return computeValidity({ now, ...(expirationSeconds !== undefined && { expirationSeconds }), maxDurationSeconds, caNotBefore: ca.notBefore, caNotAfter: ca.notAfter });
-  } catch (error) {
-    return toPlatformError(error);
-  }
-}
-
 /** The CRLDistributionPoints extension for a configured URL (http or https, ASCII after substitution). */
 function crlDistributionPoint(template: string, signerName: string): Uint8Array {
   const url = template.replaceAll("{signerName}", signerName);
@@ -304,17 +231,6 @@ function crlDistributionPoint(template: string, signerName: string): Uint8Array 
     throw invalidOption("crlDistributionPointUrl", "to be an http or https URL of printable ASCII", url);
   }
   return crlDistributionPointsExtension(url);
-}
-
-function isKeyPair(ca: CaInput): ca is CaKeyPair {
-  return typeof (ca as CaKeyPair).certPem === "string" && ((ca as CaKeyPair).privateKey !== undefined || (ca as CaKeyPair).keySigner !== undefined);
-}
-
-function toProvider(ca: CaInput | undefined): CaProvider {
-  if (ca === undefined || ca === null || typeof ca !== "object") throw invalidOption("ca", "to be a CA key pair or a CA source", ca);
-  if (isKeyPair(ca)) return { current: () => ca };
-  if (typeof ca.current !== "function") throw invalidOption("ca", "to be a CA key pair or a CA source", Object.keys(ca));
-  return ca;
 }
 
 /**

@@ -2,17 +2,9 @@
 export type { Signer, SigningRequest, Validation } from "./signer.js";
 export { SignerRegistry } from "./registry.js";
 export { isQualifiedSignerName, signerNameProblem, builtinSignerNames } from "./signer-name.js";
-export {
-  CaSigner,
-  defaultPlan,
-  DEFAULT_MAX_DURATION_SECONDS,
-  type CaBackingOptions,
-  type CaInput,
-  type CaProvider,
-  type CaSignerOptions,
-  type IssuePlan,
-  type TrustPublication,
-} from "./ca-signer.js";
+export { CaSigner, type CaSignerOptions, type TrustPublication } from "./ca-signer.js";
+export { DEFAULT_MAX_DURATION_SECONDS, type CaBackingOptions, type CaInput, type CaProvider } from "./ca-backing.js";
+export { defaultPlan, type IssuePlan } from "./issue-plan.js";
 export { usageProblem, nodeSubjectProblem, forbiddenSanProblem, type UsageRule } from "./rules.js";
 export { createApiserverClientSigner, MASTERS_GROUP } from "./apiserver-client.js";
 export { createNodeagentClientSigner } from "./apiserver-client-nodeagent.js";

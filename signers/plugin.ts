@@ -7,7 +7,7 @@ import { PlatformError, toPlatformError } from "../src/errors.js";
 import { silentLogger, type Logger } from "../src/logger.js";
 import { resolveKeyRef } from "../src/pki/pkcs11-uri.js";
 import { openCaSource } from "./ca-files.js";
-import { DEFAULT_MAX_DURATION_SECONDS, type CaInput } from "./ca-signer.js";
+import { DEFAULT_MAX_DURATION_SECONDS, type CaInput } from "./ca-backing.js";
 import type { Signer, SignOptions, SigningRequest, Validation } from "./signer.js";
 import { signerNameProblem } from "./signer-name.js";
 

@@ -2,7 +2,9 @@
 import { PlatformError } from "../src/errors.js";
 import type { CertificateProfile } from "../src/pki/types.js";
 import { resolveUsages } from "../src/pki/usages.js";
-import { CaSigner, type CaBackingOptions, type IssuePlan, type TrustPublication } from "./ca-signer.js";
+import type { CaBackingOptions } from "./ca-backing.js";
+import { CaSigner, type TrustPublication } from "./ca-signer.js";
+import type { IssuePlan } from "./issue-plan.js";
 import type { SignerPolicy } from "./policy-schema.js";
 import { attributePermitted, policyLifetime, policyProblem, requestedCa } from "./policy-rules.js";
 import type { SigningRequest } from "./signer.js";

@@ -9,7 +9,8 @@ import { readCertificateFacts } from "../src/pki/ca.js";
 import type { CaSource } from "../src/pki/ca-source.js";
 import { decodePem, encodePem, type PemBlock } from "../src/pki/pem.js";
 import { openCaSource } from "./ca-files.js";
-import type { CaBackingOptions, CaInput, CaSigner } from "./ca-signer.js";
+import type { CaBackingOptions, CaInput } from "./ca-backing.js";
+import type { CaSigner } from "./ca-signer.js";
 import { parsePolicy, type ParsePolicyOptions, type SignerPolicy } from "./policy-schema.js";
 import { createPolicySigner } from "./policy-signer.js";
 

@@ -3,7 +3,8 @@
 // Load it with `loadSignerPlugin("signers/examples/example-plugin.js", { options: { caCertFile, caKeyFile } })`.
 // A plug-in outside this repository imports the same names from "platform-ca/signers".
 import { invalidOption } from "../../src/errors.js";
-import { CaSigner, defaultPlan } from "../ca-signer.js";
+import { CaSigner } from "../ca-signer.js";
+import { defaultPlan } from "../issue-plan.js";
 import type { SignerPluginContext } from "../plugin.js";
 import { usageProblem } from "../rules.js";
 import type { Signer } from "../signer.js";

@@ -10,7 +10,7 @@ import { readCertificateFacts } from "../../src/pki/ca.js";
 import type { KeyType } from "../../src/pki/keys.js";
 import type { CaKeyPair } from "../../src/pki/types.js";
 import { resolveUsages } from "../../src/pki/usages.js";
-import type { CaInput } from "../../signers/ca-signer.js";
+import type { CaInput } from "../../signers/ca-backing.js";
 import type { Signer, SigningRequest } from "../../signers/signer.js";
 import { expiredCa, HOUR, NOW, pemBlocks, rejection, signingRequest, type RequestOptions, SIGNERS_CA } from "../signers/fixtures.js";
 import { testCa } from "../fixtures/ca.js";

@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createApiserverClientSigner } from "../../signers/apiserver-client.js";
 import { createNodeagentClientSigner } from "../../signers/apiserver-client-nodeagent.js";
-import type { CaInput } from "../../signers/ca-signer.js";
+import type { CaInput } from "../../signers/ca-backing.js";
 import { createLegacyUnknownSigner } from "../../signers/legacy-unknown.js";
 import { createNodeagentServingSigner } from "../../signers/nodeagent-serving.js";
 import { parsePolicy } from "../../signers/policy-schema.js";
