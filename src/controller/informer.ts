@@ -5,7 +5,8 @@ import { invalidOption, isPlatformError, PlatformError } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { JitteredBackoff } from "../time/backoff.js";
 import { systemClock, type CancelTimer, type Clock } from "../time/clock.js";
-import { objectKey, type InformerHandlers, type InformerOptions, type Lister } from "./informer-types.js";
+import { describeError, InformerCache } from "./informer-cache.js";
+import type { InformerHandlers, InformerOptions, Lister } from "./informer-types.js";
 
 export { objectKey, stripManagedFields, type InformerHandlers, type InformerOptions, type Lister } from "./informer-types.js";
 
@@ -32,8 +33,7 @@ export class Informer<T extends ApiObject> implements Lister<T> {
   private readonly resyncMs: number;
   private readonly watchTimeoutSeconds: number;
   private readonly backoff: JitteredBackoff;
-  private readonly handlers = new Set<InformerHandlers<T>>();
-  private cache = new Map<string, T>();
+  private readonly cache: InformerCache<T>;
   private synced = false;
   private syncWaiters: (() => void)[] = [];
   private resourceVersion: string | undefined;
@@ -53,13 +53,12 @@ export class Informer<T extends ApiObject> implements Lister<T> {
     const minResync = wholeAtLeast("minResyncPeriodMs", options.minResyncPeriodMs, 0, 0);
     this.resyncMs = minResync === 0 ? 0 : Math.round(minResync * (1 + this.random()));
     this.backoff = new JitteredBackoff(options.backoff, this.random);
+    this.cache = new InformerCache(this.log);
   }
 
   /** Adds handlers; when the cache already holds objects they are replayed as adds. Returns a remover. */
   addHandlers(handlers: InformerHandlers<T>): () => void {
-    this.handlers.add(handlers);
-    for (const obj of this.cache.values()) this.call(handlers, "onAdd", obj, true);
-    return () => void this.handlers.delete(handlers);
+    return this.cache.addHandlers(handlers);
   }
 
   get(key: string): T | undefined {
@@ -67,7 +66,7 @@ export class Informer<T extends ApiObject> implements Lister<T> {
   }
 
   list(): T[] {
-    return [...this.cache.values()];
+    return this.cache.list();
   }
 
   hasSynced(): boolean {
@@ -156,7 +155,7 @@ export class Informer<T extends ApiObject> implements Lister<T> {
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion ?? rv;
     } while (cont);
-    this.replace(items);
+    this.cache.replace(items, !this.synced);
     this.resourceVersion = rv;
     if (!this.synced) {
       this.synced = true;
@@ -188,20 +187,6 @@ export class Informer<T extends ApiObject> implements Lister<T> {
       outer.removeEventListener("abort", stop);
       controller.abort();
     }
-  }
-
-  private replace(items: readonly T[]): void {
-    const old = this.cache;
-    const initial = !this.synced;
-    const next = new Map<string, T>();
-    for (const obj of items) next.set(objectKey(obj), obj);
-    this.cache = next;
-    for (const [key, obj] of next) {
-      const before = old.get(key);
-      if (!before) this.emit("onAdd", obj, initial);
-      else if (before.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit("onUpdate", before, obj);
-    }
-    for (const [key, obj] of old) if (!next.has(key)) this.emit("onDelete", obj);
   }
 
   private async watchOnce(fromRv: string, outer: AbortSignal): Promise<WatchResult> {
@@ -257,7 +242,7 @@ export class Informer<T extends ApiObject> implements Lister<T> {
         events++;
         rv = ev.object.metadata.resourceVersion ?? rv;
         this.resourceVersion = rv;
-        if (ev.type !== "BOOKMARK") this.apply(ev.type, this.options.transform ? this.options.transform(ev.object as T) : (ev.object as T));
+        if (ev.type !== "BOOKMARK") this.cache.apply(ev.type, this.options.transform ? this.options.transform(ev.object as T) : (ev.object as T));
       }
     } catch (err) {
       if (!stalled && !outer.aborted) return result(isPlatformError(err, "GONE") ? "gone" : "failed", err);
@@ -270,46 +255,12 @@ export class Informer<T extends ApiObject> implements Lister<T> {
     return result(outer.aborted ? "stopped" : "stalled");
   }
 
-  private apply(type: "ADDED" | "MODIFIED" | "DELETED", obj: T): void {
-    if (!obj?.metadata?.name) {
-      this.log.warn({ type }, "watch event without an object name; skipped");
-      return;
-    }
-    const key = objectKey(obj);
-    const before = this.cache.get(key);
-    if (type === "DELETED") {
-      this.cache.delete(key);
-      this.emit("onDelete", obj);
-    } else {
-      this.cache.set(key, obj);
-      if (before) this.emit("onUpdate", before, obj);
-      else this.emit("onAdd", obj, false);
-    }
-  }
-
   private armResync(): void {
     if (this.resyncMs === 0 || this.controller?.signal.aborted) return;
     this.cancelResync = this.clock.setTimer(this.resyncMs, () => {
-      for (const obj of this.cache.values()) this.emit("onUpdate", obj, obj);
+      this.cache.resync();
       this.armResync();
     });
-  }
-
-  private emit<K extends keyof InformerHandlers<T>>(kind: K, ...args: Parameters<NonNullable<InformerHandlers<T>[K]>>): void {
-    for (const h of this.handlers) this.call(h, kind, ...args);
-  }
-
-  /** One handler's failure is logged and must not stop the others or the informer. */
-  private call<K extends keyof InformerHandlers<T>>(h: InformerHandlers<T>, kind: K, ...args: Parameters<NonNullable<InformerHandlers<T>[K]>>): void {
-    const fn = h[kind] as ((...a: unknown[]) => unknown) | undefined;
-    if (!fn) return;
-    const report = (err: unknown): void => this.log.error({ err: describeError(err), handler: kind }, "informer handler failed");
-    try {
-      const out = fn.apply(h, args);
-      if (out instanceof Promise) out.catch(report);
-    } catch (err) {
-      report(err);
-    }
   }
 }
 
@@ -317,9 +268,4 @@ function wholeAtLeast(name: string, value: number | undefined, fallback: number,
   const v = value ?? fallback;
   if (!Number.isSafeInteger(v) || v < min) throw invalidOption(name, `to be a whole number ≥ ${min}`, value);
   return v;
-}
-
-function describeError(err: unknown): unknown {
-  if (err instanceof PlatformError) return { code: err.code, message: err.message };
-  return err instanceof Error ? { message: err.message } : err;
 }
