@@ -5,7 +5,7 @@
 import type { EtcdClientOptions, KvMethod } from "./client.js";
 import { EtcdClient } from "./client.js";
 import type { EtcdHeader } from "./proto.js";
-import { compactRevKey, etcdError, etcdPrefix } from "./store.js";
+import { compactRevKey, etcdError, etcdPrefix } from "./kv.js";
 
 export interface RevisionFence {
   /** The revision before the first write. */

@@ -1,6 +1,5 @@
 // The storage contract on etcd: preconditions as transactions on mod_revision, lists as ranges at a revision, watches
 // with prev_kv from a revision, resourceVersion = etcd revision. Values go to etcd as bytes, so encryption fits on top.
-import type { ServiceError } from "@grpc/grpc-js";
 import { PlatformError, toPlatformError } from "../../../errors.js";
 import { silentLogger, type Logger } from "../../../logger.js";
 import { systemClock, type Clock } from "../../../time/clock.js";
@@ -9,6 +8,7 @@ import { alreadyExists, checkKey, checkPrefix, checkRevision, checkValue, closed
 import type { RetentionOptions } from "../retention.js";
 import { EtcdClient, type EtcdClientOptions, type KvMethod } from "./client.js";
 import { EtcdCompactor } from "./compactor.js";
+import { b, compare, compactRevKey, etcdError, etcdPrefix, type RangeResponse, type TxnResponse } from "./kv.js";
 import type { EtcdHeader, EtcdKeyValue } from "./proto.js";
 import { EtcdTicker } from "./ticker.js";
 import { EtcdWatchStream, type WatchStreamOptions } from "./watch-stream.js";
@@ -23,22 +23,6 @@ export interface EtcdStorageOptions extends EtcdClientOptions {
   readonly logger?: Logger;
   readonly watch?: WatchStreamOptions;
 }
-
-interface RangeResponse {
-  header: EtcdHeader;
-  kvs: EtcdKeyValue[];
-  more: boolean;
-  count: number;
-}
-interface TxnResponse {
-  header: EtcdHeader;
-  succeeded: boolean;
-  responses: Array<{ response_range?: RangeResponse; response_put?: { prev_kv: EtcdKeyValue | null }; response_delete_range?: { prev_kvs: EtcdKeyValue[] } }>;
-}
-
-const b = (s: string) => Buffer.from(s, "latin1");
-const compare = (key: Buffer, target: "MOD" | "CREATE", result: "EQUAL" | "GREATER", value: number) =>
-  ({ key, target, result, [target === "MOD" ? "mod_revision" : "create_revision"]: value });
 
 /** Opens an etcd-backed store and checks that a member answers. */
 export async function openEtcdStorage<V extends StoredValue = string>(options: EtcdStorageOptions): Promise<Storage<V>> {
@@ -295,23 +279,4 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
     const cur = this.#kv(kv);
     return { type, key: cur.key, kv: cur, ...(prev && { prev }), revision: kv.mod_revision };
   }
-}
-
-/** `--etcd-prefix` without its trailing slashes (default /platform-ca): every key of the store is `prefix/…`. */
-export function etcdPrefix(option: string | undefined): string {
-  const prefix = (option ?? "/platform-ca").replace(/\/+$/, "");
-  if (!/^(\/[\x21-\x7e]+)?$/.test(prefix)) throw new PlatformError("INVALID_OPTION", `expected the etcd prefix to be a printable ASCII path like /platform-ca, got ${JSON.stringify(option)}`);
-  return prefix;
-}
-
-/** Where compactions are recorded: `prefix:compact_rev_key` sorts outside `prefix/…`, so lists of the whole store never see it. */
-export const compactRevKey = (prefix: string): string => `${prefix}:compact_rev_key`;
-
-/** gRPC failures as typed errors: an unreachable cluster is retryable STORAGE_UNAVAILABLE, as SQLite's busy file is. */
-export function etcdError(err: unknown, method: string): Error {
-  if (err instanceof PlatformError) return err;
-  const e = err as ServiceError;
-  if (typeof e?.code !== "number") return toPlatformError(err);
-  if (/required revision|future revision/.test(e.details ?? "")) return e;
-  return new PlatformError("STORAGE_UNAVAILABLE", `etcd ${method} failed: ${e.details || e.message}`, { cause: err, details: { grpcCode: e.code } });
 }
