@@ -4,6 +4,9 @@ import { levelAtLeast, type AuditStage } from "../../config/audit-policy.js";
 import { auditUserAgent, bodyKind, redactBody, type AuditEvent, type AuditObjectRef, type AuditResponseStatus } from "../../audit/event.js";
 import type { AuditAttributes, AuditDecision } from "../../audit/policy.js";
 
+/** What the policy decides on, with who asked and the resource's version: one audited request's attributes. */
+export type AuditedAttributes = AuditAttributes & { readonly user: UserInfo; readonly version?: string };
+
 /** What the HTTP layer knows of a request when its audit begins, beside its attributes (read only when it is audited). */
 export interface AuditRequest {
   readonly auditID: string;
@@ -56,7 +59,7 @@ export class AuditContext {
   constructor(
     private readonly auditor: AuditWriter,
     readonly decision: AuditDecision,
-    a: AuditAttributes & { readonly user: UserInfo; readonly version?: string },
+    a: AuditedAttributes,
     r: AuditRequest,
   ) {
     this.#kind = bodyKind(a.resource, a.subresource);

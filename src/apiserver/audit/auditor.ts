@@ -1,14 +1,14 @@
 // Audit of requests: per request, the policy's decision, then the events of its stages written to every sink (blocking mode).
 import { randomUUID } from "node:crypto";
 import { Counter, type Registry } from "prom-client";
-import { formatMicroTime, type UserInfo } from "../../api/meta.js";
+import { formatMicroTime } from "../../api/meta.js";
 import { auditApiVersion, type AuditPolicy, type AuditStage } from "../../config/audit-policy.js";
 import type { Clock } from "../../time/clock.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { sourceIPs } from "../../audit/event.js";
 import type { AuditSink } from "../../audit/log-backend.js";
-import { evaluatePolicy, type AuditAttributes } from "../../audit/policy.js";
-import { AuditContext, type AuditRequest, type AuditWriter } from "./audit-context.js";
+import { evaluatePolicy } from "../../audit/policy.js";
+import { AuditContext, type AuditedAttributes, type AuditRequest, type AuditWriter } from "./audit-context.js";
 
 export interface AuditorOptions {
   readonly policy: AuditPolicy;
@@ -89,7 +89,7 @@ export class Auditor implements AuditWriter {
   }
 
   /** The policy's decision for a request, and its audit context (undefined at level None: nothing more is done). */
-  begin(a: AuditAttributes & { readonly user: UserInfo; readonly version?: string }, request: () => AuditRequest): AuditContext | undefined {
+  begin(a: AuditedAttributes, request: () => AuditRequest): AuditContext | undefined {
     const decision = evaluatePolicy(this.o.policy, a);
     if (decision.level === "None") return undefined;
     return new AuditContext(this, decision, a, request());

@@ -6,18 +6,9 @@ import { silentLogger, type Logger } from "../../../logger.js";
 import type { Clock } from "../../../time/clock.js";
 import { ageCheckInterval, resolveRetention, revisionTarget, type Retention, type RetentionOptions } from "../retention.js";
 import type { KvMethod } from "./client.js";
-import type { EtcdHeader, EtcdKeyValue } from "./proto.js";
+import type { RangeResponse, TxnResponse } from "./kv.js";
 
 type Call = <T>(method: KvMethod, request: object, write?: boolean) => Promise<T>;
-
-interface RangeResponse {
-  kvs: EtcdKeyValue[];
-}
-interface TxnResponse {
-  header: EtcdHeader;
-  succeeded: boolean;
-  responses: Array<{ response_range?: RangeResponse }>;
-}
 
 /** Upstream's default compaction interval. */
 const DEFAULT_RETENTION: Retention = { revisions: Infinity, ageMs: 5 * 60_000 };

@@ -36,12 +36,7 @@ export class JsonPath {
         }
       }
     };
-    try {
-      run(this.#nodes, data);
-    } catch (err) {
-      if (err instanceof PlatformError) throw err;
-      throw new PlatformError("INVALID_ARGUMENT", `error executing jsonpath ${JSON.stringify(this.template)}: ${(err as Error).message}`);
-    }
+    this.#executing(() => run(this.#nodes, data));
     return text;
   }
 
@@ -51,13 +46,20 @@ export class JsonPath {
    */
   results(data: Json): Json[][] {
     const out: Json[][] = [];
-    try {
+    this.#executing(() => {
       for (const node of this.#nodes) if (node.t === "expr") out.push(evaluate(node.steps, data, data, true));
+    });
+    return out;
+  }
+
+  /** Runs an evaluation; an evaluator's own failure becomes INVALID_ARGUMENT naming the template, as kubectl's message. */
+  #executing(evaluation: () => void): void {
+    try {
+      evaluation();
     } catch (err) {
       if (err instanceof PlatformError) throw err;
       throw new PlatformError("INVALID_ARGUMENT", `error executing jsonpath ${JSON.stringify(this.template)}: ${(err as Error).message}`);
     }
-    return out;
   }
 }
 
