@@ -28,7 +28,10 @@ export interface SigningPoolOptions {
 
 export interface PoolJob {
   readonly ca: CaKeyPair;
-  /** A parsed (and verified) CSR; or PEM text / DER bytes, then parsed and its signature verified by the pool. */
+  /**
+   * A parsed (and verified) CSR; or PEM text / DER bytes, then parsed and its signature verified by the pool (DER bytes
+   * its memory of verified requests holds are not verified again).
+   */
   readonly csr: ParsedCsr | string | Uint8Array;
   readonly profile: CertificateProfile;
   readonly validity: Validity;

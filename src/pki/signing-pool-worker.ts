@@ -150,6 +150,8 @@ function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wir
   const templates: NativeTemplate[] = [];
   let runKey = -1;
   let runIndex = NO_TEMPLATE;
+  // The bytes hashed are the ones issued: a batch's buffer was transferred here, no other thread writes it.
+  const checked = (i: number) => (memo !== undefined && memo.has(SharedVerifiedMemo.digest(csrAt(batch, i))) ? CHECKED : 0);
   for (let i = 0; i < count; i++) {
     if (batch.texts[i] !== undefined || batch.parsed[i] !== undefined || i in refused) continue;
     const ca = batch.caIds[i]!;
@@ -157,10 +159,8 @@ function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wir
     const ext = batch.extensionIndex[i]!;
     const from = batch.times[2 * i]!;
     const to = batch.times[2 * i + 1]!;
-    // The bytes hashed are the ones issued: a batch's buffer was transferred here, no other thread writes it.
-    const checked = memo !== undefined && memo.has(SharedVerifiedMemo.digest(csrAt(batch, i))) ? CHECKED : 0;
     if (runKey === i - 1 && ca === batch.caIds[i - 1] && profileIndex === batch.profileIndex[i - 1] && ext === batch.extensionIndex[i - 1] && from === batch.times[2 * i - 2] && to === batch.times[2 * i - 1]) {
-      index[i] = runIndex === NO_TEMPLATE ? NO_TEMPLATE : runIndex | checked;
+      if (runIndex !== NO_TEMPLATE) index[i] = runIndex | checked(i);
       runKey = i;
       continue;
     }
@@ -178,7 +178,7 @@ function issueBatchNatively(issuers: ReadonlyMap<number, IssuerSlot>, batch: Wir
     if (template === undefined) continue;
     runIndex = templates.indexOf(template);
     if (runIndex < 0) runIndex = templates.push(template) - 1;
-    index[i] = runIndex | checked;
+    index[i] = runIndex | checked(i);
   }
   return templates.length === 0 ? undefined : issueNative(templates, index, batch.csrBytes, batch.csrEnds);
 }
