@@ -15,14 +15,14 @@ import { SigningPool } from "../../src/pki/signing-pool.js";
 import { processBatch } from "../../src/pki/signing-pool-worker.js";
 import { resultAt, type WireBatch } from "../../src/pki/signing-pool-wire.js";
 import { crlDistributionPointsExtension } from "../../src/pki/tbs-template.js";
-import type { CertificateProfile, Validity } from "../../src/pki/types.js";
+import type { CertificateProfile } from "../../src/pki/types.js";
 import { testCa } from "../fixtures/ca.js";
 import { csr } from "../fixtures/csr.js";
 import { BAD_HAND_CSRS } from "./bad-csrs.js";
 import { attribute, extension, handCsr, MS_EXTENSION_REQUEST, PKCS9_EXTENSION_REQUEST } from "./csr-builder.js";
 import { bits, ctx, int, name, nul, oid, seq, str, tlv, utf8 } from "./der-builder.js";
 import { mutation } from "./der-mutations.js";
-import { profile, T0 } from "./issuance-fixtures.js";
+import { DAY_FROM_T0, profile } from "./issuance-fixtures.js";
 
 // One serial for both paths, so that a certificate depends only on the request, the CA, the profile and the window.
 const SERIAL = Uint8Array.from({ length: 16 }, (_, i) => 0x11 + i);
@@ -36,7 +36,7 @@ vi.mock("../../src/pki/tbs-template.js", async (original) => ({
   },
 }));
 
-const validity: Validity = { notBefore: T0, notAfter: new Date(T0.getTime() + 86_400_000) };
+const validity = DAY_FROM_T0;
 const crlDp = [crlDistributionPointsExtension("http://crl.example/ca.crl")];
 type Outcome = { readonly der: Uint8Array; readonly pem: string } | { readonly code: string; readonly message: string };
 

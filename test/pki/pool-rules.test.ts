@@ -12,7 +12,7 @@ import type { CaKeyPair } from "../../src/pki/types.js";
 import { csr, tamperedSignature } from "../fixtures/csr.js";
 import { testCa } from "../fixtures/ca.js";
 import { tempDir } from "../fixtures/temp-dir.js";
-import { profile, T0 } from "./issuance-fixtures.js";
+import { DAY_FROM_T0, profile } from "./issuance-fixtures.js";
 
 // The workers run the compiled worker of dist/ (npm run build), which imports the rules from this plain module.
 const dir = tempDir("pool-rules-");
@@ -28,7 +28,7 @@ const rules = (cn: string, here: RequestRule): JobRules => ({ rule: here, portab
 const never: RequestRule = () => {
   throw new Error("the rule ran on the calling thread");
 };
-const validity = { notBefore: T0, notAfter: new Date(T0.getTime() + 86_400_000) };
+const validity = DAY_FROM_T0;
 const job = (ca: CaKeyPair, der: Uint8Array, r: JobRules, username = "alice"): PoolJob => ({ ca, csr: der, profile: profile(), validity, check: { rules: r, request: { signerName: "example.com/rules", usages: ["client auth"], username } } });
 
 const brokenSignature = async (cn: string): Promise<Uint8Array> => tamperedSignature((await csr({ cn, freshKey: true })).der);

@@ -14,7 +14,7 @@ import { SigningPool } from "../../src/pki/signing-pool.js";
 import type { PoolJob } from "../../src/pki/signing-pool-types.js";
 import type { CaKeyPair } from "../../src/pki/types.js";
 import { csr, tamperedSignature } from "../fixtures/csr.js";
-import { opensslText, profile, T0 } from "./issuance-fixtures.js";
+import { DAY_FROM_T0, opensslText, profile, T0 } from "./issuance-fixtures.js";
 import { testCa } from "../fixtures/ca.js";
 import { tempDir, writeFiles } from "../fixtures/temp-dir.js";
 import { run } from "../fixtures/process.js";
@@ -34,7 +34,7 @@ beforeAll(() => {
   workerScript = join(out, "src/pki/signing-pool-worker.js");
 }, 90_000);
 
-const validity = { notBefore: T0, notAfter: new Date(T0.getTime() + 86_400_000) };
+const validity = DAY_FROM_T0;
 
 async function distinctCsrs(n: number): Promise<string[]> {
   return Promise.all(Array.from({ length: n }, async (_, i) => (await csr({ cn: `client-${i}`, dns: [`n${i}.example`], freshKey: true })).pem));

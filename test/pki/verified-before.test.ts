@@ -11,9 +11,9 @@ import type { CaKeyPair } from "../../src/pki/types.js";
 import { SharedVerifiedMemo } from "../../src/pki/verified-memo.js";
 import { testCa } from "../fixtures/ca.js";
 import { csr, tamperedSignature } from "../fixtures/csr.js";
-import { profile, T0 } from "./issuance-fixtures.js";
+import { DAY_FROM_T0, profile } from "./issuance-fixtures.js";
 
-const validity = { notBefore: T0, notAfter: new Date(T0.getTime() + 86_400_000) };
+const validity = DAY_FROM_T0;
 // The built worker finds the addon beside the package (dist/ under the repository); `npm run build` first.
 const workerScript = new URL("../../dist/src/pki/signing-pool-worker.js", import.meta.url);
 
