@@ -1,7 +1,6 @@
 // bench:sign's controller rows: SigningController.sync itself, its cache and client in memory, so only its own path is timed.
 import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
 import type { ResourceClient } from "../../src/client/types.js";
-import type { CsrParser } from "../../src/controller/controllers/csr-object.js";
 import { SigningController } from "../../src/controller/controllers/signing.js";
 import type { EventRecorder } from "../../src/controller/event-recorder.js";
 import type { Informer, InformerHandlers } from "../../src/controller/informer.js";
@@ -19,7 +18,7 @@ export interface ControllerDriver {
  * `workers` concurrent syncs (ConcurrentCSRSyncs) over an informer cache and a client that are maps: `submit` puts an
  * approved object in the cache and delivers it as an add, as the informer does; the status write completes at once.
  */
-export async function startController(o: { readonly signer: Signer; readonly pool: SigningPool; readonly parser: CsrParser; readonly workers: number }): Promise<ControllerDriver> {
+export async function startController(o: { readonly signer: Signer; readonly pool: SigningPool; readonly workers: number }): Promise<ControllerDriver> {
   const objects = new Map<string, CertificateSigningRequest>();
   const written = new Map<string, () => void>();
   let handlers: InformerHandlers<CertificateSigningRequest> | undefined;
@@ -39,7 +38,7 @@ export async function startController(o: { readonly signer: Signer; readonly poo
     },
   } as unknown as ResourceClient<CertificateSigningRequest>;
   const events = { event: () => undefined } as unknown as EventRecorder;
-  const controller = new SigningController({ csrs, informer, signers: new SignerRegistry([o.signer]), events, parser: o.parser, pool: o.pool, workers: o.workers });
+  const controller = new SigningController({ csrs, informer, signers: new SignerRegistry([o.signer]), events, pool: o.pool, workers: o.workers });
   const stop = new AbortController();
   await controller.start(stop.signal);
   return {

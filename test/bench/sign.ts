@@ -33,7 +33,6 @@ import type { CertificateProfile, Validity } from "../../src/pki/types.js";
 import { createBuiltinSigners } from "../../signers/builtins.js";
 import { groupNames } from "../../src/api/group.js";
 import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
-import { CsrParser } from "../../src/controller/controllers/csr-object.js";
 import { csrObject } from "../fixtures/csr.js";
 import { envNumber } from "./measure.js";
 import { startController, type ControllerDriver } from "./sign-controller.js";
@@ -171,7 +170,7 @@ async function main(): Promise<void> {
   const controllers: ControllerDriver[] = [];
   const rows = await Promise.all(Object.entries(cas).map(async ([name, { ca }]) => {
     const signer = createBuiltinSigners({ ca, groupSuffix: names.suffix }).find((s) => s.signerName === names.signers.nodeagentServing)!;
-    const start = (p: SigningPool) => startController({ signer, pool: p, parser: new CsrParser(), workers: CONTROLLER_SYNCS }).then((c) => (controllers.push(c), c));
+    const start = (p: SigningPool) => startController({ signer, pool: p, workers: CONTROLLER_SYNCS }).then((c) => (controllers.push(c), c));
     const [bytes, verifiedBefore] = await Promise.all([start(pool), start(checkedPool)]);
     return [
       { ca: name, mode: "one thread (nothing waiting)", cores: 1, run: () => rate(SECONDS, 1, (i) => pool.issue({ ca, csr: csrs[i % DISTINCT_CSRS]!, profile, validity })) },

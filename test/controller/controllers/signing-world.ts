@@ -12,7 +12,6 @@ import type { CaKeyPair } from "../../../src/pki/types.js";
 import { createBuiltinSigners } from "../../../signers/builtins.js";
 import { SignerRegistry } from "../../../signers/registry.js";
 import type { RequestBytes, Signer, SignOptions, SigningRequest } from "../../../signers/signer.js";
-import type { CsrParser } from "../../../src/controller/controllers/csr-object.js";
 import { decide, nodeClientCsr, startHarness, stopAfterEach, type Harness } from "./harness.js";
 import { until } from "../../fixtures/wait.js";
 import type { Tracer } from "../../../src/tracing/tracer.js";
@@ -58,7 +57,6 @@ export interface WorldOptions {
   /** Runs before the controller starts (to leave it a backlog). */
   readonly before?: (w: World) => Promise<void>;
   readonly tracer?: Tracer;
-  readonly parser?: CsrParser;
   /** Signers in place of the built-in ones (still watched). */
   readonly signers?: (builtins: readonly Signer[]) => readonly Signer[];
 }
@@ -78,7 +76,7 @@ export async function world(o: WorldOptions = {}): Promise<World> {
   };
   const builtins = createBuiltinSigners({ ca: o.provider ?? ca.ca, groupSuffix: h.names.suffix, now: () => new Date(h.clock.now()) });
   const signers = new SignerRegistry((o.signers?.(builtins) ?? builtins).map((s) => watched(s, signed, o.during && ((r) => o.during!(r, w)))));
-  const controller = new SigningController({ csrs: h.api.csrs, informer: h.csrInformer, signers, events: h.events, clock: h.clock, metrics, workers: 2, ...(o.tracer && { tracer: o.tracer }), ...(o.pool && { pool: o.pool }), ...(o.parser && { parser: o.parser }) });
+  const controller = new SigningController({ csrs: h.api.csrs, informer: h.csrInformer, signers, events: h.events, clock: h.clock, metrics, workers: 2, ...(o.tracer && { tracer: o.tracer }), ...(o.pool && { pool: o.pool }) });
   const stop = new AbortController();
   track(h, stop, o.pool && (() => o.pool!.close()));
   await o.before?.(w);
