@@ -124,6 +124,8 @@ export class Transport {
   readonly #pool: AgentPool;
   readonly #base: URL;
   readonly #fixed: Record<string, string | string[]>;
+  /** Asked for on node's client only: the lean socket client's bytes stay on this machine. */
+  readonly #compression: Record<string, string>;
   readonly #held = new Set<string>();
   #identityKey: string | undefined;
   #configured: http.Agent | undefined;
@@ -137,9 +139,9 @@ export class Transport {
     this.#fixed = {
       "User-Agent": config.userAgent,
       Accept: config.accept ?? "application/json",
-      ...(config.disableCompression ? {} : { "Accept-Encoding": "gzip" }),
       ...impersonationHeaders(config.impersonate),
     };
+    this.#compression = config.disableCompression ? {} : { "Accept-Encoding": "gzip" };
     if (config.socketPath !== undefined && this.#base.protocol === "http:" && config.proxyUrl === undefined) this.#socket = new SocketTransport(config.socketPath, MAX_SOCKETS);
   }
 
@@ -173,13 +175,15 @@ export class Transport {
     const proxied = !secure && this.#config.proxyUrl !== undefined;
     const target = `${this.#base.pathname.replace(/\/$/, "")}${req.path}`;
     const proxy = proxied ? new URL(this.#config.proxyUrl!) : undefined;
-    const headers: Record<string, string | string[]> = { ...this.#fixed, ...(req.headers as Record<string, string | string[]>) };
-    if (req.body) headers["Content-Length"] = String(req.body.length);
+    const lean = this.#socket !== undefined && req.stream !== true;
+    const headers: Record<string, string | string[]> = { ...this.#fixed, ...(!lean && this.#compression), ...(req.headers as Record<string, string | string[]>) };
+    // The lean client writes the body's length itself.
+    if (req.body && !lean) headers["Content-Length"] = String(req.body.length);
     // Inside a traced sync, the server continues the trace (when it trusts this client, as it trusts system:masters).
     const traceparent = defaultTracer().current()?.traceparent();
     if (traceparent) headers.traceparent = traceparent;
     if (proxied) headers.Host = this.#base.host;
-    if (this.#socket !== undefined && req.stream !== true) return this.#sendOnSocket(this.#socket, req, target, headers, ctx);
+    if (lean) return this.#sendOnSocket(this.#socket!, req, target, headers, ctx);
     const options: http.RequestOptions = {
       method: req.method,
       host: proxy ? proxy.hostname : this.#base.hostname.replace(/^\[|\]$/g, ""),
@@ -216,7 +220,6 @@ export class Transport {
    * same errors as node's client (connectionError of the socket's code).
    */
   async #sendOnSocket(socket: SocketTransport, req: TransportRequest, target: string, headers: Record<string, string | string[]>, ctx: CallContext): Promise<TransportResponse> {
-    delete headers["Accept-Encoding"];
     let res;
     try {
       res = await socket.request({ method: req.method, path: target, headers, body: req.body, signal: req.signal });
