@@ -1,4 +1,6 @@
-// The recorder's writers: a bounded queue of series drained in batches by a few writers, so a burst of events does not crowd out the controllers' own writes, and paused (nothing lost) while the server answers 429 TooManyRequests.
+// The event recorder's writers: a bounded queue of series drained in batches, paused (nothing lost) on 429.
+//
+// A few writers at most, so a burst of events does not crowd out the controllers' own writes.
 import type { Event } from "../api/types/event.js";
 import type { ResourceClient } from "../client/types.js";
 import { invalidOption, isPlatformError } from "../errors.js";
