@@ -1,4 +1,6 @@
-// Records events/v1 Events about objects: best effort, repeats folded into a series, spam limited per object, and handed to the writers (event-writer.ts) that write them.
+// Records events/v1 Events about objects: repeats folded into a series, spam limited per object.
+//
+// Best effort: each series goes to the writers (event-writer.ts), which write it off the controllers' path.
 import type { ApiObject } from "../api/meta.js";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import type { ObjectReference } from "../api/types/core.js";
