@@ -80,8 +80,12 @@ export async function measureLoad(pid: number, spec: LoadSpec): Promise<LoadResu
   const before = cpuSeconds(pid);
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), JSON.stringify(spec)], { stdio: ["ignore", "pipe", "inherit"] });
   let line = "";
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   for await (const l of createInterface({ input: child.stdout! })) line = l;
   const used = cpuSeconds(pid) - before;
+  const code = await exited;
+  // Its error is on this process's stderr already: say which step failed rather than fail to read its figures.
+  if (code !== 0 || line === "") throw new Error(`the load process for ${spec.method} ${spec.url} failed (exit code ${code})`);
   const result = JSON.parse(line) as LoadResult;
   // /proc counts in 10 ms ticks; the warm-up round falls inside the window too, which the request count leaves out (small).
   return { ...result, serverMicros: (used * 1e6) / result.requests };
