@@ -1,7 +1,9 @@
 // Every watch of one etcd store multiplexed on ONE gRPC watch stream, re-created from the last seen revision on another
 // member when the stream breaks. One stream matters: etcd sends the responses of one stream's synced watchers in
-// revision order, so a "ticker" watching the whole key space proves to each watcher that it missed nothing up to a
-// revision (per-write progress, which etcd 3.4 cannot give: its progress request answers without waiting for sync).
+// revision order, so a "ticker" watching the whole key space gives each watcher per-write progress (which etcd 3.4
+// cannot give: its progress request answers without waiting for sync). That order is not a promise etcd always keeps
+// (a watcher still replaying its history in batches, or one whose responses waited for a slow reader), so progress
+// from the ticker is only reported, never used to skip events: a late event after it ends the watch with GONE.
 import type { ClientDuplexStream } from "@grpc/grpc-js";
 import type { Logger } from "../../../logger.js";
 import { toPlatformError, PlatformError } from "../../../errors.js";
@@ -28,8 +30,9 @@ interface Sub {
   readonly id: number;
   readonly target: WatchTarget;
   /**
-   * Revision up to which everything in the range has provably been delivered (events, exact progress): resume
-   * point and duplicate filter. Never moved by an assumption, so an assumption can never lose an event.
+   * Revision up to which everything in the range has provably been delivered by this watcher's own responses
+   * (events, etcd's progress for it): resume point and duplicate filter. Never moved by an assumption or by the
+   * ticker, so neither can lose an event.
    */
   cursor: number;
   /** Highest progress reported to the target (reports only go forward). */
@@ -42,6 +45,19 @@ interface Sub {
   assumed: boolean;
   quiet: NodeJS.Timeout | undefined;
   cancelled: boolean;
+}
+
+/** etcd's `watchBatchMaxRevs`: the most distinct revisions one history response of a replaying watcher holds. */
+export const WATCH_BATCH_MAX_REVS = 1000;
+
+function distinctRevisions(events: readonly EtcdEvent[]): number {
+  let count = 0;
+  let last = -1;
+  for (const e of events) {
+    if (e.kv.mod_revision !== last) count++;
+    last = e.kv.mod_revision;
+  }
+  return count;
 }
 
 export interface WatchStreamOptions {
@@ -86,13 +102,12 @@ export class EtcdWatchStream {
   }
 
   /**
-   * Revision-ordered progress from the ticker, which must itself be provably synced: a write outside a synced
-   * watcher's range moves it forward.
+   * Progress from the ticker, which must itself be synced: a write outside a synced watcher's range is reported to it.
+   * Only reported: should an event of the range at or below it still come, #receive ends the watch (GONE).
    */
   tick(revision: number, key: string): void {
     for (const sub of this.#subs.values()) {
       if (!(sub.synced || sub.assumed) || (key >= sub.target.key && key < sub.target.end)) continue;
-      if (sub.synced) sub.cursor = Math.max(sub.cursor, revision);
       this.#report(sub, revision, sub.synced);
     }
   }
@@ -176,16 +191,19 @@ export class EtcdWatchStream {
     }
     const events = res.events.filter((e) => e.kv.mod_revision > sub.cursor);
     if (events.length > 0 && events[0]!.kv.mod_revision <= sub.reported) {
-      // History after progress past it was assumed (see #assume): delivering it now would contradict that report,
-      // so the watcher ends and its owner lists again (a watch cache relists), rather than apply events backwards.
-      this.#fail(sub, new PlatformError("GONE", `etcd replayed revision ${events[0]!.kv.mod_revision} after the watch had assumed its history complete up to ${sub.reported}; list again`, { details: { revision: sub.cursor } }));
+      // An event after progress past it was reported (assumed, see #assume, or the ticker's): delivering it now would
+      // contradict that report, so the watcher ends and its owner lists again (a watch cache relists), rather than
+      // apply events backwards or drop them.
+      this.#fail(sub, new PlatformError("GONE", `etcd sent revision ${events[0]!.kv.mod_revision} after the watch had reported progress up to ${sub.reported}; list again`, { details: { revision: sub.cursor } }));
       return;
     }
     if (events.length > 0) {
       sub.cursor = events.at(-1)!.kv.mod_revision;
       const synced = sub.synced;
       this.#call(sub, () => sub.target.onEvents(events, synced));
-      if (!sub.synced && sub.cursor >= sub.createdAt) this.#synced(sub, sub.cursor);
+      // etcd replays history in batches of WATCH_BATCH_MAX_REVS revisions; a full batch may have more behind it, so
+      // only a shorter one that reaches the creation revision proves the replay done.
+      if (!sub.synced && sub.cursor >= sub.createdAt && distinctRevisions(res.events) < WATCH_BATCH_MAX_REVS) this.#synced(sub, sub.cursor);
     } else if (res.events.length === 0 && revision > sub.cursor) {
       // A progress notification: etcd sends it only to a synced watcher with nothing pending.
       this.#synced(sub, revision);
