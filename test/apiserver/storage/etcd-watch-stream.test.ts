@@ -110,6 +110,26 @@ describe("etcd watch stream: etcd's real orders lose no event", () => {
     expect(csrs.seen.progress.at(-1)).toBe(1160);
   });
 
+  it("a replay that keeps arriving in full batches is not assumed complete while it arrives", async () => {
+    const { client, stream } = fakeClient();
+    const watches = new EtcdWatchStream(client, silentLogger(), { replayQuietMs: 40 });
+    const csrs = recorder("csr/", "csr0", 100);
+    watches.add(csrs.target);
+    // Created at 3,200: 3,100 revisions to replay, in full batches 25 ms apart (etcd's pass is 100 ms; the quiet
+    // period here is 40 ms), then a short one.
+    await send(stream, response(1, 3200, [], true));
+    for (let b = 0; b < 3; b++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      await send(stream, response(1, 3200, Array.from({ length: WATCH_BATCH_MAX_REVS }, (_, i) => put(`csr/${b}-${i}`, 101 + b * WATCH_BATCH_MAX_REVS + i))));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    await send(stream, response(1, 3200, Array.from({ length: 100 }, (_, i) => put(`csr/last-${i}`, 3101 + i))));
+    expect(csrs.seen.errors).toEqual([]);
+    expect(csrs.seen.revisions).toHaveLength(3100);
+    expect(csrs.seen.progress).toEqual([3200]);
+    watches.close(new Error("done"));
+  });
+
   it("an event that comes after the ticker reported progress past it ends the watch with GONE instead of vanishing", async () => {
     const { stream, csrs } = setup();
     await syncedWithOneWrite(stream);

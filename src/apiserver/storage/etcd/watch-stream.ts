@@ -186,7 +186,7 @@ export class EtcdWatchStream {
       sub.createdAt = revision;
       // Nothing to replay: the watcher is synced from its creation on.
       if (sub.cursor >= revision) this.#synced(sub, revision);
-      else sub.quiet = setTimeout(() => this.#assume(sub), this.#quietMs);
+      else this.#waitQuiet(sub);
       return;
     }
     const events = res.events.filter((e) => e.kv.mod_revision > sub.cursor);
@@ -204,6 +204,8 @@ export class EtcdWatchStream {
       // etcd replays history in batches of WATCH_BATCH_MAX_REVS revisions; a full batch may have more behind it, so
       // only a shorter one that reaches the creation revision proves the replay done.
       if (!sub.synced && sub.cursor >= sub.createdAt && distinctRevisions(res.events) < WATCH_BATCH_MAX_REVS) this.#synced(sub, sub.cursor);
+      // A replay still arriving is not quiet: the quiet period starts again after each of its batches.
+      else if (!sub.synced && !sub.assumed && !sub.cancelled) this.#waitQuiet(sub);
     } else if (res.events.length === 0 && revision > sub.cursor) {
       // A progress notification: etcd sends it only to a synced watcher with nothing pending.
       this.#synced(sub, revision);
@@ -220,8 +222,13 @@ export class EtcdWatchStream {
     this.#report(sub, sub.cursor, true);
   }
 
+  #waitQuiet(sub: Sub): void {
+    clearTimeout(sub.quiet);
+    sub.quiet = setTimeout(() => this.#assume(sub), this.#quietMs);
+  }
+
   /**
-   * No event and no progress notification within the quiet period after creation: etcd replays history every 100 ms,
+   * No event and no progress notification within the quiet period after creation or the replay's last batch: etcd replays history every 100 ms,
    * so the replay most likely held nothing for this range (etcd 3.4 cannot be asked). Progress is reported so a
    * cache becomes ready, but the cursor stays: should history still arrive, the watch ends with GONE (list again)
    * instead of skipping it.
