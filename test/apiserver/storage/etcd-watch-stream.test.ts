@@ -130,7 +130,21 @@ describe("etcd watch stream: etcd's real orders lose no event", () => {
     watches.close(new Error("done"));
   });
 
-  it("an event that comes after the ticker reported progress past it ends the watch with GONE instead of vanishing", async () => {
+  it("a watcher whose response comes after the ticker's is not reported past its write, and then gets it without a GONE", async () => {
+    const { stream, csrs } = setup();
+    await syncedWithOneWrite(stream);
+    // The ticker sees csr/b at 115 and b/1 at 120 before the watcher's own response for 115 (etcd queued it apart).
+    await send(stream, response(2, 115, [put("csr/b", 115)]));
+    await send(stream, response(2, 120, [put("b/1", 120)]));
+    expect(csrs.seen.progress.at(-1)).toBe(114);
+    await send(stream, response(1, 115, [put("csr/b", 115)]));
+    expect(csrs.seen.errors).toEqual([]);
+    expect(csrs.seen.revisions).toEqual([110, 115]);
+    // Delivered: the ticker's progress reaches it again.
+    expect(csrs.seen.progress.at(-1)).toBe(120);
+  });
+
+  it("an event after progress past it was reported (one the ticker never showed) ends the watch with GONE instead of vanishing", async () => {
     const { stream, csrs } = setup();
     await syncedWithOneWrite(stream);
     // The ticker reports 120 (a write elsewhere) before the watcher's own response for 115 arrives.

@@ -27,10 +27,11 @@ export class EtcdTicker {
       ...this.#range,
       after: this.#now(),
       last: true,
-      // Only a ticker that has provably replayed its own history orders its events with the other watchers'.
+      // Every write it sees tells the watchers of that range what they still have to deliver; only a ticker that has
+      // provably replayed its own history reports progress to the others.
       onEvents: (events, synced) => {
         for (const e of events) {
-          if (synced) this.#watches.tick(e.kv.mod_revision, e.kv.key.toString("latin1"));
+          this.#watches.tick(e.kv.mod_revision, e.kv.key.toString("latin1"), synced);
           this.#passed(e.kv.mod_revision);
         }
       },

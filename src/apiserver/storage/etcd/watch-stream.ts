@@ -37,6 +37,12 @@ interface Sub {
   cursor: number;
   /** Highest progress reported to the target (reports only go forward). */
   reported: number;
+  /**
+   * Revisions of this range the ticker has shown that this watcher has not delivered yet, ascending: its response
+   * can come after the ticker's (etcd queues a watcher's responses for a slow reader apart from the others), so no
+   * progress is reported to it at or past the first of them.
+   */
+  pending: number[];
   /** Revision etcd was at when this watcher was (re)created; history up to it is being replayed. */
   createdAt: number;
   /** Whether history up to createdAt has provably been delivered, so later revisions arrive in order with the ticker's. */
@@ -79,6 +85,8 @@ export class EtcdWatchStream {
   #reconnect: NodeJS.Timeout | undefined;
   /** Streams broken in a row without a response: the reconnect delay doubles with each, up to 5 s. */
   #failures = 0;
+  /** Highest revision the synced ticker has passed: progress a watcher gets once its pending writes are delivered. */
+  #tickedTo = 0;
   #closed = false;
 
   constructor(client: EtcdClient, logger: Logger, options: WatchStreamOptions = {}) {
@@ -94,7 +102,7 @@ export class EtcdWatchStream {
   }
 
   add(target: WatchTarget): () => void {
-    const sub: Sub = { id: this.#nextId++, target, cursor: target.after, reported: 0, createdAt: 0, synced: false, assumed: false, quiet: undefined, cancelled: false };
+    const sub: Sub = { id: this.#nextId++, target, cursor: target.after, reported: 0, pending: [], createdAt: 0, synced: false, assumed: false, quiet: undefined, cancelled: false };
     this.#subs.set(sub.id, sub);
     if (this.#stream) this.#create(sub);
     else if (!this.#reconnect) this.#connect();
@@ -102,14 +110,26 @@ export class EtcdWatchStream {
   }
 
   /**
-   * Progress from the ticker, which must itself be synced: a write outside a synced watcher's range is reported to it.
-   * Only reported: should an event of the range at or below it still come, #receive ends the watch (GONE).
+   * A write the ticker saw, in its (complete, ordered) stream. A write in a watcher's range that the watcher has not
+   * delivered yet is noted as pending for it. Once the ticker is synced (`proven`), a write outside a synced
+   * watcher's range is reported to it as progress, up to just before its first pending write. Only reported: should an
+   * event of the range at or below it still come, #receive ends the watch (GONE).
    */
-  tick(revision: number, key: string): void {
+  tick(revision: number, key: string, proven = true): void {
+    if (proven) this.#tickedTo = Math.max(this.#tickedTo, revision);
     for (const sub of this.#subs.values()) {
-      if (!(sub.synced || sub.assumed) || (key >= sub.target.key && key < sub.target.end)) continue;
-      this.#report(sub, revision, sub.synced);
+      if (key >= sub.target.key && key < sub.target.end) {
+        if (revision > sub.cursor && (sub.pending.at(-1) ?? 0) < revision) sub.pending.push(revision);
+        continue;
+      }
+      if (proven && (sub.synced || sub.assumed)) this.#report(sub, this.#bound(sub, revision), sub.synced);
     }
+  }
+
+  /** Progress that may be reported to `sub`: `revision`, but not at or past a write of its range still to come. */
+  #bound(sub: Sub, revision: number): number {
+    const first = sub.pending[0];
+    return first === undefined ? revision : Math.min(revision, first - 1);
   }
 
   close(err: Error): void {
@@ -201,6 +221,7 @@ export class EtcdWatchStream {
       sub.cursor = events.at(-1)!.kv.mod_revision;
       const synced = sub.synced;
       this.#call(sub, () => sub.target.onEvents(events, synced));
+      this.#delivered(sub);
       // etcd replays history in batches of WATCH_BATCH_MAX_REVS revisions; a full batch may have more behind it, so
       // only a shorter one that reaches the creation revision proves the replay done.
       if (!sub.synced && sub.cursor >= sub.createdAt && distinctRevisions(res.events) < WATCH_BATCH_MAX_REVS) this.#synced(sub, sub.cursor);
@@ -220,6 +241,15 @@ export class EtcdWatchStream {
     sub.assumed = false;
     sub.cursor = Math.max(sub.cursor, revision);
     this.#report(sub, sub.cursor, true);
+    this.#delivered(sub);
+  }
+
+  /** The watcher's cursor moved: its pending writes up to it are delivered, and the ticker's progress may follow. */
+  #delivered(sub: Sub): void {
+    let done = 0;
+    while (done < sub.pending.length && sub.pending[done]! <= sub.cursor) done++;
+    if (done > 0) sub.pending.splice(0, done);
+    if (!sub.cancelled && (sub.synced || sub.assumed)) this.#report(sub, this.#bound(sub, this.#tickedTo), sub.synced);
   }
 
   #waitQuiet(sub: Sub): void {
