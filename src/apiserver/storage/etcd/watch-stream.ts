@@ -249,7 +249,10 @@ export class EtcdWatchStream {
     let done = 0;
     while (done < sub.pending.length && sub.pending[done]! <= sub.cursor) done++;
     if (done > 0) sub.pending.splice(0, done);
-    if (!sub.cancelled && (sub.synced || sub.assumed)) this.#report(sub, this.#bound(sub, this.#tickedTo), sub.synced);
+    if (sub.cancelled || !(sub.synced || sub.assumed)) return;
+    // Only progress past its own events: those told the watcher their revisions already.
+    const progress = this.#bound(sub, this.#tickedTo);
+    if (progress > sub.cursor) this.#report(sub, progress, sub.synced);
   }
 
   #waitQuiet(sub: Sub): void {
