@@ -1,18 +1,16 @@
 // Records events/v1 Events about objects: repeats folded into a series, spam limited per object.
 //
 // Best effort: each series goes to the writers (event-writer.ts), which write it off the controllers' path.
-import type { ApiObject } from "../api/meta.js";
+import { formatMicroTime, type ApiObject } from "../api/meta.js";
 import { DEFAULT_GROUP_SUFFIX, groupNames } from "../api/group.js";
 import type { ObjectReference } from "../api/types/core.js";
-import { EVENT_KIND, EVENT_TYPES, EVENT_VERSION, type Event, type EventType } from "../api/types/event.js";
+import { EVENT_FIELD_LIMIT, EVENT_KIND, EVENT_NOTE_LIMIT_BYTES, EVENT_TYPES, EVENT_VERSION, type Event, type EventType } from "../api/types/event.js";
 import { invalidOption } from "../errors.js";
 import { silentLogger, type Logger } from "../logger.js";
 import { TokenBucket } from "../time/token-bucket.js";
-import { formatMicroTime } from "../api/meta.js";
 import { systemClock, type Clock } from "../time/clock.js";
 import { Lru } from "./event-caches.js";
 import type { EventRecorderOptions } from "./event-recorder-types.js";
-import { EVENT_FIELD_LIMIT, EVENT_NOTE_LIMIT_BYTES } from "../api/types/event.js";
 import { eventNamePrefix, toReference, truncateBytes, truncateChars } from "./event-text.js";
 import { EventWriter, type SeriesEntry } from "./event-writer.js";
 

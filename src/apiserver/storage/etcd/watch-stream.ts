@@ -3,7 +3,9 @@
 // revision order, so a "ticker" watching the whole key space gives each watcher per-write progress (which etcd 3.4
 // cannot give: its progress request answers without waiting for sync). That order is not a promise etcd always keeps
 // (a watcher still replaying its history in batches, or one whose responses waited for a slow reader), so progress
-// from the ticker is only reported, never used to skip events: a late event after it ends the watch with GONE.
+// from the ticker is only reported, never used to skip events, and stops short of any write the ticker showed in a
+// watcher's range that the watcher has not delivered yet; an event that still comes after reported progress ends the
+// watch with GONE.
 import type { ClientDuplexStream } from "@grpc/grpc-js";
 import type { Logger } from "../../../logger.js";
 import { toPlatformError, PlatformError } from "../../../errors.js";
@@ -261,8 +263,8 @@ export class EtcdWatchStream {
   }
 
   /**
-   * No event and no progress notification within the quiet period after creation or the replay's last batch: etcd replays history every 100 ms,
-   * so the replay most likely held nothing for this range (etcd 3.4 cannot be asked). Progress is reported so a
+   * No event and no progress notification within the quiet period after creation or the replay's last batch: etcd
+   * replays history every 100 ms, so the replay most likely held nothing more for this range (etcd 3.4 cannot be asked). Progress is reported so a
    * cache becomes ready, but the cursor stays: should history still arrive, the watch ends with GONE (list again)
    * instead of skipping it.
    */
