@@ -29,7 +29,7 @@ export function builtinSigner(options: BuiltinSignerOptions, key: BuiltinSignerK
 
 function portable(data: BuiltinRulesData): { portable?: PortableRules } {
   try {
-    return { portable: { module: compiledScript(import.meta.url, "builtins.js", "the built-in signers' rules").href, export: "builtinRules", data } };
+    return { portable: { module: compiledScript("signers/builtins.js", "the built-in signers' rules").href, export: "builtinRules", data } };
   } catch {
     return {}; // sources run without a build: the rules stay on the calling thread, where they are anyway
   }

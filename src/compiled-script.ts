@@ -1,20 +1,31 @@
-// Worker threads load JavaScript: the compiled sibling of a module, or dist/ when the module runs from TypeScript
-// sources (tests run src/ and signers/ directly).
+// Files of the installed package found from wherever a module runs: dist/ JavaScript for worker threads (also when
+// the module runs from TypeScript sources, as tests do, or from the bundled `sign` command) and the native build.
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { PlatformError } from "./errors.js";
 
 /**
- * `file` next to the module at `moduleUrl`, else the same path under the dist/ of a directory above it (the project
- * root: src/pki/x.js is dist/src/pki/x.js, signers/x.js is dist/signers/x.js); `what` names it in the error.
+ * The package's root: the nearest directory above `start` with a package.json (dist/ has none, so a module in
+ * src/, signers/, dist/… or the bundle finds the same root); undefined when there is none.
  */
-export function compiledScript(moduleUrl: string, file: string, what: string): URL {
-  const sibling = new URL(`./${file}`, moduleUrl);
-  if (existsSync(sibling)) return sibling;
-  const path = sibling.pathname;
-  for (let at = path.lastIndexOf("/", path.lastIndexOf("/") - 1); at > 0; at = path.lastIndexOf("/", at - 1)) {
-    const built = new URL(`file://${path.slice(0, at)}/dist${path.slice(at)}`);
-    if (existsSync(built)) return built;
+export function findPackageRoot(start: string): string | undefined {
+  for (let dir = start; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    if (dirname(dir) === dir) return undefined;
   }
-  throw new PlatformError("NOT_READY", `${what} not found next to ${fileURLToPath(moduleUrl)} nor in dist/; run npm run build`);
+}
+
+/** This package's root, found once. */
+export const PACKAGE_ROOT = findPackageRoot(dirname(fileURLToPath(import.meta.url)));
+
+/**
+ * The compiled script at `path` from the package root, under dist/ (e.g. "src/pki/signing-pool-worker.js" is
+ * dist/src/pki/signing-pool-worker.js); `what` names it in the error.
+ */
+export function compiledScript(path: string, what: string, root: string | undefined = PACKAGE_ROOT): URL {
+  const file = join(root ?? "", "dist", path);
+  if (root !== undefined && existsSync(file)) return pathToFileURL(file);
+  const where = root === undefined ? `dist/${path} (no package.json above ${fileURLToPath(import.meta.url)})` : file;
+  throw new PlatformError("NOT_READY", `${what} not found at ${where}; run npm run build`);
 }

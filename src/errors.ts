@@ -112,7 +112,18 @@ export interface PlatformErrorOptions {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
+/** Marks a PlatformError whichever copy of this module made it (the bundled `sign` command, a plug-in's import). */
+const BRAND = Symbol.for("platform-ca.PlatformError");
+
 export class PlatformError extends Error {
+  /**
+   * `instanceof` by brand, not by prototype: `platform-ca sign` runs from one bundled file while a signer plug-in
+   * imports the package's own modules, and the error a plug-in throws must still be read as ours.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+
   readonly code: ErrorCode;
   readonly httpStatus: number;
   readonly reason: string;
@@ -135,6 +146,7 @@ export class PlatformError extends Error {
     this.details = options.details ?? {};
   }
 }
+Object.defineProperty(PlatformError.prototype, BRAND, { value: true });
 
 export function isPlatformError(value: unknown, code?: ErrorCode): value is PlatformError {
   return value instanceof PlatformError && (code === undefined || value.code === code);

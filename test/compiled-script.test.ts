@@ -1,34 +1,41 @@
-// compiledScript: the compiled sibling of a module, else its dist/ twin, else a NOT_READY error naming both.
+// compiledScript and findPackageRoot: dist/ files found from the package root, wherever the calling module runs.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { compiledScript } from "../src/compiled-script.js";
+import { compiledScript, findPackageRoot, PACKAGE_ROOT } from "../src/compiled-script.js";
 import { tempDir } from "./fixtures/temp-dir.js";
+
+describe("findPackageRoot", () => {
+  const root = tempDir("package-root-");
+  writeFileSync(join(root, "package.json"), "{}");
+  for (const dir of ["src/pki", "dist/src/cli", "signers"]) mkdirSync(join(root, dir), { recursive: true });
+
+  it("is the nearest directory with a package.json: the same from src/, dist/ and signers/", () => {
+    for (const dir of ["src/pki", "dist/src/cli", "signers", "."]) expect(findPackageRoot(join(root, dir))).toBe(root);
+  });
+
+  it("is this repository for the product's own modules", () => {
+    expect(PACKAGE_ROOT).toBe(fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, ""));
+  });
+});
 
 describe("compiledScript", () => {
   const root = tempDir("compiled-");
-  mkdirSync(join(root, "src/pki"), { recursive: true });
   mkdirSync(join(root, "dist/src/pki"), { recursive: true });
-  const moduleUrl = pathToFileURL(join(root, "src/pki/pool.ts")).href;
 
-  it("takes the dist/ twin when the module runs from sources, and the sibling once there is one", () => {
+  it("is the file under dist/ of the package root", () => {
     writeFileSync(join(root, "dist/src/pki/worker.js"), "");
-    expect(compiledScript(moduleUrl, "worker.js", "a worker").pathname).toBe(join(root, "dist/src/pki/worker.js"));
-    writeFileSync(join(root, "src/pki/worker.js"), "");
-    expect(compiledScript(moduleUrl, "worker.js", "a worker").pathname).toBe(join(root, "src/pki/worker.js"));
+    expect(compiledScript("src/pki/worker.js", "a worker", root).pathname).toBe(join(root, "dist/src/pki/worker.js"));
   });
 
-  it("finds the dist/ twin of a module outside src/ (the signers)", () => {
-    mkdirSync(join(root, "signers"), { recursive: true });
-    mkdirSync(join(root, "dist/signers"), { recursive: true });
-    writeFileSync(join(root, "dist/signers/rules.js"), "");
-    expect(compiledScript(pathToFileURL(join(root, "signers/builtin.ts")).href, "rules.js", "rules").pathname).toBe(join(root, "dist/signers/rules.js"));
+  it("finds the product's own workers, built by npm test's pretest step", () => {
+    expect(compiledScript("src/pki/signing-pool-worker.js", "the pool worker").pathname).toMatch(/\/dist\/src\/pki\/signing-pool-worker\.js$/);
   });
 
   it("says what is missing and what to run", () => {
-    expect(() => compiledScript(moduleUrl, "absent.js", "the absent worker")).toThrow(
-      expect.objectContaining({ code: "NOT_READY", message: expect.stringMatching(/^the absent worker not found next to .*pool\.ts nor in dist\/; run npm run build$/) }),
+    expect(() => compiledScript("src/pki/absent.js", "the absent worker", root)).toThrow(
+      expect.objectContaining({ code: "NOT_READY", message: `the absent worker not found at ${join(root, "dist/src/pki/absent.js")}; run npm run build` }),
     );
   });
 });

@@ -1,8 +1,8 @@
 // Loads the optional native accelerator (native/crypto.c); absent or disabled, callers use node:crypto.
 import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
+import { PACKAGE_ROOT } from "../compiled-script.js";
 
 /** SHA-2 size the native functions hash with. */
 export type NativeHashBits = 256 | 384 | 512;
@@ -59,23 +59,13 @@ export interface RsaKeyComponents {
 
 const FUNCTIONS = ["verifyEcdsa", "verifyRsa", "signingKey", "sign"] as const;
 
-function findPackageRoot(start: string): string | undefined {
-  let dir = start;
-  for (let i = 0; i < 6; i++) {
-    if (existsSync(join(dir, "binding.gyp"))) return dir;
-    const up = dirname(dir);
-    if (up === dir) break;
-    dir = up;
-  }
-  return undefined;
-}
-
 function load(): NativeCrypto | undefined {
   // PLATFORM_CA_NATIVE=0 forces the node:crypto path (tests run both).
   if (process.env.PLATFORM_CA_NATIVE === "0") return undefined;
-  const root = findPackageRoot(dirname(fileURLToPath(import.meta.url)));
-  if (root === undefined) return undefined;
-  const file = join(root, "build", "Release", "platform_ca_native.node");
+  // Found from the package root, not from this module: the same from src/, dist/ and the bundled `sign`, and in an
+  // image that ships build/Release without binding.gyp.
+  if (PACKAGE_ROOT === undefined) return undefined;
+  const file = join(PACKAGE_ROOT, "build", "Release", "platform_ca_native.node");
   if (!existsSync(file)) return undefined;
   try {
     const mod = createRequire(import.meta.url)(file) as Record<string, unknown>;

@@ -79,5 +79,5 @@ export function startWorker(script: string | URL, verifiedMemo: SharedArrayBuffe
 
 /** The compiled worker next to this module, or the build output when running from TypeScript sources. */
 export function workerScript(): URL {
-  return compiledScript(import.meta.url, "signing-pool-worker.js", "signing pool worker");
+  return compiledScript("src/pki/signing-pool-worker.js", "signing pool worker");
 }

@@ -42,7 +42,7 @@ type FromThread = { readonly type: "started"; readonly ops: string } | { readonl
 
 /** Starts one worker and resolves once its controller manager runs (with its ops address). */
 function startThread(data: ThreadData): Promise<{ worker: Worker; ops: string }> {
-  const worker = new Worker(compiledScript(import.meta.url, "controller-thread.js", "controller thread script"), { workerData: data });
+  const worker = new Worker(compiledScript("src/cli/commands/controller-thread.js", "controller thread script"), { workerData: data });
   return new Promise((resolve, reject) => {
     const onExit = (code: number) => reject(new PlatformError("INTERNAL", `the controller thread exited with code ${code} before it started`));
     worker.once("exit", onExit);
