@@ -1,32 +1,12 @@
 #!/usr/bin/env node
-// Entry point of the `platform-ca` command: offline signing, the dev PKI, the API server and the controllers.
-import { buildProgram, endQuietlyOnClosedPipe, modulesFor, runProgram, type LazyModules } from "./program.js";
-import { VERSION } from "../version.js";
+// Entry point of the `platform-ca` command: `sign` from its one-file bundle, every other command from its own modules.
+import { existsSync } from "node:fs";
 
 /**
- * Each subcommand module, by the command it adds (one entry per module, in the order help lists them). Loaded on
- * demand: `platform-ca sign` loads the sign module alone, not the API server, the controllers or their packages.
+ * `platform-ca sign` one shot is mostly Node's start and its module loader: the build bundles the command into one
+ * file (sign.bundle.js, from sign-entry.js), which starts ~10 ms sooner than its ~60 modules (docs/benchmarks.md, cli).
+ * Without the bundle (a build by tsc alone) the same program runs from its modules.
  */
-const modules: LazyModules = [
-  ["apiserver", async () => (await import("./commands/apiserver.js")).apiserverCommand],
-  ["dev-certs", async () => (await import("./commands/dev-certs.js")).devCertsCommand],
-  ["sign", async () => (await import("./commands/sign.js")).signCommand],
-  ["up", async () => (await import("./commands/up.js")).upCommand],
-  ["controller", async () => (await import("./commands/controller.js")).controllerCommand],
-  ["credential", async () => (await import("./commands/credential.js")).credentialCommand],
-  ["hsm", async () => (await import("./commands/hsm.js")).hsmCommand],
-  ["storage", async () => (await import("./commands/storage.js")).storageCommand],
-  ["completion", async () => (await import("./completion.js")).completionCommand({ dynamic: false })],
-];
-
-// `--version` alone needs no command at all.
-const word = process.argv[2];
-const loaded = process.argv.length === 3 && (word === "--version" || word === "-V") ? [] : await modulesFor(modules, word, new Set(["completion"]));
-
-const program = buildProgram("platform-ca", VERSION, loaded).addHelpText(
-  "after",
-  "\nExamples:\n  platform-ca up\n  platform-ca dev-certs issue localhost 127.0.0.1\n  source <(platform-ca completion bash)\n",
-);
-endQuietlyOnClosedPipe();
-const code = await runProgram(program, process.argv);
-process.exitCode = code;
+const bundle = new URL("./sign.bundle.js", import.meta.url);
+if (process.argv[2] === "sign") await import(existsSync(bundle) ? bundle.href : "./sign-entry.js");
+else await import("./platform-ca-commands.js");

@@ -1,7 +1,7 @@
 // The package as shipped: the licence, runtime dependencies that are exactly what runtime code imports, and the
 // deploy/ recipes (Dockerfile parse check, systemd unit verified by systemd-analyze where it exists).
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -108,6 +108,27 @@ describe("deploy/Dockerfile", () => {
     const user = all(runtime, "USER")[0]!;
     expect(user).not.toMatch(/^(root|0)(:|$)/);
     expect(all(runtime, "RUN").join("\n")).toContain(`chown platform-ca:platform-ca ${dataDir}`);
+  });
+
+  it("lays out a runtime that finds its native accelerator and workers, and signs from the bundled `sign`", () => {
+    ensureBuilt();
+    // The runtime stage's copies, from this built repository (node_modules linked rather than copied).
+    const root = tempDir("runtime-image-");
+    for (const words of copies(runtime).filter((w) => w[0] === "--from=build")) {
+      const [from, to] = [words[1]!, words.at(-1)!];
+      const target = join(root, to.replace(/^\.\/?/, ""), to.endsWith("/") && !from.endsWith("/") ? from.split("/").pop()! : "");
+      if (from === "/src/node_modules/") symlinkSync(join(REPO, "node_modules"), target.replace(/\/$/, ""));
+      else cpSync(join(REPO, relative("/src", from)), target, { recursive: true });
+    }
+    const native = execFileSync(process.execPath, ["--input-type=module", "-e", `import(${JSON.stringify(join(root, "dist/src/pki/native.js"))}).then((m) => process.stdout.write(String(m.nativeCrypto !== undefined)))`], { encoding: "utf8" });
+    expect(native).toBe("true");
+    const dir = tempDir();
+    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", join(dir, "ca.key"), "-subj", "/CN=image CA", "-days", "1", "-out", join(dir, "ca.crt")], { stdio: "ignore" });
+    for (const n of ["a", "b"]) execFileSync("openssl", ["req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", join(dir, `${n}.key`), "-subj", `/CN=${n}`, "-out", join(dir, `${n}.csr`)], { stdio: "ignore" });
+    // Two CSRs: signed on the pool's workers, whose script is found from the package root.
+    const signed = spawnSync(process.execPath, [join(root, "dist/src/cli/platform-ca.js"), "sign", "--signer-name", "platform.io/apiserver-client", "--usages", "digital signature,client auth", "--ca-cert", join(dir, "ca.crt"), "--ca-key", join(dir, "ca.key"), "--csr", join(dir, "a.csr"), "--csr", join(dir, "b.csr"), "--out-dir", dir], { encoding: "utf8" });
+    expect([signed.status, signed.stderr]).toEqual([0, ""]);
+    for (const n of ["a", "b"]) expect(readFileSync(join(dir, `${n}.crt`), "utf8")).toMatch(/^-----BEGIN CERTIFICATE-----\n/);
   });
 });
 
