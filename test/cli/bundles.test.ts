@@ -1,9 +1,10 @@
-// `platform-ca sign` from its one-file bundle: what the bin loads, and the same answers as the command's own modules.
-import { readFileSync, writeFileSync } from "node:fs";
+// The bins' one-file bundles (`platform-ca sign`, `platformctl`): what a bin loads, and the same answers as the modules.
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { groupNames } from "../../src/api/group.js";
+import { VERSION } from "../../src/version.js";
 import { generateCa } from "../../src/pki/ca.js";
 import { writePrivateKeyFile } from "../../src/pki/keys.js";
 import { csr } from "../fixtures/csr.js";
@@ -11,15 +12,29 @@ import { runTool } from "../fixtures/process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
 import { CLI, REPO } from "./fixtures.js";
 
-const dir = tempDir("sign-bundle-");
+const dir = tempDir("bundles-");
+const CTL = join(REPO, "dist/src/cli/platformctl.js");
 const file = (name: string) => join(dir, name);
 const SIGNER = groupNames().signers.apiserverClient;
 const USAGES = "digital signature,client auth";
 
-/** Runs `node <script> sign …` with the test CA; `preload` is imported first (node --import). */
+/** Runs `node <script> …args`; `preload` is imported first (node --import). */
+function node(script: string, args: readonly string[], preload?: string) {
+  const all = [...(preload ? ["--import", pathToFileURL(preload).href] : []), script, ...args];
+  return runTool(process.execPath, all, { cwd: dir, env: { PLATFORM_DEBUG: "", LOADED: file("loaded.txt") }, timeoutMs: 60_000 });
+}
+
+/** Runs `node <script> sign …` with the test CA. */
 function sign(script: string, flags: readonly string[], preload?: string) {
-  const args = [...(preload ? ["--import", pathToFileURL(preload).href] : []), script, "sign", "--ca-cert", file("ca.crt"), "--ca-key", file("ca.key"), "--usages", USAGES, ...flags];
-  return runTool(process.execPath, args, { cwd: dir, env: { PLATFORM_DEBUG: "", LOADED: file("loaded.txt") }, timeoutMs: 60_000 });
+  return node(script, ["sign", "--ca-cert", file("ca.crt"), "--ca-key", file("ca.key"), "--usages", USAGES, ...flags], preload);
+}
+
+/** The files of this repository a run loaded, in load order, from the record of the loader hook. */
+function productFiles(): string[] {
+  const repo = pathToFileURL(REPO).href.replace(/\/?$/, "/");
+  const urls = readFileSync(file("loaded.txt"), "utf8").split("\n").filter((u) => u.startsWith(repo));
+  rmSync(file("loaded.txt"));
+  return urls.map((u) => u.slice(repo.length));
 }
 
 beforeAll(async () => {
@@ -54,8 +69,7 @@ describe("platform-ca sign from its bundle", () => {
     const r = await sign(CLI, ["--signer-name", SIGNER, "--csr", "alice.csr"], file("record.mjs"));
     expect([r.code, r.stderr]).toEqual([0, ""]);
     expect(r.stdout).toMatch(/^-----BEGIN CERTIFICATE-----\n/);
-    const product = readFileSync(file("loaded.txt"), "utf8").split("\n").filter((u) => u.startsWith(pathToFileURL(REPO).href));
-    expect(product.map((u) => u.slice(pathToFileURL(REPO).href.length).replace(/^\//, ""))).toEqual(["dist/src/cli/platform-ca.js", "dist/src/cli/sign.bundle.js"]);
+    expect(productFiles()).toEqual(["dist/src/cli/platform-ca.js", "dist/src/cli/sign.bundle.js"]);
   });
 
   it("answers as the command's own modules do, a plug-in's PlatformError and its causes included", async () => {
@@ -71,6 +85,25 @@ describe("platform-ca sign from its bundle", () => {
     const [bundled, modules] = await Promise.all([sign(CLI, bad), sign(join(REPO, "dist/src/cli/sign-entry.js"), bad)]);
     expect(bundled.code).toBe(2);
     expect(bundled.stderr).toMatch(/^error: expected `--expiration-seconds` to be a whole number ≥ \d+, got "12"\n$/);
+    expect(modules).toEqual(bundled);
+  });
+});
+
+describe("platformctl from its bundle", () => {
+  it("loads two files of the product through the bin: the entry and dist/src/cli/platformctl.bundle.js", async () => {
+    const r = await node(CTL, ["version", "--client"], file("record.mjs"));
+    expect(r).toEqual({ code: 0, stdout: `Client Version: v${VERSION}\n`, stderr: "" });
+    expect(productFiles()).toEqual(["dist/src/cli/platformctl.js", "dist/src/cli/platformctl.bundle.js"]);
+  });
+
+  it.each([
+    ["a verb's help", ["get", "--help"]],
+    ["a usage error", ["get"]],
+    ["an unknown verb", ["frobnicate"]],
+    ["a server that is not there", ["--server", "https://127.0.0.1:1", "--request-timeout", "2s", "get", "csr"]],
+  ])("answers %s as its modules do", async (_, args) => {
+    const [bundled, modules] = await Promise.all([node(CTL, args), node(join(REPO, "dist/src/cli/platformctl-main.js"), args)]);
+    expect(bundled.stdout + bundled.stderr).not.toBe("");
     expect(modules).toEqual(bundled);
   });
 });
