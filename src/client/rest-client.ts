@@ -127,7 +127,7 @@ class Client implements RestClient {
           attempt--;
           continue;
         }
-        if (err.details.clientTimeout === true || attempt >= this.#retry.maxAttempts || !mayRetry(err, idempotent)) throw err;
+        if (err.details.clientTimeout === true || attempt >= this.#retry.maxAttempts || !mayRetry(err, idempotent, this.#retry.unreachable)) throw err;
         const delay = retryDelayMs(attempt, err, this.#retry);
         this.#logger.debug({ method, path: ctx.path, code: err.code, attempt, delayMs: delay }, "retrying request");
         await this.#clock.sleep(delay, o.signal);

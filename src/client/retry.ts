@@ -11,6 +11,11 @@ export interface RetryOptions {
   readonly maxRetryAfterMs?: number;
   /** Source of jitter in [0, 1) (default Math.random; tests pass a fixed one). */
   readonly random?: () => number;
+  /**
+   * Whether a call that never reached the server (connection refused, host not found) is tried again (default true:
+   * a controller outlives a server's restart). A person's command line sets false and hears at once, as from kubectl.
+   */
+  readonly unreachable?: boolean;
 }
 
 export interface RetryPolicy {
@@ -19,6 +24,7 @@ export interface RetryPolicy {
   readonly maxDelayMs: number;
   readonly maxRetryAfterMs: number;
   readonly random: () => number;
+  readonly unreachable: boolean;
 }
 
 export function retryPolicy(o: RetryOptions = {}): RetryPolicy {
@@ -28,6 +34,7 @@ export function retryPolicy(o: RetryOptions = {}): RetryPolicy {
     maxDelayMs: o.maxDelayMs ?? 8000,
     maxRetryAfterMs: o.maxRetryAfterMs ?? 60_000,
     random: o.random ?? Math.random,
+    unreachable: o.unreachable ?? true,
   };
   if (!Number.isInteger(p.maxAttempts) || p.maxAttempts < 1 || p.maxAttempts > 100) throw invalidOption("retry.maxAttempts", "to be an integer 1–100", p.maxAttempts);
   for (const key of ["baseDelayMs", "maxDelayMs", "maxRetryAfterMs"] as const) {
@@ -39,10 +46,10 @@ export function retryPolicy(o: RetryOptions = {}): RetryPolicy {
 /**
  * Whether the call may be repeated safely: reads, deletes and conditional (resourceVersion) updates on
  * 429, 5xx or a broken connection; anything, a create included, when the connection was refused, since
- * then nothing was sent.
+ * then nothing was sent (unless `unreachable` is false: then such a call is not repeated at all).
  */
-export function mayRetry(err: PlatformError, idempotent: boolean): boolean {
-  if (err.code === "IO_ERROR" && err.details.sent === false && err.retryable) return true;
+export function mayRetry(err: PlatformError, idempotent: boolean, unreachable = true): boolean {
+  if (err.code === "IO_ERROR" && err.details.sent === false && err.retryable) return unreachable;
   return idempotent && err.retryable;
 }
 

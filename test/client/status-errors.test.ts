@@ -55,6 +55,15 @@ describe("status and connection errors", () => {
     expect(mayRetry(err, idempotent)).toBe(expected);
   });
 
+  it("does not retry a call that never reached the server when unreachable servers are not retried, and still retries the rest", () => {
+    const refused = connectionError(sysError("ECONNREFUSED"), "s", ctx);
+    const notFound = connectionError(sysError("ENOTFOUND"), "s", ctx);
+    expect([mayRetry(refused, true, false), mayRetry(refused, false, false), mayRetry(notFound, true, false)]).toEqual([false, false, false]);
+    expect(mayRetry(connectionError(sysError("ECONNRESET"), "s", ctx), true, false)).toBe(true);
+    expect(mayRetry(new PlatformError("STORAGE_UNAVAILABLE", "x"), true, false)).toBe(true);
+    expect(retryPolicy().unreachable).toBe(true);
+  });
+
   it("caps a server's Retry-After at maxRetryAfterMs", () => {
     const err = new PlatformError("TOO_MANY_REQUESTS", "x", { details: { retryAfterSeconds: 3600 } });
     expect(retryDelayMs(1, err, retryPolicy({ maxRetryAfterMs: 30_000 }))).toBe(30_000);

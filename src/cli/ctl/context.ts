@@ -66,6 +66,8 @@ export class CtlContext {
     this.#client ??= (async () => {
       const client = createClient(await this.restConfig(), {
         groupSuffix: this.names.suffix,
+        // A server that cannot be reached is reported at once, as kubectl does, not after ~3 s of retries.
+        retry: { unreachable: false },
         onWarning: (warning) => {
           this.#warnings++;
           this.io.err(`Warning: ${warning}\n`);
