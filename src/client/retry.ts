@@ -12,8 +12,9 @@ export interface RetryOptions {
   /** Source of jitter in [0, 1) (default Math.random; tests pass a fixed one). */
   readonly random?: () => number;
   /**
-   * Whether a call that never reached the server (connection refused, host not found) is tried again (default true:
-   * a controller outlives a server's restart). A person's command line sets false and hears at once, as from kubectl.
+   * Whether a call that never reached the server (connection refused, a DNS lookup that failed for now) is tried
+   * again (default true: a controller outlives a server's restart). A person's command line sets false and hears at
+   * once, as from kubectl.
    */
   readonly unreachable?: boolean;
 }
