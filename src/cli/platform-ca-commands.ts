@@ -18,9 +18,7 @@ const modules: LazyModules = [
   ["completion", async () => (await import("./completion.js")).completionCommand({ dynamic: false })],
 ];
 
-// `--version` alone needs no command at all.
-const word = process.argv[2];
-const loaded = process.argv.length === 3 && (word === "--version" || word === "-V") ? [] : await modulesFor(modules, word, new Set(["completion"]));
+const loaded = await modulesFor(modules, process.argv[2], new Set(["completion"]));
 
 const program = buildProgram("platform-ca", VERSION, loaded).addHelpText(
   "after",

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Entry point of the `platform-ca` command: `sign` from its one-file bundle, every other command from its own modules.
+// Entry point of the `platform-ca` command: `sign` from its one-file bundle, `--version` at once, every other command
+// from its own modules.
 import { existsSync } from "node:fs";
 
 /**
@@ -8,5 +9,8 @@ import { existsSync } from "node:fs";
  * Without the bundle (a build by tsc alone) the same program runs from its modules.
  */
 const bundle = new URL("./sign.bundle.js", import.meta.url);
-if (process.argv[2] === "sign") await import(existsSync(bundle) ? bundle.href : "./sign-entry.js");
+const word = process.argv[2];
+if (word === "sign") await import(existsSync(bundle) ? bundle.href : "./sign-entry.js");
+// `--version` alone is answered without the command-line parser, as commander prints it.
+else if (process.argv.length === 3 && (word === "--version" || word === "-V")) process.stdout.write(`${(await import("../version.js")).VERSION}\n`);
 else await import("./platform-ca-commands.js");

@@ -1,4 +1,4 @@
-// The bins' one-file bundles (`platform-ca sign`, `platformctl`): what a bin loads, and the same answers as the modules.
+// What the bins load: `sign` and `platformctl` from one-file bundles, answering as their modules do; `--version` alone.
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -86,6 +86,18 @@ describe("platform-ca sign from its bundle", () => {
     expect(bundled.code).toBe(2);
     expect(bundled.stderr).toMatch(/^error: expected `--expiration-seconds` to be a whole number ≥ \d+, got "12"\n$/);
     expect(modules).toEqual(bundled);
+  });
+});
+
+describe("platform-ca --version", () => {
+  it.each([["--version"], ["-V"]])("answers %s with the version, loading only the entry and version.js", async (flag) => {
+    const r = await node(CLI, [flag], file("record.mjs"));
+    expect(r).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
+    expect(productFiles()).toEqual(["dist/src/cli/platform-ca.js", "dist/src/version.js"]);
+  });
+
+  it("prints the same through the whole program when more words follow", async () => {
+    expect(await node(CLI, ["--version", "extra"])).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: "" });
   });
 });
 
