@@ -24,8 +24,8 @@ export const PACKAGE_ROOT = findPackageRoot(dirname(fileURLToPath(import.meta.ur
  * dist/src/pki/signing-pool-worker.js); `what` names it in the error.
  */
 export function compiledScript(path: string, what: string, root: string | undefined = PACKAGE_ROOT): URL {
-  const file = join(root ?? "", "dist", path);
-  if (root !== undefined && existsSync(file)) return pathToFileURL(file);
-  const where = root === undefined ? `dist/${path} (no package.json above ${fileURLToPath(import.meta.url)})` : file;
+  const file = root === undefined ? undefined : join(root, "dist", path);
+  if (file !== undefined && existsSync(file)) return pathToFileURL(file);
+  const where = file ?? `dist/${path} (no package.json above ${fileURLToPath(import.meta.url)})`;
   throw new PlatformError("NOT_READY", `${what} not found at ${where}; run npm run build`);
 }
