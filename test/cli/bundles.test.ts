@@ -8,20 +8,18 @@ import { VERSION } from "../../src/version.js";
 import { generateCa } from "../../src/pki/ca.js";
 import { writePrivateKeyFile } from "../../src/pki/keys.js";
 import { csr } from "../fixtures/csr.js";
-import { runTool } from "../fixtures/process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { CTL, runNode } from "./ctl/fixtures.js";
 import { CLI, REPO } from "./fixtures.js";
 
 const dir = tempDir("bundles-");
-const CTL = join(REPO, "dist/src/cli/platformctl.js");
 const file = (name: string) => join(dir, name);
 const SIGNER = groupNames().signers.apiserverClient;
 const USAGES = "digital signature,client auth";
 
-/** Runs `node <script> …args`; `preload` is imported first (node --import). */
+/** `node <script> …args` in the test directory; `preload` is imported first (--import, through NODE_OPTIONS). */
 function node(script: string, args: readonly string[], preload?: string) {
-  const all = [...(preload ? ["--import", pathToFileURL(preload).href] : []), script, ...args];
-  return runTool(process.execPath, all, { cwd: dir, env: { PLATFORM_DEBUG: "", LOADED: file("loaded.txt") }, timeoutMs: 60_000 });
+  return runNode(script, args, { cwd: dir, env: { LOADED: file("loaded.txt"), ...(preload && { NODE_OPTIONS: `--import ${pathToFileURL(preload).href}` }) } });
 }
 
 /** Runs `node <script> sign …` with the test CA. */
