@@ -3,18 +3,10 @@
 // the transport costs on this machine with nothing behind it. Prints its port.
 import https from "node:https";
 import { readFileSync } from "node:fs";
+import { answerText, bareHandler } from "./bare-exchange.js";
 
 const [certFile, keyFile, caFile, answerBytes = "3000"] = process.argv.slice(2);
-const answer = JSON.stringify({ apiVersion: "v1", kind: "Answer", metadata: { name: "x" }, data: "x".repeat(Number(answerBytes)) });
-const server = https.createServer({ cert: readFileSync(certFile!), key: readFileSync(keyFile!), ca: readFileSync(caFile!), requestCert: true, rejectUnauthorized: true }, (req, res) => {
-  const chunks: Buffer[] = [];
-  req.on("data", (c: Buffer) => chunks.push(c));
-  req.on("end", () => {
-    if (chunks.length > 0) JSON.parse(Buffer.concat(chunks).toString("utf8"));
-    res.writeHead(req.method === "POST" ? 201 : 200, { "content-type": "application/json" });
-    res.end(answer);
-  });
-});
+const server = https.createServer({ cert: readFileSync(certFile!), key: readFileSync(keyFile!), ca: readFileSync(caFile!), requestCert: true, rejectUnauthorized: true }, bareHandler(answerText(Number(answerBytes))));
 server.keepAliveTimeout = 60_000;
 server.listen(0, "127.0.0.1", () => {
   const address = server.address();

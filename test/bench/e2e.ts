@@ -9,6 +9,7 @@ import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
 import { Informer } from "../../src/controller/informer.js";
 import { createPersistently, opsGet, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
 import { newCsrObject } from "../fixtures/csr.js";
+import { transportPeer } from "./burst-peer.js";
 import { cpuSeconds, describeThreadCpu, mainThreadWaitSeconds, memoryMiB, percentile, threadCpu, envNumber } from "./measure.js";
 
 const CSRS = envNumber("BENCH_CSRS", 10_000);
@@ -23,6 +24,8 @@ const NODEAGENT = "platform.io/apiserver-client-nodeagent";
 const PHASES = new Set((process.env.BENCH_PHASES ?? "burst,burst-distinct,paced,throttled-burst,throttled-paced").split(","));
 /** The target of issue-level work: 10,000 CSRs, every Event written, within this many seconds. */
 const TARGET_SECONDS = 10;
+/** BENCH_PEER=0 skips the transport peer after each burst (burst-peer.ts). */
+const PEER = process.env.BENCH_PEER !== "0";
 
 interface Timeline {
   created?: number;
@@ -263,7 +266,22 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
   // generator) had both. CPU per CSR says what the work costs; this says how much of the wall time the sharing added.
   console.log(`server thread: ${split.server.toFixed(1)} s on a core, ${(mainThreadWaitSeconds(procs[0]![1]) - serverWaitAtStart).toFixed(1)} s runnable, waiting for one`);
   await report(p);
+  if (PEER) await peer(p.c, count, finished);
   await finish(p);
+}
+
+/**
+ * The burst's requests through a bare node server, right after it on the same cores (burst-peer.ts): five per CSR, the
+ * creates from CLIENTS callers here over HTTPS with the API server's certificate, the controllers' four from 32 callers
+ * (two controllers' 16 syncs) on a thread beside the server.
+ */
+async function peer(c: Cluster, count: number, finished: number): Promise<void> {
+  const pki = join(c.dataDir, "pki");
+  const r = await transportPeer({ certFile: join(pki, "apiserver.crt"), keyFile: join(pki, "apiserver.key"), caFile: c.caFiles.certFile, creates: count, createCallers: CLIENTS, controllerRequests: 4 * count, controllerCallers: 32 });
+  console.log(
+    `transport peer, same run: the burst's ${5 * count} requests through a bare node server (JSON body parsed, 3 KB answered; ${count} creates over HTTPS, ${4 * count} over its unix-domain socket from a thread of its process) in ${r.seconds.toFixed(1)} s ` +
+      `(CPU: server thread ${r.server.toFixed(1)} s, its other threads ${r.others.toFixed(1)} s, clients here ${r.clients.toFixed(1)} s); all work finished in ${(finished / r.seconds).toFixed(1)}× the peer's time`,
+  );
 }
 
 /** PACED_RATE CSRs per second for PACED_SECONDS; approve→issued and create→issued latency as the watch saw them. */

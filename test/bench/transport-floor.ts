@@ -11,25 +11,17 @@ import https from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { answerText, bareHandler, REQUEST_BODY } from "./bare-exchange.js";
 import { cpuSeconds, envNumber, timedLoop } from "./measure.js";
 
 const SECONDS = envNumber("BENCH_SECONDS", 3);
 const ROUNDS = envNumber("BENCH_ROUNDS", 3);
 const CONCURRENCY = envNumber("BENCH_CLIENTS", 16);
-const BODY = Buffer.from(JSON.stringify({ apiVersion: "v1", kind: "Request", metadata: { name: "x" }, data: "x".repeat(1000) }));
+const BODY = REQUEST_BODY;
 
 /** The server side, in its own process: `serve https CERT KEY CA` or `serve unix PATH`. */
 function serve(mode: string, args: readonly string[]): void {
-  const answer = JSON.stringify({ apiVersion: "v1", kind: "Answer", metadata: { name: "x" }, data: "x".repeat(3000) });
-  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
-      JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      res.writeHead(201, { "content-type": "application/json" });
-      res.end(answer);
-    });
-  };
+  const handler = bareHandler();
   const [a, b, c] = args;
   const server = mode === "https" ? https.createServer({ cert: readFileSync(a!), key: readFileSync(b!), ca: readFileSync(c!), requestCert: true, rejectUnauthorized: true }, handler) : http.createServer(handler);
   server.keepAliveTimeout = 60_000;
@@ -75,7 +67,7 @@ function start(args: readonly string[]): Promise<{ pid: number; stop(): void; po
 
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const ANSWER = JSON.stringify({ apiVersion: "v1", kind: "Answer", metadata: { name: "x" }, data: "x".repeat(3000) });
+const ANSWER = answerText();
 
 /** CPU µs per request of this process (both sides) for each in-process way of making the same exchange. */
 async function inProcess(dir: string): Promise<Record<string, number>> {
