@@ -3,7 +3,7 @@
 // agents' creates over HTTPS from this process, and the controllers' four requests per CSR over HTTP on a unix-domain
 // socket from a thread of its own process, as `up`'s controllers. Each request's JSON body is parsed and a 3 KB JSON
 // object answered. The burst's time over the peer's says how far the product is from the transport's floor, in a unit
-// that moves with the host (whose speed moves by a third from one quarter of an hour to the next).
+// that moves with the host (the same burst took 8.8–14.6 s within one hour on this shared machine).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
