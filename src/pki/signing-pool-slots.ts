@@ -17,28 +17,27 @@ export interface Slot {
 
 /** CAs kept loaded in the workers; a rotation beyond that drops the oldest. */
 const MAX_CAS = 8;
+/** Signers' rules kept loaded in the workers; signers made anew beyond that (a policy reloaded) drop the oldest. */
+const MAX_RULES = 16;
 
-/** The ids a pool gives its CAs and signers' rules, each sent once to a worker before the first batch that names it. */
+/**
+ * The ids a pool gives its CAs and signers' rules, each sent once to a worker before the first batch that names it.
+ * Ids come from one counter, so a worker's `forget` is unambiguous. The oldest beyond a bound is dropped: the workers
+ * forget it once the batch being packed is sent (forgetDropped), since that batch may still name it, and it is sent
+ * again under a new id when used later.
+ */
 export class WorkerIds {
   private readonly caIds = new WeakMap<CaKeyPair, number>();
-  private readonly liveCas: { readonly id: number; readonly ca: CaKeyPair }[] = [];
-  /** Rules by their portable form (one object per signer); ids shared with the CAs' so a worker's `forget` is unambiguous. */
+  private readonly liveCas: { readonly id: number; readonly key: CaKeyPair }[] = [];
+  /** Rules by their portable form (one object per signer). */
   private readonly ruleIds = new WeakMap<PortableRules, number>();
-  private nextCaId = 1;
+  private readonly liveRules: { readonly id: number; readonly key: PortableRules }[] = [];
+  private dropped: number[] = [];
+  private nextId = 1;
 
-  /** The id of a CA, sending it to the worker first when it has not seen it; `slots` are told to forget a dropped CA. */
-  caId(slots: readonly Slot[], slot: Slot, ca: CaKeyPair): number {
-    let id = this.caIds.get(ca);
-    if (id === undefined) {
-      id = this.nextCaId++;
-      this.caIds.set(ca, id);
-      this.liveCas.push({ id, ca });
-      if (this.liveCas.length > MAX_CAS) {
-        const old = this.liveCas.shift()!;
-        this.caIds.delete(old.ca);
-        for (const s of slots) if (s.cas.delete(old.id)) s.worker.postMessage({ type: "forget", id: old.id } satisfies ToWorker);
-      }
-    }
+  /** The id of a CA, sending it to the worker first when it has not seen it. */
+  caId(slot: Slot, ca: CaKeyPair): number {
+    const id = this.idOf(this.caIds, this.liveCas, MAX_CAS, ca);
     if (!slot.cas.has(id)) {
       const { keySigner: _token, ...wire } = ca;
       slot.worker.postMessage({ type: "ca", id, ca: wire satisfies WireCa } satisfies ToWorker);
@@ -49,14 +48,32 @@ export class WorkerIds {
 
   /** The id of a signer's rules, sending them to the worker first when it has not seen them. */
   ruleId(slot: Slot, rules: PortableRules): number {
-    let id = this.ruleIds.get(rules);
-    if (id === undefined) {
-      id = this.nextCaId++;
-      this.ruleIds.set(rules, id);
-    }
+    const id = this.idOf(this.ruleIds, this.liveRules, MAX_RULES, rules);
     if (!slot.cas.has(id)) {
       slot.worker.postMessage({ type: "rules", id, rules } satisfies ToWorker);
       slot.cas.add(id);
+    }
+    return id;
+  }
+
+  /** Tells every worker that holds an id dropped since the last call to forget it: after the packed batch is sent. */
+  forgetDropped(slots: readonly Slot[]): void {
+    for (const id of this.dropped) {
+      for (const s of slots) if (s.cas.delete(id)) s.worker.postMessage({ type: "forget", id } satisfies ToWorker);
+    }
+    this.dropped = [];
+  }
+
+  private idOf<K extends object>(ids: WeakMap<K, number>, live: { readonly id: number; readonly key: K }[], max: number, key: K): number {
+    let id = ids.get(key);
+    if (id !== undefined) return id;
+    id = this.nextId++;
+    ids.set(key, id);
+    live.push({ id, key });
+    if (live.length > max) {
+      const old = live.shift()!;
+      ids.delete(old.key);
+      this.dropped.push(old.id);
     }
     return id;
   }

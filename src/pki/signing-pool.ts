@@ -135,9 +135,10 @@ export class SigningPool {
       const pending = this.queue.splice(0, share);
       const id = this.nextBatchId++;
       slot.inFlight.set(id, pending);
-      const batch = packBatch(pending.map((p) => p.job), { ca: (ca) => this.ids.caId(this.slots, slot, ca), rules: (rules) => this.ids.ruleId(slot, rules) });
+      const batch = packBatch(pending.map((p) => p.job), { ca: (ca) => this.ids.caId(slot, ca), rules: (rules) => this.ids.ruleId(slot, rules) });
       slot.worker.ref();
       slot.worker.postMessage({ type: "batch", id, batch } satisfies ToWorker, transferList(batch.csrBytes, batch.csrEnds, batch.caIds, batch.profileIndex, batch.extensionIndex, batch.times, batch.ruleIds));
+      this.ids.forgetDropped(this.slots);
     }
     this.checkIdle();
   }

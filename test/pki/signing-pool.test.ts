@@ -114,6 +114,22 @@ describe("SigningPool", () => {
     await p.close();
   });
 
+  it("issues a batch that names more CAs than a worker keeps, and a dropped CA again afterwards", async () => {
+    const cas = await Promise.all(Array.from({ length: 10 }, (_, i) => testCa({ keyType: "p256", commonName: `batch CA ${i}` })));
+    const csrs = await distinctCsrs(11);
+    const p = pool(1, 64);
+    try {
+      // One tick, one worker: the ten jobs share one batch, and the ninth CA drops the first from the worker's CAs.
+      const certs = await Promise.all(cas.map(({ ca }, i) => p.issue(job(ca, csrs[i]!), cas.length - i)));
+      for (const [i, cert] of certs.entries()) expect(verifyAll(cas[i]!.certPem, [cert.pem])).toMatch(/: OK$/m);
+      const again = await Promise.all([p.issue(job(cas[0]!.ca, csrs[10]!), 1), p.issue(job(cas[9]!.ca, csrs[10]!), 0)]);
+      expect(verifyAll(cas[0]!.certPem, [again[0]!.pem])).toMatch(/: OK$/m);
+      expect(p.counts.workers).toBe(12);
+    } finally {
+      await p.close();
+    }
+  });
+
   it("shares a queue smaller than a batch out over the idle workers", async () => {
     const { ca } = await testCa({ keyType: "p256" });
     const csrs = await distinctCsrs(16);
