@@ -193,14 +193,23 @@ function serve(port: NonNullable<typeof parentPort>): void {
     // Certificates travel back without a copy.
     port.postMessage({ type: "results", id, results } satisfies FromWorker, transferList(results.der, results.derEnds, results.pem, results.pemEnds));
   };
+  /** Batches waiting for rules to load: a `forget` sent after them waits for them, as they may name its id. */
+  const waiting = new Set<Promise<void>>();
   port.on("message", (msg: ToWorker) => {
     if (msg.type === "ca") return void issuers.set(msg.id, issuerFor(msg.ca));
     if (msg.type === "rules") return void loadRule(rules, msg.id, msg.rules);
-    if (msg.type === "forget") return void (issuers.delete(msg.id), rules.delete(msg.id));
+    if (msg.type === "forget") {
+      const forget = () => void (issuers.delete(msg.id), rules.delete(msg.id));
+      return waiting.size === 0 ? forget() : void Promise.all(waiting).then(forget);
+    }
     // Rules are loaded (an import) once per signer; a batch that needs one still loading waits for it.
     const loading = [...new Set(msg.batch.ruleIds)].map((id) => rules.get(id)).filter((r) => r instanceof Promise);
     if (loading.length === 0) return answer(msg.id, msg.batch);
-    void Promise.all(loading).then(() => answer(msg.id, msg.batch));
+    const answered = Promise.all(loading).then(() => {
+      waiting.delete(answered);
+      answer(msg.id, msg.batch);
+    });
+    waiting.add(answered);
   });
 }
 

@@ -57,6 +57,19 @@ describe("rules of pool jobs", () => {
     });
   });
 
+  it("issues a batch whose signers' rules are still loading when the worker is told to forget the oldest of them", async () => {
+    // Seventeen signers' rules, each a module of its own that takes a while to load: the seventeenth drops the first
+    // from what the worker keeps, while the one batch that names all of them waits for their loads.
+    writeFileSync(join(dir, "slow-rules.mjs"), "await new Promise((resolve) => setTimeout(resolve, 300));\nexport function refuse() { return () => undefined; }\n");
+    const { ca } = await testCa({ keyType: "p256" });
+    const p = new SigningPool({ workers: 1, batchSize: 64, startCostMs: 0 });
+    pools.push(p);
+    const ders = await Promise.all(Array.from({ length: 17 }, async (_, i) => (await csr({ cn: `slow-${i}`, freshKey: true })).der));
+    const slow = (i: number): JobRules => ({ rule: never, portable: { module: `${pathToFileURL(join(dir, "slow-rules.mjs")).href}?signer=${i}`, export: "refuse", data: {} } });
+    const certs = await Promise.all(ders.map((der, i) => p.issue(job(ca, der, slow(i)), ders.length - i)));
+    expect(certs.map((c) => new X509Certificate(c.der).subject)).toEqual(ders.map((_, i) => `CN=slow-${i}`));
+  });
+
   it("reports a broken signature, refused or not, as the reading's error, on the workers and on the calling thread", async () => {
     const { ca } = await testCa({ keyType: "p256" });
     const refused = await brokenSignature("refused");
