@@ -94,7 +94,7 @@ export function startWorker(script: string | URL, verifiedMemo: SharedArrayBuffe
   }
 }
 
-/** The compiled worker next to this module, or the build output when running from TypeScript sources. */
+/** The compiled worker under the package's dist/ (also when this module runs from TypeScript sources or a bundle). */
 export function workerScript(): URL {
   return compiledScript("src/pki/signing-pool-worker.js", "signing pool worker");
 }
