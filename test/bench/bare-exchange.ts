@@ -1,6 +1,7 @@
 // The exchange of the benches' bare node peers: a 1 KB JSON request body, read and parsed, answered with a fixed JSON
 // object of CSR size. What the transport costs with no API server logic behind it.
-import type http from "node:http";
+import http from "node:http";
+import https from "node:https";
 
 export const REQUEST_BODY = Buffer.from(JSON.stringify({ apiVersion: "v1", kind: "Request", metadata: { name: "x" }, data: "x".repeat(1000) }));
 
@@ -18,4 +19,20 @@ export function bareHandler(answer = answerText()): (req: http.IncomingMessage, 
       res.end(answer);
     });
   };
+}
+
+/**
+ * One POST of REQUEST_BODY to `/x` (keep-alive through `options.agent`), `headers` added to the JSON ones; resolves
+ * once the answer is read and parsed.
+ */
+export function postRequest(options: https.RequestOptions, secure: boolean, headers: Readonly<Record<string, string>> = {}): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = (secure ? https : http).request({ ...options, method: "POST", path: "/x", headers: { "content-type": "application/json", "content-length": REQUEST_BODY.length, ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve(void JSON.parse(Buffer.concat(chunks).toString("utf8"))));
+    });
+    req.on("error", reject);
+    req.end(REQUEST_BODY);
+  });
 }

@@ -13,10 +13,8 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import { bareHandler, REQUEST_BODY } from "./bare-exchange.js";
+import { bareHandler, postRequest } from "./bare-exchange.js";
 import { threadCpu } from "./measure.js";
-
-const BODY = REQUEST_BODY;
 
 export interface PeerOptions {
   /** The API server's serving certificate, its key, and the CA that clients verify it with. */
@@ -37,19 +35,10 @@ export interface PeerResult {
   readonly clients: number;
 }
 
-/** `count` POSTs of BODY from `callers` keep-alive callers; resolves once every answer was read and parsed. */
+/** `count` POSTs of the request body from `callers` keep-alive callers; resolves once every answer was read and parsed. */
 async function post(count: number, callers: number, options: https.RequestOptions, secure: boolean): Promise<void> {
   let next = 0;
-  const one = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = (secure ? https : http).request({ ...options, method: "POST", path: "/x", headers: { "content-type": "application/json", "content-length": BODY.length, authorization: "Bearer peer" } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve(void JSON.parse(Buffer.concat(chunks).toString("utf8"))));
-      });
-      req.on("error", reject);
-      req.end(BODY);
-    });
+  const one = () => postRequest(options, secure, { authorization: "Bearer peer" });
   await Promise.all(Array.from({ length: callers }, async () => {
     while (next < count) {
       next++;

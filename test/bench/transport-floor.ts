@@ -11,13 +11,12 @@ import https from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { answerText, bareHandler, REQUEST_BODY } from "./bare-exchange.js";
+import { answerText, bareHandler, postRequest, REQUEST_BODY } from "./bare-exchange.js";
 import { cpuSeconds, envNumber, timedLoop } from "./measure.js";
 
 const SECONDS = envNumber("BENCH_SECONDS", 3);
 const ROUNDS = envNumber("BENCH_ROUNDS", 3);
 const CONCURRENCY = envNumber("BENCH_CLIENTS", 16);
-const BODY = REQUEST_BODY;
 
 /** The server side, in its own process: `serve https CERT KEY CA` or `serve unix PATH`. */
 function serve(mode: string, args: readonly string[]): void {
@@ -36,19 +35,7 @@ function serve(mode: string, args: readonly string[]): void {
 /** Requests from CONCURRENCY keep-alive callers for SECONDS: requests per second and CPU µs per request of each side. */
 async function measure(pid: number, options: https.RequestOptions, secure: boolean): Promise<{ rps: number; server: number; client: number }> {
   const agent = secure ? new https.Agent({ ...(options as https.AgentOptions), keepAlive: true, maxSockets: CONCURRENCY }) : new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const one = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = (secure ? https : http).request({ ...options, agent, method: "POST", path: "/x", headers: { "content-type": "application/json", "content-length": BODY.length } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          JSON.parse(Buffer.concat(chunks).toString("utf8"));
-          resolve();
-        });
-      });
-      req.on("error", reject);
-      req.end(BODY);
-    });
+  const one = () => postRequest({ ...options, agent }, secure);
   let serverBefore = 0;
   // One warm-up round first: connections (and TLS sessions) are made before the clock.
   const loop = await timedLoop(CONCURRENCY, SECONDS, one, () => (serverBefore = cpuSeconds(pid)));
@@ -84,19 +71,10 @@ async function inProcess(dir: string): Promise<Record<string, number>> {
   await app.listen({ path: socketPath });
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const ways: Record<string, () => Promise<unknown>> = {
-    "fastify, HTTP on a unix-domain socket": () =>
-      new Promise<void>((resolve, reject) => {
-        const req = http.request({ socketPath, agent, method: "POST", path: "/x", headers: { "content-type": "application/json", "content-length": BODY.length } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("end", () => resolve(void JSON.parse(Buffer.concat(chunks).toString("utf8"))));
-        });
-        req.on("error", reject);
-        req.end(BODY);
-      }),
+    "fastify, HTTP on a unix-domain socket": () => postRequest({ socketPath, agent }, false),
     "fastify inject (no socket, no HTTP parsing)": async () =>
-      JSON.parse((await app.inject({ method: "POST", url: "/x", headers: { "content-type": "application/json" }, payload: BODY })).payload),
-    "the exchange's JSON work alone": async () => JSON.parse(JSON.parse(BODY.toString("utf8")) && ANSWER),
+      JSON.parse((await app.inject({ method: "POST", url: "/x", headers: { "content-type": "application/json" }, payload: REQUEST_BODY })).payload),
+    "the exchange's JSON work alone": async () => JSON.parse(JSON.parse(REQUEST_BODY.toString("utf8")) && ANSWER),
   };
   const out: Record<string, number[]> = Object.fromEntries(Object.keys(ways).map((k) => [k, []]));
   try {
