@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
-import { PlainDataError, parsePlainJson, parsePlainYaml, plainYamlValue } from "../src/plain-data.js";
+import { MAX_NESTING_DEPTH, PlainDataError, parsePlainJson, parsePlainYaml, plainYamlValue } from "../src/plain-data.js";
 
 describe("parsePlainYaml", () => {
   it.each([
@@ -106,5 +106,18 @@ describe("parsePlainYaml", () => {
 describe("parsePlainJson", () => {
   it("refuses malformed JSON with a PlainDataError", () => {
     expect(() => parsePlainJson("{")).toThrow(PlainDataError);
+  });
+
+  it("walks a text only when its brackets could nest past the bound: wide values pass, deep ones of both kinds do not", () => {
+    // More brackets than the bound, nested two deep: walked, and accepted.
+    const wide = { items: Array.from({ length: MAX_NESTING_DEPTH * 2 }, (_, i) => ({ i, tags: [`t${i}`] })) };
+    expect(parsePlainJson(JSON.stringify(wide))).toEqual(wide);
+    // Brackets inside strings count too; the walk then finds nothing deep.
+    const bracy = { note: "{[".repeat(MAX_NESTING_DEPTH) };
+    expect(parsePlainJson(JSON.stringify(bracy))).toEqual(bracy);
+    // One level past the bound, half objects and half arrays (each kind alone below the bound): refused.
+    let deep: unknown = 0;
+    for (let level = 0; level <= MAX_NESTING_DEPTH; level++) deep = level % 2 === 0 ? [deep] : { d: deep };
+    expect(() => parsePlainJson(JSON.stringify(deep))).toThrow(/nested more than/);
   });
 });
