@@ -164,7 +164,7 @@ describe.skipIf(!systemdAnalyze)("deploy/platform-ca.service", () => {
 
   it("runs `platform-ca up` on its state directory as a user of its own", () => {
     const text = readFileSync(unit, "utf8");
-    expect(text).toMatch(/^ExecStart=\/usr\/bin\/node \/opt\/platform-ca\/dist\/src\/cli\/platform-ca\.js up --data-dir \/var\/lib\/platform-ca /m);
+    expect(text).toMatch(/^ExecStart=\/usr\/bin\/node --v8-pool-size=0 \/opt\/platform-ca\/dist\/src\/cli\/platform-ca\.js up --data-dir \/var\/lib\/platform-ca /m);
     for (const line of ["DynamicUser=yes", "StateDirectory=platform-ca", "NoNewPrivileges=yes", "ProtectSystem=strict"]) expect(text).toContain(`\n${line}\n`);
     expect(statSync(unit).mode & 0o111).toBe(0);
   });

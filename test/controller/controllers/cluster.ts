@@ -20,10 +20,21 @@ export const CLI = join(REPO, "dist/src/cli/platform-ca.js");
 /** The bootstrap token of the token file: a node agent asking for its first client certificate. */
 export const BOOTSTRAP_TOKEN = "e2e-bootstrap-secret";
 
+/**
+ * The node flags `npm start` runs `platform-ca up` with (package.json's start script, between `node` and the CLI): the
+ * servers here start as the Quick start starts them.
+ */
+export function startNodeArgs(): string[] {
+  const start = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts.start!;
+  const words = start.split(/\s+/);
+  if (words[0] !== "node" || !words.includes("dist/src/cli/platform-ca.js")) throw new Error(`package.json's start script is not "node [flags] dist/src/cli/platform-ca.js up": ${start}`);
+  return words.slice(1, words.indexOf("dist/src/cli/platform-ca.js"));
+}
+
 /** Spawns the CLI and waits (bounded) for `ready` on stdout; resolves with the process and the first capture group. */
 function spawnCli(args: readonly string[], ready: RegExp): Promise<{ proc: Proc; match: string }> {
   // BENCH_NODE_ARGS adds node flags to the spawned processes (e.g. "--cpu-prof --cpu-prof-dir=DIR" to profile a bench).
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "");
+  const nodeArgs = [...startNodeArgs(), ...(process.env.BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a !== "")];
   return startProcess(process.execPath, [...nodeArgs, CLI, ...args], ready, { env: { PLATFORM_LOG_LEVEL: "info" }, what: `platform-ca ${args[0]}` });
 }
 
