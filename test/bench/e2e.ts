@@ -256,16 +256,22 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
   const split = cpuSplit(procs, cpuAtStart.threads, procs.map(([, pid]) => threadCpu(pid)));
   const perCsr = (seconds: number) => ((seconds * 1000) / count).toFixed(2);
   const load = (benchCpu.user + benchCpu.system) / 1e6;
+  const allCpu = split.server + split.controllers + split.other + load;
   console.log(
     `last certificate issued after ${total.toFixed(1)} s; all work finished (every Event written) after ${finished.toFixed(1)} s (target ≤ ${TARGET_SECONDS} s for 10,000)`,
   );
   console.log(
     `CPU per CSR until all work finished: server ${perCsr(split.server)} ms, controllers ${perCsr(split.controllers)} ms, other threads ${perCsr(split.other)} ms, load generator (clients + watch) ${perCsr(load)} ms; ` +
-      `in all ${(split.server + split.controllers + split.other + load).toFixed(1)} s of CPU for ${finished.toFixed(1)} s on 2 cores`,
+      `in all ${allCpu.toFixed(1)} s of CPU for ${finished.toFixed(1)} s on 2 cores`,
   );
   // Runnable but not running: how long the server's thread waited for a core while the other threads (and the load
   // generator) had both. CPU per CSR says what the work costs; this says how much of the wall time the sharing added.
-  console.log(`server thread: ${split.server.toFixed(1)} s on a core, ${(mainThreadWaitSeconds(procs[0]![1]) - serverWaitAtStart).toFixed(1)} s runnable, waiting for one`);
+  // The wall time over the server thread's time on a core, and how full both cores were: together they say whether the
+  // server's thread or the sum of all threads bounds the burst (docs/benchmarks.md, the helper threads' A/B).
+  console.log(
+    `server thread: ${split.server.toFixed(1)} s on a core, ${(mainThreadWaitSeconds(procs[0]![1]) - serverWaitAtStart).toFixed(1)} s runnable, waiting for one; ` +
+      `all work finished in ${(finished / split.server).toFixed(2)}× its time on a core, both cores ${((100 * allCpu) / (2 * finished)).toFixed(0)}% busy`,
+  );
   await report(p);
   // A throttled burst runs at the throttle's pace: the transport is not what it measures.
   if (PEER && !throttled) await peer(p.c, count, finished);
