@@ -108,7 +108,7 @@ describe("platform-ca up: what it says", () => {
   });
 
   it("runs up as npm start does: with V8's helper threads one fewer than the cores, so the server's thread waits less for one", async () => {
-    // docs/operations.md (Running it): on 2 cores Node's default of 4 helpers kept the server's thread waiting ~5% longer.
+    // docs/operations.md (Running it): on 2 cores, Node's default of 4 helpers made the burst ~4% longer for the same work.
     expect(startNodeArgs()).toEqual(["--v8-pool-size=0"]);
     const cluster = await startCluster({ mode: "up" });
     try {
