@@ -13,10 +13,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { envNumber } from "./measure.js";
-import { median, timeProcesses, type ProcessTime } from "./process-time.js";
+import { median, requireCommands, timeProcesses, type ProcessTime } from "./process-time.js";
 
 const CLI = fileURLToPath(new URL("../../src/cli/platform-ca.js", import.meta.url));
 const REPS = envNumber("BENCH_REPS", 3);
+requireCommands({ mkcert: "mkcert", "/usr/bin/time": "time" });
 const LEAVES = 20;
 const names = Array.from({ length: LEAVES }, (_, i) => `svc-${i + 1}.dev.test`);
 const root = mkdtempSync(join(os.tmpdir(), "bench-dev-certs-"));

@@ -21,6 +21,17 @@ export interface ProcessTime {
 const scratch = mkdtempSync(join(os.tmpdir(), "process-time-"));
 process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
 
+/**
+ * Stops the bench with one line, before any work, when a command it runs is not installed: `needs` maps each command
+ * (a name on PATH, or a path) to the Debian package that provides it.
+ */
+export function requireCommands(needs: Readonly<Record<string, string>>): void {
+  const missing = Object.entries(needs).filter(([cmd]) => spawnSync("sh", ["-c", 'command -v "$0"', cmd], { stdio: "ignore" }).status !== 0);
+  if (missing.length === 0) return;
+  console.error(`error: this benchmark runs ${missing.map(([cmd, pkg]) => `${cmd} (Debian: apt-get install ${pkg})`).join(", ")}, which ${missing.length === 1 ? "is" : "are"} not installed`);
+  process.exit(1);
+}
+
 /** Runs the commands one after the other; any failure throws with the command's stderr. */
 export function timeProcesses(runs: readonly ProcessRun[]): ProcessTime {
   const cpuFile = join(scratch, "cpu.txt");
