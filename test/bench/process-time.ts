@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
+import { hasCommand } from "../fixtures/process.js";
 
 export interface ProcessRun {
   readonly cmd: string;
@@ -26,7 +27,7 @@ process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
  * (a name on PATH, or a path) to the Debian package that provides it.
  */
 export function requireCommands(needs: Readonly<Record<string, string>>): void {
-  const missing = Object.entries(needs).filter(([cmd]) => spawnSync("sh", ["-c", 'command -v "$0"', cmd], { stdio: "ignore" }).status !== 0);
+  const missing = Object.entries(needs).filter(([cmd]) => !hasCommand(cmd));
   if (missing.length === 0) return;
   console.error(`error: this benchmark runs ${missing.map(([cmd, pkg]) => `${cmd} (Debian: apt-get install ${pkg})`).join(", ")}, which ${missing.length === 1 ? "is" : "are"} not installed`);
   process.exit(1);

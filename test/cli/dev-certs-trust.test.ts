@@ -4,16 +4,8 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CLI, runCli } from "./fixtures.js";
+import { hasCommand } from "../fixtures/process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
-
-const has = (cmd: string) => {
-  try {
-    execFileSync("sh", ["-c", `command -v ${cmd}`]);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** A directory laid out like a Debian root's trust store, with one distribution CA listed in ca-certificates.conf. */
 function fakeRoot(dir: string): string {
@@ -28,7 +20,7 @@ const bundle = (sys: string) => readFileSync(join(sys, "etc/ssl/certs/ca-certifi
 
 const nssList = (db: string) => execFileSync("certutil", ["-L", "-d", `sql:${db}`], { encoding: "utf8" });
 
-describe.runIf(has("update-ca-certificates") && has("certutil"))("dev-certs install and uninstall", () => {
+describe.runIf(hasCommand("update-ca-certificates") && hasCommand("certutil"))("dev-certs install and uninstall", () => {
   const root = tempDir("platform-ca-trust-");
   const home = join(root, "home");
   const sys = fakeRoot(join(root, "sysroot"));
@@ -82,7 +74,7 @@ describe.runIf(has("update-ca-certificates") && has("certutil"))("dev-certs inst
     expect([bad.code, bad.stderr]).toEqual([2, 'error: --store takes system and/or nss, got "keychain"\n']);
   });
 
-  it.runIf(process.getuid?.() === 0 && has("runuser"))("tells a user without rights on the system store to use sudo, naming the CA directory", async () => {
+  it.runIf(process.getuid?.() === 0 && hasCommand("runuser"))("tells a user without rights on the system store to use sudo, naming the CA directory", async () => {
     const user = join(root, "user");
     mkdirSync(user);
     chownSync(user, 65534, 65534);
