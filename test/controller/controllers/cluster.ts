@@ -20,15 +20,18 @@ export const CLI = join(REPO, "dist/src/cli/platform-ca.js");
 /** The bootstrap token of the token file: a node agent asking for its first client certificate. */
 export const BOOTSTRAP_TOKEN = "e2e-bootstrap-secret";
 
+let startArgs: readonly string[] | undefined;
+
 /**
  * The node flags `npm start` runs `platform-ca up` with (package.json's start script, between `node` and the CLI): the
- * servers here start as the Quick start starts them.
+ * servers here start as the Quick start starts them. Read once.
  */
-export function startNodeArgs(): string[] {
+export function startNodeArgs(): readonly string[] {
+  if (startArgs) return startArgs;
   const start = (JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts.start!;
   const words = start.split(/\s+/);
   if (words[0] !== "node" || !words.includes("dist/src/cli/platform-ca.js")) throw new Error(`package.json's start script is not "node [flags] dist/src/cli/platform-ca.js up": ${start}`);
-  return words.slice(1, words.indexOf("dist/src/cli/platform-ca.js"));
+  return (startArgs = words.slice(1, words.indexOf("dist/src/cli/platform-ca.js")));
 }
 
 /** Spawns the CLI and waits (bounded) for `ready` on stdout; resolves with the process and the first capture group. */
