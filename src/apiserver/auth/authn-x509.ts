@@ -86,6 +86,8 @@ export class X509Authenticator {
   readonly #revocation: X509AuthenticatorOptions["revocation"];
   #anchorsText: string | undefined;
   #anchors: readonly Parsed[] = [];
+  /** The pool's value at the last read: the same strings again (a pool not rotated) skip the join and the text compare. */
+  #lastPool: string | readonly string[] | undefined;
   /** Verdicts per presented chain (its DER), valid while the trust pool text is the same. */
   readonly #plans = new Map<string, Plan>();
 
@@ -178,6 +180,8 @@ export class X509Authenticator {
 
   #trustAnchors(): readonly Parsed[] {
     const value = this.#pool();
+    if (this.#anchorsText !== undefined && samePool(value, this.#lastPool)) return this.#anchors;
+    this.#lastPool = value;
     const text = typeof value === "string" ? value : value.join("\n");
     if (text === this.#anchorsText) return this.#anchors;
     let anchors: Parsed[] = [];
@@ -199,10 +203,25 @@ export class X509Authenticator {
   }
 }
 
+/** The key of a chain's verdict; a connection presents one array (peerCertificateChain), so it is built once per connection. */
+const chainKeys = new WeakMap<readonly Uint8Array[], string>();
+
 function chainKey(chain: readonly Uint8Array[]): string {
-  let key = "";
+  let key = chainKeys.get(chain);
+  if (key !== undefined) return key;
+  key = "";
   for (const der of chain) key += `${der.length}:${Buffer.from(der.buffer, der.byteOffset, der.byteLength).toString("latin1")}`;
+  chainKeys.set(chain, key);
   return key;
+}
+
+/** Whether a pool read holds the same strings as the last: the unchanged pool's strings are the same objects, compared at once. */
+function samePool(a: string | readonly string[], b: string | readonly string[] | undefined): boolean {
+  if (a === b) return true;
+  if (typeof a === "string" || typeof b !== "object") return false;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function parse(der: Uint8Array): Parsed {

@@ -189,6 +189,22 @@ describe("peerCertificateChain over a real TLS handshake", () => {
 });
 
 describe("X509Authenticator pool rotation", () => {
+  it("follows a pool of several CAs (a fresh array at each read) when one of them is replaced", async () => {
+    // The server's pool: the cluster's CAs and the --client-ca-file ones, concatenated anew at every request.
+    const extra = (await testCa({ commonName: "extra CA" })).certPem;
+    let cluster = [(await testCa(CLIENT_CA)).certPem];
+    const a = new X509Authenticator({ trustPool: () => cluster.concat(extra), clock: { now: () => T0 + 1000 } });
+    const next = await testCa({ commonName: "next cluster CA" });
+    const chain = [(await issueCert({ issuer: next })).der];
+    // The same chain array again (one per connection), refused while its CA is not in the pool, then accepted.
+    expect(a.authenticate(chain)).toEqual({ error: "x509: certificate signed by unknown authority" });
+    expect(a.authenticate(chain)).toEqual({ error: "x509: certificate signed by unknown authority" });
+    cluster = [cluster[0]!, next.certPem];
+    expect(a.authenticate(chain)).toHaveProperty("user.username", "bob");
+    cluster = [cluster[0]!];
+    expect(a.authenticate(chain)).toEqual({ error: "x509: certificate signed by unknown authority" });
+  });
+
   it("keeps the last good pool when a rotated one does not parse", async () => {
     let pool = (await testCa(CLIENT_CA)).certPem;
     const a = new X509Authenticator({ trustPool: () => pool, clock: { now: () => T0 + 1000 } });
