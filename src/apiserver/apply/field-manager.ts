@@ -4,7 +4,7 @@ import type { ObjectNode } from "../../api/schema.js";
 import { PlatformError } from "../../errors.js";
 import { compareObjects, fieldSetOf } from "./compare.js";
 import { FieldSet, pathString } from "./field-set.js";
-import { conflictMessage, decodeManaged, describeManager, encodeManaged, managerKey, ownable, type Conflict, type Managed, type ManagerIdentity } from "./managers.js";
+import { conflictMessage, decodeManaged, describeManager, encodeManaged, ownable, sameManager, type Conflict, type Managed, type ManagerIdentity } from "./managers.js";
 import { mergeConfig, pruneUnowned } from "./merge.js";
 
 /** Upstream's name for the owner of what an object held before its first apply, when it had no managedFields. */
@@ -39,7 +39,7 @@ export class FieldManager {
    */
   update(live: ApiObject | undefined, next: ApiObject, writer: Writer): void {
     const sent = writer.subresource === undefined ? decodeManaged(next.metadata.managedFields) : undefined;
-    const managed = sent ?? decodeManaged(live?.metadata.managedFields) ?? [];
+    const managed = sent ?? decodeManaged(live?.metadata.managedFields, true) ?? [];
     this.updateManaged(managed, live, next, { manager: writer.manager, operation: "Update", apiVersion: this.apiVersion, subresource: writer.subresource }, writer.time);
     this.store(next, managed);
   }
@@ -50,8 +50,7 @@ export class FieldManager {
     const removed = c.removed;
     for (const m of managed) m.set = m.set.difference(taken).difference(removed);
     if (!taken.empty) {
-      const key = managerKey(id);
-      const own = managed.find((m) => managerKey(m) === key);
+      const own = managed.find((m) => sameManager(m, id));
       if (own) {
         own.set = own.set.union(taken);
         own.time = time;
@@ -67,13 +66,12 @@ export class FieldManager {
   apply(live: ApiObject | undefined, config: ApiObject, writer: Writer, force: boolean): ApiObject {
     const id: ManagerIdentity = { manager: writer.manager, operation: "Apply", apiVersion: this.apiVersion, subresource: writer.subresource };
     const base = live ?? ({ apiVersion: config.apiVersion, kind: config.kind, metadata: {} } as ApiObject);
-    let managed = decodeManaged(live?.metadata.managedFields) ?? [];
+    let managed = decodeManaged(live?.metadata.managedFields, true) ?? [];
     if (live !== undefined && managed.length === 0) {
       // An object no one has claimed yet: what it holds belongs to a placeholder manager, as upstream.
       this.updateManaged(managed, undefined, live, { manager: BEFORE_FIRST_APPLY, operation: "Update", apiVersion: this.apiVersion }, undefined);
     }
-    const key = managerKey(id);
-    const last = managed.find((m) => managerKey(m) === key);
+    const last = managed.find((m) => sameManager(m, id));
     const set = this.ownable(fieldSetOf(config, this.schema), id);
     managed = managed.filter((m) => m !== last);
     const applier: Managed = { ...id, time: last?.time, set };

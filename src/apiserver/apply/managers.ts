@@ -14,15 +14,25 @@ export interface ManagerIdentity {
 export interface Managed extends ManagerIdentity {
   time?: string | undefined;
   set: FieldSet;
+  /** The stored FieldsV1 value `set` was read from: written back as it is while the entry's set stays that set. */
+  readonly stored?: { readonly set: FieldSet; readonly fieldsV1: unknown };
 }
 
-/** Upstream's manager identifier: an applier is the same manager whatever the apiVersion it applied. */
-export function managerKey(m: ManagerIdentity): string {
-  return JSON.stringify([m.manager, m.operation, m.operation === "Apply" ? "" : m.apiVersion, m.subresource ?? ""]);
+/** Upstream's manager identifier, compared: an applier is the same manager whatever the apiVersion it applied. */
+export function sameManager(a: ManagerIdentity, b: ManagerIdentity): boolean {
+  return (
+    a.manager === b.manager &&
+    a.operation === b.operation &&
+    (a.operation === "Apply" || a.apiVersion === b.apiVersion) &&
+    (a.subresource ?? "") === (b.subresource ?? "")
+  );
 }
 
-/** The entries of `list`, or undefined when it is absent, empty or not a list of readable entries. */
-export function decodeManaged(list: unknown): Managed[] | undefined {
+/**
+ * The entries of `list`, or undefined when it is absent, empty or not a list of readable entries. `stored`: the list
+ * is the stored object's, written by this server, so an entry no write changes keeps its FieldsV1 value as it is.
+ */
+export function decodeManaged(list: unknown, stored = false): Managed[] | undefined {
   if (!Array.isArray(list) || list.length === 0) return undefined;
   const out: Managed[] = [];
   for (const e of list as ManagedFieldsEntry[]) {
@@ -34,7 +44,8 @@ export function decodeManaged(list: unknown): Managed[] | undefined {
     } catch {
       return undefined;
     }
-    out.push({ manager: e.manager, operation: e.operation, apiVersion: String(e.apiVersion ?? ""), subresource: e.subresource || undefined, time: e.time, set });
+    const entry: Managed = { manager: e.manager, operation: e.operation, apiVersion: String(e.apiVersion ?? ""), subresource: e.subresource || undefined, time: e.time, set };
+    out.push(stored && e.fieldsV1 !== undefined ? { ...entry, stored: { set, fieldsV1: e.fieldsV1 } } : entry);
   }
   return out;
 }
@@ -55,7 +66,8 @@ export function encodeManaged(managed: readonly Managed[]): ManagedFieldsEntry[]
     apiVersion: m.apiVersion,
     ...(m.time !== undefined ? { time: m.time } : {}),
     fieldsType: "FieldsV1",
-    fieldsV1: m.set.toJSON(),
+    // Set operations return the set itself when they change nothing, so an untouched entry is encoded once, at its write.
+    fieldsV1: m.stored?.set === m.set ? m.stored.fieldsV1 : m.set.toJSON(),
     ...(m.subresource ? { subresource: m.subresource } : {}),
   }));
 }
