@@ -1,4 +1,5 @@
 // DER value decoders (tags, OBJECT IDENTIFIER, string types, times) used by the DER reader; strict DER forms only.
+import { Buffer } from "node:buffer";
 import { PlatformError } from "../errors.js";
 
 export const Tag = {
@@ -128,9 +129,9 @@ function isPrintableChar(c: number): boolean {
 }
 
 function latin1(buf: Uint8Array, start: number, end: number): string {
-  let s = "";
-  for (let i = start; i < end; i++) s += String.fromCharCode(buf[i]!);
-  return s;
+  // One string, not a chain of one-character concatenations; a long one (arguments are bounded) through Buffer.
+  if (end - start <= 1024) return String.fromCharCode.apply(null, buf.subarray(start, end) as unknown as number[]);
+  return Buffer.from(buf.buffer, buf.byteOffset + start, end - start).toString("latin1");
 }
 
 function checkChars(buf: Uint8Array, tlv: Tlv, what: string, ok: (c: number) => boolean, kind: string): void {

@@ -212,6 +212,20 @@ describe("strings", () => {
     expect(reader(tlv(0x14, [0x63, 0x61, 0x66, 0xe9])).string()).toBe("café");
   });
 
+  it("reads long ASCII strings whole, inside a larger buffer (UTF8String, IA5String and T61String of 100 to 70,000 bytes)", () => {
+    for (const n of [100, 1024, 1025, 70_000]) {
+      const text = Array.from({ length: n }, (_, i) => String.fromCharCode(0x61 + (i % 26))).join("");
+      const bytes = new TextEncoder().encode(text);
+      for (const tag of [0x0c, 0x16, 0x14]) {
+        // After a leading element, so the string starts inside the buffer rather than at its first byte.
+        const r = reader(seq(int(7), tlv(tag, bytes)));
+        const inner = r.sequence();
+        expect([...inner.integer()]).toEqual([7]);
+        expect(inner.string()).toBe(text);
+      }
+    }
+  });
+
   it("accepts '*' and '&' in a PrintableString, as widely deployed encoders write them", () => {
     expect(reader(tlv(0x13, new TextEncoder().encode("*.a&b"))).string()).toBe("*.a&b");
   });
