@@ -15,7 +15,7 @@ export interface Managed extends ManagerIdentity {
   time?: string | undefined;
   set: FieldSet;
   /** The stored FieldsV1 value `set` was read from: written back as it is while the entry's set stays that set. */
-  readonly stored?: { readonly set: FieldSet; readonly fieldsV1: unknown };
+  stored?: { readonly set: FieldSet; readonly fieldsV1: unknown };
 }
 
 /** Upstream's manager identifier, compared: an applier is the same manager whatever the apiVersion it applied. */
@@ -45,7 +45,8 @@ export function decodeManaged(list: unknown, stored = false): Managed[] | undefi
       return undefined;
     }
     const entry: Managed = { manager: e.manager, operation: e.operation, apiVersion: String(e.apiVersion ?? ""), subresource: e.subresource || undefined, time: e.time, set };
-    out.push(stored && e.fieldsV1 !== undefined ? { ...entry, stored: { set, fieldsV1: e.fieldsV1 } } : entry);
+    if (stored && e.fieldsV1 !== undefined) entry.stored = { set, fieldsV1: e.fieldsV1 };
+    out.push(entry);
   }
   return out;
 }
