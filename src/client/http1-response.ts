@@ -4,7 +4,7 @@ import type { IncomingHttpHeaders } from "node:http";
 
 export interface Http1Response {
   readonly status: number;
-  /** Names in lower case; repeated headers joined with ", " (set-cookie: a list), as node's IncomingMessage has them. */
+  /** Names in lower case; repeated headers joined or dropped as node's IncomingMessage has them (addHeader). */
   readonly headers: IncomingHttpHeaders;
   readonly body: Buffer;
   /** Whether the connection may carry another request. */
@@ -155,6 +155,24 @@ export class ResponseReader {
   }
 }
 
+// Node's IncomingMessage keeps the first of these when a message repeats them (the others are joined with ", ").
+const FIRST_WINS = new Set([
+  "age", "authorization", "content-length", "content-type", "etag", "expires", "from", "host", "if-modified-since",
+  "if-unmodified-since", "last-modified", "location", "max-forwards", "proxy-authorization", "referer", "retry-after",
+  "server", "user-agent",
+]);
+
+/**
+ * Adds one header line (`name` in lower case) as node's IncomingMessage does: set-cookie a list, cookie joined with
+ * "; ", FIRST_WINS kept at their first value, the others joined with ", ". Both ends of the in-thread channel use it.
+ */
+export function addHeader(headers: Record<string, string | string[] | undefined>, name: string, value: string): void {
+  const before = headers[name];
+  if (name === "set-cookie") (headers[name] = (before as string[] | undefined) ?? []).push(value);
+  else if (before === undefined) headers[name] = value;
+  else if (!FIRST_WINS.has(name)) headers[name] = `${before as string}${name === "cookie" ? "; " : ", "}${value}`;
+}
+
 function parseHead(text: string, method: string): Head {
   const lines = text.split("\r\n");
   const status = STATUS_LINE.exec(lines[0]!);
@@ -166,11 +184,9 @@ function parseHead(text: string, method: string): Head {
     const name = colon > 0 ? line.slice(0, colon).toLowerCase() : "";
     if (!HEADER_NAME.test(name)) throw new MalformedResponse(`bad header line ${JSON.stringify(line.slice(0, 60))}`);
     const value = line.slice(colon + 1).trim();
-    if (name === "set-cookie") (headers["set-cookie"] ??= []).push(value);
-    else {
-      const before = headers[name] as string | undefined;
-      headers[name] = before === undefined ? value : `${before}, ${value}`;
-    }
+    // Node's parser refuses a second length: which of the two frames the body is not knowable.
+    if (name === "content-length" && headers[name] !== undefined) throw new MalformedResponse("the response repeats Content-Length");
+    addHeader(headers, name, value);
   }
   const code = Number(status[2]);
   const connection = String(headers.connection ?? "").toLowerCase();

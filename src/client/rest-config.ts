@@ -1,4 +1,5 @@
 // RestConfig: everything the client needs to reach one API server as one identity, and its defaults.
+import type { MessagePort } from "node:worker_threads";
 import { invalidOption, PlatformError } from "../errors.js";
 import { VERSION } from "../version.js";
 
@@ -72,6 +73,12 @@ export interface RestConfig {
    * of a co-located server, whose file permissions already keep other users out).
    */
   readonly socketPath?: string;
+  /**
+   * The client end of a co-located server's in-thread channel (`platform-ca up`'s controllers): whole-body requests
+   * go over it as objects, with no socket or HTTP (plain-HTTP servers only); watches still use `socketPath` (or the
+   * server's address).
+   */
+  readonly channel?: MessagePort;
 }
 
 /** client-go's defaults: a controller that needs more raises them in its ClientConnectionConfiguration. */

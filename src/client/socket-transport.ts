@@ -23,19 +23,28 @@ export class InvalidRequest extends Error {
 const UNSAFE_TARGET = /[^\u0021-\u00ff]/;
 const UNSAFE_VALUE = /[^\t\u0020-\u007e\u0080-\u00ff]/;
 
-/** The request's bytes: the head built as one string, the body appended (one write). */
-function encode(req: SocketRequest): Buffer {
+/**
+ * Checks what node's client checks before sending (a request target of visible characters, header names that are
+ * tokens, values without control characters) and calls `each` for every header value but Content-Length, which the
+ * senders here write themselves from the body.
+ */
+export function requestHeaders(req: SocketRequest, each: (name: string, value: string) => void): void {
   if (UNSAFE_TARGET.test(req.path)) throw new InvalidRequest(`the request path contains unescaped characters: ${JSON.stringify(req.path.slice(0, 80))}`);
-  let head = `${req.method} ${req.path} HTTP/1.1\r\nHost: localhost\r\n`;
   for (const [name, value] of Object.entries(req.headers)) {
     if (!HEADER_NAME.test(name)) throw new InvalidRequest(`invalid header name ${JSON.stringify(name)}`);
-    // The length is the body's, written below; a second Content-Length would make the server refuse the request.
+    // A second Content-Length would make the server refuse the request.
     if (name.length === 14 && name.toLowerCase() === "content-length") continue;
     for (const v of typeof value === "string" ? [value] : value) {
       if (UNSAFE_VALUE.test(v)) throw new InvalidRequest(`invalid character in header ${name}`);
-      head += `${name}: ${v}\r\n`;
+      each(name, v);
     }
   }
+}
+
+/** The request's bytes: the head built as one string, the body appended (one write). */
+function encode(req: SocketRequest): Buffer {
+  let head = `${req.method} ${req.path} HTTP/1.1\r\nHost: localhost\r\n`;
+  requestHeaders(req, (name, v) => (head += `${name}: ${v}\r\n`));
   const body = req.body ?? EMPTY;
   // Every request says its length, so a body never depends on the connection closing.
   head += `Content-Length: ${body.length}\r\n\r\n`;

@@ -8,7 +8,10 @@ import { createGunzip, gunzipSync } from "node:zlib";
 import { abortReason } from "../time/clock.js";
 import { connectionError, type CallContext } from "./status-errors.js";
 import { tunnelAgent } from "./proxy-tunnel.js";
-import { SocketTransport } from "./socket-transport.js";
+import { SocketTransport, type SocketRequest } from "./socket-transport.js";
+import { ChannelTransport } from "./channel-transport.js";
+import type { Http1Response } from "./http1-response.js";
+import type { MessagePort } from "node:worker_threads";
 import { defaultTracer } from "../tracing/tracer.js";
 import type { Impersonation, RestConfig } from "./rest-config.js";
 
@@ -118,6 +121,23 @@ export function impersonationHeaders(imp: Impersonation | undefined): Record<str
   return h;
 }
 
+/** What takes a whole-body request without node's HTTP client: the socket client, or the in-thread channel. */
+interface LeanClient {
+  request(req: SocketRequest): Promise<Http1Response>;
+  close(): void;
+}
+
+/**
+ * One client per channel, shared by every transport of its RestConfig (the port is one object). A transport's close
+ * leaves it open: the channel ends with its thread, or when the server closes it.
+ */
+const channelClients = new WeakMap<MessagePort, ChannelTransport>();
+function channelClient(port: MessagePort): LeanClient {
+  let client = channelClients.get(port);
+  if (!client) channelClients.set(port, (client = new ChannelTransport(port)));
+  return { request: (req) => client.request(req), close: () => undefined };
+}
+
 /** Sends requests for one RestConfig; resolves when the response headers arrive. */
 export class Transport {
   readonly #config: RestConfig;
@@ -129,8 +149,8 @@ export class Transport {
   readonly #held = new Set<string>();
   #identityKey: string | undefined;
   #configured: http.Agent | undefined;
-  /** Whole-body requests over a unix-domain socket (plain HTTP) go through the lean client. */
-  readonly #socket: SocketTransport | undefined;
+  /** Whole-body requests over a unix-domain socket (plain HTTP) or the in-thread channel go through a lean client. */
+  readonly #socket: LeanClient | undefined;
 
   constructor(config: RestConfig, pool: AgentPool = sharedAgents) {
     this.#config = config;
@@ -142,7 +162,9 @@ export class Transport {
       ...impersonationHeaders(config.impersonate),
     };
     this.#compression = config.disableCompression ? {} : { "Accept-Encoding": "gzip" };
-    if (config.socketPath !== undefined && this.#base.protocol === "http:" && config.proxyUrl === undefined) this.#socket = new SocketTransport(config.socketPath, MAX_SOCKETS);
+    const plainLocal = this.#base.protocol === "http:" && config.proxyUrl === undefined;
+    if (config.channel !== undefined && plainLocal) this.#socket = channelClient(config.channel);
+    else if (config.socketPath !== undefined && plainLocal) this.#socket = new SocketTransport(config.socketPath, MAX_SOCKETS);
   }
 
   get server(): string {
@@ -219,7 +241,7 @@ export class Transport {
    * The lean client's exchange: no compression asked for (the bytes stay on this machine), the whole body read, the
    * same errors as node's client (connectionError of the socket's code).
    */
-  async #sendOnSocket(socket: SocketTransport, req: TransportRequest, target: string, headers: Record<string, string | string[]>, ctx: CallContext): Promise<TransportResponse> {
+  async #sendOnSocket(socket: LeanClient, req: TransportRequest, target: string, headers: Record<string, string | string[]>, ctx: CallContext): Promise<TransportResponse> {
     let res;
     try {
       res = await socket.request({ method: req.method, path: target, headers, body: req.body, signal: req.signal });

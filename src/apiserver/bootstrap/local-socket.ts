@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
+import type { MessagePort } from "node:worker_threads";
 import type { FastifyInstance } from "fastify";
 import { CONTROLLER_USER } from "../auth/bootstrap-policy.js";
 import type { CredentialEntry } from "../auth/authn-token-file.js";
@@ -17,6 +18,11 @@ const MAX_SOCKET_PATH = 100;
 export interface LocalConnection {
   readonly socketPath: string;
   readonly token: string;
+  /**
+   * The client end of an in-thread channel (local-channel.ts) for whole-body requests, when the server opened one for
+   * this thread; watches use the socket.
+   */
+  readonly channel?: MessagePort;
 }
 
 /**

@@ -8,6 +8,8 @@ import { useCaKeyKms } from "../encryption/kms-key-wrapper.js";
 import { ADMIN_GROUP, ADMIN_USER } from "./admin-config.js";
 import { clientAddress, createSecureServer, readSecureInputs, type SecureServerOptions, type SecureServerState } from "./secure-server.js";
 import { newLocalConnection, serveLocalSocket, type LocalConnection } from "./local-socket.js";
+import { serveLocalChannels, type LocalChannels } from "./local-channel.js";
+import type { MessagePort } from "node:worker_threads";
 
 export { STORE_FILE };
 
@@ -28,6 +30,8 @@ export interface ComponentContext {
   readonly tracing?: TracingConfig;
   /** The server's unix-domain socket and the controller identity's token, when RunOptions.localConnection asked for them. */
   readonly local?: LocalConnection;
+  /** With `local`: opens an in-thread channel to this server (the port to transfer to the thread that uses it). */
+  readonly openChannel?: () => MessagePort;
 }
 
 /** Something that runs beside the API server (the controllers), started once the server serves. */
@@ -113,9 +117,13 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
   const summaries: string[] = [];
   try {
     const state = await secure.start();
+    let channels: LocalChannels | undefined;
     if (local) {
       const socket = await serveLocalSocket(state.server.app, local.connection.socketPath, logger);
       stops.push({ name: "local-socket", stop: () => socket.close() });
+      channels = serveLocalChannels(state.server.app.server, logger);
+      const opened = channels;
+      stops.push({ name: "local-channels", stop: async () => opened.close() });
     }
     const context: ComponentContext = {
       adminConfigPath: state.adminConfig.path,
@@ -127,6 +135,7 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
       signal: o.signal,
       ...(o.tracing && { tracing: o.tracing }),
       ...(local && { local: local.connection }),
+      ...(channels && { openChannel: channels.open }),
     };
     for (const component of o.components ?? []) {
       const started = await component.start(context);

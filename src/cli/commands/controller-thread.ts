@@ -4,7 +4,7 @@
 //
 // The main side starts the worker, waits for "started" (or the reason it could not start), and at stop asks it to
 // finish its syncs, release what it holds and exit. A worker that dies on its own is started again with backoff.
-import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import { isMainThread, parentPort, Worker, workerData, type MessagePort } from "node:worker_threads";
 import type { GroupNames } from "../../api/group.js";
 import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
 import { compiledScript } from "../../compiled-script.js";
@@ -40,9 +40,14 @@ interface ThreadData {
 
 type FromThread = { readonly type: "started"; readonly ops: string } | { readonly type: "failed"; readonly code: string; readonly message: string };
 
-/** Starts one worker and resolves once its controller manager runs (with its ops address). */
-function startThread(data: ThreadData): Promise<{ worker: Worker; ops: string }> {
-  const worker = new Worker(compiledScript("src/cli/commands/controller-thread.js", "controller thread script"), { workerData: data });
+/**
+ * Starts one worker and resolves once its controller manager runs (with its ops address). Each worker gets a channel
+ * of its own to the server (`openChannel`): a port belongs to one thread, and a restarted thread needs a new one.
+ */
+function startThread(data: ThreadData, openChannel: (() => MessagePort) | undefined): Promise<{ worker: Worker; ops: string }> {
+  const channel = data.local && openChannel ? openChannel() : undefined;
+  const threadData: ThreadData = channel ? { ...data, local: { ...data.local!, channel } } : data;
+  const worker = new Worker(compiledScript("src/cli/commands/controller-thread.js", "controller thread script"), { workerData: threadData, ...(channel && { transferList: [channel] }) });
   return new Promise((resolve, reject) => {
     const onExit = (code: number) => reject(new PlatformError("INTERNAL", `the controller thread exited with code ${code} before it started`));
     worker.once("exit", onExit);
@@ -143,7 +148,7 @@ export const controllerThreadComponent: Component = {
       ...(ctx.local && { local: ctx.local }),
       verifiedMemo: memo.buffer,
     };
-    const thread = await superviseThread(() => startThread(data), ctx.logger);
+    const thread = await superviseThread(() => startThread(data, ctx.openChannel), ctx.logger);
     return { summary: `controllers  health and metrics on ${thread.ops} (own thread)`, stop: () => thread.stop() };
   },
 };

@@ -135,9 +135,10 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
     { kubeconfig: settings.kubeconfig, acceptContentTypes: conn.acceptContentTypes, contentType: conn.contentType, qps: conn.qps, burst: conn.burst },
     { groupSuffix: names.suffix, ...(o.context !== undefined && { context: o.context }) },
   );
-  // Plain HTTP on the socket, as the controller identity (the token), instead of HTTPS as admin.conf's user.
+  // Plain HTTP on the socket, as the controller identity (the token), instead of HTTPS as admin.conf's user; with a
+  // channel, whole-body requests go over it (no socket, no HTTP parsing) and watches keep the socket.
   const restConfig = settings.local
-    ? { ...fromFile, server: "http://localhost", tls: {}, credentials: { type: "token" as const, token: settings.local.token }, socketPath: settings.local.socketPath }
+    ? { ...fromFile, server: "http://localhost", tls: {}, credentials: { type: "token" as const, token: settings.local.token }, socketPath: settings.local.socketPath, ...(settings.local.channel && { channel: settings.local.channel }) }
     : fromFile;
   const ext = config.PlatformCAExtensions;
   const signers = await signersFromConfig({
@@ -164,7 +165,7 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
     await stop();
     throw err;
   }
-  logger.info({ signers: signers.registry.names(), ops: manager.opsAddress }, "controller manager running");
+  logger.info({ signers: signers.registry.names(), ops: manager.opsAddress, server: connectionOf(settings.local) }, "controller manager running");
   o.onStarted?.(manager.opsAddress);
   const publishing = ext.TrustBundlePublisher.Enabled && isControllerEnabled(PUBLISHER_CONTROLLER, config.Generic.Controllers);
   // Asked once: a CRL issuer holds the CA's signing key, not something to build again at every poll below.
@@ -183,6 +184,12 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
     while (!(await done()) && Date.now() < deadline && !o.signal.aborted) await new Promise((resolve) => setTimeout(resolve, 20));
   };
   return { stop, settled };
+}
+
+/** How the controllers reach their server, in words for the log. */
+function connectionOf(local: LocalConnection | undefined): string {
+  if (!local) return "HTTPS (the client configuration file)";
+  return local.channel ? `in-thread channel; watches on ${local.socketPath}` : `unix-domain socket ${local.socketPath}`;
 }
 
 /**

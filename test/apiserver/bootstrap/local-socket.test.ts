@@ -1,12 +1,16 @@
-// The co-located controllers' unix-domain socket: owner-only, authenticated as the controller identity, and refused
-// (401 without the token, 403 beyond the controller role) exactly as a request on the TLS port would be.
+// The co-located controllers' unix-domain socket and in-thread channel: the socket owner-only, both authenticated as
+// the controller identity and refused (401 without the token, 403 beyond the controller role) exactly as a request on
+// the TLS port would be; the channel's requests abandoned when their client aborts or its thread ends.
 import { existsSync, statSync } from "node:fs";
-import { request } from "node:http";
+import { createServer, request } from "node:http";
+import { Worker, type MessagePort } from "node:worker_threads";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { groupNames } from "../../../src/api/group.js";
 import { LOCAL_SOCKET_FILE, newLocalConnection } from "../../../src/apiserver/bootstrap/local-socket.js";
 import { runSecureServer, type Component, type ComponentContext } from "../../../src/apiserver/bootstrap/run-server.js";
+import { serveLocalChannels } from "../../../src/apiserver/bootstrap/local-channel.js";
+import { ChannelTransport } from "../../../src/client/channel-transport.js";
 import { createClient } from "../../../src/client/rest-client.js";
 import { silentLogger } from "../../../src/logger.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
@@ -25,6 +29,14 @@ function call(socketPath: string, method: string, path: string, headers: Record<
 }
 
 const names = groupNames();
+/** A write beyond the controller role: binding itself to cluster-admin. */
+const ESCALATE = {
+  apiVersion: `${names.rbac}/v1`,
+  kind: "ClusterRoleBinding",
+  metadata: { name: "escalate" },
+  roleRef: { apiGroup: names.rbac, kind: "ClusterRole", name: "cluster-admin" },
+  subjects: [{ kind: "User", apiGroup: names.rbac, name: "system:platform-ca:controller" }],
+};
 
 async function up(localConnection: boolean) {
   const dataDir = tempDir();
@@ -85,13 +97,7 @@ describe("the local socket of up", () => {
   it("refuses a write the controller role does not allow (403), as RBAC does on the TLS port", async () => {
     await withUp(true, async ({ local }) => {
       const auth = { Authorization: `Bearer ${local!.token}` };
-      const binding = await call(local!.socketPath, "POST", `/apis/${names.rbac}/v1/clusterrolebindings`, auth, {
-        apiVersion: `${names.rbac}/v1`,
-        kind: "ClusterRoleBinding",
-        metadata: { name: "escalate" },
-        roleRef: { apiGroup: names.rbac, kind: "ClusterRole", name: "cluster-admin" },
-        subjects: [{ kind: "User", apiGroup: names.rbac, name: "system:platform-ca:controller" }],
-      });
+      const binding = await call(local!.socketPath, "POST", `/apis/${names.rbac}/v1/clusterrolebindings`, auth, ESCALATE);
       expect(binding.status).toBe(403);
       expect(binding.body).toMatchObject({ kind: "Status", reason: "Forbidden", code: 403 });
       expect(binding.body.message).toContain('User "system:platform-ca:controller" cannot create resource "clusterrolebindings"');
@@ -112,5 +118,121 @@ describe("the local socket of up", () => {
   it("is not served unless asked for", async () => {
     const dataDir = await withUp(false, async ({ local }) => expect(local).toBeUndefined());
     expect(existsSync(join(dataDir, LOCAL_SOCKET_FILE))).toBe(false);
+  });
+});
+
+/** One request over a channel's client end, as the socket helper above: status and JSON body. */
+async function channelCall(port: MessagePort, method: string, path: string, headers: Record<string, string> = {}, body?: unknown): Promise<{ status: number; body: any }> {
+  const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  const res = await new ChannelTransport(port).request({ method, path, headers: { ...headers, ...(data && { "Content-Type": "application/json" }) }, ...(data && { body: data }) });
+  const text = res.body.toString("utf8");
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+describe("the in-thread channel of up", () => {
+  it("is offered with the socket, serves the controller identity given the token, and leaves watches on the socket", async () => {
+    await withUp(true, async ({ local, openChannel }) => {
+      const port = openChannel!();
+      try {
+        const review = await channelCall(port, "POST", `/apis/${names.authentication}/v1/selfsubjectreviews`, { Authorization: `Bearer ${local!.token}` }, {
+          apiVersion: `${names.authentication}/v1`,
+          kind: "SelfSubjectReview",
+        });
+        expect(review.status).toBe(201);
+        expect(review.body.status.userInfo.username).toBe("system:platform-ca:controller");
+        // The controllers' own client: whole-body requests over the channel, a watch over the socket.
+        const client = createClient({ server: "http://localhost", socketPath: local!.socketPath, channel: port, tls: {}, credentials: { type: "token", token: local!.token }, namespace: "default", qps: 0, burst: 1, userAgent: "test" });
+        try {
+          const path = `/apis/${names.certificates}/v1/certificatesigningrequests`;
+          const list = await client.request<{ metadata: { resourceVersion: string }; items: unknown[] }>("GET", path);
+          expect(list.items).toEqual([]);
+          // A watch answers as it goes, which the channel does not carry: it is opened on the socket and streams.
+          const abort = new AbortController();
+          const stream = await client.openStream(`${path}?watch=1&resourceVersion=${list.metadata.resourceVersion}&allowWatchBookmarks=true`, { signal: abort.signal });
+          expect(stream.readable).toBe(true);
+          abort.abort();
+          // A namespace's Event is a write the controller role allows.
+          const event = await client.request<{ metadata: { name: string }; message: string }>("POST", "/api/v1/namespaces/default/events", {
+            apiVersion: "v1",
+            kind: "Event",
+            metadata: { generateName: "probe-" },
+            involvedObject: { kind: "Namespace", name: "default" },
+            reason: "Probe",
+            message: "over the channel",
+            type: "Normal",
+          });
+          expect(event).toMatchObject({ metadata: { name: expect.stringMatching(/^probe-/) }, message: "over the channel" });
+        } finally {
+          client.close();
+        }
+      } finally {
+        port.close();
+      }
+    });
+  });
+
+  it("refuses a request without the token (401) and a write beyond the controller role (403), as on the TLS port", async () => {
+    await withUp(true, async ({ local, openChannel }) => {
+      const port = openChannel!();
+      try {
+        const none = await channelCall(port, "GET", "/api/v1/namespaces");
+        expect(none.status).toBe(401);
+        expect(none.body).toMatchObject({ kind: "Status", reason: "Unauthorized", code: 401 });
+        const auth = { Authorization: `Bearer ${local!.token}` };
+        expect((await channelCall(port, "GET", "/api/v1/namespaces", auth)).status).toBe(200);
+        const binding = await channelCall(port, "POST", `/apis/${names.rbac}/v1/clusterrolebindings`, auth, ESCALATE);
+        expect(binding.status).toBe(403);
+        expect(binding.body.message).toContain('User "system:platform-ca:controller" cannot create resource "clusterrolebindings"');
+        expect((await channelCall(port, "DELETE", "/api/v1/namespaces/default", auth)).status).toBe(403);
+      } finally {
+        port.close();
+      }
+    });
+  });
+
+  it("abandons a request whose client aborts or whose thread ends, and fails requests once the server closes it", async () => {
+    const server = createServer();
+    const seen: string[] = [];
+    // Answers /fast at once; holds /slow until its client goes.
+    server.on("request", (req, res) => {
+      if (req.url === "/fast") return void res.end(`hello ${req.headers["x-n"]}`);
+      seen.push(`held ${req.url}`);
+      req.once("close", () => seen.push(`client gone ${req.url}`));
+      res.once("close", () => seen.push(`response closed ${req.url}`));
+    });
+    const channels = serveLocalChannels(server, silentLogger());
+    const port = channels.open();
+    const client = new ChannelTransport(port);
+    expect((await client.request({ method: "GET", path: "/fast", headers: { "X-N": "1" } })).body.toString()).toBe("hello 1");
+
+    const abort = new AbortController();
+    const slow = client.request({ method: "GET", path: "/slow", headers: {}, signal: abort.signal });
+    await vi.waitFor(() => expect(channels.inFlight).toBe(1));
+    abort.abort(new Error("not waiting any more"));
+    await expect(slow).rejects.toThrow("not waiting any more");
+    await vi.waitFor(() => expect(channels.inFlight).toBe(0));
+    expect(seen).toEqual(["held /slow", "client gone /slow", "response closed /slow"]);
+
+    // A thread that sends a request and is ended: the server abandons it as a dropped connection.
+    const threadPort = channels.open();
+    const worker = new Worker(
+      `const { workerData, parentPort } = require("node:worker_threads");
+       workerData.port.postMessage({ id: 1, method: "GET", path: "/slow-thread", headers: {} });
+       parentPort.postMessage("sent"); setInterval(() => {}, 1000);`,
+      { eval: true, workerData: { port: threadPort }, transferList: [threadPort] },
+    );
+    await new Promise((resolve) => worker.once("message", resolve));
+    await vi.waitFor(() => expect(channels.inFlight).toBe(1));
+    await worker.terminate();
+    await vi.waitFor(() => expect(channels.inFlight).toBe(0));
+    expect(seen.slice(3)).toEqual(["held /slow-thread", "client gone /slow-thread", "response closed /slow-thread"]);
+
+    const pending = client.request({ method: "GET", path: "/slow-closing", headers: {} });
+    await vi.waitFor(() => expect(channels.inFlight).toBe(1));
+    channels.close();
+    await expect(pending).rejects.toMatchObject({ code: "ECONNRESET" });
+    await vi.waitFor(() => expect(channels.inFlight).toBe(0));
+    await expect(client.request({ method: "GET", path: "/fast", headers: {} })).rejects.toMatchObject({ code: "ECONNREFUSED" });
+    expect(() => channels.open()).toThrow(/closed/);
   });
 });

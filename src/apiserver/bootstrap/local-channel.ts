@@ -1,0 +1,87 @@
+// The co-located controllers' in-thread channel to the server of `platform-ca up`: requests handed over a MessagePort
+// as objects, no socket, no HTTP parsing on either side. Each still goes through the server's request listeners (the
+// same routes and hooks: authentication, authorization, admission, audit, metrics, tracing) as one on the socket or
+// the TLS port; a request without the controller identity's token is a 401 here as anywhere.
+import type { Server } from "node:http";
+import { MessageChannel, type MessagePort } from "node:worker_threads";
+import type { Logger } from "../../logger.js";
+import type { ChannelMessage, ChannelRequest, ChannelResponse } from "../../client/channel-transport.js";
+import { LocalRequest, LocalResponse } from "../http/local-exchange.js";
+
+export interface LocalChannels {
+  /** A new channel: the returned port is the client's end (transfer it to the thread that sends the requests). */
+  open(): MessagePort;
+  /** Requests in flight on every channel, as a count (what `close` ends). */
+  readonly inFlight: number;
+  /** Closes every channel: requests in flight end as if their client had left, new ones fail on the client's side. */
+  close(): void;
+}
+
+function isRequest(m: unknown): m is ChannelRequest {
+  const r = m as Partial<ChannelRequest> | null;
+  return typeof r === "object" && r !== null && typeof r.id === "number" && typeof r.method === "string" && typeof r.path === "string" && typeof r.headers === "object" && r.headers !== null && (r.body === undefined || r.body instanceof Uint8Array);
+}
+
+/**
+ * A body for postMessage: a string goes as it is; bytes are copied once into a buffer of their own size and that is
+ * transferred (cloning a view copies all of the memory behind it: a pooled Buffer's 8 KiB slab, say).
+ */
+function posted(body: Uint8Array | string): { body: Uint8Array | string; transfer: ArrayBuffer[] } {
+  if (typeof body === "string") return { body, transfer: [] };
+  const own = body.slice();
+  return { body: own, transfer: [own.buffer as ArrayBuffer] };
+}
+
+/** Channels into `server`'s request listeners (node's HTTP server of the API server, fastify's `app.server`). */
+export function serveLocalChannels(server: Server, logger: Logger): LocalChannels {
+  const ports = new Set<MessagePort>();
+  let inFlight = 0;
+  let closed = false;
+  const open = (): MessagePort => {
+    if (closed) throw new Error("the local channels are closed");
+    const { port1, port2 } = new MessageChannel();
+    /** What ends each request in flight as a dropped connection would: the request's events, then the response's. */
+    const exchanges = new Map<number, () => void>();
+    port1.on("message", (m: ChannelMessage) => {
+      if ("abort" in m) return void exchanges.get(m.id)?.();
+      if (!isRequest(m)) {
+        logger.warn({ message: typeof m }, "the local channel dropped a message that is not a request");
+        return;
+      }
+      const req = new LocalRequest(m);
+      const res = new LocalResponse(m.method, (status, headers, body) => {
+        const out = posted(body);
+        port1.postMessage({ id: m.id, status, headers, body: out.body } satisfies ChannelResponse, out.transfer);
+      });
+      exchanges.set(m.id, () => {
+        req.abort();
+        res.destroy();
+      });
+      inFlight++;
+      res.once("close", () => {
+        exchanges.delete(m.id);
+        inFlight--;
+      });
+      server.emit("request", req, res);
+    });
+    // The other end closed (its thread ended): what it asked for is abandoned, as with a dropped connection.
+    port1.once("close", () => {
+      ports.delete(port1);
+      for (const end of [...exchanges.values()]) end();
+    });
+    // Only the requests keep the server's process alive, not a channel that waits for them.
+    port1.unref();
+    ports.add(port1);
+    return port2;
+  };
+  return {
+    open,
+    get inFlight() {
+      return inFlight;
+    },
+    close() {
+      closed = true;
+      for (const port of [...ports]) port.close();
+    },
+  };
+}

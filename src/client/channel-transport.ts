@@ -1,0 +1,103 @@
+// Requests over a MessagePort to a server in the same process (the in-thread channel of `platform-ca up`,
+// apiserver/bootstrap/local-channel.ts): objects handed over, no socket and no HTTP on either side. Whole-body
+// exchanges only; watches keep the socket. Answers read as the socket client's (Http1Response), errors alike.
+import type { IncomingHttpHeaders } from "node:http";
+import type { MessagePort } from "node:worker_threads";
+import { abortReason } from "../time/clock.js";
+import type { Http1Response } from "./http1-response.js";
+import { requestHeaders, type SocketRequest } from "./socket-transport.js";
+
+/** A request as the channel carries it: header names as the client wrote them, the body whole. */
+export interface ChannelRequest {
+  readonly id: number;
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string | readonly string[]>>;
+  readonly body?: Uint8Array;
+}
+
+/** What the client's side posts: a request, or the end of one it no longer waits for. */
+export type ChannelMessage = ChannelRequest | { readonly id: number; readonly abort: true };
+
+/** The answer: header names in lower case, repeated ones joined as node's IncomingMessage joins them. */
+export interface ChannelResponse {
+  readonly id: number;
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Uint8Array | string;
+}
+
+interface Pending {
+  readonly resolve: (response: Http1Response) => void;
+  readonly reject: (err: Error) => void;
+}
+
+/** Errors with the codes of a socket's, so callers report them as any connection error (connectionError). */
+const channelError = (message: string, code: string): Error => Object.assign(new Error(message), { code });
+
+/** One client end of a channel; `request` has the socket client's shape. */
+export class ChannelTransport {
+  readonly #port: MessagePort;
+  readonly #pending = new Map<number, Pending>();
+  #next = 1;
+  #closed = false;
+
+  constructor(port: MessagePort) {
+    this.#port = port;
+    port.on("message", (m: ChannelResponse) => {
+      const pending = this.#pending.get(m.id);
+      if (!pending) return; // abandoned (aborted) while the server answered
+      this.#settled(m.id);
+      const body = typeof m.body === "string" ? Buffer.from(m.body, "utf8") : Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength);
+      pending.resolve({ status: m.status, headers: m.headers, body, keepAlive: true });
+    });
+    port.once("close", () => {
+      this.#closed = true;
+      const pending = [...this.#pending.values()];
+      this.#pending.clear();
+      for (const p of pending) p.reject(channelError("the server's local channel closed before the response", "ECONNRESET"));
+    });
+    // Held only while an answer is awaited (see #settled): an idle channel does not keep its thread alive.
+    port.unref();
+  }
+
+  /** Sends `req` and resolves with the whole response; rejects as the socket client does (an error's `code`, the abort reason). */
+  request(req: SocketRequest): Promise<Http1Response> {
+    const headers: Record<string, string | string[]> = {};
+    requestHeaders(req, (name, value) => {
+      const before = headers[name];
+      headers[name] = before === undefined ? value : [...(typeof before === "string" ? [before] : before), value];
+    });
+    if (req.signal?.aborted) return Promise.reject(abortReason(req.signal));
+    if (this.#closed) return Promise.reject(channelError("the server's local channel is closed", "ECONNREFUSED"));
+    const id = this.#next++;
+    // A copy of the body's own size, transferred: postMessage would copy all the memory behind a view (a pooled
+    // Buffer's slab), and the caller's buffer stays its own (a retry sends it again).
+    const body = req.body === undefined ? undefined : Uint8Array.prototype.slice.call(req.body);
+    return new Promise<Http1Response>((resolve, reject) => {
+      const signal = req.signal;
+      const onAbort = () => {
+        this.#settled(id);
+        this.#port.postMessage({ id, abort: true } satisfies ChannelMessage);
+        reject(abortReason(signal!));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const done = () => signal?.removeEventListener("abort", onAbort);
+      this.#pending.set(id, {
+        resolve: (r) => (done(), resolve(r)),
+        reject: (e) => (done(), reject(e)),
+      });
+      if (this.#pending.size === 1) this.#port.ref();
+      this.#port.postMessage({ id, method: req.method, path: req.path, headers, ...(body !== undefined && { body }) } satisfies ChannelMessage, body ? [body.buffer as ArrayBuffer] : []);
+    });
+  }
+
+  #settled(id: number): void {
+    if (this.#pending.delete(id) && this.#pending.size === 0) this.#port.unref();
+  }
+
+  /** Closes the channel; requests in flight fail. */
+  close(): void {
+    this.#port.close();
+  }
+}
