@@ -1,7 +1,8 @@
 // bench:e2e's same-run peer of a burst: the burst's requests through a bare node server with nothing behind it, on
 // the same cores in the same minute. A node server process answers on one thread, as `up`'s server does: the node
 // agents' creates over HTTPS from this process, and the controllers' four requests per CSR over HTTP on a unix-domain
-// socket from a thread of its own process, as `up`'s controllers. Each request's JSON body is parsed and a 3 KB JSON
+// socket from a thread of its own process, as `up`'s controllers sent them before their in-thread channel (kept so that
+// ratios compare across builds; `up` now pays less than this for those four). Each request's JSON body is parsed and a 3 KB JSON
 // object answered. The burst's time over the peer's says how far the product is from the transport's floor, in a unit
 // that moves with the host (the same burst took 8.8–14.6 s within one hour on this shared machine).
 import { spawn } from "node:child_process";

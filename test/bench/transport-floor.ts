@@ -2,8 +2,8 @@
 // JSON body and answers a CSR-sized object, over loopback HTTPS with client certificates (what a remote controller
 // pays) and over HTTP on a unix-domain socket (what `up`'s controllers pay). Nothing behind it: no API server logic.
 // Then, in one process (both sides' CPU together), the same exchange through fastify (the API server's framework) on a
-// unix-domain socket, through fastify's `inject` (no socket, no HTTP parsing), and the JSON work alone: how much of a
-// request an in-process path for co-located controllers could save.
+// unix-domain socket, through `up`'s in-thread channel and through fastify's `inject` (neither has a socket or HTTP
+// parsing), and the JSON work alone: what the in-process path of the co-located controllers saves.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -70,8 +70,16 @@ async function inProcess(dir: string): Promise<Record<string, number>> {
   const socketPath = join(dir, "fastify.sock");
   await app.listen({ path: socketPath });
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  // `up`'s in-thread channel into the same fastify: here both ends on this thread (in `up` the client is on another).
+  const { serveLocalChannels } = await import("../../src/apiserver/bootstrap/local-channel.js");
+  const { ChannelTransport } = await import("../../src/client/channel-transport.js");
+  const { silentLogger } = await import("../../src/logger.js");
+  const channels = serveLocalChannels(app.server, silentLogger());
+  const channel = new ChannelTransport(channels.open());
   const ways: Record<string, () => Promise<unknown>> = {
     "fastify, HTTP on a unix-domain socket": () => postRequest({ socketPath, agent }, false),
+    "fastify through the in-thread channel (no socket, no HTTP parsing)": async () =>
+      JSON.parse((await channel.request({ method: "POST", path: "/x", headers: { "Content-Type": "application/json" }, body: REQUEST_BODY })).body.toString("utf8")),
     "fastify inject (no socket, no HTTP parsing)": async () =>
       JSON.parse((await app.inject({ method: "POST", url: "/x", headers: { "content-type": "application/json" }, payload: REQUEST_BODY })).payload),
     "the exchange's JSON work alone": async () => JSON.parse(JSON.parse(REQUEST_BODY.toString("utf8")) && ANSWER),
@@ -83,6 +91,7 @@ async function inProcess(dir: string): Promise<Record<string, number>> {
     }
   } finally {
     agent.destroy();
+    channels.close();
     await app.close();
   }
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, median(v)]));

@@ -62,7 +62,7 @@ export interface RunOptions extends Omit<SecureServerOptions, "storage" | "logge
   readonly tracing?: TracingConfig;
   /** SQLite in the data directory (default) or etcd. */
   readonly storageBackend?: StorageBackend;
-  /** Also serve a unix-domain socket in the data directory for co-located components (local-socket.ts). */
+  /** Also serve a unix-domain socket in the data directory and in-thread channels for co-located components (local-socket.ts, local-channel.ts). */
   readonly localConnection?: boolean;
 }
 

@@ -1,6 +1,7 @@
 // The controller manager of `platform-ca up` on its own thread: the API server keeps one core's event loop, the
-// controllers (which talk to it over HTTP on the data directory's unix-domain socket, authenticated and authorized as any
-// client, or over loopback HTTPS when there is no socket) get the other. Both threads share one memo of verified CSRs.
+// controllers (which hand it their requests over an in-thread channel and watch over the data directory's unix-domain
+// socket, authenticated and authorized as any client, or use loopback HTTPS when there is no socket) get the other.
+// Both threads share one memo of verified CSRs.
 //
 // The main side starts the worker, waits for "started" (or the reason it could not start), and at stop asks it to
 // finish its syncs, release what it holds and exit. A worker that dies on its own is started again with backoff.

@@ -43,7 +43,7 @@ export interface ControllerSettings {
   readonly signingFiles: ReadonlyMap<string, { readonly certFile: string; readonly keyFile: string }>;
   readonly kubeconfig: string;
   readonly ops: OpsServing;
-  /** A co-located server's unix-domain socket and controller token (`up`): used in place of the kubeconfig's server and user. */
+  /** A co-located server's channel, unix-domain socket and controller token (`up`): in place of the kubeconfig's server and user. */
   readonly local?: LocalConnection;
   /** Threads of the signing pool (default one per core). */
   readonly signingPoolWorkers?: number;
@@ -194,8 +194,9 @@ function connectionOf(local: LocalConnection | undefined): string {
 
 /**
  * The settings of the controllers beside an embedded server (`platform-ca up`): defaults, the cluster CA for every
- * built-in signer; through the server's unix-domain socket as the controller identity when the context has one, else
- * over HTTPS as the administrator of admin.conf. Either way over the wire like any client.
+ * built-in signer; through the server's in-thread channel and unix-domain socket as the controller identity when the
+ * context has them, else over HTTPS as the administrator of admin.conf. Either way through the server's request path
+ * like any client.
  */
 export async function embeddedControllerSettings(ctx: Pick<ComponentContext, "names" | "caFiles" | "adminConfigPath" | "local"> & { readonly replicated?: boolean }): Promise<ControllerSettings> {
   const { defaultControllerManagerConfig } = await import("../../controller/manager.js");
@@ -207,7 +208,7 @@ export async function embeddedControllerSettings(ctx: Pick<ComponentContext, "na
   config.Generic.ClientConnection.qps = 0;
   const signingFiles = new Map(Object.values(ctx.names.signers).map((n) => [n, ctx.caFiles]));
   // HTTPS on a free loopback port; client certificates of the cluster CA (admin.conf's) and tokens are accepted.
-  // With `local`, requests go through the server's unix-domain socket instead (no TLS per request), as the controller identity.
+  // With `local`, requests go through the server's channel and socket instead (no TLS per request), as the controller identity.
   return {
     names: ctx.names,
     config,
