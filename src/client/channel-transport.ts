@@ -27,6 +27,9 @@ export interface ChannelResponse {
   readonly body: Uint8Array | string;
 }
 
+/** What the server's side posts: an answer, or the end of an exchange it gave up without one (a reset connection). */
+export type ChannelAnswer = ChannelResponse | { readonly id: number; readonly reset: true };
+
 interface Pending {
   readonly resolve: (response: Http1Response) => void;
   readonly reject: (err: Error) => void;
@@ -44,10 +47,11 @@ export class ChannelTransport {
 
   constructor(port: MessagePort) {
     this.#port = port;
-    port.on("message", (m: ChannelResponse) => {
+    port.on("message", (m: ChannelAnswer) => {
       const pending = this.#pending.get(m.id);
       if (!pending) return; // abandoned (aborted) while the server answered
       this.#settled(m.id);
+      if ("reset" in m) return pending.reject(channelError("the server ended the exchange without an answer", "ECONNRESET"));
       const body = typeof m.body === "string" ? Buffer.from(m.body, "utf8") : Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength);
       pending.resolve({ status: m.status, headers: m.headers, body, keepAlive: true });
     });

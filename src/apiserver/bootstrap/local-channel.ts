@@ -5,7 +5,7 @@
 import type { Server } from "node:http";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import type { Logger } from "../../logger.js";
-import type { ChannelMessage, ChannelRequest, ChannelResponse } from "../../client/channel-transport.js";
+import type { ChannelAnswer, ChannelMessage, ChannelRequest } from "../../client/channel-transport.js";
 import { LocalRequest, LocalResponse } from "../http/local-exchange.js";
 
 export interface LocalChannels {
@@ -51,9 +51,11 @@ export function serveLocalChannels(server: Server, logger: Logger): LocalChannel
       const req = new LocalRequest(m);
       const res = new LocalResponse(m.method, (status, headers, body) => {
         const out = posted(body);
-        port1.postMessage({ id: m.id, status, headers, body: out.body } satisfies ChannelResponse, out.transfer);
+        port1.postMessage({ id: m.id, status, headers, body: out.body } satisfies ChannelAnswer, out.transfer);
       });
+      let abandoned = false;
       exchanges.set(m.id, () => {
+        abandoned = true;
         req.abort();
         res.destroy();
       });
@@ -61,6 +63,8 @@ export function serveLocalChannels(server: Server, logger: Logger): LocalChannel
       res.once("close", () => {
         exchanges.delete(m.id);
         inFlight--;
+        // The server gave up on it (an error after the head, say): the client hears a reset, as from a socket.
+        if (!res.answered && !abandoned) port1.postMessage({ id: m.id, reset: true } satisfies ChannelAnswer);
       });
       server.emit("request", req, res);
     });

@@ -111,6 +111,8 @@ export class LocalResponse extends EventEmitter {
   writableEnded = false;
   writableFinished = false;
   destroyed = false;
+  /** Whether the answer was handed over; a response destroyed before that ends as a reset connection would. */
+  answered = false;
   sendDate = false;
   readonly #headers = new Map<string, { readonly name: string; readonly value: OutgoingHttpHeader }>();
   readonly #chunks: (Buffer | string)[] = [];
@@ -172,7 +174,10 @@ export class LocalResponse extends EventEmitter {
     if (chunk !== undefined && chunk !== null) this.write(chunk);
     this.headersSent = true;
     this.writableEnded = true;
-    if (!this.destroyed) this.#deliver(this.statusCode, this.#answerHeaders(), this.#body());
+    if (!this.destroyed) {
+      this.answered = true;
+      this.#deliver(this.statusCode, this.#answerHeaders(), this.#body());
+    }
     this.writableFinished = true;
     this.emit("finish");
     this.#close();

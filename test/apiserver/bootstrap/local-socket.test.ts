@@ -10,6 +10,7 @@ import { groupNames } from "../../../src/api/group.js";
 import { LOCAL_SOCKET_FILE, newLocalConnection } from "../../../src/apiserver/bootstrap/local-socket.js";
 import { runSecureServer, type Component, type ComponentContext } from "../../../src/apiserver/bootstrap/run-server.js";
 import { serveLocalChannels } from "../../../src/apiserver/bootstrap/local-channel.js";
+import { BODY_LIMIT_BYTES } from "../../../src/apiserver/http/status.js";
 import { ChannelTransport } from "../../../src/client/channel-transport.js";
 import { createClient } from "../../../src/client/rest-client.js";
 import { silentLogger } from "../../../src/logger.js";
@@ -184,6 +185,10 @@ describe("the in-thread channel of up", () => {
         expect(binding.status).toBe(403);
         expect(binding.body.message).toContain('User "system:platform-ca:controller" cannot create resource "clusterrolebindings"');
         expect((await channelCall(port, "DELETE", "/api/v1/namespaces/default", auth)).status).toBe(403);
+        // A body over the server's limit is refused as on the socket, before anything is stored.
+        const large = await channelCall(port, "POST", "/api/v1/namespaces/default/events", auth, { apiVersion: "v1", kind: "Event", message: "x".repeat(BODY_LIMIT_BYTES) });
+        expect(large.status).toBe(413);
+        expect(large.body).toMatchObject({ kind: "Status", reason: "RequestEntityTooLarge", code: 413 });
       } finally {
         port.close();
       }
@@ -196,6 +201,8 @@ describe("the in-thread channel of up", () => {
     // Answers /fast at once; holds /slow until its client goes.
     server.on("request", (req, res) => {
       if (req.url === "/fast") return void res.end(`hello ${req.headers["x-n"]}`);
+      // A server that gives up after the head (an error mid-answer): the client hears a reset connection.
+      if (req.url === "/broken") return void res.writeHead(200).destroy(new Error("failed mid-answer"));
       seen.push(`held ${req.url}`);
       req.once("close", () => seen.push(`client gone ${req.url}`));
       res.once("close", () => seen.push(`response closed ${req.url}`));
@@ -204,6 +211,8 @@ describe("the in-thread channel of up", () => {
     const port = channels.open();
     const client = new ChannelTransport(port);
     expect((await client.request({ method: "GET", path: "/fast", headers: { "X-N": "1" } })).body.toString()).toBe("hello 1");
+    await expect(client.request({ method: "GET", path: "/broken", headers: {} })).rejects.toMatchObject({ code: "ECONNRESET", message: expect.stringContaining("without an answer") });
+    expect(channels.inFlight).toBe(0);
 
     const abort = new AbortController();
     const slow = client.request({ method: "GET", path: "/slow", headers: {}, signal: abort.signal });
