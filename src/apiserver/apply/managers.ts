@@ -94,12 +94,18 @@ const STRIP_SET = (() => {
  * (`status` through the main resource; everything but `metadata` and `status` through a subresource).
  */
 export function ownable(set: FieldSet, subresource: string | undefined, hasStatus: boolean): FieldSet {
-  const out = set.difference(STRIP_SET);
-  for (const e of [...out.children.keys()]) {
+  const stripped = set.difference(STRIP_SET);
+  const reset = (e: string) => {
     const top = e.slice(2);
-    const reset = subresource !== undefined ? top !== "metadata" && top !== "status" : hasStatus && top === "status";
-    if (reset) out.children.delete(e);
-  }
+    return subresource !== undefined ? top !== "metadata" && top !== "status" : hasStatus && top === "status";
+  };
+  let any = false;
+  for (const e of stripped.children.keys()) any ||= reset(e);
+  if (!any) return stripped;
+  // A new top level: `difference` returns its input when it strips nothing, and sets are shared, never changed.
+  const out = new FieldSet();
+  out.member = stripped.member;
+  for (const [e, c] of stripped.children) if (!reset(e)) out.children.set(e, c);
   return out;
 }
 

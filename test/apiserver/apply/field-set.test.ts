@@ -10,6 +10,20 @@ const encode = (obj: unknown, kind: string) => ownable(fieldSetOf(obj, kindSchem
 /** What the creator of `obj` owns (upstream's create: an update from the empty object). */
 const created = (obj: unknown, kind: string) => ownable(compareObjects(undefined, obj, kindSchema(kind)).added, undefined, false).toJSON();
 
+describe("ownable", () => {
+  it("resets what a writer cannot own without changing the set it was given (sets are shared between managers)", () => {
+    const input = new FieldSet();
+    for (const p of [["f:spec", "f:request"], ["f:status", "f:conditions"], ["f:metadata", "f:labels", "f:app"]]) input.insert(p);
+    const before = input.toJSON();
+    // Through a subresource only metadata and status are owned; with a status subresource the main resource owns no status.
+    expect(ownable(input, "status", true).toJSON()).toEqual({ "f:metadata": { "f:labels": { "f:app": {} } }, "f:status": { "f:conditions": {} } });
+    expect(ownable(input, undefined, true).toJSON()).toEqual({ "f:metadata": { "f:labels": { "f:app": {} } }, "f:spec": { "f:request": {} } });
+    expect(input.toJSON()).toEqual(before);
+    // Nothing to reset: the same set back.
+    expect(ownable(input, undefined, false)).toBe(input);
+  });
+});
+
 describe("FieldsV1 of an object", () => {
   it("a CSR: struct fields hold their leaves, an atomic list is one leaf; a created map is a member (`.`), an applied one not", () => {
     const csr = {
