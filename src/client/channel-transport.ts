@@ -35,6 +35,16 @@ interface Pending {
   readonly reject: (err: Error) => void;
 }
 
+/**
+ * Bytes for postMessage, by either end: a copy of their own size, transferred (cloning a view copies all the memory
+ * behind it, a pooled Buffer's 8 KiB slab say), so the sender's buffer stays its own. `Uint8Array`'s slice copies;
+ * a Buffer's is a view.
+ */
+export function transferable(bytes: Uint8Array): { readonly bytes: Uint8Array; readonly transfer: ArrayBuffer[] } {
+  const own = Uint8Array.prototype.slice.call(bytes);
+  return { bytes: own, transfer: [own.buffer as ArrayBuffer] };
+}
+
 /** Errors with the codes of a socket's, so callers report them as any connection error (connectionError). */
 const channelError = (message: string, code: string): Error => Object.assign(new Error(message), { code });
 
@@ -75,9 +85,8 @@ export class ChannelTransport {
     if (req.signal?.aborted) return Promise.reject(abortReason(req.signal));
     if (this.#closed) return Promise.reject(channelError("the server's local channel is closed", "ECONNREFUSED"));
     const id = this.#next++;
-    // A copy of the body's own size, transferred: postMessage would copy all the memory behind a view (a pooled
-    // Buffer's slab), and the caller's buffer stays its own (a retry sends it again).
-    const body = req.body === undefined ? undefined : Uint8Array.prototype.slice.call(req.body);
+    // The caller's buffer stays its own: a retry sends it again.
+    const body = req.body === undefined ? undefined : transferable(req.body);
     return new Promise<Http1Response>((resolve, reject) => {
       const signal = req.signal;
       const onAbort = () => {
@@ -92,7 +101,7 @@ export class ChannelTransport {
         reject: (e) => (done(), reject(e)),
       });
       if (this.#pending.size === 1) this.#port.ref();
-      this.#port.postMessage({ id, method: req.method, path: req.path, headers, ...(body !== undefined && { body }) } satisfies ChannelMessage, body ? [body.buffer as ArrayBuffer] : []);
+      this.#port.postMessage({ id, method: req.method, path: req.path, headers, ...(body !== undefined && { body: body.bytes }) } satisfies ChannelMessage, body?.transfer ?? []);
     });
   }
 

@@ -150,7 +150,7 @@ export class Transport {
   #identityKey: string | undefined;
   #configured: http.Agent | undefined;
   /** Whole-body requests over a unix-domain socket (plain HTTP) or the in-thread channel go through a lean client. */
-  readonly #socket: LeanClient | undefined;
+  readonly #lean: LeanClient | undefined;
 
   constructor(config: RestConfig, pool: AgentPool = sharedAgents) {
     this.#config = config;
@@ -163,8 +163,8 @@ export class Transport {
     };
     this.#compression = config.disableCompression ? {} : { "Accept-Encoding": "gzip" };
     const plainLocal = this.#base.protocol === "http:" && config.proxyUrl === undefined;
-    if (config.channel !== undefined && plainLocal) this.#socket = channelClient(config.channel);
-    else if (config.socketPath !== undefined && plainLocal) this.#socket = new SocketTransport(config.socketPath, MAX_SOCKETS);
+    if (config.channel !== undefined && plainLocal) this.#lean = channelClient(config.channel);
+    else if (config.socketPath !== undefined && plainLocal) this.#lean = new SocketTransport(config.socketPath, MAX_SOCKETS);
   }
 
   get server(): string {
@@ -197,7 +197,7 @@ export class Transport {
     const proxied = !secure && this.#config.proxyUrl !== undefined;
     const target = `${this.#base.pathname.replace(/\/$/, "")}${req.path}`;
     const proxy = proxied ? new URL(this.#config.proxyUrl!) : undefined;
-    const lean = this.#socket !== undefined && req.stream !== true;
+    const lean = this.#lean !== undefined && req.stream !== true;
     const headers: Record<string, string | string[]> = { ...this.#fixed, ...(!lean && this.#compression), ...(req.headers as Record<string, string | string[]>) };
     // The lean client writes the body's length itself.
     if (req.body && !lean) headers["Content-Length"] = String(req.body.length);
@@ -205,7 +205,7 @@ export class Transport {
     const traceparent = defaultTracer().current()?.traceparent();
     if (traceparent) headers.traceparent = traceparent;
     if (proxied) headers.Host = this.#base.host;
-    if (lean) return this.#sendOnSocket(this.#socket!, req, target, headers, ctx);
+    if (lean) return this.#sendLean(this.#lean!, req, target, headers, ctx);
     const options: http.RequestOptions = {
       method: req.method,
       host: proxy ? proxy.hostname : this.#base.hostname.replace(/^\[|\]$/g, ""),
@@ -241,10 +241,10 @@ export class Transport {
    * The lean client's exchange: no compression asked for (the bytes stay on this machine), the whole body read, the
    * same errors as node's client (connectionError of the socket's code).
    */
-  async #sendOnSocket(socket: LeanClient, req: TransportRequest, target: string, headers: Record<string, string | string[]>, ctx: CallContext): Promise<TransportResponse> {
+  async #sendLean(client: LeanClient, req: TransportRequest, target: string, headers: Record<string, string | string[]>, ctx: CallContext): Promise<TransportResponse> {
     let res;
     try {
-      res = await socket.request({ method: req.method, path: target, headers, body: req.body, signal: req.signal });
+      res = await client.request({ method: req.method, path: target, headers, body: req.body, signal: req.signal });
     } catch (err) {
       if (req.signal?.aborted) throw abortReason(req.signal);
       throw connectionError(err, this.#config.server, ctx);
@@ -263,7 +263,7 @@ export class Transport {
 
   /** Returns this transport's agents to the pool; the last user of an agent closes its sockets. */
   close(): void {
-    this.#socket?.close();
+    this.#lean?.close();
     for (const key of this.#held) this.#pool.release(key);
     this.#held.clear();
     this.#configured = undefined;

@@ -5,7 +5,7 @@
 import type { Server } from "node:http";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import type { Logger } from "../../logger.js";
-import type { ChannelAnswer, ChannelMessage, ChannelRequest } from "../../client/channel-transport.js";
+import { transferable, type ChannelAnswer, type ChannelMessage, type ChannelRequest } from "../../client/channel-transport.js";
 import { LocalRequest, LocalResponse } from "../http/local-exchange.js";
 
 export interface LocalChannels {
@@ -20,16 +20,6 @@ export interface LocalChannels {
 function isRequest(m: unknown): m is ChannelRequest {
   const r = m as Partial<ChannelRequest> | null;
   return typeof r === "object" && r !== null && typeof r.id === "number" && typeof r.method === "string" && typeof r.path === "string" && typeof r.headers === "object" && r.headers !== null && (r.body === undefined || r.body instanceof Uint8Array);
-}
-
-/**
- * A body for postMessage: a string goes as it is; bytes are copied once into a buffer of their own size and that is
- * transferred (cloning a view copies all of the memory behind it: a pooled Buffer's 8 KiB slab, say).
- */
-function posted(body: Uint8Array | string): { body: Uint8Array | string; transfer: ArrayBuffer[] } {
-  if (typeof body === "string") return { body, transfer: [] };
-  const own = body.slice();
-  return { body: own, transfer: [own.buffer as ArrayBuffer] };
 }
 
 /** Channels into `server`'s request listeners (node's HTTP server of the API server, fastify's `app.server`). */
@@ -50,8 +40,10 @@ export function serveLocalChannels(server: Server, logger: Logger): LocalChannel
       }
       const req = new LocalRequest(m);
       const res = new LocalResponse(m.method, (status, headers, body) => {
-        const out = posted(body);
-        port1.postMessage({ id: m.id, status, headers, body: out.body } satisfies ChannelAnswer, out.transfer);
+        // A string goes as it is; bytes as a copy of their own (the server's buffer may be shared or reused).
+        if (typeof body === "string") return port1.postMessage({ id: m.id, status, headers, body } satisfies ChannelAnswer);
+        const out = transferable(body);
+        port1.postMessage({ id: m.id, status, headers, body: out.bytes } satisfies ChannelAnswer, out.transfer);
       });
       let abandoned = false;
       exchanges.set(m.id, () => {

@@ -114,7 +114,8 @@ export class LocalResponse extends EventEmitter {
   /** Whether the answer was handed over; a response destroyed before that ends as a reset connection would. */
   answered = false;
   sendDate = false;
-  readonly #headers = new Map<string, { readonly name: string; readonly value: OutgoingHttpHeader }>();
+  /** By lower-case name: what node's response keeps of a header (its name as written is not sent anywhere here). */
+  readonly #headers = new Map<string, OutgoingHttpHeader>();
   readonly #chunks: (Buffer | string)[] = [];
   readonly #method: string;
   readonly #deliver: (status: number, headers: IncomingHttpHeaders, body: Uint8Array | string) => void;
@@ -127,12 +128,12 @@ export class LocalResponse extends EventEmitter {
 
   setHeader(name: string, value: OutgoingHttpHeader): this {
     if (this.headersSent) throw Object.assign(new Error("Cannot set headers after they are sent to the client"), { code: "ERR_HTTP_HEADERS_SENT" });
-    this.#headers.set(name.toLowerCase(), { name, value });
+    this.#headers.set(name.toLowerCase(), value);
     return this;
   }
 
   getHeader(name: string): OutgoingHttpHeader | undefined {
-    return this.#headers.get(name.toLowerCase())?.value;
+    return this.#headers.get(name.toLowerCase());
   }
 
   hasHeader(name: string): boolean {
@@ -145,7 +146,7 @@ export class LocalResponse extends EventEmitter {
 
   getHeaders(): Record<string, OutgoingHttpHeader> {
     const out: Record<string, OutgoingHttpHeader> = Object.create(null) as Record<string, OutgoingHttpHeader>;
-    for (const [key, { value }] of this.#headers) out[key] = value;
+    for (const [key, value] of this.#headers) out[key] = value;
     return out;
   }
 
@@ -209,7 +210,7 @@ export class LocalResponse extends EventEmitter {
   /** What the client's IncomingMessage would hold: lower-case names, lists joined (set-cookie a list), numbers as text. */
   #answerHeaders(): IncomingHttpHeaders {
     const out: IncomingHttpHeaders = {};
-    for (const [key, { value }] of this.#headers) for (const v of Array.isArray(value) ? value : [value]) addHeader(out, key, String(v));
+    for (const [key, value] of this.#headers) for (const v of Array.isArray(value) ? value : [value]) addHeader(out, key, String(v));
     return out;
   }
 }

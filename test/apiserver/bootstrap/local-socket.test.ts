@@ -198,9 +198,12 @@ describe("the in-thread channel of up", () => {
   it("abandons a request whose client aborts or whose thread ends, and fails requests once the server closes it", async () => {
     const server = createServer();
     const seen: string[] = [];
+    const answers = [Buffer.alloc(5000, "b"), Buffer.concat([Buffer.from("po"), Buffer.from("ol")])];
     // Answers /fast at once; holds /slow until its client goes.
     server.on("request", (req, res) => {
       if (req.url === "/fast") return void res.end(`hello ${req.headers["x-n"]}`);
+      // Bytes the server goes on holding: a buffer of its own (5 KB) and a small one from node's shared pool.
+      if (req.url === "/bytes") return void res.end(answers[Number(req.headers["x-n"])]);
       // A server that gives up after the head (an error mid-answer): the client hears a reset connection.
       if (req.url === "/broken") return void res.writeHead(200).destroy(new Error("failed mid-answer"));
       seen.push(`held ${req.url}`);
@@ -211,6 +214,11 @@ describe("the in-thread channel of up", () => {
     const port = channels.open();
     const client = new ChannelTransport(port);
     expect((await client.request({ method: "GET", path: "/fast", headers: { "X-N": "1" } })).body.toString()).toBe("hello 1");
+    for (const [n, expected] of [[0, "b".repeat(5000)], [1, "pool"]] as const) {
+      expect((await client.request({ method: "GET", path: "/bytes", headers: { "X-N": String(n) } })).body.toString()).toBe(expected);
+      // Handed over as a copy: the server's buffer is neither detached nor changed.
+      expect(answers[n]!.toString()).toBe(expected);
+    }
     await expect(client.request({ method: "GET", path: "/broken", headers: {} })).rejects.toMatchObject({ code: "ECONNRESET", message: expect.stringContaining("without an answer") });
     expect(channels.inFlight).toBe(0);
 
