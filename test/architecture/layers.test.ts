@@ -2,11 +2,9 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { REPO } from "../fixtures/repo.js";
 import { FORBIDDEN, folderCycles, importSpecifiers, LAYERS, layerViolations, partOf, readImportGraph, type ImportGraph } from "./layers.js";
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /**
  * Imports that point up today and go away with work under way elsewhere: the client's clock re-exports the storage
@@ -22,7 +20,7 @@ function withoutPending(graph: ImportGraph): Map<string, string[]> {
 }
 
 describe("the product's imports", () => {
-  const graph = readImportGraph(ROOT);
+  const graph = readImportGraph(REPO);
 
   it("reads every file of src/ and signers/", () => {
     expect(graph.size).toBeGreaterThan(200);
@@ -43,7 +41,7 @@ describe("the product's imports", () => {
 });
 
 describe("docs/architecture.md", () => {
-  const doc = readFileSync(join(ROOT, "docs/architecture.md"), "utf8");
+  const doc = readFileSync(join(REPO, "docs/architecture.md"), "utf8");
   const section = doc.slice(doc.indexOf("## What may import what")).split(/\n## /)[0] as string;
 
   it("lists the same parts in the same layers as LAYERS", () => {

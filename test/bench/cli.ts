@@ -9,13 +9,11 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { envNumber } from "./measure.js";
 import { startServer, stopServer } from "./insecure-server.js";
 import { median, requireCommands, timeProcesses, type ProcessTime } from "./process-time.js";
+import { PLATFORM_CA, PLATFORMCTL } from "../fixtures/repo.js";
 
-const PLATFORM_CA = fileURLToPath(new URL("../../src/cli/platform-ca.js", import.meta.url));
-const PLATFORMCTL = fileURLToPath(new URL("../../src/cli/platformctl.js", import.meta.url));
 const REPS = Math.max(10, envNumber("BENCH_REPS", 15));
 requireCommands({ openssl: "openssl", cfssl: "golang-cfssl", "/usr/bin/time": "time" });
 const dir = mkdtempSync(join(os.tmpdir(), "bench-cli-"));

@@ -10,12 +10,11 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
 import { envNumber } from "./measure.js";
 import { median, requireCommands, timeProcesses, type ProcessTime } from "./process-time.js";
+import { PLATFORM_CA as CLI } from "../fixtures/repo.js";
 
-const CLI = fileURLToPath(new URL("../../src/cli/platform-ca.js", import.meta.url));
 const REPS = envNumber("BENCH_REPS", 3);
 requireCommands({ mkcert: "mkcert", "/usr/bin/time": "time" });
 const LEAVES = 20;

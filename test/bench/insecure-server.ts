@@ -2,8 +2,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { request, type Agent } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { PLATFORM_CA as CLI } from "../fixtures/repo.js";
 
-const CLI = new URL("../../src/cli/platform-ca.js", import.meta.url).pathname;
 
 /** One call on a keep-alive agent (an https.Agent, with the client certificate, for an https:// base). */
 export function httpCall(agent: Agent, base: string, method: string, path: string, body?: string): Promise<{ status: number; text: string }> {

@@ -3,15 +3,13 @@
 // BENCH_FENCE_REVISIONS revisions, and the loop's ms per revision over BENCH_LOOP_PUTS puts, extrapolated.
 import { execFileSync } from "node:child_process";
 import { cpus, loadavg } from "node:os";
-import { fileURLToPath } from "node:url";
 import { startEtcd } from "../fixtures/etcd.js";
 import { envNumber, percentile } from "./measure.js";
+import { PLATFORM_CA as CLI } from "../fixtures/repo.js";
 
 const REVISIONS = envNumber("BENCH_FENCE_REVISIONS", 100_000);
 const LOOP_PUTS = envNumber("BENCH_LOOP_PUTS", 200);
 const ROUNDS = envNumber("BENCH_ROUNDS", 2);
-// Run from dist/test/bench: the built CLI is beside it.
-const CLI = fileURLToPath(new URL("../../src/cli/platform-ca.js", import.meta.url));
 
 async function main(): Promise<void> {
   const load = loadavg()[0]!.toFixed(1);

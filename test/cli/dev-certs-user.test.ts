@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { pkcs12Kdf } from "../../src/devpki/pkcs12.js";
 import { mode, opensslVerifies, runCli, tool, x509Text } from "./fixtures.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { REPO } from "../fixtures/repo.js";
 
 const hasKeytool = (() => {
   try {
@@ -124,7 +125,7 @@ describe("dev-certs issue outside a project", () => {
   it("still uses the project's CA (certs-dev/out) inside a project", async () => {
     const project = join(root, "project");
     mkdirSync(join(project, "certs-dev"), { recursive: true });
-    execFileSync("cp", [join(new URL("../..", import.meta.url).pathname, "certs-dev/pki.yaml"), join(project, "certs-dev/pki.yaml")]);
+    execFileSync("cp", [join(REPO, "certs-dev/pki.yaml"), join(project, "certs-dev/pki.yaml")]);
     const env = { HOME: join(root, "project-home"), XDG_DATA_HOME: "", PLATFORM_CA_ROOT: "" };
     expect((await runCli(["dev-certs"], { cwd: project, env })).code).toBe(0);
     const r = await runCli(["dev-certs", "issue", "p.test"], { cwd: project, env });

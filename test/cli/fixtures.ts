@@ -1,11 +1,10 @@
 // Builders for command-line tests: run the built `platform-ca` as a real process, openssl checks, file modes.
 import { existsSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { runTool, type ToolRun } from "../fixtures/process.js";
+import { PLATFORM_CA, REPO } from "../fixtures/repo.js";
 
-export const REPO = fileURLToPath(new URL("../..", import.meta.url));
-export const CLI = join(REPO, "dist/src/cli/platform-ca.js");
+export { REPO };
+export const CLI = PLATFORM_CA;
 
 export type CliResult = ToolRun;
 

@@ -5,7 +5,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ensureBuilt } from "../e2e/apiserver-process.js";
-import { REPO, runCli } from "./fixtures.js";
+import { runCli } from "./fixtures.js";
+import { PLATFORMCTL } from "../fixtures/repo.js";
 import { tempDir } from "../fixtures/temp-dir.js";
 
 beforeAll(() => ensureBuilt(), 240_000);
@@ -13,7 +14,7 @@ beforeAll(() => ensureBuilt(), 240_000);
 const CONFIG_HEADER = "apiVersion: platformcontrollermanager.config.platform.io/v1alpha1\nkind: PlatformControllerManagerConfiguration\n";
 
 function platformctl(args: readonly string[], cwd: string) {
-  const r = spawnSync(process.execPath, [join(REPO, "dist/src/cli/platformctl.js"), ...args], { cwd, encoding: "utf8", timeout: 30_000, env: { ...process.env, PLATFORM_DEBUG: "" } });
+  const r = spawnSync(process.execPath, [PLATFORMCTL, ...args], { cwd, encoding: "utf8", timeout: 30_000, env: { ...process.env, PLATFORM_DEBUG: "" } });
   return { code: r.status, stderr: r.stderr };
 }
 

@@ -4,9 +4,9 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync 
 import { join } from "node:path";
 import { startProcess, type Proc } from "../fixtures/process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { PLATFORM_CA, REPO } from "../fixtures/repo.js";
 
-const REPO = new URL("../../", import.meta.url).pathname;
-const CLI = join(REPO, "dist/src/cli/platform-ca.js");
+const CLI = PLATFORM_CA;
 
 function newestMtime(dir: string): number {
   let newest = 0;

@@ -10,8 +10,8 @@ import { parse as fromYaml } from "yaml";
 import { MAX_NESTING_DEPTH } from "../../src/plain-data.js";
 import { csr } from "../fixtures/csr.js";
 import { ensureBuilt } from "./apiserver-process.js";
+import { PLATFORM_CA, PLATFORMCTL, REPO } from "../fixtures/repo.js";
 
-const REPO = new URL("../../", import.meta.url).pathname;
 const PYTHON = "/usr/bin/python3";
 
 /** Runs a Python script with the kubernetes client loaded from admin.conf as `core`, `certs`, `authn`; its stdout is JSON. */
@@ -40,7 +40,7 @@ describe("the Python client against platform-ca apiserver --group-suffix k8s.io"
 
   beforeAll(async () => {
     ensureBuilt();
-    child = spawn(process.execPath, [join(REPO, "dist/src/cli/platform-ca.js"), "apiserver", "--data-dir", dataDir, "--listen", "127.0.0.1:0", "--group-suffix", "k8s.io"], { stdio: ["ignore", "pipe", "pipe"] });
+    child = spawn(process.execPath, [PLATFORM_CA, "apiserver", "--data-dir", dataDir, "--listen", "127.0.0.1:0", "--group-suffix", "k8s.io"], { stdio: ["ignore", "pipe", "pipe"] });
     await new Promise<void>((resolve, reject) => {
       let out = "";
       const timer = setTimeout(() => reject(new Error("no address within 30 s")), 30_000);
@@ -120,7 +120,7 @@ print(json.dumps("ok"))`,
     );
     expect(created).toBe("ok");
     const home = mkdtempSync(join(tmpdir(), "platformctl-home-"));
-    const r = await node(join(REPO, "dist/src/cli/platformctl.js"), ["--platformconfig", adminConf, "-n", "default", "get", "controllerrevisions", "deep", "-o", "yaml"], home);
+    const r = await node(PLATFORMCTL, ["--platformconfig", adminConf, "-n", "default", "get", "controllerrevisions", "deep", "-o", "yaml"], home);
     expect([r.code, r.stderr]).toEqual([0, ""]);
     let data = fromYaml(r.stdout).data;
     let levels = 0;

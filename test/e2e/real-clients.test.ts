@@ -10,8 +10,8 @@ import { csr } from "../fixtures/csr.js";
 import { ensureBuilt, type Kubectl } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
 import { kubectlWith } from "./apiserver-process.js";
+import { PLATFORMCTL as CTL } from "../fixtures/repo.js";
 
-const CTL = new URL("../../dist/src/cli/platformctl.js", import.meta.url).pathname;
 /** A signer no controller knows: approve and deny work the same under any naming of the well-known signers. */
 const CUSTOM_SIGNER = "example.com/test";
 

@@ -8,8 +8,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { shellBlocks } from "../fixtures/doc-blocks.js";
 import { builtCommands, ensureBuilt } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
+import { PLATFORMCTL, REPO } from "../fixtures/repo.js";
 
-const REPO = new URL("../../", import.meta.url).pathname;
 const run = promisify(execFile);
 
 /**
@@ -110,7 +110,7 @@ describe("docs/operations.md: Two processes", () => {
     expect(err).toContain('"msg":"trust bundle published"');
     const bundle = execFileSync(
       process.execPath,
-      [join(REPO, "dist/src/cli/platformctl.js"), "--platformconfig", join(dir, "data", "admin.conf"), "get", "clustertrustbundles", "--field-selector", "spec.signerName=platform.io/apiserver-client-nodeagent", "-o", "jsonpath={.items[0].spec.trustBundle}"],
+      [PLATFORMCTL, "--platformconfig", join(dir, "data", "admin.conf"), "get", "clustertrustbundles", "--field-selector", "spec.signerName=platform.io/apiserver-client-nodeagent", "-o", "jsonpath={.items[0].spec.trustBundle}"],
       { encoding: "utf8", env: freshEnv() },
     );
     writeFileSync(join(dir, "bundle.pem"), bundle);

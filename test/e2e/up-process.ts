@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { parse as parseYaml, stringify as toYaml } from "yaml";
 import { startProcess, type Proc } from "../fixtures/process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
+import { PLATFORM_CA as CLI } from "../fixtures/repo.js";
 
-const CLI = new URL("../../dist/src/cli/platform-ca.js", import.meta.url).pathname;
 
 export interface UpProcess extends Proc {
   /** The https:// address printed on the banner's last line. */

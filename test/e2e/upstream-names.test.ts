@@ -9,12 +9,11 @@ import { csr } from "../fixtures/csr.js";
 import { ensureBuilt, type Kubectl } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
 import { kubectlWith } from "./apiserver-process.js";
+import { PLATFORM_CA, PLATFORMCTL } from "../fixtures/repo.js";
 
 const PYTHON = "/usr/bin/python3";
 const SCRIPT = new URL("./kubelet_csr.py", import.meta.url).pathname;
 const BOOTSTRAP_TOKEN = "abcdef.0123456789abcdef";
-const PLATFORM_CA = new URL("../../dist/src/cli/platform-ca.js", import.meta.url).pathname;
-const PLATFORMCTL = new URL("../../dist/src/cli/platformctl.js", import.meta.url).pathname;
 
 /** The Python kubelet bootstrap (kubelet_csr.py) against a kubeconfig's server; what it saw. */
 function kubeletBootstrap(kubeconfig: string, token: string, node: string): Record<string, unknown> {

@@ -1,15 +1,14 @@
 // Real processes for platformctl tests: `platform-ca up` (HTTPS, admin.conf, controllers), platformctl and kubectl.
 import { afterAll, beforeAll, expect } from "vitest";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ensureBuilt } from "../../e2e/apiserver-process.js";
 import { runTool, type ToolOptions, type ToolRun } from "../../fixtures/process.js";
 import { startUp as startUpProcess } from "../../e2e/up-process.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
+import { PLATFORM_CA, PLATFORMCTL, REPO } from "../../fixtures/repo.js";
 
-export const REPO = fileURLToPath(new URL("../../..", import.meta.url));
-export const CTL = join(REPO, "dist/src/cli/platformctl.js");
-export const PLATFORM_CA = join(REPO, "dist/src/cli/platform-ca.js");
+export { PLATFORM_CA, REPO };
+export const CTL = PLATFORMCTL;
 
 export type Run = ToolRun;
 export type RunOptions = ToolOptions;

@@ -11,11 +11,10 @@ import { createClient, type RestClient } from "../../../src/client/rest-client.j
 import { controllerResources, type ControllerResources } from "../../../src/controller/controllers/controller-set.js";
 import { isPlatformError } from "../../../src/errors.js";
 import { startProcess, type Proc } from "../../fixtures/process.js";
+import { PLATFORM_CA, REPO } from "../../fixtures/repo.js";
 
 // The same file runs from test/ (vitest) and from dist/test/ (benchmarks); the CLI is always the built one.
-const HERE = new URL(".", import.meta.url).pathname;
-const REPO = HERE.includes("/dist/test/") ? HERE.slice(0, HERE.indexOf("/dist/test/") + 1) : new URL("../../../", import.meta.url).pathname;
-export const CLI = join(REPO, "dist/src/cli/platform-ca.js");
+export const CLI = PLATFORM_CA;
 
 /** The bootstrap token of the token file: a node agent asking for its first client certificate. */
 export const BOOTSTRAP_TOKEN = "e2e-bootstrap-secret";
