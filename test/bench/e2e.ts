@@ -10,7 +10,7 @@ import { Informer } from "../../src/controller/informer.js";
 import { createPersistently, opsGet, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
 import { newCsrObject } from "../fixtures/csr.js";
 import { transportPeer } from "./burst-peer.js";
-import { cpuSeconds, describeThreadCpu, mainThreadWaitSeconds, memoryMiB, percentile, threadCpu, envNumber } from "./measure.js";
+import { cpuSeconds, describeHost, describeThreadCpu, mainThreadWaitSeconds, memoryMiB, percentile, threadCpu, envNumber } from "./measure.js";
 
 const CSRS = envNumber("BENCH_CSRS", 10_000);
 const CLIENTS = envNumber("BENCH_CLIENTS", 32);
@@ -333,6 +333,7 @@ const describeTarget = (args: readonly string[] | "up"): string => (args === "up
 const UPSTREAM_THROTTLE = ["--kube-api-qps", "20", "--kube-api-burst", "30", ...workerArgs()];
 
 console.log(`bench:e2e — ${new Date().toISOString()}, node ${process.version}`);
+console.log(describeHost());
 if (PHASES.has("burst")) await burst("burst, no client throttle", CSRS, UNTHROTTLED);
 if (PHASES.has("burst-distinct")) await burst("burst, a bootstrap token per node, no client throttle", CSRS, UNTHROTTLED, true);
 if (PHASES.has("paced")) await paced("paced, no client throttle", UNTHROTTLED);

@@ -1,10 +1,37 @@
-// What the benchmarks read about processes (/proc) and how they drive a timed, concurrent request loop.
-import { readdirSync, readFileSync } from "node:fs";
+// What the benchmarks read about processes (/proc) and the host, and how they drive a timed, concurrent request loop.
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync } from "node:fs";
 
-/** CPU seconds (user + system) a process has used, from /proc; NaN when it cannot be read. */
 /** A numeric setting of a benchmark from the environment (`BENCH_*`), or its default. */
 export const envNumber = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
 
+/**
+ * What the host charges for the kernel's work, in µs, measured in this process: one system call as node makes it
+ * (`fstatSync` of an open file) and the first touch of a fresh 4 KiB page (the fault and the page's zeroing). On a
+ * shared virtual machine both move with the host, and far more than arithmetic does: printed beside each run, they say
+ * which host a figure came from.
+ */
+export function hostCosts(): { readonly syscallUs: number; readonly pageTouchUs: number } {
+  const fd = openSync("/proc/self/stat", "r");
+  const calls = 20_000;
+  let t = performance.now();
+  for (let i = 0; i < calls; i++) fstatSync(fd);
+  const syscallUs = ((performance.now() - t) * 1000) / calls;
+  closeSync(fd);
+  // Large enough that malloc maps it fresh from the kernel, untouched until the loop writes a byte into each page.
+  const pages = 8192;
+  const fresh = Buffer.allocUnsafeSlow(pages * 4096);
+  t = performance.now();
+  for (let i = 0; i < fresh.length; i += 4096) fresh[i] = 1;
+  return { syscallUs, pageTouchUs: ((performance.now() - t) * 1000) / pages };
+}
+
+/** "host: a system call 1.2 µs, …": hostCosts() as a line of a benchmark's header. */
+export function describeHost(): string {
+  const { syscallUs, pageTouchUs } = hostCosts();
+  return `host: a system call (node's fstatSync) ${syscallUs.toFixed(2)} µs, the first touch of a fresh 4 KiB page ${pageTouchUs.toFixed(1)} µs`;
+}
+
+/** CPU seconds (user + system) a process has used, from /proc; NaN when it cannot be read. */
 export function cpuSeconds(pid: number | undefined): number {
   return pid === undefined ? NaN : statCpuSeconds(`/proc/${pid}/stat`);
 }

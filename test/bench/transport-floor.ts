@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { answerText, bareHandler, postRequest, REQUEST_BODY } from "./bare-exchange.js";
-import { cpuSeconds, envNumber, timedLoop } from "./measure.js";
+import { cpuSeconds, describeHost, envNumber, timedLoop } from "./measure.js";
 
 const SECONDS = envNumber("BENCH_SECONDS", 3);
 const ROUNDS = envNumber("BENCH_ROUNDS", 3);
@@ -127,6 +127,7 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   console.log(`transport floor — ${new Date().toISOString()}, node ${process.version}; ${CONCURRENCY} keep-alive callers, ${SECONDS} s windows, median of ${ROUNDS} interleaved rounds`);
+  console.log(describeHost());
   console.log("| transport | req/s | server CPU µs/req | client CPU µs/req | both |");
   console.log("|---|---|---|---|---|");
   for (const [name, r] of [["HTTPS on loopback, client certificate", rows.https], ["HTTP on a unix-domain socket", rows.unix]] as const) {
