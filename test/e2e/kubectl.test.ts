@@ -56,6 +56,15 @@ describe("kubectl against the embedded API server (platform.io)", () => {
     expect(kubectl(["get", "sa", `patched-${type}`, "-o", "jsonpath={.metadata.labels.via}"])).toBe(via);
   });
 
+  it("reads a list over 128 KiB, which the server sends gzipped to it (Go asks for gzip)", () => {
+    const secret = (i: number) => ({ apiVersion: "v1", kind: "Secret", metadata: { name: `big-${i}`, labels: { size: "big" } }, data: { blob: Buffer.alloc(24_000, i).toString("base64") } });
+    const list = { apiVersion: "v1", kind: "List", items: Array.from({ length: 6 }, (_, i) => secret(i)) };
+    expect(kubectl(["create", "-f", "-"], JSON.stringify(list))).toContain("secret/big-5 created");
+    const got = JSON.parse(kubectl(["get", "secrets", "-l", "size=big", "-o", "json"]));
+    expect(got.items.map((s: { metadata: { name: string } }) => s.metadata.name)).toEqual(["big-0", "big-1", "big-2", "big-3", "big-4", "big-5"]);
+    expect(Buffer.from(got.items[5].data.blob, "base64")).toEqual(Buffer.alloc(24_000, 5));
+  });
+
   it("describes an object", () => {
     kubectl(["create", "-f", "-"], serviceAccountYaml("described", "a"));
     expect(kubectl(["describe", "sa", "described"])).toMatch(/Name:\s+described[\s\S]*Labels:\s+team=a/);

@@ -21,6 +21,7 @@ import { send } from "./respond.js";
 import { isWatch, resourceAttributes, route, type Target } from "./routes.js";
 import { DEFAULT_REQUEST_TIMEOUT_MS, type RequestDeadline } from "../webhook/deadline.js";
 import { auditRefusal, auditResponse, beginAudit, watchAudit } from "./audit-hooks.js";
+import { compressResponse } from "./compression.js";
 import { BODY_LIMIT_BYTES, classify, statusOf } from "./status.js";
 import { answerTimeout, RequestTimeouts } from "./request-timeout.js";
 
@@ -147,6 +148,8 @@ export function buildHttpApp(o: HttpAppOptions): FastifyInstance {
     fail(req, reply, (METHODS as readonly string[]).includes(req.method) ? notFound() : new PlatformError("METHOD_NOT_ALLOWED", `the server does not allow the method ${req.method}; use one of ${METHODS.join(", ")}`)),
   );
   if (o.auditor) app.addHook("onSend", auditResponse(o));
+  // After the audit hook (hooks run in the order added), which records the body uncompressed.
+  app.addHook("onSend", compressResponse);
   app.route({
     method: [...METHODS],
     url: "*",
