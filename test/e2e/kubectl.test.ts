@@ -65,6 +65,23 @@ describe("kubectl against the embedded API server (platform.io)", () => {
     expect(Buffer.from(got.items[5].data.blob, "base64")).toEqual(Buffer.alloc(24_000, 5));
   });
 
+  it("diffs a manifest against the object it made as no difference, before and after an apply", () => {
+    expect(kubectl(["create", "-f", "-"], serviceAccountYaml("diffed", "a"))).toContain("serviceaccount/diffed created");
+    // kubectl diff exits 1 on a difference (the helper throws then): its dry-run patch carries `annotations: {}`.
+    expect(kubectl(["diff", "-f", "-"], serviceAccountYaml("diffed", "a"))).toBe("");
+    kubectl(["apply", "-f", "-"], serviceAccountYaml("diffed", "a"));
+    expect(kubectl(["diff", "-f", "-"], serviceAccountYaml("diffed", "a"))).toBe("");
+    // A real change is still one: exit 1, the new label in the diff.
+    let changed: { status?: number; stdout?: string } = {};
+    try {
+      kubectl(["diff", "-f", "-"], serviceAccountYaml("diffed", "b"));
+    } catch (err) {
+      changed = err as { status?: number; stdout?: string };
+    }
+    expect(changed.status).toBe(1);
+    expect(changed.stdout).toMatch(/^\+\s+team: b$/m);
+  });
+
   it("describes an object", () => {
     kubectl(["create", "-f", "-"], serviceAccountYaml("described", "a"));
     expect(kubectl(["describe", "sa", "described"])).toMatch(/Name:\s+described[\s\S]*Labels:\s+team=a/);

@@ -8,7 +8,7 @@ import { alreadyExists, badRequest, conflict, invalid, invalidOne, notFound } fr
 import { FieldManager, type Writer } from "../apply/field-manager.js";
 import { schemaRegistry } from "../../api/schema.js";
 import { generateName, initCreateMetadata, keepSystemMetadata, rfc3339, validateMetadata } from "./metadata.js";
-import { checkApplyBody, checkBody, requestAttributes } from "./write-request.js";
+import { checkApplyBody, checkBody, dropEmptyMetadata, requestAttributes } from "./write-request.js";
 import type { ApplyOptions, DeleteOptions, DeleteResult, Mutation, RegistryContext, WriteOptions, WriteResult } from "./store-types.js";
 import { copyObject, serializeForStorage, StoredObject, withResourceVersion } from "./stored.js";
 
@@ -237,8 +237,11 @@ export class ResourceStore {
   }
 
   /** The endpoint's body check (write-request.ts) for this resource. */
+  /** A create's or update's body, or what a patch made: checked, and without the empty metadata upstream omits. */
   checkBody(body: unknown, namespace: string | undefined, name: string | undefined): ApiObject {
-    return checkBody(this.def, this.apiVersion, body, namespace, name);
+    const obj = checkBody(this.def, this.apiVersion, body, namespace, name);
+    dropEmptyMetadata(obj);
+    return obj;
   }
 
   /** validateMetadata, and a name the storage key can hold (a rule of this server, beyond the kind's name rule). */

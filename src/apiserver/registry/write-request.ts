@@ -33,6 +33,25 @@ export function checkBody(def: ResourceDefinition, apiVersion: string, body: unk
   return obj;
 }
 
+/**
+ * Drops what upstream's ObjectMeta leaves out when empty (`omitempty`): labels and annotations without an entry,
+ * finalizers and ownerReferences without an item. Upstream decodes every body into its Go type and never writes those
+ * back, so a client that sends `annotations: {}` (kubectl diff and apply do) finds the object as it was: no new
+ * revision, no field recorded for it, and nothing for `kubectl diff` to report. managedFields stays: an empty list there
+ * asks for them to be reset.
+ */
+export function dropEmptyMetadata(obj: ApiObject): void {
+  const m = obj.metadata as Record<string, unknown>;
+  for (const f of ["labels", "annotations"]) {
+    const v = m[f];
+    if (typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).length === 0) delete m[f];
+  }
+  for (const f of ["finalizers", "ownerReferences"]) {
+    const v = m[f];
+    if (Array.isArray(v) && v.length === 0) delete m[f];
+  }
+}
+
 /** An apply body: an object naming this kind, without managedFields (a Status 400 otherwise, nothing stored). */
 export function checkApplyBody(def: ResourceDefinition, apiVersion: string, body: unknown, namespace: string | undefined, name: string): ApiObject {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("the apply patch must be a YAML or JSON object");

@@ -152,3 +152,44 @@ describe("a watch from before the watch cache's window", () => {
     }
   });
 });
+
+describe("empty metadata collections, which upstream's ObjectMeta omits (omitempty)", () => {
+  const EMPTY = ["labels", "annotations", "finalizers", "ownerReferences"];
+
+  it("leaves empty labels, annotations, finalizers and ownerReferences out of what a create stores, answers and records", async () => {
+    const name = shared.unique("empty-meta");
+    const created = await call(shared.base, "POST", SA, { body: { ...serviceAccount({ name }), metadata: { name, labels: {}, annotations: {}, finalizers: [], ownerReferences: [] } } });
+    expect(created.status).toBe(201);
+    const read = await call(shared.base, "GET", `${SA}/${name}`);
+    for (const r of [created, read]) {
+      for (const f of EMPTY) expect(Object.keys(r.body.metadata), f).not.toContain(f);
+      expect(JSON.stringify(r.body.metadata.managedFields ?? [])).not.toMatch(/f:labels|f:annotations|f:finalizers|f:ownerReferences/);
+    }
+    // What is not empty stays.
+    const kept = await call(shared.base, "POST", SA, { body: { ...serviceAccount({ name: `${name}-x` }), metadata: { name: `${name}-x`, labels: { a: "b" }, annotations: {} } } });
+    expect(kept.body.metadata.labels).toEqual({ a: "b" });
+    expect(Object.keys(kept.body.metadata)).not.toContain("annotations");
+  });
+
+  it("takes kubectl diff's patch of empty annotations as the no-op upstream makes of it, dry run or not", async () => {
+    const name = shared.unique("empty-meta");
+    const created = await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
+    const patch = { metadata: { annotations: {}, resourceVersion: created.body.metadata.resourceVersion } };
+    for (const query of ["?dryRun=All&fieldManager=kubectl-client-side-apply", "?fieldManager=kubectl-client-side-apply"]) {
+      const r = await call(shared.base, "PATCH", `${SA}/${name}${query}`, { body: patch, contentType: "application/strategic-merge-patch+json" });
+      expect(r.status, query).toBe(200);
+      expect(Object.keys(r.body.metadata), query).not.toContain("annotations");
+      expect(r.body.metadata.resourceVersion, query).toBe(created.body.metadata.resourceVersion);
+      expect(r.body.metadata.managedFields, query).toEqual(created.body.metadata.managedFields);
+    }
+  });
+
+  it("drops a labels map that a patch emptied", async () => {
+    const name = shared.unique("empty-meta");
+    await call(shared.base, "POST", SA, { body: { ...serviceAccount({ name }), metadata: { name, labels: { only: "one" } } } });
+    const r = await call(shared.base, "PATCH", `${SA}/${name}`, { body: [{ op: "remove", path: "/metadata/labels/only" }], contentType: "application/json-patch+json" });
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body.metadata)).not.toContain("labels");
+    expect((await call(shared.base, "GET", `${SA}/${name}`)).body.metadata.labels).toBeUndefined();
+  });
+});
