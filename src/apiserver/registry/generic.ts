@@ -119,8 +119,10 @@ export class ResourceStore {
    */
   async apply(namespace: string | undefined, name: string, config: unknown, opts: ApplyOptions): Promise<WriteResult> {
     const cfg = checkApplyBody(this.def, this.apiVersion, config, namespace, name);
+    // The merged object keeps an empty map its configuration names (not dropEmptyMetadata): the appliers' field sets
+    // own it, and dropping it would leave an owned field missing, a conflict for the next applier naming it.
     const applied = (live: ApiObject | undefined) =>
-      this.checkBody(this.guard(() => this.fields.apply(live, copyObject(cfg), this.writer(new Date(this.ctx.clock.now()), opts), opts.force)), namespace, name);
+      checkBody(this.def, this.apiVersion, this.guard(() => this.fields.apply(live, copyObject(cfg), this.writer(new Date(this.ctx.clock.now()), opts), opts.force)), namespace, name);
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.write(namespace, name, opts, undefined, applied, false);
