@@ -73,12 +73,18 @@ export function configKeyProblem(k: string): string | undefined {
 
 // --- encodings and times ---
 
-const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/**
+ * The characters of standard base64 with at most two `=` at the end; with a length that is a whole number of quanta,
+ * that is padded base64. One character-class run: a group repeated per quantum made the regular expression engine
+ * keep a backtracking entry per quantum, its stack growing with the text (a CSR or a certificate at every write).
+ */
+const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** Bytes of standard, padded base64 (as JSON carries []byte; line breaks tolerated), or undefined when it is not. */
 export function decodeBase64(text: string): Buffer | undefined {
-  const compact = text.replace(/[\r\n]/g, "");
-  return BASE64_RE.test(compact) ? Buffer.from(compact, "base64") : undefined;
+  // Line breaks are rare: the text is copied without them only when it has some.
+  const compact = text.includes("\n") || text.includes("\r") ? text.replace(/[\r\n]/g, "") : text;
+  return compact.length % 4 === 0 && BASE64_RE.test(compact) ? Buffer.from(compact, "base64") : undefined;
 }
 
 const RFC3339_RE = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PlatformError } from "../../../src/errors.js";
 import { formatMicroTime } from "../../../src/api/meta.js";
@@ -51,8 +52,23 @@ describe("data keys, base64 and times", () => {
     expect(decodeBase64(encoded)?.toString()).toBe(decoded);
   });
 
-  it.each(["aGVsbG8", "aGVs bG8=", "a===", "URL_safe-"])("refuses the base64 text %j", (encoded) => {
+  it.each(["aGVsbG8", "aGVs bG8=", "a===", "URL_safe-", "====", "aG=s", "aGVsbG8=\u0000"])("refuses the base64 text %j", (encoded) => {
     expect(decodeBase64(encoded)).toBeUndefined();
+  });
+
+  it("accepts exactly the texts of standard padded base64 (one pattern per quantum, as written out in RFC 4648)", () => {
+    const quanta = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+    const text = fc.string({ unit: fc.constantFrom(..."ABab09+/=\n-_ ".split("")), maxLength: 24 });
+    const encoded = fc.uint8Array({ maxLength: 40 }).map((b) => Buffer.from(b).toString("base64"));
+    fc.assert(
+      fc.property(fc.oneof(text, encoded), (t) => {
+        const compact = t.replace(/[\r\n]/g, "");
+        const got = decodeBase64(t);
+        expect(got !== undefined).toBe(quanta.test(compact));
+        if (got) expect(got).toEqual(Buffer.from(compact, "base64"));
+      }),
+      { numRuns: 3000 },
+    );
   });
 
   it.each(["2030-01-02T03:04:05Z", "2030-01-02T03:04:05.123456Z", "2030-01-02T03:04:05+05:30"])("accepts the time %s", (t) => {
