@@ -4,7 +4,6 @@ import { request, type Agent } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { PLATFORM_CA as CLI } from "../fixtures/repo.js";
 
-
 /** One call on a keep-alive agent (an https.Agent, with the client certificate, for an https:// base). */
 export function httpCall(agent: Agent, base: string, method: string, path: string, body?: string): Promise<{ status: number; text: string }> {
   const send = base.startsWith("https:") ? httpsRequest : request;

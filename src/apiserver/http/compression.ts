@@ -2,15 +2,12 @@
 // over 128 KiB goes gzipped at level 1 when the request's Accept-Encoding names gzip; smaller bodies and watch streams
 // go as they are.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 
 /** Upstream's defaultGzipThresholdBytes: a body must be larger than this to be compressed. */
 export const GZIP_THRESHOLD_BYTES = 128 * 1024;
 /** Upstream's defaultGzipContentEncodingLevel: the least CPU for nearly the best ratio on JSON lists. */
 const GZIP_LEVEL = 1;
-
-const gzipAsync = promisify(gzip);
 
 /**
  * Whether an Accept-Encoding header asks for gzip, read as upstream's negotiateContentEncoding reads it: one of the
@@ -26,17 +23,20 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
 /**
  * The onSend hook: compresses a whole body (text or bytes) over the threshold for a client that accepts gzip. Runs
  * after the audit hook, which records the body as the handler produced it. A body that already has an encoding, or
- * an answer that carries none (204, 304, a HEAD), is left alone.
+ * an answer that carries none (204, 304, a HEAD), is left alone. It runs for every answer, the in-thread channel's
+ * included, so the common case (no gzip asked, or a small body) answers at once: no promise, and the body's size
+ * measured only for a client that asked.
  */
-export async function compressResponse(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-  if (typeof payload !== "string" && !Buffer.isBuffer(payload)) return payload;
+export function compressResponse(req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void): void {
+  if (!acceptsGzip(req.headers["accept-encoding"]) || (typeof payload !== "string" && !Buffer.isBuffer(payload))) return done(null, payload);
   const size = typeof payload === "string" ? Buffer.byteLength(payload) : payload.length;
-  if (size <= GZIP_THRESHOLD_BYTES || req.method === "HEAD" || reply.statusCode === 204 || reply.statusCode === 304) return payload;
-  if (!acceptsGzip(req.headers["accept-encoding"]) || reply.hasHeader("content-encoding")) return payload;
+  if (size <= GZIP_THRESHOLD_BYTES || req.method === "HEAD" || reply.statusCode === 204 || reply.statusCode === 304 || reply.hasHeader("content-encoding")) return done(null, payload);
   // On libuv's pool: a list of thousands of objects compresses without holding the event loop.
-  const compressed = await gzipAsync(payload, { level: GZIP_LEVEL });
-  reply.header("Content-Encoding", "gzip");
-  const vary = reply.getHeader("vary");
-  reply.header("Vary", vary === undefined ? "Accept-Encoding" : `${String(vary)}, Accept-Encoding`);
-  return compressed;
+  gzip(payload, { level: GZIP_LEVEL }, (err, compressed) => {
+    if (err) return done(err);
+    reply.header("Content-Encoding", "gzip");
+    const vary = reply.getHeader("vary");
+    reply.header("Vary", vary === undefined ? "Accept-Encoding" : `${String(vary)}, Accept-Encoding`);
+    done(null, compressed);
+  });
 }

@@ -238,8 +238,10 @@ export class ResourceStore {
     };
   }
 
-  /** The endpoint's body check (write-request.ts) for this resource. */
-  /** A create's or update's body, or what a patch made: checked, and without the empty metadata upstream omits. */
+  /**
+   * The endpoint's body check (write-request.ts) of a create's or update's body, or of what a patch made, without the
+   * empty metadata upstream omits.
+   */
   checkBody(body: unknown, namespace: string | undefined, name: string | undefined): ApiObject {
     const obj = checkBody(this.def, this.apiVersion, body, namespace, name);
     dropEmptyMetadata(obj);
