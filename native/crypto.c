@@ -236,6 +236,7 @@ static napi_value Init(napi_env env, napi_value exports) {
   export_fn(env, exports, "signingKey", SigningKey);
   export_fn(env, exports, "sign", Sign);
   export_fn(env, exports, "issueBatch", IssueBatch);
+  export_fn(env, exports, "verifyEcdsaBatch", VerifyEcdsaBatch);
   export_fn(env, exports, "generateRsaKey", GenerateRsaKey);
   export_fn(env, exports, "isProbablePrime", IsProbablePrime);
   return exports;

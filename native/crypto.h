@@ -50,6 +50,18 @@ size_t digest(int hash_bits, const unsigned char *msg, size_t len, unsigned char
 /* 1 valid, 0 invalid, -1 not judged (point not on the curve, unknown curve, oversized input). */
 int ecdsa_check(int curve_bits, const unsigned char *point, size_t point_len, const unsigned char *md, size_t md_len,
                 const unsigned char *sig, size_t sig_len);
+/* One ECDSA P-256 check of a batch: the uncompressed point, the request's digest, its DER signature. */
+typedef struct {
+  const unsigned char *point, *md, *sig;
+  size_t point_len, md_len, sig_len;
+} ecdsa_job;
+/* verdicts[i] as ecdsa_check(256, …) would answer job i: 1 valid, 0 invalid, -1 not judged (native/verify-batch.c). */
+void ecdsa_check_batch(const ecdsa_job *jobs, size_t count, signed char *verdicts);
+/* The self-signature checks of a batch's requests: each verdicts[i] that is VERIFY becomes 1 (verified) or 0 (not, or
+ * not judged here: the JavaScript path then judges it); other verdicts are left as they are. */
+#define VERIFY 2
+void verify_requests(const csr_fields *fields, signed char *verdicts, size_t count);
+
 /* 1 valid, 0 invalid, -1 not judged. */
 int rsa_check(const unsigned char *n, size_t n_len, const unsigned char *e, size_t e_len, int md_nid, const unsigned char *md,
               size_t md_len, const unsigned char *sig, size_t sig_len);
@@ -68,6 +80,7 @@ napi_value null_value(napi_env env);
 signing_key *signing_key_of(napi_env env, napi_value v);
 
 napi_value IssueBatch(napi_env env, napi_callback_info info);
+napi_value VerifyEcdsaBatch(napi_env env, napi_callback_info info);
 napi_value GenerateRsaKey(napi_env env, napi_callback_info info);
 napi_value IsProbablePrime(napi_env env, napi_callback_info info);
 

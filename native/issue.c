@@ -176,16 +176,6 @@ static size_t build_tbs(const template *t, const csr_fields *f, const unsigned c
   return (size_t)(at - tbs->p) == total ? total : 0;
 }
 
-static int verified(const csr_fields *f) {
-  unsigned char md[64];
-  int md_nid = 0;
-  size_t md_len = digest(f->hash_bits, f->info.p, f->info.len, md, &md_nid);
-  if (md_len == 0) return 0;
-  if (f->key_kind == KEY_EC)
-    return ecdsa_check(f->curve_bits, f->key_bits.p, f->key_bits.len, md, md_len, f->signature.p, f->signature.len) == 1;
-  return rsa_check(f->rsa_n.p, f->rsa_n.len, f->rsa_e.p, f->rsa_e.len, md_nid, md, md_len, f->signature.p, f->signature.len) == 1;
-}
-
 static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 static const char PEM_BEGIN[] = "-----BEGIN CERTIFICATE-----\n";
 static const char PEM_END[] = "-----END CERTIFICATE-----\n";
@@ -217,13 +207,11 @@ static int put_pem(growable *pem, const unsigned char *der, size_t len) {
 }
 
 /* One certificate appended to der and pem; 0 when the request is not issued here. */
-static int issue_one(const template *t, int checked, const unsigned char *csr, size_t csr_len, const unsigned char *serial, growable *tbs,
-                     growable *der, growable *pem) {
-  csr_fields f;
+/* The certificate of a request read and verified, appended to der and pem. */
+static int issue_one(const template *t, const csr_fields *f, const unsigned char *serial, growable *tbs, growable *der, growable *pem) {
   unsigned char md[64], sig[1024];
   int md_nid = 0;
-  if (!csr_read(csr, csr_len, &f) || (!checked && !verified(&f))) return 0;
-  size_t tbs_len = build_tbs(t, &f, serial, tbs);
+  size_t tbs_len = build_tbs(t, f, serial, tbs);
   size_t md_len = tbs_len ? digest(t->hash_bits, tbs->p, tbs_len, md, &md_nid) : 0;
   unsigned int sig_len = md_len ? sign_digest(t->key, md_nid, md, md_len, sig, sizeof(sig)) : 0;
   if (sig_len == 0) return 0;
@@ -293,33 +281,45 @@ napi_value IssueBatch(napi_env env, napi_callback_info info) {
   if (csr_ends_len != count || serial_len != SERIAL_LEN * count || der_ends_len != count || pem_ends_len != count) return null_value(env);
 
   /* Scratch kept per thread between calls: allocating it per call was a measurable share of a lone request. */
-  static __thread growable tbs, der, pem;
-  tbs.len = der.len = pem.len = 0;
-  int failed = 0;
+  static __thread growable tbs, der, pem, reads;
+  tbs.len = der.len = pem.len = reads.len = 0;
+  /* Every request read first, then their signatures checked together (verify_requests), then each issued. */
+  if (!reserve(&reads, count * (sizeof(csr_fields) + 1))) return null_value(env);
+  csr_fields *fields = (csr_fields *)reads.p;
+  signed char *verdicts = (signed char *)(fields + count);
   size_t from = 0;
-  for (size_t i = 0; i < count && !failed; i++) {
+  for (size_t i = 0; i < count; i++) {
     size_t to = csr_ends[i];
     size_t k = index[i];
-    int checked = k != NO_TEMPLATE && (k & CHECKED);
-    if (k != NO_TEMPLATE) k &= ~(size_t)CHECKED;
-    if (k != NO_TEMPLATE && k < n_templates && from <= to && to <= csr_len)
-      issue_one(&templates[k], checked, csr + from, to - from, serials + SERIAL_LEN * i, &tbs, &der, &pem);
+    verdicts[i] = 0;
+    if (k != NO_TEMPLATE && (k & ~(size_t)CHECKED) < n_templates && from <= to && to <= csr_len && csr_read(csr + from, to - from, &fields[i]))
+      verdicts[i] = k & CHECKED ? 1 : VERIFY;
+    if (to >= from) from = to;
+  }
+  verify_requests(fields, verdicts, count);
+  int failed = 0;
+  for (size_t i = 0; i < count && !failed; i++) {
+    if (verdicts[i] == 1) issue_one(&templates[index[i] & ~CHECKED], &fields[i], serials + SERIAL_LEN * i, &tbs, &der, &pem);
     if (der.len > UINT32_MAX || pem.len > UINT32_MAX) failed = 1;
     der_ends[i] = (uint32_t)der.len;
     pem_ends[i] = (uint32_t)pem.len;
-    if (to >= from) from = to;
   }
   unsigned char *out = NULL;
-  if (failed || napi_create_arraybuffer(env, der.len + pem.len, (void **)&out, &result) != napi_ok) result = null_value(env);
+  napi_value bytes;
+  /* A Buffer's memory is not zeroed first (an ArrayBuffer's is): the copies below fill all of it. */
+  if (failed || napi_create_buffer(env, der.len + pem.len, (void **)&out, &bytes) != napi_ok ||
+      napi_get_typedarray_info(env, bytes, NULL, NULL, NULL, &result, NULL) != napi_ok)
+    result = null_value(env);
   else {
     if (der.len) memcpy(out, der.p, der.len);
     if (pem.len) memcpy(out + der.len, pem.p, pem.len);
   }
   /* A batch far larger than usual does not keep its memory. */
-  if (der.cap + pem.cap > SCRATCH_KEPT) {
+  if (der.cap + pem.cap + reads.cap > SCRATCH_KEPT) {
     free(der.p);
     free(pem.p);
-    der = pem = (growable){0};
+    free(reads.p);
+    der = pem = reads = (growable){0};
   }
   return result;
 }

@@ -37,6 +37,12 @@ export interface NativeCrypto {
     pemEnds: Uint32Array,
   ): ArrayBuffer | null;
   /**
+   * P-256 checks of message i (hashed in C) against uncompressed point i, made together (native/verify-batch.c):
+   * 1 / 0 / -1 each, as verifyEcdsa would answer true / false / null. Null when the arguments are not of this shape.
+   * Absent from a build older than the function.
+   */
+  verifyEcdsaBatch?(points: readonly Uint8Array[], hashBits: NativeHashBits, messages: readonly Uint8Array[], signatures: readonly Uint8Array[]): Int8Array | null;
+  /**
    * Generates an RSA key (e = 65537) of `bits` (2048–8192, a multiple of 8) on the libuv pool (native/rsa-keygen.c):
    * its components as big-endian magnitudes, or null for another size. Absent from a build older than the function.
    */
