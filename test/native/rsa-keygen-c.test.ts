@@ -57,6 +57,8 @@ describe("the C RSA generator under the sanitizers", () => {
 
   it("leaks nothing under valgrind", () => {
     checkKeys(valgrind(["keys", "2048", "2"]), 2048, 2);
-    expect(valgrind(["primes", "5"], NUMBERS.join("\n") + "\n")).toBe(VERDICTS);
+    // As many random bases as the sanitized run: with 5, the Carmichael number 3215031751 among NUMBERS may pass
+    // (each random base a liar with probability up to 1/4, Rabin: up to 1 run in 1,024), as it did once in a full run.
+    expect(valgrind(["primes", "20"], NUMBERS.join("\n") + "\n")).toBe(VERDICTS);
   }, 60_000);
 });
