@@ -55,7 +55,8 @@ typedef struct {
   const unsigned char *point, *md, *sig;
   size_t point_len, md_len, sig_len;
 } ecdsa_job;
-/* verdicts[i] as ecdsa_check(256, …) would answer job i: 1 valid, 0 invalid, -1 not judged (native/verify-batch.c). */
+/* verdicts[i] for job i, as ecdsa_check(256, …) answers an uncompressed point: 1 valid, 0 invalid, -1 not judged
+ * (native/verify-batch.c). */
 void ecdsa_check_batch(const ecdsa_job *jobs, size_t count, signed char *verdicts);
 /* The self-signature checks of a batch's requests: each verdicts[i] that is VERIFY becomes 1 (verified) or 0 (not, or
  * not judged here: the JavaScript path then judges it); other verdicts are left as they are. */

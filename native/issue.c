@@ -206,8 +206,7 @@ static int put_pem(growable *pem, const unsigned char *der, size_t len) {
   return 1;
 }
 
-/* One certificate appended to der and pem; 0 when the request is not issued here. */
-/* The certificate of a request read and verified, appended to der and pem. */
+/* The certificate of a request read and verified, appended to der and pem; 0 when it is not issued here. */
 static int issue_one(const template *t, const csr_fields *f, const unsigned char *serial, growable *tbs, growable *der, growable *pem) {
   unsigned char md[64], sig[1024];
   int md_nid = 0;
@@ -292,8 +291,8 @@ napi_value IssueBatch(napi_env env, napi_callback_info info) {
     size_t to = csr_ends[i];
     size_t k = index[i];
     verdicts[i] = 0;
-    if (k != NO_TEMPLATE && (k & ~(size_t)CHECKED) < n_templates && from <= to && to <= csr_len && csr_read(csr + from, to - from, &fields[i]))
-      verdicts[i] = k & CHECKED ? 1 : VERIFY;
+    int readable = k != NO_TEMPLATE && (k & ~(size_t)CHECKED) < n_templates && from <= to && to <= csr_len;
+    if (readable && csr_read(csr + from, to - from, &fields[i])) verdicts[i] = k & CHECKED ? 1 : VERIFY;
     if (to >= from) from = to;
   }
   verify_requests(fields, verdicts, count);

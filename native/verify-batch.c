@@ -1,7 +1,8 @@
 /* The self-signature checks of a batch of requests, made together: ECDSA P-256 ones in runs that share one modular
- * inversion (Montgomery's trick) instead of one per signature, an eighth of a verification's time. Only public values are involved (the
- * requests' keys, digests and signatures), so nothing here needs to run in constant time. The checks are OpenSSL's
- * (ossl_ecdsa_verify, ossl_ecdsa_simple_verify_sig): strict DER, 0 < r, s < n, u1·G + u2·Q not at infinity, x ≡ r. */
+ * inversion (Montgomery's trick) instead of one per signature, about a tenth of a verification's time. Only public
+ * values are involved (the requests' keys, digests and signatures), so nothing here needs to run in constant time.
+ * The checks are OpenSSL's (ossl_ecdsa_verify, ossl_ecdsa_simple_verify_sig): strict DER, 0 < r, s < n,
+ * u1·G + u2·Q not at infinity, x ≡ r. */
 #include "crypto.h"
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +72,11 @@ static ECDSA_SIG *read_signature(const batch_state *st, const ecdsa_job *job) {
   return ok ? sig : NULL;
 }
 
-/* u1·G + u2·Q with w = s⁻¹ (Montgomery form) and the job's digest; 1 when its x is r mod n, 0 when not, -1 not judged. */
+/* u1·G + u2·Q with w = s⁻¹ (Montgomery form) and the job's digest: 1 when its x is r mod n, 0 when not, -1 when the
+ * point is not an uncompressed point of the curve (not judged here). */
 static int finish(batch_state *st, const ecdsa_job *job, const ECDSA_SIG *sig) {
+  /* Only the uncompressed form, as the request readers hand over (OpenSSL would also decode a hybrid 0x06/0x07 one). */
+  if (job->point_len != 65 || job->point[0] != 0x04) return -1;
   if (EC_POINT_oct2point(st->group, st->q, job->point, job->point_len, st->ctx) != 1) return -1;
   /* The digest's leftmost 256 bits (n has 256), reduced below n for the Montgomery product. */
   size_t md_len = job->md_len < 32 ? job->md_len : 32;
@@ -86,6 +90,12 @@ static int finish(batch_state *st, const ecdsa_job *job, const ECDSA_SIG *sig) {
   return BN_ucmp(st->x, r) == 0;
 }
 
+/* One job the usual way (OpenSSL's ECDSA_verify), held to the same uncompressed form as a run. */
+static int check_one(const ecdsa_job *j) {
+  if (j->point_len != 65 || j->point[0] != 0x04) return -1;
+  return ecdsa_check(256, j->point, j->point_len, j->md, j->md_len, j->sig, j->sig_len);
+}
+
 /* One run of at most RUN jobs: signatures read, s values multiplied up, one inversion, then each checked. */
 static void verify_run(batch_state *st, const ecdsa_job *jobs, size_t count, signed char *verdicts) {
   ECDSA_SIG *sigs[RUN] = {0};
@@ -95,20 +105,22 @@ static void verify_run(batch_state *st, const ecdsa_job *jobs, size_t count, sig
     verdicts[i] = 0;
     if (sigs[i] == NULL) continue;
     const BIGNUM *s = ECDSA_SIG_get0_s(sigs[i]);
-    if (!BN_to_montgomery(st->s_mont[n], s, st->mont, st->ctx) ||
-        (n == 0 ? !BN_copy(st->acc[0], st->s_mont[0]) : !BN_mod_mul_montgomery(st->acc[n], st->acc[n - 1], st->s_mont[n], st->mont, st->ctx)))
-      goto one_by_one;
+    int ok = BN_to_montgomery(st->s_mont[n], s, st->mont, st->ctx) &&
+             (n == 0 ? BN_copy(st->acc[0], st->s_mont[0]) != NULL
+                     : BN_mod_mul_montgomery(st->acc[n], st->acc[n - 1], st->s_mont[n], st->mont, st->ctx));
+    if (!ok) goto one_by_one;
     valid[n++] = i;
   }
   /* inv = (s₀…sₙ₋₁)⁻¹, in Montgomery form; every s is in [1, n) and n is prime, so the product has an inverse. */
-  if (n > 0 && (!BN_from_montgomery(st->inv, st->acc[n - 1], st->mont, st->ctx) || BN_mod_inverse(st->inv, st->inv, st->order, st->ctx) == NULL ||
-                !BN_to_montgomery(st->inv, st->inv, st->mont, st->ctx)))
+  if (n > 0 && (!BN_from_montgomery(st->inv, st->acc[n - 1], st->mont, st->ctx) ||
+                BN_mod_inverse(st->inv, st->inv, st->order, st->ctx) == NULL || !BN_to_montgomery(st->inv, st->inv, st->mont, st->ctx)))
     goto one_by_one;
   for (size_t k = n; k-- > 0;) {
     /* w = sₖ⁻¹ = inv · (s₀…sₖ₋₁); then inv becomes (s₀…sₖ₋₁)⁻¹ for the next one down. */
-    if (k > 0 ? !BN_mod_mul_montgomery(st->w, st->inv, st->acc[k - 1], st->mont, st->ctx) || !BN_mod_mul_montgomery(st->inv, st->inv, st->s_mont[k], st->mont, st->ctx)
-              : !BN_copy(st->w, st->inv))
-      goto one_by_one;
+    int ok = k > 0 ? BN_mod_mul_montgomery(st->w, st->inv, st->acc[k - 1], st->mont, st->ctx) &&
+                         BN_mod_mul_montgomery(st->inv, st->inv, st->s_mont[k], st->mont, st->ctx)
+                   : BN_copy(st->w, st->inv) != NULL;
+    if (!ok) goto one_by_one;
     verdicts[valid[k]] = (signed char)finish(st, &jobs[valid[k]], sigs[valid[k]]);
   }
   for (size_t i = 0; i < count; i++) ECDSA_SIG_free(sigs[i]);
@@ -118,7 +130,7 @@ one_by_one:
   for (size_t i = 0; i < count; i++) {
     ECDSA_SIG_free(sigs[i]);
     sigs[i] = NULL;
-    verdicts[i] = (signed char)ecdsa_check(256, jobs[i].point, jobs[i].point_len, jobs[i].md, jobs[i].md_len, jobs[i].sig, jobs[i].sig_len);
+    verdicts[i] = (signed char)check_one(&jobs[i]);
   }
 }
 
@@ -172,7 +184,7 @@ void ecdsa_check_batch(const ecdsa_job *jobs, size_t count, signed char *verdict
       continue;
     }
     for (size_t i = from; i < from + n; i++)
-      verdicts[i] = (signed char)ecdsa_check(256, jobs[i].point, jobs[i].point_len, jobs[i].md, jobs[i].md_len, jobs[i].sig, jobs[i].sig_len);
+      verdicts[i] = (signed char)check_one(&jobs[i]);
   }
 }
 

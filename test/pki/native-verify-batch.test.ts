@@ -93,13 +93,18 @@ describe("batched ECDSA P-256 verification", () => {
     expect([verdicts[0], verdicts[1], verdicts[2]]).toEqual([1, 1, 0]);
   });
 
-  it("answers -1 (not judged) for a point off the curve or of the wrong length, as verifyEcdsa does, without touching the others", () => {
+  it("answers -1 (not judged) for a point off the curve, of the wrong length or not uncompressed, without touching the others", () => {
     const off = pool[3]!.point.slice();
     off[64]! ^= 1;
-    const samples = [pool[2]!, { ...pool[3]!, point: off }, { ...pool[4]!, point: pool[4]!.point.subarray(0, 64) }, pool[5]!];
+    // The hybrid form (0x06 or 0x07 with y's parity) of a valid key, which OpenSSL's decoder would take.
+    const hybrid = pool[6]!.point.slice();
+    hybrid[0] = 0x06 | (hybrid[64]! & 1);
+    const samples = [pool[2]!, { ...pool[3]!, point: off }, { ...pool[4]!, point: pool[4]!.point.subarray(0, 64) }, { ...pool[6]!, point: hybrid }, pool[5]!];
     const verdicts = batch(samples);
-    expect([...verdicts]).toEqual([1, -1, -1, 1]);
-    expect(samples.map((s) => native.verifyEcdsa(256, s.point, 256, s.message, s.signature))).toEqual([true, null, null, true]);
+    expect([...verdicts]).toEqual([1, -1, -1, -1, 1]);
+    // A lone job goes OpenSSL's own way, held to the same form.
+    expect([...batch([samples[3]!])]).toEqual([-1]);
+    expect(samples.slice(0, 3).map((s) => native.verifyEcdsa(256, s.point, 256, s.message, s.signature))).toEqual([true, null, null]);
   });
 
   it("agrees with node:crypto on batches of up to 100 mutated samples, across runs of 32", () => {
@@ -130,7 +135,7 @@ describe("batched ECDSA P-256 verification", () => {
         samples.forEach((s, i) => {
           const want = expected(s);
           want ? valid++ : invalid++;
-          // -1 is "not judged": only for what node:crypto refuses too (a point it cannot import).
+          // -1 is "not judged": only for what node:crypto refuses too (a point it cannot import, or not 0x04-prefixed).
           expect(verdicts[i] === 1, `sample ${i}`).toBe(want);
         });
       }),
