@@ -142,10 +142,19 @@ class Client implements RestClient {
     if (auth.authorization) headers.Authorization = auth.authorization;
     if (payload) headers["Content-Type"] = o.contentType ?? this.config.contentType ?? "application/json";
     const timeoutMs = o.timeoutMs ?? this.config.timeoutMs ?? 0;
-    const timer = timeoutMs > 0 ? new AbortController() : undefined;
-    const cancelTimer = timer ? this.#clock.setTimer(timeoutMs, () => timer.abort()) : undefined;
-    const signals = [o.signal, timer?.signal].filter((s): s is AbortSignal => s !== undefined);
-    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    // With a timeout, one controller that the timer and the caller's signal both abort. Not AbortSignal.any: on Node
+    // 20 each signal it makes leaves a WeakRef in the source signal's set of dependants that nothing prunes, ~70 bytes
+    // a request kept for good on a long-lived signal (a controller's); the listener here goes when the request ends.
+    const own = timeoutMs > 0 ? new AbortController() : undefined;
+    let timedOut = false;
+    const cancelTimer = own ? this.#clock.setTimer(timeoutMs, () => ((timedOut = true), own.abort())) : undefined;
+    const caller = o.signal;
+    const forward = own && caller ? () => own.abort(caller.reason) : undefined;
+    if (forward) {
+      if (caller!.aborted) forward();
+      else caller!.addEventListener("abort", forward, { once: true });
+    }
+    const signal = own?.signal ?? caller;
     try {
       const res = await this.#transport.send({
         method: ctx.method,
@@ -167,7 +176,7 @@ class Client implements RestClient {
       }
       return decode(res, text, ctx, false);
     } catch (err) {
-      if (timer?.signal.aborted && !o.signal?.aborted) {
+      if (timedOut && !caller?.aborted) {
         throw new PlatformError("TIMEOUT", `${ctx.method} ${ctx.path} did not complete within ${timeoutMs} ms (request timeout)`, {
           cause: err,
           details: { clientTimeout: true },
@@ -176,6 +185,7 @@ class Client implements RestClient {
       throw err;
     } finally {
       cancelTimer?.();
+      if (forward) caller!.removeEventListener("abort", forward);
     }
   }
 }
