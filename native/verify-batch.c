@@ -72,12 +72,15 @@ static ECDSA_SIG *read_signature(const batch_state *st, const ecdsa_job *job) {
   return ok ? sig : NULL;
 }
 
+/* Only the uncompressed form, as the request readers hand over (OpenSSL would also decode a hybrid 0x06/0x07 one). */
+static int uncompressed(const ecdsa_job *job) {
+  return job->point_len == 65 && job->point[0] == 0x04;
+}
+
 /* u1·G + u2·Q with w = s⁻¹ (Montgomery form) and the job's digest: 1 when its x is r mod n, 0 when not, -1 when the
  * point is not an uncompressed point of the curve (not judged here). */
 static int finish(batch_state *st, const ecdsa_job *job, const ECDSA_SIG *sig) {
-  /* Only the uncompressed form, as the request readers hand over (OpenSSL would also decode a hybrid 0x06/0x07 one). */
-  if (job->point_len != 65 || job->point[0] != 0x04) return -1;
-  if (EC_POINT_oct2point(st->group, st->q, job->point, job->point_len, st->ctx) != 1) return -1;
+  if (!uncompressed(job) || EC_POINT_oct2point(st->group, st->q, job->point, job->point_len, st->ctx) != 1) return -1;
   /* The digest's leftmost 256 bits (n has 256), reduced below n for the Montgomery product. */
   size_t md_len = job->md_len < 32 ? job->md_len : 32;
   const BIGNUM *r = ECDSA_SIG_get0_r(sig);
@@ -92,7 +95,7 @@ static int finish(batch_state *st, const ecdsa_job *job, const ECDSA_SIG *sig) {
 
 /* One job the usual way (OpenSSL's ECDSA_verify), held to the same uncompressed form as a run. */
 static int check_one(const ecdsa_job *j) {
-  if (j->point_len != 65 || j->point[0] != 0x04) return -1;
+  if (!uncompressed(j)) return -1;
   return ecdsa_check(256, j->point, j->point_len, j->md, j->md_len, j->sig, j->sig_len);
 }
 
@@ -189,7 +192,7 @@ void ecdsa_check_batch(const ecdsa_job *jobs, size_t count, signed char *verdict
 }
 
 /* verifyEcdsaBatch(points, hashBits, messages, signatures) -> Int8Array | null: P-256 checks of message i (hashed in C)
- * against uncompressed point i, 1 / 0 / -1 (not judged here) each, as verifyEcdsa would answer them one by one. */
+ * against uncompressed point i, 1 / 0 / -1 each (-1: not judged here: a point not uncompressed or not on the curve). */
 napi_value VerifyEcdsaBatch(napi_env env, napi_callback_info info) {
   size_t argc = 4;
   napi_value argv[4], result, array;

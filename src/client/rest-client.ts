@@ -149,10 +149,14 @@ class Client implements RestClient {
     let timedOut = false;
     const cancelTimer = own ? this.#clock.setTimer(timeoutMs, () => ((timedOut = true), own.abort())) : undefined;
     const caller = o.signal;
-    const forward = own && caller ? () => own.abort(caller.reason) : undefined;
-    if (forward) {
-      if (caller!.aborted) forward();
-      else caller!.addEventListener("abort", forward, { once: true });
+    let unlink: (() => void) | undefined;
+    if (own && caller) {
+      const forward = () => own.abort(caller.reason);
+      if (caller.aborted) forward();
+      else {
+        caller.addEventListener("abort", forward, { once: true });
+        unlink = () => caller.removeEventListener("abort", forward);
+      }
     }
     const signal = own?.signal ?? caller;
     try {
@@ -185,7 +189,7 @@ class Client implements RestClient {
       throw err;
     } finally {
       cancelTimer?.();
-      if (forward) caller!.removeEventListener("abort", forward);
+      unlink?.();
     }
   }
 }

@@ -39,8 +39,7 @@ export interface NativeCrypto {
   /**
    * P-256 checks of message i (hashed in C) against uncompressed point i, made together (native/verify-batch.c):
    * 1 / 0 / -1 each (-1: not judged here, e.g. a point that is not uncompressed or not on the curve). Null when the
-   * arguments are not of this shape.
-   * Absent from a build older than the function.
+   * arguments are not of this shape. Absent from a build older than the function.
    */
   verifyEcdsaBatch?(points: readonly Uint8Array[], hashBits: NativeHashBits, messages: readonly Uint8Array[], signatures: readonly Uint8Array[]): Int8Array | null;
   /**
