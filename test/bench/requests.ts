@@ -119,8 +119,10 @@ try {
       `| ${name} | ${median(i, rate).toFixed(0)} | ${median(i, serverMicros).toFixed(0)} | ${(median(i, serverMicros) / median(0, serverMicros)).toFixed(1)}× | ${median(i, (r) => r.clientMicros).toFixed(0)} | ${JSON.stringify(codes)} |`,
     );
   }
-  const [secure, insecureRow] = [rows.length - 2, rows.length - 1];
-  if (rows.length === allRows.length) console.log(`CSR create, secure ÷ insecure: server CPU ${(median(secure, serverMicros) / median(insecureRow, serverMicros)).toFixed(2)}×, req/s ${(median(secure, rate) / median(insecureRow, rate)).toFixed(2)}×`);
+  // The two CSR-create rows, the last two of allRows, compared when both were measured.
+  const secure = rows.indexOf(allRows[allRows.length - 2]!);
+  const insecureRow = rows.indexOf(allRows[allRows.length - 1]!);
+  if (secure >= 0 && insecureRow >= 0) console.log(`CSR create, secure ÷ insecure: server CPU ${(median(secure, serverMicros) / median(insecureRow, serverMicros)).toFixed(2)}×, req/s ${(median(secure, rate) / median(insecureRow, rate)).toFixed(2)}×`);
 } finally {
   peerProc.kill("SIGTERM");
   await stopServer(insecure.child);
