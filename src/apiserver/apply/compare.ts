@@ -11,7 +11,7 @@ export interface Comparison {
 
 type Obj = Record<string, unknown>;
 
-const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * What changed from `before` to `after` (either may be undefined), as upstream's typed comparison: leaves (scalars,
@@ -100,7 +100,7 @@ function visitKey(k: string, b: Obj | undefined, a: Obj | undefined, node: Objec
 const METADATA = fieldElement("metadata");
 
 /** Whether field `k` of `node`, holding `v`, is a member of its own (see compareObjects). */
-function owns(v: unknown, node: ObjectNode | MapNode, declared: SchemaNode | undefined, comparing: boolean, k: string): boolean {
+export function owns(v: unknown, node: ObjectNode | MapNode, declared: SchemaNode | undefined, comparing: boolean, k: string): boolean {
   if (v === null || (isObject(v) && isEmptyObject(v)) || node.type === "map" || declared === undefined) return true;
   return comparing && isCollection(declared) && !node.required.includes(k);
 }
@@ -117,7 +117,7 @@ function isEmptyObject(v: Obj): boolean {
 const FIELD_ELEMENTS = new Map<string, string>();
 const MAX_FIELD_ELEMENTS = 4096;
 
-function fieldElementOf(name: string): string {
+export function fieldElementOf(name: string): string {
   let e = FIELD_ELEMENTS.get(name);
   if (e === undefined) {
     if (FIELD_ELEMENTS.size >= MAX_FIELD_ELEMENTS) FIELD_ELEMENTS.clear();

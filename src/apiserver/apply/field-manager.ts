@@ -3,6 +3,7 @@ import type { ApiObject } from "../../api/meta.js";
 import type { ObjectNode } from "../../api/schema.js";
 import { PlatformError } from "../../errors.js";
 import { compareObjects, fieldSetOf } from "./compare.js";
+import { createdFieldsV1 } from "./created-fields.js";
 import { FieldSet, pathString } from "./field-set.js";
 import { conflictMessage, decodeManaged, describeManager, encodeManaged, ownable, sameManager, type Conflict, type Managed, type ManagerIdentity } from "./managers.js";
 import { mergeConfig, pruneUnowned } from "./merge.js";
@@ -39,6 +40,13 @@ export class FieldManager {
    */
   update(live: ApiObject | undefined, next: ApiObject, writer: Writer): void {
     const sent = writer.subresource === undefined ? decodeManaged(next.metadata.managedFields) : undefined;
+    // A create with no managers yet (every node's CSR, every Event): one entry, straight from the object.
+    if (live === undefined && sent === undefined && writer.subresource === undefined) {
+      const fieldsV1 = createdFieldsV1(next, this.schema, this.hasStatus);
+      if (fieldsV1 === undefined) delete next.metadata.managedFields;
+      else next.metadata.managedFields = [{ manager: writer.manager, operation: "Update", apiVersion: this.apiVersion, time: writer.time, fieldsType: "FieldsV1", fieldsV1 }];
+      return;
+    }
     const managed = sent ?? decodeManaged(live?.metadata.managedFields, true) ?? [];
     this.updateManaged(managed, live, next, { manager: writer.manager, operation: "Update", apiVersion: this.apiVersion, subresource: writer.subresource }, writer.time);
     this.store(next, managed);

@@ -131,7 +131,7 @@ const ORDER: Readonly<Record<string, number>> = { f: 0, k: 1, v: 2, i: 3 };
  * Upstream's element order: field names, then keys, then values, then indices. Names compare as strings, indices as
  * numbers, keys field by field (name, then value), values by value (numbers as numbers).
  */
-function sortedElements(elements: Iterable<string>): string[] {
+export function sortedElements(elements: Iterable<string>): string[] {
   return [...elements].sort((a, b) => {
     const d = (ORDER[a[0]!] ?? 9) - (ORDER[b[0]!] ?? 9);
     if (d !== 0) return d;
