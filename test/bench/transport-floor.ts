@@ -2,8 +2,9 @@
 // JSON body and answers a CSR-sized object, over loopback HTTPS with client certificates (what a remote controller
 // pays) and over HTTP on a unix-domain socket (what `up`'s controllers pay). Nothing behind it: no API server logic.
 // Then, in one process (both sides' CPU together), the same exchange through fastify (the API server's framework) on a
-// unix-domain socket, through `up`'s in-thread channel and through fastify's `inject` (neither has a socket or HTTP
-// parsing), and the JSON work alone: what the in-process path of the co-located controllers saves.
+// unix-domain socket, through `up`'s in-thread channel (and the bare listener through it: fastify's own share) and
+// through fastify's `inject` (neither has a socket or HTTP parsing), and the JSON work alone: what the in-process path
+// of the co-located controllers saves.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -55,6 +56,8 @@ function start(args: readonly string[]): Promise<{ pid: number; stop(): void; po
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const ANSWER = answerText();
+const THROUGH_CHANNEL = "fastify through the in-thread channel (no socket, no HTTP parsing)";
+const BARE_THROUGH_CHANNEL = "a bare request listener through the in-thread channel (no framework)";
 
 /** CPU µs per request of this process (both sides) for each in-process way of making the same exchange. */
 async function inProcess(dir: string): Promise<Record<string, number>> {
@@ -76,10 +79,15 @@ async function inProcess(dir: string): Promise<Record<string, number>> {
   const { silentLogger } = await import("../../src/logger.js");
   const channels = serveLocalChannels(app.server, silentLogger());
   const channel = new ChannelTransport(channels.open());
+  // The same channel into the peers' bare request listener: what fastify itself adds to a channel request.
+  const bareChannels = serveLocalChannels(http.createServer(bareHandler(ANSWER)), silentLogger());
+  const bareChannel = new ChannelTransport(bareChannels.open());
+  const overChannel = async (c: InstanceType<typeof ChannelTransport>) =>
+    JSON.parse((await c.request({ method: "POST", path: "/x", headers: { "Content-Type": "application/json" }, body: REQUEST_BODY })).body.toString("utf8"));
   const ways: Record<string, () => Promise<unknown>> = {
     "fastify, HTTP on a unix-domain socket": () => postRequest({ socketPath, agent }, false),
-    "fastify through the in-thread channel (no socket, no HTTP parsing)": async () =>
-      JSON.parse((await channel.request({ method: "POST", path: "/x", headers: { "Content-Type": "application/json" }, body: REQUEST_BODY })).body.toString("utf8")),
+    [THROUGH_CHANNEL]: () => overChannel(channel),
+    [BARE_THROUGH_CHANNEL]: () => overChannel(bareChannel),
     "fastify inject (no socket, no HTTP parsing)": async () =>
       JSON.parse((await app.inject({ method: "POST", url: "/x", headers: { "content-type": "application/json" }, payload: REQUEST_BODY })).payload),
     "the exchange's JSON work alone": async () => JSON.parse(JSON.parse(REQUEST_BODY.toString("utf8")) && ANSWER),
@@ -92,6 +100,7 @@ async function inProcess(dir: string): Promise<Record<string, number>> {
   } finally {
     agent.destroy();
     channels.close();
+    bareChannels.close();
     await app.close();
   }
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, median(v)]));
@@ -137,6 +146,7 @@ async function main(): Promise<void> {
   }
   console.log("\nIn one process (both sides together):\n| way | CPU µs/req |\n|---|---|");
   for (const [name, micros] of Object.entries(local)) console.log(`| ${name} | ${micros.toFixed(1)} |`);
+  console.log(`fastify's own share of a channel request: ${(local[THROUGH_CHANNEL]! - local[BARE_THROUGH_CHANNEL]!).toFixed(1)} µs`);
 }
 
 if (process.argv[2] === "serve") serve(process.argv[3]!, process.argv.slice(4));

@@ -73,6 +73,17 @@ export class LocalRequest extends EventEmitter {
     return (this.#distinct = out);
   }
 
+  /** A `data` listener starts the flow, as on node's IncomingMessage (a reader that never calls resume()). */
+  override on(event: string | symbol, listener: Parameters<EventEmitter["on"]>[1]): this {
+    super.on(event, listener);
+    if (event === "data") this.resume();
+    return this;
+  }
+
+  override addListener(event: string | symbol, listener: Parameters<EventEmitter["on"]>[1]): this {
+    return this.on(event, listener);
+  }
+
   /** A reader (fastify's body parser) starts the flow: the body in one piece, then the end, as a stream would. */
   resume(): this {
     if (this.#flowing) return this;

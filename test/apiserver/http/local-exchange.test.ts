@@ -99,6 +99,18 @@ describe("LocalRequest", () => {
     expect(req.aborted).toBe(true);
     expect(req.socket.encrypted).toBe(false);
   });
+
+  it("flows once a data listener is added, as node's IncomingMessage, for a reader that never calls resume()", async () => {
+    for (const add of ["on", "addListener"] as const) {
+      const req = new LocalRequest({ id: 3, method: "POST", path: "/x", headers: {}, body: Buffer.from("{\"a\":1}") });
+      const text = await new Promise<string>((resolve) => {
+        let body = "";
+        req[add]("data", (c: Buffer) => (body += c.toString("utf8")));
+        req.on("end", () => resolve(body));
+      });
+      expect(text).toBe('{"a":1}');
+    }
+  });
 });
 
 /** A client of node's server reading `respond`'s answer to a `method` request. */
