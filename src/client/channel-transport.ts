@@ -45,25 +45,72 @@ export function transferable(bytes: Uint8Array): { readonly bytes: Uint8Array; r
   return { bytes: own, transfer: [own.buffer as ArrayBuffer] };
 }
 
+/**
+ * What either end posts in one turn of the event loop, posted together at the turn's end (setImmediate): one
+ * postMessage, one wake-up of the other thread and one message event for all of them, so a burst's requests and
+ * answers share the channel's per-message cost (a lone message waits for nothing but the current turn). Either end
+ * takes a single message too. A batch that cannot be posted goes to `undeliverable`, message by message.
+ */
+export class ChannelOutbox<M> {
+  readonly #port: MessagePort;
+  readonly #undeliverable: (message: M, err: Error) => void;
+  #messages: M[] = [];
+  #transfer: ArrayBuffer[] = [];
+  #scheduled = false;
+
+  constructor(port: MessagePort, undeliverable: (message: M, err: Error) => void) {
+    this.#port = port;
+    this.#undeliverable = undeliverable;
+  }
+
+  post(message: M, transfer: readonly ArrayBuffer[] = []): void {
+    this.#messages.push(message);
+    for (const t of transfer) this.#transfer.push(t);
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => this.#flush());
+  }
+
+  #flush(): void {
+    this.#scheduled = false;
+    const messages = this.#messages;
+    const transfer = this.#transfer;
+    this.#messages = [];
+    this.#transfer = [];
+    try {
+      this.#port.postMessage(messages, transfer);
+    } catch (err) {
+      for (const m of messages) this.#undeliverable(m, err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+}
+
+/** The messages of what the other end posted: a batch (ChannelOutbox) or one message alone. */
+export function channelMessages(posted: unknown): readonly unknown[] {
+  return Array.isArray(posted) ? posted : [posted];
+}
+
 /** Errors with the codes of a socket's, so callers report them as any connection error (connectionError). */
 const channelError = (message: string, code: string): Error => Object.assign(new Error(message), { code });
 
 /** One client end of a channel; `request` has the socket client's shape. */
 export class ChannelTransport {
   readonly #port: MessagePort;
+  readonly #outbox: ChannelOutbox<ChannelMessage>;
   readonly #pending = new Map<number, Pending>();
   #next = 1;
   #closed = false;
 
   constructor(port: MessagePort) {
     this.#port = port;
-    port.on("message", (m: ChannelAnswer) => {
+    // A request that could not be posted fails as one whose connection broke.
+    this.#outbox = new ChannelOutbox<ChannelMessage>(port, (m, err) => {
       const pending = this.#pending.get(m.id);
-      if (!pending) return; // abandoned (aborted) while the server answered
       this.#settled(m.id);
-      if ("reset" in m) return pending.reject(channelError("the server ended the exchange without an answer", "ECONNRESET"));
-      const body = typeof m.body === "string" ? Buffer.from(m.body, "utf8") : Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength);
-      pending.resolve({ status: m.status, headers: m.headers, body, keepAlive: true });
+      pending?.reject(channelError(`the request could not be handed to the server: ${err.message}`, "ECONNRESET"));
+    });
+    port.on("message", (posted: unknown) => {
+      for (const m of channelMessages(posted) as ChannelAnswer[]) this.#answer(m);
     });
     port.once("close", () => {
       this.#closed = true;
@@ -73,6 +120,16 @@ export class ChannelTransport {
     });
     // Held only while an answer is awaited (see #settled): an idle channel does not keep its thread alive.
     port.unref();
+  }
+
+  #answer(m: ChannelAnswer): void {
+    if (typeof m !== "object" || m === null) return;
+    const pending = this.#pending.get(m.id);
+    if (!pending) return; // abandoned (aborted) while the server answered
+    this.#settled(m.id);
+    if ("reset" in m) return pending.reject(channelError("the server ended the exchange without an answer", "ECONNRESET"));
+    const body = typeof m.body === "string" ? Buffer.from(m.body, "utf8") : Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength);
+    pending.resolve({ status: m.status, headers: m.headers, body, keepAlive: true });
   }
 
   /** Sends `req` and resolves with the whole response; rejects as the socket client does (an error's `code`, the abort reason). */
@@ -91,7 +148,7 @@ export class ChannelTransport {
       const signal = req.signal;
       const onAbort = () => {
         this.#settled(id);
-        this.#port.postMessage({ id, abort: true } satisfies ChannelMessage);
+        this.#outbox.post({ id, abort: true });
         reject(abortReason(signal!));
       };
       signal?.addEventListener("abort", onAbort, { once: true });
@@ -101,7 +158,7 @@ export class ChannelTransport {
         reject: (e) => (done(), reject(e)),
       });
       if (this.#pending.size === 1) this.#port.ref();
-      this.#port.postMessage({ id, method: req.method, path: req.path, headers, ...(body !== undefined && { body: body.bytes }) } satisfies ChannelMessage, body?.transfer ?? []);
+      this.#outbox.post({ id, method: req.method, path: req.path, headers, ...(body !== undefined && { body: body.bytes }) }, body?.transfer);
     });
   }
 

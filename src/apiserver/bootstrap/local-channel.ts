@@ -5,7 +5,7 @@
 import type { Server } from "node:http";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import type { Logger } from "../../logger.js";
-import { transferable, type ChannelAnswer, type ChannelMessage, type ChannelRequest } from "../../client/channel-transport.js";
+import { ChannelOutbox, channelMessages, transferable, type ChannelAnswer, type ChannelRequest } from "../../client/channel-transport.js";
 import { LocalRequest, LocalResponse } from "../http/local-exchange.js";
 
 export interface LocalChannels {
@@ -15,6 +15,11 @@ export interface LocalChannels {
   readonly inFlight: number;
   /** Closes every channel: requests in flight end as if their client had left, new ones fail on the client's side. */
   close(): void;
+}
+
+function isAbort(m: unknown): m is { readonly id: number; readonly abort: true } {
+  const a = m as { id?: unknown; abort?: unknown } | null;
+  return typeof a === "object" && a !== null && typeof a.id === "number" && a.abort === true;
 }
 
 function isRequest(m: unknown): m is ChannelRequest {
@@ -32,8 +37,10 @@ export function serveLocalChannels(server: Server, logger: Logger): LocalChannel
     const { port1, port2 } = new MessageChannel();
     /** What ends each request in flight as a dropped connection would: the request's events, then the response's. */
     const exchanges = new Map<number, () => void>();
-    port1.on("message", (m: ChannelMessage) => {
-      if ("abort" in m) return void exchanges.get(m.id)?.();
+    // An answer that cannot be posted (never one of this server's: text or bytes): its client waits until it gives up.
+    const outbox = new ChannelOutbox<ChannelAnswer>(port1, (m, err) => logger.error({ err, id: m.id }, "the local channel could not post an answer"));
+    const serve = (m: unknown): void => {
+      if (isAbort(m)) return void exchanges.get(m.id)?.();
       if (!isRequest(m)) {
         logger.warn({ message: typeof m }, "the local channel dropped a message that is not a request");
         return;
@@ -41,9 +48,9 @@ export function serveLocalChannels(server: Server, logger: Logger): LocalChannel
       const req = new LocalRequest(m);
       const res = new LocalResponse(m.method, (status, headers, body) => {
         // A string goes as it is; bytes as a copy of their own (the server's buffer may be shared or reused).
-        if (typeof body === "string") return port1.postMessage({ id: m.id, status, headers, body } satisfies ChannelAnswer);
+        if (typeof body === "string") return outbox.post({ id: m.id, status, headers, body });
         const out = transferable(body);
-        port1.postMessage({ id: m.id, status, headers, body: out.bytes } satisfies ChannelAnswer, out.transfer);
+        outbox.post({ id: m.id, status, headers, body: out.bytes }, out.transfer);
       });
       let abandoned = false;
       exchanges.set(m.id, () => {
@@ -56,9 +63,12 @@ export function serveLocalChannels(server: Server, logger: Logger): LocalChannel
         exchanges.delete(m.id);
         inFlight--;
         // The server gave up on it (an error after the head, say): the client hears a reset, as from a socket.
-        if (!res.answered && !abandoned) port1.postMessage({ id: m.id, reset: true } satisfies ChannelAnswer);
+        if (!res.answered && !abandoned) outbox.post({ id: m.id, reset: true });
       });
       server.emit("request", req, res);
+    };
+    port1.on("message", (posted: unknown) => {
+      for (const m of channelMessages(posted)) serve(m);
     });
     // The other end closed (its thread ended): what it asked for is abandoned, as with a dropped connection.
     port1.once("close", () => {

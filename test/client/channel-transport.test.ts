@@ -1,0 +1,74 @@
+// The in-thread channel's batching: what one end posts in one turn of the event loop crosses as one message (an array),
+// in order; either end takes a lone message too; a batch that cannot be posted fails its requests, not the process.
+import { createServer } from "node:http";
+import { MessageChannel, type MessagePort } from "node:worker_threads";
+import { describe, expect, it } from "vitest";
+import { serveLocalChannels } from "../../src/apiserver/bootstrap/local-channel.js";
+import { ChannelOutbox, ChannelTransport } from "../../src/client/channel-transport.js";
+import { silentLogger } from "../../src/logger.js";
+
+/** A relay between a client's port and the server's: forwards every posted message and records what crossed. */
+function relay(serverPort: MessagePort): { clientPort: MessagePort; toServer: unknown[]; toClient: unknown[]; close(): void } {
+  const { port1: clientSide, port2: clientPort } = new MessageChannel();
+  const toServer: unknown[] = [];
+  const toClient: unknown[] = [];
+  clientSide.on("message", (m: unknown) => (toServer.push(m), serverPort.postMessage(m)));
+  serverPort.on("message", (m: unknown) => (toClient.push(m), clientSide.postMessage(m)));
+  return { clientPort, toServer, toClient, close: () => (clientSide.close(), serverPort.close()) };
+}
+
+function echoServer() {
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c: Buffer) => (body += c.toString("utf8")));
+    req.on("end", () => res.end(`${req.url} ${body}`));
+  });
+  return serveLocalChannels(server, silentLogger());
+}
+
+describe("the in-thread channel's batches", () => {
+  it("carries one turn's requests in one message and their answers back together, each to its caller", async () => {
+    const channels = echoServer();
+    const wire = relay(channels.open());
+    const client = new ChannelTransport(wire.clientPort);
+    const paths = ["/a", "/b", "/c", "/d", "/e"];
+    const answers = await Promise.all(paths.map((path, i) => client.request({ method: "POST", path, headers: {}, body: Buffer.from(`#${i}`) })));
+    expect(answers.map((a) => a.body.toString())).toEqual(paths.map((p, i) => `${p} #${i}`));
+    // Five requests made in one turn: one message of five, in the order they were made.
+    expect(wire.toServer).toHaveLength(1);
+    expect((wire.toServer[0] as { path: string }[]).map((m) => m.path)).toEqual(paths);
+    expect(wire.toClient.flat()).toHaveLength(5);
+    expect(wire.toClient.length).toBeLessThan(5);
+    // Requests of later turns go in messages of their own.
+    for (const path of paths.slice(0, 2)) await client.request({ method: "GET", path, headers: {} });
+    expect(wire.toServer).toHaveLength(3);
+    wire.close();
+    channels.close();
+  });
+
+  it("serves a lone message and the requests of a batch around a message that is not one", async () => {
+    const channels = echoServer();
+    const port = channels.open();
+    const answers: { id: number; body?: unknown }[] = [];
+    port.on("message", (m: unknown) => answers.push(...([m].flat() as { id: number }[])));
+    port.postMessage({ id: 7, method: "GET", path: "/lone", headers: {} });
+    port.postMessage([{ id: 8, method: "GET", path: "/first", headers: {} }, 42, { id: "x" }, null, { id: 9, method: "GET", path: "/last", headers: {} }]);
+    await expect.poll(() => answers.map((a) => a.id).sort()).toEqual([7, 8, 9]);
+    expect(answers.find((a) => a.id === 9)?.body).toBe("/last ");
+    port.close();
+    channels.close();
+  });
+
+  it("fails the requests of a batch that cannot be posted, and the process goes on", async () => {
+    const { port1, port2 } = new MessageChannel();
+    const failed: Array<[unknown, string]> = [];
+    const outbox = new ChannelOutbox<unknown>(port1, (m, err) => failed.push([m, err.name]));
+    outbox.post({ id: 1 });
+    outbox.post({ id: 2, notCloneable: () => 1 });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(failed.map(([m]) => (m as { id: number }).id)).toEqual([1, 2]);
+    expect(failed[0]![1]).toBe("DataCloneError");
+    port1.close();
+    port2.close();
+  });
+});
