@@ -280,7 +280,8 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
 /**
  * The burst's requests through a bare node server, right after it on the same cores (burst-peer.ts): five per CSR, the
  * creates from CLIENTS callers here over HTTPS with the API server's certificate, the controllers' four from 32 callers
- * (two controllers' 16 syncs) on a thread beside the server.
+ * (two controllers' 16 syncs, ConcurrentCSRSyncs' default until 2026-11-27: kept, so ratios compare across runs) on a
+ * thread beside the server.
  */
 async function peer(c: Cluster, count: number, finished: number): Promise<void> {
   const pki = join(c.dataDir, "pki");
@@ -320,7 +321,7 @@ async function paced(label: string, controllerArgs: readonly string[] | "up", se
   await finish(p);
 }
 
-/** BENCH_WORKERS sets PlatformCAExtensions.ConcurrentCSRSyncs (workers of the approver and of the signer; default 16). */
+/** BENCH_WORKERS sets PlatformCAExtensions.ConcurrentCSRSyncs (workers of the approver and of the signer; default 64). */
 const WORKERS = process.env.BENCH_WORKERS;
 const workerArgs = (): string[] => {
   if (WORKERS === undefined) return [];

@@ -7,7 +7,7 @@
 // - "pool": SigningPool.issue with a backlog (the signing controller in a burst, `sign` of many files), CSR bytes
 //   parsed and verified on the workers;
 // - "controller": SigningController.sync itself (sign-controller.ts: its cache and client are maps, so only its own
-//   path is timed) with 16 concurrent syncs (ConcurrentCSRSyncs' default) and a long queue behind them, as in a burst,
+//   path is timed) with ConcurrentCSRSyncs' default of concurrent syncs and a long queue behind them, as in a burst,
 //   for the built-in node-agent serving signer: requests go to the signer as bytes, several per sync, read, judged,
 //   checked and signed on the pool's workers; and the same for requests this process verified before the clock started
 //   (in `up`, the API server's create check), which the workers find in the shared memory of verified requests and
@@ -34,6 +34,7 @@ import { createBuiltinSigners } from "../../signers/builtins.js";
 import { groupNames } from "../../src/api/group.js";
 import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
 import { csrObject } from "../fixtures/csr.js";
+import { DEFAULT_CONCURRENT_CSR_SYNCS } from "../../src/config/controller-manager-schema.js";
 import { envNumber } from "./measure.js";
 import { startController, type ControllerDriver } from "./sign-controller.js";
 
@@ -42,7 +43,7 @@ const WINDOWS = Math.max(3, envNumber("BENCH_WINDOWS", 3));
 const DISTINCT_CSRS = 8192;
 const CORES = os.availableParallelism();
 /** The signing controller's concurrent syncs (ConcurrentCSRSyncs' default) and the requests waiting in a burst. */
-const CONTROLLER_SYNCS = 16;
+const CONTROLLER_SYNCS = DEFAULT_CONCURRENT_CSR_SYNCS;
 const BURST_QUEUE = 4096;
 
 const profile: CertificateProfile = {
@@ -175,7 +176,7 @@ async function main(): Promise<void> {
     return [
       { ca: name, mode: "one thread (nothing waiting)", cores: 1, run: () => rate(SECONDS, 1, (i) => pool.issue({ ca, csr: csrs[i % DISTINCT_CSRS]!, profile, validity })) },
       { ca: name, mode: `pool, ${pool.workers} workers, CSR verified on the workers`, cores: CORES, run: () => rate(SECONDS, window, (i, waiting) => pool.issue({ ca, csr: csrs[i % DISTINCT_CSRS]!, profile, validity }, waiting)) },
-      // As in a burst: a long queue behind the controller's 16 syncs.
+      // As in a burst: a long queue behind the controller's syncs.
       { ca: name, mode: `controller (SigningController.sync, ${CONTROLLER_SYNCS} syncs): requests as bytes, read, judged, checked and signed on the pool`, cores: CORES, run: () => rate(SECONDS, BURST_QUEUE, (i) => bytes.submit(fresh(unchecked, i))) },
       { ca: name, mode: "controller, requests verified before in this process (in `up`, at create): signed on the pool without a second check", cores: CORES, run: () => rate(SECONDS, BURST_QUEUE, (i) => verifiedBefore.submit(fresh(checked, i))) },
     ].map((r) => ({ ...r, rates: [] as Measured[] }));

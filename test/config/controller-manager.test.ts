@@ -53,7 +53,7 @@ describe("parseControllerManagerConfig: defaults and documents", () => {
     expect(config.CSRSigningController.ClusterSigningDuration).toBe(8760 * H);
     expect(config.ValidatingAdmissionPolicyStatusController.ConcurrentPolicySyncs).toBe(5);
     expect(config.AttachDetachController.ReconcilerSyncLoopPeriod).toBe(60_000);
-    expect(config.PlatformCAExtensions).toMatchObject({ ConcurrentCSRSyncs: 16, Approver: { ServingPolicy: "Manual", AuthorizationCacheTTL: 10_000 }, Cleaner: { PendingExpiration: 24 * H } });
+    expect(config.PlatformCAExtensions).toMatchObject({ ConcurrentCSRSyncs: 64, Approver: { ServingPolicy: "Manual", AuthorizationCacheTTL: 10_000 }, Cleaner: { PendingExpiration: 24 * H } });
     expect([warnings, ignored, signingFiles.size]).toEqual([[], [], 0]);
   });
 
