@@ -8,41 +8,35 @@
 import type { ListNode, MapNode, ObjectNode, SchemaNode } from "../../api/schema.js";
 import { fieldElementOf, indexItems, isObject, owns } from "./compare.js";
 import { sortedElements } from "./field-set.js";
+import { UNOWNED_METADATA_FIELDS, UNOWNED_TOP_FIELDS } from "./managers.js";
 
 type Obj = Record<string, unknown>;
 type FieldsV1 = Record<string, unknown>;
 
-/** Top-level fields no manager owns (managers.ts STRIPPED): type meta; `metadata` itself is not a member either. */
-const STRIPPED_TOP = new Set(["apiVersion", "kind"]);
-/** The server's own metadata, owned by no one (managers.ts STRIPPED). */
-const STRIPPED_METADATA = new Set(["name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation", "managedFields", "resourceVersion"]);
+/** What one object level leaves out: a key not walked, keys that are not members themselves, rules for the levels below. */
+interface Level {
+  readonly skip?: string;
+  readonly unowned?: ReadonlySet<string>;
+  readonly below?: Readonly<Record<string, Level>>;
+}
+
+/**
+ * The top level: type meta and `metadata` are no one's, nor the server's own metadata below it (managers.ts), and
+ * `metadata.managedFields` is not walked (compare.ts skips it too).
+ */
+const TOP: Level = {
+  unowned: new Set(UNOWNED_TOP_FIELDS),
+  below: { metadata: { skip: "managedFields", unowned: new Set(UNOWNED_METADATA_FIELDS) } },
+};
+/** The same for a kind whose status is written through its subresource: a create owns none of it. */
+const TOP_WITHOUT_STATUS: Level = { ...TOP, skip: "status" };
 
 /**
  * The FieldsV1 value a create through the main resource records for its writer, or undefined when the writer owns
- * nothing. `hasStatus`: the kind's status is written through its subresource, so a create owns none of it.
+ * nothing. `hasStatus`: the kind's status is written through its subresource.
  */
 export function createdFieldsV1(obj: Obj, schema: ObjectNode, hasStatus: boolean): FieldsV1 | undefined {
-  const out: FieldsV1 = {};
-  let any = false;
-  for (const k of sortedElements(ownKeys(obj))) {
-    const name = k.slice(2);
-    if (hasStatus && name === "status") continue;
-    const v = obj[name];
-    const declared = Object.hasOwn(schema.fields, name) ? schema.fields[name] : undefined;
-    // Stripped fields lose their membership, not what lies below them (a difference by path, as ownable's).
-    const value = name === "metadata" ? metadataFields(v, declared) : element(children(v, declared), !STRIPPED_TOP.has(name) && (isLeaf(v, declared) || owns(v, schema, declared, true, name)));
-    if (value !== undefined) {
-      out[k] = value;
-      any = true;
-    }
-  }
-  return any ? out : undefined;
-}
-
-/** `metadata`: its fields but the server's, with `managedFields` not walked (compare.ts skips it too). */
-function metadataFields(v: unknown, declared: SchemaNode | undefined): FieldsV1 | undefined {
-  if (!(declared?.type === "object" || declared?.type === "map") || !isObject(v)) return undefined;
-  return element(children(v, declared, "managedFields", STRIPPED_METADATA), false);
+  return objectChildren(obj, schema, hasStatus ? TOP_WITHOUT_STATUS : TOP);
 }
 
 /** The JSON value of one element: its children, then `.` when it is a member too; undefined when it is neither. */
@@ -60,25 +54,22 @@ function isLeaf(v: unknown, node: SchemaNode | undefined): boolean {
   return true;
 }
 
-/**
- * The elements below `v` under `node`, sorted, or undefined when none. `skip`: a key not walked; `unowned`: keys whose
- * own membership is dropped (what lies below them stays).
- */
-function children(v: unknown, node: SchemaNode | undefined, skip?: string, unowned?: ReadonlySet<string>): FieldsV1 | undefined {
-  if (node?.type === "object" || node?.type === "map") return isObject(v) ? objectChildren(v, node, skip, unowned) : undefined;
+/** The elements below `v` under `node`, sorted, or undefined when none. */
+function children(v: unknown, node: SchemaNode | undefined, level?: Level): FieldsV1 | undefined {
+  if (node?.type === "object" || node?.type === "map") return isObject(v) ? objectChildren(v, node, level) : undefined;
   if (node?.type === "list" && node.listType !== "atomic" && Array.isArray(v)) return listChildren(v, node);
   return undefined;
 }
 
-function objectChildren(v: Obj, node: ObjectNode | MapNode, skip: string | undefined, unowned: ReadonlySet<string> | undefined): FieldsV1 | undefined {
+function objectChildren(v: Obj, node: ObjectNode | MapNode, level: Level | undefined): FieldsV1 | undefined {
   let out: FieldsV1 | undefined;
-  for (const k of sortedElements(ownKeys(v, skip))) {
-    const name = k.slice(2);
+  // Field elements sort as their names do (`f:` before each): the names are sorted, not the elements.
+  for (const name of ownKeys(v, level?.skip).sort()) {
     const av = v[name];
     const declared = node.type === "object" ? (Object.hasOwn(node.fields, name) ? node.fields[name] : undefined) : node.values;
-    const member = !unowned?.has(name) && (isLeaf(av, declared) || owns(av, node, declared, true, name));
-    const value = element(children(av, declared), member);
-    if (value !== undefined) (out ??= {})[k] = value;
+    const member = !level?.unowned?.has(name) && (isLeaf(av, declared) || owns(av, node, declared, true, name));
+    const value = element(children(av, declared, level?.below?.[name]), member);
+    if (value !== undefined) (out ??= {})[fieldElementOf(name)] = value;
   }
   return out;
 }
@@ -92,9 +83,9 @@ function listChildren(v: readonly unknown[], node: ListNode): FieldsV1 | undefin
   return out;
 }
 
-/** The `f:` elements of an object's own keys holding a value (`skip` left out). */
+/** An object's own keys holding a value (`skip` left out). */
 function ownKeys(v: Obj, skip?: string): string[] {
   const out: string[] = [];
-  for (const k in v) if (Object.hasOwn(v, k) && k !== skip && v[k] !== undefined) out.push(fieldElementOf(k));
+  for (const k in v) if (Object.hasOwn(v, k) && k !== skip && v[k] !== undefined) out.push(k);
   return out;
 }

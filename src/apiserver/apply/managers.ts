@@ -75,13 +75,13 @@ export function encodeManaged(managed: readonly Managed[]): ManagedFieldsEntry[]
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Fields no manager owns, as upstream strips them: type meta and the server's own metadata. */
-const STRIPPED: readonly (readonly string[])[] = [
-  ["apiVersion"],
-  ["kind"],
-  ["metadata"],
-  ...["name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation", "managedFields", "resourceVersion"].map((f) => ["metadata", f]),
-].map((p) => p.map(fieldElement));
+/** Top-level fields no manager owns, as upstream strips them: type meta, and `metadata` as a member of its own. */
+export const UNOWNED_TOP_FIELDS: readonly string[] = ["apiVersion", "kind", "metadata"];
+/** The server's own metadata, owned by no manager. */
+export const UNOWNED_METADATA_FIELDS: readonly string[] = ["name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation", "managedFields", "resourceVersion"];
+
+/** Fields no manager owns (their paths: what lies below them stays ownable). */
+const STRIPPED: readonly (readonly string[])[] = [...UNOWNED_TOP_FIELDS.map((f) => [f]), ...UNOWNED_METADATA_FIELDS.map((f) => ["metadata", f])].map((p) => p.map(fieldElement));
 
 const STRIP_SET = (() => {
   const s = new FieldSet();
