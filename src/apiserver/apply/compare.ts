@@ -40,6 +40,10 @@ const isCollection = (node: SchemaNode | undefined) => node?.type === "map" || (
 
 function walk(before: unknown, after: unknown, node: SchemaNode | undefined, path: string[], c: Comparison, comparing: boolean): void {
   if (before === undefined && after === undefined) return;
+  // Equal values change nothing: a subtree a write sent back as it was (a subresource write's whole spec, an update's
+  // untouched fields) is one cheap pass instead of a walk that builds its list indexes. Not at the top or at metadata,
+  // whose managedFields the walk leaves out (a level below holds no skipped key).
+  if (before !== undefined && after !== undefined && typeof before === "object" && path.length > 0 && !(path.length === 1 && path[0] === METADATA) && sameJson(before, after)) return;
   if (node?.type === "object" || node?.type === "map") {
     if ((before === undefined || isObject(before)) && (after === undefined || isObject(after))) {
       const b = before as Obj | undefined;
@@ -103,6 +107,30 @@ const METADATA = fieldElement("metadata");
 export function owns(v: unknown, node: ObjectNode | MapNode, declared: SchemaNode | undefined, comparing: boolean, k: string): boolean {
   if (v === null || (isObject(v) && isEmptyObject(v)) || node.type === "map" || declared === undefined) return true;
   return comparing && isCollection(declared) && !node.required.includes(k);
+}
+
+/**
+ * Strict equality of two JSON values (key order aside; `undefined` members count as present, so objects differing
+ * only there compare unequal and are walked, which finds nothing: the check may say "unequal" for equal, never the
+ * reverse).
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  let keys = 0;
+  for (const k in a) {
+    if (!Object.hasOwn(a, k)) continue;
+    if (!Object.hasOwn(b, k) || !sameJson((a as Obj)[k], (b as Obj)[k])) return false;
+    keys++;
+  }
+  for (const k in b) if (Object.hasOwn(b, k)) keys--;
+  return keys === 0;
 }
 
 function isEmptyObject(v: Obj): boolean {

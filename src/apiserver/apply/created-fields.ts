@@ -7,7 +7,7 @@
 // the two equal on random objects of every served kind's schema).
 import type { ListNode, MapNode, ObjectNode, SchemaNode } from "../../api/schema.js";
 import { fieldElementOf, indexItems, isObject, owns } from "./compare.js";
-import { sortedElements } from "./field-set.js";
+import { sortedElements, sortInPlace } from "./field-set.js";
 import { UNOWNED_METADATA_FIELDS, UNOWNED_TOP_FIELDS } from "./managers.js";
 
 type Obj = Record<string, unknown>;
@@ -64,7 +64,7 @@ function children(v: unknown, node: SchemaNode | undefined, level?: Level): Fiel
 function objectChildren(v: Obj, node: ObjectNode | MapNode, level: Level | undefined): FieldsV1 | undefined {
   let out: FieldsV1 | undefined;
   // Field elements sort as their names do (`f:` before each): the names are sorted, not the elements.
-  for (const name of ownKeys(v, level?.skip).sort()) {
+  for (const name of sortInPlace(ownKeys(v, level?.skip))) {
     const av = v[name];
     const declared = node.type === "object" ? (Object.hasOwn(node.fields, name) ? node.fields[name] : undefined) : node.values;
     const member = !level?.unowned?.has(name) && (isLeaf(av, declared) || owns(av, node, declared, true, name));

@@ -5,7 +5,7 @@ import { PlatformError } from "../../errors.js";
 import { compareObjects, fieldSetOf } from "./compare.js";
 import { createdFieldsV1 } from "./created-fields.js";
 import { FieldSet, pathString } from "./field-set.js";
-import { conflictMessage, decodeManaged, describeManager, encodeManaged, ownable, sameManager, type Conflict, type Managed, type ManagerIdentity } from "./managers.js";
+import { conflictMessage, decodeManaged, describeManager, encodeManaged, ownable, ownsNothing, release, sameManager, type Conflict, type Managed, type ManagerIdentity } from "./managers.js";
 import { mergeConfig, pruneUnowned } from "./merge.js";
 
 /** Upstream's name for the owner of what an object held before its first apply, when it had no managedFields. */
@@ -55,8 +55,10 @@ export class FieldManager {
   private updateManaged(managed: Managed[], live: unknown, next: unknown, id: ManagerIdentity, time: string | undefined): void {
     const c = compareObjects(live, next, this.schema);
     const taken = this.ownable(c.added.union(c.modified), id);
-    const removed = c.removed;
-    for (const m of managed) m.set = m.set.difference(taken).difference(removed);
+    for (const m of managed) {
+      release(m, taken);
+      release(m, c.removed);
+    }
     if (!taken.empty) {
       const own = managed.find((m) => sameManager(m, id));
       if (own) {
@@ -116,7 +118,7 @@ export class FieldManager {
 }
 
 function removeEmpty(managed: Managed[]): void {
-  for (let i = managed.length - 1; i >= 0; i--) if (managed[i]!.set.empty) managed.splice(i, 1);
+  for (let i = managed.length - 1; i >= 0; i--) if (ownsNothing(managed[i]!)) managed.splice(i, 1);
 }
 
 /** 409 Conflict with one cause per conflicting field, as upstream's apply conflict. */

@@ -1,6 +1,6 @@
 // managedFields: decoding and encoding entries, and upstream's ownership rules for updates and applies.
 import type { ManagedFieldsEntry } from "../../api/meta.js";
-import { FieldSet, fieldElement, pathString } from "./field-set.js";
+import { FieldSet, fieldElement, pathString, sortInPlace } from "./field-set.js";
 
 export type Operation = "Apply" | "Update";
 
@@ -14,8 +14,6 @@ export interface ManagerIdentity {
 export interface Managed extends ManagerIdentity {
   time?: string | undefined;
   set: FieldSet;
-  /** The stored FieldsV1 value `set` was read from: written back as it is while the entry's set stays that set. */
-  stored?: { readonly set: FieldSet; readonly fieldsV1: unknown };
 }
 
 /** Upstream's manager identifier, compared: an applier is the same manager whatever the apiVersion it applied. */
@@ -29,8 +27,43 @@ export function sameManager(a: ManagerIdentity, b: ManagerIdentity): boolean {
 }
 
 /**
+ * An entry of the stored object, written by this server: its FieldsV1 value is decoded only when something reads its
+ * set (a subresource write — an approval, a certificate — touches none of the entries already there), and written
+ * back as it was while the set stays the one read.
+ */
+class StoredEntry implements Managed {
+  time: string | undefined;
+  #decoded: FieldSet | undefined;
+  #set: FieldSet | undefined;
+
+  constructor(
+    readonly manager: string,
+    readonly operation: Operation,
+    readonly apiVersion: string,
+    readonly subresource: string | undefined,
+    time: string | undefined,
+    readonly fieldsV1: object,
+  ) {
+    this.time = time;
+  }
+
+  get set(): FieldSet {
+    return (this.#set ??= this.#decoded ??= FieldSet.fromJSON(this.fieldsV1));
+  }
+
+  set set(s: FieldSet) {
+    this.#set = s;
+  }
+
+  /** The stored value while the set is the one it encodes (set operations return their input when they change nothing). */
+  get unchangedValue(): object | undefined {
+    return this.#set === undefined || this.#set === this.#decoded ? this.fieldsV1 : undefined;
+  }
+}
+
+/**
  * The entries of `list`, or undefined when it is absent, empty or not a list of readable entries. `stored`: the list
- * is the stored object's, written by this server, so an entry no write changes keeps its FieldsV1 value as it is.
+ * is the stored object's, written by this server, so its FieldsV1 values are decoded when read (StoredEntry).
  */
 export function decodeManaged(list: unknown, stored = false): Managed[] | undefined {
   if (!Array.isArray(list) || list.length === 0) return undefined;
@@ -38,22 +71,59 @@ export function decodeManaged(list: unknown, stored = false): Managed[] | undefi
   for (const e of list as ManagedFieldsEntry[]) {
     if (typeof e !== "object" || e === null || typeof e.manager !== "string") return undefined;
     if (e.operation !== "Apply" && e.operation !== "Update") return undefined;
+    const apiVersion = String(e.apiVersion ?? "");
+    const subresource = e.subresource || undefined;
+    if (stored && typeof e.fieldsV1 === "object" && e.fieldsV1 !== null) {
+      out.push(new StoredEntry(e.manager, e.operation, apiVersion, subresource, e.time, e.fieldsV1));
+      continue;
+    }
     let set: FieldSet;
     try {
       set = e.fieldsV1 === undefined ? new FieldSet() : FieldSet.fromJSON(e.fieldsV1);
     } catch {
       return undefined;
     }
-    const entry: Managed = { manager: e.manager, operation: e.operation, apiVersion: String(e.apiVersion ?? ""), subresource: e.subresource || undefined, time: e.time, set };
-    if (stored && e.fieldsV1 !== undefined) entry.stored = { set, fieldsV1: e.fieldsV1 };
-    out.push(entry);
+    out.push({ manager: e.manager, operation: e.operation, apiVersion, subresource, time: e.time, set });
   }
   return out;
 }
 
+/**
+ * Takes `paths` (member paths) from an entry's set. A stored entry that holds none of them keeps its value
+ * undecoded: `FieldSet.difference` changes a set only where both hold a member.
+ */
+export function release(m: Managed, paths: FieldSet): void {
+  if (paths.empty || (m instanceof StoredEntry && m.unchangedValue !== undefined && !holdsAny(m.fieldsV1, paths, true))) return;
+  m.set = m.set.difference(paths);
+}
+
+/** Whether an entry owns nothing (a stored one read from its value: an empty FieldsV1 object is an empty set). */
+export function ownsNothing(m: Managed): boolean {
+  if (m instanceof StoredEntry && m.unchangedValue !== undefined) return Object.keys(m.fieldsV1).length === 0;
+  return m.set.empty;
+}
+
+/**
+ * Whether the FieldsV1 value holds a member path of `paths`. A node of the value is a member when it writes `.`, or
+ * below the top when it has no children (FieldSet.fromJSON's rules); a value that is no object answers yes, so that
+ * decoding it decides (and refuses it).
+ */
+function holdsAny(value: unknown, paths: FieldSet, top: boolean): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return true;
+  const v = value as Record<string, unknown>;
+  if (paths.member && (Object.hasOwn(v, ".") || (!top && !hasChildren(v)))) return true;
+  for (const [e, below] of paths.children) if (Object.hasOwn(v, e) && holdsAny(v[e], below, false)) return true;
+  return false;
+}
+
+function hasChildren(v: Record<string, unknown>): boolean {
+  for (const k in v) if (Object.hasOwn(v, k) && k !== ".") return true;
+  return false;
+}
+
 /** Entries as upstream orders them: appliers first, then by time, manager, apiVersion and subresource. */
 export function encodeManaged(managed: readonly Managed[]): ManagedFieldsEntry[] {
-  const sorted = [...managed].sort(
+  const sorted = sortInPlace([...managed], 
     (p, q) =>
       cmp(p.operation, q.operation) ||
       cmp(p.time ?? "", q.time ?? "") ||
@@ -67,8 +137,8 @@ export function encodeManaged(managed: readonly Managed[]): ManagedFieldsEntry[]
     apiVersion: m.apiVersion,
     ...(m.time !== undefined ? { time: m.time } : {}),
     fieldsType: "FieldsV1",
-    // Set operations return the set itself when they change nothing, so an untouched entry is encoded once, at its write.
-    fieldsV1: m.stored?.set === m.set ? m.stored.fieldsV1 : m.set.toJSON(),
+    // An untouched stored entry is written back as it was: encoded once, at the write that set it.
+    fieldsV1: (m instanceof StoredEntry ? m.unchangedValue : undefined) ?? m.set.toJSON(),
     ...(m.subresource ? { subresource: m.subresource } : {}),
   }));
 }

@@ -1,8 +1,9 @@
 // FieldsV1 encoding of objects walked with the field schema, against managedFields upstream writes for the same objects.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { kindSchema } from "../../../src/api/schema.js";
 import { compareObjects, fieldSetOf } from "../../../src/apiserver/apply/compare.js";
-import { FieldSet, pathString } from "../../../src/apiserver/apply/field-set.js";
+import { FieldSet, pathString, sortedElements, sortInPlace } from "../../../src/apiserver/apply/field-set.js";
 import { ownable } from "../../../src/apiserver/apply/managers.js";
 
 /** What an applier of `obj` owns. */
@@ -99,5 +100,32 @@ describe("comparison", () => {
     const c = compareObjects(pod("a", { command: ["x"] }), pod("a"), schema);
     expect(c.removed.paths().map(pathString)).toEqual(['.spec.containers[name="c"].command']);
     expect(c.added.empty && c.modified.empty).toBe(true);
+  });
+});
+
+describe("sortInPlace", () => {
+  it("orders as Array.prototype.sort does, stably, short arrays and long ones", () => {
+    const byKey = (a: { k: number }, b: { k: number }) => a.k - b.k;
+    fc.assert(
+      fc.property(fc.array(fc.string({ maxLength: 3 }), { maxLength: 40 }), fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 40 }), (names, keys) => {
+        expect(sortInPlace([...names])).toEqual([...names].sort());
+        const items = keys.map((k, i) => ({ k, i }));
+        expect(sortInPlace([...items], byKey)).toEqual([...items].sort(byKey));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("sorts path elements in upstream's order: names, keys, values, indices (numbers as numbers)", () => {
+    expect(sortedElements(["i:10", "k:{\"name\":\"b\"}", "f:b", "i:2", "k:{\"name\":\"a\"}", "f:a", "v:2", "v:10"])).toEqual([
+      "f:a",
+      "f:b",
+      'k:{"name":"a"}',
+      'k:{"name":"b"}',
+      "v:2",
+      "v:10",
+      "i:2",
+      "i:10",
+    ]);
   });
 });
