@@ -128,8 +128,12 @@ export class ChannelTransport {
     if (!pending) return; // abandoned (aborted) while the server answered
     this.#settled(m.id);
     if ("reset" in m) return pending.reject(channelError("the server ended the exchange without an answer", "ECONNRESET"));
-    const body = typeof m.body === "string" ? Buffer.from(m.body, "utf8") : Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength);
-    pending.resolve({ status: m.status, headers: m.headers, body, keepAlive: true });
+    if (typeof m.body === "string") {
+      // Text stays text: the caller parses it (rest-client's readBody), and bytes are made only for one that asks.
+      const text = m.body;
+      return pending.resolve({ status: m.status, headers: m.headers, text, get body() { return Buffer.from(text, "utf8"); }, keepAlive: true });
+    }
+    pending.resolve({ status: m.status, headers: m.headers, body: Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength), keepAlive: true });
   }
 
   /** Sends `req` and resolves with the whole response; rejects as the socket client does (an error's `code`, the abort reason). */

@@ -7,6 +7,8 @@ export interface Http1Response {
   /** Names in lower case; repeated headers joined or dropped as node's IncomingMessage has them (addHeader). */
   readonly headers: IncomingHttpHeaders;
   readonly body: Buffer;
+  /** The body as the sender handed it over, when it was text (the in-thread channel): read as it is, not decoded again. */
+  readonly text?: string;
   /** Whether the connection may carry another request. */
   readonly keepAlive: boolean;
 }

@@ -196,6 +196,7 @@ class Client implements RestClient {
 
 /** The whole body as text. Listeners rather than `for await`: an async iterator per response was a visible cost. */
 function readBody(res: TransportResponse, ctx: CallContext, server: string): Promise<string> {
+  if (res.text !== undefined) return Promise.resolve(res.text);
   if (res.bytes !== undefined) return Promise.resolve(res.bytes.toString("utf8"));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

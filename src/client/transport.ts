@@ -40,6 +40,8 @@ export interface TransportResponse {
   readonly body: Readable;
   /** The whole body, when the transport read it already (the socket client): no stream to read. */
   readonly bytes?: Buffer;
+  /** The whole body as text, when the transport was handed text (the in-thread channel): no bytes to decode. */
+  readonly text?: string;
 }
 
 const MAX_SOCKETS = 256;
@@ -250,6 +252,20 @@ export class Transport {
       throw connectionError(err, this.#config.server, ctx);
     }
     const gzip = String(res.headers["content-encoding"] ?? "").toLowerCase() === "gzip";
+    if (res.text !== undefined && !gzip) {
+      const text = res.text;
+      return {
+        status: res.status,
+        headers: res.headers,
+        text,
+        get bytes() {
+          return Buffer.from(text, "utf8");
+        },
+        get body() {
+          return Readable.from([Buffer.from(text, "utf8")]);
+        },
+      };
+    }
     const bytes = gzip ? gunzipSync(res.body) : res.body;
     return {
       status: res.status,

@@ -5,6 +5,7 @@ import { MessageChannel, type MessagePort } from "node:worker_threads";
 import { describe, expect, it } from "vitest";
 import { serveLocalChannels } from "../../src/apiserver/bootstrap/local-channel.js";
 import { ChannelOutbox, ChannelTransport } from "../../src/client/channel-transport.js";
+import { createClient } from "../../src/client/index.js";
 import { silentLogger } from "../../src/logger.js";
 
 /** A relay between a client's port and the server's: forwards every posted message and records what crossed. */
@@ -71,4 +72,25 @@ describe("the in-thread channel's batches", () => {
     port1.close();
     port2.close();
   });
+
+  it("hands a text answer over as text, characters beyond ASCII intact, and bytes only to a reader that asks", async () => {
+    const server = createServer((req, res) => {
+      res.setHeader("Content-Type", "application/json");
+      res.end(JSON.stringify({ path: req.url, note: "grüße € 𝄞" }));
+    });
+    const channels = serveLocalChannels(server, silentLogger());
+    const port = channels.open();
+    const transport = new ChannelTransport(port);
+    const answer = await transport.request({ method: "GET", path: "/t", headers: {} });
+    const expected = JSON.stringify({ path: "/t", note: "grüße € 𝄞" });
+    expect(answer.text).toBe(expected);
+    expect(answer.body.equals(Buffer.from(expected, "utf8"))).toBe(true);
+    // The REST client reads the text as it came: the same object as over a socket.
+    const client = createClient({ server: "http://localhost", channel: port, tls: {}, credentials: { type: "none" }, namespace: "default", qps: 0, burst: 1, userAgent: "test" });
+    expect(await client.request("GET", "/u")).toEqual({ path: "/u", note: "grüße € 𝄞" });
+    client.close();
+    transport.close();
+    channels.close();
+  });
 });
+
