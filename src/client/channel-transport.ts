@@ -1,7 +1,9 @@
 // Requests over a MessagePort to a server in the same process (the in-thread channel of `platform-ca up`,
-// apiserver/bootstrap/local-channel.ts): objects handed over, no socket and no HTTP on either side. Whole-body
-// exchanges only; watches keep the socket. Answers read as the socket client's (Http1Response), errors alike.
+// apiserver/bootstrap/local-channel.ts): objects handed over, no socket and no HTTP on either side. Whole answers read
+// as the socket client's (Http1Response); a streamed one (a watch) as a readable body of the chunks the server wrote.
+// Errors as a socket's.
 import type { IncomingHttpHeaders } from "node:http";
+import { Readable } from "node:stream";
 import type { MessagePort } from "node:worker_threads";
 import { abortReason } from "../time/clock.js";
 import type { Http1Response } from "./http1-response.js";
@@ -27,12 +29,42 @@ export interface ChannelResponse {
   readonly body: Uint8Array | string;
 }
 
-/** What the server's side posts: an answer, or the end of an exchange it gave up without one (a reset connection). */
-export type ChannelAnswer = ChannelResponse | { readonly id: number; readonly reset: true };
+/** The head of an answer that streams (a watch: the server flushed its head before the body): chunks, then its end. */
+export interface ChannelHead {
+  readonly id: number;
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly stream: true;
+}
+
+/**
+ * What the server's side posts: a whole answer; a streamed one's head, chunks and end; or the end of an exchange it
+ * gave up without an answer (a reset connection).
+ */
+export type ChannelAnswer =
+  | ChannelResponse
+  | ChannelHead
+  | { readonly id: number; readonly chunk: Uint8Array | string }
+  | { readonly id: number; readonly end: true }
+  | { readonly id: number; readonly reset: true };
+
+/** A streamed answer as the client reads it: the head, and the body as the server writes it (text as text). */
+export interface ChannelStream {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Readable;
+}
 
 interface Pending {
-  readonly resolve: (response: Http1Response) => void;
-  readonly reject: (err: Error) => void;
+  /** request(): the whole answer. */
+  readonly resolve?: (response: Http1Response) => void;
+  /** open(): the answer's head, whole or streamed. */
+  readonly opened?: (response: ChannelStream) => void;
+  /** An error of the exchange, or the caller's abort reason (whatever it aborted with). */
+  readonly reject: (err: unknown) => void;
+  /** A streamed answer under way: where its chunks go (open()), or the chunks gathered until its end (request()). */
+  body?: Readable;
+  gathered?: { readonly status: number; readonly headers: IncomingHttpHeaders; readonly chunks: (Uint8Array | string)[] };
 }
 
 /**
@@ -57,6 +89,7 @@ export class ChannelOutbox<M> {
   #messages: M[] = [];
   #transfer: ArrayBuffer[] = [];
   #scheduled = false;
+  #posted = 0;
 
   constructor(port: MessagePort, undeliverable: (message: M, err: Error) => void) {
     this.#port = port;
@@ -71,8 +104,17 @@ export class ChannelOutbox<M> {
     setImmediate(() => this.#flush());
   }
 
+  /**
+   * Counts the batches posted: a message handed to post() while this count stays the same has not crossed yet, so its
+   * sender may still add to it (a watch's writes of one turn as one chunk).
+   */
+  get posted(): number {
+    return this.#posted;
+  }
+
   #flush(): void {
     this.#scheduled = false;
+    this.#posted++;
     const messages = this.#messages;
     const transfer = this.#transfer;
     this.#messages = [];
@@ -116,7 +158,11 @@ export class ChannelTransport {
       this.#closed = true;
       const pending = [...this.#pending.values()];
       this.#pending.clear();
-      for (const p of pending) p.reject(channelError("the server's local channel closed before the response", "ECONNRESET"));
+      for (const p of pending) {
+        const err = channelError("the server's local channel closed before the response", "ECONNRESET");
+        if (p.body) p.body.destroy(err);
+        else p.reject(err);
+      }
     });
     // Held only while an answer is awaited (see #settled): an idle channel does not keep its thread alive.
     port.unref();
@@ -126,44 +172,110 @@ export class ChannelTransport {
     if (typeof m !== "object" || m === null) return;
     const pending = this.#pending.get(m.id);
     if (!pending) return; // abandoned (aborted) while the server answered
-    this.#settled(m.id);
-    if ("reset" in m) return pending.reject(channelError("the server ended the exchange without an answer", "ECONNRESET"));
-    if (typeof m.body === "string") {
-      // Text stays text: the caller parses it (rest-client's readBody), and bytes are made only for one that asks.
-      const text = m.body;
-      return pending.resolve({ status: m.status, headers: m.headers, text, get body() { return Buffer.from(text, "utf8"); }, keepAlive: true });
+    if ("stream" in m) {
+      if (pending.opened) pending.opened({ status: m.status, headers: m.headers, body: (pending.body = this.#body(m.id)) });
+      else pending.gathered = { status: m.status, headers: m.headers, chunks: [] };
+      return;
     }
-    pending.resolve({ status: m.status, headers: m.headers, body: Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength), keepAlive: true });
+    if ("chunk" in m) {
+      if (pending.body) pending.body.push(m.chunk);
+      else pending.gathered?.chunks.push(m.chunk);
+      return;
+    }
+    this.#settled(m.id);
+    if ("reset" in m) {
+      const err = channelError("the server ended the exchange without an answer", "ECONNRESET");
+      return void (pending.body ? pending.body.destroy(err) : pending.reject(err));
+    }
+    if ("end" in m) {
+      if (pending.body) return void pending.body.push(null);
+      const g = pending.gathered;
+      if (g === undefined) return pending.reject(channelError("the server ended an answer it never began", "ECONNRESET"));
+      const text = g.chunks.every((c) => typeof c === "string");
+      return this.#whole(pending, g.status, g.headers, text ? g.chunks.join("") : Buffer.concat(g.chunks.map((c) => (typeof c === "string" ? Buffer.from(c, "utf8") : c))));
+    }
+    this.#whole(pending, m.status, m.headers, m.body);
+  }
+
+  #whole(pending: Pending, status: number, headers: IncomingHttpHeaders, body: Uint8Array | string): void {
+    if (pending.opened) {
+      // open() got a whole answer (an error before any event, say): a body of that one piece.
+      const stream = this.#body(undefined);
+      stream.push(body);
+      stream.push(null);
+      return pending.opened({ status, headers, body: stream });
+    }
+    if (typeof body === "string") {
+      // Text stays text: the caller parses it (rest-client's readBody), and bytes are made only for one that asks.
+      return pending.resolve!({ status, headers, text: body, get body() { return Buffer.from(body, "utf8"); }, keepAlive: true });
+    }
+    pending.resolve!({ status, headers, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength), keepAlive: true });
+  }
+
+  /**
+   * A streamed answer's body: text chunks stay text (utf8 encoding), bytes are decoded. Destroyed by its reader before
+   * its end (a watch stopped), it tells the server, which ends the exchange as for a dropped connection. As node's
+   * IncomingMessage, it emits an error (an abort, a reset) only to a reader listening for one.
+   */
+  #body(id: number | undefined): Readable {
+    const body: Readable = new Readable({
+      encoding: "utf8",
+      read: () => undefined,
+      destroy: (err, done) => {
+        if (id !== undefined && this.#pending.has(id)) {
+          this.#settled(id);
+          this.#outbox.post({ id, abort: true });
+        }
+        done(err !== null && body.listenerCount("error") > 0 ? err : null);
+      },
+    });
+    return body;
   }
 
   /** Sends `req` and resolves with the whole response; rejects as the socket client does (an error's `code`, the abort reason). */
   request(req: SocketRequest): Promise<Http1Response> {
+    return new Promise((resolve, reject) => this.#send(req, { resolve, reject }));
+  }
+
+  /**
+   * Sends `req` and resolves with the head once the server begins its answer: the body then streams as the server
+   * writes it (a watch). An abort (or destroying the body) ends the exchange on the server's side too.
+   */
+  open(req: SocketRequest): Promise<ChannelStream> {
+    return new Promise((opened, reject) => this.#send(req, { opened, reject }));
+  }
+
+  #send(req: SocketRequest, answer: Pick<Pending, "resolve" | "opened" | "reject">): void {
     const headers: Record<string, string | string[]> = {};
     requestHeaders(req, (name, value) => {
       const before = headers[name];
       headers[name] = before === undefined ? value : [...(typeof before === "string" ? [before] : before), value];
     });
-    if (req.signal?.aborted) return Promise.reject(abortReason(req.signal));
-    if (this.#closed) return Promise.reject(channelError("the server's local channel is closed", "ECONNREFUSED"));
+    const signal = req.signal;
+    if (signal?.aborted) return answer.reject(abortReason(signal));
+    if (this.#closed) return answer.reject(channelError("the server's local channel is closed", "ECONNREFUSED"));
     const id = this.#next++;
     // The caller's buffer stays its own: a retry sends it again.
     const body = req.body === undefined ? undefined : transferable(req.body);
-    return new Promise<Http1Response>((resolve, reject) => {
-      const signal = req.signal;
-      const onAbort = () => {
-        this.#settled(id);
-        this.#outbox.post({ id, abort: true });
-        reject(abortReason(signal!));
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      const done = () => signal?.removeEventListener("abort", onAbort);
-      this.#pending.set(id, {
-        resolve: (r) => (done(), resolve(r)),
-        reject: (e) => (done(), reject(e)),
-      });
-      if (this.#pending.size === 1) this.#port.ref();
-      this.#outbox.post({ id, method: req.method, path: req.path, headers, ...(body !== undefined && { body: body.bytes }) }, body?.transfer);
+    const onAbort = () => {
+      const pending = this.#pending.get(id);
+      if (!pending) return;
+      // A body under way ends with the abort reason; its destroy tells the server.
+      if (pending.body) return void pending.body.destroy(abortReason(signal!) as Error);
+      this.#settled(id);
+      this.#outbox.post({ id, abort: true });
+      pending.reject(abortReason(signal!));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const done = () => signal?.removeEventListener("abort", onAbort);
+    const { resolve, opened, reject } = answer;
+    this.#pending.set(id, {
+      ...(resolve && { resolve: (r: Http1Response) => (done(), resolve(r)) }),
+      ...(opened && { opened: (r: ChannelStream) => (r.body.once("close", done), opened(r)) }),
+      reject: (e) => (done(), reject(e)),
     });
+    if (this.#pending.size === 1) this.#port.ref();
+    this.#outbox.post({ id, method: req.method, path: req.path, headers, ...(body !== undefined && { body: body.bytes }) }, body?.transfer);
   }
 
   #settled(id: number): void {

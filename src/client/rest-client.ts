@@ -202,7 +202,8 @@ function readBody(res: TransportResponse, ctx: CallContext, server: string): Pro
     const chunks: Buffer[] = [];
     let ended = false;
     const fail = (err: Error) => reject(err.name === "AbortError" ? err : connectionError(err, server, ctx));
-    res.body.on("data", (chunk: Buffer) => chunks.push(chunk));
+    // A body that streams text (the in-thread channel's) gives strings.
+    res.body.on("data", (chunk: Buffer | string) => chunks.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk));
     res.body.once("end", () => {
       ended = true;
       resolve(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"));

@@ -134,10 +134,10 @@ interface LeanClient {
  * leaves it open: the channel ends with its thread, or when the server closes it.
  */
 const channelClients = new WeakMap<MessagePort, ChannelTransport>();
-function channelClient(port: MessagePort): LeanClient {
+function channelClient(port: MessagePort): ChannelTransport {
   let client = channelClients.get(port);
   if (!client) channelClients.set(port, (client = new ChannelTransport(port)));
-  return { request: (req) => client.request(req), close: () => undefined };
+  return client;
 }
 
 /** Sends requests for one RestConfig; resolves when the response headers arrive. */
@@ -153,6 +153,8 @@ export class Transport {
   #configured: http.Agent | undefined;
   /** Whole-body requests over a unix-domain socket (plain HTTP) or the in-thread channel go through a lean client. */
   readonly #lean: LeanClient | undefined;
+  /** The in-thread channel, which also carries streamed answers (watches). */
+  readonly #channel: ChannelTransport | undefined;
 
   constructor(config: RestConfig, pool: AgentPool = sharedAgents) {
     this.#config = config;
@@ -165,8 +167,11 @@ export class Transport {
     };
     this.#compression = config.disableCompression ? {} : { "Accept-Encoding": "gzip" };
     const plainLocal = this.#base.protocol === "http:" && config.proxyUrl === undefined;
-    if (config.channel !== undefined && plainLocal) this.#lean = channelClient(config.channel);
-    else if (config.socketPath !== undefined && plainLocal) this.#lean = new SocketTransport(config.socketPath, MAX_SOCKETS);
+    if (config.channel !== undefined && plainLocal) {
+      const channel = (this.#channel = channelClient(config.channel));
+      // The channel lives as long as its port: a transport's close leaves it to the other transports on it.
+      this.#lean = { request: (req) => channel.request(req), close: () => undefined };
+    } else if (config.socketPath !== undefined && plainLocal) this.#lean = new SocketTransport(config.socketPath, MAX_SOCKETS);
   }
 
   get server(): string {
@@ -199,7 +204,7 @@ export class Transport {
     const proxied = !secure && this.#config.proxyUrl !== undefined;
     const target = `${this.#base.pathname.replace(/\/$/, "")}${req.path}`;
     const proxy = proxied ? new URL(this.#config.proxyUrl!) : undefined;
-    const lean = this.#lean !== undefined && req.stream !== true;
+    const lean = this.#lean !== undefined && (req.stream !== true || this.#channel !== undefined);
     const headers: Record<string, string | string[]> = { ...this.#fixed, ...(!lean && this.#compression), ...(req.headers as Record<string, string | string[]>) };
     // The lean client writes the body's length itself.
     if (req.body && !lean) headers["Content-Length"] = String(req.body.length);
@@ -207,6 +212,7 @@ export class Transport {
     const traceparent = defaultTracer().current()?.traceparent();
     if (traceparent) headers.traceparent = traceparent;
     if (proxied) headers.Host = this.#base.host;
+    if (lean && req.stream === true) return this.#openChannel(this.#channel!, req, target, headers, ctx);
     if (lean) return this.#sendLean(this.#lean!, req, target, headers, ctx);
     const options: http.RequestOptions = {
       method: req.method,
@@ -275,6 +281,17 @@ export class Transport {
         return Readable.from([bytes]);
       },
     };
+  }
+
+  /** A streamed exchange over the in-thread channel: the head when the server begins, the body as it writes. */
+  async #openChannel(channel: ChannelTransport, req: TransportRequest, target: string, headers: Record<string, string | string[]>, ctx: CallContext): Promise<TransportResponse> {
+    try {
+      const res = await channel.open({ method: req.method, path: target, headers, body: req.body, signal: req.signal });
+      return { status: res.status, headers: res.headers, body: res.body };
+    } catch (err) {
+      if (req.signal?.aborted) throw abortReason(req.signal);
+      throw connectionError(err, this.#config.server, ctx);
+    }
   }
 
   /** Returns this transport's agents to the pool; the last user of an agent closes its sockets. */

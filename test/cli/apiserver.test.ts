@@ -116,7 +116,7 @@ describe("platform-ca up: what it says", () => {
       expect(cmdline.slice(1, 3)).toEqual(["--v8-pool-size=0", CLI]);
       // Its controllers' requests are handed to the server's thread over the in-thread channel (no socket, no HTTP).
       const running = logLines(cluster.apiserver.stderr()).find((l) => l.includes('"msg":"controller manager running"'));
-      expect(JSON.parse(running!).server).toMatch(/^in-thread channel; watches on .*\/controller\.sock$/);
+      expect(JSON.parse(running!).server).toBe("in-thread channel");
     } finally {
       await cluster.stop();
     }

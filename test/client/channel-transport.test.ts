@@ -2,7 +2,7 @@
 // in order; either end takes a lone message too; a batch that cannot be posted fails its requests, not the process.
 import { createServer } from "node:http";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { serveLocalChannels } from "../../src/apiserver/bootstrap/local-channel.js";
 import { ChannelOutbox, ChannelTransport } from "../../src/client/channel-transport.js";
 import { createClient } from "../../src/client/index.js";
@@ -91,6 +91,89 @@ describe("the in-thread channel's batches", () => {
     client.close();
     transport.close();
     channels.close();
+  });
+
+});
+
+describe("a streamed answer over the in-thread channel (a watch)", () => {
+  /** A server whose /watch flushes its head, then writes a line per `push`, and ends or breaks when told. */
+  function streamingServer() {
+    const seen: string[] = [];
+    let current: import("node:http").ServerResponse | undefined;
+    const server = createServer((req, res) => {
+      if (req.url !== "/watch") return void res.end("whole");
+      res.writeHead(200, { "Content-Type": "application/json" });
+      res.flushHeaders();
+      current = res;
+      res.once("close", () => seen.push("closed"));
+    });
+    const channels = serveLocalChannels(server, silentLogger());
+    return { channels, seen, push: (line: string) => current!.write(`${line}\n`), end: () => current!.end(), broken: () => current!.destroy(new Error("broke")) };
+  }
+
+  async function read(body: NodeJS.ReadableStream, until: (text: string) => boolean): Promise<{ text: string; chunks: unknown[] }> {
+    const chunks: unknown[] = [];
+    let text = "";
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      text += chunk;
+      if (until(text)) break;
+    }
+    return { text, chunks };
+  }
+
+  it("resolves at the head, gives the writes as text as they come (a turn's as one chunk), and ends when the server ends", async () => {
+    const s = streamingServer();
+    const client = new ChannelTransport(s.channels.open());
+    const res = await client.open({ method: "GET", path: "/watch", headers: {} });
+    expect(res.status).toBe(200);
+    expect(res.headers["content-type"]).toBe("application/json");
+    const chunks: unknown[] = [];
+    let ended = false;
+    res.body.on("data", (c: unknown) => chunks.push(c));
+    res.body.once("end", () => (ended = true));
+    s.push('{"n":1}');
+    await vi.waitFor(() => expect(chunks).toEqual(['{"n":1}\n']));
+    s.push('{"n":2}');
+    s.push("grüße");
+    s.end();
+    await vi.waitFor(() => expect(ended).toBe(true));
+    // The writes of one turn cross as one chunk, as a socket's reader would get them.
+    expect(chunks).toEqual(['{"n":1}\n', '{"n":2}\ngrüße\n']);
+    // A whole answer asked for as a stream: one piece, then the end.
+    const whole = await client.open({ method: "GET", path: "/other", headers: {} });
+    expect((await read(whole.body, () => false)).text).toBe("whole");
+    // A streamed answer asked for whole: gathered until its end.
+    const gathered = client.request({ method: "GET", path: "/watch", headers: {} });
+    await vi.waitFor(() => expect(s.channels.inFlight).toBe(1));
+    s.push("a");
+    s.push("b");
+    s.end();
+    expect((await gathered).text).toBe("a\nb\n");
+    s.channels.close();
+  });
+
+  it("ends the server's side when the reader aborts or stops reading, and errors the body when the server breaks off", async () => {
+    const s = streamingServer();
+    const client = new ChannelTransport(s.channels.open());
+    const abort = new AbortController();
+    const aborted = await client.open({ method: "GET", path: "/watch", headers: {}, signal: abort.signal });
+    abort.abort(new Error("watch stopped"));
+    await expect(read(aborted.body, () => false)).rejects.toThrow("watch stopped");
+    await vi.waitFor(() => expect(s.seen).toEqual(["closed"]));
+    expect(s.channels.inFlight).toBe(0);
+    // Leaving the loop destroys the body, which tells the server too.
+    const left = await client.open({ method: "GET", path: "/watch", headers: {} });
+    s.push("x");
+    await read(left.body, (t) => t.includes("x"));
+    await vi.waitFor(() => expect(s.seen).toEqual(["closed", "closed"]));
+    expect(s.channels.inFlight).toBe(0);
+    // The server breaks off mid-answer: the reader hears a reset connection.
+    const broken = await client.open({ method: "GET", path: "/watch", headers: {} });
+    s.push("y");
+    s.broken();
+    await expect(read(broken.body, () => false)).rejects.toMatchObject({ code: "ECONNRESET" });
+    s.channels.close();
   });
 });
 

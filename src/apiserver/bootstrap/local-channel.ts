@@ -27,6 +27,13 @@ function isRequest(m: unknown): m is ChannelRequest {
   return typeof r === "object" && r !== null && typeof r.id === "number" && typeof r.method === "string" && typeof r.path === "string" && typeof r.headers === "object" && r.headers !== null && (r.body === undefined || r.body instanceof Uint8Array);
 }
 
+/** A body or chunk to post: a string as it is; bytes as a copy of their own (the server's buffer may be shared or reused). */
+function carried(body: Uint8Array | string): { readonly value: Uint8Array | string; readonly transfer: readonly ArrayBuffer[] } {
+  if (typeof body === "string") return { value: body, transfer: [] };
+  const own = transferable(body);
+  return { value: own.bytes, transfer: own.transfer };
+}
+
 /** Channels into `server`'s request listeners (node's HTTP server of the API server, fastify's `app.server`). */
 export function serveLocalChannels(server: Server, logger: Logger): LocalChannels {
   const ports = new Set<MessagePort>();
@@ -46,24 +53,45 @@ export function serveLocalChannels(server: Server, logger: Logger): LocalChannel
         return;
       }
       const req = new LocalRequest(m);
-      const res = new LocalResponse(m.method, (status, headers, body) => {
-        // A string goes as it is; bytes as a copy of their own (the server's buffer may be shared or reused).
-        if (typeof body === "string") return outbox.post({ id: m.id, status, headers, body });
-        const out = transferable(body);
-        outbox.post({ id: m.id, status, headers, body: out.bytes }, out.transfer);
-      });
+      const id = m.id;
+      /** A streamed answer's text chunk not yet posted: the next write of the same turn is added to it. */
+      let open: { readonly message: { id: number; chunk: string }; readonly batch: number } | undefined;
+      const res = new LocalResponse(
+        m.method,
+        (status, headers, body) => {
+          const c = carried(body);
+          outbox.post({ id, status, headers, body: c.value }, c.transfer);
+        },
+        {
+          // A watch: its head now, its events as they are written (one turn's together, as the outbox posts them).
+          head: (status, headers) => outbox.post({ id, status, headers, stream: true }),
+          chunk: (chunk) => {
+            if (typeof chunk !== "string") {
+              open = undefined;
+              const c = carried(chunk);
+              return outbox.post({ id, chunk: c.value }, c.transfer);
+            }
+            // The writes of one turn (a watch's events) cross as one chunk: one read for the client, as a socket's.
+            if (open !== undefined && open.batch === outbox.posted) return void (open.message.chunk += chunk);
+            const message = { id, chunk };
+            open = { message, batch: outbox.posted };
+            outbox.post(message);
+          },
+          end: () => outbox.post({ id, end: true }),
+        },
+      );
       let abandoned = false;
-      exchanges.set(m.id, () => {
+      exchanges.set(id, () => {
         abandoned = true;
         req.abort();
         res.destroy();
       });
       inFlight++;
       res.once("close", () => {
-        exchanges.delete(m.id);
+        exchanges.delete(id);
         inFlight--;
         // The server gave up on it (an error after the head, say): the client hears a reset, as from a socket.
-        if (!res.answered && !abandoned) outbox.post({ id: m.id, reset: true });
+        if (!res.answered && !abandoned) outbox.post({ id, reset: true });
       });
       server.emit("request", req, res);
     };

@@ -1,6 +1,7 @@
 // One request of the in-thread channel (bootstrap/local-channel.ts) as the objects node's HTTP server hands to its
 // request listeners: what fastify and this server's hooks read of an IncomingMessage and a ServerResponse, without a
-// socket, an HTTP parser or streams. The response's head and body are collected and handed back whole.
+// socket, an HTTP parser or streams. The response's head and body are collected and handed back whole, unless the
+// handler flushes its head first (a watch): then the head goes at once and each write after it.
 import { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders, OutgoingHttpHeader } from "node:http";
 import type { ChannelRequest } from "../../client/channel-transport.js";
@@ -114,7 +115,17 @@ export class LocalRequest extends EventEmitter {
   }
 }
 
-/** The ServerResponse of a channel request: headers set, then one body (end), handed to `deliver`. */
+/** Where a streamed answer goes: its head when flushed, each chunk as written, then its end. */
+export interface LocalStreamSink {
+  head(status: number, headers: IncomingHttpHeaders): void;
+  chunk(chunk: Uint8Array | string): void;
+  end(): void;
+}
+
+/**
+ * The ServerResponse of a channel request: headers set, then one body (end), handed to `deliver`; or, once the handler
+ * calls flushHeaders() (a watch), the head and every write handed to `stream` as they come.
+ */
 export class LocalResponse extends EventEmitter {
   statusCode = 200;
   statusMessage = "";
@@ -130,11 +141,14 @@ export class LocalResponse extends EventEmitter {
   readonly #chunks: (Buffer | string)[] = [];
   readonly #method: string;
   readonly #deliver: (status: number, headers: IncomingHttpHeaders, body: Uint8Array | string) => void;
+  readonly #stream: LocalStreamSink | undefined;
+  #streaming = false;
 
-  constructor(method: string, deliver: (status: number, headers: IncomingHttpHeaders, body: Uint8Array | string) => void) {
+  constructor(method: string, deliver: (status: number, headers: IncomingHttpHeaders, body: Uint8Array | string) => void, stream?: LocalStreamSink) {
     super();
     this.#method = method;
     this.#deliver = deliver;
+    this.#stream = stream;
   }
 
   setHeader(name: string, value: OutgoingHttpHeader): this {
@@ -175,9 +189,25 @@ export class LocalResponse extends EventEmitter {
     return this;
   }
 
+  /**
+   * Sends the head now, as node's response does: the answer streams from here (each write handed over as it comes).
+   * Without a stream sink the answer stays whole.
+   */
+  flushHeaders(): void {
+    this.headersSent = true;
+    if (this.#streaming || this.destroyed || this.writableEnded || this.#stream === undefined) return;
+    this.#streaming = true;
+    this.#stream.head(this.statusCode, this.#answerHeaders());
+    const body = this.#body();
+    this.#chunks.length = 0;
+    if (body.length > 0) this.#stream.chunk(body);
+  }
+
   write(chunk: Buffer | string | Uint8Array): boolean {
     this.headersSent = true;
-    if (!this.destroyed) this.#chunks.push(typeof chunk === "string" || Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+    if (this.destroyed) return true;
+    if (this.#streaming) this.#stream!.chunk(chunk);
+    else this.#chunks.push(typeof chunk === "string" || Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
     return true;
   }
 
@@ -188,7 +218,8 @@ export class LocalResponse extends EventEmitter {
     this.writableEnded = true;
     if (!this.destroyed) {
       this.answered = true;
-      this.#deliver(this.statusCode, this.#answerHeaders(), this.#body());
+      if (this.#streaming) this.#stream!.end();
+      else this.#deliver(this.statusCode, this.#answerHeaders(), this.#body());
     }
     this.writableFinished = true;
     this.emit("finish");

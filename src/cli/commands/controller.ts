@@ -136,7 +136,7 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
     { groupSuffix: names.suffix, ...(o.context !== undefined && { context: o.context }) },
   );
   // Plain HTTP on the socket, as the controller identity (the token), instead of HTTPS as admin.conf's user; with a
-  // channel, whole-body requests go over it (no socket, no HTTP parsing) and watches keep the socket.
+  // channel, every request goes over it, watches included (no socket, no HTTP parsing).
   const restConfig = settings.local
     ? { ...fromFile, server: "http://localhost", tls: {}, credentials: { type: "token" as const, token: settings.local.token }, socketPath: settings.local.socketPath, ...(settings.local.channel && { channel: settings.local.channel }) }
     : fromFile;
@@ -189,7 +189,7 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
 /** How the controllers reach their server, in words for the log. */
 function connectionOf(local: LocalConnection | undefined): string {
   if (!local) return "HTTPS (the client configuration file)";
-  return local.channel ? `in-thread channel; watches on ${local.socketPath}` : `unix-domain socket ${local.socketPath}`;
+  return local.channel ? "in-thread channel" : `unix-domain socket ${local.socketPath}`;
 }
 
 /**

@@ -131,7 +131,7 @@ async function channelCall(port: MessagePort, method: string, path: string, head
 }
 
 describe("the in-thread channel of up", () => {
-  it("is offered with the socket, serves the controller identity given the token, and leaves watches on the socket", async () => {
+  it("is offered with the socket, serves the controller identity given the token, and carries watches too", async () => {
     await withUp(true, async ({ local, openChannel }) => {
       const port = openChannel!();
       try {
@@ -141,17 +141,17 @@ describe("the in-thread channel of up", () => {
         });
         expect(review.status).toBe(201);
         expect(review.body.status.userInfo.username).toBe("system:platform-ca:controller");
-        // The controllers' own client: whole-body requests over the channel, a watch over the socket.
-        const client = createClient({ server: "http://localhost", socketPath: local!.socketPath, channel: port, tls: {}, credentials: { type: "token", token: local!.token }, namespace: "default", qps: 0, burst: 1, userAgent: "test" });
+        // The controllers' own client with the channel alone (no socket path: a request that left the channel would
+        // go to port 80 and fail): whole-body requests and a watch.
+        const client = createClient({ server: "http://localhost", channel: port, tls: {}, credentials: { type: "token", token: local!.token }, namespace: "default", qps: 0, burst: 1, userAgent: "test" });
         try {
-          const path = `/apis/${names.certificates}/v1/certificatesigningrequests`;
-          const list = await client.request<{ metadata: { resourceVersion: string }; items: unknown[] }>("GET", path);
-          expect(list.items).toEqual([]);
-          // A watch answers as it goes, which the channel does not carry: it is opened on the socket and streams.
+          // A watch streams over the channel: the namespaces there are arrive on it as ADDED events.
           const abort = new AbortController();
-          const stream = await client.openStream(`${path}?watch=1&resourceVersion=${list.metadata.resourceVersion}&allowWatchBookmarks=true`, { signal: abort.signal });
-          expect(stream.readable).toBe(true);
-          abort.abort();
+          const stream = await client.openStream("/api/v1/namespaces?watch=1", { signal: abort.signal });
+          let text = "";
+          stream.on("data", (chunk: string) => (text += chunk));
+          await vi.waitFor(() => expect(text).toContain("\n"));
+          expect(JSON.parse(text.split("\n")[0]!)).toMatchObject({ type: "ADDED", object: { kind: "Namespace" } });
           // A namespace's Event is a write the controller role allows.
           const event = await client.request<{ metadata: { name: string }; message: string }>("POST", "/api/v1/namespaces/default/events", {
             apiVersion: "v1",
@@ -163,6 +163,7 @@ describe("the in-thread channel of up", () => {
             type: "Normal",
           });
           expect(event).toMatchObject({ metadata: { name: expect.stringMatching(/^probe-/) }, message: "over the channel" });
+          abort.abort();
         } finally {
           client.close();
         }
