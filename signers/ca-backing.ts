@@ -13,7 +13,7 @@ export const DEFAULT_MAX_DURATION_SECONDS = 8760 * 3600;
 export interface CaProvider {
   /** The CA to issue from now; undefined, or a thrown error, while none is loaded. */
   current(): CaKeyPair | undefined;
-  /** Cheap check for changed files; called before each signature. */
+  /** Cheap check for changed files; called before a signature (a signer makes it once per turn of the event loop). */
   refresh?(): Promise<unknown>;
   /** PEM certificates to publish at `now`: the current CA and earlier ones that still have live certificates. */
   trustAnchors?(now: Date): readonly string[];

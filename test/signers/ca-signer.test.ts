@@ -100,6 +100,21 @@ describe("CaSigner issuance", () => {
     expect(s.trustAnchors()).toEqual([`anchors at ${NOW.toISOString()}\n`]);
   });
 
+  it("checks its CA files once per turn of the event loop, shared by that turn's signatures, and again in the next", async () => {
+    let checks = 0;
+    const provider = { refresh: async () => void checks++, current: (): CaKeyPair => ca };
+    const s = signer({ ca: provider });
+    const requests = await Promise.all([1, 2, 3, 4].map((i) => request({ cn: `n${i}` })));
+    await new Promise((resolve) => setImmediate(resolve));
+    // Four signatures of one turn: one look at the files.
+    expect(await Promise.all(requests.map((r) => s.sign(r, NOW)))).toHaveLength(4);
+    expect(checks).toBe(1);
+    // A later turn looks again: a rotation written meanwhile is used.
+    await new Promise((resolve) => setImmediate(resolve));
+    await s.sign(requests[0]!, NOW);
+    expect(checks).toBe(2);
+  });
+
   it("is not ready and says why while a CaSource has no CA loaded", async () => {
     const source = new CaSource({ certFile: join(dir, "absent.crt"), keyFile: join(dir, "absent.key") });
     const s = signer({ ca: source });
