@@ -132,6 +132,12 @@ export function channelMessages(posted: unknown): readonly unknown[] {
   return Array.isArray(posted) ? posted : [posted];
 }
 
+/** An exchange that failed: a body under way ends with the error (its reader hears it), else the caller's promise. */
+function failed(pending: Pending, err: unknown): void {
+  if (pending.body) pending.body.destroy(err as Error);
+  else pending.reject(err);
+}
+
 /** Errors with the codes of a socket's, so callers report them as any connection error (connectionError). */
 const channelError = (message: string, code: string): Error => Object.assign(new Error(message), { code });
 
@@ -158,11 +164,7 @@ export class ChannelTransport {
       this.#closed = true;
       const pending = [...this.#pending.values()];
       this.#pending.clear();
-      for (const p of pending) {
-        const err = channelError("the server's local channel closed before the response", "ECONNRESET");
-        if (p.body) p.body.destroy(err);
-        else p.reject(err);
-      }
+      for (const p of pending) failed(p, channelError("the server's local channel closed before the response", "ECONNRESET"));
     });
     // Held only while an answer is awaited (see #settled): an idle channel does not keep its thread alive.
     port.unref();
@@ -183,10 +185,7 @@ export class ChannelTransport {
       return;
     }
     this.#settled(m.id);
-    if ("reset" in m) {
-      const err = channelError("the server ended the exchange without an answer", "ECONNRESET");
-      return void (pending.body ? pending.body.destroy(err) : pending.reject(err));
-    }
+    if ("reset" in m) return failed(pending, channelError("the server ended the exchange without an answer", "ECONNRESET"));
     if ("end" in m) {
       if (pending.body) return void pending.body.push(null);
       const g = pending.gathered;
@@ -260,11 +259,12 @@ export class ChannelTransport {
     const onAbort = () => {
       const pending = this.#pending.get(id);
       if (!pending) return;
-      // A body under way ends with the abort reason; its destroy tells the server.
-      if (pending.body) return void pending.body.destroy(abortReason(signal!) as Error);
-      this.#settled(id);
-      this.#outbox.post({ id, abort: true });
-      pending.reject(abortReason(signal!));
+      // A body under way tells the server itself as it is destroyed (#body); a request not yet answered is ended here.
+      if (!pending.body) {
+        this.#settled(id);
+        this.#outbox.post({ id, abort: true });
+      }
+      failed(pending, abortReason(signal!));
     };
     signal?.addEventListener("abort", onAbort, { once: true });
     const done = () => signal?.removeEventListener("abort", onAbort);

@@ -82,8 +82,11 @@ async function inProcess(dir: string): Promise<Record<string, number>> {
   // The same channel into the peers' bare request listener: what fastify itself adds to a channel request.
   const bareChannels = serveLocalChannels(http.createServer(bareHandler(ANSWER)), silentLogger());
   const bareChannel = new ChannelTransport(bareChannels.open());
-  const overChannel = async (c: InstanceType<typeof ChannelTransport>) =>
-    JSON.parse((await c.request({ method: "POST", path: "/x", headers: { "Content-Type": "application/json" }, body: REQUEST_BODY })).body.toString("utf8"));
+  // The answer read as the REST client reads it: its text as handed over (no bytes made and decoded again).
+  const overChannel = async (c: InstanceType<typeof ChannelTransport>) => {
+    const answer = await c.request({ method: "POST", path: "/x", headers: { "Content-Type": "application/json" }, body: REQUEST_BODY });
+    return JSON.parse(answer.text ?? answer.body.toString("utf8"));
+  };
   const ways: Record<string, () => Promise<unknown>> = {
     "fastify, HTTP on a unix-domain socket": () => postRequest({ socketPath, agent }, false),
     [THROUGH_CHANNEL]: () => overChannel(channel),

@@ -93,14 +93,21 @@ export function decodeManaged(list: unknown, stored = false): Managed[] | undefi
  * undecoded: `FieldSet.difference` changes a set only where both hold a member.
  */
 export function release(m: Managed, paths: FieldSet): void {
-  if (paths.empty || (m instanceof StoredEntry && m.unchangedValue !== undefined && !holdsAny(m.fieldsV1, paths, true))) return;
+  if (paths.empty) return;
+  const value = storedValue(m);
+  if (value !== undefined && !holdsAny(value, paths, true)) return;
   m.set = m.set.difference(paths);
 }
 
 /** Whether an entry owns nothing (a stored one read from its value: an empty FieldsV1 object is an empty set). */
 export function ownsNothing(m: Managed): boolean {
-  if (m instanceof StoredEntry && m.unchangedValue !== undefined) return Object.keys(m.fieldsV1).length === 0;
-  return m.set.empty;
+  const value = storedValue(m);
+  return value !== undefined ? Object.keys(value).length === 0 : m.set.empty;
+}
+
+/** The FieldsV1 value of a stored entry whose set no write has changed; undefined for any other entry. */
+function storedValue(m: Managed): object | undefined {
+  return m instanceof StoredEntry ? m.unchangedValue : undefined;
 }
 
 /**
@@ -123,7 +130,8 @@ function hasChildren(v: Record<string, unknown>): boolean {
 
 /** Entries as upstream orders them: appliers first, then by time, manager, apiVersion and subresource. */
 export function encodeManaged(managed: readonly Managed[]): ManagedFieldsEntry[] {
-  const sorted = sortInPlace([...managed], 
+  const sorted = sortInPlace(
+    [...managed],
     (p, q) =>
       cmp(p.operation, q.operation) ||
       cmp(p.time ?? "", q.time ?? "") ||
@@ -138,7 +146,7 @@ export function encodeManaged(managed: readonly Managed[]): ManagedFieldsEntry[]
     ...(m.time !== undefined ? { time: m.time } : {}),
     fieldsType: "FieldsV1",
     // An untouched stored entry is written back as it was: encoded once, at the write that set it.
-    fieldsV1: (m instanceof StoredEntry ? m.unchangedValue : undefined) ?? m.set.toJSON(),
+    fieldsV1: storedValue(m) ?? m.set.toJSON(),
     ...(m.subresource ? { subresource: m.subresource } : {}),
   }));
 }
