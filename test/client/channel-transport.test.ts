@@ -1,10 +1,11 @@
 // The in-thread channel's batching: what one end posts in one turn of the event loop crosses as one message (an array),
-// in order; either end takes a lone message too; a batch that cannot be posted fails its requests, not the process.
+// in order, a full batch at once; either end takes a lone message too; a batch that cannot be posted fails its
+// requests, not the process.
 import { createServer } from "node:http";
 import { MessageChannel, type MessagePort } from "node:worker_threads";
 import { describe, expect, it, vi } from "vitest";
 import { serveLocalChannels } from "../../src/apiserver/bootstrap/local-channel.js";
-import { ChannelOutbox, ChannelTransport } from "../../src/client/channel-transport.js";
+import { CHANNEL_MAX_BATCH, ChannelOutbox, ChannelTransport } from "../../src/client/channel-transport.js";
 import { createClient } from "../../src/client/index.js";
 import { silentLogger } from "../../src/logger.js";
 
@@ -43,6 +44,42 @@ describe("the in-thread channel's batches", () => {
     // Requests of later turns go in messages of their own.
     for (const path of paths.slice(0, 2)) await client.request({ method: "GET", path, headers: {} });
     expect(wire.toServer).toHaveLength(3);
+    wire.close();
+    channels.close();
+  });
+
+  it("posts a batch once it holds CHANNEL_MAX_BATCH messages, without waiting for the turn's end, the rest at the end", async () => {
+    const { port1, port2 } = new MessageChannel();
+    const crossed: unknown[][] = [];
+    port2.on("message", (m: unknown[]) => crossed.push(m));
+    const outbox = new ChannelOutbox<{ n: number }>(port1, () => {});
+    const total = 2 * CHANNEL_MAX_BATCH + 3;
+    const postedAt: number[] = [];
+    for (let n = 0; n < total; n++) {
+      outbox.post({ n });
+      postedAt.push(outbox.posted);
+    }
+    // Still in the same turn: the full batches have crossed, the last three wait for the turn's end.
+    expect(postedAt[CHANNEL_MAX_BATCH - 2]).toBe(0);
+    expect(postedAt[CHANNEL_MAX_BATCH - 1]).toBe(1);
+    expect(postedAt[total - 1]).toBe(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(outbox.posted).toBe(3);
+    await expect.poll(() => crossed.length).toBe(3);
+    expect(crossed.map((m) => m.length)).toEqual([CHANNEL_MAX_BATCH, CHANNEL_MAX_BATCH, 3]);
+    expect(crossed.flat().map((m) => (m as { n: number }).n)).toEqual([...Array(total).keys()]);
+    port1.close();
+    port2.close();
+  });
+
+  it("answers each of a turn's requests beyond one batch to its caller, in order", async () => {
+    const channels = echoServer();
+    const wire = relay(channels.open());
+    const client = new ChannelTransport(wire.clientPort);
+    const paths = Array.from({ length: CHANNEL_MAX_BATCH + 5 }, (_, i) => `/r${i}`);
+    const answers = await Promise.all(paths.map((path) => client.request({ method: "GET", path, headers: {} })));
+    expect(answers.map((a) => a.body.toString())).toEqual(paths.map((p) => `${p} `));
+    expect((wire.toServer as unknown[][]).map((m) => m.length)).toEqual([CHANNEL_MAX_BATCH, 5]);
     wire.close();
     channels.close();
   });
