@@ -5,6 +5,7 @@ import { FakeClock } from "../../src/time/fake-clock.js";
 import { Informer, objectKey, stripManagedFields, type InformerOptions } from "../../src/controller/informer.js";
 import { PlatformError } from "../../src/errors.js";
 import { FakeStore, type FakeClient } from "./fake-store.js";
+import { fullGc } from "../fixtures/gc.js";
 
 interface Thing extends ApiObject {
   spec?: { value?: number };
@@ -307,6 +308,23 @@ describe("Informer: handlers, resync and lifecycle", () => {
     const calls = s.client.calls.length;
     await s.clock.advance(600_000);
     expect(s.client.calls.length).toBe(calls);
+  });
+
+  it("holds nothing of a watched event once its object has left the cache, while the same watch stays open", async () => {
+    const s = await started(setup({ names: ["a"] }));
+    const delivered: WeakRef<Thing>[] = [];
+    s.informer.addHandlers({ onUpdate: (_before, after) => void delivered.push(new WeakRef(after)) });
+    for (let value = 2; value <= 30; value++) {
+      s.store.put(s.store.make("a", { spec: { value } }));
+      await s.clock.flush();
+    }
+    expect(delivered).toHaveLength(29);
+    expect(s.store.openWatches()).toBe(1);
+    expect(watchCalls(s.client)).toHaveLength(1);
+    fullGc();
+    // The cache holds the last object; every earlier one was replaced and nothing else may hold it.
+    expect(delivered.slice(0, -1).filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
+    expect(delivered.at(-1)!.deref()).toBe(s.informer.list()[0]);
   });
 
   it.each([
