@@ -145,6 +145,9 @@ describe("create, read and write over HTTP", () => {
     expect(created.headers.get("content-type")).toContain("application/json");
     const got = await call(shared.base, "GET", `${SA}/${name}`);
     expect(got.body).toEqual(created.body);
+    // Compact JSON is the stored text as the create answered it and a LIST page carries it, not a re-encoding.
+    expect(got.text).toBe(created.text);
+    expect((await call(shared.base, "GET", `${SA}?fieldSelector=metadata.name=${name}`)).text).toContain(`"items":[${got.text}]`);
     const pretty = await call(shared.base, "GET", `${SA}/${name}?pretty=true`);
     expect(pretty.text).toContain('\n  "kind": "ServiceAccount"');
     const yaml = await call(shared.base, "GET", `${SA}/${name}`, { accept: "application/yaml" });

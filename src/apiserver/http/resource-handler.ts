@@ -54,8 +54,13 @@ export class ResourceHandler {
     const out: ResponseSettings = { negotiated: negotiate(req.headers.accept, tableAllowed), pretty: isPretty(q), warnings: [] };
     const ns = t.namespace;
     switch (verb) {
-      case "get":
-        return this.sendObject(reply, out, 200, (await store.get(ns, t.name!)).object, t.def, q);
+      case "get": {
+        const stored = await store.get(ns, t.name!);
+        if (out.negotiated.table) return this.sendObject(reply, out, 200, stored.object, t.def, q);
+        // As a LIST page: compact JSON is the stored text with resourceVersion spliced in (no parse, no stringify);
+        // the object is decoded only for YAML or pretty output.
+        return sendWritten(reply, { code: 200, get object() { return stored.object; }, json: stored.json() }, out);
+      }
       case "list":
         return this.list(reply, out, store, ns, q);
       case "watch":
