@@ -87,11 +87,11 @@ export const CHANNEL_MAX_BATCH = 16;
  * What either end posts in one turn of the event loop, posted together at the turn's end (setImmediate): one
  * postMessage, one wake-up of the other thread and one message event for all of them, so a burst's requests and
  * answers share the channel's per-message cost (a lone message waits for nothing but the current turn). A batch that
- * reaches CHANNEL_MAX_BATCH messages is posted at once, so the other thread starts on it while this one goes on: without that,
- * a turn that answers a whole group commit's writes (or starts as many) hands everything over at its end, the other
- * thread works while this one waits, and the two take turns instead of working together (a burst's tail of Events ran
- * so at one thread's speed). Either end takes a single message too. A batch that cannot be posted goes to
- * `undeliverable`, message by message.
+ * reaches CHANNEL_MAX_BATCH messages is posted at once, so the other thread starts on it while this one goes on:
+ * without that, a turn that answers a whole group commit's writes (or starts as many) hands everything over at its
+ * end, the other thread works while this one waits, and the two take turns instead of working together (a burst's
+ * tail of Events ran so at one thread's speed). Either end takes a single message too. A batch that cannot be posted
+ * goes to `undeliverable`, message by message.
  */
 export class ChannelOutbox<M> {
   readonly #port: MessagePort;
