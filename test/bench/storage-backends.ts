@@ -1,6 +1,8 @@
 // bench:storage-backends — the storage contract's cost per backend in one run, rounds interleaved: creates/s of
-// BENCH_CREATES objects by BENCH_CONCURRENCY callers, then the median LIST of BENCH_STORE_SIZE objects, on SQLite
-// (the embedded default), a one-member etcd and a three-member etcd (loopback, Debian's /usr/bin/etcd).
+// BENCH_CREATES objects by BENCH_CONCURRENCY callers, a CSR's three writes (create, approval, certificate) per object
+// with this process's CPU per write, then the median LIST of BENCH_STORE_SIZE objects, on SQLite (the embedded
+// default), a one-member etcd and a three-member etcd (loopback, Debian's /usr/bin/etcd), beside the in-memory store
+// (nothing durable: the floor of the contract's own code, what no durable engine in this process can go under).
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +11,7 @@ import { startEtcd, type EtcdCluster } from "../fixtures/etcd.js";
 import { envNumber, percentile } from "./measure.js";
 import { openSqliteStorage } from "../../src/apiserver/storage/sqlite.js";
 import { openEtcdStorage } from "../../src/apiserver/storage/etcd/store.js";
+import { MemoryStorage } from "../../src/apiserver/storage/memory.js";
 import type { Storage } from "../../src/apiserver/storage/types.js";
 
 const CREATES = envNumber("BENCH_CREATES", 2000);
@@ -17,10 +20,16 @@ const ROUNDS = envNumber("BENCH_ROUNDS", 2);
 const STORE_SIZE = envNumber("BENCH_STORE_SIZE", 10_000);
 const LIST_RUNS = envNumber("BENCH_LIST_RUNS", 5);
 const PREFIX = "/certificates.platform.io/certificatesigningrequests/";
+/** The flows' objects, apart from the listed ones so the LIST reads BENCH_STORE_SIZE objects. */
+const FLOW_PREFIX = "/certificates.platform.io/flows/";
 
-type Backend = "sqlite" | "etcd-1" | "etcd-3";
+type Backend = "memory" | "sqlite" | "etcd-1" | "etcd-3";
 
 async function open(backend: Backend): Promise<{ storage: Storage; stop(): Promise<void> }> {
+  if (backend === "memory") {
+    const storage = new MemoryStorage();
+    return { storage, stop: () => storage.close() };
+  }
   if (backend === "sqlite") {
     const dir = mkdtempSync(join(tmpdir(), "bench-backends-"));
     const storage = await openSqliteStorage({ path: join(dir, "store.db") });
@@ -42,10 +51,45 @@ async function creates(s: Storage, from: number, count: number, body: (name: str
   return count / ((performance.now() - t) / 1000);
 }
 
-async function round(backend: Backend, body: (name: string) => string): Promise<{ createsPerSecond: number; listMs: number }> {
+/**
+ * A CSR's writes as the flow makes them, for `count` fresh objects by CONCURRENCY callers: the create, the approval and
+ * the certificate, each update conditional on the revision the write before returned. Writes/s, and this process's CPU
+ * (all threads: for SQLite the log flushes on libuv's pool too; an etcd's own work is in its processes) per write.
+ */
+async function flows(s: Storage, from: number, count: number, body: (name: string) => string): Promise<{ writesPerSecond: number; cpuUsPerWrite: number }> {
+  let next = from;
+  const end = from + count;
+  const cpu = process.cpuUsage();
+  const t = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    for (let i = next++; i < end; i = next++) {
+      const key = `${FLOW_PREFIX}flow-${String(i).padStart(7, "0")}`;
+      const created = await s.create(key, body(`flow-${i}`));
+      const approved = await s.update(key, approvedBody(created.value), created.modRevision);
+      await s.update(key, issuedBody(approved.value), approved.modRevision);
+    }
+  }));
+  const seconds = (performance.now() - t) / 1000;
+  const used = process.cpuUsage(cpu);
+  return { writesPerSecond: (3 * count) / seconds, cpuUsPerWrite: (used.user + used.system) / (3 * count) };
+}
+
+/** The stored text with an Approved condition, and then with a certificate-sized status.certificate. */
+const approvedBody = (text: string) => text.replace(/}$/, ',"status":{"conditions":[{"type":"Approved","status":"True","reason":"AutoApproved","message":"Auto approving self kubelet client certificate after SubjectAccessReview.","lastUpdateTime":"2026-01-01T00:00:00Z"}]}}');
+const issuedBody = (text: string) => text.replace(/]}}$/, `],"certificate":"${"Q".repeat(1400)}"}}`);
+
+interface RoundResult {
+  readonly createsPerSecond: number;
+  readonly writesPerSecond: number;
+  readonly cpuUsPerWrite: number;
+  readonly listMs: number;
+}
+
+async function round(backend: Backend, body: (name: string) => string): Promise<RoundResult> {
   const { storage, stop } = await open(backend);
   try {
     const createsPerSecond = await creates(storage, 0, CREATES, body);
+    const { writesPerSecond, cpuUsPerWrite } = await flows(storage, 0, CREATES, body);
     await creates(storage, CREATES, Math.max(0, STORE_SIZE - CREATES), body);
     const times: number[] = [];
     for (let i = 0; i < LIST_RUNS; i++) {
@@ -54,7 +98,7 @@ async function round(backend: Backend, body: (name: string) => string): Promise<
       times.push(performance.now() - t);
       if (page.items.length !== Math.max(CREATES, STORE_SIZE)) throw new Error(`${backend}: list is short`);
     }
-    return { createsPerSecond, listMs: percentile(times, 50) };
+    return { createsPerSecond, writesPerSecond, cpuUsPerWrite, listMs: percentile(times, 50) };
   } finally {
     await stop();
   }
@@ -63,15 +107,22 @@ async function round(backend: Backend, body: (name: string) => string): Promise<
 async function main(): Promise<void> {
   const pem = (await csr({ cn: "system:node:bench", o: ["system:nodes"] })).pem;
   const body = (name: string) => JSON.stringify(csrObject({ name, request: pem, expirationSeconds: 86400 }));
-  const backends: Backend[] = ["sqlite", "etcd-1", "etcd-3"];
-  const results = new Map<Backend, Array<{ createsPerSecond: number; listMs: number }>>(backends.map((b) => [b, []]));
+  const backends: Backend[] = ["memory", "sqlite", "etcd-1", "etcd-3"];
+  const results = new Map<Backend, RoundResult[]>(backends.map((b) => [b, []]));
   const load = loadavg()[0]!.toFixed(1);
   for (let i = 0; i < ROUNDS; i++) for (const b of backends) results.get(b)!.push(await round(b, body));
   const median = (xs: number[]) => percentile(xs, 50);
   const sqlite = median(results.get("sqlite")!.map((r) => r.createsPerSecond));
   const summary = Object.fromEntries([...results].map(([b, rs]) => {
     const cps = median(rs.map((r) => r.createsPerSecond));
-    return [b, { createsPerSecond: Math.round(cps), vsSqlite: Math.round((cps / sqlite) * 100) / 100, [`list${STORE_SIZE}Ms`]: Math.round(median(rs.map((r) => r.listMs))), rounds: rs.map((r) => Math.round(r.createsPerSecond)) }];
+    return [b, {
+      createsPerSecond: Math.round(cps),
+      vsSqlite: Math.round((cps / sqlite) * 100) / 100,
+      csrWritesPerSecond: Math.round(median(rs.map((r) => r.writesPerSecond))),
+      cpuUsPerCsrWrite: Math.round(median(rs.map((r) => r.cpuUsPerWrite)) * 10) / 10,
+      [`list${STORE_SIZE}Ms`]: Math.round(median(rs.map((r) => r.listMs))),
+      rounds: rs.map((r) => Math.round(r.createsPerSecond)),
+    }];
   }));
   const machine = `${cpus().length} cores, ${cpus()[0]?.model ?? "unknown"}, node ${process.version}, load average ${load} at start`;
   process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), machine, creates: CREATES, concurrency: CONCURRENCY, storeSize: STORE_SIZE, ...summary }, null, 2)}\n`);
