@@ -18,8 +18,11 @@ export function checkFields(body: unknown, schema: SchemaNode | undefined, mode:
       causes: issues.wrongType.map((m) => ({ reason: "FieldValueTypeInvalid", field: m.path, message: `expected ${m.expected}, got ${m.got}` })),
     });
   }
+  // The walk above found every unknown field: with none, nothing is pruned and no second walk is made (one of the four
+  // or five schema walks of a write, ~1% of the server's thread in a burst; clients rarely send unknown fields).
+  const prune = () => issues.unknown.length > 0 && pruneUnknown(body, schema);
   if (mode === "Ignore") {
-    pruneUnknown(body, schema);
+    prune();
     return [];
   }
   const problems = [
@@ -31,6 +34,6 @@ export function checkFields(body: unknown, schema: SchemaNode | undefined, mode:
       causes: problems.map((message) => ({ reason: "FieldValueInvalid", message })),
     });
   }
-  pruneUnknown(body, schema);
+  prune();
   return problems;
 }
