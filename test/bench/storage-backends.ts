@@ -40,15 +40,23 @@ async function open(backend: Backend): Promise<{ storage: Storage; stop(): Promi
   return { storage, stop: async () => (await storage.close(), await cluster.stop()) };
 }
 
-/** `count` creates by CONCURRENCY callers; returns creates/s. */
-async function creates(s: Storage, from: number, count: number, body: (name: string) => string): Promise<number> {
+/** `work(i)` for each i in [from, from + count) by CONCURRENCY callers: the seconds taken and this process's CPU (µs). */
+async function byCallers(from: number, count: number, work: (i: number) => Promise<unknown>): Promise<{ seconds: number; cpuUs: number }> {
   let next = from;
   const end = from + count;
+  const cpu = process.cpuUsage();
   const t = performance.now();
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    for (let i = next++; i < end; i = next++) await s.create(`${PREFIX}csr-${String(i).padStart(7, "0")}`, body(`csr-${i}`));
+    for (let i = next++; i < end; i = next++) await work(i);
   }));
-  return count / ((performance.now() - t) / 1000);
+  const used = process.cpuUsage(cpu);
+  return { seconds: (performance.now() - t) / 1000, cpuUs: used.user + used.system };
+}
+
+/** `count` creates by CONCURRENCY callers; returns creates/s. */
+async function creates(s: Storage, from: number, count: number, body: (name: string) => string): Promise<number> {
+  const { seconds } = await byCallers(from, count, (i) => s.create(`${PREFIX}csr-${String(i).padStart(7, "0")}`, body(`csr-${i}`)));
+  return count / seconds;
 }
 
 /**
@@ -57,26 +65,25 @@ async function creates(s: Storage, from: number, count: number, body: (name: str
  * (all threads: for SQLite the log flushes on libuv's pool too; an etcd's own work is in its processes) per write.
  */
 async function flows(s: Storage, from: number, count: number, body: (name: string) => string): Promise<{ writesPerSecond: number; cpuUsPerWrite: number }> {
-  let next = from;
-  const end = from + count;
-  const cpu = process.cpuUsage();
-  const t = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    for (let i = next++; i < end; i = next++) {
-      const key = `${FLOW_PREFIX}flow-${String(i).padStart(7, "0")}`;
-      const created = await s.create(key, body(`flow-${i}`));
-      const approved = await s.update(key, approvedBody(created.value), created.modRevision);
-      await s.update(key, issuedBody(approved.value), approved.modRevision);
-    }
-  }));
-  const seconds = (performance.now() - t) / 1000;
-  const used = process.cpuUsage(cpu);
-  return { writesPerSecond: (3 * count) / seconds, cpuUsPerWrite: (used.user + used.system) / (3 * count) };
+  const { seconds, cpuUs } = await byCallers(from, count, async (i) => {
+    const key = `${FLOW_PREFIX}flow-${String(i).padStart(7, "0")}`;
+    const created = await s.create(key, body(`flow-${i}`));
+    const approved = await s.update(key, approvedBody(created.value), created.modRevision);
+    await s.update(key, issuedBody(approved.value), approved.modRevision);
+  });
+  return { writesPerSecond: (3 * count) / seconds, cpuUsPerWrite: cpuUs / (3 * count) };
+}
+
+/** `text` with the end `pattern` matches replaced; a text of another shape fails the run rather than measure less. */
+function withEnd(text: string, pattern: RegExp, replacement: string): string {
+  const out = text.replace(pattern, replacement);
+  if (out === text) throw new Error(`the stored text does not end as ${pattern} expects`);
+  return out;
 }
 
 /** The stored text with an Approved condition, and then with a certificate-sized status.certificate. */
-const approvedBody = (text: string) => text.replace(/}$/, ',"status":{"conditions":[{"type":"Approved","status":"True","reason":"AutoApproved","message":"Auto approving self kubelet client certificate after SubjectAccessReview.","lastUpdateTime":"2026-01-01T00:00:00Z"}]}}');
-const issuedBody = (text: string) => text.replace(/]}}$/, `],"certificate":"${"Q".repeat(1400)}"}}`);
+const approvedBody = (text: string) => withEnd(text, /}$/, ',"status":{"conditions":[{"type":"Approved","status":"True","reason":"AutoApproved","message":"Auto approving self kubelet client certificate after SubjectAccessReview.","lastUpdateTime":"2026-01-01T00:00:00Z"}]}}');
+const issuedBody = (text: string) => withEnd(text, /]}}$/, `],"certificate":"${"Q".repeat(1400)}"}}`);
 
 interface RoundResult {
   readonly createsPerSecond: number;
