@@ -1,9 +1,11 @@
-// A thin etcd v3 client on @grpc/grpc-js: one channel per endpoint, calls fail over to the next member when one is
-// unreachable, and watch streams are opened on whichever member answers (docs/architecture.md says why not `etcd3`).
-import { credentials, Metadata, status, type ChannelCredentials, type Client, type ClientDuplexStream, type ServiceError } from "@grpc/grpc-js";
+// A thin etcd v3 client: unary calls on a bare HTTP/2 session per member (unary.ts), watch streams on @grpc/grpc-js;
+// calls fail over to the next member when one is unreachable, and watch streams are opened on whichever member answers
+// (docs/architecture.md says why not `etcd3`).
+import { credentials, Metadata, type ChannelCredentials, type Client, type ClientDuplexStream, type MethodDefinition } from "@grpc/grpc-js";
 import { PlatformError } from "../../../errors.js";
 import type { EgressDialer } from "../../egress/index.js";
 import { etcdServices, type EtcdWatchResponse } from "./proto.js";
+import { GRPC, UnaryChannel, type GrpcCallError } from "./unary.js";
 
 export interface EtcdTls {
   /** PEM of the CA that signed the members' serving certificates. */
@@ -26,25 +28,23 @@ export interface EtcdClientOptions {
 /** A loopback forwarder to one member through the egress proxy (grpc-js dials by address and has no socket hook). */
 type Route = Awaited<ReturnType<EgressDialer["forward"]>>;
 
-type Unary = (request: unknown, metadata: Metadata, options: { deadline: Date }, callback: (err: ServiceError | null, response: unknown) => void) => void;
-type KvClient = Client & Record<"Range" | "Put" | "DeleteRange" | "Txn" | "Compact", Unary>;
 type WatchClient = Client & { Watch(metadata: Metadata): ClientDuplexStream<unknown, EtcdWatchResponse> };
 export type KvMethod = "Range" | "Put" | "DeleteRange" | "Txn" | "Compact";
 
 interface Member {
   readonly url: string;
-  readonly kv: KvClient;
+  readonly kv: UnaryChannel;
   readonly watch: WatchClient;
 }
+
+/** How each KV method's request and answer cross the wire (the generated definitions' serializers and path). */
+type KvMethods = Record<KvMethod, MethodDefinition<unknown, unknown>>;
 
 /** The last failed tunnel to each routed member: gRPC sees only a closed connection, this says why. */
 interface DialFailure {
   readonly at: number;
   readonly error: Error;
 }
-
-/** Errors that prove the request never reached a member, so even a write may be sent again. */
-const NOT_SENT = /No connection established|ECONNREFUSED|connect ECONN|failed to connect|Connection dropped before/i;
 
 export class EtcdClient {
   readonly #members: Member[];
@@ -54,6 +54,7 @@ export class EtcdClient {
   #closed = false;
   readonly #routes: readonly Route[];
   readonly #dialFailures: Map<string, DialFailure>;
+  readonly #methods: KvMethods;
 
   /** A client whose members are reached as the egress selection says (forwarders are opened first when it proxies). */
   static async open(options: EtcdClientOptions): Promise<EtcdClient> {
@@ -77,21 +78,23 @@ export class EtcdClient {
     this.#routes = routes;
     this.#dialFailures = dialFailures;
     const services = etcdServices();
-    const KV = services["KV"] as unknown as new (target: string, creds: ChannelCredentials, options?: object) => KvClient;
+    this.#methods = (services["KV"] as unknown as { service: KvMethods }).service;
     const Watch = services["Watch"] as unknown as new (target: string, creds: ChannelCredentials, options?: object) => WatchClient;
     this.#timeoutMs = options.callTimeoutMs ?? 10_000;
     this.#members = options.endpoints.map((url, i) => {
-      const { target, host, tls } = parseEndpoint(url);
+      const { target, host, port, tls } = parseEndpoint(url);
       const route = routes[i];
       const creds = tls ? credentials.createSsl(options.tls?.ca ?? null, options.tls?.key ?? null, options.tls?.cert ?? null) : credentials.createInsecure();
-      // Watches and calls share one channel per member; keepalives notice a member that vanished without a FIN.
+      // The watches' channel: keepalives notice a member that vanished without a FIN.
       // Reconnects start after 100 ms and back off to 2 s (grpc's defaults, 1 s to 120 s, outlast a member restart).
       const base = { "grpc.initial_reconnect_backoff_ms": 100, "grpc.max_reconnect_backoff_ms": 2000, "grpc.keepalive_time_ms": 10_000, "grpc.keepalive_timeout_ms": 5_000, "grpc.keepalive_permit_without_calls": 1, "grpc.max_receive_message_length": 64 << 20 };
       // Through a forwarder the channel dials a loopback address, but TLS still checks the member's certificate for
       // the endpoint's own host name, and requests name the member as their authority.
       const channel = route ? { ...base, "grpc.ssl_target_name_override": host, "grpc.default_authority": target } : base;
-      const kv = new KV(route?.address ?? target, creds, channel);
-      const watch = new Watch(target, creds, { ...channel, channelOverride: kv.getChannel() });
+      const watch = new Watch(route?.address ?? target, creds, channel);
+      // Calls on a session of their own: grpc-js's call layers were ~40% of a write's CPU in this process
+      // (docs/benchmarks.md, storage backends).
+      const kv = new UnaryChannel({ url: `${tls ? "https" : "http"}://${target}`, host, port, tls, ...(route && { via: route.address }) }, options.tls);
       return { url, kv, watch };
     });
   }
@@ -112,15 +115,16 @@ export class EtcdClient {
       if (this.#closed) throw new PlatformError("STORAGE_UNAVAILABLE", "storage is closed");
       const index = this.#current;
       const member = this.#members[index]!;
+      const def = this.#methods[method];
       try {
-        return await new Promise<T>((resolve, reject) => {
-          member.kv[method](request, new Metadata(), { deadline: new Date(Math.max(deadline, Date.now() + 1000)) }, (err, res) => (err ? reject(err) : resolve(res as T)));
-        });
+        const answer = await member.kv.call(def.path, def.requestSerialize(request), Math.max(deadline, Date.now() + 1000));
+        return def.responseDeserialize(answer) as T;
       } catch (err) {
-        const e = err as ServiceError;
+        const e = err as GrpcCallError;
+        if (typeof e?.code !== "number") throw err;
         // A member that is gone or hangs is skipped by later calls too; only a safe call is sent again now.
-        if ((e.code === status.UNAVAILABLE || e.code === status.DEADLINE_EXCEEDED) && this.#current === index) this.#current = (index + 1) % this.#members.length;
-        const retry = e.code === status.UNAVAILABLE && (!write || NOT_SENT.test(e.details ?? e.message));
+        if ((e.code === GRPC.UNAVAILABLE || e.code === GRPC.DEADLINE_EXCEEDED) && this.#current === index) this.#current = (index + 1) % this.#members.length;
+        const retry = e.code === GRPC.UNAVAILABLE && (!write || e.notSent);
         if (!retry || Date.now() + 200 >= deadline) throw this.#withDialFailure(e, member.url, started);
         if (attempt >= this.#members.length - 1) await new Promise((r) => setTimeout(r, 200));
       }
@@ -128,9 +132,9 @@ export class EtcdClient {
   }
 
   /** A member behind the egress proxy that could not be tunnelled to during this call: the proxy's answer, appended. */
-  #withDialFailure(e: ServiceError, url: string, since: number): ServiceError {
+  #withDialFailure(e: GrpcCallError, url: string, since: number): GrpcCallError {
     const failure = this.#dialFailures.get(url);
-    if (e.code === status.UNAVAILABLE && failure && failure.at >= since) e.details = `${e.details}; ${failure.error.message}`;
+    if (e.code === GRPC.UNAVAILABLE && failure && failure.at >= since) e.details = `${e.details}; ${failure.error.message}`;
     return e;
   }
 
@@ -152,7 +156,10 @@ export class EtcdClient {
 
   async close(): Promise<void> {
     this.#closed = true;
-    for (const m of this.#members) m.kv.close();
+    for (const m of this.#members) {
+      m.kv.close();
+      m.watch.close();
+    }
     await Promise.all(this.#routes.map((r) => r.close()));
   }
 }
