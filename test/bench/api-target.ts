@@ -34,12 +34,13 @@ const csrBody = (names: ReturnType<typeof groupNames>) => (name: string, pem: st
   JSON.stringify(csrObject({ names, name, metadata: { labels: { batch } }, request: pem, expirationSeconds: 86400 }));
 
 /** `platform-ca apiserver` (HTTPS), called as `system:node:<identity>` in `system:nodes`: RBAC decides every request. */
-export async function secureTarget(concurrency: number, identity = "bench"): Promise<ApiTarget> {
-  const cluster = await startCluster();
+/** `apiserverArgs`: extra server flags (a storage backend), named by `name`; `stopped` runs after the server stops. */
+export async function secureTarget(concurrency: number, identity = "bench", o: { apiserverArgs?: readonly string[]; name?: string; stopped?: () => Promise<void> } = {}): Promise<ApiTarget> {
+  const cluster = await startCluster({ ...(o.apiserverArgs && { apiserverArgs: o.apiserverArgs }) });
   const secureContext = createSecureContext(await clusterClientTls(cluster.dataDir, `system:node:${identity}`, ["system:nodes"]));
   const agent = new https.Agent({ keepAlive: true, maxSockets: concurrency, secureContext });
   return {
-    name: "TLS + client certificate + RBAC",
+    name: o.name ?? "TLS + client certificate + RBAC",
     base: cluster.address,
     path: `/apis/${cluster.names.certificates}/v1/certificatesigningrequests`,
     pid: () => cluster.apiserver.child.pid!,
@@ -50,6 +51,7 @@ export async function secureTarget(concurrency: number, identity = "bench"): Pro
     async stop() {
       agent.destroy();
       await cluster.stop();
+      await o.stopped?.();
     },
   };
 }

@@ -2,8 +2,10 @@
 // certificate authentication, RBAC deciding as a system:nodes identity), with `--insecure-local` as the extra row:
 // creates/s of distinct CSRs (the verified-CSR memo never hits) and the server's CPU per create, an unpaged LIST of
 // everything created, and watch fan-out latency (write acknowledged → event at each of N watchers). The two servers
-// are measured in alternating rounds so that the machine's other load falls on both alike.
+// are measured in alternating rounds so that the machine's other load falls on both alike. BENCH_ETCD=1 adds the secure
+// server on a one-member etcd (Debian's /usr/bin/etcd on loopback) as a third row.
 import { cpus } from "node:os";
+import { startEtcd } from "../fixtures/etcd.js";
 import { createAll, insecureTarget, secureTarget, timedCreates, type ApiTarget } from "./api-target.js";
 import { distinctCsrPems } from "./identity.js";
 import { cpuSeconds, envNumber, percentile } from "./measure.js";
@@ -15,6 +17,13 @@ const CONCURRENCY = envNumber("BENCH_CONCURRENCY", 16);
 const LIST_RUNS = envNumber("BENCH_LIST_RUNS", 10);
 const WATCHERS = envNumber("BENCH_WATCHERS", 100);
 const FANOUT_WRITES = envNumber("BENCH_FANOUT_WRITES", 200);
+const ETCD = process.env.BENCH_ETCD === "1";
+
+/** The secure server with its objects in a one-member etcd started for it (and stopped after it). */
+async function etcdTarget(concurrency: number): Promise<ApiTarget> {
+  const etcd = await startEtcd();
+  return secureTarget(concurrency, "bench", { apiserverArgs: ["--etcd-servers", etcd.endpoints[0]!], name: "TLS + client certificate + RBAC, one-member etcd", stopped: () => etcd.stop() });
+}
 
 interface Measured {
   readonly target: ApiTarget;
@@ -76,8 +85,9 @@ async function lists(m: Measured): Promise<void> {
 const all: Measured[] = [];
 try {
   // Every CSR of the run, distinct, made before any clock starts.
-  const pems = await distinctCsrPems(2 * ROUNDS * (perRound(CREATES) + perRound(FANOUT_WRITES)) + 2, "bench");
-  for (const target of [await secureTarget(CONCURRENCY), await insecureTarget(CONCURRENCY)]) {
+  const servers = ETCD ? 3 : 2;
+  const pems = await distinctCsrPems(servers * ROUNDS * (perRound(CREATES) + perRound(FANOUT_WRITES)) + servers, "bench");
+  for (const target of [await secureTarget(CONCURRENCY), await insecureTarget(CONCURRENCY), ...(ETCD ? [await etcdTarget(CONCURRENCY)] : [])]) {
     const watchers = await openWatchers({ base: target.base, path: target.path, selector: "batch=fanout", count: WATCHERS, secureContext: target.secureContext });
     // The first event proves every watcher is live (and the watch cache loaded); not a fan-out figure.
     await createAll(target, [target.body("fanout-ready", pems.pop()!, "fanout")], 1);
@@ -87,7 +97,7 @@ try {
   for (let r = 0; r < ROUNDS; r++) for (const m of all) await round(m, r, pems);
   for (let r = 0; r < ROUNDS; r++) for (const m of all) await lists(m);
 
-  const [secure, insecure] = all.map((m) => ({
+  const rows: Row[] = all.map((m) => ({
     name: m.target.name,
     createsPerSecond: m.creates / m.createSeconds,
     createCpuMicros: (m.createCpu * 1e6) / m.creates,
@@ -97,12 +107,13 @@ try {
     listMiB: m.listBytes / 2 ** 20,
     fanoutP50: percentile(m.latencies, 50),
     fanoutP99: percentile(m.latencies, 99),
-  })) as [Row, Row];
+  }));
+  const [secure, insecure] = rows as [Row, Row];
   console.log(`bench:apiserver — ${new Date().toISOString()}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), node ${process.version}`);
   console.log(`${ROUNDS} alternating rounds · ${CREATES} distinct CSR creates × ${CONCURRENCY} callers · unpaged LIST × ${LIST_RUNS} · ${WATCHERS} watchers × ${FANOUT_WRITES} writes`);
   console.log("| server | creates/s | server CPU µs/create | LIST all: items, MiB | LIST median ms | LIST server CPU ms | fan-out p50 / p99 ms |");
   console.log("|---|---|---|---|---|---|---|");
-  for (const r of [secure, insecure]) {
+  for (const r of rows) {
     console.log(`| ${r.name} | ${r.createsPerSecond.toFixed(0)} | ${r.createCpuMicros.toFixed(0)} | ${r.listItems}, ${r.listMiB.toFixed(1)} | ${r.listMs.toFixed(0)} | ${r.listCpuMs.toFixed(0)} | ${r.fanoutP50.toFixed(1)} / ${r.fanoutP99.toFixed(1)} |`);
   }
   const x = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
