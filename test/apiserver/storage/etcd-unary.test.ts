@@ -3,7 +3,7 @@
 // most is `notSent`, which lets the client send a write again: true only when nothing can have reached the member.
 // (The etcd suites run the same calls against real etcd members.)
 import { createServer as createH2Server, constants, type Http2Server, type ServerHttp2Stream } from "node:http2";
-import { createServer as createTcpServer, type AddressInfo, type Server } from "node:net";
+import { createServer as createTcpServer, type AddressInfo, type Server, type Socket } from "node:net";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { GRPC, GrpcCallError, UnaryChannel } from "../../../src/apiserver/storage/etcd/unary.js";
@@ -142,6 +142,19 @@ describe("UnaryChannel", () => {
     await new Promise<void>((resolve) => hangUp.listen(0, "127.0.0.1", resolve));
     const early = await failure(channel((hangUp.address() as AddressInfo).port).call("/x", Buffer.from("w"), soon()));
     expect([early.code, early.notSent]).toEqual([GRPC.UNAVAILABLE, true]);
+
+    // A socket accepted and never answered (a member hung before HTTP/2): not sent, and the next call dials again.
+    const held: Socket[] = [];
+    const silent = createTcpServer((socket) => void held.push(socket));
+    servers.push(silent);
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const quiet = channel((silent.address() as AddressInfo).port);
+    const unanswered = await failure(quiet.call("/x", Buffer.from("w"), Date.now() + 200));
+    expect([unanswered.code, unanswered.notSent]).toEqual([GRPC.DEADLINE_EXCEEDED, true]);
+    await failure(quiet.call("/x", Buffer.from("w"), Date.now() + 200));
+    expect(held).toHaveLength(2);
+    quiet.close();
+    for (const socket of held) socket.destroy();
 
     // The member refused the stream unprocessed.
     const refusing = await member((stream) => stream.close(constants.NGHTTP2_REFUSED_STREAM));

@@ -70,7 +70,11 @@ export class UnaryChannel {
     if (READY.has(session)) return this.#send(session, path, message, deadline);
     // Not written before the member answers: a call that fails until then was never sent, so even a write may be retried.
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new GrpcCallError(GRPC.DEADLINE_EXCEEDED, "Deadline exceeded while connecting", true)), Math.max(1, deadline - Date.now()));
+      const timer = setTimeout(() => {
+        reject(new GrpcCallError(GRPC.DEADLINE_EXCEEDED, "Deadline exceeded while connecting", true));
+        // A member that never answers the opening (a silent host, a forwarder stuck dialing): the next call dials again.
+        this.#drop(session);
+      }, Math.max(1, deadline - Date.now()));
       ready.then(
         () => (clearTimeout(timer), resolve()),
         (err: unknown) => (clearTimeout(timer), reject(err)),
