@@ -33,8 +33,10 @@ export interface ApiTarget {
 const csrBody = (names: ReturnType<typeof groupNames>) => (name: string, pem: string, batch: string) =>
   JSON.stringify(csrObject({ names, name, metadata: { labels: { batch } }, request: pem, expirationSeconds: 86400 }));
 
-/** `platform-ca apiserver` (HTTPS), called as `system:node:<identity>` in `system:nodes`: RBAC decides every request. */
-/** `apiserverArgs`: extra server flags (a storage backend), named by `name`; `stopped` runs after the server stops. */
+/**
+ * `platform-ca apiserver` (HTTPS), called as `system:node:<identity>` in `system:nodes`: RBAC decides every request.
+ * `apiserverArgs`: extra server flags (a storage backend), named by `name`; `stopped` runs after the server stops.
+ */
 export async function secureTarget(concurrency: number, identity = "bench", o: { apiserverArgs?: readonly string[]; name?: string; stopped?: () => Promise<void> } = {}): Promise<ApiTarget> {
   const cluster = await startCluster({ ...(o.apiserverArgs && { apiserverArgs: o.apiserverArgs }) });
   const secureContext = createSecureContext(await clusterClientTls(cluster.dataDir, `system:node:${identity}`, ["system:nodes"]));

@@ -2,12 +2,12 @@
 // layers of @grpc/grpc-js (which the watch streams keep). A call is an HTTP/2 POST of one length-prefixed message, its
 // answer one message and the grpc-status trailer (the wire format of gRPC's PROTOCOL-HTTP2.md).
 import { connect as http2Connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from "node:http2";
-import { connect as netConnect } from "node:net";
+import { isIP, connect as netConnect } from "node:net";
 import { checkServerIdentity, connect as tlsConnect, type PeerCertificate } from "node:tls";
 import type { EtcdTls } from "./client.js";
 
 /** gRPC status codes this module produces or reads (grpc's `status` enum). */
-export const GRPC = { OK: 0, UNKNOWN: 2, DEADLINE_EXCEEDED: 4, RESOURCE_EXHAUSTED: 8, INTERNAL: 13, UNAVAILABLE: 14, UNAUTHENTICATED: 16, PERMISSION_DENIED: 7, UNIMPLEMENTED: 12 } as const;
+export const GRPC = { UNKNOWN: 2, DEADLINE_EXCEEDED: 4, RESOURCE_EXHAUSTED: 8, INTERNAL: 13, UNAVAILABLE: 14, UNAUTHENTICATED: 16, PERMISSION_DENIED: 7, UNIMPLEMENTED: 12 } as const;
 
 /** A failed call as grpc-js reports one (`code`, `details`), and whether it provably never reached the member. */
 export class GrpcCallError extends Error {
@@ -83,7 +83,6 @@ export class UnaryChannel {
   }
 
   #send(session: ClientHttp2Session, path: string, message: Uint8Array, deadline: number): Promise<Buffer> {
-    const lost = (err: Error, rstCode: number | undefined): GrpcCallError => this.#lost(err, rstCode);
     const timeoutMs = Math.max(1, deadline - Date.now());
     return new Promise<Buffer>((resolve, reject) => {
       const frame = Buffer.allocUnsafe(5 + message.byteLength);
@@ -128,14 +127,14 @@ export class UnaryChannel {
       });
       const finish = (trailers: IncomingHttpHeaders): void => {
         if (settled) return;
-        if (head === undefined) return fail(lost(new Error("the stream ended without an answer"), stream.rstCode));
-        const status = trailers["grpc-status"] ?? head?.["grpc-status"];
+        if (head === undefined) return fail(this.#lost(new Error("the stream ended without an answer"), stream.rstCode));
+        const status = trailers["grpc-status"] ?? head["grpc-status"];
         if (status === undefined) {
-          const http = Number(head?.[constants.HTTP2_HEADER_STATUS] ?? 0);
+          const http = Number(head[constants.HTTP2_HEADER_STATUS] ?? 0);
           return fail(new GrpcCallError(http === 200 ? GRPC.INTERNAL : fromHttpStatus(http), http === 200 ? "the answer has no grpc-status" : `HTTP status ${http}`));
         }
         if (status !== "0") {
-          const text = trailers["grpc-message"] ?? head?.["grpc-message"];
+          const text = trailers["grpc-message"] ?? head["grpc-message"];
           return fail(new GrpcCallError(Number(status), typeof text === "string" ? decodeMessage(text) : ""));
         }
         const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
@@ -147,9 +146,9 @@ export class UnaryChannel {
       let trailers: IncomingHttpHeaders = {};
       stream.on("trailers", (t) => (trailers = t));
       stream.on("end", () => finish(trailers));
-      stream.on("error", (err: Error) => fail(lost(err, stream.rstCode)));
+      stream.on("error", (err: Error) => fail(this.#lost(err, stream.rstCode)));
       stream.on("close", () => {
-        if (!settled) fail(lost(new Error(`the stream closed (HTTP/2 code ${stream.rstCode})`), stream.rstCode));
+        if (!settled) fail(this.#lost(new Error(`the stream closed (HTTP/2 code ${stream.rstCode})`), stream.rstCode));
       });
       stream.end(frame);
     });
@@ -171,7 +170,7 @@ export class UnaryChannel {
     const t = this.target;
     // The member's certificate is checked for the endpoint's host, also when the socket goes to a forwarder.
     const tls = t.tls
-      ? { ca: this.tls?.ca, cert: this.tls?.cert, key: this.tls?.key, ...(isIp(t.host) ? {} : { servername: t.host }), ALPNProtocols: ["h2"], checkServerIdentity: (_: string, cert: PeerCertificate) => checkServerIdentity(t.host, cert) }
+      ? { ca: this.tls?.ca, cert: this.tls?.cert, key: this.tls?.key, ...(isIP(t.host) ? {} : { servername: t.host }), ALPNProtocols: ["h2"], checkServerIdentity: (_: string, cert: PeerCertificate) => checkServerIdentity(t.host, cert) }
       : undefined;
     const via = t.via ? parseVia(t.via) : undefined;
     const session = http2Connect(t.url, {
@@ -217,8 +216,6 @@ export class UnaryChannel {
     if (open && !open.session.closed) open.session.close();
   }
 }
-
-const isIp = (host: string): boolean => /^[\d.]+$/.test(host) || host.includes(":");
 
 function parseVia(address: string): { host: string; port: number } {
   const at = address.lastIndexOf(":");
