@@ -138,6 +138,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     started = false;
     ready = false;
     await app.close();
+    registry.close();
     caches.stop();
     // A start that failed to listen (EADDRINUSE) has no address: name what it tried instead of an empty one.
     if (address) logger.info({ address }, "API server stopped");

@@ -9,6 +9,7 @@ import { MemoryStorage } from "../../src/apiserver/storage/memory.js";
 import type { Storage } from "../../src/apiserver/storage/types.js";
 import { createApiServer, type ApiServer, type ApiServerOptions } from "../../src/apiserver/server.js";
 import { FakeClock } from "../../src/time/fake-clock.js";
+import { PlatformError } from "../../src/errors.js";
 
 export { FakeClock };
 
@@ -28,6 +29,17 @@ export async function registryFixture(opts: RegistryFixtureOptions = {}) {
   await registry.bootstrap();
   const store = (kind: string) => registry.store(definitions.find((d) => d.kind === kind)!);
   return { names, clock, storage, registry, store };
+}
+
+/** The PlatformError `work` fails with (a test failure when it succeeds or throws something else). */
+export async function failure(work: Promise<unknown>): Promise<PlatformError> {
+  try {
+    await work;
+  } catch (err) {
+    if (err instanceof PlatformError) return err;
+    throw err;
+  }
+  throw new Error("expected a PlatformError");
 }
 
 /** An API server over memory storage on a free loopback port, plain HTTP, every request a local admin. */

@@ -1,19 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ApiObject } from "../../src/api/meta.js";
-import { PlatformError } from "../../src/errors.js";
 import { listCollection } from "../../src/apiserver/registry/list.js";
-import { registryFixture } from "./fixtures.js";
+import { failure, registryFixture } from "./fixtures.js";
 import { controllerRevision, namespaceObject, serviceAccount } from "../fixtures/objects.js";
-
-async function failure(work: Promise<unknown>): Promise<PlatformError> {
-  try {
-    await work;
-  } catch (err) {
-    if (err instanceof PlatformError) return err;
-    throw err;
-  }
-  throw new Error("expected a PlatformError");
-}
 
 const admin = { username: "alice", groups: ["devs"] };
 

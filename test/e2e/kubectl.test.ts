@@ -128,6 +128,21 @@ describe("kubectl against the embedded API server (platform.io)", () => {
     expect(kubectlFails(kubectl, ["get", "sa", "doomed"])).toContain('serviceaccounts "doomed" not found');
   });
 
+  it("deletes a namespace with what it holds, waiting until it is gone, and refuses to delete default", () => {
+    expect(kubectl(["create", "namespace", "scratch"])).toContain("namespace/scratch created");
+    expect(kubectl(["get", "namespace", "scratch", "-o", "jsonpath={.spec.finalizers}"])).toBe('["kubernetes"]');
+    kubectl(["create", "-n", "scratch", "-f", "-"], serviceAccountYaml("inside", "a"));
+    kubectl(["create", "secret", "generic", "inside", "-n", "scratch", "--from-literal=k=v"]);
+    // kubectl waits for the namespace to be gone (--wait defaults to true).
+    expect(kubectl(["delete", "namespace", "scratch", "--timeout=60s"])).toContain('namespace "scratch" deleted');
+    expect(kubectlFails(kubectl, ["get", "namespace", "scratch"])).toContain('namespaces "scratch" not found');
+    expect(kubectl(["get", "serviceaccounts,secrets", "--all-namespaces", "-o", "jsonpath={.items[*].metadata.namespace}"]).split(" ")).not.toContain("scratch");
+    // A namespace made again with the name starts empty.
+    kubectl(["create", "namespace", "scratch"]);
+    expect(kubectl(["get", "serviceaccounts,secrets", "-n", "scratch", "-o", "name"])).toBe("");
+    expect(kubectlFails(kubectl, ["delete", "namespace", "default"])).toContain('namespaces "default" is forbidden: this namespace may not be deleted');
+  });
+
   it("shows the server's validation message for an invalid object", () => {
     const err = kubectlFails(kubectl, ["create", "-f", "-"], serviceAccountYaml("Not_Valid", "a"));
     expect(err).toContain('ServiceAccount "Not_Valid" is invalid');

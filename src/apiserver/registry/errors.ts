@@ -1,5 +1,5 @@
 // Resource-level errors with upstream's messages and Status details ({name, group, kind}).
-import { PlatformError, type ErrorCode } from "../../errors.js";
+import { PlatformError, type ErrorCode, type PlatformErrorOptions } from "../../errors.js";
 import type { FieldError, ResourceDefinition } from "./strategy.js";
 
 /** `certificatesigningrequests.certificates.platform.io`, or the bare plural for the core group. */
@@ -7,8 +7,13 @@ export function qualifiedResource(def: ResourceDefinition): string {
   return def.group ? `${def.plural}.${def.group}` : def.plural;
 }
 
-function resourceError(code: ErrorCode, def: ResourceDefinition, name: string, message: string): PlatformError {
-  return new PlatformError(code, message, { details: { name, group: def.group, kind: def.plural } });
+function resourceError(code: ErrorCode, def: ResourceDefinition, name: string, message: string, causes?: PlatformErrorOptions["causes"]): PlatformError {
+  return new PlatformError(code, message, { details: { name, group: def.group, kind: def.plural }, ...(causes && { causes }) });
+}
+
+/** Upstream's admission refusal: `<resource> "<name>" is forbidden: <why>`. */
+export function forbidden(def: ResourceDefinition, name: string, why: string, causes?: PlatformErrorOptions["causes"]): PlatformError {
+  return resourceError("FORBIDDEN", def, name, `${qualifiedResource(def)} "${name}" is forbidden: ${why}`, causes);
 }
 
 export function notFound(def: ResourceDefinition, name: string): PlatformError {

@@ -4,7 +4,7 @@ import type { ApiObject, Status } from "../../api/meta.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import { isStorableKey, keyRoomProblem } from "../storage/checks.js";
 import type { FieldError, ResourceDefinition, StrategyContext, SubresourceStrategy } from "./strategy.js";
-import { alreadyExists, badRequest, conflict, invalid, invalidOne, notFound } from "./errors.js";
+import { alreadyExists, badRequest, conflict, forbidden, invalid, invalidOne, notFound } from "./errors.js";
 import { FieldManager, type Writer } from "../apply/field-manager.js";
 import { schemaRegistry } from "../../api/schema.js";
 import { generateName, initCreateMetadata, keepSystemMetadata, rfc3339, validateMetadata } from "./metadata.js";
@@ -62,9 +62,7 @@ export class ResourceStore {
 
   /** `manageFields`: record the creator's fields as an update from nothing (false: apply has set managedFields). */
   private async createChecked(namespace: string | undefined, obj: ApiObject, opts: WriteOptions, manageFields: boolean): Promise<WriteResult> {
-    if (this.def.namespaced && !(await this.ctx.namespaceExists(namespace!))) {
-      throw new PlatformError("NOT_FOUND", `namespaces "${namespace}" not found`, { details: { name: namespace, kind: "namespaces" } });
-    }
+    if (this.def.namespaced) await this.checkNamespace(namespace!, obj.metadata.name ?? "");
     const now = new Date(this.ctx.clock.now());
     const sctx = this.strategyContext(now, opts);
     const explicitName = typeof obj.metadata.name === "string" && obj.metadata.name !== "";
@@ -172,7 +170,7 @@ export class ResourceStore {
           ];
       this.validate(next, errors);
       if (unchanged(next, previous)) return { object: previous, code: 200 };
-      const finalized = next.metadata.deletionTimestamp !== undefined && !(next.metadata.finalizers?.length);
+      const finalized = next.metadata.deletionTimestamp !== undefined && !(next.metadata.finalizers?.length) && !this.def.strategy.deletion?.pending(next);
       if (opts.dryRun) return { object: next, code: 200 };
       try {
         if (finalized) {
@@ -205,18 +203,13 @@ export class ResourceStore {
         throw conflict(this.def, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in meta: ${stored.revision}`);
       }
       await this.ctx.admit(requestAttributes(this.def, "delete", opts, namespace, name), undefined, current);
-      const finalizers = current.metadata.finalizers ?? [];
+      const deletion = this.def.strategy.deletion;
+      const marked = current.metadata.deletionTimestamp !== undefined;
       try {
-        if (finalizers.length > 0) {
-          if (current.metadata.deletionTimestamp !== undefined) return { object: current, deleted: false };
-          const next = copyObject(current);
-          next.metadata.deletionTimestamp = rfc3339(new Date(this.ctx.clock.now()));
-          next.metadata.deletionGracePeriodSeconds = 0;
-          if (opts.dryRun) return { object: next, deleted: false };
-          const kv = await this.ctx.storage.update(stored.key, serializeForStorage(next), stored.revision);
-          next.metadata.resourceVersion = String(kv.modRevision);
-          return { object: next, deleted: false };
-        }
+        // A kind deleted in two steps: the first delete marks it, later ones find it as it is until `pending` ends.
+        if (deletion && !marked) return await this.markDeleted(stored, opts, (next) => deletion.mark(next));
+        if (deletion?.pending(current)) return { object: current, deleted: false };
+        if (current.metadata.finalizers?.length) return marked ? { object: current, deleted: false } : await this.markDeleted(stored, opts);
         if (!opts.dryRun) await this.ctx.storage.delete(stored.key, stored.revision);
         return { object: current, deleted: true };
       } catch (err) {
@@ -224,6 +217,29 @@ export class ResourceStore {
         if (!isPlatformError(err, "CONFLICT") || pre !== undefined || attempt >= UPDATE_ATTEMPTS) throw isPlatformError(err, "CONFLICT") ? conflict(this.def, name) : err;
       }
     }
+  }
+
+  /** Sets the deletionTimestamp (and what `mark` sets) of an object something still holds, and stores it. */
+  private async markDeleted(stored: StoredObject, opts: DeleteOptions, mark?: (next: ApiObject) => void): Promise<DeleteResult> {
+    const next = copyObject(stored.object);
+    next.metadata.deletionTimestamp = rfc3339(new Date(this.ctx.clock.now()));
+    next.metadata.deletionGracePeriodSeconds = 0;
+    mark?.(next);
+    if (opts.dryRun) return { object: next, deleted: false };
+    const kv = await this.ctx.storage.update(stored.key, serializeForStorage(next), stored.revision);
+    next.metadata.resourceVersion = String(kv.modRevision);
+    if (mark) this.ctx.deletionMarked?.(this.def, next.metadata.name!);
+    return { object: next, deleted: false };
+  }
+
+  /** A namespaced create needs its namespace, and one being deleted takes no new content (upstream's NamespaceLifecycle). */
+  private async checkNamespace(namespace: string, name: string): Promise<void> {
+    const ns = await this.ctx.namespace(namespace);
+    if (!ns) throw new PlatformError("NOT_FOUND", `namespaces "${namespace}" not found`, { details: { name: namespace, kind: "namespaces" } });
+    if (ns.metadata.deletionTimestamp === undefined) return;
+    throw forbidden(this.def, name, `unable to create new content in namespace ${namespace} because it is being terminated`, [
+      { reason: "NamespaceTerminating", message: `namespace ${namespace} is being terminated`, field: "metadata.namespace" },
+    ]);
   }
 
   /** The Status a delete answers with when the kind does not return the object. */

@@ -11,6 +11,7 @@ import { ApiCatalog } from "../discovery.js";
 import type { CreateHandler, ResourceDefinition } from "./strategy.js";
 import { ResourceStore } from "./generic.js";
 import { qualifiedResource } from "./errors.js";
+import { NamespaceFinalizer } from "./namespace-finalizer.js";
 
 /** Namespaces created on first start: the default one and the one the platform's own objects live in. */
 export const BOOTSTRAP_NAMESPACES = ["default", "platform-system"] as const;
@@ -33,6 +34,8 @@ export class Registry {
   readonly #handlers = new Map<string, CreateHandler>();
   readonly #namespaces: ResourceStore | undefined;
   readonly #storage: Storage;
+  /** Empties namespaces being deleted, then finalizes them. */
+  readonly #finalizer: NamespaceFinalizer | undefined;
 
   constructor(private readonly options: RegistryOptions) {
     this.catalog = new ApiCatalog(options.definitions, options.names);
@@ -44,11 +47,28 @@ export class Registry {
       clock: options.clock,
       logger: options.logger,
       admit: options.pipeline.admit.bind(options.pipeline),
-      namespaceExists: (ns: string) => this.namespaceExists(ns),
+      namespace: (ns: string) => this.namespace(ns),
+      deletionMarked: (def: ResourceDefinition, name: string) => {
+        if (def === this.#namespaces?.def) this.#finalizer?.schedule(name);
+      },
     };
     for (const def of options.definitions) this.#stores.set(def, new ResourceStore(def, ctx));
     const nsDef = options.definitions.find((d) => d.group === "" && d.kind === "Namespace");
     this.#namespaces = nsDef ? this.#stores.get(nsDef) : undefined;
+    this.#finalizer = this.#namespaces && new NamespaceFinalizer({
+      namespaces: this.#namespaces,
+      // A view's objects are another kind's, deleted with that kind.
+      contents: [...this.#stores.values()].filter((s) => s.def.namespaced && !s.def.createOnly && !s.def.storedAs),
+      storage: this.#storage,
+      clock: options.clock,
+      logger: options.logger,
+      user: SERVER_USER,
+    });
+  }
+
+  /** Stops the background work (namespaces being emptied are resumed by the next start). */
+  close(): void {
+    this.#finalizer?.close();
   }
 
   /** The storage as the served resources see it (views included). */
@@ -80,18 +100,18 @@ export class Registry {
     return handler;
   }
 
-  private async namespaceExists(namespace: string): Promise<boolean> {
-    if (!this.#namespaces) return true;
+  private async namespace(namespace: string): Promise<ApiObject | undefined> {
+    // Without the Namespace kind served, every namespace exists and none is being deleted.
+    if (!this.#namespaces) return { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } };
     try {
-      await this.#namespaces.get(undefined, namespace);
-      return true;
+      return (await this.#namespaces.get(undefined, namespace)).object;
     } catch (err) {
-      if (isPlatformError(err, "NOT_FOUND")) return false;
+      if (isPlatformError(err, "NOT_FOUND")) return undefined;
       throw err;
     }
   }
 
-  /** Creates the bootstrap namespaces that do not exist yet; idempotent across restarts. */
+  /** Creates the bootstrap namespaces that do not exist yet (idempotent across restarts), and resumes namespace deletions. */
   async bootstrap(): Promise<void> {
     if (!this.#namespaces) return;
     for (const name of BOOTSTRAP_NAMESPACES) {
@@ -103,5 +123,6 @@ export class Registry {
         if (!isPlatformError(err, "ALREADY_EXISTS")) throw err;
       }
     }
+    await this.#finalizer?.resume();
   }
 }

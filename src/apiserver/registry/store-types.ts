@@ -6,6 +6,7 @@ import type { Storage } from "../storage/types.js";
 import type { Clock } from "../../time/clock.js";
 import type { Pipeline } from "../pipeline.js";
 import type { Deadline } from "../webhook/deadline.js";
+import type { ResourceDefinition } from "./strategy.js";
 
 /** What every resource store shares. */
 export interface RegistryContext {
@@ -14,8 +15,10 @@ export interface RegistryContext {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly admit: Pipeline["admit"];
-  /** Whether a Namespace object exists; namespaced creates need one. */
-  namespaceExists(namespace: string): Promise<boolean>;
+  /** The Namespace object a namespaced create goes into (undefined: there is none, and the create is refused). */
+  namespace(namespace: string): Promise<ApiObject | undefined>;
+  /** Told when a delete has only marked an object of a kind deleted in two steps (a Namespace, now Terminating). */
+  deletionMarked?(def: ResourceDefinition, name: string): void;
 }
 
 /** Per-request write settings (query parameters and the requester). */

@@ -43,6 +43,16 @@ export interface ResourceStrategy {
   specChanged?(next: ApiObject, previous: ApiObject): boolean;
   /** Subresources stored with the object, by name. */
   readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
+  /**
+   * A deletion in two steps (Namespace, as upstream): the first delete only marks the object (a deletionTimestamp,
+   * and what `mark` sets); while `pending` holds, a delete answers the object as it is and no update removes it; the
+   * update that ends `pending` (and leaves no metadata.finalizers) removes it.
+   */
+  readonly deletion?: {
+    /** Sets what the first delete changes besides the deletionTimestamp; throws to refuse the delete. */
+    mark(obj: ApiObject): void;
+    pending(obj: ApiObject): boolean;
+  };
 }
 
 /** Create-only resources (TokenReview, SelfSubjectReview, SubjectAccessReview) and action subresources (serviceaccounts/token). */

@@ -39,14 +39,18 @@ describe("Namespace", () => {
     expect(obj.status).toEqual({ phase: "Active" });
   });
 
-  it("moves to Terminating through /status and keeps the spec", () => {
+  it("moves to Terminating through /status only once deleted, and keeps the spec", () => {
     const previous = stored(def, object(def, { spec: { finalizers: ["kubernetes"] } }));
     const next = structuredClone(previous);
     next.status = { phase: "Terminating" };
     next.spec = {};
+    expect(summary(runUpdate(def, structuredClone(next), previous, ctx({ subresource: "status" })).errors)).toEqual(["status.phase FieldValueInvalid"]);
+    previous.metadata.deletionTimestamp = next.metadata.deletionTimestamp = "2030-01-02T03:00:00Z";
     const { obj, errors } = runUpdate(def, next, previous, ctx({ subresource: "status" }));
     expect(errors).toEqual([]);
     expect(obj).toMatchObject({ status: { phase: "Terminating" }, spec: { finalizers: ["kubernetes"] } });
+    next.status = { phase: "Active" };
+    expect(summary(runUpdate(def, next, previous, ctx({ subresource: "status" })).errors)).toEqual(["status.phase FieldValueInvalid"]);
   });
 
   it.each([

@@ -32,6 +32,7 @@ export interface StrategyParts {
   /** Defaults to: anything but metadata and status changed. */
   specChanged?(next: ApiObject, previous: ApiObject): boolean;
   readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
+  readonly deletion?: ResourceStrategy["deletion"];
 }
 
 export function buildStrategy(parts: StrategyParts): ResourceStrategy {
@@ -56,6 +57,7 @@ export function buildStrategy(parts: StrategyParts): ResourceStrategy {
     },
     specChanged: parts.specChanged ?? contentChanged,
     ...(parts.subresources ? { subresources: parts.subresources } : {}),
+    ...(parts.deletion ? { deletion: parts.deletion } : {}),
   };
 }
 

@@ -1,0 +1,143 @@
+// Empties a namespace being deleted, then takes its `kubernetes` finalizer off so the namespace goes (upstream's
+// namespace controller, run inside the server: a server alone — `apiserver`, one embedded in a test — ends deletions too).
+import type { UserInfo } from "../../api/meta.js";
+import type { Namespace } from "../../api/types/core.js";
+import { isPlatformError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import type { Storage } from "../storage/types.js";
+import type { CancelTimer, Clock } from "../../time/clock.js";
+import type { ResourceStore } from "./generic.js";
+import { NAMESPACE_FINALIZER } from "./resources/namespace.js";
+import { StoredObject } from "./stored.js";
+
+/** First wait before a namespace whose content could not all be deleted is tried again; doubled up to MAX_RETRY_MS. */
+const FIRST_RETRY_MS = 1_000;
+const MAX_RETRY_MS = 60_000;
+const PAGE = 500;
+
+export interface NamespaceFinalizerOptions {
+  readonly namespaces: ResourceStore;
+  /** The stores of every namespaced kind kept under keys of its own (not a view of another kind's). */
+  readonly contents: readonly ResourceStore[];
+  readonly storage: Storage;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Who the deletes are made as (they pass admission like any other). */
+  readonly user: UserInfo;
+}
+
+export class NamespaceFinalizer {
+  readonly #o: NamespaceFinalizerOptions;
+  readonly #timers = new Map<string, CancelTimer>();
+  readonly #waits = new Map<string, number>();
+  /** Namespaces being emptied now; one asked for meanwhile runs again after. */
+  readonly #running = new Map<string, boolean>();
+  #closed = false;
+
+  constructor(options: NamespaceFinalizerOptions) {
+    this.#o = options;
+  }
+
+  /** Empties `name` soon (or after `delayMs`); a namespace already waiting keeps its turn. */
+  schedule(name: string, delayMs = 0): void {
+    if (this.#closed) return;
+    if (this.#running.has(name)) return void this.#running.set(name, true);
+    if (this.#timers.has(name)) {
+      if (delayMs > 0) return;
+      this.#timers.get(name)!();
+    }
+    this.#timers.set(name, this.#o.clock.setTimer(delayMs, () => void this.#run(name)));
+  }
+
+  /** Schedules every namespace already being deleted (a server that stopped half-way resumes the work). */
+  async resume(): Promise<void> {
+    let startAfter: string | undefined;
+    for (let more = true; more; ) {
+      const page = await this.#o.storage.list(this.#o.namespaces.prefix(), { limit: PAGE, ...(startAfter !== undefined && { startAfter }) });
+      for (const kv of page.items) if (StoredObject.of(kv).object.metadata.deletionTimestamp !== undefined) this.schedule(kv.key.slice(this.#o.namespaces.prefix().length));
+      [more, startAfter] = [page.more, page.items.at(-1)?.key];
+    }
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const cancel of this.#timers.values()) cancel();
+    this.#timers.clear();
+  }
+
+  async #run(name: string): Promise<void> {
+    this.#timers.delete(name);
+    this.#running.set(name, false);
+    let retry = false;
+    try {
+      // The second pass deletes what a create admitted just before the namespace was marked stored after the first listed.
+      const remaining = (await this.#deleteContent(name)) || (await this.#deleteContent(name));
+      if (remaining === 0) await this.#finalize(name);
+      else {
+        retry = true;
+        this.#o.logger.info({ namespace: name, remaining }, "namespace deletion waits for content that is still there (finalizers, refused deletes)");
+      }
+    } catch (err) {
+      if (!isPlatformError(err, "NOT_FOUND")) {
+        retry = true;
+        this.#o.logger.warn({ err, namespace: name }, "namespace deletion failed; it is tried again");
+      }
+    } finally {
+      const again = this.#running.get(name) === true;
+      this.#running.delete(name);
+      if (retry) {
+        const wait = Math.min(MAX_RETRY_MS, (this.#waits.get(name) ?? FIRST_RETRY_MS / 2) * 2);
+        this.#waits.set(name, wait);
+        this.schedule(name, again ? 0 : wait);
+      } else {
+        this.#waits.delete(name);
+        if (again) this.schedule(name);
+      }
+    }
+  }
+
+  /** Deletes every object in the namespace; answers how many are left (held by finalizers, or refused). */
+  async #deleteContent(namespace: string): Promise<number> {
+    let remaining = 0;
+    for (const store of this.#o.contents) {
+      const prefix = store.prefix(namespace);
+      let startAfter: string | undefined;
+      for (let more = true; more; ) {
+        const page = await this.#o.storage.list(prefix, { limit: PAGE, ...(startAfter !== undefined && { startAfter }) });
+        for (const kv of page.items) {
+          try {
+            if (!(await store.delete(namespace, kv.key.slice(prefix.length), { user: this.#o.user })).deleted) remaining++;
+          } catch (err) {
+            if (isPlatformError(err, "NOT_FOUND")) continue;
+            remaining++;
+            this.#o.logger.warn({ err, namespace, key: kv.key }, "an object of a namespace being deleted could not be deleted");
+          }
+        }
+        [more, startAfter] = [page.more, page.items.at(-1)?.key];
+      }
+    }
+    return remaining;
+  }
+
+  /**
+   * Takes the namespace's finalizer off through /finalize, which removes the namespace when nothing else holds it; one
+   * without that finalizer (stored before it was added) is deleted again, which removes it the same way.
+   */
+  async #finalize(name: string): Promise<void> {
+    const current = (await this.#o.namespaces.get(undefined, name)).object as Namespace;
+    if (!(current.spec?.finalizers ?? []).includes(NAMESPACE_FINALIZER)) {
+      await this.#o.namespaces.delete(undefined, name, { user: this.#o.user });
+      return;
+    }
+    await this.#o.namespaces.patch(
+      undefined,
+      name,
+      (current) => {
+        const spec = (current as Namespace).spec ?? {};
+        return { ...current, spec: { ...spec, finalizers: (spec.finalizers ?? []).filter((f) => f !== NAMESPACE_FINALIZER) } };
+      },
+      { user: this.#o.user, subresource: "finalize", fieldManager: "namespace-controller" },
+    );
+    this.#o.logger.info({ namespace: name }, "namespace emptied and finalized");
+  }
+}
