@@ -124,6 +124,22 @@ describe("namespace deletion", () => {
     expect((await failure(after.store("Namespace").get(undefined, "old"))).code).toBe("NOT_FOUND");
     after.registry.close();
   });
+
+  it("takes up, within a minute, a namespace another server marked and did not finish", async () => {
+    const clock = new FakeClock();
+    const storage = new MemoryStorage({ clock });
+    const [one, two] = [await registryFixture({ clock, storage }), await registryFixture({ clock, storage })];
+    await one.store("Namespace").create(undefined, namespaceObject({ name: "shared" }), {});
+    await one.store("ServiceAccount").create("shared", serviceAccount({ name: "a", namespace: "shared" }), {});
+    one.registry.close();
+    await one.store("Namespace").delete(undefined, "shared", {});
+    await clock.advance(1_000);
+    expect((await two.store("Namespace").get(undefined, "shared")).object.status).toEqual({ phase: "Terminating" });
+    await clock.advance(60_000);
+    expect((await failure(two.store("Namespace").get(undefined, "shared"))).code).toBe("NOT_FOUND");
+    expect((await failure(two.store("ServiceAccount").get("shared", "a"))).code).toBe("NOT_FOUND");
+    two.registry.close();
+  });
 });
 
 describe("namespace deletion over HTTP", () => {

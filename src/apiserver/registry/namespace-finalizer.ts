@@ -14,6 +14,8 @@ import { StoredObject } from "./stored.js";
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 60_000;
 const PAGE = 500;
+/** How often every namespace being deleted is looked for: one another server (a replica) marked and left is taken up. */
+const SWEEP_MS = 60_000;
 
 export interface NamespaceFinalizerOptions {
   readonly namespaces: ResourceStore;
@@ -33,6 +35,7 @@ export class NamespaceFinalizer {
   /** Namespaces being emptied now; one asked for meanwhile runs again after. */
   readonly #running = new Map<string, boolean>();
   #closed = false;
+  #sweep: CancelTimer | undefined;
 
   constructor(options: NamespaceFinalizerOptions) {
     this.#o = options;
@@ -49,8 +52,16 @@ export class NamespaceFinalizer {
     this.#timers.set(name, this.#o.clock.setTimer(delayMs, () => void this.#run(name)));
   }
 
-  /** Schedules every namespace already being deleted (a server that stopped half-way resumes the work). */
+  /**
+   * Schedules every namespace already being deleted (a server that stopped half-way resumes the work), now and then
+   * every SWEEP_MS, so that a namespace another server marked and did not finish is taken up here.
+   */
   async resume(): Promise<void> {
+    this.#sweep?.();
+    if (this.#closed) return;
+    this.#sweep = this.#o.clock.setTimer(SWEEP_MS, () => {
+      this.resume().catch((err: unknown) => this.#o.logger.warn({ err }, "looking for namespaces being deleted failed; the next sweep tries again"));
+    });
     let startAfter: string | undefined;
     for (let more = true; more; ) {
       const page = await this.#o.storage.list(this.#o.namespaces.prefix(), { limit: PAGE, ...(startAfter !== undefined && { startAfter }) });
@@ -61,6 +72,7 @@ export class NamespaceFinalizer {
 
   close(): void {
     this.#closed = true;
+    this.#sweep?.();
     for (const cancel of this.#timers.values()) cancel();
     this.#timers.clear();
   }
