@@ -234,9 +234,9 @@ export class ResourceStore {
 
   /** A namespaced create needs its namespace, and one being deleted takes no new content (upstream's NamespaceLifecycle). */
   private async checkNamespace(namespace: string, name: string): Promise<void> {
-    const ns = await this.ctx.namespace(namespace);
-    if (!ns) throw new PlatformError("NOT_FOUND", `namespaces "${namespace}" not found`, { details: { name: namespace, kind: "namespaces" } });
-    if (ns.metadata.deletionTimestamp === undefined) return;
+    const state = await this.ctx.namespace(namespace);
+    if (!state) throw new PlatformError("NOT_FOUND", `namespaces "${namespace}" not found`, { details: { name: namespace, kind: "namespaces" } });
+    if (state === "active") return;
     throw forbidden(this.def, name, `unable to create new content in namespace ${namespace} because it is being terminated`, [
       { reason: "NamespaceTerminating", message: `namespace ${namespace} is being terminated`, field: "metadata.namespace" },
     ]);

@@ -15,8 +15,8 @@ export interface RegistryContext {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly admit: Pipeline["admit"];
-  /** The Namespace object a namespaced create goes into (undefined: there is none, and the create is refused). */
-  namespace(namespace: string): Promise<ApiObject | undefined>;
+  /** The state of the namespace a namespaced create goes into (undefined: there is none, and the create is refused). */
+  namespace(namespace: string): Promise<"active" | "terminating" | undefined>;
   /** Told when a delete has only marked an object of a kind deleted in two steps (a Namespace, now Terminating). */
   deletionMarked?(def: ResourceDefinition, name: string): void;
 }
