@@ -169,6 +169,15 @@ describe("namespace deletion over HTTP", () => {
       expect(held.body.spec).toEqual({ finalizers: ["example.com/x"] });
       expect((await call("PUT", "/api/v1/namespaces/web/finalize", { ...held.body, spec: { finalizers: [] } })).status).toBe(200);
       expect((await call("GET", "/api/v1/namespaces/web")).status).toBe(404);
+      // As upstream, namespaces have no deletecollection: one call does not empty every namespace.
+      expect(await call("DELETE", "/api/v1/namespaces")).toMatchObject({ status: 405, body: { kind: "Status", reason: "MethodNotAllowed" } });
+      const discovery = await call("GET", "/api/v1");
+      const namespaces = discovery.body.resources.filter((r: { name: string }) => r.name.startsWith("namespaces"));
+      expect(namespaces.map((r: { name: string; verbs: string[] }) => [r.name, [...r.verbs].sort()]).sort()).toEqual([
+        ["namespaces", ["create", "delete", "get", "list", "patch", "update", "watch"]],
+        ["namespaces/finalize", ["update"]],
+        ["namespaces/status", ["get", "patch", "update"]],
+      ]);
     } finally {
       await server.stop();
     }

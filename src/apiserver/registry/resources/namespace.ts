@@ -6,7 +6,7 @@ import type { FieldError, ResourceDefinition, SubresourceStrategy } from "../str
 import { forbidden } from "../errors.js";
 import { dropNulls, ownFields, typeErrors } from "../type-check.js";
 import { index, invalid, notSupported, validateQualifiedName } from "../validation.js";
-import { buildStrategy, defineResource, keepAllBut, specChanged, statusSubresource } from "./strategy-kit.js";
+import { buildStrategy, defineResource, keepAllBut, specChanged, STANDARD_VERBS, statusSubresource } from "./strategy-kit.js";
 import { ageColumn, column, nameColumn, since } from "./printing.js";
 
 export const NAMESPACE_PHASES = ["Active", "Terminating"];
@@ -93,6 +93,8 @@ const namespaceDef: ResourceDefinition = defineResource({
   plural: "namespaces",
   shortNames: ["ns"],
   namespaced: false,
+  // As upstream: no deletecollection, each namespace's deletion is a deletion of everything in it.
+  verbs: STANDARD_VERBS.filter((v) => v !== "deletecollection"),
   nameRule: "dns-label",
   columns: [nameColumn, column("Status", "The phase of the namespace."), ageColumn],
   row: (obj, now) => [obj.metadata.name, (obj as Namespace).status?.phase ?? "", since(obj.metadata.creationTimestamp, now)],
