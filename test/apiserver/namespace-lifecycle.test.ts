@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import type { ApiObject } from "../../src/api/meta.js";
 import { MemoryStorage } from "../../src/apiserver/storage/memory.js";
+import { Leftovers, mergeConditions } from "../../src/apiserver/registry/namespace-conditions.js";
 import { failure, FakeClock, registryFixture, serverFixture } from "./fixtures.js";
 import { namespaceObject, serviceAccount } from "../fixtures/objects.js";
 
@@ -63,7 +64,17 @@ describe("namespace deletion", () => {
     const held = (await store("ServiceAccount").get("team-a", "held")).object;
     expect(held.metadata.deletionTimestamp).toBeDefined();
     const terminating = (await store("Namespace").get(undefined, "team-a")).object;
-    expect(terminating.status).toEqual({ phase: "Terminating" });
+    // Its status says what holds it, in upstream's words (kubectl describe shows them).
+    const since = new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const conditions = [
+      { type: "NamespaceDeletionContentFailure", status: "False", reason: "ContentDeleted", message: "All content successfully deleted, may be waiting on finalization", lastTransitionTime: since },
+      { type: "NamespaceContentRemaining", status: "True", reason: "SomeResourcesRemain", message: "Some resources are remaining: serviceaccounts. has 1 resource instances", lastTransitionTime: since },
+      { type: "NamespaceFinalizersRemaining", status: "True", reason: "SomeFinalizersRemain", message: "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances", lastTransitionTime: since },
+    ];
+    expect(terminating.status).toEqual({ phase: "Terminating", conditions });
+    // Tried again later and still held: the same conditions, their transition times kept.
+    await clock.advance(1_000);
+    expect((await store("Namespace").get(undefined, "team-a")).object.status).toEqual({ phase: "Terminating", conditions });
     // Other writes to it keep it while its finalizer does.
     await store("Namespace").update(undefined, "team-a", { ...terminating, metadata: { ...terminating.metadata, labels: { late: "label" } } }, {});
     expect((await store("Namespace").get(undefined, "team-a")).object.metadata.labels).toEqual({ late: "label" });
@@ -181,5 +192,28 @@ describe("namespace deletion over HTTP", () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe("what a namespace being deleted reports", () => {
+  it("names refused deletes, remaining resources and finalizers in sorted order, and keeps transition times", () => {
+    const left = new Leftovers();
+    left.add("secrets.", ["b.io/x", "a.io/y"]);
+    left.add("leases.coordination.platform.io", [], 'leases.coordination.platform.io "l": refused by a webhook');
+    left.add("secrets.", ["a.io/y"]);
+    const conditions = left.conditions();
+    expect(conditions.map((c) => [c.type, c.status, c.reason, c.message])).toEqual([
+      ["NamespaceDeletionContentFailure", "True", "ContentDeletionFailed", 'Failed to delete all resource types, 1 remaining: leases.coordination.platform.io "l": refused by a webhook'],
+      ["NamespaceContentRemaining", "True", "SomeResourcesRemain", "Some resources are remaining: leases.coordination.platform.io has 1 resource instances, secrets. has 2 resource instances"],
+      ["NamespaceFinalizersRemaining", "True", "SomeFinalizersRemain", "Some content in the namespace has finalizers remaining: a.io/y in 2 resource instances, b.io/x in 1 resource instances"],
+    ]);
+    const first = mergeConditions([{ type: "Other", status: "True" }], conditions, "2030-01-01T00:00:00Z");
+    const later = mergeConditions(first, [{ ...conditions[0]!, status: "False" }, conditions[1]!], "2030-01-01T00:05:00Z");
+    expect(later.map((c) => [c.type, c.status, c.lastTransitionTime])).toEqual([
+      ["Other", "True", undefined],
+      ["NamespaceFinalizersRemaining", "True", "2030-01-01T00:00:00Z"],
+      ["NamespaceDeletionContentFailure", "False", "2030-01-01T00:05:00Z"],
+      ["NamespaceContentRemaining", "True", "2030-01-01T00:00:00Z"],
+    ]);
   });
 });

@@ -40,6 +40,17 @@ const containerStatus = s.object(
 
 const podStatus = s.object({ phase: s.string(), reason: s.string(), podIP: s.string(), containerStatuses: s.atomicList(containerStatus) }, { preserveUnknown: true });
 
+const namespaceCondition = s.object(
+  {
+    type: s.tag(1, s.string("NamespaceContentRemaining, NamespaceFinalizersRemaining or NamespaceDeletionContentFailure.")),
+    status: s.tag(2, s.string("True, False or Unknown.")),
+    lastTransitionTime: s.tag(4, s.time("Last change of status.")),
+    reason: s.tag(5, s.string("Short reason for the condition's last transition.")),
+    message: s.tag(6, s.string("Human-readable detail of the last transition.")),
+  },
+  { required: ["type", "status"] },
+);
+
 export const CORE_KINDS: readonly KindSchemaDefinition[] = [
   kind("core", "ServiceAccount", {
     secrets: s.tag(2, s.mapList(objectReference, ["name"], { description: "Secrets in the same namespace that Pods using this account may use; deprecated." })),
@@ -54,7 +65,16 @@ export const CORE_KINDS: readonly KindSchemaDefinition[] = [
         { description: "The namespace's finalizers." },
       ),
     ),
-    status: s.tag(3, s.object({ phase: s.tag(1, s.string("Active or Terminating.")) }, { description: "The namespace's phase." })),
+    status: s.tag(
+      3,
+      s.object(
+        {
+          phase: s.tag(1, s.string("Active or Terminating.")),
+          conditions: s.tag(2, s.mapList(namespaceCondition, ["type"], { description: "Why a namespace being deleted is not gone yet, one per type." })),
+        },
+        { description: "The namespace's phase, and the state of its deletion." },
+      ),
+    ),
   }, { description: "A scope for the names of namespaced objects." }),
   kind("core", "Secret", {
     data: s.tag(2, s.map(s.bytes(), "Secret data, each value base64-encoded.")),

@@ -22,9 +22,18 @@ export interface ObjectReference {
 
 export type NamespacePhase = "Active" | "Terminating";
 
+/** Why a namespace being deleted is not gone yet (upstream's condition types and texts). */
+export interface NamespaceCondition {
+  type: string;
+  status: "True" | "False" | "Unknown";
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+}
+
 export interface Namespace extends ApiObject {
   spec?: { finalizers?: string[] };
-  status?: { phase?: NamespacePhase };
+  status?: { phase?: NamespacePhase; conditions?: NamespaceCondition[] };
 }
 
 export interface Secret extends ApiObject {

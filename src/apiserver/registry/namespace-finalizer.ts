@@ -9,6 +9,8 @@ import type { CancelTimer, Clock } from "../../time/clock.js";
 import type { ResourceStore } from "./generic.js";
 import { NAMESPACE_FINALIZER } from "./resources/namespace.js";
 import { StoredObject } from "./stored.js";
+import { rfc3339 } from "./metadata.js";
+import { Leftovers, mergeConditions } from "./namespace-conditions.js";
 
 /** First wait before a namespace whose content could not all be deleted is tried again; doubled up to MAX_RETRY_MS. */
 const FIRST_RETRY_MS = 1_000;
@@ -82,12 +84,14 @@ export class NamespaceFinalizer {
     this.#running.set(name, false);
     let retry = false;
     try {
+      let left = await this.#deleteContent(name);
       // The second pass deletes what a create admitted just before the namespace was marked stored after the first listed.
-      const remaining = (await this.#deleteContent(name)) || (await this.#deleteContent(name));
-      if (remaining === 0) await this.#finalize(name);
+      if (left.remaining === 0) left = await this.#deleteContent(name);
+      if (left.remaining === 0) await this.#finalize(name);
       else {
         retry = true;
-        this.#o.logger.info({ namespace: name, remaining }, "namespace deletion waits for content that is still there (finalizers, refused deletes)");
+        this.#o.logger.info({ namespace: name, remaining: left.remaining }, "namespace deletion waits for content that is still there (finalizers, refused deletes)");
+        await this.#report(name, left);
       }
     } catch (err) {
       if (!isPlatformError(err, "NOT_FOUND")) {
@@ -108,27 +112,44 @@ export class NamespaceFinalizer {
     }
   }
 
-  /** Deletes every object in the namespace; answers how many are left (held by finalizers, or refused). */
-  async #deleteContent(namespace: string): Promise<number> {
-    let remaining = 0;
+  /** Deletes every object in the namespace; answers what is left (held by finalizers, or refused). */
+  async #deleteContent(namespace: string): Promise<Leftovers> {
+    const left = new Leftovers();
     for (const store of this.#o.contents) {
       const prefix = store.prefix(namespace);
+      const resource = `${store.def.plural}.${store.def.group}`;
       let startAfter: string | undefined;
       for (let more = true; more; ) {
         const page = await this.#o.storage.list(prefix, { limit: PAGE, ...(startAfter !== undefined && { startAfter }) });
         for (const kv of page.items) {
+          const name = kv.key.slice(prefix.length);
           try {
-            if (!(await store.delete(namespace, kv.key.slice(prefix.length), { user: this.#o.user })).deleted) remaining++;
+            const r = await store.delete(namespace, name, { user: this.#o.user });
+            if (!r.deleted) left.add(resource, r.object.metadata.finalizers ?? []);
           } catch (err) {
             if (isPlatformError(err, "NOT_FOUND")) continue;
-            remaining++;
+            left.add(resource, [], `${resource} "${name}": ${(err as Error).message}`);
             this.#o.logger.warn({ err, namespace, key: kv.key }, "an object of a namespace being deleted could not be deleted");
           }
         }
         [more, startAfter] = [page.more, page.items.at(-1)?.key];
       }
     }
-    return remaining;
+    return left;
+  }
+
+  /** Says in the namespace's status conditions what holds it (written only when they change). */
+  async #report(name: string, left: Leftovers): Promise<void> {
+    const now = rfc3339(new Date(this.#o.clock.now()));
+    await this.#o.namespaces.patch(
+      undefined,
+      name,
+      (current) => {
+        const status = (current as Namespace).status ?? {};
+        return { ...current, status: { ...status, conditions: mergeConditions(status.conditions ?? [], left.conditions(), now) } };
+      },
+      { user: this.#o.user, subresource: "status", fieldManager: "namespace-controller" },
+    );
   }
 
   /**
