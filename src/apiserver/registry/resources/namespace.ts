@@ -15,7 +15,7 @@ export const NAMESPACE_PHASES = ["Active", "Terminating"];
 export const NAMESPACE_FINALIZER = "kubernetes";
 
 /** Namespaces that may not be deleted (upstream's immortal namespaces; `platform-system` plays kube-system's part). */
-export const IMMORTAL_NAMESPACES: readonly string[] = ["default", "platform-system", "kube-system", "kube-public"];
+const IMMORTAL_NAMESPACES: readonly string[] = ["default", "platform-system", "kube-system", "kube-public"];
 
 const schema = kindSchema(NAMESPACE_KIND);
 const own = ownFields(schema);
@@ -103,9 +103,4 @@ const namespaceDef: ResourceDefinition = defineResource({
 
 export function namespaceDefinition(): ResourceDefinition {
   return namespaceDef;
-}
-
-/** Whether a namespace is being deleted (its content may not grow). */
-export function isTerminating(ns: ApiObject): boolean {
-  return ns.metadata.deletionTimestamp !== undefined || (ns as Namespace).status?.phase === "Terminating";
 }
