@@ -2,11 +2,10 @@
 import type { ApiObject } from "../../../api/meta.js";
 import { kindSchema } from "../../../api/schema.js";
 import { CORE_VERSION, NAMESPACE_KIND, type Namespace } from "../../../api/types/core.js";
-import type { FieldError, ResourceDefinition, SubresourceStrategy } from "../strategy.js";
+import type { FieldError, ResourceDefinition } from "../strategy.js";
 import { forbidden } from "../errors.js";
-import { dropNulls, ownFields, typeErrors } from "../type-check.js";
 import { index, invalid, notSupported, validateQualifiedName } from "../validation.js";
-import { buildStrategy, defineResource, keepAllBut, specChanged, STANDARD_VERBS, statusSubresource } from "./strategy-kit.js";
+import { buildStrategy, defineResource, fieldSubresource, specChanged, STANDARD_VERBS, statusSubresource } from "./strategy-kit.js";
 import { ageColumn, column, nameColumn, since } from "./printing.js";
 
 export const NAMESPACE_PHASES = ["Active", "Terminating"];
@@ -18,7 +17,6 @@ export const NAMESPACE_FINALIZER = "kubernetes";
 const IMMORTAL_NAMESPACES: readonly string[] = ["default", "platform-system", "kube-system", "kube-public"];
 
 const schema = kindSchema(NAMESPACE_KIND);
-const own = ownFields(schema);
 
 function validatePhase(obj: ApiObject): FieldError[] {
   const phase = (obj as Namespace).status?.phase;
@@ -41,19 +39,14 @@ function validateFinalizers(obj: ApiObject): FieldError[] {
 const finalizersOf = (obj: ApiObject): string[] => (obj as Namespace).spec?.finalizers ?? [];
 
 /** `namespaces/finalize`: PUT changes spec.finalizers and nothing else (upstream's finalize subresource). */
-const finalize: SubresourceStrategy = {
-  verbs: ["update"],
-  prepareForUpdate(next, previous) {
-    keepAllBut(next, previous, ["spec"]);
+const finalize = fieldSubresource("spec", ["update"], {
+  schema,
+  prepareForUpdate(next) {
     const finalizers = finalizersOf(next);
     (next as Namespace).spec = finalizers.length > 0 ? { finalizers } : {};
-    dropNulls(next, own);
   },
-  validateUpdate(next) {
-    const errors = typeErrors(next, own);
-    return errors.length > 0 ? errors : validateFinalizers(next);
-  },
-};
+  validateUpdate: validateFinalizers,
+});
 
 const strategy = buildStrategy({
   schema,

@@ -64,18 +64,23 @@ export function buildStrategy(parts: StrategyParts): ResourceStrategy {
 export interface StatusParts {
   /** The kind's root field schema, as for buildStrategy. */
   readonly schema: ObjectNode;
-  /** Runs after everything but `status` (and metadata) was taken from the stored object. */
+  /** Runs after everything but the subresource's field (and metadata) was taken from the stored object. */
   prepareForUpdate?(next: ApiObject, previous: ApiObject, ctx: StrategyContext): void;
   validateUpdate?(next: ApiObject, previous: ApiObject, ctx: StrategyContext): FieldError[];
 }
 
 /** A `/status` subresource: writes change `status` only; the main resource's fields come from the stored object. */
 export function statusSubresource(parts: StatusParts): SubresourceStrategy {
+  return fieldSubresource("status", SUBRESOURCE_VERBS, parts);
+}
+
+/** A subresource whose writes change the top-level `field` only (`/status`, a Namespace's `/finalize` on `spec`). */
+export function fieldSubresource(field: string, verbs: readonly Verb[], parts: StatusParts): SubresourceStrategy {
   const own = ownFields(parts.schema);
   return {
-    verbs: SUBRESOURCE_VERBS,
+    verbs,
     prepareForUpdate(next, previous, ctx) {
-      keepAllBut(next, previous, ["status"]);
+      keepAllBut(next, previous, [field]);
       dropNulls(next, own);
       parts.prepareForUpdate?.(next, previous, ctx);
     },
