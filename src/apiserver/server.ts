@@ -10,7 +10,7 @@ import type { Pipeline } from "./pipeline.js";
 import { createSelfSubjectAccessReviewHandler, pipelineAuthorizer } from "./auth/subject-access-review.js";
 import { createSelfSubjectRulesReviewHandler, pipelineRuleResolver } from "./auth/rules-review.js";
 import { allResources } from "./registry/resources/index.js";
-import { Registry } from "./registry/registry.js";
+import { DEFAULT_EVENT_TTL_SECONDS, Registry } from "./registry/registry.js";
 import type { CreateHandler, ResourceDefinition } from "./registry/strategy.js";
 import { buildHttpApp, type TlsServing } from "./http/app.js";
 import { WatchCaches, type WatchCacheSettings } from "./registry/watch-caches.js";
@@ -52,6 +52,8 @@ export interface ApiServerOptions {
   readonly requestTimeoutMs?: number;
   /** --min-request-timeout: a watch without timeoutSeconds lasts [this, 2 × this) seconds; 0 no limit; default 1800. */
   readonly minRequestTimeoutSeconds?: number;
+  /** --event-ttl: an Event is deleted this many seconds after its last write; 0 keeps Events; default 3600 (an hour). */
+  readonly eventTtlSeconds?: number;
   readonly watchCache?: WatchCacheSettings;
   /** The CA and serving certificates to report in /metrics (expiry gauges), read at each scrape. */
   readonly certificates?: () => readonly HeldCertificate[];
@@ -91,6 +93,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   if (!(requestTimeoutMs > 0 && requestTimeoutMs <= MAX_REQUEST_TIMEOUT_MS)) throw invalidOption("requestTimeoutMs", `> 0 and ≤ ${MAX_REQUEST_TIMEOUT_MS} (a day)`, requestTimeoutMs);
   const minRequestTimeoutSeconds = options.minRequestTimeoutSeconds ?? DEFAULT_MIN_REQUEST_TIMEOUT_SECONDS;
   if (!Number.isInteger(minRequestTimeoutSeconds) || minRequestTimeoutSeconds < 0) throw invalidOption("minRequestTimeoutSeconds", "a whole number ≥ 0", minRequestTimeoutSeconds);
+  const eventTtlSeconds = options.eventTtlSeconds ?? DEFAULT_EVENT_TTL_SECONDS;
+  if (!Number.isSafeInteger(eventTtlSeconds) || eventTtlSeconds < 0) throw invalidOption("eventTtlSeconds", "a whole number ≥ 0", eventTtlSeconds);
   let names: GroupNames;
   try {
     names = groupNames(options.groupSuffix ?? DEFAULT_GROUP_SUFFIX);
@@ -103,7 +107,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const tracer = options.tracer?.enabled ? options.tracer : undefined;
   const pipeline = tracer ? tracePipeline(options.pipeline, tracer) : options.pipeline;
   const storage = tracer ? traceStorage(options.storage, tracer) : options.storage;
-  const registry = new Registry({ storage, names, clock, logger, pipeline, definitions });
+  const registry = new Registry({ storage, names, clock, logger, pipeline, definitions, eventTtlSeconds });
   // "May I?" is answered by whatever authorizes this server's requests; a secure server replaces it with RBAC's answer.
   registry.registerCreateHandler(names.authorization, "selfsubjectaccessreviews", createSelfSubjectAccessReviewHandler(pipelineAuthorizer(pipeline)));
   registry.registerCreateHandler(names.authorization, "selfsubjectrulesreviews", createSelfSubjectRulesReviewHandler(pipelineRuleResolver(pipeline)));

@@ -50,6 +50,23 @@ export async function serverFixture(opts: Partial<ApiServerOptions> & { clock?: 
   return Object.assign(server, { storage });
 }
 
+/** An events/v1 Event (platform.io) about a CSR, as the controllers record one. */
+export function newEvent(name: string, regardingName: string) {
+  return {
+    apiVersion: "events.platform.io/v1",
+    kind: "Event",
+    metadata: { name },
+    eventTime: "2030-01-02T03:04:05.000000Z",
+    action: "Sign",
+    reason: "CertificateIssued",
+    note: "issued",
+    type: "Normal",
+    regarding: { apiVersion: "certificates.platform.io/v1", kind: "CertificateSigningRequest", name: regardingName, uid: `uid-${regardingName}` },
+    reportingController: "platform-ca-controller-manager",
+    reportingInstance: "host-1",
+  };
+}
+
 /** The Accept list kubectl sends for `get`: Table first, plain JSON as the fallback. */
 export const TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
 export const SA_PATH = "/api/v1/namespaces/default/serviceaccounts";

@@ -1,27 +1,11 @@
 // Core v1 Events over HTTP: the same stored objects as the events group's, converted both ways, with core selectors.
 import { describe, expect, it } from "vitest";
 import { call, openWatch } from "./http-client.js";
-import { sharedServer, TABLE_ACCEPT } from "./fixtures.js";
+import { newEvent, sharedServer, TABLE_ACCEPT } from "./fixtures.js";
 
 const s = sharedServer();
 const EVENTS = "/apis/events.platform.io/v1/namespaces/default/events";
 const CORE = "/api/v1/namespaces/default/events";
-
-function newEvent(name: string, regardingName: string) {
-  return {
-    apiVersion: "events.platform.io/v1",
-    kind: "Event",
-    metadata: { name },
-    eventTime: "2030-01-02T03:04:05.000000Z",
-    action: "Sign",
-    reason: "CertificateIssued",
-    note: "issued",
-    type: "Normal",
-    regarding: { apiVersion: "certificates.platform.io/v1", kind: "CertificateSigningRequest", name: regardingName, uid: `uid-${regardingName}` },
-    reportingController: "platform-ca-controller-manager",
-    reportingInstance: "host-1",
-  };
-}
 
 describe("core v1 Events", () => {
   it("are listed in core v1 discovery with every verb", async () => {

@@ -37,6 +37,7 @@ describe("platform-ca apiserver and up: flags", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/--request-timeout <duration> .*\(default: "1m0s"\)/);
     expect(r.stdout).toMatch(/--min-request-timeout <seconds> .*\(default: "1800"\)/);
+    expect(r.stdout).toMatch(/--event-ttl <duration> .*\(default: "1h0m0s"\)/);
     for (const flag of ["--data-dir <dir>", "--listen <host:port>", "--group-suffix <suffix>", "--token-file <file>", "--client-ca-file <file>", "--anonymous-auth", "--authentication-config <file>"]) expect(r.stdout).toContain(flag);
     expect(r.stdout).toContain('(default: ".platform")');
   });
@@ -60,6 +61,9 @@ describe("platform-ca apiserver and up: flags", () => {
     ["a --request-timeout that is not a duration", "apiserver", () => ["--request-timeout", "soon"], /^error: expected `--request-timeout` to be a positive duration such as "1m0s", "30s" or "500ms", got "soon"\n$/],
     ["a negative --request-timeout", "up", () => ["--request-timeout", "-1s"], /^error: expected `--request-timeout` to be a positive duration .*, got "-1s"\n$/],
     ["a --request-timeout above a day", "up", () => ["--request-timeout", "48h"], /^error: expected `--request-timeout` to be at most 24h, got "48h"\n$/],
+    ["an --event-ttl that is not a duration", "apiserver", () => ["--event-ttl", "1 hour"], /^error: expected `--event-ttl` to be a positive duration such as "1m0s", "30s" or "500ms", got "1 hour"\n$/],
+    ["an --event-ttl under a second", "up", () => ["--event-ttl", "500ms"], /^error: expected `--event-ttl` to be between 1s and 8760h, got "500ms"\n$/],
+    ["an --event-ttl over a year", "apiserver", () => ["--event-ttl", "9000h"], /^error: expected `--event-ttl` to be between 1s and 8760h, got "9000h"\n$/],
     ["a --min-request-timeout that is not whole seconds", "apiserver", () => ["--min-request-timeout", "30m"], /^error: expected `--min-request-timeout` to be whole seconds \(0 or more\), got "30m"\n$/],
     ["a missing authentication configuration", "up", (dir: string) => ["--authentication-config", join(dir, "missing.yaml")], /^error: cannot read authentication configuration .*missing\.yaml: ENOENT/],
     [

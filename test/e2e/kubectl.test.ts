@@ -16,11 +16,25 @@ describe("kubectl against the embedded API server (platform.io)", () => {
 
   beforeAll(async () => {
     ensureBuilt();
-    server = await startApiserver();
+    // Events expire after four seconds here (an hour by default), so that one test can watch one go.
+    server = await startApiserver({ extraArgs: ["--event-ttl", "4s"] });
     kubectl = kubectlFor(server.address);
   }, 240_000);
   afterAll(async () => {
     expect(await server?.stop()).toBe(0);
+  });
+
+  it("lists an Event until --event-ttl has passed since it was written, then no longer", async () => {
+    const event = "apiVersion: v1\nkind: Event\nmetadata:\n  name: short-lived\ninvolvedObject:\n  kind: ServiceAccount\n  name: ttl-test\n  namespace: default\nreason: Tested\nmessage: kept for four seconds\ntype: Normal\n";
+    const written = Date.now();
+    expect(kubectl(["create", "-f", "-"], event)).toContain("event/short-lived created");
+    expect(kubectl(["get", "events"])).toMatch(/Normal\s+Tested\s+serviceaccount\/ttl-test\s+kept for four seconds/);
+    while (kubectl(["get", "events", "--field-selector", "involvedObject.name=ttl-test", "-o", "name"]).includes("short-lived")) {
+      expect(Date.now() - written, "the Event outlived --event-ttl").toBeLessThan(20_000);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(Date.now() - written).toBeGreaterThanOrEqual(4000);
+    expect(kubectlFails(kubectl, ["get", "event", "short-lived"])).toContain('events "short-lived" not found');
   });
 
   it("discovers every resource with short names", () => {

@@ -48,6 +48,8 @@ export interface SecureServerOptions {
   /** --request-timeout and --min-request-timeout (the server's defaults without them). */
   readonly requestTimeoutMs?: number;
   readonly minRequestTimeoutSeconds?: number;
+  /** --event-ttl in seconds (the server's default, an hour, without it). */
+  readonly eventTtlSeconds?: number;
   /** Admission plugins and their configurations (`--admission-control-config-file` and the plugin flags). */
   readonly admission?: AdmissionSettings;
   readonly tracer?: ApiServerOptions["tracer"];
@@ -160,6 +162,7 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
         listen: options.listen,
         ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
         ...(options.minRequestTimeoutSeconds !== undefined && { minRequestTimeoutSeconds: options.minRequestTimeoutSeconds }),
+        ...(options.eventTtlSeconds !== undefined && { eventTtlSeconds: options.eventTtlSeconds }),
         ...(options.audit && { audit: options.audit }),
         ...(options.tracer && { tracer: options.tracer }),
         ...(options.egress && { egress: options.egress }),

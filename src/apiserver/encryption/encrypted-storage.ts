@@ -194,12 +194,12 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
       const items = page.items.map(kvOut);
       return { ...page, items: items.some((i) => i instanceof Promise) ? await Promise.all(items) : (items as KeyValue[]) };
     },
-    async create(key, value) {
-      const kv = await inner.create(key, seal(key, value));
+    async create(key, value, ttlSeconds) {
+      const kv = await inner.create(key, seal(key, value), ttlSeconds);
       return { ...kv, value };
     },
-    async update(key, value, expectedModRevision) {
-      const kv = await inner.update(key, seal(key, value), expectedModRevision);
+    async update(key, value, expectedModRevision, ttlSeconds) {
+      const kv = await inner.update(key, seal(key, value), expectedModRevision, ttlSeconds);
       return { ...kv, value };
     },
     async delete(key, expectedModRevision) {

@@ -18,8 +18,8 @@ export function refuseEncrypted(storage: Storage): Storage {
     compactedRevision: () => storage.compactedRevision(),
     compact: (revision) => storage.compact(revision),
     close: () => storage.close(),
-    create: (key, value) => storage.create(key, value),
-    update: (key, value, expected) => storage.update(key, value, expected),
+    create: (key, value, ttlSeconds) => storage.create(key, value, ttlSeconds),
+    update: (key, value, expected, ttlSeconds) => storage.update(key, value, expected, ttlSeconds),
     async get(key) {
       const kv = await storage.get(key);
       return kv && check(kv);

@@ -21,7 +21,8 @@ export async function rewriteAll(storage: Storage, prefix = "/"): Promise<Rewrit
     const page = await storage.list(prefix, { limit: PAGE, ...(startAfter !== undefined && { startAfter }) });
     for (const kv of page.items) {
       try {
-        await storage.update(kv.key, kv.value, kv.modRevision);
+        // The value is the same, re-encoded: a key with a time to live (an Event) keeps the time it has.
+        await storage.update(kv.key, kv.value, kv.modRevision, "keep");
         rewritten++;
       } catch (err) {
         if (!isPlatformError(err, "CONFLICT") && !isPlatformError(err, "NOT_FOUND")) throw err;

@@ -28,6 +28,8 @@ export class ResourceStore {
   readonly collectionPrefix: string;
   /** managedFields of every write, and apply. */
   private readonly fields: FieldManager;
+  /** Each write's time to live in storage (Events: --event-ttl); undefined, kept until deleted. */
+  private readonly ttlSeconds: number | undefined;
 
   constructor(
     readonly def: ResourceDefinition,
@@ -36,6 +38,7 @@ export class ResourceStore {
     this.apiVersion = def.group ? `${def.group}/${def.version}` : def.version;
     this.collectionPrefix = collectionPrefix(def.group, def.plural);
     this.fields = new FieldManager(schemaRegistry(ctx.names).lookup(def.group, def.kind), this.apiVersion, def.strategy.subresources?.status !== undefined);
+    this.ttlSeconds = def.expiresWithEventTtl && ctx.eventTtlSeconds > 0 ? ctx.eventTtlSeconds : undefined;
   }
 
   /** The storage prefix of a namespace's objects, or of every object when no namespace is given. */
@@ -79,7 +82,7 @@ export class ResourceStore {
     for (let attempt = 1; ; attempt++) {
       try {
         const text = serializeForStorage(obj);
-        const kv = await this.ctx.storage.create(this.key(namespace, obj.metadata.name!), text);
+        const kv = await this.ctx.storage.create(this.key(namespace, obj.metadata.name!), text, this.ttlSeconds);
         obj.metadata.resourceVersion = String(kv.modRevision);
         return { object: obj, code: 201, json: withResourceVersion(text, kv.modRevision) };
       } catch (err) {
@@ -180,7 +183,7 @@ export class ResourceStore {
           return { object: next, code: 200 };
         }
         const text = serializeForStorage(next);
-        const kv = await this.ctx.storage.update(stored.key, text, stored.revision);
+        const kv = await this.ctx.storage.update(stored.key, text, stored.revision, this.ttlSeconds);
         next.metadata.resourceVersion = String(kv.modRevision);
         return { object: next, code: 200, json: withResourceVersion(text, kv.modRevision) };
       } catch (err) {
@@ -226,7 +229,7 @@ export class ResourceStore {
     next.metadata.deletionGracePeriodSeconds = 0;
     mark?.(next);
     if (opts.dryRun) return { object: next, deleted: false };
-    const kv = await this.ctx.storage.update(stored.key, serializeForStorage(next), stored.revision);
+    const kv = await this.ctx.storage.update(stored.key, serializeForStorage(next), stored.revision, this.ttlSeconds);
     next.metadata.resourceVersion = String(kv.modRevision);
     if (mark) this.ctx.deletionMarked?.(this.def, next.metadata.name!);
     return { object: next, deleted: false };

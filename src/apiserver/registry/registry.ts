@@ -16,6 +16,9 @@ import { NamespaceFinalizer } from "./namespace-finalizer.js";
 /** Namespaces created on first start: the default one and the one the platform's own objects live in. */
 export const BOOTSTRAP_NAMESPACES = ["default", "platform-system"] as const;
 
+/** Upstream's --event-ttl default: an Event is kept an hour after its last write. */
+export const DEFAULT_EVENT_TTL_SECONDS = 3600;
+
 /** The identity of the server's own writes. */
 const SERVER_USER = { username: "system:apiserver", groups: ["system:masters"] };
 
@@ -26,6 +29,8 @@ export interface RegistryOptions {
   readonly logger: Logger;
   readonly pipeline: Pipeline;
   readonly definitions: readonly ResourceDefinition[];
+  /** --event-ttl in seconds (0: Events are kept until deleted); default an hour. */
+  readonly eventTtlSeconds?: number;
 }
 
 export class Registry {
@@ -47,6 +52,7 @@ export class Registry {
       clock: options.clock,
       logger: options.logger,
       admit: options.pipeline.admit.bind(options.pipeline),
+      eventTtlSeconds: options.eventTtlSeconds ?? DEFAULT_EVENT_TTL_SECONDS,
       namespace: (ns: string) => this.namespace(ns),
       deletionMarked: (def: ResourceDefinition, name: string) => {
         if (def === this.#namespaces?.def) this.#finalizer?.schedule(name);

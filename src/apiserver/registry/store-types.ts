@@ -15,6 +15,8 @@ export interface RegistryContext {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly admit: Pipeline["admit"];
+  /** How long objects of the kinds that expire (Events) are kept after their last write, in seconds; 0: for ever. */
+  readonly eventTtlSeconds: number;
   /** The state of the namespace a namespaced create goes into (undefined: there is none, and the create is refused). */
   namespace(namespace: string): Promise<"active" | "terminating" | undefined>;
   /** Told when a delete has only marked an object of a kind deleted in two steps (a Namespace, now Terminating). */

@@ -87,6 +87,8 @@ export interface ResourceDefinition {
   readonly strategy: ResourceStrategy;
   /** Objects kept under another resource's keys in that resource's form (core v1 Events over events v1). */
   readonly storedAs?: StorageView;
+  /** Every write keeps the object for the server's event TTL only (`--event-ttl`; upstream's Events), then it is deleted. */
+  readonly expiresWithEventTtl?: boolean;
   /** Action subresources that are not stored (serviceaccounts/token): name → handler slot filled by later layers. */
   readonly actions?: readonly string[];
 }

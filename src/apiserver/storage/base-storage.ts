@@ -6,6 +6,15 @@ import type { KeyValue, ListOptions, ListResult, Storage, StorageEvent, StoredVa
 import type { Clock } from "../../time/clock.js";
 import { alreadyExists, checkKey, checkPrefix, checkRevision, checkValue, closed, conflict, futureRevision, gone, notFound, prefixEnd } from "./checks.js";
 import { WatchHub } from "./watch-hub.js";
+import { Expirer } from "./expiry.js";
+
+/** When a write with a time to live expires (ms): set as the write is decided, read as it is persisted and published. */
+const EXPIRES = new WeakMap<StorageEvent<StoredValue>, number>();
+
+/** The time (ms) a write's key expires at, when it was written with a time to live. */
+export function expiryOf(event: StorageEvent<StoredValue>): number | undefined {
+  return EXPIRES.get(event);
+}
 
 /** A list request after checks: the key range [from, end), strictly after `startAfter`, `limit` 0 = all. */
 export interface ListRange {
@@ -28,6 +37,8 @@ export abstract class BaseStorage<V extends StoredValue = string> implements Sto
   protected rev = 1;
   protected compacted = 0;
   #closed = false;
+  /** Deletes the keys written with a time to live once it is up. */
+  protected readonly expirer: Expirer;
 
   protected constructor(clock: Clock, logger: Logger, kind: ValueKind) {
     this.kind = kind;
@@ -43,6 +54,7 @@ export abstract class BaseStorage<V extends StoredValue = string> implements Sto
       },
       logger,
     );
+    this.expirer = new Expirer(clock, logger, (key, rev) => this.delete(key, rev));
   }
 
   /** The key's latest entry; called inside a write transaction too. */
@@ -94,31 +106,43 @@ export abstract class BaseStorage<V extends StoredValue = string> implements Sto
     return this.guard(() => this.listAt(range, revision));
   }
 
-  async create(key: string, value: V): Promise<KeyValue<V>> {
+  async create(key: string, value: V, ttlSeconds?: number): Promise<KeyValue<V>> {
     this.checkOpen();
     checkKey(key);
     checkValue(value, this.kind);
+    checkRevision("ttlSeconds", ttlSeconds);
     const event = await this.write(key, (prev) => {
       if (prev) throw alreadyExists(key);
       const revision = this.rev + 1;
       const kv: KeyValue<V> = { key, value, createRevision: revision, modRevision: revision };
-      return { type: "PUT", key, kv, revision };
+      return this.#expiring({ type: "PUT", key, kv, revision }, ttlSeconds);
     });
     return event.kv;
   }
 
-  async update(key: string, value: V, expectedModRevision?: number): Promise<KeyValue<V>> {
+  async update(key: string, value: V, expectedModRevision?: number, ttlSeconds?: number | "keep"): Promise<KeyValue<V>> {
     this.checkOpen();
     checkKey(key);
     checkValue(value, this.kind);
     checkRevision("expectedModRevision", expectedModRevision);
+    if (ttlSeconds !== "keep") checkRevision("ttlSeconds", ttlSeconds);
     const event = await this.write(key, (prev) => {
       const cur = this.precondition(key, prev, expectedModRevision);
       const revision = this.rev + 1;
       const kv: KeyValue<V> = { key, value, createRevision: cur.createRevision, modRevision: revision };
-      return { type: "PUT", key, kv, prev: cur, revision };
+      return this.#expiring({ type: "PUT", key, kv, prev: cur, revision }, ttlSeconds);
     });
     return event.kv;
+  }
+
+  /**
+   * A put's event, marked with its expiry when written with a time to live (decided at commit, so timed from it) or
+   * told to keep the key's.
+   */
+  #expiring(event: StorageEvent<V>, ttlSeconds: number | "keep" | undefined): StorageEvent<V> {
+    const at = ttlSeconds === "keep" ? this.expirer.expiryOf(event.key) : ttlSeconds ? this.clock.now() + ttlSeconds * 1000 : undefined;
+    if (at !== undefined) EXPIRES.set(event, at);
+    return event;
   }
 
   async delete(key: string, expectedModRevision?: number): Promise<{ readonly prev: KeyValue<V>; readonly revision: number }> {
@@ -151,6 +175,7 @@ export abstract class BaseStorage<V extends StoredValue = string> implements Sto
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.expirer.close();
     this.hub.closeAll(closed());
     this.release();
   }
@@ -193,7 +218,12 @@ export abstract class BaseStorage<V extends StoredValue = string> implements Sto
 
   /** After a commit: publishes its events in revision order, then applies retention. */
   protected committed(events: readonly StorageEvent<V>[]): void {
-    for (const event of events) this.hub.publish(event);
+    for (const event of events) {
+      this.hub.publish(event);
+      const at = EXPIRES.get(event);
+      if (at !== undefined) this.expirer.add({ at, key: event.key, rev: event.revision });
+      else this.expirer.forget(event.key);
+    }
     try {
       this.guard(() => this.retain());
     } catch (err) {

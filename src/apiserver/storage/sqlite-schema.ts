@@ -4,13 +4,14 @@
 // revision, continue tokens and watch resume all read it. Compaction keeps, for every key, its newest row at or
 // below the compacted revision, so `log` also holds each live value exactly once; `kv` only points at it.
 // Values are BLOBs (schema 2): the UTF-8 of the JSON text, or whatever bytes a layer above wrote (encryption at
-// rest). Schema 1 kept them as TEXT; `migrate` converts such a store in place on first open.
+// rest). Schema 1 kept them as TEXT; `migrate` converts such a store in place on first open. `kv.expires` (schema 3)
+// is when a key written with a time to live is deleted (ms since the epoch; NULL: never).
 import type Database from "better-sqlite3";
 import { PlatformError } from "../../errors.js";
 import type { StoredValue, ValueKind } from "./types.js";
 
 /** The layout this release writes; a store of a newer one is refused rather than misread. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
@@ -23,13 +24,14 @@ CREATE TABLE IF NOT EXISTS log (
   ts INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS log_key_rev ON log (key, rev);
-CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, create_rev INTEGER NOT NULL, mod_rev INTEGER NOT NULL, expires INTEGER) WITHOUT ROWID;
 INSERT OR IGNORE INTO meta (name, value) VALUES ('schema', ${SCHEMA_VERSION}), ('revision', 1), ('compacted', 0);
 `;
 
 /**
  * Brings a store written by an earlier release to SCHEMA_VERSION, in one transaction (a crash leaves the old layout).
  * Schema 1 → 2: the log is copied into a table whose values are BLOBs; revisions, history and the meta rows stay.
+ * 2 → 3: `kv` gains the `expires` column, empty (nothing was written with a time to live before).
  */
 export function migrate(db: Database.Database): number {
   const row = db.prepare<[], { value: number }>("SELECT value FROM meta WHERE name = 'schema'").get();
@@ -50,6 +52,7 @@ export function migrate(db: Database.Database): number {
         UPDATE meta SET value = 2 WHERE name = 'schema';`);
     })();
   }
+  if (from <= 2) db.transaction(() => db.exec("ALTER TABLE kv ADD COLUMN expires INTEGER; UPDATE meta SET value = 3 WHERE name = 'schema';"))();
   return from;
 }
 
@@ -81,7 +84,8 @@ export interface Statements<V extends StoredValue = string> {
   readonly events: Database.Statement<[number, string, string, number], LogRow<V>>;
   readonly previous: Database.Statement<[string, number], LogRow<V>>;
   readonly insertLog: Database.Statement<[number, string, number, V | null, number, number]>;
-  readonly putKv: Database.Statement<[string, number, number]>;
+  readonly putKv: Database.Statement<[string, number, number, number | null]>;
+  readonly expiring: Database.Statement<[], { key: string; rev: number; at: number }>;
   readonly deleteKv: Database.Statement<[string]>;
   readonly writtenBefore: Database.Statement<[number, number], { rev: number | null }>;
   readonly compactSuperseded: Database.Statement<[number, number]>;
@@ -117,9 +121,11 @@ export function prepareStatements<V extends StoredValue>(db: Database.Database, 
       // Text is stored as the BLOB of its UTF-8 by SQLite itself, with no Buffer made per write.
       `INSERT INTO log (rev, key, deleted, value, create_rev, ts) VALUES (?, ?, ?, ${kind === "text" ? "CAST(? AS BLOB)" : "?"}, ?, ?)`,
     ),
-    putKv: db.prepare<[string, number, number]>(
-      "INSERT INTO kv (key, create_rev, mod_rev) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET mod_rev = excluded.mod_rev",
+    putKv: db.prepare<[string, number, number, number | null]>(
+      "INSERT INTO kv (key, create_rev, mod_rev, expires) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET mod_rev = excluded.mod_rev, expires = excluded.expires",
     ),
+    /** The keys written with a time to live (read once at open, to schedule their deletion). */
+    expiring: db.prepare<[], { key: string; rev: number; at: number }>("SELECT key, mod_rev AS rev, expires AS at FROM kv WHERE expires IS NOT NULL"),
     deleteKv: db.prepare<[string]>("DELETE FROM kv WHERE key = ?"),
     /** Newest revision in (compacted, current] written before a time: the age rule's compaction target. */
     writtenBefore: db.prepare<[number, number], { rev: number | null }>("SELECT MAX(rev) AS rev FROM log WHERE rev > ? AND ts < ?"),

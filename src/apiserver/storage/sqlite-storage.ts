@@ -6,7 +6,7 @@ import { PlatformError, invalidOption } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { KeyValue, ListResult, StorageEvent, StoredValue, ValueKind } from "./types.js";
 import type { Clock } from "../../time/clock.js";
-import { BaseStorage, type ListRange, type WriteDecision } from "./base-storage.js";
+import { BaseStorage, expiryOf, type ListRange, type WriteDecision } from "./base-storage.js";
 import { ageCheckInterval, revisionTarget, type Retention } from "./retention.js";
 import { OrderedKeys } from "./ordered-keys.js";
 import type { KvRow, LogRow, Statements } from "./sqlite-schema.js";
@@ -58,6 +58,8 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
     this.#compactBatch = retention.revisions === Infinity ? Infinity : Math.max(1, Math.min(1000, Math.floor(retention.revisions / 10)));
     this.#nextAgeCheck = clock.now() + ageCheckInterval(retention);
     for (const key of stmt.keys.iterate()) this.#keys.insert(key);
+    // Keys whose time ran out while the store was closed are deleted at the first sweep.
+    for (const entry of stmt.expiring.iterate()) this.expirer.add(entry);
   }
 
   protected override guard<T>(fn: () => T): T {
@@ -86,7 +88,7 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
     const { key, kv, revision } = event;
     if (event.type === "PUT") {
       this.#stmt.insertLog.run(revision, key, 0, asBound(kv.value) as V, kv.createRevision, ts);
-      this.#stmt.putKv.run(key, kv.createRevision, revision);
+      this.#stmt.putKv.run(key, kv.createRevision, revision, expiryOf(event) ?? null);
     } else {
       this.#stmt.insertLog.run(revision, key, 1, null, kv.createRevision, ts);
       this.#stmt.deleteKv.run(key);

@@ -75,13 +75,19 @@ export interface Storage<V extends StoredValue = string> {
   get(key: string): Promise<KeyValue<V> | undefined>;
   /** Keys with this prefix, in key order. */
   list(prefix: string, options?: ListOptions): Promise<ListResult<V>>;
-  /** Fails with ALREADY_EXISTS when the key exists. Returns the stored entry. */
-  create(key: string, value: V): Promise<KeyValue<V>>;
+  /**
+   * Fails with ALREADY_EXISTS when the key exists. Returns the stored entry. With `ttlSeconds` (> 0) the key is
+   * deleted, with a DELETE event like any delete, that many seconds after this write unless written again first
+   * (etcd's lease; upstream keeps Events this way for `--event-ttl`).
+   */
+  create(key: string, value: V, ttlSeconds?: number): Promise<KeyValue<V>>;
   /**
    * Replaces the value. With `expectedModRevision`, fails with CONFLICT when the key's modRevision differs.
-   * Fails with NOT_FOUND when the key does not exist.
+   * Fails with NOT_FOUND when the key does not exist. `ttlSeconds` as for create, timed from this write; without it
+   * the key is kept until deleted (a put without a lease in etcd); `"keep"` leaves the key the expiry it had (etcd's
+   * ignore_lease), for writes that only re-encode a value.
    */
-  update(key: string, value: V, expectedModRevision?: number): Promise<KeyValue<V>>;
+  update(key: string, value: V, expectedModRevision?: number, ttlSeconds?: number | "keep"): Promise<KeyValue<V>>;
   /** Deletes and returns the last entry. NOT_FOUND when absent; CONFLICT on a stale expectedModRevision. */
   delete(key: string, expectedModRevision?: number): Promise<{ readonly prev: KeyValue<V>; readonly revision: number }>;
   /** Streams events for keys under `prefix`, in revision order, starting after `fromRevision`. */

@@ -37,13 +37,13 @@ export function withViews(storage: Storage, views: readonly StorageView[]): Stor
       const page = await storage.list(inner(v, prefix), { ...options, startAfter });
       return { ...page, items: page.items.map((kv) => outer(v, kv)) };
     },
-    async create(key, value) {
+    async create(key, value, ttlSeconds) {
       const v = viewOf(key);
-      return v ? outer(v, await storage.create(inner(v, key), v.toStored(value))) : storage.create(key, value);
+      return v ? outer(v, await storage.create(inner(v, key), v.toStored(value), ttlSeconds)) : storage.create(key, value, ttlSeconds);
     },
-    async update(key, value, expectedModRevision) {
+    async update(key, value, expectedModRevision, ttlSeconds) {
       const v = viewOf(key);
-      return v ? outer(v, await storage.update(inner(v, key), v.toStored(value), expectedModRevision)) : storage.update(key, value, expectedModRevision);
+      return v ? outer(v, await storage.update(inner(v, key), v.toStored(value), expectedModRevision, ttlSeconds)) : storage.update(key, value, expectedModRevision, ttlSeconds);
     },
     async delete(key, expectedModRevision) {
       const v = viewOf(key);

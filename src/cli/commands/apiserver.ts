@@ -34,6 +34,7 @@ export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags, Author
   authenticationConfig?: string;
   requestTimeout: string;
   minRequestTimeout: string;
+  eventTtl: string;
 }
 
 interface ApiserverFlags extends ServeFlags {
@@ -65,6 +66,7 @@ export function addServeOptions(command: Command, dataDir?: string): Command {
     .option("--listen <host:port>", "address to listen on; port 0 picks a free port", "127.0.0.1:6443")
     .option("--request-timeout <duration>", "a request still unanswered after this is answered 504 Timeout (its work goes on); the default and the cap of its `timeout` parameter; watches excepted", "1m0s")
     .option("--min-request-timeout <seconds>", "a watch without timeoutSeconds ends after a random time between this and twice this; 0 leaves it open", "1800")
+    .option("--event-ttl <duration>", "how long an Event is kept after its last write; 0 keeps Events until they are deleted", "1h0m0s")
     .option("--group-suffix <suffix>", "API group suffix; k8s.io also selects upstream's well-known names (kubernetes.io/kube-apiserver-client, ...)", DEFAULT_GROUP_SUFFIX)
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
     .option("--client-ca-file <file>", "extra CA certificates trusted for client certificates, beside the cluster CA")
@@ -78,14 +80,25 @@ export function addServeOptions(command: Command, dataDir?: string): Command {
   return addCaKeyKmsOption(serve, "the kms provider of the encryption configuration that wraps the CA key file (pki/ca.key): a copy of the data directory holds no usable CA key");
 }
 
-/** `--request-timeout` and `--min-request-timeout`, as the server takes them. */
-function requestTimeouts(flags: ServeFlags): { requestTimeoutMs: number; minRequestTimeoutSeconds: number } {
+/** `--request-timeout`, `--min-request-timeout` and `--event-ttl`, as the server takes them. */
+function timeFlags(flags: ServeFlags): { requestTimeoutMs: number; minRequestTimeoutSeconds: number; eventTtlSeconds: number } {
   const min = flags.minRequestTimeout;
   if (!/^\d{1,9}$/.test(min)) throw new UsageError(`expected \`--min-request-timeout\` to be whole seconds (0 or more), got ${JSON.stringify(min)}`);
   const requestTimeoutMs = durationFlagMs(flags.requestTimeout, "--request-timeout");
   if (requestTimeoutMs > MAX_REQUEST_TIMEOUT_MS) throw new UsageError(`expected \`--request-timeout\` to be at most 24h, got ${JSON.stringify(flags.requestTimeout)}`);
-  return { requestTimeoutMs, minRequestTimeoutSeconds: Number(min) };
+  return { requestTimeoutMs, minRequestTimeoutSeconds: Number(min), eventTtlSeconds: eventTtl(flags.eventTtl) };
 }
+
+/** Whole seconds of `--event-ttl` (upstream's duration syntax; "0" or "0s": Events never expire). */
+function eventTtl(value: string): number {
+  if (/^0+(s|m|h)?$/.test(value)) return 0;
+  const ms = durationFlagMs(value, "--event-ttl");
+  if (ms < 1000 || ms > MAX_EVENT_TTL_MS) throw new UsageError(`expected \`--event-ttl\` to be between 1s and 8760h, got ${JSON.stringify(value)}`);
+  return Math.ceil(ms / 1000);
+}
+
+/** A year: far beyond any use of an Event, and within what etcd grants a lease. */
+const MAX_EVENT_TTL_MS = 8760 * 3600_000;
 
 /** `--encryption-provider-config-automatic-reload`, which needs the file it follows. */
 function reloadFlag(flags: ServeFlags): boolean {
@@ -112,7 +125,7 @@ export function abortOnSignals(controller: AbortController, logger: Logger): voi
 export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver", logger: Logger, components: readonly Component[] = [], localConnection = false): Promise<void> {
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
-  const timeouts = requestTimeouts(flags);
+  const timeouts = timeFlags(flags);
   const whenRevocationsUnavailable = revocationUnavailable(flags.revocationUnavailable);
   const reload = reloadFlag(flags);
   const backend = await storageBackend(flags);
@@ -212,7 +225,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   const listen = parseListen(flags.listen);
   checkGroupSuffix(flags.groupSuffix);
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
-  const timeouts = requestTimeouts(flags);
+  const timeouts = timeFlags(flags);
   const backend = await storageBackend(flags);
   const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "authenticationConfig", "authorizationConfig", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication and no admission chain, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);

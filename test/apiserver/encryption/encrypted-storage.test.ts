@@ -15,6 +15,7 @@ import { silentLogger } from "../../../src/logger.js";
 import type { EncryptionConfig } from "../../../src/apiserver/encryption/config.js";
 import { recorder, rejection } from "../storage/contract.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
+import { FakeClock } from "../../../src/time/fake-clock.js";
 import { KEY_A, KEY_B, encryptionConfig, everythingWith } from "./fixtures.js";
 
 const dir = tempDir("pca-encryption-");
@@ -141,6 +142,18 @@ describe("encryption at rest", () => {
     expect(items.every((kv) => JSON.parse(kv.value).i >= 0)).toBe(true);
     await after.close();
     expect(rawValues(path, "/core/secrets/default/s0").at(-1)!.subarray(0, 23).toString("latin1")).toBe("k8s:enc:aesgcm:v1:key2:");
+  });
+
+  it("keeps an Event's time to live through the rewrite, and a Secret without one", async () => {
+    const clock = new FakeClock();
+    const s = encryptedStorage(await openSqliteByteStorage({ path: freshPath(), clock }), everythingWith("aesgcm"));
+    await s.create("/events.platform.io/events/default/e", JSON.stringify({ reason: "Issued" }), 3600);
+    await s.create(SECRET_KEY, SECRET);
+    await clock.advance(30 * 60_000);
+    expect(await rewriteAll(s)).toEqual({ rewritten: 2, skipped: 0 });
+    await clock.advance(30 * 60_000 + 1000);
+    expect((await s.list("/")).items.map((kv) => kv.key)).toEqual([SECRET_KEY]);
+    await s.close();
   });
 
   it("answers a clear error, never ciphertext, when the key or the provider is missing", async () => {

@@ -280,6 +280,59 @@ export function storageContract(name: string, factory: BackendFactory): void {
       });
     });
 
+    describe("time to live", () => {
+      /** Lets `ms` pass on the fake clock (the embedded backends' timers), and half of it on the wall (etcd's leases). */
+      const pass = async (clock: FakeClock, ms: number): Promise<void> => {
+        for (let t = 0; t < ms; t += 250) {
+          await clock.advance(250);
+          await new Promise((r) => setTimeout(r, 125));
+        }
+      };
+
+      it("deletes a key once its time to live is up, as a DELETE event, unless written again (or kept by a rewrite)", async () => {
+        const clock = new FakeClock(Date.now());
+        const s = await make({ clock });
+        const w = recorder(s, "/ttl/", 0);
+        await w.live;
+        await s.create("/ttl/a", json("a"), 2);
+        const b = await s.create("/ttl/b", json("b"), 2);
+        await s.update("/ttl/b", json("b2"), b.modRevision);
+        const c = await s.create("/ttl/c", json("c"), 2);
+        await s.update("/ttl/c", json("c2"), c.modRevision, 3600);
+        await s.create("/ttl/d", json("d"));
+        // Re-encoded values (an encryption rewrite) keep the time to live the key has, or the lack of one.
+        const e = await s.create("/ttl/e", json("e"), 2);
+        await s.update("/ttl/e", json("e2"), e.modRevision, "keep");
+        const f = await s.create("/ttl/f", json("f"));
+        await s.update("/ttl/f", json("f2"), f.modRevision, "keep");
+        const written = await s.revision();
+        // etcd grants at least 2 s and looks for expired leases every 500 ms: a's DELETE comes within a few seconds.
+        for (let waited = 0; w.events.filter((ev) => ev.type === "DELETE").length < 2; waited += 500) {
+          expect(waited, "the key outlived its time to live").toBeLessThan(20_000);
+          await pass(clock, 500);
+        }
+        // b and c were due with a: had their later writes not kept them, they would be gone too by now.
+        await pass(clock, 1500);
+        const deletes = w.events.filter((ev) => ev.type === "DELETE");
+        expect(deletes.map((ev) => [ev.key, ev.kv.value]).sort()).toEqual([["/ttl/a", json("a")], ["/ttl/e", json("e2")]]);
+        expect(deletes.every((ev) => ev.revision > written)).toBe(true);
+        expect(await s.get("/ttl/a")).toBeUndefined();
+        expect((await s.list("/ttl/")).items.map((kv) => [kv.key, kv.value])).toEqual([["/ttl/b", json("b2")], ["/ttl/c", json("c2")], ["/ttl/d", json("d")], ["/ttl/f", json("f2")]]);
+        w.watch.cancel();
+      });
+
+      it("refuses a time to live that is not a whole number of seconds", async () => {
+        const s = await make();
+        for (const ttl of [-1, 1.5, Number.NaN]) {
+          const err = await rejection(s.create("/ttl/x", "{}", ttl), "INVALID_ARGUMENT");
+          expect(err.message).toMatch(/^ttlSeconds must be a non-negative integer/);
+        }
+        const kv = await s.create("/ttl/x", "{}");
+        await rejection(s.update("/ttl/x", "{}", kv.modRevision, -5), "INVALID_ARGUMENT");
+        expect((await s.get("/ttl/x"))?.modRevision).toBe(kv.modRevision);
+      });
+    });
+
     describe("watch", () => {
       it("delivers puts and deletes with their previous values in revision order", async () => {
         const s = await make();

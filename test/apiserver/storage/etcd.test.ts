@@ -31,6 +31,30 @@ storageContract("etcd", async (options) => store(await cluster(), options));
 storageContract("etcd + aesgcm", async (options) => encryptedStorage(await openEtcdStorage<Uint8Array>({ endpoints: (await cluster()).endpoints, values: "bytes", ...options }), everythingWith("aesgcm")));
 
 describe("etcd storage", () => {
+  it("puts keys with a time to live under one lease per window, as upstream, and writes on after etcd revokes it", async () => {
+    const c = await cluster();
+    const s = await store(c);
+    const w = recorder(s, "/ev/", 0);
+    await w.live;
+    for (let i = 0; i < 5; i++) await s.create(`/ev/${i}`, "{}", 3600);
+    const leases = () => c.etcdctl("lease", "list").trim().split("\n").slice(1);
+    const [lease] = leases();
+    expect(leases()).toHaveLength(1);
+    // The TTL plus the reuse window (5% of it, at most a minute), every key on it: IDs use all 64 bits and survive.
+    const life = c.etcdctl("lease", "timetolive", lease!, "--keys");
+    expect(life).toMatch(/granted with TTL\(3660s\)/);
+    expect(life).toContain("attached keys([/platform-ca/ev/0 /platform-ca/ev/1 /platform-ca/ev/2 /platform-ca/ev/3 /platform-ca/ev/4])");
+    c.etcdctl("lease", "revoke", lease!);
+    const deleted = await w.until(10);
+    expect(deleted.slice(5).map((e) => [e.type, e.key]).sort()).toEqual([0, 1, 2, 3, 4].map((i) => ["DELETE", `/ev/${i}`]));
+    // The store still holds the revoked lease: its next write learns that it is gone and takes a new one.
+    await s.create("/ev/after", "{}", 3600);
+    expect(leases()).toHaveLength(1);
+    expect(leases()[0]).not.toBe(lease);
+    expect(c.etcdctl("lease", "timetolive", leases()[0]!, "--keys")).toContain("attached keys([/platform-ca/ev/after])");
+    w.watch.cancel();
+  });
+
   it("talks TLS with a client certificate and is refused without one", async () => {
     const c = await cluster({ tls: true });
     const s = await store(c);

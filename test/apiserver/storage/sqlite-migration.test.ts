@@ -10,6 +10,7 @@ import { openSqliteByteStorage, openSqliteStorage } from "../../../src/apiserver
 import { SCHEMA_VERSION } from "../../../src/apiserver/storage/sqlite-schema.js";
 import { rejection } from "./contract.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
+import { FakeClock } from "../../../src/time/fake-clock.js";
 
 const FIXTURE = fileURLToPath(new URL("./fixtures/schema1.db", import.meta.url));
 const dir = tempDir("pca-migrate-");
@@ -74,6 +75,26 @@ describe("sqlite schema migration", () => {
     const kv = await bytes.get(old.live[0]!.key);
     expect(Buffer.from(kv!.value).toString("utf8")).toBe(old.live[0]!.value);
     await bytes.close();
+  });
+
+  it("opens a schema-2 store, adds the column of expiry times, and expires keys written from then on", async () => {
+    const path = copy();
+    await (await openSqliteStorage({ path })).close();
+    // The layout schema 2 had: kv without the expires column.
+    const db = new Database(path);
+    db.exec("ALTER TABLE kv DROP COLUMN expires; UPDATE meta SET value = 2 WHERE name = 'schema';");
+    db.close();
+    const old = readOld(path);
+    expect(old.meta.schema).toBe(2);
+    const clock = new FakeClock();
+    const s = await openSqliteStorage({ path, clock });
+    expect((await s.list("/")).items).toHaveLength(old.live.length);
+    await s.create("/core/events/default/e", "{}", 60);
+    await clock.advance(60_500);
+    expect(await s.get("/core/events/default/e")).toBeUndefined();
+    expect((await s.list("/")).items).toHaveLength(old.live.length);
+    await s.close();
+    expect(readOld(path).meta.schema).toBe(SCHEMA_VERSION);
   });
 
   it("refuses a store written by a newer release", async () => {

@@ -7,6 +7,7 @@ import { openSqliteStorage, type SqliteStorageOptions } from "../../../src/apise
 import { isPlatformError } from "../../../src/errors.js";
 import { storageContract, rejection, recorder } from "./contract.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
+import { FakeClock } from "../../../src/time/fake-clock.js";
 
 const dir = tempDir("pca-sqlite-");
 let n = 0;
@@ -33,6 +34,30 @@ describe("sqlite storage", () => {
     const c = await second.create("/r/c", "{}");
     expect(c.modRevision).toBe(before + 1);
     expect((await w.until(2)).map((e) => [e.key, e.revision])).toEqual([["/r/a", before], ["/r/c", before + 1]]);
+    w.watch.cancel();
+    await second.close();
+  });
+
+  it("deletes at its first sweep a key whose time to live ran out while the store was closed, and keeps the others' times", async () => {
+    const path = dbPath();
+    const clock = new FakeClock();
+    const first = await openSqliteStorage({ path, clock });
+    await first.create("/e/short", "{}", 60);
+    await first.create("/e/long", "{}", 3600);
+    await first.create("/e/none", "{}");
+    const kept = await first.create("/e/cleared", "{}", 60);
+    await first.update("/e/cleared", "{}", kept.modRevision);
+    await first.close();
+    clock.tick(120_000);
+    const second = await openSqliteStorage({ path, clock });
+    const w = recorder(second, "/e/", 0);
+    await w.live;
+    await clock.advance(500);
+    expect((await w.until(1)).map((e) => [e.type, e.key])).toEqual([["DELETE", "/e/short"]]);
+    expect((await second.list("/e/")).items.map((kv) => kv.key)).toEqual(["/e/cleared", "/e/long", "/e/none"]);
+    await clock.advance(3_600_000);
+    expect((await w.until(2)).map((e) => [e.type, e.key])).toEqual([["DELETE", "/e/short"], ["DELETE", "/e/long"]]);
+    expect((await second.list("/e/")).items.map((kv) => kv.key)).toEqual(["/e/cleared", "/e/none"]);
     w.watch.cancel();
     await second.close();
   });

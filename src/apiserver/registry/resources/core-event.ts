@@ -66,6 +66,7 @@ export function coreEventDefinition(names: GroupNames): ResourceDefinition {
       type: (obj) => (obj as CoreEvent).type,
     },
     storedAs: coreEventStorageView(names),
+    expiresWithEventTtl: true,
     strategy,
   });
 }

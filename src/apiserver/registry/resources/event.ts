@@ -154,6 +154,7 @@ export function eventDefinition(names: GroupNames): ResourceDefinition {
       reportingController: (obj) => (obj as Event).reportingController,
       type: (obj) => (obj as Event).type,
     },
+    expiresWithEventTtl: true,
     strategy,
   });
 }

@@ -29,7 +29,7 @@ export interface EtcdClientOptions {
 type Route = Awaited<ReturnType<EgressDialer["forward"]>>;
 
 type WatchClient = Client & { Watch(metadata: Metadata): ClientDuplexStream<unknown, EtcdWatchResponse> };
-export type KvMethod = "Range" | "Put" | "DeleteRange" | "Txn" | "Compact";
+export type KvMethod = "Range" | "Put" | "DeleteRange" | "Txn" | "Compact" | "LeaseGrant";
 
 interface Member {
   readonly url: string;
@@ -78,7 +78,8 @@ export class EtcdClient {
     this.#routes = routes;
     this.#dialFailures = dialFailures;
     const services = etcdServices();
-    this.#methods = (services["KV"] as unknown as { service: KvMethods }).service;
+    const lease = (etcdServices("string")["Lease"] as unknown as { service: Pick<KvMethods, "LeaseGrant"> }).service;
+    this.#methods = { ...(services["KV"] as unknown as { service: KvMethods }).service, LeaseGrant: lease.LeaseGrant };
     const Watch = services["Watch"] as unknown as new (target: string, creds: ChannelCredentials, options?: object) => WatchClient;
     this.#timeoutMs = options.callTimeoutMs ?? 10_000;
     this.#members = options.endpoints.map((url, i) => {

@@ -25,6 +25,9 @@ const descriptor = {
             Compact: { requestType: "CompactionRequest", responseType: "CompactionResponse" },
           },
         },
+        Lease: {
+          methods: { LeaseGrant: { requestType: "LeaseGrantRequest", responseType: "LeaseGrantResponse" } },
+        },
         Watch: {
           methods: { Watch: { requestType: "WatchRequest", requestStream: true, responseType: "WatchResponse", responseStream: true } },
         },
@@ -36,7 +39,7 @@ const descriptor = {
           nested: { SortOrder: { values: { NONE: 0, ASCEND: 1, DESCEND: 2 } }, SortTarget: { values: { KEY: 0, VERSION: 1, CREATE: 2, MOD: 3, VALUE: 4 } } },
         },
         RangeResponse: { fields: { header, kvs: repeated("KeyValue", 2), more: bool(3), count: int64(4) } },
-        PutRequest: { fields: { key: bytes(1), value: bytes(2), lease: int64(3), prev_kv: bool(4) } },
+        PutRequest: { fields: { key: bytes(1), value: bytes(2), lease: int64(3), prev_kv: bool(4), ignore_value: bool(5), ignore_lease: bool(6) } },
         PutResponse: { fields: { header, prev_kv: msg("KeyValue", 2) } },
         DeleteRangeRequest: { fields: { key: bytes(1), range_end: bytes(2), prev_kv: bool(3) } },
         DeleteRangeResponse: { fields: { header, deleted: int64(2), prev_kvs: repeated("KeyValue", 3) } },
@@ -55,6 +58,8 @@ const descriptor = {
         },
         TxnRequest: { fields: { compare: repeated("Compare", 1), success: repeated("RequestOp", 2), failure: repeated("RequestOp", 3) } },
         TxnResponse: { fields: { header, succeeded: bool(2), responses: repeated("ResponseOp", 3) } },
+        LeaseGrantRequest: { fields: { TTL: int64(1), ID: int64(2) } },
+        LeaseGrantResponse: { fields: { header, ID: int64(2), TTL: int64(3), error: { type: "string", id: 4 } } },
         CompactionRequest: { fields: { revision: int64(1), physical: bool(2) } },
         CompactionResponse: { fields: { header } },
         WatchRequest: {
@@ -69,10 +74,13 @@ const descriptor = {
   },
 };
 
-/** The generated service constructors (`KV`, `Watch`); revisions decode as numbers (etcd's stay far below 2^53). */
-export function etcdServices(): GrpcObject {
+/**
+ * The generated service constructors (`KV`, `Lease`, `Watch`). Revisions decode as numbers (etcd's stay far below
+ * 2^53); with `longs: "string"` 64-bit fields decode as decimal strings instead, for lease IDs, which use all 64 bits.
+ */
+export function etcdServices(longs: "number" | "string" = "number"): GrpcObject {
   // The literal is protobufjs JSON; its TypeScript shape is too loose for the INamespace union to infer.
-  const definition = fromJSON(descriptor as Parameters<typeof fromJSON>[0], { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true });
+  const definition = fromJSON(descriptor as Parameters<typeof fromJSON>[0], { keepCase: true, longs: longs === "number" ? Number : String, enums: String, defaults: true, oneofs: true });
   return loadPackageDefinition(definition)["etcdserverpb"] as GrpcObject;
 }
 

@@ -11,6 +11,7 @@ import { EtcdCompactor } from "./compactor.js";
 import { b, compare, compactRevKey, etcdError, etcdPrefix, type RangeResponse, type TxnResponse } from "./kv.js";
 import type { EtcdHeader, EtcdKeyValue } from "./proto.js";
 import { EtcdTicker } from "./ticker.js";
+import { LeaseManager } from "./leases.js";
 import { EtcdWatchStream, type WatchStreamOptions } from "./watch-stream.js";
 
 export interface EtcdStorageOptions extends EtcdClientOptions {
@@ -50,6 +51,8 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
   readonly #watches: EtcdWatchStream;
   readonly #compactor: EtcdCompactor;
   readonly #ticker: EtcdTicker;
+  /** Leases of the keys written with a time to live. */
+  readonly #leases: LeaseManager;
   /** Highest revision any etcd response has shown this replica: "now" for a watch from revision 0. */
   #lastSeen = 0;
   /** The last write per key still in flight: etcd applies concurrent requests in any order, callers expect call order. */
@@ -66,6 +69,7 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
     this.#watches = new EtcdWatchStream(this.#client, logger, options.watch);
     const [key, end] = this.#range("");
     this.#ticker = new EtcdTicker(this.#watches, { key: key.toString("latin1"), end: end.toString("latin1") }, () => this.#lastSeen);
+    this.#leases = new LeaseManager(async (ttl) => (await this.#call<{ ID: string }>("LeaseGrant", { TTL: ttl }, true)).ID, options.clock ?? systemClock);
     this.#compactor = new EtcdCompactor((m, r, w) => this.#call(m, r, w), b(compactRevKey(prefix)), options.retention, options.clock ?? systemClock, logger);
   }
 
@@ -105,24 +109,28 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
     return { items, revision: revision || res.header.revision, more: res.more, remaining: res.count - items.length };
   }
 
-  async create(key: string, value: V): Promise<KeyValue<V>> {
+  async create(key: string, value: V, ttlSeconds?: number): Promise<KeyValue<V>> {
     this.#checkOpen();
     checkKey(key);
     checkValue(value, this.#kind);
+    checkRevision("ttlSeconds", ttlSeconds);
     const k = this.#key(key);
-    const res = await this.#txn([compare(k, "CREATE", "EQUAL", 0)], [{ request_put: { key: k, value: Buffer.from(value) } }], []);
+    const res = await this.#leased(ttlSeconds, (lease) => this.#txn([compare(k, "CREATE", "EQUAL", 0)], [{ request_put: { key: k, value: Buffer.from(value), lease } }], []));
     if (!res.succeeded) throw alreadyExists(key);
     const revision = res.header.revision;
     return this.#written({ key, value, createRevision: revision, modRevision: revision });
   }
 
-  async update(key: string, value: V, expectedModRevision?: number): Promise<KeyValue<V>> {
+  async update(key: string, value: V, expectedModRevision?: number, ttlSeconds?: number | "keep"): Promise<KeyValue<V>> {
     this.#checkOpen();
     checkKey(key);
     checkValue(value, this.#kind);
     checkRevision("expectedModRevision", expectedModRevision);
+    if (ttlSeconds !== "keep") checkRevision("ttlSeconds", ttlSeconds);
     const k = this.#key(key);
-    const res = await this.#txn(this.#preconditions(k, expectedModRevision), [{ request_put: { key: k, value: Buffer.from(value), prev_kv: true } }], [{ request_range: { key: k } }]);
+    const put = (lease: object) => this.#txn(this.#preconditions(k, expectedModRevision), [{ request_put: { key: k, value: Buffer.from(value), prev_kv: true, ...lease } }], [{ request_range: { key: k } }]);
+    // "keep": etcd leaves the key on the lease it has (ignore_lease).
+    const res = ttlSeconds === "keep" ? await put({ ignore_lease: true }) : await this.#leased(ttlSeconds, (lease) => put({ lease }));
     if (!res.succeeded) throw this.#refused(key, res, expectedModRevision);
     const prev = res.responses[0]!.response_put!.prev_kv!;
     return this.#written({ key, value, createRevision: prev.create_revision, modRevision: res.header.revision });
@@ -197,6 +205,22 @@ export class EtcdStorage<V extends StoredValue = string> implements Storage<V> {
     this.#watches.close(closed());
     this.#compactor.stop();
     await this.#client.close();
+  }
+
+  /**
+   * A put under a lease of `ttlSeconds` (none: lease 0, the key kept until deleted). A lease etcd no longer knows
+   * (revoked, or the cluster restored from a backup without it) is forgotten and the put tried once more on a new one.
+   */
+  async #leased(ttlSeconds: number | undefined, put: (lease: string) => Promise<TxnResponse>): Promise<TxnResponse> {
+    if (!ttlSeconds) return put("0");
+    const lease = await this.#leases.lease(ttlSeconds);
+    try {
+      return await put(lease);
+    } catch (err) {
+      if (!/requested lease not found/.test((err as Error).message)) throw err;
+      this.#leases.forget(lease);
+      return put(await this.#leases.lease(ttlSeconds));
+    }
   }
 
   async #txn(compares: object[], success: object[], failure: object[]): Promise<TxnResponse> {
