@@ -2,7 +2,9 @@
 // BENCH_CREATES objects by BENCH_CONCURRENCY callers, a CSR's three writes (create, approval, certificate) per object
 // with this process's CPU per write, then the median LIST of BENCH_STORE_SIZE objects, on SQLite (the embedded
 // default), a one-member etcd and a three-member etcd (loopback, Debian's /usr/bin/etcd), beside the in-memory store
-// (nothing durable: the floor of the contract's own code, what no durable engine in this process can go under).
+// (nothing durable: the floor of the contract's own code, what no durable engine in this process can go under); and
+// BENCH_CREATES Events written with a time to live of BENCH_TTL seconds (--event-ttl's way): creates/s, and how late
+// and at what rate the backend deletes them once due.
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +21,8 @@ const CONCURRENCY = envNumber("BENCH_CONCURRENCY", 16);
 const ROUNDS = envNumber("BENCH_ROUNDS", 2);
 const STORE_SIZE = envNumber("BENCH_STORE_SIZE", 10_000);
 const LIST_RUNS = envNumber("BENCH_LIST_RUNS", 5);
+const TTL = envNumber("BENCH_TTL", 5);
+const EVENT_PREFIX = "/events.platform.io/events/default/";
 const PREFIX = "/certificates.platform.io/certificatesigningrequests/";
 /** The flows' objects, apart from the listed ones so the LIST reads BENCH_STORE_SIZE objects. */
 const FLOW_PREFIX = "/certificates.platform.io/flows/";
@@ -85,7 +89,34 @@ function withEnd(text: string, pattern: RegExp, replacement: string): string {
 const approvedBody = (text: string) => withEnd(text, /}$/, ',"status":{"conditions":[{"type":"Approved","status":"True","reason":"AutoApproved","message":"Auto approving self kubelet client certificate after SubjectAccessReview.","lastUpdateTime":"2026-01-01T00:00:00Z"}]}}');
 const issuedBody = (text: string) => withEnd(text, /]}}$/, `],"certificate":"${"Q".repeat(1400)}"}}`);
 
+/**
+ * CREATES Events written with a time to live by CONCURRENCY callers: creates/s, then, from a watch, how long after the
+ * last one was due the last DELETE came (ms) and the deletes per second between the first and the last.
+ */
+async function expiring(s: Storage, body: (name: string) => string): Promise<{ createsPerSecond: number; lateMs: number; expiredPerSecond: number }> {
+  const deleted: number[] = [];
+  let done: () => void = () => {};
+  const all = new Promise<void>((resolve) => (done = resolve));
+  const watch = s.watch(EVENT_PREFIX, { fromRevision: await s.revision() }, (ev) => {
+    if (ev.type === "DELETE" && deleted.push(performance.now()) === CREATES) done();
+  });
+  try {
+    const { seconds } = await byCallers(0, CREATES, (i) => s.create(`${EVENT_PREFIX}ev-${String(i).padStart(7, "0")}`, body(`ev-${i}`), TTL));
+    const due = performance.now() + TTL * 1000;
+    const timeout = setTimeout(() => done(), (TTL + 120) * 1000);
+    await all;
+    clearTimeout(timeout);
+    if (deleted.length < CREATES) throw new Error(`${deleted.length} of ${CREATES} keys expired`);
+    return { createsPerSecond: CREATES / seconds, lateMs: deleted.at(-1)! - due, expiredPerSecond: CREATES / ((deleted.at(-1)! - deleted[0]!) / 1000) };
+  } finally {
+    watch.cancel();
+  }
+}
+
 interface RoundResult {
+  readonly ttlCreatesPerSecond: number;
+  readonly lateMs: number;
+  readonly expiredPerSecond: number;
   readonly createsPerSecond: number;
   readonly writesPerSecond: number;
   readonly cpuUsPerWrite: number;
@@ -105,7 +136,8 @@ async function round(backend: Backend, body: (name: string) => string): Promise<
       times.push(performance.now() - t);
       if (page.items.length !== Math.max(CREATES, STORE_SIZE)) throw new Error(`${backend}: list is short`);
     }
-    return { createsPerSecond, writesPerSecond, cpuUsPerWrite, listMs: percentile(times, 50) };
+    const ttl = await expiring(storage, body);
+    return { createsPerSecond, writesPerSecond, cpuUsPerWrite, listMs: percentile(times, 50), ttlCreatesPerSecond: ttl.createsPerSecond, lateMs: ttl.lateMs, expiredPerSecond: ttl.expiredPerSecond };
   } finally {
     await stop();
   }
@@ -128,11 +160,14 @@ async function main(): Promise<void> {
       csrWritesPerSecond: Math.round(median(rs.map((r) => r.writesPerSecond))),
       cpuUsPerCsrWrite: Math.round(median(rs.map((r) => r.cpuUsPerWrite)) * 10) / 10,
       [`list${STORE_SIZE}Ms`]: Math.round(median(rs.map((r) => r.listMs))),
+      [`ttl${TTL}sCreatesPerSecond`]: Math.round(median(rs.map((r) => r.ttlCreatesPerSecond))),
+      expiredLastAfterDueMs: Math.round(median(rs.map((r) => r.lateMs))),
+      expiredPerSecond: Math.round(median(rs.map((r) => r.expiredPerSecond))),
       rounds: rs.map((r) => Math.round(r.createsPerSecond)),
     }];
   }));
   const machine = `${cpus().length} cores, ${cpus()[0]?.model ?? "unknown"}, node ${process.version}, load average ${load} at start`;
-  process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), machine, creates: CREATES, concurrency: CONCURRENCY, storeSize: STORE_SIZE, ...summary }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), machine, creates: CREATES, concurrency: CONCURRENCY, storeSize: STORE_SIZE, ttlSeconds: TTL, ...summary }, null, 2)}\n`);
 }
 
 await main();

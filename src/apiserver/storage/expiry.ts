@@ -14,7 +14,10 @@ export interface Expiring {
 
 /** How often at most the due keys are looked for (etcd checks its leases every 500 ms). */
 const SWEEP_MS = 500;
-/** Keys deleted per sweep, so expiring a backlog (after a long stop) never holds the writer for long. */
+/**
+ * Keys deleted per sweep: a backlog (a burst's Events, or those due during a long stop) goes in batches of this many,
+ * each sweep starting when the one before is committed, so other writes interleave.
+ */
 const PER_SWEEP = 1000;
 
 export class ExpiryQueue {
@@ -74,7 +77,7 @@ export class ExpiryQueue {
 
 /**
  * Deletes the keys of a backend as their time comes: a timer armed for the earliest entry (no sooner than
- * SWEEP_MS after the last sweep), each due key deleted with its revision as the precondition, so a key written
+ * SWEEP_MS after the last sweep, unless that one left a backlog), each due key deleted with its revision as the precondition, so a key written
  * again meanwhile stays (CONFLICT) and one already deleted is skipped (NOT_FOUND).
  */
 export class Expirer {
@@ -125,10 +128,11 @@ export class Expirer {
     this.#at.clear();
   }
 
-  #arm(): void {
+  /** `backlog`: the last sweep stopped at PER_SWEEP with more due, so the next one follows at once. */
+  #arm(backlog = false): void {
     const next = this.#queue.next();
     if (next === undefined || this.#closed) return;
-    const at = Math.max(next, this.#lastSweep + SWEEP_MS);
+    const at = Math.max(next, this.#lastSweep + (backlog ? 0 : SWEEP_MS));
     if (at >= this.#timerAt) return;
     this.#timer?.();
     this.#timerAt = at;
@@ -142,7 +146,7 @@ export class Expirer {
     this.#lastSweep = now;
     const due = this.#queue.takeDue(now, PER_SWEEP);
     await Promise.all(due.map((e) => this.#expire(e)));
-    this.#arm();
+    this.#arm(due.length === PER_SWEEP);
   }
 
   async #expire(entry: Expiring): Promise<void> {

@@ -50,4 +50,19 @@ describe("expirer", () => {
     expect(removed).toHaveLength(2);
     expect(clock.pendingTimers()).toBe(0);
   });
+
+  it("works off a backlog sweep after sweep, without the pause between sweeps that keeps a quiet store cheap", async () => {
+    const clock = new FakeClock(0);
+    const removed: number[] = [];
+    const expirer = new Expirer(clock, silentLogger(), async () => void removed.push(clock.now()));
+    for (let i = 0; i < 2500; i++) expirer.add({ at: 1000, key: `/k/${i}`, rev: i + 2 });
+    await clock.advance(1000);
+    expect(removed).toHaveLength(2500);
+    expect(new Set(removed)).toEqual(new Set([1000]));
+    expirer.add({ at: 1100, key: "/k/next", rev: 9000 });
+    await clock.advance(100);
+    expect(removed).toHaveLength(2500);
+    await clock.advance(400);
+    expect(removed.at(-1)).toBe(1500);
+  });
 });
