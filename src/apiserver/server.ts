@@ -20,6 +20,7 @@ import { isEncrypted } from "./encryption/encrypted-storage.js";
 import type { HeldCertificate } from "../pki/expiry-gauge.js";
 import type { AuditPolicy } from "../config/audit-policy.js";
 import { Auditor } from "./audit/auditor.js";
+import { auditInternal } from "./audit/internal-requests.js";
 import type { AuditSink } from "../audit/log-backend.js";
 import type { Tracer } from "../tracing/tracer.js";
 import { tracePipeline, traceRequests, traceStorage } from "./tracing.js";
@@ -107,7 +108,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const tracer = options.tracer?.enabled ? options.tracer : undefined;
   const pipeline = tracer ? tracePipeline(options.pipeline, tracer) : options.pipeline;
   const storage = tracer ? traceStorage(options.storage, tracer) : options.storage;
-  const registry = new Registry({ storage, names, clock, logger, pipeline, definitions, eventTtlSeconds });
+  // The auditor comes with the metrics, after the registry; the registry's own writes find it there when they happen.
+  let auditor: Auditor | undefined;
+  const registry = new Registry({ storage, names, clock, logger, pipeline, definitions, eventTtlSeconds, audit: auditInternal(() => auditor) });
   // "May I?" is answered by whatever authorizes this server's requests; a secure server replaces it with RBAC's answer.
   registry.registerCreateHandler(names.authorization, "selfsubjectaccessreviews", createSelfSubjectAccessReviewHandler(pipelineAuthorizer(pipeline)));
   registry.registerCreateHandler(names.authorization, "selfsubjectrulesreviews", createSelfSubjectRulesReviewHandler(pipelineRuleResolver(pipeline)));
@@ -119,6 +122,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     ...(isEncrypted(options.storage) && options.storage.reloadStats && { encryptionReloads: options.storage.reloadStats }),
     ...(options.certificates && { certificates: options.certificates }),
   });
+  auditor = options.audit && new Auditor({ ...options.audit, groupSuffix: names.suffix, clock, metrics: metrics.registry, logger });
   const app = buildHttpApp({
     registry,
     schemas: schemaRegistry(names),
@@ -132,7 +136,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     ready: () => ready,
     ...(isEncrypted(options.storage) && { healthChecks: options.storage.checks }),
     metrics,
-    ...(options.audit && { auditor: new Auditor({ ...options.audit, groupSuffix: names.suffix, clock, metrics: metrics.registry, logger }) }),
+    ...(auditor && { auditor }),
   });
   if (tracer) traceRequests(app, tracer, registry.catalog);
   let address = "";

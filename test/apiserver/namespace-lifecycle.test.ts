@@ -5,6 +5,8 @@ import { MemoryStorage } from "../../src/apiserver/storage/memory.js";
 import { Leftovers, mergeConditions } from "../../src/apiserver/registry/namespace-conditions.js";
 import { failure, FakeClock, registryFixture, serverFixture } from "./fixtures.js";
 import { namespaceObject, serviceAccount } from "../fixtures/objects.js";
+import { MemoryAuditSink } from "../../src/audit/memory-sink.js";
+import { parseAuditPolicy } from "../../src/config/audit-policy.js";
 
 const secret = (name: string, namespace: string): ApiObject => ({ apiVersion: "v1", kind: "Secret", metadata: { name, namespace }, stringData: { token: "t" } });
 
@@ -189,6 +191,60 @@ describe("namespace deletion over HTTP", () => {
         ["namespaces/finalize", ["update"]],
         ["namespaces/status", ["get", "patch", "update"]],
       ]);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("namespace deletion in the audit log", () => {
+  it("records each content delete and the finalize as requests of system:apiserver, with their outcome", async () => {
+    const sink = new MemoryAuditSink();
+    const policy = parseAuditPolicy(JSON.stringify({ apiVersion: "audit.platform.io/v1", kind: "Policy", rules: [{ level: "Metadata" }] }), "policy").policy;
+    const server = await serverFixture({ audit: { policy, sink } });
+    try {
+      const post = (path: string, body: unknown) => fetch(`${server.address}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      await post("/api/v1/namespaces", namespaceObject({ name: "audited" }));
+      await post("/api/v1/namespaces/audited/serviceaccounts", serviceAccount({ name: "a" }));
+      await post("/api/v1/namespaces/audited/secrets", secret("s", "audited"));
+      await fetch(`${server.address}/api/v1/namespaces/audited`, { method: "DELETE" });
+      const deadline = Date.now() + 10_000;
+      while ((await fetch(`${server.address}/api/v1/namespaces/audited`)).status !== 404 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const own = sink.events.filter((e) => e.user.username === "system:apiserver" && e.stage === "ResponseComplete");
+      expect(own.map((e) => [e.verb, e.requestURI, e.responseStatus?.code])).toEqual([
+        ["delete", "/api/v1/namespaces/audited/serviceaccounts/a", 200],
+        ["delete", "/api/v1/namespaces/audited/secrets/s", 200],
+        ["update", "/api/v1/namespaces/audited/finalize", 200],
+      ]);
+      expect(own[1]).toMatchObject({ level: "Metadata", objectRef: { resource: "secrets", namespace: "audited", name: "s", apiGroup: "", apiVersion: "v1" }, userAgent: expect.stringContaining("namespace controller") });
+      expect(own[2]!.objectRef).toEqual({ resource: "namespaces", name: "audited", apiGroup: "", apiVersion: "v1", subresource: "finalize" });
+      // Each with its RequestReceived stage under the same audit ID, as a request's.
+      for (const e of own) expect(sink.byId(e.auditID).map((x) => x.stage)).toEqual(["RequestReceived", "ResponseComplete"]);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe("namespace deletion when the audit log cannot be written", () => {
+  it("deletes nothing unaudited: the content waits, and goes once the log takes events again", async () => {
+    const sink = new MemoryAuditSink();
+    const policy = parseAuditPolicy(JSON.stringify({ apiVersion: "audit.platform.io/v1", kind: "Policy", rules: [{ level: "None", users: ["local-admin"] }, { level: "Metadata" }] }), "policy").policy;
+    const server = await serverFixture({ audit: { policy, sink } });
+    try {
+      const at = (path: string, method = "GET", body?: unknown) => fetch(`${server.address}${path}`, { method, headers: { "content-type": "application/json" }, ...(body !== undefined && { body: JSON.stringify(body) }) });
+      await at("/api/v1/namespaces", "POST", namespaceObject({ name: "blocked" }));
+      await at("/api/v1/namespaces/blocked/secrets", "POST", secret("s", "blocked"));
+      // Only the server's own writes are audited by this policy's rule; the sink now fails them.
+      sink.failWith = new Error("disk full");
+      expect((await at("/api/v1/namespaces/blocked", "DELETE")).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await at("/api/v1/namespaces/blocked/secrets/s")).status).toBe(200);
+      sink.failWith = undefined;
+      const deadline = Date.now() + 10_000;
+      while ((await at("/api/v1/namespaces/blocked")).status !== 404 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect((await at("/api/v1/namespaces/blocked/secrets/s")).status).toBe(404);
+      expect(sink.events.some((e) => e.requestURI === "/api/v1/namespaces/blocked/secrets/s" && e.stage === "ResponseComplete")).toBe(true);
     } finally {
       await server.stop();
     }

@@ -1,6 +1,6 @@
 // Empties a namespace being deleted, then takes its `kubernetes` finalizer off so the namespace goes (upstream's
 // namespace controller, run inside the server: a server alone — `apiserver`, one embedded in a test — ends deletions too).
-import type { UserInfo } from "../../api/meta.js";
+import type { ApiObject, UserInfo } from "../../api/meta.js";
 import type { Namespace } from "../../api/types/core.js";
 import { isPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
@@ -11,6 +11,7 @@ import { NAMESPACE_FINALIZER } from "./resources/namespace.js";
 import { StoredObject } from "./stored.js";
 import { rfc3339 } from "./metadata.js";
 import { Leftovers, mergeConditions } from "./namespace-conditions.js";
+import { UNAUDITED, type AuditInternal } from "../audit/internal-requests.js";
 
 /** First wait before a namespace whose content could not all be deleted is tried again; doubled up to MAX_RETRY_MS. */
 const FIRST_RETRY_MS = 1_000;
@@ -28,6 +29,8 @@ export interface NamespaceFinalizerOptions {
   readonly logger: Logger;
   /** Who the deletes are made as (they pass admission like any other). */
   readonly user: UserInfo;
+  /** Each write in the audit log, as a request (none: not audited). */
+  readonly audit?: AuditInternal;
 }
 
 export class NamespaceFinalizer {
@@ -39,8 +42,11 @@ export class NamespaceFinalizer {
   #closed = false;
   #sweep: CancelTimer | undefined;
 
+  readonly #audit: AuditInternal;
+
   constructor(options: NamespaceFinalizerOptions) {
     this.#o = options;
+    this.#audit = options.audit ?? UNAUDITED;
   }
 
   /** Empties `name` soon (or after `delayMs`); a namespace already waiting keeps its turn. */
@@ -124,7 +130,7 @@ export class NamespaceFinalizer {
         for (const kv of page.items) {
           const name = kv.key.slice(prefix.length);
           try {
-            const r = await store.delete(namespace, name, { user: this.#o.user });
+            const r = await this.#audit({ verb: "delete", def: store.def, namespace, name, user: this.#o.user }, () => store.delete(namespace, name, { user: this.#o.user }), (d) => d.object);
             if (!r.deleted) left.add(resource, r.object.metadata.finalizers ?? []);
           } catch (err) {
             if (isPlatformError(err, "NOT_FOUND")) continue;
@@ -141,15 +147,10 @@ export class NamespaceFinalizer {
   /** Says in the namespace's status conditions what holds it (written only when they change). */
   async #report(name: string, left: Leftovers): Promise<void> {
     const now = rfc3339(new Date(this.#o.clock.now()));
-    await this.#o.namespaces.patch(
-      undefined,
-      name,
-      (current) => {
-        const status = (current as Namespace).status ?? {};
-        return { ...current, status: { ...status, conditions: mergeConditions(status.conditions ?? [], left.conditions(), now) } };
-      },
-      { user: this.#o.user, subresource: "status", fieldManager: "namespace-controller" },
-    );
+    await this.#update(name, "status", (current) => {
+      const status = (current as Namespace).status ?? {};
+      return { ...current, status: { ...status, conditions: mergeConditions(status.conditions ?? [], left.conditions(), now) } };
+    });
   }
 
   /**
@@ -158,19 +159,22 @@ export class NamespaceFinalizer {
    */
   async #finalize(name: string): Promise<void> {
     const current = (await this.#o.namespaces.get(undefined, name)).object as Namespace;
+    const namespaces = this.#o.namespaces;
     if (!(current.spec?.finalizers ?? []).includes(NAMESPACE_FINALIZER)) {
-      await this.#o.namespaces.delete(undefined, name, { user: this.#o.user });
+      await this.#audit({ verb: "delete", def: namespaces.def, name, user: this.#o.user }, () => namespaces.delete(undefined, name, { user: this.#o.user }), (d) => d.object);
       return;
     }
-    await this.#o.namespaces.patch(
-      undefined,
-      name,
-      (current) => {
-        const spec = (current as Namespace).spec ?? {};
-        return { ...current, spec: { ...spec, finalizers: (spec.finalizers ?? []).filter((f) => f !== NAMESPACE_FINALIZER) } };
-      },
-      { user: this.#o.user, subresource: "finalize", fieldManager: "namespace-controller" },
-    );
+    await this.#update(name, "finalize", (current) => {
+      const spec = (current as Namespace).spec ?? {};
+      return { ...current, spec: { ...spec, finalizers: (spec.finalizers ?? []).filter((f) => f !== NAMESPACE_FINALIZER) } };
+    });
     this.#o.logger.info({ namespace: name }, "namespace emptied and finalized");
+  }
+
+  /** Writes the namespace's `subresource` as `change` makes it from the current one (an audited update). */
+  async #update(name: string, subresource: "status" | "finalize", change: (current: ApiObject) => ApiObject): Promise<void> {
+    const namespaces = this.#o.namespaces;
+    const user = this.#o.user;
+    await this.#audit({ verb: "update", def: namespaces.def, name, subresource, user }, () => namespaces.patch(undefined, name, change, { user, subresource, fieldManager: "namespace-controller" }), (r) => r.object);
   }
 }

@@ -12,6 +12,7 @@ import type { CreateHandler, ResourceDefinition } from "./strategy.js";
 import { ResourceStore } from "./generic.js";
 import { qualifiedResource } from "./errors.js";
 import { NamespaceFinalizer } from "./namespace-finalizer.js";
+import type { AuditInternal } from "../audit/internal-requests.js";
 
 /** Namespaces created on first start: the default one and the one the platform's own objects live in. */
 export const BOOTSTRAP_NAMESPACES = ["default", "platform-system"] as const;
@@ -31,6 +32,8 @@ export interface RegistryOptions {
   readonly definitions: readonly ResourceDefinition[];
   /** --event-ttl in seconds (0: Events are kept until deleted); default an hour. */
   readonly eventTtlSeconds?: number;
+  /** Puts the server's own writes (a namespace emptied) in the audit log; default: not audited. */
+  readonly audit?: AuditInternal;
 }
 
 export class Registry {
@@ -69,6 +72,7 @@ export class Registry {
       clock: options.clock,
       logger: options.logger,
       user: SERVER_USER,
+      ...(options.audit && { audit: options.audit }),
     });
   }
 
