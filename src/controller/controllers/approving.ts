@@ -16,6 +16,10 @@ import { ServingApprover, type ServingApprovalPolicy } from "../../../signers/se
 import { conditionTime, CsrParser, setCondition, writeCsr } from "./csr-object.js";
 import { AllowedReviewCache, DEFAULT_REVIEW_CACHE_TTL_MS } from "./review-cache.js";
 import { Controller, type ControllerOptions } from "../controller.js";
+import { UnansweredWrites } from "./unanswered.js";
+
+/** Approvals without an answer remembered at most (the oldest forgotten first). */
+const UNANSWERED_LIMIT = 16_384;
 
 export const APPROVING_CONTROLLER = "csrapproving";
 
@@ -54,6 +58,8 @@ export class ApprovingController extends Controller {
   private readonly serving: ServingApprover | undefined;
   private readonly maxDenied: number;
   private readonly reviewed: AllowedReviewCache;
+  /** Approvals without an answer (the server restarted meanwhile). */
+  private readonly unanswered = new UnansweredWrites(UNANSWERED_LIMIT);
 
   constructor(options: ApprovingControllerOptions) {
     super(APPROVING_CONTROLLER, [options.informer], options, new ItemExponentialBackoff({ baseMs: options.retryBaseMs ?? 1000, maxMs: options.retryMaxMs ?? 300_000 }));
@@ -72,7 +78,9 @@ export class ApprovingController extends Controller {
 
   protected subscribe(): (() => void)[] {
     const enqueue = (csr: CertificateSigningRequest): void => {
-      if (this.kind(csr) !== undefined && !decided(csr)) this.queue.add(csr.metadata.name!);
+      if (this.kind(csr) === undefined) return;
+      if (!decided(csr)) this.queue.add(csr.metadata.name!);
+      else this.unanswered.settle(csr);
     };
     return [this.o.informer.addHandlers({ onAdd: enqueue, onUpdate: (_old, csr) => enqueue(csr) })];
   }
@@ -146,19 +154,29 @@ export class ApprovingController extends Controller {
   private async approve(csr: CertificateSigningRequest, message: string, signal: AbortSignal): Promise<void> {
     const now = conditionTime(this.clock.now());
     const reason = CsrConditionReason.AutoApproved;
-    const written = await writeCsr(csr, {
-      client: this.o.csrs,
-      subresource: "approval",
-      change: (copy) => setCondition(copy, { type: "Approved", status: "True", reason, message, lastUpdateTime: now, lastTransitionTime: now }),
-      settled: decided,
-      // Our own approval, committed though its answer was lost: same reason and message from the same sync.
-      landed: (fresh) => fresh.status?.conditions?.some((c) => c.type === "Approved" && c.reason === reason && c.message === message && c.lastUpdateTime === now) === true,
-      signal,
-    });
-    if (!written) return;
-    this.metrics?.csrApproved.inc({ signer: csr.spec.signerName });
-    this.o.events.event(written, "Normal", reason, "Approve", message);
-    this.log.debug({ name: csr.metadata.name, signerName: csr.spec.signerName }, "request approved");
+    // Our own approval, committed though its answer was lost: same reason and message from the same sync.
+    const landed = (fresh: CertificateSigningRequest) => fresh.status?.conditions?.some((c) => c.type === "Approved" && c.reason === reason && c.message === message && c.lastUpdateTime === now) === true;
+    const record = (written: CertificateSigningRequest): void => {
+      this.metrics?.csrApproved.inc({ signer: csr.spec.signerName });
+      this.o.events.event(written, "Normal", reason, "Approve", message);
+      this.log.debug({ name: csr.metadata.name, signerName: csr.spec.signerName }, "request approved");
+    };
+    let written: CertificateSigningRequest | undefined;
+    try {
+      written = await writeCsr(csr, {
+        client: this.o.csrs,
+        subresource: "approval",
+        change: (copy) => setCondition(copy, { type: "Approved", status: "True", reason, message, lastUpdateTime: now, lastTransitionTime: now }),
+        settled: decided,
+        landed,
+        signal,
+      });
+    } catch (err) {
+      // Perhaps committed though unanswered: counted, and its Event recorded, when the cache shows it (subscribe).
+      this.unanswered.add(csr.metadata.uid ?? "", landed, record);
+      throw err;
+    }
+    if (written) record(written);
   }
 }
 

@@ -12,6 +12,7 @@ import type { EventRecorder } from "../event-recorder.js";
 import type { Informer } from "../informer.js";
 import { conditionTime, CsrParser, READ_PROBLEM_CODES, REQUEST_PROBLEM_CODES, setCondition, writeCsr } from "./csr-object.js";
 import { BoundedSet } from "../bounded-set.js";
+import { UnansweredWrites } from "./unanswered.js";
 import { Controller, type ControllerOptions } from "../controller.js";
 
 export const SIGNING_CONTROLLER = "csrsigning";
@@ -55,11 +56,8 @@ export class SigningController extends Controller {
   private readonly parser: CsrParser;
   /** uids this replica issued whose cached copy may still lack the certificate: a second signature would be waste. */
   private readonly recent = new BoundedSet<string>(RECENT_LIMIT);
-  /**
-   * Writes that failed without an answer (connection lost, server restarted): the server may have committed them.
-   * When the certificate shows up in the cache byte for byte, it is this replica's, and is counted then.
-   */
-  private readonly unanswered = new Map<string, { readonly certificate: string; readonly record: (written: CertificateSigningRequest) => void }>();
+  /** Writes without an answer: counted when the certificate shows up in the cache byte for byte (it is this replica's). */
+  private readonly unanswered = new UnansweredWrites(RECENT_LIMIT);
 
   constructor(options: SigningControllerOptions) {
     super(SIGNING_CONTROLLER, [options.informer], options);
@@ -81,9 +79,7 @@ export class SigningController extends Controller {
     if (isIssued(csr)) {
       const uid = csr.metadata.uid ?? "";
       this.recent.delete(uid);
-      const pending = this.unanswered.get(uid);
-      this.unanswered.delete(uid);
-      if (pending && pending.certificate === csr.status?.certificate) pending.record(csr);
+      this.unanswered.settle(csr);
       return;
     }
     if (this.wanted(csr)) this.queue.add(csr.metadata.name!);
@@ -248,9 +244,7 @@ export class SigningController extends Controller {
         signal,
       });
     } catch (err) {
-      const uid = csr.metadata.uid ?? "";
-      if (this.unanswered.size >= RECENT_LIMIT) this.unanswered.delete(this.unanswered.keys().next().value!);
-      this.unanswered.set(uid, { certificate, record });
+      this.unanswered.add(csr.metadata.uid ?? "", (fresh) => fresh.status?.certificate === certificate, record);
       throw err;
     }
     if (!written) return;

@@ -10,6 +10,7 @@ import { controllerResources } from "../../../src/controller/controllers/control
 import { ControllerMetrics } from "../../../src/controller/metrics.js";
 import { decide, eventsFor, nodeClientCsr, startHarness, stopAfterEach, type Harness, type UserName } from "./harness.js";
 import { newCsrObject } from "../../fixtures/csr.js";
+import { PlatformError } from "../../../src/errors.js";
 import { until } from "../../fixtures/wait.js";
 
 interface World {
@@ -23,8 +24,17 @@ interface World {
 
 const track = stopAfterEach();
 
-async function world(o: { servingPolicy?: ServingApprovalPolicy; maxDeniedRetries?: number; reviewCacheTtlMs?: number } = {}): Promise<World> {
+async function world(o: { servingPolicy?: ServingApprovalPolicy; maxDeniedRetries?: number; reviewCacheTtlMs?: number; loseAnswers?: number } = {}): Promise<World> {
   const h = await startHarness();
+  // The first `loseAnswers` approvals are committed and their answers lost, as when the server restarts mid-write.
+  let lose = o.loseAnswers ?? 0;
+  const csrs = Object.assign(Object.create(h.api.csrs) as ResourceClient<CertificateSigningRequest>, {
+    update: async (obj: CertificateSigningRequest, p?: Parameters<ResourceClient<CertificateSigningRequest>["update"]>[1]) => {
+      const written = await h.api.csrs.update(obj, p);
+      if (lose-- > 0) throw new PlatformError("STORAGE_UNAVAILABLE", "connection lost: socket hang up");
+      return written;
+    },
+  });
   const reviews: SubjectAccessReviewSpec[] = [];
   const real = h.api.subjectAccessReviews;
   const counting = Object.assign(Object.create(real) as ResourceClient<SubjectAccessReview>, {
@@ -35,14 +45,16 @@ async function world(o: { servingPolicy?: ServingApprovalPolicy; maxDeniedRetrie
   });
   const metrics = new ControllerMetrics();
   const controller = new ApprovingController({
-    csrs: h.api.csrs,
+    csrs,
     reviews: counting,
     informer: h.csrInformer,
     events: h.events,
     names: h.names,
     clock: h.clock,
     metrics,
-    ...o,
+    ...(o.servingPolicy && { servingPolicy: o.servingPolicy }),
+    ...(o.maxDeniedRetries !== undefined && { maxDeniedRetries: o.maxDeniedRetries }),
+    ...(o.reviewCacheTtlMs !== undefined && { reviewCacheTtlMs: o.reviewCacheTtlMs }),
   });
   const stop = new AbortController();
   track(h, stop);
@@ -67,6 +79,16 @@ async function settle(w: World): Promise<void> {
 }
 
 describe("ApprovingController: node-agent client requests", () => {
+  it("counts an approval whose answer was lost, and records its Event, once the cache shows it landed", async () => {
+    const w = await world({ loseAnswers: 1 });
+    await w.create("node1", await nodeClientCsr(w.h.names, "node-1"));
+    const csr = await approved(w, "node-1-client");
+    await until(async () => ((await w.metrics.registry.metrics()).includes('platform_ca_csr_approved_total{signer="platform.io/apiserver-client-nodeagent"} 1') ? true : undefined), "the approval to be counted");
+    expect((await eventsFor(w.h, csr)).map((e) => e.reason)).toEqual(["AutoApproved"]);
+    await settle(w);
+    expect(await w.metrics.registry.metrics()).toMatch(/platform_ca_csr_approved_total\{signer="platform\.io\/apiserver-client-nodeagent"\} 2\n/);
+  });
+
   it.each([
     ["the node itself (selfnodeclient)", "node1" as const, "node-1", ["selfnodeclient"]],
     ["a bootstrapper for a new node (nodeclient)", "bootstrapper" as const, "node-2", ["nodeclient"]],
