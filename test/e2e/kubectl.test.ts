@@ -37,6 +37,28 @@ describe("kubectl against the embedded API server (platform.io)", () => {
     expect(kubectlFails(kubectl, ["get", "event", "short-lived"])).toContain('events "short-lived" not found');
   });
 
+  it("cascades a delete through ownerReferences as --cascade says: background, foreground, orphan", async () => {
+    const owned = (policy: string) => {
+      kubectl(["create", "serviceaccount", `gc-${policy}`]);
+      const uid = kubectl(["get", "sa", `gc-${policy}`, "-o", "jsonpath={.metadata.uid}"]);
+      const secret = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: gc-${policy}-token\n  ownerReferences:\n  - {apiVersion: v1, kind: ServiceAccount, name: gc-${policy}, uid: ${uid}, blockOwnerDeletion: true}\n`;
+      expect(kubectl(["create", "-f", "-"], secret)).toContain(`secret/gc-${policy}-token created`);
+    };
+    const secretGone = () => !kubectl(["get", "secrets", "-o", "name"]).includes("gc-background-token");
+    owned("background");
+    expect(kubectl(["delete", "sa", "gc-background"])).toContain('serviceaccount "gc-background" deleted');
+    for (const start = Date.now(); !secretGone(); await new Promise((r) => setTimeout(r, 100))) expect(Date.now() - start).toBeLessThan(10_000);
+    // Foreground: kubectl waits for the owner, which goes only after its dependent.
+    owned("foreground");
+    expect(kubectl(["delete", "sa", "gc-foreground", "--cascade=foreground"])).toContain('serviceaccount "gc-foreground" deleted');
+    expect(kubectlFails(kubectl, ["get", "secret", "gc-foreground-token"])).toContain('secrets "gc-foreground-token" not found');
+    // Orphan: the dependent stays, without its reference.
+    owned("orphan");
+    expect(kubectl(["delete", "sa", "gc-orphan", "--cascade=orphan"])).toContain('serviceaccount "gc-orphan" deleted');
+    expect(kubectlFails(kubectl, ["get", "sa", "gc-orphan"])).toContain("not found");
+    expect(kubectl(["get", "secret", "gc-orphan-token", "-o", "jsonpath={.metadata.ownerReferences}"])).toBe("");
+  });
+
   it("discovers every resource with short names", () => {
     const out = kubectl(["api-resources", "--no-headers"]);
     expect(out).toMatch(/^certificatesigningrequests\s+csr\s+certificates\.platform\.io\/v1\s+false\s+CertificateSigningRequest$/m);

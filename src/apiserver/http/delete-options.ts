@@ -38,7 +38,12 @@ export function deleteOptions(query: RawQuery, body: Buffer | undefined, content
     dryRun: (merged.dryRun?.length ?? 0) > 0,
     user,
     ...(merged.preconditions ? { preconditions: merged.preconditions } : {}),
-    ...(merged.propagationPolicy !== undefined ? { propagationPolicy: merged.propagationPolicy } : {}),
+    // The deprecated orphanDependents is a policy too (validate() refuses both together).
+    ...(merged.propagationPolicy !== undefined
+      ? { propagationPolicy: merged.propagationPolicy }
+      : merged.orphanDependents !== undefined
+        ? { propagationPolicy: merged.orphanDependents ? "Orphan" : "Background" }
+        : {}),
     ...(merged.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: merged.gracePeriodSeconds } : {}),
   };
 }

@@ -18,6 +18,9 @@ const UPDATE_ATTEMPTS = 10;
 const APPLY_ATTEMPTS = 3;
 const DEFAULT_MANAGER = "unknown";
 
+/** The finalizer a delete with this propagation policy puts on the object for the garbage collector (upstream's). */
+export const GC_FINALIZERS: Readonly<Record<string, string | undefined>> = { Foreground: "foregroundDeletion", Orphan: "orphan" };
+
 /** The storage prefix of every object of a resource: `/<group or "core">/<plural>/`. */
 export function collectionPrefix(group: string, plural: string): string {
   return `/${group || "core"}/${plural}/`;
@@ -208,10 +211,13 @@ export class ResourceStore {
       await this.ctx.admit(requestAttributes(this.def, "delete", opts, namespace, name), undefined, current);
       const deletion = this.def.strategy.deletion;
       const marked = current.metadata.deletionTimestamp !== undefined;
+      // Foreground and Orphan leave the object to the garbage collector, under its finalizer, as upstream's.
+      const collect = deletion ? undefined : GC_FINALIZERS[opts.propagationPolicy ?? ""];
       try {
         // A kind deleted in two steps: the first delete marks it, later ones find it as it is until `pending` ends.
         if (deletion && !marked) return await this.markDeleted(stored, opts, (next) => deletion.mark(next));
         if (deletion?.pending(current)) return { object: current, deleted: false };
+        if (collect && !marked) return await this.markDeleted(stored, opts, (next) => void (next.metadata.finalizers = [...(next.metadata.finalizers ?? []).filter((f) => f !== collect), collect]));
         if (current.metadata.finalizers?.length) return marked ? { object: current, deleted: false } : await this.markDeleted(stored, opts);
         if (!opts.dryRun) await this.ctx.storage.delete(stored.key, stored.revision);
         return { object: current, deleted: true };

@@ -12,6 +12,7 @@ import type { CreateHandler, ResourceDefinition } from "./strategy.js";
 import { ResourceStore } from "./generic.js";
 import { qualifiedResource } from "./errors.js";
 import { NamespaceFinalizer } from "./namespace-finalizer.js";
+import { GarbageCollector } from "./garbage-collector.js";
 import type { AuditInternal } from "../audit/internal-requests.js";
 
 /** Namespaces created on first start: the default one and the one the platform's own objects live in. */
@@ -44,6 +45,8 @@ export class Registry {
   readonly #storage: Storage;
   /** Empties namespaces being deleted, then finalizes them. */
   readonly #finalizer: NamespaceFinalizer | undefined;
+  /** Deletes dependents whose owners are gone (ownerReferences, propagationPolicy). */
+  readonly #collector: GarbageCollector;
 
   constructor(private readonly options: RegistryOptions) {
     this.catalog = new ApiCatalog(options.definitions, options.names);
@@ -74,11 +77,20 @@ export class Registry {
       user: SERVER_USER,
       ...(options.audit && { audit: options.audit }),
     });
+    this.#collector = new GarbageCollector({
+      stores: [...this.#stores.values()].filter((s) => !s.def.createOnly && !s.def.storedAs),
+      storage: this.#storage,
+      clock: options.clock,
+      logger: options.logger,
+      user: SERVER_USER,
+      ...(options.audit && { audit: options.audit }),
+    });
   }
 
   /** Stops the background work (namespaces being emptied are resumed by the next start). */
   close(): void {
     this.#finalizer?.close();
+    this.#collector.close();
   }
 
   /** The storage as the served resources see it (views included). */
@@ -123,8 +135,12 @@ export class Registry {
     }
   }
 
-  /** Creates the bootstrap namespaces that do not exist yet (idempotent across restarts), and resumes namespace deletions. */
+  /**
+   * Creates the bootstrap namespaces that do not exist yet (idempotent across restarts), resumes namespace deletions,
+   * and starts the garbage collector.
+   */
   async bootstrap(): Promise<void> {
+    this.#collector.begin();
     if (!this.#namespaces) return;
     for (const name of BOOTSTRAP_NAMESPACES) {
       const ns: ApiObject = { apiVersion: "v1", kind: "Namespace", metadata: { name } };

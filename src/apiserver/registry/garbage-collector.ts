@@ -1,0 +1,328 @@
+// Deletes what owners leave behind, as upstream's garbage collector does (run inside the API server, as the namespace
+// finalizer is, so a server alone or embedded in a test collects too): a dependent whose every owner is gone is
+// deleted; an owner deleted with propagationPolicy Foreground waits under `foregroundDeletion` until its dependents
+// that block it are gone; one deleted with Orphan has its reference taken off every dependent, then its `orphan`
+// finalizer. The graph is the objects with ownerReferences, kept from the storage's watch (a replica's writes too).
+import type { ApiObject, OwnerReference, UserInfo } from "../../api/meta.js";
+import { groupOfApiVersion } from "../../api/schema.js";
+import { isPlatformError } from "../../errors.js";
+import type { Logger } from "../../logger.js";
+import type { Storage, StorageEvent, Watch } from "../storage/types.js";
+import type { CancelTimer, Clock } from "../../time/clock.js";
+import { UNAUDITED, type AuditInternal } from "../audit/internal-requests.js";
+import type { ResourceStore } from "./generic.js";
+import { GC_FINALIZERS } from "./generic.js";
+
+const FOREGROUND = GC_FINALIZERS["Foreground"]!;
+const ORPHAN = GC_FINALIZERS["Orphan"]!;
+const PAGE = 500;
+/** A failed item is looked at again after this, doubled up to MAX_RETRY_MS. */
+const FIRST_RETRY_MS = 1_000;
+const MAX_RETRY_MS = 60_000;
+
+export interface GarbageCollectorOptions {
+  /** Every kind kept under keys of its own (no views, nothing create-only). */
+  readonly stores: readonly ResourceStore[];
+  readonly storage: Storage;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Who the deletes and patches are made as (they pass admission like any other). */
+  readonly user: UserInfo;
+  readonly audit?: AuditInternal;
+}
+
+/** An object as the graph holds it. */
+interface Node {
+  readonly store: ResourceStore;
+  readonly namespace: string | undefined;
+  readonly name: string;
+  readonly uid: string;
+  readonly owners: readonly OwnerReference[];
+}
+
+/** `/group/plural/[namespace/]name` split by the store that keeps it. */
+interface Located {
+  readonly store: ResourceStore;
+  readonly namespace: string | undefined;
+  readonly name: string;
+}
+
+export class GarbageCollector {
+  readonly #o: GarbageCollectorOptions;
+  readonly #audit: AuditInternal;
+  readonly #byPrefix = new Map<string, ResourceStore>();
+  /** Objects with owners, by storage key. */
+  readonly #nodes = new Map<string, Node>();
+  /** Owner uid → the keys of its dependents. */
+  readonly #dependents = new Map<string, Set<string>>();
+  /** Owners under a collector's finalizer (being deleted with Foreground or Orphan): uid → key. */
+  readonly #finalizing = new Map<string, string>();
+  /** Keys to look at (dependents and finalizing owners), with the timer that will. */
+  readonly #timers = new Map<string, CancelTimer>();
+  readonly #waits = new Map<string, number>();
+  #watch: Watch | undefined;
+  #closed = false;
+
+  constructor(options: GarbageCollectorOptions) {
+    this.#o = options;
+    this.#audit = options.audit ?? UNAUDITED;
+    for (const store of options.stores) this.#byPrefix.set(store.collectionPrefix, store);
+  }
+
+  /**
+   * Starts in the background (a large store is read without holding up the server's start) and tries again after a
+   * failed read.
+   */
+  begin(): void {
+    if (this.#closed) return;
+    this.start().catch((err: unknown) => {
+      if (this.#closed) return;
+      this.#o.logger.warn({ err }, "the garbage collector could not read the objects; trying again");
+      this.#o.clock.setTimer(FIRST_RETRY_MS, () => this.begin());
+    });
+  }
+
+  /** Reads every object once (what a server that stopped left to do is picked up), then follows the storage's watch. */
+  async start(): Promise<void> {
+    // A second read (after a broken watch) replaces the graph: what was deleted meanwhile must not linger in it.
+    this.#watch?.cancel();
+    this.#nodes.clear();
+    this.#dependents.clear();
+    this.#finalizing.clear();
+    let startAfter: string | undefined;
+    let revision = 0;
+    for (let more = true; more; ) {
+      const page = await this.#o.storage.list("/", { limit: PAGE, ...(revision && { revision }), ...(startAfter !== undefined && { startAfter }) });
+      revision = page.revision;
+      for (const kv of page.items) this.#observe(kv.key, kv.value);
+      [more, startAfter] = [page.more, page.items.at(-1)?.key];
+    }
+    for (const key of this.#nodes.keys()) this.#schedule(key);
+    for (const key of this.#finalizing.values()) this.#schedule(key);
+    this.#watch = this.#o.storage.watch(
+      "/",
+      { fromRevision: revision },
+      (ev) => this.#event(ev),
+      (err) => {
+        // The graph would go stale: read everything again.
+        if (this.#closed) return;
+        this.#o.logger.warn({ err }, "the garbage collector's watch ended; reading the objects again");
+        this.#o.clock.setTimer(FIRST_RETRY_MS, () => this.begin());
+      },
+    );
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#watch?.cancel();
+    for (const cancel of this.#timers.values()) cancel();
+    this.#timers.clear();
+  }
+
+  #event(ev: StorageEvent): void {
+    if (ev.type === "PUT") {
+      if (this.#observe(ev.key, ev.kv.value)) this.#schedule(ev.key);
+      return;
+    }
+    const node = this.#nodes.get(ev.key);
+    if (node) this.#forget(ev.key, node);
+    // An owner gone: its dependents are looked at. Only parsed when there are dependents at all.
+    if (this.#dependents.size === 0 && this.#finalizing.size === 0) return;
+    const uid = uidOf(ev.kv.value);
+    if (uid === undefined) return;
+    this.#finalizing.delete(uid);
+    for (const dependent of this.#dependents.get(uid) ?? []) this.#schedule(dependent);
+    // A dependent gone: an owner waiting in the foreground for it may now go.
+    for (const owner of node?.owners ?? []) {
+      const waiting = this.#finalizing.get(owner.uid);
+      if (waiting !== undefined) this.#schedule(waiting);
+    }
+  }
+
+  /** Takes a stored object into the graph; true when it has something for the collector to do. */
+  #observe(key: string, text: string): boolean {
+    const had = this.#nodes.get(key);
+    // Two scans of the text, no parse, for the objects that neither have owners nor are being deleted (nearly all).
+    const owned = text.includes('"ownerReferences"');
+    const finalizing = text.includes('"deletionTimestamp"') && (text.includes(`"${FOREGROUND}"`) || text.includes(`"${ORPHAN}"`));
+    if (!owned && !finalizing) {
+      if (had) this.#forget(key, had);
+      return false;
+    }
+    const at = this.#locate(key);
+    if (!at) return false;
+    const obj = JSON.parse(text) as ApiObject;
+    const uid = obj.metadata.uid ?? "";
+    if (had) this.#forget(key, had);
+    const owners = (obj.metadata.ownerReferences ?? []).filter((o) => typeof o?.uid === "string" && o.uid !== "");
+    if (owners.length > 0) {
+      this.#nodes.set(key, { ...at, uid, owners });
+      for (const o of owners) {
+        let set = this.#dependents.get(o.uid);
+        if (!set) this.#dependents.set(o.uid, (set = new Set()));
+        set.add(key);
+      }
+    }
+    const mine = obj.metadata.deletionTimestamp !== undefined && (obj.metadata.finalizers ?? []).some((f) => f === FOREGROUND || f === ORPHAN);
+    if (mine) this.#finalizing.set(uid, key);
+    return owners.length > 0 || mine;
+  }
+
+  #forget(key: string, node: Node): void {
+    this.#nodes.delete(key);
+    for (const o of node.owners) {
+      const set = this.#dependents.get(o.uid);
+      set?.delete(key);
+      if (set?.size === 0) this.#dependents.delete(o.uid);
+    }
+  }
+
+  #locate(key: string): Located | undefined {
+    const second = key.indexOf("/", key.indexOf("/", 1) + 1);
+    const store = this.#byPrefix.get(key.slice(0, second + 1));
+    if (!store) return undefined;
+    const rest = key.slice(second + 1);
+    if (!store.def.namespaced) return { store, namespace: undefined, name: rest };
+    const slash = rest.indexOf("/");
+    return { store, namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
+  }
+
+  #schedule(key: string, delayMs = 0): void {
+    if (this.#closed) return;
+    if (this.#timers.has(key)) {
+      if (delayMs > 0) return;
+      this.#timers.get(key)!();
+    }
+    this.#timers.set(key, this.#o.clock.setTimer(delayMs, () => void this.#run(key)));
+  }
+
+  async #run(key: string): Promise<void> {
+    this.#timers.delete(key);
+    if (this.#closed) return;
+    try {
+      const at = this.#locate(key);
+      if (!at) return;
+      let current: ApiObject;
+      try {
+        current = (await at.store.get(at.namespace, at.name)).object;
+      } catch (err) {
+        if (isPlatformError(err, "NOT_FOUND")) return;
+        throw err;
+      }
+      const finalizers = current.metadata.deletionTimestamp !== undefined ? current.metadata.finalizers ?? [] : [];
+      if (finalizers.includes(ORPHAN)) await this.#orphan(at, current);
+      else if (finalizers.includes(FOREGROUND)) await this.#foreground(at, current);
+      if (current.metadata.ownerReferences?.length) await this.#dependent(at, current);
+      this.#waits.delete(key);
+    } catch (err) {
+      if (this.#closed) return;
+      const wait = Math.min(MAX_RETRY_MS, (this.#waits.get(key) ?? FIRST_RETRY_MS / 2) * 2);
+      this.#waits.set(key, wait);
+      this.#o.logger.warn({ err, key, retryInMs: wait }, "garbage collection of an object failed; trying again");
+      this.#schedule(key, wait);
+    }
+  }
+
+  /**
+   * A dependent: deleted once no owner is left (in the foreground when an owner waits for it and it has dependents
+   * of its own); references to owners that are gone or being deleted in the foreground are taken off while another
+   * owner remains.
+   */
+  async #dependent(at: Located, obj: ApiObject): Promise<void> {
+    const solid: OwnerReference[] = [];
+    const gone: OwnerReference[] = [];
+    const waiting: OwnerReference[] = [];
+    for (const ref of obj.metadata.ownerReferences ?? []) {
+      const state = await this.#ownerState(at, ref);
+      (state === "present" ? solid : state === "foreground" ? waiting : gone).push(ref);
+    }
+    if (solid.length > 0) {
+      const drop = new Set([...gone, ...waiting].map((r) => r.uid));
+      if (drop.size > 0) await this.#withoutOwners(at, obj, drop);
+      return;
+    }
+    if (obj.metadata.deletionTimestamp !== undefined) return;
+    const policy = waiting.length > 0 && this.#dependents.has(obj.metadata.uid ?? "") ? "Foreground" : "Background";
+    await this.#write("delete", at, () => at.store.delete(at.namespace, at.name, { user: this.#o.user, preconditions: { uid: obj.metadata.uid ?? "" }, propagationPolicy: policy })).catch((err: unknown) => {
+      // Gone meanwhile, or replaced by a new object of the name: nothing of this one is left to delete.
+      if (!isPlatformError(err, "NOT_FOUND") && !isPlatformError(err, "CONFLICT")) throw err;
+    });
+  }
+
+  /** Whether an owner exists (with the uid named), is gone, or is being deleted in the foreground. */
+  async #ownerState(at: Located, ref: OwnerReference): Promise<"present" | "gone" | "foreground"> {
+    const group = groupOfApiVersion(ref.apiVersion ?? "");
+    const store = this.#o.stores.find((s) => s.def.group === group && s.def.kind === ref.kind);
+    // A kind this server does not serve cannot be looked up: the reference is left alone, as if the owner existed.
+    if (!store) return "present";
+    if (store.def.namespaced && at.namespace === undefined) return "gone";
+    try {
+      const owner = (await store.get(store.def.namespaced ? at.namespace : undefined, ref.name)).object;
+      if (owner.metadata.uid !== ref.uid) return "gone";
+      const foreground = owner.metadata.deletionTimestamp !== undefined && (owner.metadata.finalizers ?? []).includes(FOREGROUND);
+      return foreground ? "foreground" : "present";
+    } catch (err) {
+      if (isPlatformError(err, "NOT_FOUND")) return "gone";
+      throw err;
+    }
+  }
+
+  /** Orphan: every dependent loses its reference to the owner, then the owner its finalizer (and goes, if no other holds it). */
+  async #orphan(at: Located, owner: ApiObject): Promise<void> {
+    const uid = owner.metadata.uid ?? "";
+    for (const key of [...(this.#dependents.get(uid) ?? [])]) {
+      const dep = this.#locate(key);
+      if (!dep) continue;
+      try {
+        const obj = (await dep.store.get(dep.namespace, dep.name)).object;
+        await this.#withoutOwners(dep, obj, new Set([uid]));
+      } catch (err) {
+        if (!isPlatformError(err, "NOT_FOUND")) throw err;
+      }
+    }
+    await this.#dropFinalizer(at, ORPHAN);
+  }
+
+  /** Foreground: the dependents are deleted (each looks at its owners); the owner goes once none that blocks it is left. */
+  async #foreground(at: Located, owner: ApiObject): Promise<void> {
+    const uid = owner.metadata.uid ?? "";
+    const keys = [...(this.#dependents.get(uid) ?? [])];
+    for (const key of keys) this.#schedule(key);
+    const blocking = keys.some((k) => this.#nodes.get(k)?.owners.some((o) => o.uid === uid && o.blockOwnerDeletion === true));
+    if (!blocking) await this.#dropFinalizer(at, FOREGROUND);
+  }
+
+  /** The object without its references to these owners. */
+  async #withoutOwners(at: Located, obj: ApiObject, uids: ReadonlySet<string>): Promise<void> {
+    await this.#write("patch", at, () =>
+      at.store.patch(at.namespace, at.name, (cur) => {
+        if (cur.metadata.uid !== obj.metadata.uid) return cur;
+        const kept = (cur.metadata.ownerReferences ?? []).filter((r) => !uids.has(r.uid));
+        return { ...cur, metadata: { ...cur.metadata, ownerReferences: kept } };
+      }, { user: this.#o.user, fieldManager: "garbage-collector" }),
+    );
+  }
+
+  async #dropFinalizer(at: Located, finalizer: string): Promise<void> {
+    await this.#write("patch", at, () =>
+      at.store.patch(at.namespace, at.name, (cur) => ({ ...cur, metadata: { ...cur.metadata, finalizers: (cur.metadata.finalizers ?? []).filter((f) => f !== finalizer) } }), {
+        user: this.#o.user,
+        fieldManager: "garbage-collector",
+      }),
+    );
+  }
+
+  /** One audited write of the collector's. */
+  #write<T extends { object: ApiObject }>(verb: "delete" | "patch", at: Located, work: () => Promise<T>): Promise<T> {
+    return this.#audit({ verb, def: at.store.def, ...(at.namespace !== undefined && { namespace: at.namespace }), name: at.name, user: this.#o.user }, work, (r) => r.object);
+  }
+}
+
+/** The uid of a stored object's text (its metadata's), without keeping the parsed object. */
+function uidOf(text: string): string | undefined {
+  try {
+    return (JSON.parse(text) as ApiObject).metadata?.uid;
+  } catch {
+    return undefined;
+  }
+}

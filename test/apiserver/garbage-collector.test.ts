@@ -1,0 +1,117 @@
+// The garbage collector as upstream's: dependents of a deleted owner go (Background), an owner deleted in the
+// Foreground waits for its blocking dependents, Orphan keeps them without the reference; dangling and unknown owners.
+import { describe, expect, it } from "vitest";
+import type { ApiObject, OwnerReference } from "../../src/api/meta.js";
+import { isPlatformError } from "../../src/errors.js";
+import { failure, registryFixture } from "./fixtures.js";
+import { serviceAccount } from "../fixtures/objects.js";
+
+const secret = (name: string, owners: OwnerReference[], extra: Partial<ApiObject["metadata"]> = {}): ApiObject => ({
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name, namespace: "default", ownerReferences: owners, ...extra },
+});
+const ref = (sa: ApiObject, o: Partial<OwnerReference> = {}): OwnerReference => ({ apiVersion: "v1", kind: "ServiceAccount", name: sa.metadata.name!, uid: sa.metadata.uid!, ...o });
+
+async function world() {
+  const fx = await registryFixture();
+  const sas = fx.store("ServiceAccount");
+  const secrets = fx.store("Secret");
+  const account = async (name: string) => (await sas.create("default", serviceAccount({ name, namespace: "default" }), {})).object;
+  const exists = async (name: string) => {
+    try {
+      return (await secrets.get("default", name)).object;
+    } catch (err) {
+      if (isPlatformError(err, "NOT_FOUND")) return undefined;
+      throw err;
+    }
+  };
+  const accountExists = async (name: string) => sas.get("default", name).then((s) => s.object, () => undefined);
+  /** Lets the collector's timers and writes run until `done` holds (at most 30 s of the fake clock). */
+  const until = async (done: () => Promise<boolean>) => {
+    for (let i = 0; i < 300 && !(await done()); i++) await fx.clock.advance(100);
+    expect(await done()).toBe(true);
+  };
+  return { ...fx, sas, secrets, account, exists, accountExists, until };
+}
+
+describe("garbage collector", () => {
+  it("deletes a dependent once its only owner is gone, and leaves the objects of other owners", async () => {
+    const w = await world();
+    const bot = await w.account("bot");
+    const other = await w.account("other");
+    await w.secrets.create("default", secret("bot-token", [ref(bot)]), {});
+    await w.secrets.create("default", secret("other-token", [ref(other)]), {});
+    await w.secrets.create("default", secret("plain", []), {});
+    await w.sas.delete("default", "bot", {});
+    await w.until(async () => (await w.exists("bot-token")) === undefined);
+    expect(await w.exists("other-token")).toBeDefined();
+    expect(await w.exists("plain")).toBeDefined();
+  });
+
+  it("keeps a dependent while another owner exists, without the reference to the one gone", async () => {
+    const w = await world();
+    const a = await w.account("a");
+    const b = await w.account("b");
+    await w.secrets.create("default", secret("shared", [ref(a), ref(b)]), {});
+    await w.sas.delete("default", "a", {});
+    await w.until(async () => (await w.exists("shared"))?.metadata.ownerReferences?.length === 1);
+    expect((await w.exists("shared"))!.metadata.ownerReferences).toEqual([ref(b)]);
+    await w.sas.delete("default", "b", {});
+    await w.until(async () => (await w.exists("shared")) === undefined);
+  });
+
+  it("deletes a dependent whose owner never existed or was replaced by another of the name, and leaves owners of kinds it cannot look up", async () => {
+    const w = await world();
+    const old = await w.account("replaced");
+    await w.sas.delete("default", "replaced", {});
+    await w.account("replaced");
+    await w.secrets.create("default", secret("stale", [ref(old)]), {});
+    await w.secrets.create("default", secret("dangling", [{ apiVersion: "v1", kind: "ServiceAccount", name: "nobody", uid: "0000-none" }]), {});
+    await w.secrets.create("default", secret("foreign", [{ apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: "d-1" }]), {});
+    await w.until(async () => (await w.exists("stale")) === undefined && (await w.exists("dangling")) === undefined);
+    await w.clock.advance(5_000);
+    expect(await w.exists("foreign")).toBeDefined();
+  });
+
+  it("Orphan: keeps the dependents without the reference, then the owner goes", async () => {
+    const w = await world();
+    const bot = await w.account("bot");
+    await w.secrets.create("default", secret("kept", [ref(bot, { controller: true })]), {});
+    const r = await w.sas.delete("default", "bot", { propagationPolicy: "Orphan" });
+    expect([r.deleted, r.object.metadata.finalizers, r.object.metadata.deletionTimestamp !== undefined]).toEqual([false, ["orphan"], true]);
+    await w.until(async () => (await w.accountExists("bot")) === undefined);
+    const kept = await w.exists("kept");
+    expect(kept).toBeDefined();
+    expect(kept!.metadata.ownerReferences).toBeUndefined();
+  });
+
+  it("Foreground: the owner waits, Terminating, until its blocking dependents are gone, held ones included", async () => {
+    const w = await world();
+    const bot = await w.account("bot");
+    await w.secrets.create("default", secret("held", [ref(bot, { blockOwnerDeletion: true })], { finalizers: ["example.com/hold"] }), {});
+    await w.secrets.create("default", secret("free", [ref(bot)]), {});
+    const r = await w.sas.delete("default", "bot", { propagationPolicy: "Foreground" });
+    expect(r.object.metadata.finalizers).toEqual(["foregroundDeletion"]);
+    // Both dependents are deleted: the one without a finalizer goes, the held one waits under its finalizer.
+    await w.until(async () => (await w.exists("free")) === undefined && (await w.exists("held"))?.metadata.deletionTimestamp !== undefined);
+    await w.clock.advance(5_000);
+    expect((await w.accountExists("bot"))?.metadata.finalizers).toEqual(["foregroundDeletion"]);
+    await w.secrets.patch("default", "held", (cur) => ({ ...cur, metadata: { ...cur.metadata, finalizers: [] } }), {});
+    await w.until(async () => (await w.accountExists("bot")) === undefined);
+  });
+
+  it("collects at start what a server that stopped left: the dependents of an owner deleted meanwhile", async () => {
+    const w = await world();
+    const bot = await w.account("bot");
+    await w.secrets.create("default", secret("left", [ref(bot)]), {});
+    // The owner's key removed below the registry (a server that stopped before collecting).
+    w.registry.close();
+    await w.storage.delete("/core/serviceaccounts/default/bot");
+    const again = await registryFixture({ storage: w.storage, clock: w.clock });
+    const secrets = again.store("Secret");
+    for (let i = 0; i < 50; i++) await w.clock.advance(100);
+    expect(isPlatformError(await failure(secrets.get("default", "left")), "NOT_FOUND")).toBe(true);
+    again.registry.close();
+  });
+});
