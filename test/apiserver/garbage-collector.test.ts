@@ -61,7 +61,7 @@ describe("garbage collector", () => {
     await w.until(async () => (await w.exists("shared")) === undefined);
   });
 
-  it("deletes a dependent whose owner never existed or was replaced by another of the name, and leaves owners of kinds it cannot look up", async () => {
+  it("deletes a dependent whose owner never existed or was replaced by another of the name, and leaves owners it cannot resolve", async () => {
     const w = await world();
     const old = await w.account("replaced");
     await w.sas.delete("default", "replaced", {});
@@ -69,9 +69,13 @@ describe("garbage collector", () => {
     await w.secrets.create("default", secret("stale", [ref(old)]), {});
     await w.secrets.create("default", secret("dangling", [{ apiVersion: "v1", kind: "ServiceAccount", name: "nobody", uid: "0000-none" }]), {});
     await w.secrets.create("default", secret("foreign", [{ apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: "d-1" }]), {});
+    // A cluster-scoped object naming a namespaced owner: unresolvable, left alone.
+    const role = { apiVersion: "rbac.authorization.platform.io/v1", kind: "ClusterRole", metadata: { name: "gc-role", ownerReferences: [ref(old)] }, rules: [] };
+    await w.store("ClusterRole").create(undefined, role, {});
     await w.until(async () => (await w.exists("stale")) === undefined && (await w.exists("dangling")) === undefined);
     await w.clock.advance(5_000);
     expect(await w.exists("foreign")).toBeDefined();
+    expect((await w.store("ClusterRole").get(undefined, "gc-role")).object.metadata.ownerReferences).toHaveLength(1);
   });
 
   it("Orphan: keeps the dependents without the reference, then the owner goes", async () => {

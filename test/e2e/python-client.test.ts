@@ -1,6 +1,6 @@
 // The official Python client (Debian's python3-kubernetes), unmodified, against `platform-ca apiserver` with
-// `--group-suffix k8s.io` and its admin.conf: watch=True, pagination, bodies without kind, TokenReview; and
-// platformctl printing an object nested to the server's bound as YAML.
+// `--group-suffix k8s.io` and its admin.conf: watch=True, pagination, bodies without kind, TokenReview, cascading
+// deletes; and platformctl printing an object nested to the server's bound as YAML.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -106,6 +106,40 @@ bad = authn.create_token_review(client.V1TokenReview(spec=client.V1TokenReviewSp
 print(json.dumps({"kind": sa.kind, "apiVersion": sa.api_version, "uid": bool(sa.metadata.uid), "good": [good.status.authenticated, good.status.user.username], "bad": bad.status.authenticated}))`,
     );
     expect(out).toEqual({ kind: "ServiceAccount", apiVersion: "v1", uid: true, good: [true, "system:serviceaccount:default:bare"], bad: false });
+  });
+
+  it("deletes with propagation_policy Foreground and Orphan: the owner's dependent goes with it, or stays without the reference", async () => {
+    const out = await python(
+      adminConf,
+      `import time
+def owned(owner, child):
+    sa = core.create_namespaced_service_account("default", client.V1ServiceAccount(metadata=client.V1ObjectMeta(name=owner)))
+    ref = client.V1OwnerReference(api_version="v1", kind="ServiceAccount", name=owner, uid=sa.metadata.uid, block_owner_deletion=True)
+    core.create_namespaced_secret("default", client.V1Secret(metadata=client.V1ObjectMeta(name=child, owner_references=[ref]), string_data={"k": "v"}))
+def gone(read):
+    for _ in range(100):
+        try:
+            read()
+        except client.exceptions.ApiException as e:
+            if e.status == 404:
+                return True
+            raise
+        time.sleep(0.1)
+    return False
+owned("gc-fg", "gc-fg-child")
+owned("gc-or", "gc-or-child")
+marked = core.delete_namespaced_service_account("gc-fg", "default", propagation_policy="Foreground")
+core.delete_namespaced_service_account("gc-or", "default", body=client.V1DeleteOptions(propagation_policy="Orphan"))
+out = {
+    "marked": marked.metadata.finalizers,
+    "fgOwnerGone": gone(lambda: core.read_namespaced_service_account("gc-fg", "default")),
+    "fgChildGone": gone(lambda: core.read_namespaced_secret("gc-fg-child", "default")),
+    "orOwnerGone": gone(lambda: core.read_namespaced_service_account("gc-or", "default")),
+    "orChildRefs": core.read_namespaced_secret("gc-or-child", "default").metadata.owner_references,
+}
+print(json.dumps(out))`,
+    );
+    expect(out).toEqual({ marked: ["foregroundDeletion"], fgOwnerGone: true, fgChildGone: true, orOwnerGone: true, orChildRefs: null });
   });
 
   it("platformctl prints a ControllerRevision nested to the bound as YAML", async () => {

@@ -253,9 +253,9 @@ export class GarbageCollector {
   async #ownerState(at: Located, ref: OwnerReference): Promise<"present" | "gone" | "foreground"> {
     const group = groupOfApiVersion(ref.apiVersion ?? "");
     const store = this.#o.stores.find((s) => s.def.group === group && s.def.kind === ref.kind);
-    // A kind this server does not serve cannot be looked up: the reference is left alone, as if the owner existed.
-    if (!store) return "present";
-    if (store.def.namespaced && at.namespace === undefined) return "gone";
+    // An owner that cannot be resolved — a kind this server does not serve, or a namespaced kind named by a
+    // cluster-scoped object — is left alone, as if it existed (upstream's rule since 1.20).
+    if (!store || (store.def.namespaced && at.namespace === undefined)) return "present";
     try {
       const owner = (await store.get(store.def.namespaced ? at.namespace : undefined, ref.name)).object;
       if (owner.metadata.uid !== ref.uid) return "gone";
