@@ -3,7 +3,9 @@
 import { describe, expect, it } from "vitest";
 import type { ApiObject, OwnerReference } from "../../src/api/meta.js";
 import { isPlatformError } from "../../src/errors.js";
-import { failure, registryFixture } from "./fixtures.js";
+import { failure, registryFixture, serverFixture } from "./fixtures.js";
+import { MemoryAuditSink } from "../../src/audit/memory-sink.js";
+import { parseAuditPolicy } from "../../src/config/audit-policy.js";
 import { serviceAccount } from "../fixtures/objects.js";
 
 const secret = (name: string, owners: OwnerReference[], extra: Partial<ApiObject["metadata"]> = {}): ApiObject => ({
@@ -117,5 +119,23 @@ describe("garbage collector", () => {
     for (let i = 0; i < 50; i++) await w.clock.advance(100);
     expect(isPlatformError(await failure(secrets.get("default", "left")), "NOT_FOUND")).toBe(true);
     again.registry.close();
+  });
+
+  it("audits its deletes as requests of system:apiserver (a server with an audit policy)", async () => {
+    const sink = new MemoryAuditSink();
+    const policy = parseAuditPolicy(JSON.stringify({ apiVersion: "audit.platform.io/v1", kind: "Policy", rules: [{ level: "Metadata" }] }), "policy").policy;
+    const server = await serverFixture({ audit: { policy, sink } });
+    try {
+      const at = (path: string, method = "GET", body?: unknown) => fetch(`${server.address}${path}`, { method, headers: { "content-type": "application/json" }, ...(body !== undefined && { body: JSON.stringify(body) }) });
+      const owner = (await (await at("/api/v1/namespaces/default/serviceaccounts", "POST", serviceAccount({ name: "audited-owner" }))).json()) as ApiObject;
+      await at("/api/v1/namespaces/default/secrets", "POST", secret("audited-dependent", [ref(owner)]));
+      await at("/api/v1/namespaces/default/serviceaccounts/audited-owner", "DELETE");
+      const deadline = Date.now() + 10_000;
+      while ((await at("/api/v1/namespaces/default/secrets/audited-dependent")).status !== 404 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const own = sink.events.filter((e) => e.user.username === "system:apiserver" && e.stage === "ResponseComplete");
+      expect(own.map((e) => [e.verb, e.requestURI, e.responseStatus?.code])).toEqual([["delete", "/api/v1/namespaces/default/secrets/audited-dependent", 200]]);
+    } finally {
+      await server.stop();
+    }
   });
 });
