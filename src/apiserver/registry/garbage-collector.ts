@@ -11,10 +11,8 @@ import type { Storage, StorageEvent, Watch } from "../storage/types.js";
 import type { CancelTimer, Clock } from "../../time/clock.js";
 import { UNAUDITED, type AuditInternal } from "../audit/internal-requests.js";
 import type { ResourceStore } from "./generic.js";
-import { GC_FINALIZERS } from "./generic.js";
+import { FOREGROUND, ORPHAN, OwnerGraph, type Located } from "./owner-graph.js";
 
-const FOREGROUND = GC_FINALIZERS["Foreground"]!;
-const ORPHAN = GC_FINALIZERS["Orphan"]!;
 const PAGE = 500;
 /** A failed item is looked at again after this, doubled up to MAX_RETRY_MS. */
 const FIRST_RETRY_MS = 1_000;
@@ -31,32 +29,10 @@ export interface GarbageCollectorOptions {
   readonly audit?: AuditInternal;
 }
 
-/** An object as the graph holds it. */
-interface Node {
-  readonly store: ResourceStore;
-  readonly namespace: string | undefined;
-  readonly name: string;
-  readonly uid: string;
-  readonly owners: readonly OwnerReference[];
-}
-
-/** `/group/plural/[namespace/]name` split by the store that keeps it. */
-interface Located {
-  readonly store: ResourceStore;
-  readonly namespace: string | undefined;
-  readonly name: string;
-}
-
 export class GarbageCollector {
   readonly #o: GarbageCollectorOptions;
   readonly #audit: AuditInternal;
-  readonly #byPrefix = new Map<string, ResourceStore>();
-  /** Objects with owners, by storage key. */
-  readonly #nodes = new Map<string, Node>();
-  /** Owner uid → the keys of its dependents. */
-  readonly #dependents = new Map<string, Set<string>>();
-  /** Owners under a collector's finalizer (being deleted with Foreground or Orphan): uid → key. */
-  readonly #finalizing = new Map<string, string>();
+  readonly #graph: OwnerGraph;
   /** Keys to look at (dependents and finalizing owners), with the timer that will. */
   readonly #timers = new Map<string, CancelTimer>();
   readonly #waits = new Map<string, number>();
@@ -66,7 +42,7 @@ export class GarbageCollector {
   constructor(options: GarbageCollectorOptions) {
     this.#o = options;
     this.#audit = options.audit ?? UNAUDITED;
-    for (const store of options.stores) this.#byPrefix.set(store.collectionPrefix, store);
+    this.#graph = new OwnerGraph(options.stores);
   }
 
   /**
@@ -86,19 +62,16 @@ export class GarbageCollector {
   async start(): Promise<void> {
     // A second read (after a broken watch) replaces the graph: what was deleted meanwhile must not linger in it.
     this.#watch?.cancel();
-    this.#nodes.clear();
-    this.#dependents.clear();
-    this.#finalizing.clear();
+    this.#graph.clear();
     let startAfter: string | undefined;
     let revision = 0;
     for (let more = true; more; ) {
       const page = await this.#o.storage.list("/", { limit: PAGE, ...(revision && { revision }), ...(startAfter !== undefined && { startAfter }) });
       revision = page.revision;
-      for (const kv of page.items) this.#observe(kv.key, kv.value);
+      for (const kv of page.items) this.#graph.observe(kv.key, kv.value);
       [more, startAfter] = [page.more, page.items.at(-1)?.key];
     }
-    for (const key of this.#nodes.keys()) this.#schedule(key);
-    for (const key of this.#finalizing.values()) this.#schedule(key);
+    for (const key of this.#graph.keys()) this.#schedule(key);
     this.#watch = this.#o.storage.watch(
       "/",
       { fromRevision: revision },
@@ -121,70 +94,10 @@ export class GarbageCollector {
 
   #event(ev: StorageEvent): void {
     if (ev.type === "PUT") {
-      if (this.#observe(ev.key, ev.kv.value)) this.#schedule(ev.key);
+      if (this.#graph.observe(ev.key, ev.kv.value)) this.#schedule(ev.key);
       return;
     }
-    const node = this.#nodes.get(ev.key);
-    if (node) this.#forget(ev.key, node);
-    // An owner gone: its dependents are looked at. Only parsed when there are dependents at all.
-    if (this.#dependents.size === 0 && this.#finalizing.size === 0) return;
-    const uid = uidOf(ev.kv.value);
-    if (uid === undefined) return;
-    this.#finalizing.delete(uid);
-    for (const dependent of this.#dependents.get(uid) ?? []) this.#schedule(dependent);
-    // A dependent gone: an owner waiting in the foreground for it may now go.
-    for (const owner of node?.owners ?? []) {
-      const waiting = this.#finalizing.get(owner.uid);
-      if (waiting !== undefined) this.#schedule(waiting);
-    }
-  }
-
-  /** Takes a stored object into the graph; true when it has something for the collector to do. */
-  #observe(key: string, text: string): boolean {
-    const had = this.#nodes.get(key);
-    // Two scans of the text, no parse, for the objects that neither have owners nor are being deleted (nearly all).
-    const owned = text.includes('"ownerReferences"');
-    const finalizing = text.includes('"deletionTimestamp"') && (text.includes(`"${FOREGROUND}"`) || text.includes(`"${ORPHAN}"`));
-    if (!owned && !finalizing) {
-      if (had) this.#forget(key, had);
-      return false;
-    }
-    const at = this.#locate(key);
-    if (!at) return false;
-    const obj = JSON.parse(text) as ApiObject;
-    const uid = obj.metadata.uid ?? "";
-    if (had) this.#forget(key, had);
-    const owners = (obj.metadata.ownerReferences ?? []).filter((o) => typeof o?.uid === "string" && o.uid !== "");
-    if (owners.length > 0) {
-      this.#nodes.set(key, { ...at, uid, owners });
-      for (const o of owners) {
-        let set = this.#dependents.get(o.uid);
-        if (!set) this.#dependents.set(o.uid, (set = new Set()));
-        set.add(key);
-      }
-    }
-    const mine = obj.metadata.deletionTimestamp !== undefined && (obj.metadata.finalizers ?? []).some((f) => f === FOREGROUND || f === ORPHAN);
-    if (mine) this.#finalizing.set(uid, key);
-    return owners.length > 0 || mine;
-  }
-
-  #forget(key: string, node: Node): void {
-    this.#nodes.delete(key);
-    for (const o of node.owners) {
-      const set = this.#dependents.get(o.uid);
-      set?.delete(key);
-      if (set?.size === 0) this.#dependents.delete(o.uid);
-    }
-  }
-
-  #locate(key: string): Located | undefined {
-    const second = key.indexOf("/", key.indexOf("/", 1) + 1);
-    const store = this.#byPrefix.get(key.slice(0, second + 1));
-    if (!store) return undefined;
-    const rest = key.slice(second + 1);
-    if (!store.def.namespaced) return { store, namespace: undefined, name: rest };
-    const slash = rest.indexOf("/");
-    return { store, namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
+    for (const key of this.#graph.removed(ev.key, ev.kv.value)) this.#schedule(key);
   }
 
   #schedule(key: string, delayMs = 0): void {
@@ -200,7 +113,7 @@ export class GarbageCollector {
     this.#timers.delete(key);
     if (this.#closed) return;
     try {
-      const at = this.#locate(key);
+      const at = this.#graph.locate(key);
       if (!at) return;
       let current: ApiObject;
       try {
@@ -242,7 +155,7 @@ export class GarbageCollector {
       return;
     }
     if (obj.metadata.deletionTimestamp !== undefined) return;
-    const policy = waiting.length > 0 && this.#dependents.has(obj.metadata.uid ?? "") ? "Foreground" : "Background";
+    const policy = waiting.length > 0 && this.#graph.dependents(obj.metadata.uid ?? "").length > 0 ? "Foreground" : "Background";
     await this.#write("delete", at, () => at.store.delete(at.namespace, at.name, { user: this.#o.user, preconditions: { uid: obj.metadata.uid ?? "" }, propagationPolicy: policy })).catch((err: unknown) => {
       // Gone meanwhile, or replaced by a new object of the name: nothing of this one is left to delete.
       if (!isPlatformError(err, "NOT_FOUND") && !isPlatformError(err, "CONFLICT")) throw err;
@@ -270,8 +183,8 @@ export class GarbageCollector {
   /** Orphan: every dependent loses its reference to the owner, then the owner its finalizer (and goes, if no other holds it). */
   async #orphan(at: Located, owner: ApiObject): Promise<void> {
     const uid = owner.metadata.uid ?? "";
-    for (const key of [...(this.#dependents.get(uid) ?? [])]) {
-      const dep = this.#locate(key);
+    for (const key of this.#graph.dependents(uid)) {
+      const dep = this.#graph.locate(key);
       if (!dep) continue;
       try {
         const obj = (await dep.store.get(dep.namespace, dep.name)).object;
@@ -286,9 +199,9 @@ export class GarbageCollector {
   /** Foreground: the dependents are deleted (each looks at its owners); the owner goes once none that blocks it is left. */
   async #foreground(at: Located, owner: ApiObject): Promise<void> {
     const uid = owner.metadata.uid ?? "";
-    const keys = [...(this.#dependents.get(uid) ?? [])];
+    const keys = this.#graph.dependents(uid);
     for (const key of keys) this.#schedule(key);
-    const blocking = keys.some((k) => this.#nodes.get(k)?.owners.some((o) => o.uid === uid && o.blockOwnerDeletion === true));
+    const blocking = keys.some((k) => this.#graph.node(k)?.owners.some((o) => o.uid === uid && o.blockOwnerDeletion === true));
     if (!blocking) await this.#dropFinalizer(at, FOREGROUND);
   }
 
@@ -315,14 +228,5 @@ export class GarbageCollector {
   /** One audited write of the collector's. */
   #write<T extends { object: ApiObject }>(verb: "delete" | "patch", at: Located, work: () => Promise<T>): Promise<T> {
     return this.#audit({ verb, def: at.store.def, ...(at.namespace !== undefined && { namespace: at.namespace }), name: at.name, user: this.#o.user }, work, (r) => r.object);
-  }
-}
-
-/** The uid of a stored object's text (its metadata's), without keeping the parsed object. */
-function uidOf(text: string): string | undefined {
-  try {
-    return (JSON.parse(text) as ApiObject).metadata?.uid;
-  } catch {
-    return undefined;
   }
 }
