@@ -59,6 +59,13 @@ describe("kubectl against the embedded API server (platform.io)", () => {
     expect(kubectl(["get", "secret", "gc-orphan-token", "-o", "jsonpath={.metadata.ownerReferences}"])).toBe("");
   });
 
+  it("lists the pods with kubectl get all (the `all` category, as upstream's Pods)", () => {
+    const pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: listed-by-all\nspec:\n  containers:\n  - {name: app, image: example.com/app:1}\n";
+    expect(kubectl(["create", "-f", "-"], pod)).toContain("pod/listed-by-all created");
+    expect(kubectl(["get", "all", "-o", "name"])).toContain("pod/listed-by-all");
+    expect(kubectl(["api-resources", "--categories=all", "--no-headers"])).toMatch(/^pods\s+po\s+v1\s+true\s+Pod$/m);
+  });
+
   it("discovers every resource with short names", () => {
     const out = kubectl(["api-resources", "--no-headers"]);
     expect(out).toMatch(/^certificatesigningrequests\s+csr\s+certificates\.platform\.io\/v1\s+false\s+CertificateSigningRequest$/m);

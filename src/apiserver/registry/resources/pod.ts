@@ -87,6 +87,8 @@ export function podDefinition(): ResourceDefinition {
     kind: POD_KIND,
     plural: "pods",
     shortNames: ["po"],
+    // As upstream: `kubectl get all` lists the kinds of this category.
+    categories: ["all"],
     namespaced: true,
     nameRule: "dns-subdomain",
     columns: [
