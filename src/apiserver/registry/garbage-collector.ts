@@ -5,7 +5,7 @@
 // finalizer. The graph is the objects with ownerReferences, kept from the storage's watch (a replica's writes too).
 import type { ApiObject, OwnerReference, UserInfo } from "../../api/meta.js";
 import { groupOfApiVersion } from "../../api/schema.js";
-import { isPlatformError } from "../../errors.js";
+import { isPlatformError, PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { Storage, StorageEvent, Watch } from "../storage/types.js";
 import type { CancelTimer, Clock } from "../../time/clock.js";
@@ -38,6 +38,8 @@ export class GarbageCollector {
   readonly #waits = new Map<string, number>();
   #watch: Watch | undefined;
   #closed = false;
+  /** While the objects are (re)read the graph is incomplete: an owner's dependents cannot be told from it. */
+  #reading = false;
 
   constructor(options: GarbageCollectorOptions) {
     this.#o = options;
@@ -62,15 +64,21 @@ export class GarbageCollector {
   async start(): Promise<void> {
     // A second read (after a broken watch) replaces the graph: what was deleted meanwhile must not linger in it.
     this.#watch?.cancel();
+    this.#reading = true;
     this.#graph.clear();
     let startAfter: string | undefined;
     let revision = 0;
-    for (let more = true; more; ) {
-      const page = await this.#o.storage.list("/", { limit: PAGE, ...(revision && { revision }), ...(startAfter !== undefined && { startAfter }) });
-      revision = page.revision;
-      for (const kv of page.items) this.#graph.observe(kv.key, kv.value);
-      [more, startAfter] = [page.more, page.items.at(-1)?.key];
+    try {
+      for (let more = true; more; ) {
+        const page = await this.#o.storage.list("/", { limit: PAGE, ...(revision && { revision }), ...(startAfter !== undefined && { startAfter }) });
+        revision = page.revision;
+        for (const kv of page.items) this.#graph.observe(kv.key, kv.value);
+        [more, startAfter] = [page.more, page.items.at(-1)?.key];
+      }
+    } finally {
+      this.#reading = false;
     }
+    if (this.#closed) return;
     for (const key of this.#graph.keys()) this.#schedule(key);
     this.#watch = this.#o.storage.watch(
       "/",
@@ -182,6 +190,7 @@ export class GarbageCollector {
 
   /** Orphan: every dependent loses its reference to the owner, then the owner its finalizer (and goes, if no other holds it). */
   async #orphan(at: Located, owner: ApiObject): Promise<void> {
+    this.#graphComplete();
     const uid = owner.metadata.uid ?? "";
     for (const key of this.#graph.dependents(uid)) {
       const dep = this.#graph.locate(key);
@@ -198,11 +207,17 @@ export class GarbageCollector {
 
   /** Foreground: the dependents are deleted (each looks at its owners); the owner goes once none that blocks it is left. */
   async #foreground(at: Located, owner: ApiObject): Promise<void> {
+    this.#graphComplete();
     const uid = owner.metadata.uid ?? "";
     const keys = this.#graph.dependents(uid);
     for (const key of keys) this.#schedule(key);
     const blocking = keys.some((k) => this.#graph.node(k)?.owners.some((o) => o.uid === uid && o.blockOwnerDeletion === true));
     if (!blocking) await this.#dropFinalizer(at, FOREGROUND);
+  }
+
+  /** An owner's finalizer goes only on a complete graph: one being read again could miss its dependents. */
+  #graphComplete(): void {
+    if (this.#reading) throw new PlatformError("STORAGE_UNAVAILABLE", "the garbage collector is reading the objects again", { retryable: true });
   }
 
   /** The object without its references to these owners. */
