@@ -2,8 +2,12 @@
 // Foreground waits for its blocking dependents, Orphan keeps them without the reference; dangling and unknown owners.
 import { describe, expect, it } from "vitest";
 import type { ApiObject, OwnerReference } from "../../src/api/meta.js";
-import { isPlatformError } from "../../src/errors.js";
-import { failure, registryFixture, serverFixture } from "./fixtures.js";
+import { isPlatformError, PlatformError } from "../../src/errors.js";
+import { failure, FakeClock, registryFixture, serverFixture } from "./fixtures.js";
+import { MemoryStorage } from "../../src/apiserver/storage/memory.js";
+import type { Storage } from "../../src/apiserver/storage/types.js";
+import { insecureLocalPipeline, type Pipeline } from "../../src/apiserver/pipeline.js";
+import { silentLogger } from "../../src/logger.js";
 import { MemoryAuditSink } from "../../src/audit/memory-sink.js";
 import { parseAuditPolicy } from "../../src/config/audit-policy.js";
 import { serviceAccount } from "../fixtures/objects.js";
@@ -137,5 +141,66 @@ describe("garbage collector", () => {
     } finally {
       await server.stop();
     }
+  });
+
+  it("takes no orphan finalizer off while it reads the objects again: the dependent keeps living, without the reference", async () => {
+    const clock = new FakeClock();
+    const mem = new MemoryStorage({ clock });
+    let held: Promise<void> | undefined;
+    let release: () => void = () => {};
+    let breakWatch: ((err: Error) => void) | undefined;
+    // The memory store, with the collector's read holdable and its watch breakable (its events keep coming until the
+    // collector cancels it, as a stream whose error is still being delivered).
+    const storage: Storage = {
+      revision: () => mem.revision(),
+      compactedRevision: () => mem.compactedRevision(),
+      get: (key) => mem.get(key),
+      create: (key, value, ttl) => mem.create(key, value, ttl),
+      update: (key, value, rev, ttl) => mem.update(key, value, rev, ttl),
+      delete: (key, rev) => mem.delete(key, rev),
+      compact: (rev) => mem.compact(rev),
+      close: () => mem.close(),
+      list: async (prefix: string, o?: Parameters<Storage["list"]>[1]) => {
+        if (prefix === "/" && held) await held;
+        return mem.list(prefix, o);
+      },
+      watch: (prefix: string, o: Parameters<Storage["watch"]>[1], onEvent: Parameters<Storage["watch"]>[2], onError?: (err: Error) => void) => {
+        if (prefix === "/") breakWatch = onError;
+        return mem.watch(prefix, o, onEvent, onError);
+      },
+    };
+    // The collector's first patch of the dependent is refused, so the owner is looked at again a second later.
+    const base = insecureLocalPipeline(silentLogger());
+    let refuse = true;
+    const pipeline: Pipeline = {
+      ...base,
+      admit: async (a, obj, old) => {
+        if (refuse && a.resource === "secrets" && a.user.username === "system:apiserver") {
+          refuse = false;
+          throw new PlatformError("STORAGE_UNAVAILABLE", "refused once");
+        }
+        return base.admit(a, obj, old);
+      },
+    };
+    const fx = await registryFixture({ storage, clock, pipeline });
+    await clock.advance(10);
+    const sas = fx.store("ServiceAccount");
+    const secrets = fx.store("Secret");
+    const owner = (await sas.create("default", serviceAccount({ name: "owner", namespace: "default" }), {})).object;
+    await secrets.create("default", secret("child", [ref(owner)]), {});
+    await clock.advance(10);
+    // The watch breaks (a read again is due in a second); the Orphan delete's first patch is refused (the owner is
+    // due again in a second too, after the read has begun and while it is held).
+    breakWatch!(new Error("watch broken"));
+    held = new Promise<void>((r) => (release = r));
+    await sas.delete("default", "owner", { propagationPolicy: "Orphan" });
+    await clock.advance(2_500);
+    expect((await sas.get("default", "owner")).object.metadata.finalizers).toEqual(["orphan"]);
+    release();
+    held = undefined;
+    for (let i = 0; i < 100 && (await sas.get("default", "owner").then(() => true, () => false)); i++) await clock.advance(500);
+    expect(isPlatformError(await failure(sas.get("default", "owner")), "NOT_FOUND")).toBe(true);
+    expect((await secrets.get("default", "child")).object.metadata.ownerReferences).toBeUndefined();
+    fx.registry.close();
   });
 });
