@@ -163,7 +163,12 @@ export class EventWriter {
    */
   private mayStart(): boolean {
     const now = this.clock.now();
-    if (now < this.pausedUntil) return false;
+    if (now < this.pausedUntil) {
+      // A timer may fire a millisecond before the clock reaches the pause's end (node's timers and the wall clock round
+      // apart): without a timer for the rest, nothing would start the writers again until the next event.
+      if (this.cancelResume === undefined) this.resumeIn(this.pausedUntil - now);
+      return false;
+    }
     if (this.batchOpen || this.batchDelayMs === 0) return true;
     // Wall time, not the recorder's clock: the window only decides when writes start (a transport matter), while the
     // clock decides what events say (times, series, rate limits, pauses).
@@ -184,6 +189,11 @@ export class EventWriter {
     if (until <= this.pausedUntil) return;
     this.pausedUntil = until;
     this.cancelResume?.();
+    this.resumeIn(ms);
+  }
+
+  /** Pumps the queue again in `ms` (the end of a pause). */
+  private resumeIn(ms: number): void {
     this.cancelResume = this.clock.setTimer(ms, () => {
       this.cancelResume = undefined;
       this.pump();

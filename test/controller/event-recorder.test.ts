@@ -628,6 +628,21 @@ describe("EventRecorder batches and throttling", () => {
     expect(writes.peak).toBe(4);
   });
 
+  it("writes on after a pause whose timer fires a millisecond before the clock reaches its end", async () => {
+    // Node's timers and the wall clock round apart: a 1,000-ms timer may find Date.now() 999 ms on.
+    const fake = new FakeClock(T0);
+    const early = { now: () => fake.now(), sleep: (ms: number, signal?: AbortSignal) => fake.sleep(ms, signal), setTimer: (ms: number, fn: () => void) => fake.setTimer(ms > 1 ? ms - 1 : ms, fn) };
+    const { recorder, emit, held, release, results } = gatedSetup({ clock: early, maxInFlight: 1, batchDelayMs: 0 });
+    emit("a");
+    await release(throttled(1));
+    await fake.advance(1_000);
+    await settle();
+    expect(held.map((h) => h.regarding)).toEqual(["a"]);
+    await release();
+    await recorder.flush();
+    expect(results).toEqual(["throttled", "written"]);
+  });
+
   it("honours a real server's 429 and Retry-After header through the client, and writes everything once it is over", async () => {
     const posts: number[] = [];
     const server = createServer((req, res) => {
