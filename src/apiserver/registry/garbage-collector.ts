@@ -9,6 +9,7 @@ import { isPlatformError, PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { Storage, StorageEvent, Watch } from "../storage/types.js";
 import type { CancelTimer, Clock } from "../../time/clock.js";
+import { ItemExponentialBackoff } from "../../time/backoff.js";
 import { UNAUDITED, type AuditInternal } from "../audit/internal-requests.js";
 import type { ResourceStore } from "./generic.js";
 import { FOREGROUND, ORPHAN, OwnerGraph, type Located } from "./owner-graph.js";
@@ -35,7 +36,8 @@ export class GarbageCollector {
   readonly #graph: OwnerGraph;
   /** Keys to look at (dependents and finalizing owners), with the timer that will. */
   readonly #timers = new Map<string, CancelTimer>();
-  readonly #waits = new Map<string, number>();
+  /** The wait before each failed item is looked at again: FIRST_RETRY_MS doubled per failure, up to MAX_RETRY_MS. */
+  readonly #waits = new ItemExponentialBackoff({ baseMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS });
   #watch: Watch | undefined;
   #closed = false;
   /** While the objects are (re)read the graph is incomplete: an owner's dependents cannot be told from it. */
@@ -134,11 +136,10 @@ export class GarbageCollector {
       if (finalizers.includes(ORPHAN)) await this.#orphan(at, current);
       else if (finalizers.includes(FOREGROUND)) await this.#foreground(at, current);
       if (current.metadata.ownerReferences?.length) await this.#dependent(at, current);
-      this.#waits.delete(key);
+      this.#waits.forget(key);
     } catch (err) {
       if (this.#closed) return;
-      const wait = Math.min(MAX_RETRY_MS, (this.#waits.get(key) ?? FIRST_RETRY_MS / 2) * 2);
-      this.#waits.set(key, wait);
+      const wait = this.#waits.when(key);
       this.#o.logger.warn({ err, key, retryInMs: wait }, "garbage collection of an object failed; trying again");
       this.#schedule(key, wait);
     }

@@ -6,6 +6,7 @@ import { isPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { Storage } from "../storage/types.js";
 import type { CancelTimer, Clock } from "../../time/clock.js";
+import { ItemExponentialBackoff } from "../../time/backoff.js";
 import type { ResourceStore } from "./generic.js";
 import { NAMESPACE_FINALIZER } from "./resources/namespace.js";
 import { StoredObject } from "./stored.js";
@@ -36,7 +37,8 @@ export interface NamespaceFinalizerOptions {
 export class NamespaceFinalizer {
   readonly #o: NamespaceFinalizerOptions;
   readonly #timers = new Map<string, CancelTimer>();
-  readonly #waits = new Map<string, number>();
+  /** The wait before each failed item is looked at again: FIRST_RETRY_MS doubled per failure, up to MAX_RETRY_MS. */
+  readonly #waits = new ItemExponentialBackoff({ baseMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS });
   /** Namespaces being emptied now; one asked for meanwhile runs again after. */
   readonly #running = new Map<string, boolean>();
   #closed = false;
@@ -108,11 +110,10 @@ export class NamespaceFinalizer {
       const again = this.#running.get(name) === true;
       this.#running.delete(name);
       if (retry) {
-        const wait = Math.min(MAX_RETRY_MS, (this.#waits.get(name) ?? FIRST_RETRY_MS / 2) * 2);
-        this.#waits.set(name, wait);
+        const wait = this.#waits.when(name);
         this.schedule(name, again ? 0 : wait);
       } else {
-        this.#waits.delete(name);
+        this.#waits.forget(name);
         if (again) this.schedule(name);
       }
     }
