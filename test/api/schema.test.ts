@@ -32,6 +32,7 @@ const served: [keyof GroupNames | "core", string][] = [
   ["core", "ServiceAccount"],
   ["core", "Namespace"],
   ["core", "Secret"],
+  ["core", "ConfigMap"],
   ["core", "Pod"],
   ["core", "Status"],
   ["core", "DeleteOptions"],

@@ -1,4 +1,7 @@
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
 import { groupNames } from "../../src/api/group.js";
@@ -57,6 +60,26 @@ describe("kubectl against the embedded API server (platform.io)", () => {
     expect(kubectl(["delete", "sa", "gc-orphan", "--cascade=orphan"])).toContain('serviceaccount "gc-orphan" deleted');
     expect(kubectlFails(kubectl, ["get", "sa", "gc-orphan"])).toContain("not found");
     expect(kubectl(["get", "secret", "gc-orphan-token", "-o", "jsonpath={.metadata.ownerReferences}"])).toBe("");
+  });
+
+  it("creates ConfigMaps from literals and files, lists them with their entry count, and keeps an immutable one", () => {
+    const dir = mkdtempSync(join(tmpdir(), "kubectl-cm-"));
+    try {
+      writeFileSync(join(dir, "app.properties"), "color=blue\n");
+      writeFileSync(join(dir, "blob.bin"), Buffer.from([0, 0xff, 0x80]));
+      expect(kubectl(["create", "configmap", "app", "--from-literal=mode=fast", `--from-file=${join(dir, "app.properties")}`, `--from-file=${join(dir, "blob.bin")}`])).toContain("configmap/app created");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(kubectl(["get", "cm", "app", "--no-headers"])).toMatch(/^app\s+3\s+/);
+    expect(kubectl(["get", "configmap", "app", "-o", "jsonpath={.data.mode} {.data.app\\.properties}"])).toBe("fast color=blue\n");
+    // Bytes that are not UTF-8 go to binaryData, base64-encoded.
+    expect(kubectl(["get", "configmap", "app", "-o", "jsonpath={.binaryData.blob\\.bin}"])).toBe(Buffer.from([0, 0xff, 0x80]).toString("base64"));
+    expect(kubectl(["patch", "configmap", "app", "-p", '{"immutable":true}'])).toContain("patched");
+    expect(kubectlFails(kubectl, ["patch", "configmap", "app", "-p", '{"data":{"mode":"slow"}}'])).toContain("data: Forbidden: field is immutable when `immutable` is set");
+    // kubectl checks the keys of `create configmap` itself; a manifest reaches the server's check.
+    expect(kubectlFails(kubectl, ["create", "-f", "-"], 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bad}\ndata: {"a/b": x}\n')).toContain('ConfigMap "bad" is invalid: data[a/b]');
+    expect(kubectl(["delete", "cm", "app"])).toContain('configmap "app" deleted');
   });
 
   it("lists the pods with kubectl get all (the `all` category, as upstream's Pods)", () => {

@@ -108,6 +108,23 @@ print(json.dumps({"kind": sa.kind, "apiVersion": sa.api_version, "uid": bool(sa.
     expect(out).toEqual({ kind: "ServiceAccount", apiVersion: "v1", uid: true, good: [true, "system:serviceaccount:default:bare"], bad: false });
   });
 
+  it("creates, patches and reads back a V1ConfigMap with text and binary data; an immutable one refuses a change with 422", async () => {
+    const out = await python(
+      adminConf,
+      `import base64
+cm = core.create_namespaced_config_map("default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="py-cm"), data={"a": "1"}, binary_data={"b": base64.b64encode(b"\\x00\\xff").decode()}))
+core.patch_namespaced_config_map("py-cm", "default", {"data": {"a": "2"}, "immutable": True})
+read = core.read_namespaced_config_map("py-cm", "default")
+try:
+    core.patch_namespaced_config_map("py-cm", "default", {"data": {"a": "3"}})
+    refused = None
+except client.exceptions.ApiException as e:
+    refused = [e.status, json.loads(e.body)["reason"]]
+print(json.dumps({"created": cm.data, "data": read.data, "binary": base64.b64decode(read.binary_data["b"]).hex(), "immutable": read.immutable, "refused": refused}))`,
+    );
+    expect(out).toEqual({ created: { a: "1" }, data: { a: "2" }, binary: "00ff", immutable: true, refused: [422, "Invalid"] });
+  });
+
   it("deletes with propagation_policy Foreground and Orphan: the owner's dependent goes with it, or stays without the reference", async () => {
     const out = await python(
       adminConf,

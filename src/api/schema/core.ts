@@ -1,4 +1,4 @@
-// Field schemas of the core group: ServiceAccount, Namespace, Secret, Pod (minimally), and the Status and DeleteOptions messages.
+// Field schemas of the core group: ServiceAccount, Namespace, Secret, ConfigMap, Pod (minimally), and the Status and DeleteOptions messages.
 import * as s from "./nodes.js";
 import { kind, listMeta, localObjectReference, objectReference, type KindSchemaDefinition } from "./shared.js";
 
@@ -82,6 +82,11 @@ export const CORE_KINDS: readonly KindSchemaDefinition[] = [
     stringData: s.tag(4, s.map(s.string(), "Write-only plain-text data, merged into data on write.")),
     immutable: s.tag(5, s.boolean("Whether data can no longer change.")),
   }, { description: "Sensitive data, such as keys, tokens and certificates, held as base64 values." }),
+  kind("core", "ConfigMap", {
+    data: s.tag(2, s.map(s.string(), "Configuration data as UTF-8 text.")),
+    binaryData: s.tag(3, s.map(s.bytes(), "Binary configuration data, each value base64-encoded; its keys may not repeat data's.")),
+    immutable: s.tag(4, s.boolean("Whether data and binaryData can no longer change.")),
+  }, { description: "Non-confidential configuration as key-value pairs." }),
   kind("core", "Pod", { spec: podSpec, status: podStatus }, {
     description: "A set of containers; stored and served, for the tokens bound to it, but never run.",
   }),

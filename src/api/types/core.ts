@@ -1,8 +1,9 @@
-// Core group (v1) kinds the server needs beside the seed resources: Namespace, Secret, Pod, and object references.
+// Core group (v1) kinds the server needs beside the seed resources: Namespace, Secret, ConfigMap, Pod, and object references.
 import type { ApiObject, ApiList } from "../meta.js";
 
 export const NAMESPACE_KIND = "Namespace";
 export const SECRET_KIND = "Secret";
+export const CONFIG_MAP_KIND = "ConfigMap";
 export const POD_KIND = "Pod";
 export const CORE_VERSION = "v1";
 
@@ -47,6 +48,15 @@ export interface Secret extends ApiObject {
   immutable?: boolean;
 }
 
+export interface ConfigMap extends ApiObject {
+  /** UTF-8 text entries. */
+  data?: Record<string, string>;
+  /** Binary entries, base64 in JSON; a key is in data or binaryData, not both. */
+  binaryData?: Record<string, string>;
+  /** Once true, `data`, `binaryData` and `immutable` can no longer change. */
+  immutable?: boolean;
+}
+
 export interface Container {
   name: string;
   image: string;
@@ -86,4 +96,5 @@ export interface Pod extends ApiObject {
 
 export type NamespaceList = ApiList<Namespace>;
 export type SecretList = ApiList<Secret>;
+export type ConfigMapList = ApiList<ConfigMap>;
 export type PodList = ApiList<Pod>;

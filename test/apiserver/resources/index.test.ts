@@ -12,6 +12,7 @@ describe("allResources", () => {
     ["Namespace", "", false],
     ["ServiceAccount", "", true],
     ["Secret", "", true],
+    ["ConfigMap", "", true],
     ["Pod", "", true],
     ["TokenReview", "authentication.platform.io", false],
     ["SelfSubjectReview", "authentication.platform.io", false],
@@ -33,7 +34,7 @@ describe("allResources", () => {
   it("serves each plural once per group", () => {
     const keys = defs.map((d) => `${d.group}/${d.plural}`);
     expect(new Set(keys).size).toBe(keys.length);
-    expect(defs).toHaveLength(20);
+    expect(defs).toHaveLength(21);
   });
 
   it("builds every group from the suffix, never from a literal one", () => {

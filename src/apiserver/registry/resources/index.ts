@@ -5,6 +5,7 @@ import { clusterRoleBindingDefinition } from "./cluster-role-binding.js";
 import { clusterRoleDefinition } from "./cluster-role.js";
 import { certificateRevocationDefinition } from "./certificate-revocation.js";
 import { clusterTrustBundleDefinition } from "./cluster-trust-bundle.js";
+import { configMapDefinition } from "./config-map.js";
 import { controllerRevisionDefinition } from "./controller-revision.js";
 import { coreEventDefinition } from "./core-event.js";
 import { csrDefinition } from "./csr.js";
@@ -29,6 +30,7 @@ export function allResources(names: GroupNames): ResourceDefinition[] {
     namespaceDefinition(),
     serviceAccountDefinition(),
     secretDefinition(),
+    configMapDefinition(),
     podDefinition(),
     tokenReviewDefinition(names),
     selfSubjectReviewDefinition(names),
