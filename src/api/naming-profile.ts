@@ -41,6 +41,11 @@ export interface NamingProfile {
   readonly roles: { readonly nodeClient: string; readonly selfNodeClient: string };
   /** The Approved condition's message, by the subresource whose review allowed the node client request. */
   readonly approvalMessages: { readonly nodeclient: string; readonly selfnodeclient: string };
+  /**
+   * The ConfigMap the root CA publisher keeps in every namespace (its `ca.crt` verifies the API server), and the
+   * annotation saying what it is for.
+   */
+  readonly rootCaConfigMap: { readonly name: string; readonly descriptionAnnotation: string; readonly description: string };
 }
 
 /** The suffix whose groups are upstream's, and so whose well-known names are upstream's too. */
@@ -83,6 +88,12 @@ export function namingProfile(suffix: string): NamingProfile {
         nodeclient: "Auto approving kubelet client certificate after SubjectAccessReview.",
         selfnodeclient: "Auto approving self kubelet client certificate after SubjectAccessReview.",
       },
+      rootCaConfigMap: {
+        name: "kube-root-ca.crt",
+        descriptionAnnotation: `${d}/description`,
+        description:
+          "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.",
+      },
     };
   }
   return {
@@ -97,5 +108,10 @@ export function namingProfile(suffix: string): NamingProfile {
     lastAppliedAnnotation: `platformctl.${suffix}/last-applied-configuration`,
     roles: { nodeClient: "platform-ca:nodeagent-bootstrapper", selfNodeClient: "platform-ca:nodeagent-selfnodeclient" },
     approvalMessages: { nodeclient: CsrConditionMessage.AutoApproved, selfnodeclient: CsrConditionMessage.AutoApproved },
+    rootCaConfigMap: {
+      name: "platform-root-ca.crt",
+      descriptionAnnotation: `${suffix}/description`,
+      description: "Contains a CA bundle that verifies the API server's serving certificate.",
+    },
   };
 }

@@ -188,14 +188,16 @@ export const ignoredBlocks = {
   ReplicaSetController: concurrency("ConcurrentRSSyncs", 5),
   ReplicationController: concurrency("ConcurrentRCSyncs", 5),
   ResourceQuotaController: object({ ConcurrentResourceQuotaSyncs: count(5), ResourceQuotaSyncPeriod: duration("5m") }),
-  SAController: object({ ServiceAccountKeyFile: text(), ConcurrentSATokenSyncs: count(5), RootCAFile: text() }),
   ServiceController: concurrency("ConcurrentServiceSyncs", 1),
   TTLAfterFinishedController: concurrency("ConcurrentTTLSyncs", 5),
   ValidatingAdmissionPolicyStatusController: concurrency("ConcurrentPolicySyncs", 5),
 } as const;
 
+/** RootCAFile is the root CA publisher's bundle; the token fields are accepted and not acted on (no token controller). */
+const saShape = object({ ServiceAccountKeyFile: text(), ConcurrentSATokenSyncs: count(5), RootCAFile: text() });
+
 export const controllerManagerShape = object(
-  { Generic: genericShape, CSRSigningController: csrSigningShape, PlatformCAExtensions: extensionsShape, ...ignoredBlocks },
+  { Generic: genericShape, CSRSigningController: csrSigningShape, PlatformCAExtensions: extensionsShape, SAController: saShape, ...ignoredBlocks },
   ["apiVersion", "kind"],
 );
 

@@ -21,7 +21,7 @@ export const CONTROLLER_MANAGER_KIND = "PlatformControllerManagerConfiguration";
 const WHAT = "controller manager configuration";
 
 /** The product's controllers, by the names `Generic.Controllers` uses. */
-export const KNOWN_CONTROLLERS = ["csrsigning", "csrapproving", "csrcleaner", "clustertrustbundle-publisher", "serviceaccount"] as const;
+export const KNOWN_CONTROLLERS = ["csrsigning", "csrapproving", "csrcleaner", "clustertrustbundle-publisher", "serviceaccount", "root-ca-cert-publisher"] as const;
 /** Acquire attempts are jittered by up to 1.2 × retryPeriod, so the renew deadline must leave room for one. */
 const RETRY_JITTER = 1.2;
 const CONTROLLER_ENTRY_RE = /^-?[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -235,6 +235,7 @@ function resolvePaths(config: PlatformControllerManagerConfiguration, base: stri
     signing[block].KeyFile = key(signing[block].KeyFile);
   }
   config.Generic.ClientConnection.kubeconfig = abs(config.Generic.ClientConnection.kubeconfig);
+  config.SAController.RootCAFile = abs(config.SAController.RootCAFile);
   for (const s of config.PlatformCAExtensions.CustomSigners) s.policyFile = abs(s.policyFile);
   // Plug-in modules are paths only when they look like one; bare names stay package names.
   for (const p of config.PlatformCAExtensions.SignerPlugins) if (p.module.startsWith(".")) p.module = abs(p.module);

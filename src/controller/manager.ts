@@ -20,6 +20,7 @@ import { systemClock, type Clock } from "../time/clock.js";
 import type { ServingApprovalPolicy } from "../../signers/serving-approval.js";
 import { CONTROLLER_NAMES, ControllerSet, controllerResources, type ControllerName, type ControllerResources } from "./controllers/controller-set.js";
 import { PUBLISHER_CONTROLLER } from "./controllers/trust-bundle-publisher.js";
+import { ROOT_CA_PUBLISHER_CONTROLLER } from "./controllers/root-ca-publisher.js";
 import { LeaderElector } from "./leader-election.js";
 import { ControllerMetrics } from "./metrics.js";
 import type { CrlStore } from "./controllers/crl-publisher.js";
@@ -32,6 +33,11 @@ export interface ControllerManagerOptions {
   readonly client?: RestClient;
   readonly restConfig?: RestConfig;
   readonly signers: SignerRegistry;
+  /**
+   * The PEM bundle the root CA publisher puts in every namespace (what verifies the API server); default the
+   * restConfig's CA. Without either that controller does not run.
+   */
+  readonly rootCa?: string;
   /** The loaded configuration; every default when absent. */
   readonly config?: PlatformControllerManagerConfiguration;
   readonly names?: GroupNames;
@@ -96,6 +102,7 @@ class Manager implements ControllerManager {
   private started = false;
   private stopping: Promise<void> | undefined;
   private readonly own = new AbortController();
+  private readonly rootCa: string | undefined;
 
   constructor(o: ControllerManagerOptions) {
     this.o = o;
@@ -107,8 +114,13 @@ class Manager implements ControllerManager {
     this.metrics = new ControllerMetrics({ processMetrics: o.processMetrics === true, signers: o.signers });
     const list = this.config.Generic.Controllers;
     const ext = this.config.PlatformCAExtensions;
+    this.rootCa = o.rootCa ?? o.restConfig?.tls.ca;
     this.enabled = CONTROLLER_NAMES.filter(
-      (name) => isControllerEnabled(name, list) && !(name === PUBLISHER_CONTROLLER && !ext.TrustBundlePublisher.Enabled),
+      (name) =>
+        isControllerEnabled(name, list) &&
+        !(name === PUBLISHER_CONTROLLER && !ext.TrustBundlePublisher.Enabled) &&
+        // As upstream's publisher, which has nothing to publish without a CA.
+        !(name === ROOT_CA_PUBLISHER_CONTROLLER && !this.rootCa),
     );
   }
 
@@ -213,6 +225,7 @@ class Manager implements ControllerManager {
         },
       },
       publisherResyncMs: this.o.publisherResyncMs ?? 60_000,
+      ...(this.rootCa !== undefined && { rootCa: this.rootCa }),
     });
   }
 

@@ -255,10 +255,13 @@ describe("loadControllerManagerConfig", () => {
 
   it("reads a file and resolves its paths against the file's directory", async () => {
     const path = join(dir, "cm.yaml");
-    writeFileSync(path, doc({ CSRSigningController: { ClusterSigningCertFile: "pki/ca.crt", ClusterSigningKeyFile: "pki/ca.key" } }));
+    writeFileSync(path, doc({ CSRSigningController: { ClusterSigningCertFile: "pki/ca.crt", ClusterSigningKeyFile: "pki/ca.key" }, SAController: { RootCAFile: "pki/root.crt" } }));
     const loaded = await loadControllerManagerConfig(path);
     expect(loaded.source).toBe(path);
     expect(loaded.config.CSRSigningController.ClusterSigningCertFile).toBe(join(dir, "pki/ca.crt"));
+    // The root CA publisher acts on SAController (its RootCAFile): not a block listed as ignored.
+    expect(loaded.config.SAController.RootCAFile).toBe(join(dir, "pki/root.crt"));
+    expect(loaded.ignored).toEqual([]);
   });
 
   it("answers IO_ERROR for a file that does not exist", async () => {

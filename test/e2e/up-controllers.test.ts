@@ -6,6 +6,7 @@ import { ensureBuilt, type Kubectl, kubectlWith } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
 import { opsGet } from "../controller/controllers/cluster.js";
 import { availableParallelism } from "node:os";
+import { connect as tlsConnect } from "node:tls";
 
 describe("platform-ca up: the controllers on their own thread", () => {
   let up: UpProcess;
@@ -56,6 +57,35 @@ describe("platform-ca up: the controllers on their own thread", () => {
     expect(kubectl(["get", "csr", "thread-1"])).toMatch(/Approved,Issued/);
     const signed = (await opsGet(up.adminConfig, `${ops}/metrics`)).text;
     expect(signed).toMatch(/^platform_ca_csr_signed_total\{signer="platform\.io\/apiserver-client-nodeagent"\} 1$/m);
+  });
+
+  it("publishes the root CA in every namespace, whose ca.crt verifies the server, and puts it back when changed", async () => {
+    const caOf = async (ns: string): Promise<string> => {
+      for (let i = 0; i < 100; i++) {
+        const text = kubectl(["get", "configmap", "platform-root-ca.crt", "-n", ns, "-o", "jsonpath={.data.ca\\.crt}", "--ignore-not-found"]);
+        if (text.startsWith("-----BEGIN CERTIFICATE-----")) return text;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`no root CA ConfigMap in ${ns}`);
+    };
+    const ca = await caOf("default");
+    // A TLS handshake that trusts only that bundle, checking the server's name, as a client inside would.
+    const url = new URL(up.address);
+    await new Promise<void>((resolve, reject) => {
+      const socket = tlsConnect({ host: url.hostname, port: Number(url.port), ca, servername: url.hostname === "127.0.0.1" ? undefined : url.hostname }, () => {
+        socket.end();
+        resolve();
+      });
+      socket.once("error", reject);
+    });
+    kubectl(["create", "namespace", "root-ca-test"]);
+    expect(await caOf("root-ca-test")).toBe(ca);
+    kubectl(["patch", "configmap", "platform-root-ca.crt", "-n", "root-ca-test", "-p", '{"data":{"ca.crt":"tampered"}}']);
+    for (let i = 0; i < 100 && kubectl(["get", "configmap", "platform-root-ca.crt", "-n", "root-ca-test", "-o", "jsonpath={.data.ca\\.crt}"]) !== ca; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(kubectl(["get", "configmap", "platform-root-ca.crt", "-n", "root-ca-test", "-o", "jsonpath={.data.ca\\.crt}"])).toBe(ca);
+    kubectl(["delete", "namespace", "root-ca-test"]);
   });
 
   it("stops the controller thread, then the server, on SIGTERM (exit 0)", async () => {

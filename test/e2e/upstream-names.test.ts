@@ -66,6 +66,13 @@ describe("platform-ca up --group-suffix k8s.io with unmodified clients", () => {
     expect(events).toContain("node-csr-worker-1 AutoApproved");
   }, 120_000);
 
+  it("publishes kube-root-ca.crt in every namespace, holding the CA that admin.conf trusts for the server", async () => {
+    const published = await until(() => kubectl(["get", "configmap", "kube-root-ca.crt", "-n", "default", "-o", "jsonpath={.data.ca\\.crt}", "--ignore-not-found"]) || undefined, "kube-root-ca.crt");
+    const trusted = Buffer.from(kubectl(["config", "view", "--raw", "-o", "jsonpath={.clusters[0].cluster.certificate-authority-data}"]), "base64").toString();
+    expect(published).toBe(trusted);
+    expect(kubectl(["get", "configmap", "kube-root-ca.crt", "-n", "default", "-o", "jsonpath={.metadata.annotations.kubernetes\\.io/description}"])).toMatch(/^Contains a CA bundle that can be used to verify the kube-apiserver/);
+  });
+
   it("issues a kubernetes.io/kube-apiserver-client CSR approved with kubectl certificate approve", async () => {
     const request = await csr({ cn: "alice", o: ["devs"] });
     kubectl(["create", "-f", "-"], JSON.stringify({

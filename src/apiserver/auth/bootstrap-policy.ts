@@ -73,6 +73,8 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
       // The service-account controller: it watches namespaces and `default` ServiceAccounts, and creates the missing ones.
       { apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"] },
       { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["list", "watch", "create"] },
+      // The root CA publisher's ConfigMap in every namespace.
+      { apiGroups: [""], resources: ["configmaps"], verbs: ["list", "watch", "create", "update"] },
     ]),
     role(names.roles.nodeClient, [
       { apiGroups: [cert], resources: ["certificatesigningrequests"], verbs: ["create", ...READ] },

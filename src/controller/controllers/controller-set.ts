@@ -7,7 +7,7 @@ import { CSR_VERSION, type CertificateSigningRequest } from "../../api/types/csr
 import { CERTIFICATE_REVOCATION_PLURAL, CERTIFICATE_REVOCATION_VERSION, type CertificateRevocation } from "../../api/types/certificate-revocation.js";
 import { EVENT_VERSION, type Event } from "../../api/types/event.js";
 import { CLUSTER_TRUST_BUNDLE_VERSION, type ClusterTrustBundle } from "../../api/types/trust-bundle.js";
-import { CORE_VERSION, type Namespace } from "../../api/types/core.js";
+import { CORE_VERSION, type ConfigMap, type Namespace } from "../../api/types/core.js";
 import type { ResourceClient } from "../../client/types.js";
 import type { Logger } from "../../logger.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
@@ -25,9 +25,10 @@ import { SigningController, SIGNING_CONTROLLER } from "./signing.js";
 import { PUBLISHER_CONTROLLER, TrustBundlePublisher } from "./trust-bundle-publisher.js";
 import { DEFAULT_SERVICE_ACCOUNT, SERVICE_ACCOUNT_CONTROLLER, ServiceAccountController } from "./service-account.js";
 import { CrlPublisher, type CrlStore } from "./crl-publisher.js";
+import { ROOT_CA_PUBLISHER_CONTROLLER, RootCaPublisher } from "./root-ca-publisher.js";
 
 /** The names `Generic.Controllers` and `--controllers` use. */
-export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER] as const;
+export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
 /** Reported as `reportingController` on every Event. */
@@ -59,6 +60,7 @@ export interface ControllerResources {
   readonly subjectAccessReviews: ResourceClient<SubjectAccessReview>;
   readonly namespaces: ResourceClient<Namespace>;
   readonly serviceAccounts: ResourceClient;
+  readonly configMaps: ResourceClient<ConfigMap>;
 }
 
 export function controllerResources(client: ResourceSource, names: GroupNames): ControllerResources {
@@ -71,6 +73,7 @@ export function controllerResources(client: ResourceSource, names: GroupNames): 
     subjectAccessReviews: client.resource({ group: names.authorization, version: AUTHORIZATION_VERSION, plural: "subjectaccessreviews", namespaced: false }),
     namespaces: client.resource({ group: "", version: CORE_VERSION, plural: "namespaces", namespaced: false }),
     serviceAccounts: client.resource({ group: "", version: CORE_VERSION, plural: "serviceaccounts", namespaced: true }),
+    configMaps: client.resource({ group: "", version: CORE_VERSION, plural: "configmaps", namespaced: true }),
   };
 }
 
@@ -99,6 +102,8 @@ export interface ControllerSetOptions {
   readonly signingPool?: SigningPool;
   /** Threads of that default pool (default one per core). */
   readonly signingPoolWorkers?: number;
+  /** The bundle the root CA publisher puts in every namespace; without it that controller does not run. */
+  readonly rootCa?: string;
 }
 
 export class ControllerSet {
@@ -107,8 +112,12 @@ export class ControllerSet {
   private readonly bundleInformer: Informer<ClusterTrustBundle> | undefined;
   /** CertificateRevocations, for the CRL publisher (run with the trust-bundle publisher). */
   private readonly revocationInformer: Informer<CertificateRevocation> | undefined;
-  /** Namespaces and their `default` ServiceAccounts, when the service-account controller runs. */
-  private readonly accountInformers: readonly [Informer<Namespace>, Informer<ApiObject>] | undefined;
+  /** Namespaces, when the service-account controller or the root CA publisher runs. */
+  private readonly namespaceInformer: Informer<Namespace> | undefined;
+  /** The `default` ServiceAccounts, when the service-account controller runs. */
+  private readonly defaultsInformer: Informer<ApiObject> | undefined;
+  /** The root CA ConfigMaps, when the root CA publisher runs. */
+  private readonly rootCaInformer: Informer<ConfigMap> | undefined;
   private readonly recorder: EventRecorder;
   /** Made by this term (closed when it stops), not given by the caller. */
   private readonly ownPool: SigningPool | undefined;
@@ -121,11 +130,13 @@ export class ControllerSet {
     this.csrInformer = new Informer<CertificateSigningRequest>({ ...base, listWatcher: resources.csrs, name: "certificatesigningrequests" });
     this.bundleInformer = o.enabled.has(PUBLISHER_CONTROLLER) ? new Informer<ClusterTrustBundle>({ ...base, listWatcher: resources.trustBundles, name: "clustertrustbundles" }) : undefined;
     this.revocationInformer = o.enabled.has(PUBLISHER_CONTROLLER) ? new Informer<CertificateRevocation>({ ...base, listWatcher: resources.revocations, name: CERTIFICATE_REVOCATION_PLURAL }) : undefined;
-    this.accountInformers = o.enabled.has(SERVICE_ACCOUNT_CONTROLLER)
-      ? [
-          new Informer<Namespace>({ ...base, listWatcher: resources.namespaces, name: "namespaces" }),
-          new Informer<ApiObject>({ ...base, listWatcher: resources.serviceAccounts, name: "serviceaccounts", fieldSelector: `metadata.name=${DEFAULT_SERVICE_ACCOUNT}` }),
-        ]
+    const publishRootCa = o.enabled.has(ROOT_CA_PUBLISHER_CONTROLLER) && o.rootCa !== undefined;
+    this.namespaceInformer = o.enabled.has(SERVICE_ACCOUNT_CONTROLLER) || publishRootCa ? new Informer<Namespace>({ ...base, listWatcher: resources.namespaces, name: "namespaces" }) : undefined;
+    this.defaultsInformer = o.enabled.has(SERVICE_ACCOUNT_CONTROLLER)
+      ? new Informer<ApiObject>({ ...base, listWatcher: resources.serviceAccounts, name: "serviceaccounts", fieldSelector: `metadata.name=${DEFAULT_SERVICE_ACCOUNT}` })
+      : undefined;
+    this.rootCaInformer = publishRootCa
+      ? new Informer<ConfigMap>({ ...base, listWatcher: resources.configMaps, name: "configmaps", fieldSelector: `metadata.name=${o.names.rootCaConfigMap.name}` })
       : undefined;
     this.recorder = new EventRecorder({
       client: resources.events,
@@ -188,9 +199,10 @@ export class ControllerSet {
       );
     }
     if (o.enabled.has(CLEANER_CONTROLLER)) controllers.push(new CsrCleaner({ ...common, csrs: resources.csrs, informer: this.csrInformer, periodMs: o.cleaner.periodMs, rules: o.cleaner.rules }));
-    if (this.accountInformers) {
-      const [namespaces, defaults] = this.accountInformers;
-      controllers.push(new ServiceAccountController({ ...common, serviceAccounts: resources.serviceAccounts, namespaces, defaults }));
+    const namespaces = this.namespaceInformer;
+    if (namespaces && this.defaultsInformer) controllers.push(new ServiceAccountController({ ...common, serviceAccounts: resources.serviceAccounts, namespaces, defaults: this.defaultsInformer }));
+    if (namespaces && this.rootCaInformer) {
+      controllers.push(new RootCaPublisher({ ...common, configMaps: resources.configMaps, namespaces, published: this.rootCaInformer, names: o.names, rootCa: o.rootCa! }));
     }
     this.controllers = controllers;
   }
@@ -200,7 +212,7 @@ export class ControllerSet {
     this.csrInformer.start(signal);
     this.bundleInformer?.start(signal);
     this.revocationInformer?.start(signal);
-    for (const i of this.accountInformers ?? []) i.start(signal);
+    for (const i of this.namespaceScoped()) i.start(signal);
     await Promise.all(this.controllers.map((c) => c.start(signal)));
   }
 
@@ -208,14 +220,19 @@ export class ControllerSet {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       await Promise.all(this.controllers.map((c) => c.stop()));
-      await Promise.all([this.csrInformer.stop(), this.bundleInformer?.stop(), this.revocationInformer?.stop(), ...(this.accountInformers ?? []).map((i) => i.stop())]);
+      await Promise.all([this.csrInformer.stop(), this.bundleInformer?.stop(), this.revocationInformer?.stop(), ...this.namespaceScoped().map((i) => i.stop())]);
       await Promise.all([this.recorder.flush(EVENT_FLUSH_TIMEOUT_MS), this.ownPool?.close()]);
     })();
     return this.stopping;
   }
 
   synced(): boolean {
-    return this.csrInformer.hasSynced() && (this.bundleInformer?.hasSynced() ?? true) && (this.revocationInformer?.hasSynced() ?? true) && (this.accountInformers ?? []).every((i) => i.hasSynced());
+    return this.csrInformer.hasSynced() && (this.bundleInformer?.hasSynced() ?? true) && (this.revocationInformer?.hasSynced() ?? true) && this.namespaceScoped().every((i) => i.hasSynced());
+  }
+
+  /** The informers of the per-namespace controllers that run. */
+  private namespaceScoped(): Informer<ApiObject>[] {
+    return [this.namespaceInformer, this.defaultsInformer, this.rootCaInformer].filter((i) => i !== undefined) as Informer<ApiObject>[];
   }
 
   ready(): boolean {

@@ -1,0 +1,78 @@
+// The root CA publisher: a ConfigMap in every namespace whose `ca.crt` verifies the API server, kept as published.
+import { isDeepStrictEqual } from "node:util";
+import type { ApiObject } from "../../api/meta.js";
+import type { GroupNames } from "../../api/group.js";
+import { CORE_VERSION, type ConfigMap, type Namespace } from "../../api/types/core.js";
+import type { ResourceClient } from "../../client/types.js";
+import { isPlatformError } from "../../errors.js";
+import type { Informer } from "../informer.js";
+import { Controller, type ControllerOptions } from "../controller.js";
+
+/** kube-controller-manager's name for the same work (its `--controllers` alias). */
+export const ROOT_CA_PUBLISHER_CONTROLLER = "root-ca-cert-publisher";
+/** The one key of the published ConfigMap. */
+export const ROOT_CA_KEY = "ca.crt";
+
+export interface RootCaPublisherOptions extends ControllerOptions {
+  readonly configMaps: ResourceClient<ConfigMap>;
+  readonly namespaces: Informer<Namespace>;
+  /** The published ConfigMaps (the informer watches only their name). */
+  readonly published: Informer<ConfigMap>;
+  readonly names: GroupNames;
+  /** PEM bundle of the CA(s) that verify the API server's serving certificate. */
+  readonly rootCa: string;
+}
+
+/**
+ * As upstream's publisher: created where missing (and again when deleted), its data and description annotation put
+ * back when someone changes them; other annotations, labels and binaryData are left as they are. Nothing is written in a
+ * namespace that is being deleted.
+ */
+export class RootCaPublisher extends Controller {
+  private readonly o: RootCaPublisherOptions;
+
+  constructor(options: RootCaPublisherOptions) {
+    super(ROOT_CA_PUBLISHER_CONTROLLER, [options.namespaces, options.published], options);
+    this.o = options;
+  }
+
+  /** Keys are namespace names: a namespace that appears, and one whose ConfigMap changed or went. */
+  protected subscribe(): (() => void)[] {
+    const name = this.o.names.rootCaConfigMap.name;
+    const byNamespace = (ns: Namespace): void => this.queue.add(ns.metadata.name!);
+    const byMap = (cm: ApiObject): void => {
+      if (cm.metadata.name === name && cm.metadata.namespace) this.queue.add(cm.metadata.namespace);
+    };
+    return [
+      this.o.namespaces.addHandlers({ onAdd: byNamespace, onUpdate: (_old, ns) => byNamespace(ns) }),
+      this.o.published.addHandlers({ onUpdate: (_old, cm) => byMap(cm), onDelete: byMap }),
+    ];
+  }
+
+  protected async sync(namespace: string, signal: AbortSignal): Promise<void> {
+    const ns = this.o.namespaces.get(namespace);
+    if (!ns || ns.metadata.deletionTimestamp || ns.status?.phase === "Terminating") return;
+    const { name, descriptionAnnotation, description } = this.o.names.rootCaConfigMap;
+    const data = { [ROOT_CA_KEY]: this.o.rootCa };
+    const current = this.o.published.get(`${namespace}/${name}`);
+    try {
+      if (!current) {
+        const cm: ConfigMap = { apiVersion: CORE_VERSION, kind: "ConfigMap", metadata: { name, namespace, annotations: { [descriptionAnnotation]: description } }, data };
+        await this.o.configMaps.create(cm, { namespace, signal });
+        this.log.info({ namespace, configMap: name }, "root CA ConfigMap created");
+        return;
+      }
+      if (isDeepStrictEqual(current.data, data) && current.metadata.annotations?.[descriptionAnnotation]) return;
+      // The informer's object is shared: the update goes from a copy (with its resourceVersion: a conflict is retried).
+      const next: ConfigMap = { ...current, metadata: { ...current.metadata, annotations: { ...current.metadata.annotations, [descriptionAnnotation]: description } }, data };
+      await this.o.configMaps.update(next, { signal });
+      this.log.info({ namespace, configMap: name }, "root CA ConfigMap updated");
+    } catch (err) {
+      // Created meanwhile, or our cache is behind: the informer brings it, and an update follows if it differs.
+      if (isPlatformError(err, "ALREADY_EXISTS")) return;
+      // The namespace is being deleted (upstream ignores that refusal too).
+      if (isPlatformError(err, "FORBIDDEN") && /being terminated/.test(err.message)) return;
+      throw err;
+    }
+  }
+}
