@@ -46,6 +46,11 @@ export interface NamingProfile {
    * annotation saying what it is for.
    */
   readonly rootCaConfigMap: { readonly name: string; readonly descriptionAnnotation: string; readonly description: string };
+  /**
+   * Namespaces the server creates at its first start besides `default` and `platform-system`: under k8s.io upstream's
+   * (its components lease in kube-system and kube-node-lease, and read kube-public), none in the product's profile.
+   */
+  readonly systemNamespaces: readonly string[];
 }
 
 /** The suffix whose groups are upstream's, and so whose well-known names are upstream's too. */
@@ -94,6 +99,7 @@ export function namingProfile(suffix: string): NamingProfile {
         description:
           "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.",
       },
+      systemNamespaces: ["kube-system", "kube-public", "kube-node-lease"],
     };
   }
   return {
@@ -113,5 +119,6 @@ export function namingProfile(suffix: string): NamingProfile {
       descriptionAnnotation: `${suffix}/description`,
       description: "Contains a CA bundle that verifies the API server's serving certificate.",
     },
+    systemNamespaces: [],
   };
 }

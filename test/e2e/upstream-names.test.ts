@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BOOTSTRAP_TOKEN as CLUSTER_BOOTSTRAP_TOKEN, startCluster, type Cluster } from "../controller/controllers/cluster.js";
 import { csr } from "../fixtures/csr.js";
-import { ensureBuilt, type Kubectl } from "./apiserver-process.js";
+import { ensureBuilt, kubectlFails, type Kubectl } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
 import { kubectlWith } from "./apiserver-process.js";
 import { PLATFORM_CA, PLATFORMCTL } from "../fixtures/repo.js";
@@ -71,6 +71,16 @@ describe("platform-ca up --group-suffix k8s.io with unmodified clients", () => {
     const trusted = Buffer.from(kubectl(["config", "view", "--raw", "-o", "jsonpath={.clusters[0].cluster.certificate-authority-data}"]), "base64").toString();
     expect(published).toBe(trusted);
     expect(kubectl(["get", "configmap", "kube-root-ca.crt", "-n", "default", "-o", "jsonpath={.metadata.annotations.kubernetes\\.io/description}"])).toMatch(/^Contains a CA bundle that can be used to verify the kube-apiserver/);
+  });
+
+  it("has upstream's system namespaces, so a kubelet's node Lease and a component's leader Lease have their place", () => {
+    expect(kubectl(["get", "namespaces", "-o", "name"]).trim().split("\n").sort()).toEqual(
+      ["default", "kube-node-lease", "kube-public", "kube-system", "platform-system"].map((n) => `namespace/${n}`),
+    );
+    const lease = (ns: string, name: string) => `apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: {holderIdentity: ${name}, leaseDurationSeconds: 40}\n`;
+    expect(kubectl(["create", "-f", "-"], lease("kube-node-lease", "worker-1"))).toContain("lease.coordination.k8s.io/worker-1 created");
+    expect(kubectl(["create", "-f", "-"], lease("kube-system", "kube-controller-manager"))).toContain("lease.coordination.k8s.io/kube-controller-manager created");
+    expect(kubectlFails(kubectl, ["delete", "namespace", "kube-system"])).toContain("this namespace may not be deleted");
   });
 
   it("issues a kubernetes.io/kube-apiserver-client CSR approved with kubectl certificate approve", async () => {

@@ -15,7 +15,10 @@ import { NamespaceFinalizer } from "./namespace-finalizer.js";
 import { GarbageCollector } from "./garbage-collector.js";
 import type { AuditInternal } from "../audit/internal-requests.js";
 
-/** Namespaces created on first start: the default one and the one the platform's own objects live in. */
+/**
+ * Namespaces created on first start: the default one and the one the platform's own objects live in; the naming
+ * profile adds its system namespaces (upstream's under k8s.io).
+ */
 export const BOOTSTRAP_NAMESPACES = ["default", "platform-system"] as const;
 
 /** Upstream's --event-ttl default: an Event is kept an hour after its last write. */
@@ -142,7 +145,7 @@ export class Registry {
   async bootstrap(): Promise<void> {
     this.#collector.begin();
     if (!this.#namespaces) return;
-    for (const name of BOOTSTRAP_NAMESPACES) {
+    for (const name of [...BOOTSTRAP_NAMESPACES, ...this.options.names.systemNamespaces]) {
       const ns: ApiObject = { apiVersion: "v1", kind: "Namespace", metadata: { name } };
       try {
         await this.#namespaces.create(undefined, ns, { fieldManager: "platform-ca-apiserver", user: SERVER_USER });
