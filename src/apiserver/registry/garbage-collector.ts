@@ -8,8 +8,8 @@ import { groupOfApiVersion } from "../../api/schema.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { Storage, StorageEvent, Watch } from "../storage/types.js";
-import type { CancelTimer, Clock } from "../../time/clock.js";
-import { ItemExponentialBackoff } from "../../time/backoff.js";
+import type { Clock } from "../../time/clock.js";
+import { KeyedRuns } from "../../time/keyed-runs.js";
 import { UNAUDITED, type AuditInternal } from "../audit/internal-requests.js";
 import type { ResourceStore } from "./generic.js";
 import { FOREGROUND, ORPHAN, OwnerGraph, type Located } from "./owner-graph.js";
@@ -34,10 +34,11 @@ export class GarbageCollector {
   readonly #o: GarbageCollectorOptions;
   readonly #audit: AuditInternal;
   readonly #graph: OwnerGraph;
-  /** Keys to look at (dependents and finalizing owners), with the timer that will. */
-  readonly #timers = new Map<string, CancelTimer>();
-  /** The wait before each failed item is looked at again: FIRST_RETRY_MS doubled per failure, up to MAX_RETRY_MS. */
-  readonly #waits = new ItemExponentialBackoff({ baseMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS });
+  /**
+   * Keys to look at (dependents and finalizing owners), one run of a key at a time (one asked for meanwhile runs again
+   * after); a failed one is looked at again after FIRST_RETRY_MS, doubled per failure up to MAX_RETRY_MS.
+   */
+  readonly #runs: KeyedRuns;
   #watch: Watch | undefined;
   #closed = false;
   /** While the objects are (re)read the graph is incomplete: an owner's dependents cannot be told from it. */
@@ -47,6 +48,7 @@ export class GarbageCollector {
     this.#o = options;
     this.#audit = options.audit ?? UNAUDITED;
     this.#graph = new OwnerGraph(options.stores);
+    this.#runs = new KeyedRuns({ clock: options.clock, baseMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS, run: (key) => this.#run(key) });
   }
 
   /**
@@ -81,7 +83,7 @@ export class GarbageCollector {
       this.#reading = false;
     }
     if (this.#closed) return;
-    for (const key of this.#graph.keys()) this.#schedule(key);
+    for (const key of this.#graph.keys()) this.#runs.schedule(key);
     this.#watch = this.#o.storage.watch(
       "/",
       { fromRevision: revision },
@@ -98,50 +100,39 @@ export class GarbageCollector {
   close(): void {
     this.#closed = true;
     this.#watch?.cancel();
-    for (const cancel of this.#timers.values()) cancel();
-    this.#timers.clear();
+    this.#runs.close();
   }
 
   #event(ev: StorageEvent): void {
     if (ev.type === "PUT") {
-      if (this.#graph.observe(ev.key, ev.kv.value)) this.#schedule(ev.key);
+      if (this.#graph.observe(ev.key, ev.kv.value)) this.#runs.schedule(ev.key);
       return;
     }
-    for (const key of this.#graph.removed(ev.key, ev.kv.value)) this.#schedule(key);
+    for (const key of this.#graph.removed(ev.key, ev.kv.value)) this.#runs.schedule(key);
   }
 
-  #schedule(key: string, delayMs = 0): void {
-    if (this.#closed) return;
-    if (this.#timers.has(key)) {
-      if (delayMs > 0) return;
-      this.#timers.get(key)!();
-    }
-    this.#timers.set(key, this.#o.clock.setTimer(delayMs, () => void this.#run(key)));
-  }
-
-  async #run(key: string): Promise<void> {
-    this.#timers.delete(key);
-    if (this.#closed) return;
+  /** Collects one key; true when it failed and must be looked at again. */
+  async #run(key: string): Promise<boolean> {
+    if (this.#closed) return false;
     try {
       const at = this.#graph.locate(key);
-      if (!at) return;
+      if (!at) return false;
       let current: ApiObject;
       try {
         current = (await at.store.get(at.namespace, at.name)).object;
       } catch (err) {
-        if (isPlatformError(err, "NOT_FOUND")) return;
+        if (isPlatformError(err, "NOT_FOUND")) return false;
         throw err;
       }
       const finalizers = current.metadata.deletionTimestamp !== undefined ? current.metadata.finalizers ?? [] : [];
       if (finalizers.includes(ORPHAN)) await this.#orphan(at, current);
       else if (finalizers.includes(FOREGROUND)) await this.#foreground(at, current);
       if (current.metadata.ownerReferences?.length) await this.#dependent(at, current);
-      this.#waits.forget(key);
+      return false;
     } catch (err) {
-      if (this.#closed) return;
-      const wait = this.#waits.when(key);
-      this.#o.logger.warn({ err, key, retryInMs: wait }, "garbage collection of an object failed; trying again");
-      this.#schedule(key, wait);
+      if (this.#closed) return false;
+      this.#o.logger.warn({ err, key }, "garbage collection of an object failed; trying again");
+      return true;
     }
   }
 
@@ -211,7 +202,7 @@ export class GarbageCollector {
     this.#graphComplete();
     const uid = owner.metadata.uid ?? "";
     const keys = this.#graph.dependents(uid);
-    for (const key of keys) this.#schedule(key);
+    for (const key of keys) this.#runs.schedule(key);
     const blocking = keys.some((k) => this.#graph.node(k)?.owners.some((o) => o.uid === uid && o.blockOwnerDeletion === true));
     if (!blocking) await this.#dropFinalizer(at, FOREGROUND);
   }

@@ -6,7 +6,7 @@ import { isPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { Storage } from "../storage/types.js";
 import type { CancelTimer, Clock } from "../../time/clock.js";
-import { ItemExponentialBackoff } from "../../time/backoff.js";
+import { KeyedRuns } from "../../time/keyed-runs.js";
 import type { ResourceStore } from "./generic.js";
 import { NAMESPACE_FINALIZER } from "./resources/namespace.js";
 import { StoredObject } from "./stored.js";
@@ -36,11 +36,11 @@ export interface NamespaceFinalizerOptions {
 
 export class NamespaceFinalizer {
   readonly #o: NamespaceFinalizerOptions;
-  readonly #timers = new Map<string, CancelTimer>();
-  /** The wait before each failed item is looked at again: FIRST_RETRY_MS doubled per failure, up to MAX_RETRY_MS. */
-  readonly #waits = new ItemExponentialBackoff({ baseMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS });
-  /** Namespaces being emptied now; one asked for meanwhile runs again after. */
-  readonly #running = new Map<string, boolean>();
+  /**
+   * One run per namespace at a time (one asked for meanwhile runs again after); a failed or waiting one is looked at
+   * again after FIRST_RETRY_MS, doubled per failure up to MAX_RETRY_MS.
+   */
+  readonly #runs: KeyedRuns;
   #closed = false;
   #sweep: CancelTimer | undefined;
 
@@ -49,17 +49,12 @@ export class NamespaceFinalizer {
   constructor(options: NamespaceFinalizerOptions) {
     this.#o = options;
     this.#audit = options.audit ?? UNAUDITED;
+    this.#runs = new KeyedRuns({ clock: options.clock, baseMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS, run: (name) => this.#run(name) });
   }
 
   /** Empties `name` soon (or after `delayMs`); a namespace already waiting keeps its turn. */
   schedule(name: string, delayMs = 0): void {
-    if (this.#closed) return;
-    if (this.#running.has(name)) return void this.#running.set(name, true);
-    if (this.#timers.has(name)) {
-      if (delayMs > 0) return;
-      this.#timers.get(name)!();
-    }
-    this.#timers.set(name, this.#o.clock.setTimer(delayMs, () => void this.#run(name)));
+    this.#runs.schedule(name, delayMs);
   }
 
   /**
@@ -83,13 +78,11 @@ export class NamespaceFinalizer {
   close(): void {
     this.#closed = true;
     this.#sweep?.();
-    for (const cancel of this.#timers.values()) cancel();
-    this.#timers.clear();
+    this.#runs.close();
   }
 
-  async #run(name: string): Promise<void> {
-    this.#timers.delete(name);
-    this.#running.set(name, false);
+  /** Empties and finalizes one namespace; true when it must be looked at again (content left, or a failure). */
+  async #run(name: string): Promise<boolean> {
     let retry = false;
     try {
       let left = await this.#deleteContent(name);
@@ -106,17 +99,8 @@ export class NamespaceFinalizer {
         retry = true;
         this.#o.logger.warn({ err, namespace: name }, "namespace deletion failed; it is tried again");
       }
-    } finally {
-      const again = this.#running.get(name) === true;
-      this.#running.delete(name);
-      if (retry) {
-        const wait = this.#waits.when(name);
-        this.schedule(name, again ? 0 : wait);
-      } else {
-        this.#waits.forget(name);
-        if (again) this.schedule(name);
-      }
     }
+    return retry;
   }
 
   /** Deletes every object in the namespace; answers what is left (held by finalizers, or refused). */
