@@ -81,7 +81,21 @@ describe("garbage collector", () => {
     await w.until(async () => (await w.exists("stale")) === undefined && (await w.exists("dangling")) === undefined);
     await w.clock.advance(5_000);
     expect(await w.exists("foreign")).toBeDefined();
-    expect((await w.store("ClusterRole").get(undefined, "gc-role")).object.metadata.ownerReferences).toHaveLength(1);
+    const kept = (await w.store("ClusterRole").get(undefined, "gc-role")).object;
+    expect(kept.metadata.ownerReferences).toHaveLength(1);
+    // Reported as upstream's collector does, once, however often the role is looked at again.
+    await w.store("ClusterRole").patch(undefined, "gc-role", (cur) => ({ ...cur, metadata: { ...cur.metadata, labels: { touched: "yes" } } }), {});
+    await w.clock.advance(5_000);
+    // Stored as events.k8s.io's form (the core view reads it back as involvedObject, message and source).
+    const events = (await w.storage.list("/")).items.map((kv) => JSON.parse(kv.value) as Record<string, any>).filter((e) => e.reason === "OwnerRefInvalidNamespace");
+    expect(events).toEqual([
+      expect.objectContaining({
+        type: "Warning",
+        regarding: { apiVersion: "rbac.authorization.platform.io/v1", kind: "ClusterRole", name: "gc-role", uid: kept.metadata.uid },
+        note: `ownerRef [v1/ServiceAccount, namespace: , name: replaced, uid: ${old.metadata.uid}] does not exist in namespace ""`,
+        deprecatedSource: { component: "garbage-collector-controller" },
+      }),
+    ]);
   });
 
   it("Orphan: keeps the dependents without the reference, then the owner goes", async () => {

@@ -62,6 +62,19 @@ describe("kubectl against the embedded API server (platform.io)", () => {
     expect(kubectl(["get", "secret", "gc-orphan-token", "-o", "jsonpath={.metadata.ownerReferences}"])).toBe("");
   });
 
+  it("reports a cluster-scoped object that names a namespaced owner with upstream's OwnerRefInvalidNamespace Event, and keeps it", async () => {
+    kubectl(["create", "serviceaccount", "gc-invalid-owner"]);
+    const uid = kubectl(["get", "sa", "gc-invalid-owner", "-o", "jsonpath={.metadata.uid}"]);
+    const role = `apiVersion: rbac.authorization.platform.io/v1\nkind: ClusterRole\nmetadata:\n  name: gc-invalid-owned\n  ownerReferences:\n  - {apiVersion: v1, kind: ServiceAccount, name: gc-invalid-owner, uid: ${uid}}\nrules: []\n`;
+    expect(kubectl(["create", "-f", "-"], role)).toContain("clusterrole.rbac.authorization.platform.io/gc-invalid-owned created");
+    const reported = () => kubectl(["get", "events", "-A", "--field-selector", "reason=OwnerRefInvalidNamespace", "-o", "jsonpath={range .items[*]}{.type} {.involvedObject.kind}/{.involvedObject.name}: {.message}{\"\\n\"}{end}"]);
+    // Read once found: Events expire after four seconds on this server.
+    let text = "";
+    for (const start = Date.now(); !(text = reported()).includes("gc-invalid-owned"); await new Promise((r) => setTimeout(r, 100))) expect(Date.now() - start).toBeLessThan(10_000);
+    expect(text).toContain(`Warning ClusterRole/gc-invalid-owned: ownerRef [v1/ServiceAccount, namespace: , name: gc-invalid-owner, uid: ${uid}] does not exist in namespace ""`);
+    expect(kubectl(["get", "clusterrole", "gc-invalid-owned", "-o", "name"])).toContain("gc-invalid-owned");
+  });
+
   it("creates ConfigMaps from literals and files, lists them with their entry count, and keeps an immutable one", () => {
     const dir = mkdtempSync(join(tmpdir(), "kubectl-cm-"));
     try {

@@ -10,7 +10,7 @@ import type { Auditor } from "./auditor.js";
 
 /** One write the server makes on its own, as the audit sees a request. */
 export interface InternalRequest {
-  readonly verb: "delete" | "update" | "patch";
+  readonly verb: "create" | "delete" | "update" | "patch";
   readonly def: ResourceDefinition;
   readonly namespace?: string;
   readonly name: string;
@@ -42,7 +42,8 @@ export function auditInternal(current: () => Auditor | undefined): AuditInternal
   return async <T,>(call: InternalRequest, work: () => Promise<T>, response?: (result: T) => unknown): Promise<T> => {
     const auditor = current();
     if (!auditor) return work();
-    const path = requestPath(call.def, call.namespace, call.name, call.subresource);
+    // A create is a POST to the collection: its path has no name.
+    const path = requestPath(call.def, call.namespace, call.verb === "create" ? "" : call.name, call.subresource);
     const ctx = auditor.begin(
       {
         user: call.user,

@@ -3,6 +3,7 @@
 // deleted; an owner deleted with propagationPolicy Foreground waits under `foregroundDeletion` until its dependents
 // that block it are gone; one deleted with Orphan has its reference taken off every dependent, then its `orphan`
 // finalizer. The graph is the objects with ownerReferences, kept from the storage's watch (a replica's writes too).
+import { randomBytes } from "node:crypto";
 import type { ApiObject, OwnerReference, UserInfo } from "../../api/meta.js";
 import { groupOfApiVersion } from "../../api/schema.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
@@ -13,8 +14,11 @@ import { KeyedRuns } from "../../time/keyed-runs.js";
 import { UNAUDITED, type AuditInternal } from "../audit/internal-requests.js";
 import type { ResourceStore } from "./generic.js";
 import { FOREGROUND, ORPHAN, OwnerGraph, type Located } from "./owner-graph.js";
+import { rfc3339 } from "./metadata.js";
 
 const PAGE = 500;
+/** The Events' source, as upstream's garbage collector names itself. */
+const GC_COMPONENT = "garbage-collector-controller";
 /** A failed item is looked at again after this, doubled up to MAX_RETRY_MS. */
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 60_000;
@@ -22,6 +26,8 @@ const MAX_RETRY_MS = 60_000;
 export interface GarbageCollectorOptions {
   /** Every kind kept under keys of its own (no views, nothing create-only). */
   readonly stores: readonly ResourceStore[];
+  /** Core v1 Events, where it reports invalid references (none: not reported). */
+  readonly events?: ResourceStore | undefined;
   readonly storage: Storage;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -43,6 +49,8 @@ export class GarbageCollector {
   #closed = false;
   /** While the objects are (re)read the graph is incomplete: an owner's dependents cannot be told from it. */
   #reading = false;
+  /** `<dependent uid>/<owner uid>` of the invalid references already reported with an Event. */
+  readonly #reported = new Set<string>();
 
   constructor(options: GarbageCollectorOptions) {
     this.#o = options;
@@ -146,7 +154,7 @@ export class GarbageCollector {
     const gone: OwnerReference[] = [];
     const waiting: OwnerReference[] = [];
     for (const ref of obj.metadata.ownerReferences ?? []) {
-      const state = await this.#ownerState(at, ref);
+      const state = await this.#ownerState(at, obj, ref);
       (state === "present" ? solid : state === "foreground" ? waiting : gone).push(ref);
     }
     if (solid.length > 0) {
@@ -163,12 +171,16 @@ export class GarbageCollector {
   }
 
   /** Whether an owner exists (with the uid named), is gone, or is being deleted in the foreground. */
-  async #ownerState(at: Located, ref: OwnerReference): Promise<"present" | "gone" | "foreground"> {
+  async #ownerState(at: Located, dependent: ApiObject, ref: OwnerReference): Promise<"present" | "gone" | "foreground"> {
     const group = groupOfApiVersion(ref.apiVersion ?? "");
     const store = this.#o.stores.find((s) => s.def.group === group && s.def.kind === ref.kind);
     // An owner that cannot be resolved — a kind this server does not serve, or a namespaced kind named by a
-    // cluster-scoped object — is left alone, as if it existed (upstream's rule since 1.20).
-    if (!store || (store.def.namespaced && at.namespace === undefined)) return "present";
+    // cluster-scoped object — is left alone, as if it existed (upstream's rule since 1.20); the second is reported.
+    if (!store) return "present";
+    if (store.def.namespaced && at.namespace === undefined) {
+      await this.#reportInvalidNamespace(at, dependent, ref);
+      return "present";
+    }
     try {
       const owner = (await store.get(store.def.namespaced ? at.namespace : undefined, ref.name)).object;
       if (owner.metadata.uid !== ref.uid) return "gone";
@@ -177,6 +189,39 @@ export class GarbageCollector {
     } catch (err) {
       if (isPlatformError(err, "NOT_FOUND")) return "gone";
       throw err;
+    }
+  }
+
+  /**
+   * Upstream's Warning Event `OwnerRefInvalidNamespace` on a cluster-scoped dependent that names a namespaced owner
+   * (`kubectl get events -A --field-selector reason=OwnerRefInvalidNamespace` finds them), once per reference; an
+   * Event that cannot be written is logged, and the collection goes on.
+   */
+  async #reportInvalidNamespace(at: Located, dependent: ApiObject, ref: OwnerReference): Promise<void> {
+    const key = `${dependent.metadata.uid ?? ""}/${ref.uid}`;
+    const events = this.#o.events;
+    if (this.#reported.has(key) || !events) return;
+    this.#reported.add(key);
+    const now = rfc3339(new Date(this.#o.clock.now()));
+    const namespace = "default";
+    const name = `${at.name}.${randomBytes(8).toString("hex")}`;
+    const event: ApiObject = {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name, namespace },
+      involvedObject: { apiVersion: at.store.apiVersion, kind: at.store.def.kind, name: at.name, uid: dependent.metadata.uid },
+      reason: "OwnerRefInvalidNamespace",
+      message: `ownerRef [${ref.apiVersion}/${ref.kind}, namespace: , name: ${ref.name}, uid: ${ref.uid}] does not exist in namespace ""`,
+      type: "Warning",
+      source: { component: GC_COMPONENT },
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    try {
+      await this.#audit({ verb: "create", def: events.def, namespace, name, user: this.#o.user }, () => events.create(namespace, event, { user: this.#o.user, fieldManager: "garbage-collector" }), (r) => r.object);
+    } catch (err) {
+      this.#o.logger.warn({ err, key: at.name }, "the garbage collector could not record an OwnerRefInvalidNamespace event");
     }
   }
 

@@ -82,6 +82,7 @@ export class Registry {
     });
     this.#collector = new GarbageCollector({
       stores: [...this.#stores.values()].filter((s) => !s.def.createOnly && !s.def.storedAs),
+      events: [...this.#stores.values()].find((s) => s.def.group === "" && s.def.kind === "Event"),
       storage: this.#storage,
       clock: options.clock,
       logger: options.logger,
