@@ -151,7 +151,7 @@ describe("garbage collector", () => {
       const deadline = Date.now() + 10_000;
       while ((await at("/api/v1/namespaces/default/secrets/audited-dependent")).status !== 404 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       const own = sink.events.filter((e) => e.user.username === "system:apiserver" && e.stage === "ResponseComplete");
-      expect(own.map((e) => [e.verb, e.requestURI, e.responseStatus?.code])).toEqual([["delete", "/api/v1/namespaces/default/secrets/audited-dependent", 200]]);
+      expect(own.map((e) => [e.verb, e.requestURI, e.responseStatus?.code, e.userAgent])).toEqual([["delete", "/api/v1/namespaces/default/secrets/audited-dependent", 200, "platform-ca-apiserver (garbage collector)"]]);
     } finally {
       await server.stop();
     }

@@ -16,13 +16,15 @@ export interface InternalRequest {
   readonly name: string;
   readonly subresource?: string;
   readonly user: UserInfo;
+  /** The part of the server making it, named in the events' user agent (default `namespace controller`). */
+  readonly component?: string;
 }
 
 /** Runs `work` as the audited request `call`; `response` turns its result into the response object recorded. */
 export type AuditInternal = <T>(call: InternalRequest, work: () => Promise<T>, response?: (result: T) => unknown) => Promise<T>;
 
-/** What the events name as the writer's agent. */
-const USER_AGENT = "platform-ca-apiserver (namespace controller)";
+/** What the events name as the writer's agent: `platform-ca-apiserver (<component>)`. */
+const AGENT = "platform-ca-apiserver";
 
 /** Without an auditor (none configured, or not yet): the work alone. */
 export const UNAUDITED: AuditInternal = (_call, work) => work();
@@ -57,7 +59,7 @@ export function auditInternal(current: () => Auditor | undefined): AuditInternal
         ...(call.namespace !== undefined && call.def.namespaced && { namespace: call.namespace }),
         name: call.name,
       },
-      () => ({ auditID: randomUUID(), requestURI: path, userAgent: USER_AGENT, sourceIPs: [] }),
+      () => ({ auditID: randomUUID(), requestURI: path, userAgent: `${AGENT} (${call.component ?? "namespace controller"})`, sourceIPs: [] }),
     );
     if (!ctx) return work();
     try {

@@ -219,7 +219,7 @@ export class GarbageCollector {
       count: 1,
     };
     try {
-      await this.#audit({ verb: "create", def: events.def, namespace, name, user: this.#o.user }, () => events.create(namespace, event, { user: this.#o.user, fieldManager: "garbage-collector" }), (r) => r.object);
+      await this.#audit({ verb: "create", def: events.def, namespace, name, user: this.#o.user, component: "garbage collector" }, () => events.create(namespace, event, { user: this.#o.user, fieldManager: "garbage-collector" }), (r) => r.object);
     } catch (err) {
       this.#o.logger.warn({ err, key: at.name }, "the garbage collector could not record an OwnerRefInvalidNamespace event");
     }
@@ -279,6 +279,6 @@ export class GarbageCollector {
 
   /** One audited write of the collector's. */
   #write<T extends { object: ApiObject }>(verb: "delete" | "patch", at: Located, work: () => Promise<T>): Promise<T> {
-    return this.#audit({ verb, def: at.store.def, ...(at.namespace !== undefined && { namespace: at.namespace }), name: at.name, user: this.#o.user }, work, (r) => r.object);
+    return this.#audit({ verb, def: at.store.def, ...(at.namespace !== undefined && { namespace: at.namespace }), name: at.name, user: this.#o.user, component: "garbage collector" }, work, (r) => r.object);
   }
 }
