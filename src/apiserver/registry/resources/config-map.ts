@@ -4,9 +4,9 @@ import type { ApiObject } from "../../../api/meta.js";
 import { kindSchema } from "../../../api/schema.js";
 import { CONFIG_MAP_KIND, CORE_VERSION, type ConfigMap } from "../../../api/types/core.js";
 import type { FieldError, ResourceDefinition } from "../strategy.js";
-import { configKeyProblem, decodeBase64, forbidden, invalid, key, tooLong } from "../validation.js";
+import { configKeyProblem, decodeBase64, invalid, key, tooLong } from "../validation.js";
 import { MAX_SECRET_BYTES } from "./secret.js";
-import { buildStrategy, deepEqual, isRecord, defineResource } from "./strategy-kit.js";
+import { buildStrategy, frozenWhenImmutable, isRecord, defineResource } from "./strategy-kit.js";
 import { ageColumn, column, nameColumn, since } from "./printing.js";
 
 /** Upstream's ValidateConfigMap: key names, a key in both maps, the total size (as a Secret's, 1 MiB). */
@@ -37,14 +37,7 @@ function validateConfigMap(obj: ApiObject): FieldError[] {
 const strategy = buildStrategy({
   schema: kindSchema(CONFIG_MAP_KIND),
   validate: validateConfigMap,
-  validateUpdate(next, previous) {
-    if (previous.immutable !== true) return [];
-    const errors: FieldError[] = [];
-    if (next.immutable !== true) errors.push(forbidden("immutable", "field is immutable when `immutable` is set"));
-    if (!deepEqual(next.data, previous.data)) errors.push(forbidden("data", "field is immutable when `immutable` is set"));
-    if (!deepEqual(next.binaryData, previous.binaryData)) errors.push(forbidden("binaryData", "field is immutable when `immutable` is set"));
-    return errors;
-  },
+  validateUpdate: (next, previous) => frozenWhenImmutable(next, previous, ["data", "binaryData"]),
 });
 
 /** Entries of both maps, as kubectl's DATA column counts them. */

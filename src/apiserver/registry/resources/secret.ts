@@ -4,8 +4,8 @@ import type { ApiObject } from "../../../api/meta.js";
 import { kindSchema } from "../../../api/schema.js";
 import { CORE_VERSION, SECRET_KIND, type Secret } from "../../../api/types/core.js";
 import type { FieldError, ResourceDefinition, StrategyContext } from "../strategy.js";
-import { configKeyProblem, decodeBase64, forbidden, immutable, invalid, key, required, tooLong } from "../validation.js";
-import { buildStrategy, deepEqual, isRecord, defineResource } from "./strategy-kit.js";
+import { configKeyProblem, decodeBase64, immutable, invalid, key, required, tooLong } from "../validation.js";
+import { buildStrategy, frozenWhenImmutable, isRecord, defineResource } from "./strategy-kit.js";
 import { ageColumn, column, nameColumn, since } from "./printing.js";
 
 export const MAX_SECRET_BYTES = 1024 * 1024;
@@ -55,15 +55,7 @@ const strategy = buildStrategy({
   prepareForCreate: foldStringData,
   prepareForUpdate: foldStringData,
   validate: (obj, ctx) => [...validateData(obj as Secret), ...validateType(obj as Secret, ctx)],
-  validateUpdate(next, previous) {
-    const errors: FieldError[] = [];
-    if (next.type !== previous.type) errors.push(immutable("type", next.type));
-    if (previous.immutable === true) {
-      if (next.immutable !== true) errors.push(forbidden("immutable", "field is immutable when `immutable` is set"));
-      if (!deepEqual(next.data, previous.data)) errors.push(forbidden("data", "field is immutable when `immutable` is set"));
-    }
-    return errors;
-  },
+  validateUpdate: (next, previous) => [...(next.type === previous.type ? [] : [immutable("type", next.type)]), ...frozenWhenImmutable(next, previous, ["data"])],
 });
 
 export function secretDefinition(): ResourceDefinition {

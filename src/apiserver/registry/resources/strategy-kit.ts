@@ -3,7 +3,7 @@ import type { ApiObject } from "../../../api/meta.js";
 import type { ObjectNode } from "../../../api/schema.js";
 import type { FieldError, ResourceDefinition, ResourceStrategy, StrategyContext, SubresourceStrategy, Verb } from "../strategy.js";
 import { dropNulls, ownFields, typeErrors } from "../type-check.js";
-import { immutable } from "../validation.js";
+import { forbidden, immutable } from "../validation.js";
 
 export const STANDARD_VERBS: readonly Verb[] = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"];
 export const CREATE_ONLY_VERBS: readonly Verb[] = ["create"];
@@ -131,6 +131,16 @@ export function valueAt(obj: unknown, path: string): unknown {
 /** "field is immutable" for each dotted path whose value differs between `next` and `previous`. */
 export function immutableFields(next: ApiObject, previous: ApiObject, paths: readonly string[]): FieldError[] {
   return paths.filter((p) => !deepEqual(valueAt(next, p), valueAt(previous, p))).map((p) => immutable(p, valueAt(next, p)));
+}
+
+/**
+ * Upstream's rule for a Secret's and a ConfigMap's `immutable`: once stored true it stays, and the `fields` it freezes
+ * may not change.
+ */
+export function frozenWhenImmutable(next: ApiObject, previous: ApiObject, fields: readonly string[]): FieldError[] {
+  if (previous.immutable !== true) return [];
+  const why = "field is immutable when `immutable` is set";
+  return [...(next.immutable === true ? [] : [forbidden("immutable", why)]), ...fields.filter((f) => !deepEqual(next[f], previous[f])).map((f) => forbidden(f, why))];
 }
 
 /** Whether anything but metadata and status changed: what generation counts for kinds without a spec. */
