@@ -57,21 +57,20 @@ export class KeyedRuns {
     this.#timers.delete(key);
     if (this.#closed) return;
     this.#running.set(key, false);
-    let retry = true;
+    let retry: boolean;
     try {
       retry = await this.#o.run(key);
     } catch {
       retry = true;
-    } finally {
-      const again = this.#running.get(key) === true;
-      this.#running.delete(key);
-      if (retry) {
-        const wait = this.#waits.when(key);
-        this.schedule(key, again ? 0 : wait);
-      } else {
-        this.#waits.forget(key);
-        if (again) this.schedule(key);
-      }
+    }
+    const again = this.#running.get(key) === true;
+    this.#running.delete(key);
+    if (retry) {
+      const wait = this.#waits.when(key);
+      this.schedule(key, again ? 0 : wait);
+    } else {
+      this.#waits.forget(key);
+      if (again) this.schedule(key);
     }
   }
 }

@@ -16,8 +16,8 @@ export interface InternalRequest {
   readonly name: string;
   readonly subresource?: string;
   readonly user: UserInfo;
-  /** The part of the server making it, named in the events' user agent (default `namespace controller`). */
-  readonly component?: string;
+  /** The part of the server making it, named in the events' user agent: `namespace controller`, `garbage collector`. */
+  readonly component: string;
 }
 
 /** Runs `work` as the audited request `call`; `response` turns its result into the response object recorded. */
@@ -59,7 +59,7 @@ export function auditInternal(current: () => Auditor | undefined): AuditInternal
         ...(call.namespace !== undefined && call.def.namespaced && { namespace: call.namespace }),
         name: call.name,
       },
-      () => ({ auditID: randomUUID(), requestURI: path, userAgent: `${AGENT} (${call.component ?? "namespace controller"})`, sourceIPs: [] }),
+      () => ({ auditID: randomUUID(), requestURI: path, userAgent: `${AGENT} (${call.component})`, sourceIPs: [] }),
     );
     if (!ctx) return work();
     try {

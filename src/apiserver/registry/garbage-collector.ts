@@ -19,6 +19,9 @@ import { rfc3339 } from "./metadata.js";
 const PAGE = 500;
 /** The Events' source, as upstream's garbage collector names itself. */
 const GC_COMPONENT = "garbage-collector-controller";
+/** Its writes' field manager, and what its audited writes name as their agent. */
+const FIELD_MANAGER = "garbage-collector";
+const AGENT_COMPONENT = "garbage collector";
 /** A failed item is looked at again after this, doubled up to MAX_RETRY_MS. */
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 60_000;
@@ -219,7 +222,7 @@ export class GarbageCollector {
       count: 1,
     };
     try {
-      await this.#audit({ verb: "create", def: events.def, namespace, name, user: this.#o.user, component: "garbage collector" }, () => events.create(namespace, event, { user: this.#o.user, fieldManager: "garbage-collector" }), (r) => r.object);
+      await this.#write("create", { store: events, namespace, name }, () => events.create(namespace, event, { user: this.#o.user, fieldManager: FIELD_MANAGER }));
     } catch (err) {
       this.#o.logger.warn({ err, key: at.name }, "the garbage collector could not record an OwnerRefInvalidNamespace event");
     }
@@ -264,7 +267,7 @@ export class GarbageCollector {
         if (cur.metadata.uid !== obj.metadata.uid) return cur;
         const kept = (cur.metadata.ownerReferences ?? []).filter((r) => !uids.has(r.uid));
         return { ...cur, metadata: { ...cur.metadata, ownerReferences: kept } };
-      }, { user: this.#o.user, fieldManager: "garbage-collector" }),
+      }, { user: this.#o.user, fieldManager: FIELD_MANAGER }),
     );
   }
 
@@ -272,13 +275,13 @@ export class GarbageCollector {
     await this.#write("patch", at, () =>
       at.store.patch(at.namespace, at.name, (cur) => ({ ...cur, metadata: { ...cur.metadata, finalizers: (cur.metadata.finalizers ?? []).filter((f) => f !== finalizer) } }), {
         user: this.#o.user,
-        fieldManager: "garbage-collector",
+        fieldManager: FIELD_MANAGER,
       }),
     );
   }
 
   /** One audited write of the collector's. */
-  #write<T extends { object: ApiObject }>(verb: "delete" | "patch", at: Located, work: () => Promise<T>): Promise<T> {
-    return this.#audit({ verb, def: at.store.def, ...(at.namespace !== undefined && { namespace: at.namespace }), name: at.name, user: this.#o.user, component: "garbage collector" }, work, (r) => r.object);
+  #write<T extends { object: ApiObject }>(verb: "create" | "delete" | "patch", at: Located, work: () => Promise<T>): Promise<T> {
+    return this.#audit({ verb, def: at.store.def, ...(at.namespace !== undefined && { namespace: at.namespace }), name: at.name, user: this.#o.user, component: AGENT_COMPONENT }, work, (r) => r.object);
   }
 }

@@ -20,6 +20,8 @@ const MAX_RETRY_MS = 60_000;
 const PAGE = 500;
 /** How often every namespace being deleted is looked for: one another server (a replica) marked and left is taken up. */
 const SWEEP_MS = 60_000;
+/** What its audited writes name as their agent, as upstream's namespace controller sends them. */
+const COMPONENT = "namespace controller";
 
 export interface NamespaceFinalizerOptions {
   readonly namespaces: ResourceStore;
@@ -115,7 +117,7 @@ export class NamespaceFinalizer {
         for (const kv of page.items) {
           const name = kv.key.slice(prefix.length);
           try {
-            const r = await this.#audit({ verb: "delete", def: store.def, namespace, name, user: this.#o.user }, () => store.delete(namespace, name, { user: this.#o.user }), (d) => d.object);
+            const r = await this.#audit({ verb: "delete", def: store.def, namespace, name, user: this.#o.user, component: COMPONENT }, () => store.delete(namespace, name, { user: this.#o.user }), (d) => d.object);
             if (!r.deleted) left.add(resource, r.object.metadata.finalizers ?? []);
           } catch (err) {
             if (isPlatformError(err, "NOT_FOUND")) continue;
@@ -146,7 +148,7 @@ export class NamespaceFinalizer {
     const current = (await this.#o.namespaces.get(undefined, name)).object as Namespace;
     const namespaces = this.#o.namespaces;
     if (!(current.spec?.finalizers ?? []).includes(NAMESPACE_FINALIZER)) {
-      await this.#audit({ verb: "delete", def: namespaces.def, name, user: this.#o.user }, () => namespaces.delete(undefined, name, { user: this.#o.user }), (d) => d.object);
+      await this.#audit({ verb: "delete", def: namespaces.def, name, user: this.#o.user, component: COMPONENT }, () => namespaces.delete(undefined, name, { user: this.#o.user }), (d) => d.object);
       return;
     }
     await this.#update(name, "finalize", (current) => {
@@ -160,6 +162,6 @@ export class NamespaceFinalizer {
   async #update(name: string, subresource: "status" | "finalize", change: (current: ApiObject) => ApiObject): Promise<void> {
     const namespaces = this.#o.namespaces;
     const user = this.#o.user;
-    await this.#audit({ verb: "update", def: namespaces.def, name, subresource, user }, () => namespaces.patch(undefined, name, change, { user, subresource, fieldManager: "namespace-controller" }), (r) => r.object);
+    await this.#audit({ verb: "update", def: namespaces.def, name, subresource, user, component: COMPONENT }, () => namespaces.patch(undefined, name, change, { user, subresource, fieldManager: "namespace-controller" }), (r) => r.object);
   }
 }
