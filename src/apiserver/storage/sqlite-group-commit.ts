@@ -76,15 +76,27 @@ export class GroupCommit<V extends StoredValue> {
     });
   }
 
+  /**
+   * Commits the queue in the next check phase, unless a log flush is out: then the queue waits for its end (its writes
+   * could not be acknowledged before the next flush anyway) and goes in one transaction, not one per turn of the
+   * event loop, so the pages a commit writes to the log (the tables' leaves, the revision) are written once for them
+   * all. A full batch does not wait.
+   */
   #scheduleFlush(): void {
     if (this.#flushScheduled) return;
     this.#flushScheduled = true;
     setImmediate(() => {
       this.#flushScheduled = false;
-      const batch = this.#pending.splice(0, MAX_BATCH);
-      if (this.#pending.length > 0) this.#scheduleFlush();
-      if (batch.length > 0) this.#commit(batch);
+      if (this.#syncing && this.#pending.length < MAX_BATCH) return;
+      this.#commitQueued();
     });
+  }
+
+  /** Commits one batch of the queue; what is left waits for the next check phase. */
+  #commitQueued(): void {
+    const batch = this.#pending.splice(0, MAX_BATCH);
+    if (this.#pending.length > 0) this.#scheduleFlush();
+    if (batch.length > 0) this.#commit(batch);
   }
 
   /** Queues a batch the store committed (of `writes` writes) for the log flush, and starts one unless one runs. */
@@ -110,6 +122,8 @@ export class GroupCommit<V extends StoredValue> {
       if (err) return this.#fail(err, batches);
       for (const batch of batches) batch.acknowledge();
       this.#checkpointIfDue();
+      // The writes queued during the flush are committed now, and the next flush covers them.
+      this.#commitQueued();
       this.#sync();
     });
   }

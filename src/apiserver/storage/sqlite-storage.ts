@@ -34,6 +34,8 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
    * made each first page cost time in proportion to the collection; the index counts in O(log n).
    */
   readonly #keys = new OrderedKeys();
+  /** Keys written by the batch being committed: not in `#keys` until it commits, yet their rows are there to read. */
+  readonly #batchKeys = new Set<string>();
 
   /** Use openSqliteStorage: it opens and checks the file; this only wires the opened database. */
   constructor(
@@ -76,7 +78,12 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
     return super.revision();
   }
 
+  /**
+   * A key neither committed nor written earlier in the batch being committed has no row: no statement is run for it
+   * (most writes are creates of new keys, and the lookup was a tenth of a create's storage time).
+   */
   protected readKey(key: string): KeyValue<V> | undefined {
+    if (!this.#keys.has(key) && !this.#batchKeys.has(key)) return undefined;
     return this.#stmt.get.get(key);
   }
 
@@ -118,10 +125,12 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
       const done: Array<{ write: PendingWrite<V>; event: StorageEvent<V> }> = [];
       const failed = new Map<PendingWrite<V>, Error>();
       let culprit: PendingWrite<V> | undefined;
+      this.#batchKeys.clear();
       try {
         this.#tx(() => {
           for (const write of writes) {
             try {
+              this.#batchKeys.add(write.key);
               done.push({ write, event: careful ? (this.#tx(() => this.apply(write.key, write.decide)) as StorageEvent<V>) : this.#applyOrRedo(write) });
             } catch (err) {
               if (err === REDO_WITH_SAVEPOINTS) throw err;
@@ -155,6 +164,7 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
         if (event.type === "PUT") this.#keys.insert(event.key);
         else this.#keys.remove(event.key);
       }
+      this.#batchKeys.clear();
       // Outcomes (refusals too: they were decided against the batch's earlier writes) wait for the log flush.
       this.#group.awaitFlush(done.length, {
         acknowledge: () => {

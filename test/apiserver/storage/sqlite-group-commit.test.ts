@@ -143,6 +143,40 @@ describe("sqlite group commit", () => {
     await again.close();
   });
 
+  it("commits the writes queued during a flush together once it ends, however many turns they came in", async () => {
+    const flushes = heldFlushes();
+    const s = await open({ syncLog: flushes.syncLog });
+    const first = s.create("/t/0", "{}");
+    expect(await settledYet(first)).toBe(false);
+    const r = await s.revision();
+    const later: Promise<{ modRevision: number }>[] = [];
+    for (let i = 1; i <= 5; i++) {
+      later.push(s.create(`/t/${i}`, "{}"));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // Five turns of the event loop and nothing committed: the flush is still out.
+    expect(await s.revision()).toBe(r);
+    flushes.held.shift()!();
+    await first;
+    // All five committed at the flush's end, and one flush covers them.
+    expect(await s.revision()).toBe(r + 5);
+    expect(flushes.held).toHaveLength(1);
+    flushes.releaseAll();
+    expect((await Promise.all(later)).map((kv) => kv.modRevision)).toEqual([r + 1, r + 2, r + 3, r + 4, r + 5]);
+    await s.close();
+  });
+
+  it("finds the keys written before a restart (creates of them refused, updates applied)", async () => {
+    const path = dbPath();
+    const s = await openSqliteStorage({ path });
+    const kv = await s.create("/r/a", "{}");
+    await s.close();
+    const again = await openSqliteStorage({ path });
+    expect(await batch(again, [create("/r/a"), (st) => st.update("/r/a", '{"v":1}', kv.modRevision)])).toEqual(["ALREADY_EXISTS", kv.modRevision + 1]);
+    expect((await again.get("/r/a"))?.value).toBe('{"v":1}');
+    await again.close();
+  });
+
   it("commits and acknowledges writes still queued when the store closes", async () => {
     const path = dbPath();
     const s = await openSqliteStorage({ path });
@@ -163,10 +197,12 @@ describe("sqlite group commit", () => {
     expect(await settledYet(write)).toBe(false);
     expect(flushes.held).toHaveLength(1);
     expect(w.events).toEqual([]);
-    // Writes committed while a flush is out wait for the next one, which covers them all.
+    // Writes queued while a flush is out wait for its end, then share one commit and the next flush.
+    const before = await s.revision();
     const more = [s.create("/f/b", "{}"), s.create("/f/c", "{}")];
     expect(await settledYet(Promise.race(more))).toBe(false);
     expect(flushes.held).toHaveLength(1);
+    expect(await s.revision()).toBe(before);
     flushes.held.shift()!();
     const first = await write;
     expect(w.events.map((e) => e.revision)).toEqual([first.modRevision]);
