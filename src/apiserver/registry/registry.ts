@@ -11,6 +11,7 @@ import { ApiCatalog } from "../discovery.js";
 import type { CreateHandler, ResourceDefinition } from "./strategy.js";
 import { ResourceStore } from "./generic.js";
 import { qualifiedResource } from "./errors.js";
+import { NamespaceStates, stateOf, type NamespaceState } from "./namespace-states.js";
 import { NamespaceFinalizer } from "./namespace-finalizer.js";
 import { GarbageCollector } from "./garbage-collector.js";
 import type { AuditInternal } from "../audit/internal-requests.js";
@@ -45,6 +46,8 @@ export class Registry {
   readonly #stores = new Map<ResourceDefinition, ResourceStore>();
   readonly #handlers = new Map<string, CreateHandler>();
   readonly #namespaces: ResourceStore | undefined;
+  /** What each namespace's state is, kept from storage's watch: a namespaced create reads storage only on a miss. */
+  readonly #namespaceStates: NamespaceStates | undefined;
   readonly #storage: Storage;
   /** Empties namespaces being deleted, then finalizes them. */
   readonly #finalizer: NamespaceFinalizer | undefined;
@@ -70,6 +73,12 @@ export class Registry {
     for (const def of options.definitions) this.#stores.set(def, new ResourceStore(def, ctx));
     const nsDef = options.definitions.find((d) => d.group === "" && d.kind === "Namespace");
     this.#namespaces = nsDef ? this.#stores.get(nsDef) : undefined;
+    this.#namespaceStates = this.#namespaces && new NamespaceStates({
+      storage: this.#storage,
+      prefix: this.#namespaces.collectionPrefix,
+      clock: options.clock,
+      logger: options.logger,
+    });
     this.#finalizer = this.#namespaces && new NamespaceFinalizer({
       namespaces: this.#namespaces,
       // A view's objects are another kind's, deleted with that kind.
@@ -93,6 +102,7 @@ export class Registry {
 
   /** Stops the background work (namespaces being emptied are resumed by the next start). */
   close(): void {
+    this.#namespaceStates?.stop();
     this.#finalizer?.close();
     this.#collector.close();
   }
@@ -126,13 +136,14 @@ export class Registry {
     return handler;
   }
 
-  private async namespace(namespace: string): Promise<"active" | "terminating" | undefined> {
+  private async namespace(namespace: string): Promise<NamespaceState | undefined> {
     // Without the Namespace kind served, every namespace exists and none is being deleted.
     if (!this.#namespaces) return "active";
+    const known = this.#namespaceStates?.lookup(namespace);
+    if (known) return known;
     try {
       const stored = await this.#namespaces.get(undefined, namespace);
-      // Decoded only when its text names a deletion: every Event and CSR create asks.
-      return stored.text.includes('"deletionTimestamp"') && stored.object.metadata.deletionTimestamp !== undefined ? "terminating" : "active";
+      return stateOf(stored.text) ?? (stored.object.metadata.deletionTimestamp !== undefined ? "terminating" : "active");
     } catch (err) {
       if (isPlatformError(err, "NOT_FOUND")) return undefined;
       throw err;
@@ -146,6 +157,8 @@ export class Registry {
   async bootstrap(): Promise<void> {
     this.#collector.begin();
     if (!this.#namespaces) return;
+    // Without its first list the view stays empty and every namespaced create reads storage, as before it.
+    await this.#namespaceStates?.start().catch((err: unknown) => this.options.logger.warn({ err }, "namespace cache could not list the namespaces; namespaced creates read storage"));
     for (const name of [...BOOTSTRAP_NAMESPACES, ...this.options.names.systemNamespaces]) {
       const ns: ApiObject = { apiVersion: "v1", kind: "Namespace", metadata: { name } };
       try {

@@ -13,6 +13,11 @@ export interface StorageFollowerOptions {
   reset(items: readonly KeyValue[]): void;
   /** One change after the listed revision. */
   apply(event: StorageEvent): void;
+  /**
+   * The watch after a list has replayed what was written since it: from now on every commit reaches `apply` before
+   * its writer hears of it (on a store that delivers as it commits). Once per list.
+   */
+  caughtUp?(): void;
   /** The watch broke or a relist failed: the view is stale until the next reset, which follows after `retryMs`. */
   broken(err: unknown): void;
 }
@@ -55,7 +60,13 @@ export class StorageFollower {
       const { items, revision } = await o.storage.list(o.prefix);
       if (!this.#running) return;
       o.reset(items);
-      this.#watch = o.storage.watch(o.prefix, { fromRevision: revision }, (event) => o.apply(event), (err) => this.#retry(err));
+      let caughtUp = o.caughtUp === undefined;
+      const onProgress = () => {
+        if (caughtUp) return;
+        caughtUp = true;
+        o.caughtUp!();
+      };
+      this.#watch = o.storage.watch(o.prefix, { fromRevision: revision, ...(o.caughtUp && { onProgress }) }, (event) => o.apply(event), (err) => this.#retry(err));
     } catch (err) {
       if (initial) throw err;
       this.#retry(err);
