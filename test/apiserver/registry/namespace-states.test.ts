@@ -1,7 +1,11 @@
 // The namespace check of a namespaced create reads the server's view of the namespaces, and storage only for a name
 // the view lacks or while the view is not current.
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
+import { openEtcdStorage } from "../../../src/apiserver/storage/etcd/store.js";
+import type { Storage } from "../../../src/apiserver/storage/types.js";
+import { startEtcd, type EtcdCluster } from "../../fixtures/etcd.js";
+import { until } from "../../fixtures/wait.js";
 import { NamespaceStates, stateOf } from "../../../src/apiserver/registry/namespace-states.js";
 import { silentLogger } from "../../../src/logger.js";
 import { failure, FakeClock, registryFixture } from "../fixtures.js";
@@ -17,6 +21,10 @@ class CountingStorage extends MemoryStorage {
 }
 
 const NS_KEY = "/core/namespaces/team-a";
+const cleanup: Array<() => Promise<unknown>> = [];
+afterAll(async () => {
+  for (const step of cleanup.reverse()) await step().catch(() => undefined);
+});
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("namespace states", () => {
@@ -62,6 +70,30 @@ describe("namespace states", () => {
     await storage.close();
     expect(states.lookup("team-a")).toBeUndefined();
     states.stop();
+  });
+
+  it("on two replicas sharing etcd: a namespace made on one is usable on the other at once, its deletion refused there once seen", async () => {
+    const etcd: EtcdCluster = await startEtcd();
+    cleanup.push(() => etcd.stop());
+    const replica = async () => {
+      const storage: Storage = await openEtcdStorage({ endpoints: etcd.endpoints });
+      cleanup.push(() => storage.close());
+      return registryFixture({ storage });
+    };
+    const a = await replica();
+    const b = await replica();
+    // b has never seen team-a: its view misses and it reads etcd, so the create is not refused.
+    await a.store("Namespace").create(undefined, namespaceObject({ name: "team-a" }), {});
+    await b.store("ServiceAccount").create("team-a", serviceAccount({ name: "first", namespace: "team-a" }), {});
+    await a.store("Namespace").delete(undefined, "team-a", {});
+    // Once b's view has the deletion (etcd's watch), b refuses as a itself does.
+    const refused = await until(async () => {
+      const err = await failure(b.store("ServiceAccount").create("team-a", serviceAccount({ name: `late-${Date.now()}`, namespace: "team-a" }), {})).catch(() => undefined);
+      return err?.code === "FORBIDDEN" ? err : undefined;
+    }, "replica b refusing content in the namespace a deleted");
+    expect(refused.causes?.[0]?.reason).toBe("NamespaceTerminating");
+    a.registry.close();
+    b.registry.close();
   });
 
   it("reads a namespace's state from its stored text", () => {
