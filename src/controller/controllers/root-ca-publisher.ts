@@ -1,12 +1,11 @@
 // The root CA publisher: a ConfigMap in every namespace whose `ca.crt` verifies the API server, kept as published.
 import { isDeepStrictEqual } from "node:util";
-import type { ApiObject } from "../../api/meta.js";
 import type { GroupNames } from "../../api/group.js";
 import { CORE_VERSION, type ConfigMap, type Namespace } from "../../api/types/core.js";
 import type { ResourceClient } from "../../client/types.js";
-import { isPlatformError } from "../../errors.js";
 import type { Informer } from "../informer.js";
 import { Controller, type ControllerOptions } from "../controller.js";
+import { liveNamespace, namespaceKeys, settledRefusal } from "./per-namespace.js";
 
 /** kube-controller-manager's name for the same work (its `--controllers` alias). */
 export const ROOT_CA_PUBLISHER_CONTROLLER = "root-ca-cert-publisher";
@@ -38,20 +37,15 @@ export class RootCaPublisher extends Controller {
 
   /** Keys are namespace names: a namespace that appears, and one whose ConfigMap changed or went. */
   protected subscribe(): (() => void)[] {
-    const name = this.o.names.rootCaConfigMap.name;
-    const byNamespace = (ns: Namespace): void => this.queue.add(ns.metadata.name!);
-    const byMap = (cm: ApiObject): void => {
-      if (cm.metadata.name === name && cm.metadata.namespace) this.queue.add(cm.metadata.namespace);
-    };
+    const { byNamespace, byObject } = namespaceKeys(this.queue, this.o.names.rootCaConfigMap.name);
     return [
       this.o.namespaces.addHandlers({ onAdd: byNamespace, onUpdate: (_old, ns) => byNamespace(ns) }),
-      this.o.published.addHandlers({ onUpdate: (_old, cm) => byMap(cm), onDelete: byMap }),
+      this.o.published.addHandlers({ onUpdate: (_old, cm) => byObject(cm), onDelete: byObject }),
     ];
   }
 
   protected async sync(namespace: string, signal: AbortSignal): Promise<void> {
-    const ns = this.o.namespaces.get(namespace);
-    if (!ns || ns.metadata.deletionTimestamp || ns.status?.phase === "Terminating") return;
+    if (!liveNamespace(this.o.namespaces, namespace)) return;
     const { name, descriptionAnnotation, description } = this.o.names.rootCaConfigMap;
     const data = { [ROOT_CA_KEY]: this.o.rootCa };
     const current = this.o.published.get(`${namespace}/${name}`);
@@ -68,10 +62,8 @@ export class RootCaPublisher extends Controller {
       await this.o.configMaps.update(next, { signal });
       this.log.info({ namespace, configMap: name }, "root CA ConfigMap updated");
     } catch (err) {
-      // Created meanwhile, or our cache is behind: the informer brings it, and an update follows if it differs.
-      if (isPlatformError(err, "ALREADY_EXISTS")) return;
-      // The namespace is being deleted (upstream ignores that refusal too).
-      if (isPlatformError(err, "FORBIDDEN") && /being terminated/.test(err.message)) return;
+      // Created meanwhile: the informer brings it, and an update follows if it differs.
+      if (settledRefusal(err)) return;
       throw err;
     }
   }

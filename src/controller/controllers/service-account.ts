@@ -2,9 +2,9 @@
 import { CORE_VERSION, type Namespace } from "../../api/types/core.js";
 import type { ApiObject } from "../../api/meta.js";
 import type { ResourceClient } from "../../client/types.js";
-import { isPlatformError } from "../../errors.js";
 import type { Informer } from "../informer.js";
 import { Controller, type ControllerOptions } from "../controller.js";
+import { liveNamespace, namespaceKeys, settledRefusal } from "./per-namespace.js";
 
 /** The name kube-controller-manager's `--controllers` uses for the same work. */
 export const SERVICE_ACCOUNT_CONTROLLER = "serviceaccount";
@@ -28,29 +28,21 @@ export class ServiceAccountController extends Controller {
 
   /** Keys are namespace names: a namespace that appears, and one whose `default` was deleted. */
   protected subscribe(): (() => void)[] {
-    const byNamespace = (ns: Namespace): void => this.queue.add(ns.metadata.name!);
-    const byAccount = (sa: ApiObject): void => {
-      if (sa.metadata.name === DEFAULT_SERVICE_ACCOUNT && sa.metadata.namespace) this.queue.add(sa.metadata.namespace);
-    };
+    const { byNamespace, byObject } = namespaceKeys(this.queue, DEFAULT_SERVICE_ACCOUNT);
     return [
       this.o.namespaces.addHandlers({ onAdd: byNamespace, onUpdate: (_old, ns) => byNamespace(ns) }),
-      this.o.defaults.addHandlers({ onDelete: byAccount }),
+      this.o.defaults.addHandlers({ onDelete: byObject }),
     ];
   }
 
   protected async sync(namespace: string, signal: AbortSignal): Promise<void> {
-    const ns = this.o.namespaces.get(namespace);
-    // Nothing is created in a namespace that is gone or going (upstream skips terminating namespaces too).
-    if (!ns || ns.metadata.deletionTimestamp || ns.status?.phase === "Terminating") return;
+    if (!liveNamespace(this.o.namespaces, namespace)) return;
     if (this.o.defaults.get(`${namespace}/${DEFAULT_SERVICE_ACCOUNT}`)) return;
     const sa: ApiObject = { apiVersion: CORE_VERSION, kind: "ServiceAccount", metadata: { name: DEFAULT_SERVICE_ACCOUNT, namespace } };
     try {
       await this.o.serviceAccounts.create(sa, { namespace, signal });
     } catch (err) {
-      // Created meanwhile (by someone else, or our cache is behind): what we wanted exists.
-      if (isPlatformError(err, "ALREADY_EXISTS")) return;
-      // The namespace is being deleted: upstream's controller ignores that refusal as well.
-      if (isPlatformError(err, "FORBIDDEN") && /being terminated/.test(err.message)) return;
+      if (settledRefusal(err)) return;
       throw err;
     }
     this.log.info({ namespace }, "default service account created");
