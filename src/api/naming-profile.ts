@@ -27,12 +27,22 @@ export interface NamingProfile {
   readonly autoupdateAnnotation: string;
   /** Annotation holding the manifest `apply` recorded last. */
   readonly lastAppliedAnnotation: string;
-  /** Typed Secrets and the annotation a token Secret names its ServiceAccount with. */
+  /**
+   * Typed Secrets, the annotations a token Secret names its ServiceAccount with (the token controller adds the
+   * uid), and the label that invalidates a token Secret's token.
+   */
   readonly secretTypes: {
     readonly tls: string;
     readonly serviceAccountToken: string;
     readonly serviceAccountNameAnnotation: string;
+    readonly serviceAccountUidAnnotation: string;
+    readonly legacyTokenInvalidSinceLabel: string;
   };
+  /**
+   * Long-lived ServiceAccount tokens kept in token Secrets: their `iss` (upstream's `kubernetes/serviceaccount`) and
+   * the prefix of their claims (`kubernetes.io/serviceaccount/namespace`...).
+   */
+  readonly legacyToken: { readonly issuer: string; readonly claimPrefix: string };
   /**
    * The bootstrap ClusterRoles the approver's SubjectAccessReview looks for: `nodeClient` grants
    * `certificatesigningrequests/nodeclient` (a first client certificate), `selfNodeClient` grants
@@ -69,7 +79,10 @@ function domainNames(domain: string) {
       tls: `${domain}/tls`,
       serviceAccountToken: `${domain}/service-account-token`,
       serviceAccountNameAnnotation: `${domain}/service-account.name`,
+      serviceAccountUidAnnotation: `${domain}/service-account.uid`,
+      legacyTokenInvalidSinceLabel: `${domain}/legacy-token-invalid-since`,
     },
+    legacyToken: { issuer: `${domain.split(".")[0]}/serviceaccount`, claimPrefix: `${domain}/serviceaccount` },
   };
 }
 

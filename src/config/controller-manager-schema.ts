@@ -193,7 +193,7 @@ export const ignoredBlocks = {
   ValidatingAdmissionPolicyStatusController: concurrency("ConcurrentPolicySyncs", 5),
 } as const;
 
-/** RootCAFile is the root CA publisher's bundle; the token fields are accepted and not acted on (no token controller). */
+/** RootCAFile is the root CA publisher's bundle (and token Secrets' ca.crt); ServiceAccountKeyFile signs token Secrets' tokens. */
 const saShape = object({ ServiceAccountKeyFile: text(), ConcurrentSATokenSyncs: count(5), RootCAFile: text() });
 
 export const controllerManagerShape = object(

@@ -236,6 +236,7 @@ function resolvePaths(config: PlatformControllerManagerConfiguration, base: stri
   }
   config.Generic.ClientConnection.kubeconfig = abs(config.Generic.ClientConnection.kubeconfig);
   config.SAController.RootCAFile = abs(config.SAController.RootCAFile);
+  config.SAController.ServiceAccountKeyFile = abs(config.SAController.ServiceAccountKeyFile);
   for (const s of config.PlatformCAExtensions.CustomSigners) s.policyFile = abs(s.policyFile);
   // Plug-in modules are paths only when they look like one; bare names stay package names.
   for (const p of config.PlatformCAExtensions.SignerPlugins) if (p.module.startsWith(".")) p.module = abs(p.module);

@@ -21,6 +21,8 @@ import type { ServingApprovalPolicy } from "../../signers/serving-approval.js";
 import { CONTROLLER_NAMES, ControllerSet, controllerResources, type ControllerName, type ControllerResources } from "./controllers/controller-set.js";
 import { PUBLISHER_CONTROLLER } from "./controllers/trust-bundle-publisher.js";
 import { ROOT_CA_PUBLISHER_CONTROLLER } from "./controllers/root-ca-publisher.js";
+import { TOKEN_CONTROLLER } from "./controllers/token-secrets.js";
+import type { SigningKey } from "../apiserver/auth/sa-signing-key.js";
 import { LeaderElector } from "./leader-election.js";
 import { ControllerMetrics } from "./metrics.js";
 import type { CrlStore } from "./controllers/crl-publisher.js";
@@ -38,6 +40,11 @@ export interface ControllerManagerOptions {
    * restConfig's CA. Without either that controller does not run.
    */
   readonly rootCa?: string;
+  /**
+   * SAController.ServiceAccountKeyFile's key: the token controller signs token Secrets' tokens with it. Without it
+   * that controller does not run (as upstream's, which needs a private key).
+   */
+  readonly serviceAccountKey?: SigningKey;
   /** The loaded configuration; every default when absent. */
   readonly config?: PlatformControllerManagerConfiguration;
   readonly names?: GroupNames;
@@ -120,8 +127,13 @@ class Manager implements ControllerManager {
         isControllerEnabled(name, list) &&
         !(name === PUBLISHER_CONTROLLER && !ext.TrustBundlePublisher.Enabled) &&
         // As upstream's publisher, which has nothing to publish without a CA.
-        !(name === ROOT_CA_PUBLISHER_CONTROLLER && !this.rootCa),
+        !(name === ROOT_CA_PUBLISHER_CONTROLLER && !this.rootCa) &&
+        !(name === TOKEN_CONTROLLER && !o.serviceAccountKey),
     );
+    // As upstream's controller manager, which says so too: token Secrets stay empty without a key to sign with.
+    if (isControllerEnabled(TOKEN_CONTROLLER, list) && !o.serviceAccountKey) {
+      this.log.info({ controller: TOKEN_CONTROLLER }, "the token controller does not run: no ServiceAccount key (SAController.ServiceAccountKeyFile, --service-account-private-key-file)");
+    }
   }
 
   get opsAddress(): string {
@@ -226,6 +238,7 @@ class Manager implements ControllerManager {
       },
       publisherResyncMs: this.o.publisherResyncMs ?? 60_000,
       ...(this.rootCa !== undefined && { rootCa: this.rootCa }),
+      ...(this.o.serviceAccountKey && { tokenKey: this.o.serviceAccountKey, tokenWorkers: c.SAController.ConcurrentSATokenSyncs }),
     });
   }
 

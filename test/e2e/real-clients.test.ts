@@ -1,13 +1,13 @@
 // Real clients, unmodified, against `platform-ca up --group-suffix k8s.io`: @kubernetes/client-node (an informer on
 // CSRs, the approval subresource) and kubectl's typed commands (certificate, wait, auth, create token, describe).
 import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CertificatesV1Api, KubeConfig, makeInformer, type V1CertificateSigningRequest } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { csr } from "../fixtures/csr.js";
-import { ensureBuilt, type Kubectl } from "./apiserver-process.js";
+import { ensureBuilt, kubectlFails, type Kubectl } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
 import { kubectlWith } from "./apiserver-process.js";
 import { PLATFORMCTL as CTL } from "../fixtures/repo.js";
@@ -148,6 +148,38 @@ describe("kubectl's typed commands", () => {
       }
     });
     expect(again).not.toBe(uid);
+  });
+
+  it("fills a token Secret, kubectl authenticates with its token, and the token stops working when the Secret or its ServiceAccount goes", async () => {
+    kubectl(["create", "serviceaccount", "build-robot"]);
+    const secret = (name: string, account: string) =>
+      JSON.stringify({ apiVersion: "v1", kind: "Secret", type: "kubernetes.io/service-account-token", metadata: { name, annotations: { "kubernetes.io/service-account.name": account } } });
+    kubectl(["apply", "-f", "-"], secret("build-robot-token", "build-robot"));
+    const token = await eventually("the token in the Secret", () => Buffer.from(kubectl(["get", "secret", "build-robot-token", "-o", "jsonpath={.data.token}"]), "base64").toString() || undefined);
+    expect(Buffer.from(kubectl(["get", "secret", "build-robot-token", "-o", "jsonpath={.data.ca\\.crt}"]), "base64").toString()).toBe(readFileSync(join(up.dataDir, "pki", "ca.crt"), "utf8"));
+    expect(kubectl(["get", "secret", "build-robot-token", "-o", "jsonpath={.data.namespace}"])).toBe(Buffer.from("default").toString("base64"));
+    // The controller's informer selects token Secrets by type, as kubectl can.
+    kubectl(["create", "secret", "generic", "plain", "--from-literal=a=b"]);
+    expect(kubectl(["get", "secrets", "--field-selector", "type=kubernetes.io/service-account-token", "-o", "name"]).trim()).toBe("secret/build-robot-token");
+    const uid = kubectl(["get", "serviceaccount", "build-robot", "-o", "jsonpath={.metadata.uid}"]);
+    expect(kubectl(["get", "secret", "build-robot-token", "-o", "jsonpath={.metadata.annotations.kubernetes\\.io/service-account\\.uid}"])).toBe(uid);
+    // kubectl with nothing but the server, its CA and the token.
+    const asRobot = (args: readonly string[]) =>
+      execFileSync("kubectl", ["--kubeconfig", "/dev/null", "--server", up.address, "--certificate-authority", join(up.dataDir, "pki", "ca.crt"), "--token", token, ...args], { encoding: "utf8", stdio: ["pipe", "pipe", "pipe"], timeout: 30_000 });
+    expect(asRobot(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username} {.status.userInfo.uid}"])).toBe(`system:serviceaccount:default:build-robot ${uid}`);
+    // Authenticated, then authorized like any ServiceAccount: nothing granted, so listing CSRs is refused.
+    expect(kubectlFails(Object.assign(asRobot, { baseArgs: [] }), ["get", "csr"])).toMatch(/Forbidden.*system:serviceaccount:default:build-robot/);
+    // A token Secret for an account that does not exist is deleted, as upstream's tokens controller does.
+    kubectl(["apply", "-f", "-"], secret("orphan-token", "nobody"));
+    await eventually("the orphan Secret deleted", () => (kubectl(["get", "secrets", "-o", "name"]).includes("orphan-token") ? undefined : true));
+    // The Secret labelled invalid, then the account deleted (its Secret with it): each time the token is refused.
+    kubectl(["label", "secret", "build-robot-token", "kubernetes.io/legacy-token-invalid-since=2026-11-28"]);
+    expect(kubectlFails(Object.assign(asRobot, { baseArgs: [] }), ["auth", "whoami"])).toMatch(/Unauthorized.*invalid since 2026-11-28/);
+    kubectl(["label", "secret", "build-robot-token", "kubernetes.io/legacy-token-invalid-since-"]);
+    expect(asRobot(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"])).toBe("system:serviceaccount:default:build-robot");
+    kubectl(["delete", "serviceaccount", "build-robot"]);
+    await eventually("the token Secret deleted with its account", () => (kubectl(["get", "secrets", "-o", "name"]).includes("build-robot-token") ? undefined : true));
+    expect(kubectlFails(Object.assign(asRobot, { baseArgs: [] }), ["auth", "whoami"])).toMatch(/Unauthorized/);
   });
 
   it("describes a CSR with the controllers' Events (kubectl reads them from core /api/v1/events), as platformctl does", async () => {

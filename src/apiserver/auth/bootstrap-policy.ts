@@ -70,9 +70,12 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
       // controller manager does (system:auth-delegator).
       { apiGroups: [names.authentication], resources: ["tokenreviews"], verbs: ["create"] },
       { apiGroups: [names.authorization], resources: ["subjectaccessreviews"], verbs: ["create"] },
-      // The service-account controller: it watches namespaces and `default` ServiceAccounts, and creates the missing ones.
+      // The service-account controller: it watches namespaces and `default` ServiceAccounts, and creates the missing ones;
+      // the token controller reads every ServiceAccount (get: one its cache has not seen yet).
       { apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"] },
-      { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["list", "watch", "create"] },
+      { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["get", "list", "watch", "create"] },
+      // The token controller fills token Secrets, and deletes those whose ServiceAccount is gone.
+      { apiGroups: [""], resources: ["secrets"], verbs: ["list", "watch", "update", "delete"] },
       // The root CA publisher's ConfigMap in every namespace.
       { apiGroups: [""], resources: ["configmaps"], verbs: ["list", "watch", "create", "update"] },
     ]),

@@ -23,8 +23,12 @@ function lookup(registry: Registry, plural: "serviceaccounts" | "pods" | "secret
     try {
       const obj = (await store.get(namespace, name)).object;
       const spec = obj.spec as { serviceAccountName?: unknown } | undefined;
+      const token = plural === "secrets" ? (obj.data as { token?: unknown } | undefined)?.token : undefined;
       return {
         ...(obj.metadata.uid && { uid: obj.metadata.uid }),
+        ...(obj.metadata.deletionTimestamp && { deleting: true }),
+        ...(obj.metadata.labels && { labels: obj.metadata.labels }),
+        ...(typeof token === "string" && { token: Buffer.from(token, "base64").toString("utf8") }),
         ...(plural === "pods" && typeof spec?.serviceAccountName === "string" && { serviceAccountName: spec.serviceAccountName }),
       };
     } catch (err) {

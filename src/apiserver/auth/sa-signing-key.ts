@@ -47,6 +47,16 @@ export async function loadOrCreateSigningKey(dir: string, logger: Logger): Promi
   return key;
 }
 
+/**
+ * The key of an existing file (SAController.ServiceAccountKeyFile: the token controller signs token Secrets' tokens
+ * with the key the API server checks them with, its data directory's `pki/sa-signing-key.pem`).
+ */
+export async function readSigningKey(path: string): Promise<SigningKey> {
+  const pem = await readOptional(path);
+  if (pem === undefined) throw new PlatformError("KEY_INVALID", `${path} does not exist`);
+  return parseKey(pem, path);
+}
+
 function parseKey(pem: string, path: string): SigningKey {
   let privateKey: KeyObject;
   try {

@@ -7,6 +7,7 @@ import type { TokenReviewStatus } from "../../api/types/authentication.js";
 import { invalidOption, PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { addGroups, serviceAccountGroups, serviceAccountUsername, SYSTEM_AUTHENTICATED } from "./identity.js";
+import { readLegacyClaims } from "./legacy-tokens.js";
 import { loadOrCreateSigningKey, type SigningKey } from "./sa-signing-key.js";
 
 export const TOKEN_MIN_SECONDS = 600;
@@ -16,10 +17,15 @@ export const TOKEN_MAX_BYTES = 16 * 1024;
 const ALG = "ES256";
 
 type MaybePromise<T> = T | Promise<T>;
-/** What a lookup tells of a current object; `serviceAccountName` only for Pods. */
+/** What a lookup tells of a current object; `serviceAccountName` only for Pods, `token` only for Secrets. */
 export interface FoundObject {
   readonly uid?: string;
   readonly serviceAccountName?: string;
+  /** Being deleted (a deletionTimestamp): no token stands for it any more. */
+  readonly deleting?: boolean;
+  readonly labels?: Readonly<Record<string, string>>;
+  /** A Secret's `data.token`, decoded. */
+  readonly token?: string;
 }
 export type ObjectLookup = (namespace: string, name: string) => MaybePromise<FoundObject | undefined>;
 
@@ -156,6 +162,7 @@ export class ServiceAccountTokens {
     if (typeof token !== "string" || token === "") return refused("the token is empty");
     if (token.length > TOKEN_MAX_BYTES) return refused(`the token is ${token.length} bytes, above the limit of ${TOKEN_MAX_BYTES}`);
     if (!this.looksLikeOurs(token)) return refused("the token is not a ServiceAccount token of this server");
+    if (decodeJwt(token).iss === this.#o.names.legacyToken.issuer) return this.#reviewLegacy(token, options);
     const key = this.#signingKey();
     let payload: JWTPayload;
     try {
@@ -190,15 +197,54 @@ export class ServiceAccountTokens {
     return { authenticated: true, user: this.#user(ns, name, uid, claim!, payload.jti), audiences };
   }
 
-  /** Cheap pre-check (no signature): a JWS whose payload names our issuer. Lets other token authenticators go first. */
+  /**
+   * Cheap pre-check (no signature): a JWS whose payload names our issuer, or the token Secrets' issuer. Lets other
+   * token authenticators go first.
+   */
   looksLikeOurs(token: string): boolean {
     try {
       if (token.length > TOKEN_MAX_BYTES || token.split(".").length !== 3) return false;
       const header = decodeProtectedHeader(token);
-      return typeof header.alg === "string" && decodeJwt(token).iss === this.issuer;
+      const iss = decodeJwt(token).iss;
+      return typeof header.alg === "string" && (iss === this.issuer || iss === this.#o.names.legacyToken.issuer);
     } catch {
       return false;
     }
+  }
+
+  /**
+   * A token Secret's token, as upstream's legacy validator: our signature, the claims, the Secret still there (not
+   * being deleted, not labelled invalid) holding this very token, and the ServiceAccount there with the same uid.
+   * It has no audience: it stands for the API server's own (a review for other audiences refuses it).
+   */
+  async #reviewLegacy(token: string, options: { readonly audiences?: readonly string[]; readonly lookups: TokenLookups }): Promise<TokenReviewStatus> {
+    const audiences = options?.audiences && options.audiences.length > 0 ? options.audiences.filter((a) => this.apiAudiences.includes(a)) : this.apiAudiences;
+    if (audiences.length === 0) return refused(`a token Secret's token is valid only for the API server's audiences ${JSON.stringify(this.apiAudiences)}, not ${JSON.stringify(options.audiences)}`);
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.#signingKey().publicKey, { algorithms: [ALG], issuer: this.#o.names.legacyToken.issuer }));
+    } catch (err) {
+      return refused(verifyFailure(err));
+    }
+    const s = readLegacyClaims(this.#o.names, payload);
+    if (typeof s === "string") return refused(s);
+    const { secret: secretLookup, serviceAccount: saLookup } = options?.lookups ?? ({} as Partial<TokenLookups>);
+    if (typeof secretLookup !== "function" || typeof saLookup !== "function") return refused("cannot check the token: no Secret or ServiceAccount lookup is configured");
+    try {
+      const secret = await secretLookup(s.namespace, s.secretName);
+      if (!secret || secret.deleting) return refused(`the token's Secret ${s.namespace}/${s.secretName} has been deleted`);
+      if (secret.token !== token) return refused(`the token does not match the one in Secret ${s.namespace}/${s.secretName}`);
+      const invalidSince = secret.labels?.[this.#o.names.secretTypes.legacyTokenInvalidSinceLabel];
+      if (invalidSince !== undefined) return refused(`the token of Secret ${s.namespace}/${s.secretName} has been invalid since ${invalidSince}`);
+      const sa = await saLookup(s.namespace, s.serviceAccountName);
+      if (!sa || sa.deleting) return refused(`the ServiceAccount ${s.namespace}/${s.serviceAccountName} has been deleted`);
+      if (sa.uid !== s.serviceAccountUid) return refused(`the ServiceAccount UID (${sa.uid ?? ""}) does not match the token's (${s.serviceAccountUid})`);
+    } catch (err) {
+      this.#logger.warn({ err, namespace: s.namespace, secret: s.secretName }, "cannot look up the objects a token Secret's token names");
+      return refused(`cannot check the token's objects: ${(err as Error).message}`);
+    }
+    const groups = addGroups(serviceAccountGroups(s.namespace), SYSTEM_AUTHENTICATED);
+    return { authenticated: true, user: { username: serviceAccountUsername(s.namespace, s.serviceAccountName), uid: s.serviceAccountUid, groups }, audiences: [...audiences] };
   }
 
   async #checkObjects(ns: string, name: string, uid: string, claim: PrivateClaim, lookups: TokenLookups | undefined): Promise<string | undefined> {

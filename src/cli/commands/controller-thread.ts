@@ -25,6 +25,8 @@ interface ThreadData {
   readonly kind: typeof THREAD_KIND;
   readonly names: GroupNames;
   readonly adminConfigPath: string;
+  /** The data directory: its ServiceAccount key signs token Secrets' tokens. */
+  readonly dataDir: string;
   readonly caFiles: { readonly certFile: string; readonly keyFile: string };
   /** Replicas share the store: elect a leader (see ComponentContext.replicated). */
   readonly replicated: boolean;
@@ -141,6 +143,7 @@ export const controllerThreadComponent: Component = {
       kind: THREAD_KIND,
       names: ctx.names,
       adminConfigPath: ctx.adminConfigPath,
+      dataDir: ctx.dataDir,
       caFiles: ctx.caFiles,
       replicated: ctx.replicated,
       log: logOutput(),

@@ -1,6 +1,6 @@
 // `platform-ca controller`: the controller manager against an API server (signing, approving, trust bundles, cleaning).
 import { availableParallelism } from "node:os";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames, type GroupNames } from "../../api/group.js";
 import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-server.js";
@@ -36,6 +36,7 @@ export interface ControllerFlags extends LogFlags, TracingFlags, CaKeyKmsFlags {
   readonly kubeApiQps?: number;
   readonly kubeApiBurst?: number;
   readonly rootCaFile?: string;
+  readonly serviceAccountPrivateKeyFile?: string;
 }
 
 /** The manager's inputs once file and flags are merged (flags win). */
@@ -95,6 +96,7 @@ export async function controllerSettings(flags: ControllerFlags, logger: Logger)
   if (flags.kubeApiQps !== undefined) generic.ClientConnection.qps = flags.kubeApiQps;
   if (flags.kubeApiBurst !== undefined) generic.ClientConnection.burst = flags.kubeApiBurst;
   if (flags.rootCaFile !== undefined) config.SAController.RootCAFile = resolve(flags.rootCaFile);
+  if (flags.serviceAccountPrivateKeyFile !== undefined) config.SAController.ServiceAccountKeyFile = resolve(flags.serviceAccountPrivateKeyFile);
   const listen = flags.bindAddress !== undefined ? parseListen(flags.bindAddress) : { host: addressSet ? generic.Address : "127.0.0.1", port: generic.Port };
   const ops: OpsServing = {
     ...listen,
@@ -120,7 +122,7 @@ export interface RunControllerOptions {
 /** Builds the signers and the manager and runs them until `signal` aborts; returns after a clean stop. */
 export async function runController(o: RunControllerOptions): Promise<{ stop(): Promise<void>; settled(maxMs: number): Promise<void> }> {
   const { settings, logger } = o;
-  const [{ restConfigFromConnection }, { signersFromConfig }, { createControllerManager }, { isControllerEnabled }, { PUBLISHER_CONTROLLER }, { sharedVerifiedMemo, shareVerifiedMemo }, { SharedVerifiedMemo }, { readCaBundle }] = await Promise.all([
+  const [{ restConfigFromConnection }, { signersFromConfig }, { createControllerManager }, { isControllerEnabled }, { PUBLISHER_CONTROLLER }, { sharedVerifiedMemo, shareVerifiedMemo }, { SharedVerifiedMemo }, { readCaBundle }, { readSigningKey }] = await Promise.all([
     import("../../client/connection-config.js"),
     import("../../controller/controllers/signers-from-config.js"),
     import("../../controller/manager.js"),
@@ -129,6 +131,7 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
     import("../../pki/csr-signature.js"),
     import("../../pki/verified-memo.js"),
     import("../../client/tls-material.js"),
+    import("../../apiserver/auth/sa-signing-key.js"),
   ]);
   // The approver's checks reach the signing pool's threads through a memory of verified requests the process shares
   // (in `up` the API server's thread made it, and its create checks are in it): a request is verified once.
@@ -148,6 +151,8 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
   // server (`up`: the data directory's cluster CA, which signed the server's certificate).
   const rootCaFile = config.SAController.RootCAFile;
   const rootCa = rootCaFile !== "" ? await readCaBundle({ where: "--root-ca-file (SAController.RootCAFile)", path: rootCaFile }) : fromFile.tls.ca;
+  const keyFile = config.SAController.ServiceAccountKeyFile;
+  const serviceAccountKey = keyFile !== "" ? await readSigningKey(keyFile) : undefined;
   const ext = config.PlatformCAExtensions;
   const signers = await signersFromConfig({
     names,
@@ -162,7 +167,7 @@ export async function runController(o: RunControllerOptions): Promise<{ stop(): 
     throw new UsageError("no signer is configured: give --cluster-signing-cert-file and --cluster-signing-key-file, CSRSigningController files, CustomSigners or SignerPlugins");
   }
   await signers.start(o.signal);
-  const manager = createControllerManager({ restConfig, signers: signers.registry, config, names, logger, ops: settings.ops, processMetrics: true, ...(rootCa !== undefined && { rootCa }), ...(settings.signingPoolWorkers !== undefined && { signingPoolWorkers: settings.signingPoolWorkers }) });
+  const manager = createControllerManager({ restConfig, signers: signers.registry, config, names, logger, ops: settings.ops, processMetrics: true, ...(rootCa !== undefined && { rootCa }), ...(serviceAccountKey && { serviceAccountKey }), ...(settings.signingPoolWorkers !== undefined && { signingPoolWorkers: settings.signingPoolWorkers }) });
   const stop = async (): Promise<void> => {
     await manager.stop();
     signers.stop();
@@ -206,9 +211,17 @@ function connectionOf(local: LocalConnection | undefined): string {
  * context has them, else over HTTPS as the administrator of admin.conf. Either way through the server's request path
  * like any client.
  */
-export async function embeddedControllerSettings(ctx: Pick<ComponentContext, "names" | "caFiles" | "adminConfigPath" | "local"> & { readonly replicated?: boolean }): Promise<ControllerSettings> {
-  const { defaultControllerManagerConfig } = await import("../../controller/manager.js");
+export async function embeddedControllerSettings(
+  ctx: Pick<ComponentContext, "names" | "caFiles" | "adminConfigPath" | "local"> & { readonly replicated?: boolean; readonly dataDir?: string },
+): Promise<ControllerSettings> {
+  const [{ defaultControllerManagerConfig }, { PKI_DIR }, { SA_KEY_FILE }] = await Promise.all([
+    import("../../controller/manager.js"),
+    import("../../apiserver/bootstrap/pki.js"),
+    import("../../apiserver/auth/sa-signing-key.js"),
+  ]);
   const config = defaultControllerManagerConfig(ctx.names.suffix);
+  // Token Secrets are filled with tokens signed by the key the server checks ServiceAccount tokens with.
+  if (ctx.dataDir !== undefined) config.SAController.ServiceAccountKeyFile = join(ctx.dataDir, PKI_DIR, SA_KEY_FILE);
   // One process on loopback: nobody to elect against; beside replicas on a shared store (etcd) the Lease decides.
   config.Generic.LeaderElection.leaderElect = ctx.replicated === true;
   // Nor a shared server to protect from this client: the controllers talk to their own server, and an upstream-style
@@ -249,11 +262,12 @@ export const controllerCommand = (program: Command): void => {
     .option("--cluster-signing-cert-file <file>", "CA certificate of the four built-in signers (overrides CSRSigningController)")
     .option("--cluster-signing-key-file <file>", "CA private key of the four built-in signers")
     .option("--cluster-signing-duration <duration>", "longest certificate lifetime (e.g. 8760h)")
-    .option("--controllers <list>", "controllers to run: * for all, name to enable, -name to disable (csrsigning, csrapproving, csrcleaner, clustertrustbundle-publisher, serviceaccount, root-ca-cert-publisher)")
+    .option("--controllers <list>", "controllers to run: * for all, name to enable, -name to disable (csrsigning, csrapproving, csrcleaner, clustertrustbundle-publisher, serviceaccount, root-ca-cert-publisher, serviceaccount-token)")
     .option("--leader-elect [bool]", "run only while holding the lease (true or false)", parseBool)
     .option("--kube-api-qps <number>", "requests per second to the API server once the burst is spent; ≤ 0 for no limit (overrides ClientConnection.qps, default 20)", numberFlag("--kube-api-qps"))
     .option("--kube-api-burst <number>", "burst of requests to the API server (overrides ClientConnection.burst, default 30)", numberFlag("--kube-api-burst", true))
     .option("--root-ca-file <file>", "CA bundle the root CA publisher puts in every namespace (overrides SAController.RootCAFile; default the CA the client configuration trusts for the server)")
+    .option("--service-account-private-key-file <file>", "the API server's ServiceAccount signing key (its data directory's pki/sa-signing-key.pem): the token controller fills token Secrets with tokens signed by it (overrides SAController.ServiceAccountKeyFile; without either that controller does not run)")
     .addHelpText("after", "\nExamples:\n  platform-ca controller --platformconfig controller.conf --cluster-signing-cert-file ca.crt --cluster-signing-key-file ca.key\n  platform-ca controller --config controller-manager.yaml --leader-elect --bind-address 0.0.0.0:10257\n  platform-ca controller --platformconfig controller.conf --cluster-signing-cert-file data/pki/ca.crt --cluster-signing-key-file data/pki/ca.key --encryption-provider-config encryption.yaml --ca-key-kms kms1\n")
     .option("--bind-address <host:port>", "where /healthz, /readyz and /metrics listen (HTTPS); port 0 picks a free port (default 127.0.0.1:10257)")
     .option("--tls-cert-file <file>", "serving certificate of /healthz, /readyz and /metrics (default: self-signed)")

@@ -7,7 +7,8 @@ import { CSR_VERSION, type CertificateSigningRequest } from "../../api/types/csr
 import { CERTIFICATE_REVOCATION_PLURAL, CERTIFICATE_REVOCATION_VERSION, type CertificateRevocation } from "../../api/types/certificate-revocation.js";
 import { EVENT_VERSION, type Event } from "../../api/types/event.js";
 import { CLUSTER_TRUST_BUNDLE_VERSION, type ClusterTrustBundle } from "../../api/types/trust-bundle.js";
-import { CORE_VERSION, type ConfigMap, type Namespace } from "../../api/types/core.js";
+import { CORE_VERSION, type ConfigMap, type Namespace, type Secret } from "../../api/types/core.js";
+import type { SigningKey } from "../../apiserver/auth/sa-signing-key.js";
 import type { ResourceClient } from "../../client/types.js";
 import type { Logger } from "../../logger.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
@@ -26,9 +27,10 @@ import { PUBLISHER_CONTROLLER, TrustBundlePublisher } from "./trust-bundle-publi
 import { DEFAULT_SERVICE_ACCOUNT, SERVICE_ACCOUNT_CONTROLLER, ServiceAccountController } from "./service-account.js";
 import { CrlPublisher, type CrlStore } from "./crl-publisher.js";
 import { ROOT_CA_PUBLISHER_CONTROLLER, RootCaPublisher } from "./root-ca-publisher.js";
+import { TOKEN_CONTROLLER, TokenController } from "./token-secrets.js";
 
 /** The names `Generic.Controllers` and `--controllers` use. */
-export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER] as const;
+export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, TOKEN_CONTROLLER] as const;
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
 /** Reported as `reportingController` on every Event. */
@@ -61,6 +63,7 @@ export interface ControllerResources {
   readonly namespaces: ResourceClient<Namespace>;
   readonly serviceAccounts: ResourceClient;
   readonly configMaps: ResourceClient<ConfigMap>;
+  readonly secrets: ResourceClient<Secret>;
 }
 
 export function controllerResources(client: ResourceSource, names: GroupNames): ControllerResources {
@@ -74,6 +77,7 @@ export function controllerResources(client: ResourceSource, names: GroupNames): 
     namespaces: client.resource({ group: "", version: CORE_VERSION, plural: "namespaces", namespaced: false }),
     serviceAccounts: client.resource({ group: "", version: CORE_VERSION, plural: "serviceaccounts", namespaced: true }),
     configMaps: client.resource({ group: "", version: CORE_VERSION, plural: "configmaps", namespaced: true }),
+    secrets: client.resource({ group: "", version: CORE_VERSION, plural: "secrets", namespaced: true }),
   };
 }
 
@@ -104,6 +108,10 @@ export interface ControllerSetOptions {
   readonly signingPoolWorkers?: number;
   /** The bundle the root CA publisher puts in every namespace; without it that controller does not run. */
   readonly rootCa?: string;
+  /** The key the token controller signs token Secrets' tokens with; without it that controller does not run. */
+  readonly tokenKey?: SigningKey;
+  /** The token controller's workers (SAController.ConcurrentSATokenSyncs; default 5). */
+  readonly tokenWorkers?: number;
 }
 
 export class ControllerSet {
@@ -118,6 +126,9 @@ export class ControllerSet {
   private readonly defaultsInformer: Informer<ApiObject> | undefined;
   /** The root CA ConfigMaps, when the root CA publisher runs. */
   private readonly rootCaInformer: Informer<ConfigMap> | undefined;
+  /** The token Secrets and every ServiceAccount, when the token controller runs. */
+  private readonly tokenSecretInformer: Informer<Secret> | undefined;
+  private readonly accountInformer: Informer<ApiObject> | undefined;
   private readonly recorder: EventRecorder;
   /** Made by this term (closed when it stops), not given by the caller. */
   private readonly ownPool: SigningPool | undefined;
@@ -138,6 +149,11 @@ export class ControllerSet {
     this.rootCaInformer = publishRootCa
       ? new Informer<ConfigMap>({ ...base, listWatcher: resources.configMaps, name: "configmaps", fieldSelector: `metadata.name=${o.names.rootCaConfigMap.name}` })
       : undefined;
+    const tokens = o.enabled.has(TOKEN_CONTROLLER) && o.tokenKey !== undefined;
+    this.tokenSecretInformer = tokens
+      ? new Informer<Secret>({ ...base, listWatcher: resources.secrets, name: "secrets", fieldSelector: `type=${o.names.secretTypes.serviceAccountToken}` })
+      : undefined;
+    this.accountInformer = tokens ? new Informer<ApiObject>({ ...base, listWatcher: resources.serviceAccounts, name: "serviceaccounts" }) : undefined;
     this.recorder = new EventRecorder({
       client: resources.events,
       reportingController: REPORTING_CONTROLLER,
@@ -204,6 +220,21 @@ export class ControllerSet {
     if (namespaces && this.rootCaInformer) {
       controllers.push(new RootCaPublisher({ ...common, configMaps: resources.configMaps, namespaces, published: this.rootCaInformer, names: o.names, rootCa: o.rootCa! }));
     }
+    if (this.tokenSecretInformer && this.accountInformer) {
+      controllers.push(
+        new TokenController({
+          ...common,
+          workers: o.tokenWorkers ?? 5,
+          secrets: resources.secrets,
+          serviceAccounts: resources.serviceAccounts,
+          tokenSecrets: this.tokenSecretInformer,
+          accounts: this.accountInformer,
+          names: o.names,
+          key: o.tokenKey!,
+          ...(o.rootCa !== undefined && { rootCa: o.rootCa }),
+        }),
+      );
+    }
     this.controllers = controllers;
   }
 
@@ -230,9 +261,9 @@ export class ControllerSet {
     return this.csrInformer.hasSynced() && (this.bundleInformer?.hasSynced() ?? true) && (this.revocationInformer?.hasSynced() ?? true) && this.namespaceScoped().every((i) => i.hasSynced());
   }
 
-  /** The informers of the per-namespace controllers that run. */
+  /** The informers of the controllers of namespaced objects that run (per-namespace ones, token Secrets). */
   private namespaceScoped(): Informer<ApiObject>[] {
-    return [this.namespaceInformer, this.defaultsInformer, this.rootCaInformer].filter((i) => i !== undefined) as Informer<ApiObject>[];
+    return [this.namespaceInformer, this.defaultsInformer, this.rootCaInformer, this.tokenSecretInformer, this.accountInformer].filter((i) => i !== undefined) as Informer<ApiObject>[];
   }
 
   ready(): boolean {

@@ -66,6 +66,8 @@ export function secretDefinition(): ResourceDefinition {
     plural: "secrets",
     namespaced: true,
     nameRule: "dns-subdomain",
+    // As upstream: the token controller (and `kubectl get secrets --field-selector type=...`) selects by type.
+    fieldSelectors: { type: (obj) => (typeof obj.type === "string" ? obj.type : undefined) },
     columns: [nameColumn, column("Type", "The type of the secret."), column("Data", "Number of data entries.", 0, "integer"), ageColumn],
     row: (obj, now) => [obj.metadata.name, obj.type ?? "", isRecord(obj.data) ? Object.keys(obj.data).length : 0, since(obj.metadata.creationTimestamp, now)],
     strategy,
