@@ -124,7 +124,7 @@ describe("API server replicas on etcd", () => {
     await informer.stop();
   }, Math.max(300_000, COUNT * 1000));
 
-  it("elects one controller manager among two `up` replicas on etcd through the Lease, and the other takes over when its replica is killed", async () => {
+  it("elects one controller manager among two `up` replicas on etcd through the Lease, collects garbage and fills token Secrets across them, and the other takes over when its replica is killed", async () => {
     ensureBuilt();
     const single = await startEtcd();
     try {
@@ -148,6 +148,31 @@ describe("API server replicas on etcd", () => {
       // One object, one resourceVersion, whichever replica answers (a signer no controller acts on: it stays as created).
       const created = await leader!.admin.csrs.create(await nodeClientCsr(leader!.names, "lease-1", { name: "lease-1", signerName: "example.com/nobody" }));
       expect((await other.admin.csrs.get("lease-1")).metadata.resourceVersion).toBe(created.metadata.resourceVersion);
+      // The garbage collector and the token controller across replicas: a dependent made through one replica goes with
+      // its owner deleted through the other; a token Secret made through the other is filled by the leader's
+      // controllers, and its token authenticates on both replicas (one ServiceAccount key) until the Secret goes.
+      const owner = await leader!.admin.configMaps.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "gc-owner" } }, { namespace: "default" });
+      const ownerRef = { apiVersion: "v1", kind: "ConfigMap", name: "gc-owner", uid: owner.metadata.uid! };
+      await other.admin.configMaps.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "gc-dependent", ownerReferences: [ownerRef] } }, { namespace: "default" });
+      await other.admin.configMaps.delete("gc-owner", { namespace: "default" });
+      const gone = (p: Promise<unknown>) => p.then(() => undefined, (err: unknown) => (isPlatformError(err, "NOT_FOUND") ? true : undefined));
+      await until(() => gone(leader!.admin.configMaps.get("gc-dependent", { namespace: "default" })), "the dependent deleted with its owner", 6000);
+      await other.admin.serviceAccounts.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "robot" } }, { namespace: "default" });
+      const tokenSecret = { apiVersion: "v1", kind: "Secret", type: "platform.io/service-account-token", metadata: { name: "robot-token", annotations: { "platform.io/service-account.name": "robot" } } };
+      await other.admin.secrets.create(tokenSecret, { namespace: "default" });
+      const token = await until(async () => {
+        const data = (await leader!.admin.secrets.get("robot-token", { namespace: "default" })).data;
+        return data?.token ? Buffer.from(data.token, "base64").toString() : undefined;
+      }, "the token Secret filled", 6000);
+      const asRobot = replicas.map((c) => c.withToken(token));
+      try {
+        // Authenticated as the ServiceAccount on both (then refused: it may not list requests).
+        for (const r of asRobot) await expect(r.resources.csrs.list()).rejects.toSatisfy((e) => isPlatformError(e, "FORBIDDEN") && /system:serviceaccount:default:robot/.test(e.message));
+        await leader!.admin.secrets.delete("robot-token", { namespace: "default" });
+        for (const r of asRobot) await expect(r.resources.csrs.list()).rejects.toSatisfy((e) => isPlatformError(e, "UNAUTHORIZED"));
+      } finally {
+        for (const r of asRobot) r.close();
+      }
       await leader!.apiserver.stop("SIGKILL");
       await until(() => leading(other).then((ok) => ok || undefined), "the other replica's controllers to lead", 6000);
       await other.admin.csrs.create(await nodeClientCsr(other.names, "lease-2", { name: "lease-2" }));

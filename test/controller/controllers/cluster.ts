@@ -82,6 +82,8 @@ export interface Cluster {
    * reviews each node's request separately; close() the client when done (connections are shared with `bootstrapper`).
    */
   nodeAgent(i: number): { readonly resources: ControllerResources; close(): void };
+  /** Resources as whoever `token` (a bearer token) authenticates as; close() the client when done. */
+  withToken(token: string): { readonly resources: ControllerResources; close(): void };
   /** Starts `platform-ca controller` against this server with the cluster CA and `args`. */
   startController(args?: readonly string[]): Promise<ControllerProc>;
   /** Stops the API server and starts it again on the same port and data directory (after `downMs`, then `whileDown`). */
@@ -143,7 +145,10 @@ export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
     admin: controllerResources(admin, names),
     bootstrapper: controllerResources(node, names),
     nodeAgent(i: number) {
-      const client = asNode(nodeToken(i));
+      return this.withToken(nodeToken(i));
+    },
+    withToken(token: string) {
+      const client = asNode(token);
       return { resources: controllerResources(client, names), close: () => client.close() };
     },
     async startController(args = []) {
