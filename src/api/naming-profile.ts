@@ -37,6 +37,8 @@ export interface NamingProfile {
     readonly serviceAccountNameAnnotation: string;
     readonly serviceAccountUidAnnotation: string;
     readonly legacyTokenInvalidSinceLabel: string;
+    /** The day (UTC, YYYY-MM-DD) a token Secret's token last authenticated, kept by the server. */
+    readonly legacyTokenLastUsedLabel: string;
   };
   /**
    * Long-lived ServiceAccount tokens kept in token Secrets: their `iss` (upstream's `kubernetes/serviceaccount`) and
@@ -81,6 +83,7 @@ function domainNames(domain: string) {
       serviceAccountNameAnnotation: `${domain}/service-account.name`,
       serviceAccountUidAnnotation: `${domain}/service-account.uid`,
       legacyTokenInvalidSinceLabel: `${domain}/legacy-token-invalid-since`,
+      legacyTokenLastUsedLabel: `${domain}/legacy-token-last-used`,
     },
     legacyToken: { issuer: `${domain.split(".")[0]}/serviceaccount`, claimPrefix: `${domain}/serviceaccount` },
   };

@@ -167,6 +167,8 @@ describe("kubectl's typed commands", () => {
     const asRobot = (args: readonly string[]) =>
       execFileSync("kubectl", ["--kubeconfig", "/dev/null", "--server", up.address, "--certificate-authority", join(up.dataDir, "pki", "ca.crt"), "--token", token, ...args], { encoding: "utf8", stdio: ["pipe", "pipe", "pipe"], timeout: 30_000 });
     expect(asRobot(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username} {.status.userInfo.uid}"])).toBe(`system:serviceaccount:default:build-robot ${uid}`);
+    // The server keeps the day of the token's last use on its Secret, as upstream does.
+    expect(kubectl(["get", "secret", "build-robot-token", "-o", "jsonpath={.metadata.labels.kubernetes\\.io/legacy-token-last-used}"])).toBe(new Date().toISOString().slice(0, 10));
     // Authenticated, then authorized like any ServiceAccount: nothing granted, so listing CSRs is refused.
     expect(kubectlFails(Object.assign(asRobot, { baseArgs: [] }), ["get", "csr"])).toMatch(/Forbidden.*system:serviceaccount:default:build-robot/);
     // A token Secret for an account that does not exist is deleted, as upstream's tokens controller does.

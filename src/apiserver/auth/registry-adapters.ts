@@ -38,9 +38,28 @@ function lookup(registry: Registry, plural: "serviceaccounts" | "pods" | "secret
   };
 }
 
-/** ServiceAccount, Pod and Secret lookups that read the registry's storage (uncached: a deleted object is seen at once). */
+/** A label set on a Secret as the server itself (audited as its `legacy token tracking`), if the Secret keeps `uid`. */
+function secretLabeller(registry: Registry): NonNullable<TokenLookups["labelSecret"]> {
+  return async (namespace, name, uid, label, value) => {
+    const store = storeOf(registry, "", "secrets");
+    if (!store) return;
+    const labelled = (current: ApiObject): ApiObject => {
+      if (current.metadata.uid !== uid) throw new PlatformError("CONFLICT", `secrets "${name}" is another Secret now (uid ${current.metadata.uid ?? ""})`);
+      current.metadata.labels = { ...current.metadata.labels, [label]: value };
+      return current;
+    };
+    await registry.audit({ verb: "patch", def: store.def, namespace, name, user: SERVER_USER, component: "legacy token tracking" }, () =>
+      store.patch(namespace, name, labelled, { fieldManager: "platform-ca-apiserver", user: SERVER_USER }),
+    );
+  };
+}
+
+/**
+ * ServiceAccount, Pod and Secret lookups that read the registry's storage (uncached: a deleted object is seen at once),
+ * and the Secret label a token Secret's use sets.
+ */
 export function registryLookups(registry: Registry): TokenLookups {
-  return { serviceAccount: lookup(registry, "serviceaccounts"), pod: lookup(registry, "pods"), secret: lookup(registry, "secrets") };
+  return { serviceAccount: lookup(registry, "serviceaccounts"), pod: lookup(registry, "pods"), secret: lookup(registry, "secrets"), labelSecret: secretLabeller(registry) };
 }
 
 /** A Namespace's labels (undefined when it does not exist), for the admission webhooks' namespaceSelector. */

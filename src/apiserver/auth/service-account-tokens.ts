@@ -7,7 +7,7 @@ import type { TokenReviewStatus } from "../../api/types/authentication.js";
 import { invalidOption, PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { addGroups, serviceAccountGroups, serviceAccountUsername, SYSTEM_AUTHENTICATED } from "./identity.js";
-import { readLegacyClaims } from "./legacy-tokens.js";
+import { readLegacyClaims, type LegacyTokenSubject } from "./legacy-tokens.js";
 import { loadOrCreateSigningKey, type SigningKey } from "./sa-signing-key.js";
 
 export const TOKEN_MIN_SECONDS = 600;
@@ -34,6 +34,8 @@ export interface TokenLookups {
   readonly serviceAccount: ObjectLookup;
   readonly pod?: ObjectLookup;
   readonly secret?: ObjectLookup;
+  /** Sets `label` to `value` on the Secret `namespace/name`, if it still has `uid` (a token Secret's last use). */
+  readonly labelSecret?: (namespace: string, name: string, uid: string, label: string, value: string) => Promise<void>;
 }
 
 export interface BoundObject {
@@ -239,12 +241,29 @@ export class ServiceAccountTokens {
       const sa = await saLookup(s.namespace, s.serviceAccountName);
       if (!sa || sa.deleting) return refused(`the ServiceAccount ${s.namespace}/${s.serviceAccountName} has been deleted`);
       if (sa.uid !== s.serviceAccountUid) return refused(`the ServiceAccount UID (${sa.uid ?? ""}) does not match the token's (${s.serviceAccountUid})`);
+      await this.#markUsed(s, secret, options.lookups);
     } catch (err) {
       this.#logger.warn({ err, namespace: s.namespace, secret: s.secretName }, "cannot look up the objects a token Secret's token names");
       return refused(`cannot check the token's objects: ${(err as Error).message}`);
     }
     const groups = addGroups(serviceAccountGroups(s.namespace), SYSTEM_AUTHENTICATED);
     return { authenticated: true, user: { username: serviceAccountUsername(s.namespace, s.serviceAccountName), uid: s.serviceAccountUid, groups }, audiences: [...audiences] };
+  }
+
+  /**
+   * As upstream, the day a token Secret's token last authenticated is its label (UTC, written at most once a day:
+   * a label of today, or of tomorrow from a clock ahead, is left), so unused long-lived tokens can be found. A failed
+   * write is logged; the token still authenticates.
+   */
+  async #markUsed(s: LegacyTokenSubject, secret: FoundObject, lookups: TokenLookups): Promise<void> {
+    const label = this.#o.names.secretTypes.legacyTokenLastUsedLabel;
+    const now = this.#o.clock.now();
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const last = secret.labels?.[label];
+    if (last === day(now) || last === day(now + 86_400_000) || !lookups.labelSecret || !secret.uid) return;
+    await lookups.labelSecret(s.namespace, s.secretName, secret.uid, label, day(now)).catch((err: unknown) => {
+      this.#logger.warn({ err, namespace: s.namespace, secret: s.secretName }, "cannot label a token Secret with its last use");
+    });
   }
 
   async #checkObjects(ns: string, name: string, uid: string, claim: PrivateClaim, lookups: TokenLookups | undefined): Promise<string | undefined> {

@@ -120,7 +120,12 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
     if (!lookups) throw new PlatformError("NOT_READY", "the API server is not attached to identity yet");
     return pick(lookups)!(ns, name);
   };
-  const lateLookups: TokenLookups = { serviceAccount: late((l) => l.serviceAccount), pod: late((l) => l.pod), secret: late((l) => l.secret) };
+  const lateLookups: TokenLookups = {
+    serviceAccount: late((l) => l.serviceAccount),
+    pod: late((l) => l.pod),
+    secret: late((l) => l.secret),
+    labelSecret: (...args) => (lookups?.labelSecret ? lookups.labelSecret(...args) : Promise.resolve()),
+  };
   const authenticator = {
     async authenticate(request: AuthnRequest) {
       if (!chain) return { error: "the server is starting: authentication is not loaded yet" };

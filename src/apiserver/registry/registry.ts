@@ -14,7 +14,7 @@ import { qualifiedResource } from "./errors.js";
 import { NamespaceStates, stateOf, type NamespaceState } from "./namespace-states.js";
 import { NamespaceFinalizer } from "./namespace-finalizer.js";
 import { GarbageCollector } from "./garbage-collector.js";
-import type { AuditInternal } from "../audit/internal-requests.js";
+import { UNAUDITED, type AuditInternal } from "../audit/internal-requests.js";
 
 /**
  * Namespaces created on first start: the default one and the one the platform's own objects live in; the naming
@@ -43,6 +43,8 @@ export interface RegistryOptions {
 
 export class Registry {
   readonly catalog: ApiCatalog;
+  /** Puts the server's own writes in the audit log (not audited without an auditor). */
+  readonly audit: AuditInternal;
   readonly #stores = new Map<ResourceDefinition, ResourceStore>();
   readonly #handlers = new Map<string, CreateHandler>();
   readonly #namespaces: ResourceStore | undefined;
@@ -55,6 +57,7 @@ export class Registry {
   readonly #collector: GarbageCollector;
 
   constructor(private readonly options: RegistryOptions) {
+    this.audit = options.audit ?? UNAUDITED;
     this.catalog = new ApiCatalog(options.definitions, options.names);
     // Kinds served over another kind's stored objects see them through a view of the storage.
     this.#storage = withViews(options.storage, options.definitions.flatMap((d) => (d.storedAs ? [d.storedAs] : [])));

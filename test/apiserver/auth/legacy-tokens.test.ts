@@ -106,6 +106,26 @@ describe("token Secrets' tokens", () => {
     expect(await tokens.review(wrongSub, { lookups: world(wrongSub) })).toEqual({ authenticated: false, error: "the token's subject does not match its ServiceAccount claims" });
   });
 
+  it("label their Secret with the day of their use at most once a day, and authenticate when the label cannot be written", async () => {
+    const token = await signLegacyToken(key, names, SUBJECT);
+    const today = new Date(T0).toISOString().slice(0, 10);
+    const labelled: string[] = [];
+    const labelSecret = async (ns: string, name: string, uid: string, label: string, value: string) => void labelled.push(`${ns}/${name} ${uid} ${label}=${value}`);
+    const review = (labels?: Record<string, string>, label = labelSecret) => tokens.review(token, { lookups: { ...world(token, labels ? { labels } : {}), labelSecret: label } });
+    expect(await review()).toMatchObject({ authenticated: true });
+    expect(labelled).toEqual([`ci/robot-token secret-uid platform.io/legacy-token-last-used=${today}`]);
+    // Today's label, or tomorrow's (a clock ahead): nothing written; yesterday's: written again.
+    await review({ "platform.io/legacy-token-last-used": today });
+    await review({ "platform.io/legacy-token-last-used": new Date(T0 + 86_400_000).toISOString().slice(0, 10) });
+    expect(labelled).toHaveLength(1);
+    await review({ "platform.io/legacy-token-last-used": new Date(T0 - 86_400_000).toISOString().slice(0, 10) });
+    expect(labelled).toHaveLength(2);
+    expect(await review(undefined, () => Promise.reject(new Error("conflict")))).toMatchObject({ authenticated: true });
+    // A refused token labels nothing.
+    await tokens.review(token, { lookups: { ...world(token, { labels: { "platform.io/legacy-token-invalid-since": today } }), labelSecret } });
+    expect(labelled).toHaveLength(2);
+  });
+
   it("cannot be checked without Secret lookups, and a lookup that fails refuses rather than throws", async () => {
     const token = await signLegacyToken(key, names, SUBJECT);
     expect(await tokens.review(token, { lookups: { serviceAccount: () => ({ uid: "sa-uid-1" }) } })).toMatchObject({ authenticated: false, error: expect.stringMatching(/no Secret or ServiceAccount lookup/) });
