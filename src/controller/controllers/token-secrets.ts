@@ -67,7 +67,7 @@ export class TokenController extends Controller {
     const namespace = secret.metadata.namespace!;
     const saName = secret.metadata.annotations?.[nameKey];
     const wantedUid = secret.metadata.annotations?.[uidKey];
-    const sa = saName ? await this.account(namespace, saName, signal) : undefined;
+    const sa = saName ? await this.account(namespace, saName, wantedUid, signal) : undefined;
     if (!sa || sa.metadata.deletionTimestamp || (wantedUid && sa.metadata.uid !== wantedUid)) return this.remove(secret, saName, signal);
     const data = secret.data ?? {};
     const next: Record<string, string> = { ...data };
@@ -90,10 +90,13 @@ export class TokenController extends Controller {
     this.log.info({ namespace, secret: secret.metadata.name, serviceAccount: saName }, data[TOKEN_KEY] ? "token secret updated" : "token secret filled");
   }
 
-  /** The account from the cache, else from the server (the cache may not have seen it yet). */
-  private async account(namespace: string, name: string, signal: AbortSignal): Promise<ApiObject | undefined> {
+  /**
+   * The account from the cache when it is there with the uid wanted (if any), else from the server: the cache may not
+   * have seen it yet, or still hold the one it replaced. Upstream's controller reads the server in the same cases.
+   */
+  private async account(namespace: string, name: string, uid: string | undefined, signal: AbortSignal): Promise<ApiObject | undefined> {
     const cached = this.o.accounts.get(`${namespace}/${name}`);
-    if (cached) return cached;
+    if (cached && (uid === undefined || cached.metadata.uid === uid)) return cached;
     try {
       return await this.o.serviceAccounts.get(name, { namespace, signal });
     } catch (err) {

@@ -98,6 +98,18 @@ describe("TokenController", () => {
     await until(() => secrets.objects.get("ci/robot-token")?.data?.token, "the token from the account read live");
   });
 
+  it("reads the server when its cache holds an account with another uid than the Secret's, and keeps the Secret if the server's matches", async () => {
+    const live = new FakeStore<ApiObject>({ kind: "ServiceAccount" });
+    const current = live.put(live.make("robot", { namespace: "ci" }));
+    const { secrets, accounts, start, tokenSecret } = setup({ live });
+    // The cache still holds the account this one replaced.
+    accounts.put(accounts.make("robot", { namespace: "ci", metadata: { name: "robot", uid: "replaced-uid" } }));
+    tokenSecret("robot-token", "robot", { metadata: { name: "robot-token", annotations: { "platform.io/service-account.name": "robot", "platform.io/service-account.uid": current.metadata.uid! } } });
+    await start();
+    const filled = await until(() => (secrets.objects.get("ci/robot-token")?.data?.token ? secrets.objects.get("ci/robot-token") : undefined), "the token from the live account");
+    expect(filled.metadata.annotations?.["platform.io/service-account.uid"]).toBe(current.metadata.uid);
+  });
+
   it("deletes a Secret whose account does not exist, has another uid, or is deleted later", async () => {
     const { secrets, accounts, start, tokenSecret } = setup();
     accounts.put(accounts.make("robot", { namespace: "ci" }));
