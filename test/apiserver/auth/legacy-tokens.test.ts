@@ -1,6 +1,7 @@
 // Token Secrets' long-lived tokens: signed with the server's key file, reviewed against the Secret and ServiceAccount
 // as upstream's legacy validator (token match, invalid-since label, uid, deletion), audiences, forged and malformed tokens.
 import { generateKeyPairSync } from "node:crypto";
+import fc from "fast-check";
 import { join } from "node:path";
 import { SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -131,6 +132,31 @@ describe("token Secrets' tokens", () => {
     expect(await tokens.review(token, { lookups: { serviceAccount: () => ({ uid: "sa-uid-1" }) } })).toMatchObject({ authenticated: false, error: expect.stringMatching(/no Secret or ServiceAccount lookup/) });
     const failing: TokenLookups = { ...world(token), secret: () => Promise.reject(new Error("storage down")) };
     expect(await tokens.review(token, { lookups: failing })).toEqual({ authenticated: false, error: "cannot check the token's objects: storage down" });
+  });
+
+  it("never throw and authenticate only the exact claims, whatever a token signed with the key carries (fuzzed)", async () => {
+    const p = "platform.io/serviceaccount";
+    const valid: Record<string, unknown> = { [`${p}/namespace`]: "ci", [`${p}/secret.name`]: "robot-token", [`${p}/service-account.name`]: "robot", [`${p}/service-account.uid`]: "sa-uid-1", sub: "system:serviceaccount:ci:robot" };
+    const KEEP = Symbol("keep");
+    const DROP = Symbol("drop");
+    const change = fc.oneof(fc.constant(KEEP), fc.constant(DROP), fc.string({ maxLength: 12 }), fc.integer(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }), fc.constant(""));
+    const changes = fc.tuple(...Object.keys(valid).map(() => fc.oneof(fc.constant(KEEP), change)));
+    await fc.assert(
+      fc.asyncProperty(changes, async (picked) => {
+        const claims: Record<string, unknown> = {};
+        Object.keys(valid).forEach((k, i) => {
+          const c = picked[i];
+          if (c === KEEP) claims[k] = valid[k];
+          else if (c !== DROP) claims[k] = c;
+        });
+        const token = await new SignJWT(claims).setProtectedHeader({ alg: "ES256" }).setIssuer("platform/serviceaccount").sign(key.privateKey);
+        const status = await tokens.review(token, { lookups: world(token) });
+        const exact = Object.keys(valid).every((k) => claims[k] === valid[k]);
+        expect(status.authenticated).toBe(exact);
+        if (!exact) expect(status.error).toEqual(expect.any(String));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("come from a key file that must exist and hold a P-256 key", async () => {
