@@ -46,6 +46,11 @@ export interface NamingProfile {
    */
   readonly legacyToken: { readonly issuer: string; readonly claimPrefix: string };
   /**
+   * Bootstrap tokens (`--enable-bootstrap-token-auth`): the namespace of their Secrets (`kube-system` under k8s.io,
+   * `platform-system` otherwise) and the Secrets' type (`bootstrap.kubernetes.io/token`).
+   */
+  readonly bootstrapTokens: { readonly namespace: string; readonly secretType: string };
+  /**
    * The bootstrap ClusterRoles the approver's SubjectAccessReview looks for: `nodeClient` grants
    * `certificatesigningrequests/nodeclient` (a first client certificate), `selfNodeClient` grants
    * `certificatesigningrequests/selfnodeclient` (a node renewing its own).
@@ -89,6 +94,11 @@ function domainNames(domain: string) {
   };
 }
 
+/** Where bootstrap token Secrets live and their type, from the domain and the profile's system namespace. */
+function bootstrapTokens(domain: string, namespace: string) {
+  return { namespace, secretType: `bootstrap.${domain}/token` };
+}
+
 /** The profile of a (valid) group suffix. */
 export function namingProfile(suffix: string): NamingProfile {
   if (suffix === UPSTREAM_GROUP_SUFFIX) {
@@ -116,6 +126,7 @@ export function namingProfile(suffix: string): NamingProfile {
           "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.",
       },
       systemNamespaces: ["kube-system", "kube-public", "kube-node-lease"],
+      bootstrapTokens: bootstrapTokens(d, "kube-system"),
     };
   }
   return {
@@ -136,5 +147,6 @@ export function namingProfile(suffix: string): NamingProfile {
       description: "Contains a CA bundle that verifies the API server's serving certificate.",
     },
     systemNamespaces: [],
+    bootstrapTokens: bootstrapTokens(suffix, "platform-system"),
   };
 }

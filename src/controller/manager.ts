@@ -18,7 +18,7 @@ import { childLogger, silentLogger, type Logger } from "../logger.js";
 import type { SignerRegistry } from "../../signers/registry.js";
 import { systemClock, type Clock } from "../time/clock.js";
 import type { ServingApprovalPolicy } from "../../signers/serving-approval.js";
-import { CONTROLLER_NAMES, ControllerSet, controllerResources, type ControllerName, type ControllerResources } from "./controllers/controller-set.js";
+import { CONTROLLER_NAMES, DISABLED_BY_DEFAULT, ControllerSet, controllerResources, type ControllerName, type ControllerResources } from "./controllers/controller-set.js";
 import { PUBLISHER_CONTROLLER } from "./controllers/trust-bundle-publisher.js";
 import { ROOT_CA_PUBLISHER_CONTROLLER } from "./controllers/root-ca-publisher.js";
 import { TOKEN_CONTROLLER } from "./controllers/token-secrets.js";
@@ -124,7 +124,7 @@ class Manager implements ControllerManager {
     this.rootCa = o.rootCa ?? o.restConfig?.tls.ca;
     this.enabled = CONTROLLER_NAMES.filter(
       (name) =>
-        isControllerEnabled(name, list) &&
+        isControllerEnabled(name, list, DISABLED_BY_DEFAULT) &&
         !(name === PUBLISHER_CONTROLLER && !ext.TrustBundlePublisher.Enabled) &&
         // As upstream's publisher, which has nothing to publish without a CA.
         !(name === ROOT_CA_PUBLISHER_CONTROLLER && !this.rootCa) &&

@@ -50,7 +50,7 @@ function platformctl(args: readonly string[], home: string): string {
 
 beforeAll(async () => {
   ensureBuilt();
-  up = await startUp({ args: ["--group-suffix", "k8s.io"] });
+  up = await startUp({ args: ["--group-suffix", "k8s.io", "--enable-bootstrap-token-auth"] });
   kubectl = kubectlWith(up.adminConfig);
   clientSigner = await eventually("the published client signer", () => {
     const names = kubectl(["get", "clustertrustbundles", "-o", "jsonpath={.items[*].spec.signerName}"]).split(" ");
@@ -182,6 +182,34 @@ describe("kubectl's typed commands", () => {
     kubectl(["delete", "serviceaccount", "build-robot"]);
     await eventually("the token Secret deleted with its account", () => (kubectl(["get", "secrets", "-o", "name"]).includes("build-robot-token") ? undefined : true));
     expect(kubectlFails(Object.assign(asRobot, { baseArgs: [] }), ["auth", "whoami"])).toMatch(/Unauthorized/);
+  });
+
+  it("joins a node agent kubeadm's way: a bootstrap token Secret in kube-system, its kubelet client CSR approved and issued, the token deleted once expired", async () => {
+    const expiration = new Date(Date.now() + 3600_000).toISOString().replace(/\.\d+Z$/, "Z");
+    const secret = (exp: string) =>
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Secret",
+        type: "bootstrap.kubernetes.io/token",
+        metadata: { name: "bootstrap-token-abcdef", namespace: "kube-system" },
+        stringData: { "token-id": "abcdef", "token-secret": "0123456789abcdef", expiration: exp, "usage-bootstrap-authentication": "true", "auth-extra-groups": "system:bootstrappers:kubeadm:default-node-token" },
+      });
+    kubectl(["apply", "-f", "-"], secret(expiration));
+    const asNode = (args: readonly string[], input?: string) =>
+      execFileSync("kubectl", ["--kubeconfig", "/dev/null", "--server", up.address, "--certificate-authority", join(up.dataDir, "pki", "ca.crt"), "--token", "abcdef.0123456789abcdef", ...args], { input, encoding: "utf8", stdio: ["pipe", "pipe", "pipe"], timeout: 30_000 });
+    const who = JSON.parse(asNode(["auth", "whoami", "-o", "json"])).status.userInfo;
+    expect(who).toEqual({ username: "system:bootstrap:abcdef", groups: ["system:bootstrappers", "system:bootstrappers:kubeadm:default-node-token", "system:authenticated"] });
+    // What a kubelet sends with its bootstrap token: a client CSR for system:node:<name>, which the approver approves.
+    const pem = (await csr({ cn: "system:node:boot-1", o: ["system:nodes"] })).pem;
+    const request = { apiVersion: "certificates.k8s.io/v1", kind: "CertificateSigningRequest", metadata: { name: "boot-1" }, spec: { request: Buffer.from(pem).toString("base64"), signerName: "kubernetes.io/kube-apiserver-client-kubelet", usages: ["digital signature", "client auth"] } };
+    asNode(["create", "-f", "-"], JSON.stringify(request));
+    const issued = await eventually("the node's certificate", () => asNode(["get", "csr", "boot-1", "-o", "jsonpath={.status.certificate}"]) || undefined);
+    expect(Buffer.from(issued, "base64").toString()).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(kubectl(["get", "csr", "boot-1", "-o", "jsonpath={.spec.username} {.status.conditions[0].reason}"])).toBe("system:bootstrap:abcdef AutoApproved");
+    // Expired: the token cleaner `up` runs deletes its Secret, and the token no longer authenticates.
+    kubectl(["apply", "-f", "-"], secret("2020-01-01T00:00:00Z"));
+    await eventually("the expired token deleted", () => (kubectl(["get", "secrets", "-n", "kube-system", "-o", "name"]).includes("bootstrap-token-abcdef") ? undefined : true));
+    expect(kubectlFails(Object.assign(asNode, { baseArgs: [] }), ["auth", "whoami"])).toMatch(/Unauthorized/);
   });
 
   it("describes a CSR with the controllers' Events (kubectl reads them from core /api/v1/events), as platformctl does", async () => {

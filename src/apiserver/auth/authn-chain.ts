@@ -1,10 +1,11 @@
-// The authentication order: client certificate, then bearer token (token file, ServiceAccount JWT, external JWT issuers), basic auth, anonymous.
+// The authentication order: client certificate, then bearer token (token file, ServiceAccount JWT, bootstrap token, external JWT issuers), basic auth, anonymous.
 import type { IncomingHttpHeaders } from "node:http";
 import type { UserInfo } from "../../api/meta.js";
 import type { TLSSocket } from "node:tls";
 import { silentLogger, type Logger } from "../../logger.js";
 import type { BasicAuthFileAuthenticator, TokenFileAuthenticator } from "./authn-token-file.js";
 import type { ServiceAccountAuthenticator } from "./authn-service-account.js";
+import type { BootstrapTokenAuthenticator } from "./authn-bootstrap-token.js";
 import { peerCertificateChain, type X509Authenticator } from "./authn-x509.js";
 import type { ConfiguredAuthentication } from "./authn-config-reload.js";
 import type { AuthenticatedBy } from "./identity.js";
@@ -26,6 +27,8 @@ export interface AuthenticatorChainOptions {
   readonly x509?: X509Authenticator;
   readonly tokenFile?: TokenFileAuthenticator;
   readonly serviceAccount?: ServiceAccountAuthenticator;
+  /** Bootstrap tokens (`--enable-bootstrap-token-auth`); without it such a token is not accepted. */
+  readonly bootstrapToken?: BootstrapTokenAuthenticator;
   /** Without it, a Basic Authorization header is refused as unsupported. */
   readonly basicAuth?: BasicAuthFileAuthenticator;
   /** Requests without credentials become `system:anonymous` (group `system:unauthenticated`); default false (401). */
@@ -108,13 +111,15 @@ export class AuthenticatorChain {
     return undefined;
   }
 
-  /** As upstream orders bearer authenticators: the token file, ServiceAccount tokens, then the configured JWT issuers. */
+  /** As upstream orders bearer authenticators: the token file, ServiceAccount tokens, bootstrap tokens, then the configured JWT issuers. */
   async #bearer(token: string): Promise<AuthnResult> {
     if (token === "") return { error: "the bearer token is empty" };
     const fromFile = this.#o.tokenFile?.authenticateToken(token);
     if (fromFile) return { ...fromFile, authenticator: { authenticator: "token-file" } };
     const fromServiceAccount = await this.#o.serviceAccount?.authenticateToken(token);
     if (fromServiceAccount) return { ...fromServiceAccount, authenticator: { authenticator: "service-account" } };
+    const fromBootstrap = await this.#o.bootstrapToken?.authenticateToken(token);
+    if (fromBootstrap) return { ...fromBootstrap, authenticator: { authenticator: "bootstrap-token" } };
     const fromJwt = await this.#o.configured?.()?.jwt.authenticateToken(token);
     if (fromJwt) return { ...fromJwt, authenticator: { authenticator: "jwt", ...(fromJwt.issuer && { issuer: fromJwt.issuer }) } };
     return { error: "invalid bearer token" };

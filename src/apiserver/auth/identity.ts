@@ -11,7 +11,7 @@ export const SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:";
 
 /** Which authenticator accepted a user's credentials (and, for a JWT, its issuer): recorded in the audit. */
 export interface AuthenticatedBy {
-  readonly authenticator: "x509" | "token-file" | "service-account" | "jwt" | "basic-auth" | "anonymous";
+  readonly authenticator: "x509" | "token-file" | "service-account" | "bootstrap-token" | "jwt" | "basic-auth" | "anonymous";
   readonly issuer?: string;
 }
 

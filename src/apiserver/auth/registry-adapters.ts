@@ -15,6 +15,13 @@ function storeOf(registry: Registry, group: string, plural: string): ResourceSto
   return def ? registry.store(def) : undefined;
 }
 
+/** A Secret's data with each value decoded (what is not a base64 string is left out). */
+function decodedData(data: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (typeof data === "object" && data !== null) for (const [k, v] of Object.entries(data)) if (typeof v === "string") out[k] = Buffer.from(v, "base64").toString("utf8");
+  return out;
+}
+
 function lookup(registry: Registry, plural: "serviceaccounts" | "pods" | "secrets"): ObjectLookup {
   let store: ResourceStore | undefined;
   return async (namespace, name): Promise<FoundObject | undefined> => {
@@ -23,12 +30,11 @@ function lookup(registry: Registry, plural: "serviceaccounts" | "pods" | "secret
     try {
       const obj = (await store.get(namespace, name)).object;
       const spec = obj.spec as { serviceAccountName?: unknown } | undefined;
-      const token = plural === "secrets" ? (obj.data as { token?: unknown } | undefined)?.token : undefined;
       return {
         ...(obj.metadata.uid && { uid: obj.metadata.uid }),
         ...(obj.metadata.deletionTimestamp && { deleting: true }),
         ...(obj.metadata.labels && { labels: obj.metadata.labels }),
-        ...(typeof token === "string" && { token: Buffer.from(token, "base64").toString("utf8") }),
+        ...(plural === "secrets" && { ...(typeof obj.type === "string" && { type: obj.type }), data: decodedData(obj.data) }),
         ...(plural === "pods" && typeof spec?.serviceAccountName === "string" && { serviceAccountName: spec.serviceAccountName }),
       };
     } catch (err) {

@@ -17,15 +17,16 @@ export const TOKEN_MAX_BYTES = 16 * 1024;
 const ALG = "ES256";
 
 type MaybePromise<T> = T | Promise<T>;
-/** What a lookup tells of a current object; `serviceAccountName` only for Pods, `token` only for Secrets. */
+/** What a lookup tells of a current object; `serviceAccountName` only for Pods, `type` and `data` only for Secrets. */
 export interface FoundObject {
   readonly uid?: string;
   readonly serviceAccountName?: string;
   /** Being deleted (a deletionTimestamp): no token stands for it any more. */
   readonly deleting?: boolean;
   readonly labels?: Readonly<Record<string, string>>;
-  /** A Secret's `data.token`, decoded. */
-  readonly token?: string;
+  readonly type?: string;
+  /** A Secret's `data`, each value decoded (UTF-8). */
+  readonly data?: Readonly<Record<string, string>>;
 }
 export type ObjectLookup = (namespace: string, name: string) => MaybePromise<FoundObject | undefined>;
 
@@ -235,7 +236,7 @@ export class ServiceAccountTokens {
     try {
       const secret = await secretLookup(s.namespace, s.secretName);
       if (!secret || secret.deleting) return refused(`the token's Secret ${s.namespace}/${s.secretName} has been deleted`);
-      if (secret.token !== token) return refused(`the token does not match the one in Secret ${s.namespace}/${s.secretName}`);
+      if (secret.data?.token !== token) return refused(`the token does not match the one in Secret ${s.namespace}/${s.secretName}`);
       const invalidSince = secret.labels?.[this.#o.names.secretTypes.legacyTokenInvalidSinceLabel];
       if (invalidSince !== undefined) return refused(`the token of Secret ${s.namespace}/${s.secretName} has been invalid since ${invalidSince}`);
       const sa = await saLookup(s.namespace, s.serviceAccountName);

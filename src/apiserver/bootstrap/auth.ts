@@ -21,6 +21,7 @@ import { RbacAuthorizer } from "../auth/rbac.js";
 import { StorageRevocationList, type RevocationUnavailable } from "../auth/revocation-list.js";
 import { namespaceLabelsLookup, registryBootstrapWriter, registryLookups } from "../auth/registry-adapters.js";
 import { ServiceAccountTokens, type ObjectLookup, type TokenLookups } from "../auth/service-account-tokens.js";
+import { BootstrapTokenAuthenticator } from "../auth/authn-bootstrap-token.js";
 import { createSelfSubjectAccessReviewHandler, createSubjectAccessReviewHandler } from "../auth/subject-access-review.js";
 import { createSelfSubjectRulesReviewHandler, type RuleResolver } from "../auth/rules-review.js";
 import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../auth/token-handlers.js";
@@ -46,6 +47,8 @@ export interface SecureAuthOptions {
   readonly tokenFile?: string;
   /** Requests without credentials become system:anonymous instead of a 401. Default false. */
   readonly anonymous?: boolean;
+  /** Bootstrap tokens kept as Secrets authenticate (`--enable-bootstrap-token-auth`). Default false. */
+  readonly bootstrapTokens?: boolean;
   readonly issuer?: string;
   /** Client certificates while the revocation list cannot be read: "deny" (default) or "allow" (docs/revocation.md). */
   readonly revocationUnavailable?: RevocationUnavailable;
@@ -160,6 +163,7 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
         x509: new X509Authenticator({ trustPool: options.clientCaPool, clock, revocation: revocations }),
         ...(tokenFile && { tokenFile }),
         serviceAccount: new ServiceAccountAuthenticator({ tokens, lookups: lateLookups }),
+        ...(options.bootstrapTokens && { bootstrapToken: new BootstrapTokenAuthenticator({ secret: lateLookups.secret!, names, clock, logger }) }),
         anonymous: options.anonymous === true,
         ...(configFile && { configured: () => configFile.current }),
         logger,

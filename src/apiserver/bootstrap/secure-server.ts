@@ -29,6 +29,8 @@ export interface SecureServerOptions {
   readonly clientCaFile?: string;
   /** Requests without credentials run as system:anonymous instead of getting a 401. */
   readonly anonymous?: boolean;
+  /** Bootstrap token Secrets authenticate node agents (`--enable-bootstrap-token-auth`). */
+  readonly bootstrapTokens?: boolean;
   /** Client certificates while the revocation list cannot be read: "deny" (default) or "allow". */
   readonly revocationUnavailable?: RevocationUnavailable;
   /** How often ca.crt is checked for a rotated CA; default 30 s, 0 turns it off. */
@@ -126,6 +128,7 @@ export function createSecureServer(options: SecureServerOptions): SecureServer {
     keyDir: join(options.dataDir, PKI_DIR),
     clientCaPool,
     anonymous: options.anonymous === true,
+    bootstrapTokens: options.bootstrapTokens === true,
     ...(options.revocationUnavailable && { revocationUnavailable: options.revocationUnavailable }),
     ...(options.admission && { admission: options.admission }),
     ...(options.authenticationConfig && { authenticationConfig: options.authenticationConfig }),

@@ -27,6 +27,7 @@ export interface ServeFlags extends LogFlags, AuditFlags, AdmissionFlags, Author
   tokenFile?: string;
   clientCaFile?: string;
   anonymousAuth?: boolean;
+  enableBootstrapTokenAuth?: boolean;
   revocationUnavailable?: string;
   encryptionProviderConfig?: string;
   encryptionProviderConfigAutomaticReload?: boolean;
@@ -71,6 +72,7 @@ export function addServeOptions(command: Command, dataDir?: string): Command {
     .option("--token-file <file>", 'static bearer tokens, CSV lines `token,user,uid,"group1,group2"`')
     .option("--client-ca-file <file>", "extra CA certificates trusted for client certificates, beside the cluster CA")
     .option("--anonymous-auth", "serve requests without credentials as system:anonymous instead of refusing them (401)")
+    .option("--enable-bootstrap-token-auth", "bootstrap tokens (`<id>.<secret>`, kept as Secrets bootstrap-token-<id> of type bootstrap.<domain>/token in kube-system, platform-system under the product's names) authenticate as system:bootstrap:<id>")
     .option("--authentication-config <file>", "AuthenticationConfiguration file: JWT issuers (OIDC) and anonymous access; reloaded on change (docs/authentication.md)")
     .option("--revocation-unavailable <deny|allow>", "client certificates while the revocation list cannot be read (docs/revocation.md)", "deny")
     .option("--data-dir <dir>", "directory of the store, the PKI and admin.conf", dataDir)
@@ -159,6 +161,7 @@ export async function serveSecure(flags: ServeFlags, banner: "up" | "apiserver",
     encryptionProviderConfigAutomaticReload: reload,
     ...(flags.caKeyKms !== undefined && { caKeyKms: flags.caKeyKms }),
     anonymous: flags.anonymousAuth === true,
+    bootstrapTokens: flags.enableBootstrapTokenAuth === true,
     ...(flags.authenticationConfig !== undefined && { authenticationConfig: { path: flags.authenticationConfig, agentFor: issuerAgents(egress) } }),
     revocationUnavailable: whenRevocationsUnavailable,
     ...(auditSetup && sinks && { audit: { policy: auditSetup.policy, sink: sinks } }),
@@ -227,7 +230,7 @@ async function serveInsecureLocal(flags: ApiserverFlags, logger: Logger): Promis
   if (!LOOPBACK.test(listen.host)) throw new UsageError(`--insecure-local serves only on loopback; got --listen ${flags.listen}`);
   const timeouts = timeFlags(flags);
   const backend = await storageBackend(flags);
-  const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "authenticationConfig", "authorizationConfig", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins"] as const).filter((k) => flags[k] !== undefined);
+  const ignored = (["tokenFile", "clientCaFile", "anonymousAuth", "enableBootstrapTokenAuth", "authenticationConfig", "authorizationConfig", "admissionControlConfigFile", "enableAdmissionPlugins", "disableAdmissionPlugins"] as const).filter((k) => flags[k] !== undefined);
   if (ignored.length > 0) throw new UsageError(`--insecure-local has no authentication and no admission chain, so ${ignored.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(", ")} cannot be used with it`);
   const reload = reloadFlag(flags);
   if (flags.caKeyKms !== undefined) throw new UsageError("--insecure-local keeps no CA, so --ca-key-kms cannot be used with it");

@@ -28,9 +28,12 @@ import { DEFAULT_SERVICE_ACCOUNT, SERVICE_ACCOUNT_CONTROLLER, ServiceAccountCont
 import { CrlPublisher, type CrlStore } from "./crl-publisher.js";
 import { ROOT_CA_PUBLISHER_CONTROLLER, RootCaPublisher } from "./root-ca-publisher.js";
 import { TOKEN_CONTROLLER, TokenController } from "./token-secrets.js";
+import { TOKEN_CLEANER_CONTROLLER, TokenCleaner } from "./token-cleaner.js";
 
 /** The names `Generic.Controllers` and `--controllers` use. */
-export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, TOKEN_CONTROLLER] as const;
+export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, TOKEN_CONTROLLER, TOKEN_CLEANER_CONTROLLER] as const;
+/** Controllers `*` leaves out, as upstream's controller manager leaves out its tokencleaner. */
+export const DISABLED_BY_DEFAULT: readonly ControllerName[] = [TOKEN_CLEANER_CONTROLLER];
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
 /** Reported as `reportingController` on every Event. */
@@ -129,6 +132,8 @@ export class ControllerSet {
   /** The token Secrets and every ServiceAccount, when the token controller runs. */
   private readonly tokenSecretInformer: Informer<Secret> | undefined;
   private readonly accountInformer: Informer<ApiObject> | undefined;
+  /** Bootstrap token Secrets, when the token cleaner runs. */
+  private readonly bootstrapTokenInformer: Informer<Secret> | undefined;
   private readonly recorder: EventRecorder;
   /** Made by this term (closed when it stops), not given by the caller. */
   private readonly ownPool: SigningPool | undefined;
@@ -154,6 +159,10 @@ export class ControllerSet {
       ? new Informer<Secret>({ ...base, listWatcher: resources.secrets, name: "secrets", fieldSelector: `type=${o.names.secretTypes.serviceAccountToken}` })
       : undefined;
     this.accountInformer = tokens ? new Informer<ApiObject>({ ...base, listWatcher: resources.serviceAccounts, name: "serviceaccounts" }) : undefined;
+    const { namespace: tokenNamespace, secretType: bootstrapType } = o.names.bootstrapTokens;
+    this.bootstrapTokenInformer = o.enabled.has(TOKEN_CLEANER_CONTROLLER)
+      ? new Informer<Secret>({ ...base, listWatcher: resources.secrets, name: "bootstrap-token-secrets", namespace: tokenNamespace, fieldSelector: `type=${bootstrapType}` })
+      : undefined;
     this.recorder = new EventRecorder({
       client: resources.events,
       reportingController: REPORTING_CONTROLLER,
@@ -235,6 +244,7 @@ export class ControllerSet {
         }),
       );
     }
+    if (this.bootstrapTokenInformer) controllers.push(new TokenCleaner({ ...common, secrets: resources.secrets, tokens: this.bootstrapTokenInformer, secretType: bootstrapType }));
     this.controllers = controllers;
   }
 
@@ -261,9 +271,9 @@ export class ControllerSet {
     return this.csrInformer.hasSynced() && (this.bundleInformer?.hasSynced() ?? true) && (this.revocationInformer?.hasSynced() ?? true) && this.namespaceScoped().every((i) => i.hasSynced());
   }
 
-  /** The informers of the controllers of namespaced objects that run (per-namespace ones, token Secrets). */
+  /** The informers of the controllers of namespaced objects that run (per-namespace ones, token Secrets, bootstrap tokens). */
   private namespaceScoped(): Informer<ApiObject>[] {
-    return [this.namespaceInformer, this.defaultsInformer, this.rootCaInformer, this.tokenSecretInformer, this.accountInformer].filter((i) => i !== undefined) as Informer<ApiObject>[];
+    return [this.namespaceInformer, this.defaultsInformer, this.rootCaInformer, this.tokenSecretInformer, this.accountInformer, this.bootstrapTokenInformer].filter((i) => i !== undefined) as Informer<ApiObject>[];
   }
 
   ready(): boolean {

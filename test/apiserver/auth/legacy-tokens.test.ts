@@ -32,7 +32,7 @@ beforeAll(async () => {
 function world(token: string, secret: Partial<FoundObject> = {}, account: Partial<FoundObject> | null = {}) {
   const lookups: TokenLookups = {
     serviceAccount: (ns, name) => (ns === "ci" && name === "robot" && account ? { uid: "sa-uid-1", ...account } : undefined),
-    secret: (ns, name) => (ns === "ci" && name === "robot-token" ? { uid: "secret-uid", token, ...secret } : undefined),
+    secret: (ns, name) => (ns === "ci" && name === "robot-token" ? { uid: "secret-uid", data: { token }, ...secret } : undefined),
   };
   return lookups;
 }
@@ -71,7 +71,7 @@ describe("token Secrets' tokens", () => {
     const cases: [TokenLookups, RegExp][] = [
       [{ ...world(token), secret: () => undefined }, /Secret ci\/robot-token has been deleted/],
       [world(token, { deleting: true }), /Secret ci\/robot-token has been deleted/],
-      [world(token, { token: other }), /does not match the one in Secret ci\/robot-token/],
+      [world(token, { data: { token: other } }), /does not match the one in Secret ci\/robot-token/],
       [world(token, { labels: { "platform.io/legacy-token-invalid-since": "2026-11-01" } }), /invalid since 2026-11-01/],
     ];
     for (const [lookups, why] of cases) expect(await tokens.review(token, { lookups })).toEqual({ authenticated: false, error: expect.stringMatching(why) });

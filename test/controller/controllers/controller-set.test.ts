@@ -88,3 +88,11 @@ describe("ControllerSet", () => {
     expect(Math.max(...events.starts.filter((s) => s.backlog === 0).map((s) => s.inFlight))).toBeGreaterThan(1);
   });
 });
+
+describe("controller names", () => {
+  it("are the ones the configuration knows: no controller the loader would warn about, none it names that does not run", async () => {
+    const { CONTROLLER_NAMES } = await import("../../../src/controller/controllers/controller-set.js");
+    const { KNOWN_CONTROLLERS } = await import("../../../src/config/controller-manager.js");
+    expect([...CONTROLLER_NAMES].sort()).toEqual([...KNOWN_CONTROLLERS].sort());
+  });
+});

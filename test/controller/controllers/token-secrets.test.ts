@@ -55,7 +55,7 @@ function setup(o: { live?: FakeStore<ApiObject> } = {}) {
     serviceAccount: (ns, n) => accounts.objects.get(`${ns}/${n}`) && { uid: accounts.objects.get(`${ns}/${n}`)!.metadata.uid! },
     secret: (ns, n) => {
       const s = secrets.objects.get(`${ns}/${n}`);
-      return s && { uid: s.metadata.uid!, token: unb64(s.data?.token) };
+      return s && { uid: s.metadata.uid!, data: { token: unb64(s.data?.token) } };
     },
   };
   return { secrets, accounts, writer, start, tokenSecret, lookups };

@@ -1,0 +1,88 @@
+// Bootstrap tokens (upstream's `--enable-bootstrap-token-auth`): bearer tokens `<id>.<secret>` kept as Secrets
+// `bootstrap-token-<id>` of type `bootstrap.kubernetes.io/token` in kube-system, with which node agents join a cluster.
+import { timingSafeEqual } from "node:crypto";
+import type { GroupNames } from "../../api/group.js";
+import { silentLogger, type Logger } from "../../logger.js";
+import { BOOTSTRAPPERS_GROUP } from "./bootstrap-policy.js";
+import type { AuthnResult } from "./identity.js";
+import type { ObjectLookup } from "./service-account-tokens.js";
+
+/** A bootstrap token: six and sixteen characters of `[a-z0-9]` (kubeadm's format). */
+const TOKEN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
+/** Extra groups a token may put its user in: only below `system:bootstrappers:`. */
+const EXTRA_GROUP = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
+/** The user of token `<id>`: `system:bootstrap:<id>`. */
+export const BOOTSTRAP_USER_PREFIX = "system:bootstrap:";
+/** The name of the Secret of token `<id>`. */
+export const bootstrapTokenSecretName = (id: string): string => `bootstrap-token-${id}`;
+
+export interface BootstrapTokenAuthenticatorOptions {
+  /** Reads a Secret (its type and decoded data) from storage. */
+  readonly secret: ObjectLookup;
+  readonly names: GroupNames;
+  readonly clock: { now(): number };
+  readonly logger?: Logger;
+}
+
+/**
+ * As upstream's bootstrap token authenticator: a token of the format whose Secret exists (not being deleted), has the
+ * type, the same `token-id` and `token-secret` (compared in constant time), `usage-bootstrap-authentication: "true"`
+ * and no `expiration` in the past authenticates as `system:bootstrap:<id>` in `system:bootstrappers` and the Secret's
+ * `auth-extra-groups`. Every refusal answers the same words (the reason is logged at debug): a caller cannot learn
+ * which token ids exist.
+ */
+export class BootstrapTokenAuthenticator {
+  readonly #o: BootstrapTokenAuthenticatorOptions;
+  readonly #logger: Logger;
+
+  constructor(options: BootstrapTokenAuthenticatorOptions) {
+    this.#o = options;
+    this.#logger = options.logger ?? silentLogger();
+  }
+
+  /** undefined when the token does not have a bootstrap token's format (another authenticator may know it). */
+  async authenticateToken(token: string): Promise<AuthnResult | undefined> {
+    const m = TOKEN.exec(token);
+    if (!m) return undefined;
+    const [, id, secret] = m as unknown as [string, string, string];
+    const why = await this.#problem(id, secret);
+    if (typeof why === "string") {
+      this.#logger.debug({ tokenId: id, reason: why }, "bootstrap token refused");
+      return { error: "invalid bootstrap token" };
+    }
+    return { user: { username: `${BOOTSTRAP_USER_PREFIX}${id}`, groups: why } };
+  }
+
+  /** The user's groups, or why the token is refused. */
+  async #problem(id: string, tokenSecret: string): Promise<string | string[]> {
+    const { namespace, secretType } = this.#o.names.bootstrapTokens;
+    const name = bootstrapTokenSecretName(id);
+    let found;
+    try {
+      found = await this.#o.secret(namespace, name);
+    } catch (err) {
+      this.#logger.warn({ err, namespace, secret: name }, "cannot read a bootstrap token's Secret");
+      return "its Secret cannot be read";
+    }
+    if (!found || found.deleting) return `no Secret ${namespace}/${name}`;
+    if (found.type !== secretType) return `the Secret's type is ${JSON.stringify(found.type ?? "")}, not ${secretType}`;
+    const data = found.data ?? {};
+    const stored = Buffer.from(data["token-secret"] ?? "");
+    const given = Buffer.from(tokenSecret);
+    if (stored.length !== given.length || !timingSafeEqual(stored, given)) return "the token's secret does not match";
+    if (data["token-id"] !== id) return "the Secret's token-id does not match";
+    const expiration = data.expiration;
+    if (expiration !== undefined) {
+      const at = Date.parse(expiration);
+      if (!/^\d{4}-\d\d-\d\dT/.test(expiration) || Number.isNaN(at)) return `the Secret's expiration ${JSON.stringify(expiration)} is not an RFC 3339 time`;
+      if (at <= this.#o.clock.now()) return `the token expired at ${expiration}`;
+    }
+    if (data["usage-bootstrap-authentication"] !== "true") return "the token is not for authentication (usage-bootstrap-authentication)";
+    // As upstream: comma-separated, each a valid name (no spaces, no empty entry), the result sorted without repeats.
+    const listed = data["auth-extra-groups"] ?? "";
+    const extra = listed === "" ? [] : listed.split(",");
+    const bad = extra.find((g) => !EXTRA_GROUP.test(g));
+    if (bad !== undefined) return `the extra group ${JSON.stringify(bad)} is not a group below system:bootstrappers:`;
+    return [...new Set([BOOTSTRAPPERS_GROUP, ...extra])].sort();
+  }
+}

@@ -1,0 +1,108 @@
+// Bootstrap tokens as upstream's authenticator takes them: the format, the Secret's name, namespace, type, id, secret,
+// expiration, usage and extra groups; one answer for every refusal; the chain's order; fuzzed tokens never throw.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { groupNames } from "../../../src/api/group.js";
+import { BootstrapTokenAuthenticator } from "../../../src/apiserver/auth/authn-bootstrap-token.js";
+import { AuthenticatorChain } from "../../../src/apiserver/auth/authn-chain.js";
+import type { FoundObject } from "../../../src/apiserver/auth/service-account-tokens.js";
+import { names, T0 } from "./fixtures.js";
+
+const TOKEN = "abcdef.0123456789abcdef";
+
+/** A valid token Secret's decoded data; tests change fields. */
+const data = (o: Record<string, string | undefined> = {}): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries({ "token-id": "abcdef", "token-secret": "0123456789abcdef", "usage-bootstrap-authentication": "true", expiration: new Date(T0 + 3600_000).toISOString(), ...o }).filter(([, v]) => v !== undefined),
+  ) as Record<string, string>;
+
+function authenticator(secret: Partial<FoundObject> | undefined, where = { names, namespace: "platform-system" }) {
+  const reads: string[] = [];
+  const a = new BootstrapTokenAuthenticator({
+    names: where.names,
+    clock: { now: () => T0 },
+    secret: (ns, name) => {
+      reads.push(`${ns}/${name}`);
+      return secret && { uid: "u", type: `bootstrap.${where.names.domain}/token`, ...secret };
+    },
+  });
+  return { a, reads };
+}
+
+describe("BootstrapTokenAuthenticator", () => {
+  it("authenticates a valid token as system:bootstrap:<id> in system:bootstrappers and its extra groups, sorted", async () => {
+    const { a, reads } = authenticator({ data: data({ "auth-extra-groups": "system:bootstrappers:worker,system:bootstrappers:kubeadm:default-node-token" }) });
+    expect(await a.authenticateToken(TOKEN)).toEqual({
+      user: { username: "system:bootstrap:abcdef", groups: ["system:bootstrappers", "system:bootstrappers:kubeadm:default-node-token", "system:bootstrappers:worker"] },
+    });
+    expect(reads).toEqual(["platform-system/bootstrap-token-abcdef"]);
+  });
+
+  it("reads kube-system and bootstrap.kubernetes.io/token under k8s.io", async () => {
+    const upstream = groupNames("k8s.io");
+    const { a, reads } = authenticator({ data: data() }, { names: upstream, namespace: "kube-system" });
+    expect(await a.authenticateToken(TOKEN)).toMatchObject({ user: { username: "system:bootstrap:abcdef" } });
+    expect(reads).toEqual(["kube-system/bootstrap-token-abcdef"]);
+    expect(upstream.bootstrapTokens).toEqual({ namespace: "kube-system", secretType: "bootstrap.kubernetes.io/token" });
+  });
+
+  it("leaves tokens of another format to the other authenticators, without reading anything", async () => {
+    const { a, reads } = authenticator({ data: data() });
+    for (const t of ["abcdef0123456789abcdef", "ABCDEF.0123456789abcdef", "abcdef.0123456789abcde", "abcde.0123456789abcdef", " abcdef.0123456789abcdef", "a.b.c"]) {
+      expect(await a.authenticateToken(t)).toBeUndefined();
+    }
+    expect(reads).toEqual([]);
+  });
+
+  it("refuses with the same words whatever is wrong: no Secret, being deleted, its type, secret, id, expiry, usage or groups", async () => {
+    const cases: (Partial<FoundObject> | undefined)[] = [
+      undefined,
+      { deleting: true, data: data() },
+      { type: "Opaque", data: data() },
+      { data: data({ "token-secret": "0123456789abcdee" }) },
+      { data: data({ "token-secret": undefined }) },
+      { data: data({ "token-id": "abcdeg" }) },
+      { data: data({ expiration: new Date(T0 - 1).toISOString() }) },
+      { data: data({ expiration: "tomorrow" }) },
+      { data: data({ "usage-bootstrap-authentication": "false" }) },
+      { data: data({ "usage-bootstrap-authentication": undefined }) },
+      { data: data({ "auth-extra-groups": "system:masters" }) },
+      { data: data({ "auth-extra-groups": "system:bootstrappers:a, system:bootstrappers:b" }) },
+      { data: data({ "auth-extra-groups": "system:bootstrappers:a,," }) },
+    ];
+    for (const secret of cases) expect(await authenticator(secret).a.authenticateToken(TOKEN)).toEqual({ error: "invalid bootstrap token" });
+    // No expiration: valid for ever, as upstream.
+    expect(await authenticator({ data: data({ expiration: undefined }) }).a.authenticateToken(TOKEN)).toMatchObject({ user: { username: "system:bootstrap:abcdef" } });
+  });
+
+  it("refuses when the Secret cannot be read, without throwing", async () => {
+    const a = new BootstrapTokenAuthenticator({ names, clock: { now: () => T0 }, secret: () => Promise.reject(new Error("storage down")) });
+    expect(await a.authenticateToken(TOKEN)).toEqual({ error: "invalid bootstrap token" });
+  });
+
+  it("comes after the token file and before the JWT issuers in the chain, which adds system:authenticated", async () => {
+    const { a } = authenticator({ data: data() });
+    const chain = new AuthenticatorChain({ bootstrapToken: a });
+    expect(await chain.authenticate({ headers: { authorization: `Bearer ${TOKEN}` } })).toEqual({
+      user: { username: "system:bootstrap:abcdef", groups: ["system:bootstrappers", "system:authenticated"] },
+      authenticator: { authenticator: "bootstrap-token" },
+    });
+    expect(await new AuthenticatorChain({}).authenticate({ headers: { authorization: `Bearer ${TOKEN}` } })).toEqual({ error: "invalid bearer token" });
+  });
+
+  it("never throws on any token or Secret data (fuzzed)", async () => {
+    const text = fc.oneof(fc.string({ maxLength: 24 }), fc.constant("abcdef"), fc.constant("0123456789abcdef"), fc.constant("true"), fc.constant(new Date(T0 + 1000).toISOString()));
+    const fields = fc.dictionary(fc.constantFrom("token-id", "token-secret", "expiration", "usage-bootstrap-authentication", "auth-extra-groups"), text);
+    const token = fc.oneof(fc.string({ maxLength: 30 }), fc.stringMatching(/^[a-z0-9]{6}\.[a-z0-9]{16}$/), fc.constant(TOKEN));
+    await fc.assert(
+      fc.asyncProperty(token, fields, async (t, d) => {
+        const r = await authenticator({ data: d }).a.authenticateToken(t);
+        if (r === undefined) return;
+        const valid = t === TOKEN && d["token-id"] === "abcdef" && d["token-secret"] === "0123456789abcdef" && d["usage-bootstrap-authentication"] === "true" && (d.expiration === undefined || d.expiration === new Date(T0 + 1000).toISOString()) && (d["auth-extra-groups"] ?? "") === "";
+        if (valid) expect(r).toMatchObject({ user: { username: "system:bootstrap:abcdef" } });
+        else if (!("user" in r)) expect(r).toEqual({ error: "invalid bootstrap token" });
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
