@@ -65,7 +65,10 @@ describe("platform-ca up --audit-webhook-config-file (batch mode)", () => {
     pki?.remove();
   });
 
-  it("POSTs EventList batches over mutual TLS, the create of a CSR among them", async () => {
+  it("POSTs EventList batches over mutual TLS, the create of a CSR among them, and drops nothing while the receiver answers", async () => {
+    // The start's spike of requests (the controllers' lists and watches, the objects made in every namespace) may
+    // overflow a buffer this small; from here on, with the receiver answering, nothing more is dropped.
+    const droppedAtStart = await metric('apiserver_audit_error_total{plugin="buffered"}');
     await admin.request("POST", CSRS, await newCsrObject({ name: "webhook-audited" }));
     const until = Date.now() + 10_000;
     while (!received().some((e) => e.objectRef?.name === "webhook-audited" && e.stage === "ResponseComplete") && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
@@ -79,10 +82,11 @@ describe("platform-ca up --audit-webhook-config-file (batch mode)", () => {
     }
     expect(receiver.requests.every((r) => r.clientCn === "alice" && r.url === "/audit")).toBe(true);
     expect(JSON.stringify(received())).not.toContain("PRIVATE KEY");
+    expect(await metric('apiserver_audit_error_total{plugin="buffered"}')).toBe(droppedAtStart);
   });
 
   it("a receiver that stops answering fills the buffer: requests stay fast, the drop is counted", async () => {
-    expect(await metric('apiserver_audit_error_total{plugin="buffered"}')).toBe(0);
+    const before = await metric('apiserver_audit_error_total{plugin="buffered"}');
     state.delayMs = 8_000;
     // 16 batches of 5 in flight and 20 buffered hold 100 events: 300 requests (600 events) overflow them.
     const latencies: number[] = [];
@@ -94,7 +98,7 @@ describe("platform-ca up --audit-webhook-config-file (batch mode)", () => {
       }));
     }
     const dropped = await metric('apiserver_audit_error_total{plugin="buffered"}');
-    expect(dropped).toBeGreaterThan(0);
+    expect(dropped).toBeGreaterThan(before);
     // Every request was answered while no batch could be delivered (each would have waited 8 s).
     expect(latencies).toHaveLength(300);
     expect(Math.max(...latencies)).toBeLessThan(2_000);
