@@ -13,6 +13,14 @@ const TOKEN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
 const EXTRA_GROUP = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
 /** The user of token `<id>`: `system:bootstrap:<id>`. */
 export const BOOTSTRAP_USER_PREFIX = "system:bootstrap:";
+/**
+ * A bootstrap token's `expiration` in ms since the epoch: NaN when it is not an RFC 3339 time (upstream treats such a
+ * token as expired). The authenticator and the token cleaner read it alike.
+ */
+export function bootstrapTokenExpiry(text: string): number {
+  return /^\d{4}-\d\d-\d\dT/.test(text) ? Date.parse(text) : NaN;
+}
+
 /** The name of the Secret of token `<id>`. */
 export const bootstrapTokenSecretName = (id: string): string => `bootstrap-token-${id}`;
 
@@ -73,8 +81,8 @@ export class BootstrapTokenAuthenticator {
     if (data["token-id"] !== id) return "the Secret's token-id does not match";
     const expiration = data.expiration;
     if (expiration !== undefined) {
-      const at = Date.parse(expiration);
-      if (!/^\d{4}-\d\d-\d\dT/.test(expiration) || Number.isNaN(at)) return `the Secret's expiration ${JSON.stringify(expiration)} is not an RFC 3339 time`;
+      const at = bootstrapTokenExpiry(expiration);
+      if (Number.isNaN(at)) return `the Secret's expiration ${JSON.stringify(expiration)} is not an RFC 3339 time`;
       if (at <= this.#o.clock.now()) return `the token expired at ${expiration}`;
     }
     if (data["usage-bootstrap-authentication"] !== "true") return "the token is not for authentication (usage-bootstrap-authentication)";

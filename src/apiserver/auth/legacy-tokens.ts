@@ -34,12 +34,13 @@ export function signLegacyToken(key: SigningKey, names: GroupNames, s: LegacyTok
 
 /** The subject of a verified legacy token's payload, or why its claims do not name one. */
 export function readLegacyClaims(names: GroupNames, payload: JWTPayload): LegacyTokenSubject | string {
-  const c = claimNames(names);
-  const [namespace, secretName, serviceAccountName, serviceAccountUid] = [c.namespace, c.secretName, c.serviceAccountName, c.serviceAccountUid].map((k) => payload[k]);
-  for (const [claim, value] of [[c.namespace, namespace], [c.secretName, secretName], [c.serviceAccountName, serviceAccountName], [c.serviceAccountUid, serviceAccountUid]] as const) {
+  const found: Record<string, string> = {};
+  for (const [field, claim] of Object.entries(claimNames(names))) {
+    const value = payload[claim];
     if (typeof value !== "string" || value === "") return `the token's ${claim} claim is missing`;
+    found[field] = value;
   }
-  const s = { namespace, secretName, serviceAccountName, serviceAccountUid } as LegacyTokenSubject;
+  const s = found as unknown as LegacyTokenSubject;
   if (payload.sub !== serviceAccountUsername(s.namespace, s.serviceAccountName)) return "the token's subject does not match its ServiceAccount claims";
   return s;
 }

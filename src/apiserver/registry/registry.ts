@@ -90,7 +90,7 @@ export class Registry {
       clock: options.clock,
       logger: options.logger,
       user: SERVER_USER,
-      ...(options.audit && { audit: options.audit }),
+      audit: this.audit,
     });
     this.#collector = new GarbageCollector({
       stores: [...this.#stores.values()].filter((s) => !s.def.createOnly && !s.def.storedAs),
@@ -99,7 +99,7 @@ export class Registry {
       clock: options.clock,
       logger: options.logger,
       user: SERVER_USER,
-      ...(options.audit && { audit: options.audit }),
+      audit: this.audit,
     });
   }
 

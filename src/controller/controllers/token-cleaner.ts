@@ -3,6 +3,7 @@
 import type { Secret } from "../../api/types/core.js";
 import type { ResourceClient } from "../../client/types.js";
 import { isPlatformError } from "../../errors.js";
+import { bootstrapTokenExpiry } from "../../apiserver/auth/authn-bootstrap-token.js";
 import type { Informer } from "../informer.js";
 import { Controller, type ControllerOptions } from "../controller.js";
 
@@ -20,8 +21,7 @@ export interface TokenCleanerOptions extends ControllerOptions {
 function expiresAt(secret: Secret): number | undefined {
   const text = secret.data?.expiration;
   if (text === undefined) return undefined;
-  const value = Buffer.from(text, "base64").toString("utf8");
-  return /^\d{4}-\d\d-\d\dT/.test(value) ? Date.parse(value) : NaN;
+  return bootstrapTokenExpiry(Buffer.from(text, "base64").toString("utf8"));
 }
 
 /** Keys are `namespace/name`. A token not yet expired is looked at again when it expires. */
