@@ -47,9 +47,10 @@ export interface NamingProfile {
   readonly legacyToken: { readonly issuer: string; readonly claimPrefix: string };
   /**
    * Bootstrap tokens (`--enable-bootstrap-token-auth`): the namespace of their Secrets (`kube-system` under k8s.io,
-   * `platform-system` otherwise) and the Secrets' type (`bootstrap.kubernetes.io/token`).
+   * `platform-system` otherwise), the Secrets' type (`bootstrap.kubernetes.io/token`), and the namespace anyone may
+   * read the signed `cluster-info` ConfigMap in (`kube-public` under k8s.io, `platform-public` otherwise).
    */
-  readonly bootstrapTokens: { readonly namespace: string; readonly secretType: string };
+  readonly bootstrapTokens: { readonly namespace: string; readonly secretType: string; readonly publicNamespace: string };
   /**
    * The bootstrap ClusterRoles the approver's SubjectAccessReview looks for: `nodeClient` grants
    * `certificatesigningrequests/nodeclient` (a first client certificate), `selfNodeClient` grants
@@ -95,8 +96,8 @@ function domainNames(domain: string) {
 }
 
 /** Where bootstrap token Secrets live and their type, from the domain and the profile's system namespace. */
-function bootstrapTokens(domain: string, namespace: string) {
-  return { namespace, secretType: `bootstrap.${domain}/token` };
+function bootstrapTokens(domain: string, namespace: string, publicNamespace: string) {
+  return { namespace, secretType: `bootstrap.${domain}/token`, publicNamespace };
 }
 
 /** The profile of a (valid) group suffix. */
@@ -126,7 +127,7 @@ export function namingProfile(suffix: string): NamingProfile {
           "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.",
       },
       systemNamespaces: ["kube-system", "kube-public", "kube-node-lease"],
-      bootstrapTokens: bootstrapTokens(d, "kube-system"),
+      bootstrapTokens: bootstrapTokens(d, "kube-system", "kube-public"),
     };
   }
   return {
@@ -147,6 +148,6 @@ export function namingProfile(suffix: string): NamingProfile {
       description: "Contains a CA bundle that verifies the API server's serving certificate.",
     },
     systemNamespaces: [],
-    bootstrapTokens: bootstrapTokens(suffix, "platform-system"),
+    bootstrapTokens: bootstrapTokens(suffix, "platform-system", "platform-public"),
   };
 }

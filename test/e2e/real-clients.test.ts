@@ -1,9 +1,11 @@
 // Real clients, unmodified, against `platform-ca up --group-suffix k8s.io`: @kubernetes/client-node (an informer on
-// CSRs, the approval subresource) and kubectl's typed commands (certificate, wait, auth, create token, describe).
+// CSRs, the approval subresource), kubectl's typed commands (certificate, wait, auth, create token, describe) and the
+// official Python client reading cluster-info without credentials, as kubeadm's token discovery does.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
 import { CertificatesV1Api, KubeConfig, makeInformer, type V1CertificateSigningRequest } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { csr } from "../fixtures/csr.js";
@@ -14,6 +16,46 @@ import { PLATFORMCTL as CTL } from "../fixtures/repo.js";
 
 /** A signer no controller knows: approve and deny work the same under any naming of the well-known signers. */
 const CUSTOM_SIGNER = "example.com/test";
+
+const ANONYMOUS_CLUSTER_INFO = `apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+anonymous:
+  enabled: true
+  conditions:
+  - path: /api/v1/namespaces/kube-public/configmaps/cluster-info
+`;
+
+/**
+ * kubeadm join's token discovery with the official Python client (no discovery documents, as client-go's typed call):
+ * cluster-info read without credentials and without trusting the server yet, its signature for the token checked
+ * with python's hmac as kubeadm recomputes it; prints the kubeconfig, or why it is not to be trusted.
+ */
+const DISCOVER = `
+import base64, hashlib, hmac, sys, urllib3
+urllib3.disable_warnings()
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+server, token_id, token_secret, name = sys.argv[1:5]
+c = client.Configuration(); c.host = server; c.verify_ssl = False
+api = client.CoreV1Api(client.ApiClient(c))
+try:
+    cm = api.read_namespaced_config_map(name, "kube-public")
+except ApiException as e:
+    print("refused", e.status); sys.exit(0)
+content = cm.data["kubeconfig"]
+sig = (cm.data or {}).get("jws-kubeconfig-" + token_id)
+if sig is None:
+    print("unsigned"); sys.exit(0)
+b = lambda x: base64.urlsafe_b64encode(x).rstrip(b"=")
+header, _, mac = sig.split(".")
+want = b(hmac.new(token_secret.encode().ljust(32, b"\\0"), header.encode() + b"." + b(content.encode()), hashlib.sha256).digest()).decode()
+print("signed" if hmac.compare_digest(mac, want) and base64.urlsafe_b64decode(header + "==") == b'{"alg":"HS256","kid":"' + token_id.encode() + b'"}' else "forged")
+print(content)
+`;
+
+function discover(name = "cluster-info", secret = "0123456789abcdef"): string {
+  return execFileSync("/usr/bin/python3", ["-c", DISCOVER, up.address, "abcdef", secret, name], { encoding: "utf8", timeout: 30_000 });
+}
 
 let up: UpProcess;
 let kubectl: Kubectl;
@@ -50,7 +92,10 @@ function platformctl(args: readonly string[], home: string): string {
 
 beforeAll(async () => {
   ensureBuilt();
-  up = await startUp({ args: ["--group-suffix", "k8s.io", "--enable-bootstrap-token-auth"] });
+  // Anonymous requests only where kubeadm's discovery reads: cluster-info (docs/operations.md's recipe).
+  const authn = join(mkdtempSync(join(tmpdir(), "authn-")), "authentication.yaml");
+  writeFileSync(authn, ANONYMOUS_CLUSTER_INFO);
+  up = await startUp({ args: ["--group-suffix", "k8s.io", "--enable-bootstrap-token-auth", "--authentication-config", authn] });
   kubectl = kubectlWith(up.adminConfig);
   clientSigner = await eventually("the published client signer", () => {
     const names = kubectl(["get", "clustertrustbundles", "-o", "jsonpath={.items[*].spec.signerName}"]).split(" ");
@@ -184,7 +229,7 @@ describe("kubectl's typed commands", () => {
     expect(kubectlFails(Object.assign(asRobot, { baseArgs: [] }), ["auth", "whoami"])).toMatch(/Unauthorized/);
   });
 
-  it("joins a node agent kubeadm's way: a bootstrap token Secret in kube-system, its kubelet client CSR approved and issued, the token deleted once expired", async () => {
+  it("joins a node agent kubeadm's way: cluster-info discovered anonymously and trusted through the token's signature, its kubelet client CSR approved and issued, the token deleted once expired", async () => {
     const expiration = new Date(Date.now() + 3600_000).toISOString().replace(/\.\d+Z$/, "Z");
     const secret = (exp: string) =>
       JSON.stringify({
@@ -192,11 +237,32 @@ describe("kubectl's typed commands", () => {
         kind: "Secret",
         type: "bootstrap.kubernetes.io/token",
         metadata: { name: "bootstrap-token-abcdef", namespace: "kube-system" },
-        stringData: { "token-id": "abcdef", "token-secret": "0123456789abcdef", expiration: exp, "usage-bootstrap-authentication": "true", "auth-extra-groups": "system:bootstrappers:kubeadm:default-node-token" },
+        stringData: {
+          "token-id": "abcdef",
+          "token-secret": "0123456789abcdef",
+          expiration: exp,
+          "usage-bootstrap-authentication": "true",
+          "usage-bootstrap-signing": "true",
+          "auth-extra-groups": "system:bootstrappers:kubeadm:default-node-token",
+        },
       });
     kubectl(["apply", "-f", "-"], secret(expiration));
+    // Discovery: what `up` published, signed by the bootstrap signer for this token; a wrong secret sees a forgery.
+    const found = await eventually("cluster-info signed for the token", () => {
+      const out = discover();
+      return out.startsWith("signed\n") ? out : undefined;
+    });
+    expect(discover("cluster-info", "0123456789abcdee")).toMatch(/^forged\n/);
+    const cluster = (parseYaml(found.slice("signed\n".length)) as { clusters: { cluster: Record<string, string> }[] }).clusters[0]!.cluster;
+    expect(cluster.server).toBe(up.address);
+    const caPem = Buffer.from(cluster["certificate-authority-data"]!, "base64").toString();
+    expect(caPem).toBe(readFileSync(join(up.dataDir, "pki", "ca.crt"), "utf8"));
+    // Anonymous access reaches that one object only: another ConfigMap of kube-public, and the API, answer 401.
+    expect(discover("kube-root-ca.crt")).toBe("refused 401\n");
+    const caFile = join(mkdtempSync(join(tmpdir(), "discovered-")), "ca.crt");
+    writeFileSync(caFile, caPem);
     const asNode = (args: readonly string[], input?: string) =>
-      execFileSync("kubectl", ["--kubeconfig", "/dev/null", "--server", up.address, "--certificate-authority", join(up.dataDir, "pki", "ca.crt"), "--token", "abcdef.0123456789abcdef", ...args], { input, encoding: "utf8", stdio: ["pipe", "pipe", "pipe"], timeout: 30_000 });
+      execFileSync("kubectl", ["--kubeconfig", "/dev/null", "--server", cluster.server!, "--certificate-authority", caFile, "--token", "abcdef.0123456789abcdef", ...args], { input, encoding: "utf8", stdio: ["pipe", "pipe", "pipe"], timeout: 30_000 });
     const who = JSON.parse(asNode(["auth", "whoami", "-o", "json"])).status.userInfo;
     expect(who).toEqual({ username: "system:bootstrap:abcdef", groups: ["system:bootstrappers", "system:bootstrappers:kubeadm:default-node-token", "system:authenticated"] });
     // What a kubelet sends with its bootstrap token: a client CSR for system:node:<name>, which the approver approves.
@@ -206,10 +272,11 @@ describe("kubectl's typed commands", () => {
     const issued = await eventually("the node's certificate", () => asNode(["get", "csr", "boot-1", "-o", "jsonpath={.status.certificate}"]) || undefined);
     expect(Buffer.from(issued, "base64").toString()).toMatch(/^-----BEGIN CERTIFICATE-----/);
     expect(kubectl(["get", "csr", "boot-1", "-o", "jsonpath={.spec.username} {.status.conditions[0].reason}"])).toBe("system:bootstrap:abcdef AutoApproved");
-    // Expired: the token cleaner `up` runs deletes its Secret, and the token no longer authenticates.
+    // Expired: the token cleaner `up` runs deletes its Secret, the token no longer authenticates, its signature goes.
     kubectl(["apply", "-f", "-"], secret("2020-01-01T00:00:00Z"));
     await eventually("the expired token deleted", () => (kubectl(["get", "secrets", "-n", "kube-system", "-o", "name"]).includes("bootstrap-token-abcdef") ? undefined : true));
     expect(kubectlFails(Object.assign(asNode, { baseArgs: [] }), ["auth", "whoami"])).toMatch(/Unauthorized/);
+    await eventually("the expired token's signature removed", () => (discover().startsWith("unsigned\n") ? true : undefined));
   });
 
   it("describes a CSR with the controllers' Events (kubectl reads them from core /api/v1/events), as platformctl does", async () => {
@@ -234,7 +301,7 @@ describe("kubectl describe under the default suffix", () => {
   let plain: UpProcess;
   let k: Kubectl;
   beforeAll(async () => {
-    plain = await startUp();
+    plain = await startUp({ args: ["--enable-bootstrap-token-auth"] });
     k = kubectlWith(plain.adminConfig);
   }, 240_000);
   afterAll(async () => {
@@ -254,5 +321,21 @@ describe("kubectl describe under the default suffix", () => {
       return /CertificateIssued/.test(text) ? text : undefined;
     });
     expect(out).toMatch(/^Events:\n[\s\S]*Normal\s+CertificateIssued\s+\S+\s+platform-ca-controller-manager\s/m);
+  });
+
+  it("publishes cluster-info in platform-public, readable by system:anonymous only where anonymous access is turned on (it is not here: 401)", async () => {
+    const data = JSON.parse(k(["get", "configmap", "cluster-info", "-n", "platform-public", "-o", "json"])).data as Record<string, string>;
+    expect(Object.keys(data)).toEqual(["kubeconfig"]);
+    expect(parseYaml(data.kubeconfig!).clusters[0].cluster.server).toBe(plain.address);
+    // Asked with a SubjectAccessReview (kubectl's --as would need discovery documents anonymous may not read).
+    const allowed = (name: string) =>
+      k(["create", "-f", "-", "-o", "jsonpath={.status.allowed}"], JSON.stringify({
+        apiVersion: "authorization.platform.io/v1",
+        kind: "SubjectAccessReview",
+        spec: { user: "system:anonymous", groups: ["system:unauthenticated"], resourceAttributes: { namespace: "platform-public", verb: "get", resource: "configmaps", name } },
+      }));
+    expect(allowed("cluster-info")).toBe("true");
+    expect(allowed("platform-root-ca.crt")).toBe("false");
+    expect(execFileSync("curl", ["-sk", "-o", "/dev/null", "-w", "%{http_code}", `${plain.address}/api/v1/namespaces/platform-public/configmaps/cluster-info`], { encoding: "utf8" })).toBe("401");
   });
 });

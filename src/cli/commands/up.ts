@@ -4,6 +4,7 @@ import type { Component, ComponentContext } from "../../apiserver/bootstrap/run-
 import { createLogger } from "../../logger.js";
 import { applyLogFlags } from "../log-flags.js";
 import { addServeOptions, serveSecure, type ServeFlags } from "./apiserver.js";
+import { clusterInfoComponent } from "./cluster-info.js";
 import { controllerThreadComponent } from "./controller-thread.js";
 
 export type UpComponent = Component;
@@ -25,6 +26,9 @@ export const upCommand = (program: Command): void => {
   command.addHelpText("after", "\nExamples:\n  platform-ca up\n  platform-ca up --data-dir /var/lib/platform-ca --listen 127.0.0.1:0 --log-format json\n  platform-ca up --listen 127.0.0.1:6444 -v 4\n");
   addServeOptions(command, DEFAULT_DATA_DIR).action(async (flags: ServeFlags) => {
     applyLogFlags(flags);
-    await serveSecure(flags, "up", createLogger({ name: "platform-ca" }), upComponents, true);
+    // With bootstrap tokens, nodes discover the cluster as kubeadm's do: cluster-info first, so the controllers' first
+    // look signs it.
+    const components = flags.enableBootstrapTokenAuth === true ? [clusterInfoComponent, ...upComponents] : upComponents;
+    await serveSecure(flags, "up", createLogger({ name: "platform-ca" }), components, true);
   });
 };

@@ -29,11 +29,13 @@ import { CrlPublisher, type CrlStore } from "./crl-publisher.js";
 import { ROOT_CA_PUBLISHER_CONTROLLER, RootCaPublisher } from "./root-ca-publisher.js";
 import { TOKEN_CONTROLLER, TokenController } from "./token-secrets.js";
 import { TOKEN_CLEANER_CONTROLLER, TokenCleaner } from "./token-cleaner.js";
+import { BOOTSTRAP_SIGNER_CONTROLLER, BootstrapSigner } from "./bootstrap-signer.js";
+import { CLUSTER_INFO_NAME } from "../../api/cluster-info.js";
 
 /** The names `Generic.Controllers` and `--controllers` use. */
-export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, TOKEN_CONTROLLER, TOKEN_CLEANER_CONTROLLER] as const;
-/** Controllers `*` leaves out, as upstream's controller manager leaves out its tokencleaner. */
-export const DISABLED_BY_DEFAULT: readonly ControllerName[] = [TOKEN_CLEANER_CONTROLLER];
+export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, TOKEN_CONTROLLER, TOKEN_CLEANER_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER] as const;
+/** Controllers `*` leaves out, as upstream's controller manager leaves out its tokencleaner and bootstrapsigner. */
+export const DISABLED_BY_DEFAULT: readonly ControllerName[] = [TOKEN_CLEANER_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER];
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
 
 /** Reported as `reportingController` on every Event. */
@@ -134,6 +136,7 @@ export class ControllerSet {
   private readonly accountInformer: Informer<ApiObject> | undefined;
   /** Bootstrap token Secrets, when the token cleaner runs. */
   private readonly bootstrapTokenInformer: Informer<Secret> | undefined;
+  private readonly clusterInfoInformer: Informer<ConfigMap> | undefined;
   private readonly recorder: EventRecorder;
   /** Made by this term (closed when it stops), not given by the caller. */
   private readonly ownPool: SigningPool | undefined;
@@ -159,9 +162,13 @@ export class ControllerSet {
       ? new Informer<Secret>({ ...base, listWatcher: resources.secrets, name: "secrets", fieldSelector: `type=${o.names.secretTypes.serviceAccountToken}` })
       : undefined;
     this.accountInformer = tokens ? new Informer<ApiObject>({ ...base, listWatcher: resources.serviceAccounts, name: "serviceaccounts" }) : undefined;
-    const { namespace: tokenNamespace, secretType: bootstrapType } = o.names.bootstrapTokens;
-    this.bootstrapTokenInformer = o.enabled.has(TOKEN_CLEANER_CONTROLLER)
+    const { namespace: tokenNamespace, secretType: bootstrapType, publicNamespace } = o.names.bootstrapTokens;
+    const signCluster = o.enabled.has(BOOTSTRAP_SIGNER_CONTROLLER);
+    this.bootstrapTokenInformer = o.enabled.has(TOKEN_CLEANER_CONTROLLER) || signCluster
       ? new Informer<Secret>({ ...base, listWatcher: resources.secrets, name: "bootstrap-token-secrets", namespace: tokenNamespace, fieldSelector: `type=${bootstrapType}` })
+      : undefined;
+    this.clusterInfoInformer = signCluster
+      ? new Informer<ConfigMap>({ ...base, listWatcher: resources.configMaps, name: "cluster-info", namespace: publicNamespace, fieldSelector: `metadata.name=${CLUSTER_INFO_NAME}` })
       : undefined;
     this.recorder = new EventRecorder({
       client: resources.events,
@@ -244,7 +251,13 @@ export class ControllerSet {
         }),
       );
     }
-    if (this.bootstrapTokenInformer) controllers.push(new TokenCleaner({ ...common, secrets: resources.secrets, tokens: this.bootstrapTokenInformer, secretType: bootstrapType }));
+    const bootstrapTokens = this.bootstrapTokenInformer;
+    if (bootstrapTokens && o.enabled.has(TOKEN_CLEANER_CONTROLLER)) controllers.push(new TokenCleaner({ ...common, secrets: resources.secrets, tokens: bootstrapTokens, secretType: bootstrapType }));
+    if (bootstrapTokens && this.clusterInfoInformer) {
+      controllers.push(
+        new BootstrapSigner({ ...common, configMaps: resources.configMaps, clusterInfo: this.clusterInfoInformer, tokens: bootstrapTokens, secretType: bootstrapType, tokenNamespace, publicNamespace }),
+      );
+    }
     this.controllers = controllers;
   }
 
@@ -271,9 +284,9 @@ export class ControllerSet {
     return this.csrInformer.hasSynced() && (this.bundleInformer?.hasSynced() ?? true) && (this.revocationInformer?.hasSynced() ?? true) && this.namespaceScoped().every((i) => i.hasSynced());
   }
 
-  /** The informers of the controllers of namespaced objects that run (per-namespace ones, token Secrets, bootstrap tokens). */
+  /** The informers of the controllers of namespaced objects that run (per-namespace ones, token Secrets, bootstrap tokens, cluster-info). */
   private namespaceScoped(): Informer<ApiObject>[] {
-    return [this.namespaceInformer, this.defaultsInformer, this.rootCaInformer, this.tokenSecretInformer, this.accountInformer, this.bootstrapTokenInformer].filter((i) => i !== undefined) as Informer<ApiObject>[];
+    return [this.namespaceInformer, this.defaultsInformer, this.rootCaInformer, this.tokenSecretInformer, this.accountInformer, this.bootstrapTokenInformer, this.clusterInfoInformer].filter((i) => i !== undefined) as Informer<ApiObject>[];
   }
 
   ready(): boolean {

@@ -43,7 +43,7 @@ describe("BootstrapTokenAuthenticator", () => {
     const { a, reads } = authenticator({ data: data() }, { names: upstream, namespace: "kube-system" });
     expect(await a.authenticateToken(TOKEN)).toMatchObject({ user: { username: "system:bootstrap:abcdef" } });
     expect(reads).toEqual(["kube-system/bootstrap-token-abcdef"]);
-    expect(upstream.bootstrapTokens).toEqual({ namespace: "kube-system", secretType: "bootstrap.kubernetes.io/token" });
+    expect(upstream.bootstrapTokens).toEqual({ namespace: "kube-system", secretType: "bootstrap.kubernetes.io/token", publicNamespace: "kube-public" });
   });
 
   it("leaves tokens of another format to the other authenticators, without reading anything", async () => {
