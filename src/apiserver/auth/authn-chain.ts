@@ -117,7 +117,7 @@ export class AuthenticatorChain {
     const fromFile = this.#o.tokenFile?.authenticateToken(token);
     if (fromFile) return { ...fromFile, authenticator: { authenticator: "token-file" } };
     const fromServiceAccount = await this.#o.serviceAccount?.authenticateToken(token);
-    if (fromServiceAccount) return { ...fromServiceAccount, authenticator: { authenticator: "service-account" } };
+    if (fromServiceAccount) return { authenticator: { authenticator: "service-account" }, ...fromServiceAccount };
     const fromBootstrap = await this.#o.bootstrapToken?.authenticateToken(token);
     if (fromBootstrap) return { ...fromBootstrap, authenticator: { authenticator: "bootstrap-token" } };
     const fromJwt = await this.#o.configured?.()?.jwt.authenticateToken(token);

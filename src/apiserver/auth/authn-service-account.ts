@@ -1,6 +1,6 @@
 // Bearer-token authentication with ServiceAccount JWTs: the API server's own audiences and live object checks.
 import { invalidOption } from "../../errors.js";
-import type { AuthnResult } from "./identity.js";
+import type { AuthnResult, LegacyTokenUse } from "./identity.js";
 import type { ServiceAccountTokens, TokenLookups } from "./service-account-tokens.js";
 
 export interface ServiceAccountAuthenticatorOptions {
@@ -23,8 +23,9 @@ export class ServiceAccountAuthenticator {
   async authenticateToken(token: string): Promise<AuthnResult | undefined> {
     if (!this.#tokens.looksLikeOurs(token)) return undefined;
     // No audiences: the review checks the token against the API server's own.
-    const status = await this.#tokens.review(token, { lookups: this.#lookups });
-    if (status.authenticated && status.user) return { user: status.user };
+    let legacyToken: LegacyTokenUse | undefined;
+    const status = await this.#tokens.review(token, { lookups: this.#lookups, onLegacyUse: (use) => (legacyToken = use) });
+    if (status.authenticated && status.user) return { user: status.user, authenticator: { authenticator: "service-account", ...(legacyToken && { legacyToken }) } };
     return { error: `invalid ServiceAccount token: ${status.error ?? "not authenticated"}` };
   }
 }

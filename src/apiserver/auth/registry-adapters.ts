@@ -36,6 +36,7 @@ function lookup(registry: Registry, plural: "serviceaccounts" | "pods" | "secret
         ...(obj.metadata.labels && { labels: obj.metadata.labels }),
         ...(plural === "secrets" && { ...(typeof obj.type === "string" && { type: obj.type }), data: decodedData(obj.data) }),
         ...(plural === "pods" && typeof spec?.serviceAccountName === "string" && { serviceAccountName: spec.serviceAccountName }),
+        ...(plural === "serviceaccounts" && Array.isArray(obj.secrets) && { secretNames: (obj.secrets as { name?: unknown }[]).map((r) => r?.name).filter((n): n is string => typeof n === "string") }),
       };
     } catch (err) {
       if (isPlatformError(err, "NOT_FOUND")) return undefined;
