@@ -2,6 +2,7 @@
 import { PlatformError } from "../errors.js";
 import type { ApiObject } from "../api/meta.js";
 import { labelValueProblem, qualifiedNameProblem } from "../api/names.js";
+import type { LabelSelector } from "../api/types/rbac.js";
 
 export type LabelOperator = "=" | "!=" | "in" | "notin" | "exists" | "!exists";
 
@@ -74,6 +75,19 @@ export function parseLabelSelector(text: string): LabelRequirement[] {
     if (part.startsWith("!")) return { key: checkKey(part.slice(1).trim()), operator: "!exists", values: [] };
     return { key: checkKey(part), operator: "exists", values: [] };
   });
+}
+
+/**
+ * Whether labels satisfy a LabelSelector object (`matchLabels` and `matchExpressions`, all of them): an empty
+ * selector selects everything, as upstream's LabelSelectorAsSelector.
+ */
+export function labelSelectorMatches(s: LabelSelector, labels: Readonly<Record<string, string>> | undefined): boolean {
+  const ops = { In: "in", NotIn: "notin", Exists: "exists", DoesNotExist: "!exists" } as const;
+  const requirements: LabelRequirement[] = [
+    ...Object.entries(s.matchLabels ?? {}).map(([key, value]) => ({ key, operator: "=" as const, values: [value] })),
+    ...(s.matchExpressions ?? []).map((e) => ({ key: e.key, operator: ops[e.operator], values: e.values ?? [] })),
+  ];
+  return matchesLabels(requirements, labels ?? {});
 }
 
 export function matchesLabels(requirements: readonly LabelRequirement[], labels: Readonly<Record<string, string>> | undefined): boolean {

@@ -21,7 +21,7 @@ export const CONTROLLER_MANAGER_KIND = "PlatformControllerManagerConfiguration";
 const WHAT = "controller manager configuration";
 
 /** The product's controllers, by the names `Generic.Controllers` uses. */
-export const KNOWN_CONTROLLERS = ["csrsigning", "csrapproving", "csrcleaner", "clustertrustbundle-publisher", "serviceaccount", "root-ca-cert-publisher", "serviceaccount-token", "tokencleaner", "bootstrapsigner"] as const;
+export const KNOWN_CONTROLLERS = ["csrsigning", "csrapproving", "csrcleaner", "clustertrustbundle-publisher", "serviceaccount", "root-ca-cert-publisher", "serviceaccount-token", "tokencleaner", "bootstrapsigner", "clusterrole-aggregation"] as const;
 /** Acquire attempts are jittered by up to 1.2 × retryPeriod, so the renew deadline must leave room for one. */
 const RETRY_JITTER = 1.2;
 const CONTROLLER_ENTRY_RE = /^-?[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

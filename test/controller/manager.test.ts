@@ -79,7 +79,7 @@ describe("createControllerManager", () => {
 
   it("runs only the controllers the list enables", async () => {
     const { h, managers } = await setup('{LeaderElection: {leaderElect: false}, Controllers: ["*", "-csrapproving", "-clustertrustbundle-publisher"]}');
-    expect(managers[0]!.enabled).toEqual(["csrsigning", "csrcleaner", "serviceaccount"]);
+    expect(managers[0]!.enabled).toEqual(["csrsigning", "csrcleaner", "serviceaccount", "clusterrole-aggregation"]);
     await until(() => (managers[0]!.working() ? true : undefined), "the controllers to run");
     await controllerResources(h.client("bootstrapper"), h.names).csrs.create(await nodeClientCsr(h.names, "node-2"));
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -307,6 +307,33 @@ describe("kubectl's typed commands", () => {
     await eventually("the expired token's signature removed", () => (discover().startsWith("unsigned\n") ? true : undefined));
   });
 
+  it("grants upstream's view through a RoleBinding, and view grows with a ClusterRole labelled aggregate-to-view", async () => {
+    expect(kubectl(["get", "clusterrole", "view", "-o", "jsonpath={.aggregationRule.clusterRoleSelectors[0].matchLabels}"])).toBe('{"rbac.authorization.k8s.io/aggregate-to-view":"true"}');
+    kubectl(["create", "namespace", "viewers"]);
+    kubectl(["create", "rolebinding", "alice-view", "--clusterrole=view", "--user=alice", "-n", "viewers"]);
+    // kubectl auth can-i prints no and exits 1 for a refusal.
+    const can = (verb: string, resource: string, ns = "viewers") => {
+      try {
+        return kubectl(["auth", "can-i", verb, resource, "-n", ns, "--as", "alice"]).trim();
+      } catch (err) {
+        return String((err as { stdout?: string }).stdout).trim();
+      }
+    };
+    expect([can("get", "configmaps"), can("list", "events"), can("create", "configmaps"), can("get", "secrets"), can("get", "configmaps", "default")]).toEqual(["yes", "yes", "no", "no", "no"]);
+    expect(can("list", "leases.coordination.k8s.io")).toBe("no");
+    kubectl(["apply", "-f", "-"], JSON.stringify({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "leases-view", labels: { "rbac.authorization.k8s.io/aggregate-to-view": "true" } },
+      rules: [{ apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "list", "watch"] }],
+    }));
+    await eventually("view to aggregate the new role", () => (can("list", "leases.coordination.k8s.io") === "yes" ? true : undefined));
+    // view aggregates into edit and edit into admin: the new rule reaches both.
+    expect(kubectl(["get", "clusterrole", "admin", "-o", "jsonpath={.rules[*].resources}"])).toContain('["leases"]');
+    kubectl(["delete", "clusterrole", "leases-view"]);
+    await eventually("the rule gone with its role", () => (can("list", "leases.coordination.k8s.io") === "no" ? true : undefined));
+  });
+
   it("describes a CSR with the controllers' Events (kubectl reads them from core /api/v1/events), as platformctl does", async () => {
     kubectl(["create", "-f", "-"], JSON.stringify(await csrBody("described", clientSigner)));
     kubectl(["certificate", "approve", "described"]);

@@ -7,7 +7,7 @@ import type { AdmissionWebhook, WebhookAdmissionConfig, WebhookPhase } from "../
 import { conditionsHold } from "../../cel/index.js";
 import { PlatformError, toPlatformError } from "../../errors.js";
 import { applyJsonPatch } from "../patch/json.js";
-import { matchesLabels, type LabelRequirement } from "../selectors.js";
+import { labelSelectorMatches as selects } from "../selectors.js";
 import { defaultUserAgent, DEFAULT_BURST, DEFAULT_NAMESPACE, DEFAULT_QPS } from "../../client/rest-config.js";
 import { WebhookClient, type Dialer } from "../webhook/client.js";
 import type { AdmissionAttributes, AdmissionContext, MutatingPlugin, ValidatingPlugin } from "./admission.js";
@@ -102,15 +102,6 @@ function ruleMatches(rule: AdmissionWebhook["rules"][number], a: AdmissionAttrib
 
 function isEmpty(s: LabelSelector): boolean {
   return Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0;
-}
-
-function selects(s: LabelSelector, labels: Readonly<Record<string, string>> | undefined): boolean {
-  const ops = { In: "in", NotIn: "notin", Exists: "exists", DoesNotExist: "!exists" } as const;
-  const requirements: LabelRequirement[] = [
-    ...Object.entries(s.matchLabels ?? {}).map(([key, value]) => ({ key, operator: "=" as const, values: [value] })),
-    ...(s.matchExpressions ?? []).map((e) => ({ key: e.key, operator: ops[e.operator], values: e.values ?? [] })),
-  ];
-  return matchesLabels(requirements, labels ?? {});
 }
 
 /** Upstream's refusal of a call that failed (connection, timeout, bad answer): 500 "failed calling webhook". */

@@ -78,6 +78,9 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
       { apiGroups: [""], resources: ["secrets"], verbs: ["list", "watch", "update", "delete"] },
       // The root CA publisher's ConfigMap in every namespace.
       { apiGroups: [""], resources: ["configmaps"], verbs: ["list", "watch", "create", "update"] },
+      // The aggregation controller writes the rules of aggregated ClusterRoles: rules it does not hold itself, so it
+      // needs escalate (as upstream's clusterrole-aggregation-controller).
+      { apiGroups: [names.rbac], resources: ["clusterroles"], verbs: ["list", "watch", "update", "escalate"] },
     ]),
     role(names.roles.nodeClient, [
       { apiGroups: [cert], resources: ["certificatesigningrequests"], verbs: ["create", ...READ] },
@@ -98,6 +101,7 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
     role(DISCOVERY_ROLE, [{ nonResourceURLs: ["/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*", "/version", "/version/"], verbs: ["get"] }]),
     role(PUBLIC_INFO_ROLE, [{ nonResourceURLs: ["/healthz", "/livez", "/readyz", "/version", "/version/"], verbs: ["get"] }]),
     role(MONITORING_ROLE, [{ nonResourceURLs: ["/metrics", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*"], verbs: ["get"] }]),
+    ...userFacingRoles(names, role),
   ];
   const clusterRoleBindings = [
     binding(CLUSTER_ADMIN, [group(SYSTEM_MASTERS)]),
@@ -113,6 +117,50 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
     binding(MONITORING_ROLE, [group(MONITORING_GROUP)]),
   ];
   return { clusterRoles, clusterRoleBindings };
+}
+
+/**
+ * Upstream's user-facing roles, for the resources served here: `view` (read, not Secrets), `edit` (also write, and
+ * Secrets), `admin` (also Roles and RoleBindings), each aggregated from the ClusterRoles labelled
+ * `rbac.authorization.<suffix>/aggregate-to-<name>: "true"` (the clusterrole-aggregation controller computes their
+ * rules), `view` aggregating into `edit` and `edit` into `admin`. Bound with a RoleBinding they grant that much in one
+ * namespace; other ClusterRoles join them by carrying the label.
+ */
+function userFacingRoles(names: GroupNames, role: (name: string, rules: PolicyRule[]) => ClusterRole): ClusterRole[] {
+  const WRITE = ["create", "delete", "deletecollection", "patch", "update"];
+  const label = (to: string) => ({ [`${names.rbac}/aggregate-to-${to}`]: "true" });
+  const labelled = (r: ClusterRole, labels: Record<string, string>): ClusterRole => ({ ...r, metadata: { ...r.metadata, labels: { ...r.metadata.labels, ...labels } } });
+  const aggregated = (name: string, into?: string): ClusterRole => ({
+    ...labelled(role(name, []), into ? label(into) : {}),
+    aggregationRule: { clusterRoleSelectors: [{ matchLabels: label(name) }] },
+  });
+  return [
+    aggregated("admin"),
+    aggregated("edit", "admin"),
+    aggregated("view", "edit"),
+    labelled(
+      role("system:aggregate-to-admin", [{ apiGroups: [names.rbac], resources: ["roles", "rolebindings"], verbs: [...READ, ...WRITE] }]),
+      label("admin"),
+    ),
+    labelled(
+      role("system:aggregate-to-edit", [
+        { apiGroups: [""], resources: ["configmaps", "pods", "secrets", "serviceaccounts"], verbs: WRITE },
+        { apiGroups: [""], resources: ["secrets"], verbs: READ },
+        { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["impersonate"] },
+        { apiGroups: [""], resources: ["serviceaccounts/token"], verbs: ["create"] },
+      ]),
+      label("edit"),
+    ),
+    labelled(
+      role("system:aggregate-to-view", [
+        { apiGroups: [""], resources: ["configmaps", "events", "pods", "pods/status", "serviceaccounts"], verbs: READ },
+        { apiGroups: [""], resources: ["namespaces"], verbs: READ },
+        { apiGroups: [names.events], resources: ["events"], verbs: READ },
+        { apiGroups: [names.apps], resources: ["controllerrevisions"], verbs: READ },
+      ]),
+      label("view"),
+    ),
+  ];
 }
 
 /** Where the bootstrap policy is written: the API server's registry, or a map in tests. */

@@ -265,7 +265,7 @@ export const controllerCommand = (program: Command): void => {
     .option("--cluster-signing-cert-file <file>", "CA certificate of the four built-in signers (overrides CSRSigningController)")
     .option("--cluster-signing-key-file <file>", "CA private key of the four built-in signers")
     .option("--cluster-signing-duration <duration>", "longest certificate lifetime (e.g. 8760h)")
-    .option("--controllers <list>", "controllers to run: * for all, name to enable, -name to disable (csrsigning, csrapproving, csrcleaner, clustertrustbundle-publisher, serviceaccount, root-ca-cert-publisher, serviceaccount-token; tokencleaner and bootstrapsigner only when named)")
+    .option("--controllers <list>", "controllers to run: * for all, name to enable, -name to disable (csrsigning, csrapproving, csrcleaner, clustertrustbundle-publisher, serviceaccount, root-ca-cert-publisher, serviceaccount-token, clusterrole-aggregation; tokencleaner and bootstrapsigner only when named)")
     .option("--leader-elect [bool]", "run only while holding the lease (true or false)", parseBool)
     .option("--kube-api-qps <number>", "requests per second to the API server once the burst is spent; ≤ 0 for no limit (overrides ClientConnection.qps, default 20)", numberFlag("--kube-api-qps"))
     .option("--kube-api-burst <number>", "burst of requests to the API server (overrides ClientConnection.burst, default 30)", numberFlag("--kube-api-burst", true))

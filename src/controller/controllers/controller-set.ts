@@ -31,9 +31,11 @@ import { TOKEN_CONTROLLER, TokenController } from "./token-secrets.js";
 import { TOKEN_CLEANER_CONTROLLER, TokenCleaner } from "./token-cleaner.js";
 import { BOOTSTRAP_SIGNER_CONTROLLER, BootstrapSigner } from "./bootstrap-signer.js";
 import { CLUSTER_INFO_NAME } from "../../api/cluster-info.js";
+import { CLUSTERROLE_AGGREGATION_CONTROLLER, ClusterRoleAggregation } from "./clusterrole-aggregation.js";
+import { RBAC_VERSION, type ClusterRole } from "../../api/types/rbac.js";
 
 /** The names `Generic.Controllers` and `--controllers` use. */
-export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, TOKEN_CONTROLLER, TOKEN_CLEANER_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER] as const;
+export const CONTROLLER_NAMES = [SIGNING_CONTROLLER, APPROVING_CONTROLLER, CLEANER_CONTROLLER, PUBLISHER_CONTROLLER, SERVICE_ACCOUNT_CONTROLLER, ROOT_CA_PUBLISHER_CONTROLLER, TOKEN_CONTROLLER, TOKEN_CLEANER_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER, CLUSTERROLE_AGGREGATION_CONTROLLER] as const;
 /** Controllers `*` leaves out, as upstream's controller manager leaves out its tokencleaner and bootstrapsigner. */
 export const DISABLED_BY_DEFAULT: readonly ControllerName[] = [TOKEN_CLEANER_CONTROLLER, BOOTSTRAP_SIGNER_CONTROLLER];
 export type ControllerName = (typeof CONTROLLER_NAMES)[number];
@@ -69,6 +71,7 @@ export interface ControllerResources {
   readonly serviceAccounts: ResourceClient;
   readonly configMaps: ResourceClient<ConfigMap>;
   readonly secrets: ResourceClient<Secret>;
+  readonly clusterRoles: ResourceClient<ClusterRole>;
 }
 
 export function controllerResources(client: ResourceSource, names: GroupNames): ControllerResources {
@@ -83,6 +86,7 @@ export function controllerResources(client: ResourceSource, names: GroupNames): 
     serviceAccounts: client.resource({ group: "", version: CORE_VERSION, plural: "serviceaccounts", namespaced: true }),
     configMaps: client.resource({ group: "", version: CORE_VERSION, plural: "configmaps", namespaced: true }),
     secrets: client.resource({ group: "", version: CORE_VERSION, plural: "secrets", namespaced: true }),
+    clusterRoles: client.resource({ group: names.rbac, version: RBAC_VERSION, plural: "clusterroles", namespaced: false }),
   };
 }
 
@@ -137,6 +141,7 @@ export class ControllerSet {
   /** Bootstrap token Secrets, when the token cleaner runs. */
   private readonly bootstrapTokenInformer: Informer<Secret> | undefined;
   private readonly clusterInfoInformer: Informer<ConfigMap> | undefined;
+  private readonly clusterRoleInformer: Informer<ClusterRole> | undefined;
   private readonly recorder: EventRecorder;
   /** Made by this term (closed when it stops), not given by the caller. */
   private readonly ownPool: SigningPool | undefined;
@@ -169,6 +174,9 @@ export class ControllerSet {
       : undefined;
     this.clusterInfoInformer = signCluster
       ? new Informer<ConfigMap>({ ...base, listWatcher: resources.configMaps, name: "cluster-info", namespace: publicNamespace, fieldSelector: `metadata.name=${CLUSTER_INFO_NAME}` })
+      : undefined;
+    this.clusterRoleInformer = o.enabled.has(CLUSTERROLE_AGGREGATION_CONTROLLER)
+      ? new Informer<ClusterRole>({ ...base, listWatcher: resources.clusterRoles, name: "clusterroles" })
       : undefined;
     this.recorder = new EventRecorder({
       client: resources.events,
@@ -258,6 +266,7 @@ export class ControllerSet {
         new BootstrapSigner({ ...common, configMaps: resources.configMaps, clusterInfo: this.clusterInfoInformer, tokens: bootstrapTokens, secretType: bootstrapType, tokenNamespace, publicNamespace }),
       );
     }
+    if (this.clusterRoleInformer) controllers.push(new ClusterRoleAggregation({ ...common, clusterRoles: resources.clusterRoles, informer: this.clusterRoleInformer }));
     this.controllers = controllers;
   }
 
@@ -284,9 +293,9 @@ export class ControllerSet {
     return this.csrInformer.hasSynced() && (this.bundleInformer?.hasSynced() ?? true) && (this.revocationInformer?.hasSynced() ?? true) && this.namespaceScoped().every((i) => i.hasSynced());
   }
 
-  /** The informers of the controllers of namespaced objects that run (per-namespace ones, token Secrets, bootstrap tokens, cluster-info). */
+  /** The informers of the controllers of namespaced objects that run (per-namespace ones, token Secrets, bootstrap tokens, cluster-info; ClusterRoles too). */
   private namespaceScoped(): Informer<ApiObject>[] {
-    return [this.namespaceInformer, this.defaultsInformer, this.rootCaInformer, this.tokenSecretInformer, this.accountInformer, this.bootstrapTokenInformer, this.clusterInfoInformer].filter((i) => i !== undefined) as Informer<ApiObject>[];
+    return [this.namespaceInformer, this.defaultsInformer, this.rootCaInformer, this.tokenSecretInformer, this.accountInformer, this.bootstrapTokenInformer, this.clusterInfoInformer, this.clusterRoleInformer].filter((i) => i !== undefined) as Informer<ApiObject>[];
   }
 
   ready(): boolean {
