@@ -80,7 +80,10 @@ describe("the bootstrap RBAC policy under k8s.io", () => {
     expect(roles).toContain("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient");
     expect(roles.some((r) => r!.includes("nodeagent"))).toBe(false);
     for (const obj of [...policy.clusterRoles, ...policy.clusterRoleBindings]) {
-      expect(obj.metadata.labels).toEqual({ "kubernetes.io/bootstrapping": "rbac-defaults" });
+      // Besides upstream's bootstrapping label, only its aggregation labels (view into edit, edit into admin, ...).
+      const { "kubernetes.io/bootstrapping": bootstrapping, ...others } = obj.metadata.labels ?? {};
+      expect(bootstrapping).toBe("rbac-defaults");
+      expect(Object.keys(others).filter((k) => !/^rbac\.authorization\.k8s\.io\/aggregate-to-(admin|edit|view)$/.test(k))).toEqual([]);
       expect(obj.metadata.annotations).toEqual({ "rbac.authorization.kubernetes.io/autoupdate": "true" });
     }
     const approve = policy.clusterRoles.flatMap((r) => r.rules ?? []).find((rule) => rule.verbs.includes("approve"));
