@@ -17,6 +17,8 @@ export { STORE_FILE };
 export interface ComponentContext {
   /** `<data-dir>/admin.conf`: a kubeconfig with a system:masters client certificate for this server. */
   readonly adminConfigPath: string;
+  /** `https://host:port` the server listens on, as bound (`0.0.0.0` when on every interface). */
+  readonly address: string;
   readonly dataDir: string;
   readonly names: GroupNames;
   /** The cluster CA the built-in signers issue with. */
@@ -127,6 +129,7 @@ export async function runSecureServer(o: RunOptions): Promise<void> {
     }
     const context: ComponentContext = {
       adminConfigPath: state.adminConfig.path,
+      address: state.server.address,
       dataDir: o.dataDir,
       names: secure.names,
       caFiles: state.pki.caFiles,

@@ -1,6 +1,7 @@
 // `platform-ca up --enable-bootstrap-token-auth` publishes cluster-info as kubeadm's init does: the kubeconfig a joining
 // node reads without credentials (server and CA) in the public namespace, and the Role that lets system:anonymous get it.
 import { readFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { CLUSTER_INFO_KUBECONFIG_KEY, CLUSTER_INFO_NAME, CLUSTER_INFO_READER, clusterInfoKubeconfig } from "../../api/cluster-info.js";
 import type { ApiObject } from "../../api/meta.js";
 import { CORE_VERSION, type ConfigMap } from "../../api/types/core.js";
@@ -22,8 +23,18 @@ async function ensure<T extends ApiObject>(client: ResourceClient<T>, obj: T, sa
   if (!same(current)) await client.update(fix(current));
 }
 
+/**
+ * The server's address for joining nodes: the bound one, or, bound on every interface, the host's name (which the
+ * serving certificate names then; admin.conf's loopback address would send a remote node to itself).
+ */
+export function advertisedServer(bound: string): string {
+  const url = new URL(bound);
+  if (url.hostname === "0.0.0.0" || url.hostname === "[::]") url.hostname = hostname().toLowerCase();
+  return url.origin;
+}
+
 /** Writes cluster-info (kept up to date with the server's address and CA at each start) and its reader's Role and binding. */
-export async function publishClusterInfo(ctx: Pick<ComponentContext, "adminConfigPath" | "names">): Promise<string> {
+export async function publishClusterInfo(ctx: Pick<ComponentContext, "adminConfigPath" | "address" | "names">): Promise<string> {
   const [{ readAdminConfig }, { loadClientConfig }, { resolveRestConfig }, { createClient }] = await Promise.all([
     import("../../apiserver/bootstrap/admin-config.js"),
     import("../../client/config-file.js"),
@@ -31,14 +42,14 @@ export async function publishClusterInfo(ctx: Pick<ComponentContext, "adminConfi
     import("../../client/rest-client.js"),
   ]);
   const admin = readAdminConfig(await readFile(ctx.adminConfigPath, "utf8"));
-  if (!admin) throw new PlatformError("INTERNAL", `${ctx.adminConfigPath} names no server to publish in cluster-info`);
+  if (!admin) throw new PlatformError("INTERNAL", `${ctx.adminConfigPath} holds no cluster CA to publish in cluster-info`);
   const client = createClient(await resolveRestConfig(await loadClientConfig({ explicitPath: ctx.adminConfigPath }), {}, { groupSuffix: ctx.names.suffix }));
   const namespace = ctx.names.bootstrapTokens.publicNamespace;
   const resource = <T extends ApiObject>(group: string, plural: string, namespaced = true) =>
     client.resource<T>({ group, version: group === "" ? CORE_VERSION : RBAC_VERSION, plural, namespaced });
   const rbac = `${ctx.names.rbac}/${RBAC_VERSION}`;
   await ensure(resource("", "namespaces", false), { apiVersion: CORE_VERSION, kind: "Namespace", metadata: { name: namespace } }, () => true, (c) => c);
-  const kubeconfig = clusterInfoKubeconfig(admin.server, admin.caPem);
+  const kubeconfig = clusterInfoKubeconfig(advertisedServer(ctx.address), admin.caPem);
   await ensure<ConfigMap>(
     resource("", "configmaps"),
     { apiVersion: CORE_VERSION, kind: "ConfigMap", metadata: { name: CLUSTER_INFO_NAME, namespace }, data: { [CLUSTER_INFO_KUBECONFIG_KEY]: kubeconfig } },
