@@ -56,7 +56,14 @@ export interface NamingProfile {
    * `certificatesigningrequests/nodeclient` (a first client certificate), `selfNodeClient` grants
    * `certificatesigningrequests/selfnodeclient` (a node renewing its own).
    */
-  readonly roles: { readonly nodeClient: string; readonly selfNodeClient: string };
+  readonly roles: {
+    readonly nodeClient: string;
+    readonly selfNodeClient: string;
+    /** Create and read CSRs, nothing else (upstream's `system:node-bootstrapper`, which kubeadm binds to its tokens). */
+    readonly nodeBootstrapper: string;
+    /** A built-in signer's approver role is this prefix, the signer's name after the domain, and `-approver`. */
+    readonly signerApproverPrefix: string;
+  };
   /** The Approved condition's message, by the subresource whose review allowed the node client request. */
   readonly approvalMessages: { readonly nodeclient: string; readonly selfnodeclient: string };
   /**
@@ -115,7 +122,7 @@ export function namingProfile(suffix: string): NamingProfile {
         legacyUnknown: `${d}/legacy-unknown`,
       },
       lastAppliedAnnotation: `kubectl.${d}/last-applied-configuration`,
-      roles: { nodeClient: `${csrRole}:nodeclient`, selfNodeClient: `${csrRole}:selfnodeclient` },
+      roles: { nodeClient: `${csrRole}:nodeclient`, selfNodeClient: `${csrRole}:selfnodeclient`, nodeBootstrapper: "system:node-bootstrapper", signerApproverPrefix: `system:certificates.${suffix}:` },
       approvalMessages: {
         nodeclient: "Auto approving kubelet client certificate after SubjectAccessReview.",
         selfnodeclient: "Auto approving self kubelet client certificate after SubjectAccessReview.",
@@ -140,7 +147,12 @@ export function namingProfile(suffix: string): NamingProfile {
       legacyUnknown: `${suffix}/legacy-unknown`,
     },
     lastAppliedAnnotation: `platformctl.${suffix}/last-applied-configuration`,
-    roles: { nodeClient: "platform-ca:nodeagent-bootstrapper", selfNodeClient: "platform-ca:nodeagent-selfnodeclient" },
+    roles: {
+      nodeClient: "platform-ca:nodeagent-bootstrapper",
+      selfNodeClient: "platform-ca:nodeagent-selfnodeclient",
+      nodeBootstrapper: "platform-ca:node-bootstrapper",
+      signerApproverPrefix: "platform-ca:",
+    },
     approvalMessages: { nodeclient: CsrConditionMessage.AutoApproved, selfnodeclient: CsrConditionMessage.AutoApproved },
     rootCaConfigMap: {
       name: "platform-root-ca.crt",

@@ -334,6 +334,26 @@ describe("kubectl's typed commands", () => {
     await eventually("the rule gone with its role", () => (can("list", "leases.coordination.k8s.io") === "no" ? true : undefined));
   });
 
+  it("lets a user bound to upstream's kube-apiserver-client-approver approve for that signer and no other", async () => {
+    kubectl(["apply", "-f", "-"], JSON.stringify({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "ClusterRole",
+      metadata: { name: "csr-approval" },
+      rules: [
+        { apiGroups: ["certificates.k8s.io"], resources: ["certificatesigningrequests"], verbs: ["get", "list", "watch"] },
+        { apiGroups: ["certificates.k8s.io"], resources: ["certificatesigningrequests/approval"], verbs: ["update"] },
+      ],
+    }));
+    kubectl(["create", "clusterrolebinding", "bob-csr-approval", "--clusterrole=csr-approval", "--user=bob"]);
+    kubectl(["create", "clusterrolebinding", "bob-client-approver", "--clusterrole=system:certificates.k8s.io:kube-apiserver-client-approver", "--user=bob"]);
+    kubectl(["create", "-f", "-"], JSON.stringify(await csrBody("bob-may", "kubernetes.io/kube-apiserver-client")));
+    kubectl(["create", "-f", "-"], JSON.stringify(await csrBody("bob-may-not", "kubernetes.io/kube-apiserver-client-kubelet")));
+    kubectl(["certificate", "approve", "bob-may", "--as", "bob"]);
+    expect(kubectl(["get", "csr", "bob-may", "-o", "jsonpath={.status.conditions[0].type}"])).toBe("Approved");
+    expect(kubectlFails(kubectl, ["certificate", "approve", "bob-may-not", "--as", "bob"])).toMatch(/Forbidden.*user not permitted to approve requests with signerName "kubernetes.io\/kube-apiserver-client-kubelet"/);
+    expect(kubectl(["get", "csr", "bob-may-not", "-o", "jsonpath={.status.conditions}"])).toBe("");
+  });
+
   it("describes a CSR with the controllers' Events (kubectl reads them from core /api/v1/events), as platformctl does", async () => {
     kubectl(["create", "-f", "-"], JSON.stringify(await csrBody("described", clientSigner)));
     kubectl(["certificate", "approve", "described"]);

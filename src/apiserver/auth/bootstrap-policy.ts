@@ -102,6 +102,12 @@ export function bootstrapPolicy(names: GroupNames): BootstrapPolicy {
     role(PUBLIC_INFO_ROLE, [{ nonResourceURLs: ["/healthz", "/livez", "/readyz", "/version", "/version/"], verbs: ["get"] }]),
     role(MONITORING_ROLE, [{ nonResourceURLs: ["/metrics", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*"], verbs: ["get"] }]),
     ...userFacingRoles(names, role),
+    // Upstream's, not bound: what kubeadm binds to its bootstrap tokens, and approval for one built-in signer each
+    // (with update on certificatesigningrequests/approval, which these do not grant, a user may approve for it).
+    role(names.roles.nodeBootstrapper, [{ apiGroups: [cert], resources: ["certificatesigningrequests"], verbs: ["create", ...READ] }]),
+    ...Object.values(s).map((signer) =>
+      role(`${names.roles.signerApproverPrefix}${signer.slice(signer.indexOf("/") + 1)}-approver`, [{ apiGroups: [cert], resources: ["signers"], resourceNames: [signer], verbs: ["approve"] }]),
+    ),
   ];
   const clusterRoleBindings = [
     binding(CLUSTER_ADMIN, [group(SYSTEM_MASTERS)]),

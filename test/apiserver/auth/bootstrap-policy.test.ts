@@ -62,6 +62,8 @@ describe("bootstrapPolicy", () => {
     ["the controller updates its lease", res(controller, "update", names.coordination, "leases", { namespace: "platform-system", name: "platform-ca" }), true],
     ["the controller may not delete leases", res(controller, "delete", names.coordination, "leases", { namespace: "platform-system", name: "platform-ca" }), false],
     ["the controller asks SubjectAccessReviews", res(controller, "create", names.authorization, "subjectaccessreviews"), true],
+    ["the controller writes aggregated ClusterRoles' rules (escalate)", res(controller, "escalate", names.rbac, "clusterroles", { name: "view" }), true],
+    ["the controller may not delete ClusterRoles", res(controller, "delete", names.rbac, "clusterroles", { name: "view" }), false],
     ["the controller's ServiceAccount has the same role", res(controllerSa, "update", CERT, "certificatesigningrequests", { subresource: "status", name: "x" }), true],
     ["a bootstrapper creates CSRs", res(bootstrapper, "create", CERT, "certificatesigningrequests"), true],
     ["a bootstrapper passes the nodeclient check", res(bootstrapper, "create", CERT, "certificatesigningrequests", { subresource: "nodeclient" }), true],
@@ -86,6 +88,26 @@ describe("bootstrapPolicy", () => {
     const d = rbac.authorize(attributes);
     expect(d.allowed).toBe(allowed);
     expect(d.evaluationErrors).toEqual([]);
+  });
+
+  it("has upstream's unbound roles under k8s.io: admin, edit, view aggregated, the node bootstrapper, an approver per built-in signer", () => {
+    const k8s = groupNames("k8s.io");
+    const roles = new Map(bootstrapPolicy(k8s).clusterRoles.map((r) => [r.metadata.name!, r]));
+    const bound = new Set(bootstrapPolicy(k8s).clusterRoleBindings.map((b) => b.roleRef.name));
+    const upstream = [
+      "admin", "edit", "view", "system:aggregate-to-admin", "system:aggregate-to-edit", "system:aggregate-to-view", "system:node-bootstrapper",
+      "system:certificates.k8s.io:kube-apiserver-client-approver", "system:certificates.k8s.io:kube-apiserver-client-kubelet-approver",
+      "system:certificates.k8s.io:kubelet-serving-approver", "system:certificates.k8s.io:legacy-unknown-approver",
+    ];
+    for (const name of upstream) expect({ name, present: roles.has(name), bound: bound.has(name) }).toEqual({ name, present: true, bound: false });
+    expect(roles.get("system:certificates.k8s.io:kubelet-serving-approver")!.rules).toEqual([{ apiGroups: ["certificates.k8s.io"], resources: ["signers"], resourceNames: ["kubernetes.io/kubelet-serving"], verbs: ["approve"] }]);
+    expect(roles.get("view")!.aggregationRule).toEqual({ clusterRoleSelectors: [{ matchLabels: { "rbac.authorization.k8s.io/aggregate-to-view": "true" } }] });
+    expect(roles.get("view")!.metadata.labels).toMatchObject({ "rbac.authorization.k8s.io/aggregate-to-edit": "true" });
+    expect(roles.get("edit")!.metadata.labels).toMatchObject({ "rbac.authorization.k8s.io/aggregate-to-admin": "true" });
+    expect(roles.get("system:aggregate-to-view")!.rules!.some((r) => r.resources?.includes("secrets"))).toBe(false);
+    // The product's names for the same roles.
+    const ours = new Set(policy.clusterRoles.map((r) => r.metadata.name!));
+    expect(["platform-ca:node-bootstrapper", "platform-ca:apiserver-client-approver", "platform-ca:apiserver-client-nodeagent-approver", "platform-ca:nodeagent-serving-approver", "platform-ca:legacy-unknown-approver"].filter((n) => !ours.has(n))).toEqual([]);
   });
 
   it("derives every group from the configured suffix", () => {
