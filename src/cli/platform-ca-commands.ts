@@ -15,6 +15,7 @@ const modules: LazyModules = [
   ["credential", async () => (await import("./commands/credential.js")).credentialCommand],
   ["hsm", async () => (await import("./commands/hsm.js")).hsmCommand],
   ["storage", async () => (await import("./commands/storage.js")).storageCommand],
+  ["token", async () => (await import("./commands/token.js")).tokenCommand],
   ["completion", async () => (await import("./completion.js")).completionCommand({ dynamic: false })],
 ];
 

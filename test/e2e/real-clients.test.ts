@@ -12,7 +12,7 @@ import { csr } from "../fixtures/csr.js";
 import { ensureBuilt, kubectlFails, type Kubectl } from "./apiserver-process.js";
 import { startUp, type UpProcess } from "./up-process.js";
 import { kubectlWith } from "./apiserver-process.js";
-import { PLATFORMCTL as CTL } from "../fixtures/repo.js";
+import { PLATFORM_CA, PLATFORMCTL as CTL } from "../fixtures/repo.js";
 
 /** A signer no controller knows: approve and deny work the same under any naming of the well-known signers. */
 const CUSTOM_SIGNER = "example.com/test";
@@ -352,6 +352,27 @@ describe("kubectl's typed commands", () => {
     expect(kubectl(["get", "csr", "bob-may", "-o", "jsonpath={.status.conditions[0].type}"])).toBe("Approved");
     expect(kubectlFails(kubectl, ["certificate", "approve", "bob-may-not", "--as", "bob"])).toMatch(/Forbidden.*user not permitted to approve requests with signerName "kubernetes.io\/kube-apiserver-client-kubelet"/);
     expect(kubectl(["get", "csr", "bob-may-not", "-o", "jsonpath={.status.conditions}"])).toBe("");
+  });
+
+  it("makes, lists and deletes bootstrap tokens with platform-ca token, as kubeadm token does; kubectl authenticates with one until it is deleted", () => {
+    const tokenCli = (args: readonly string[]) =>
+      execFileSync(process.execPath, [PLATFORM_CA, "token", ...args, "--platformconfig", up.adminConfig, "--group-suffix", "k8s.io"], { encoding: "utf8", timeout: 30_000 });
+    const token = tokenCli(["create", "--ttl", "2h", "--groups", "system:bootstrappers:workers", "--description", "rack 4"]).trim();
+    expect(token).toMatch(/^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    const id = token.slice(0, 6);
+    // The Secret kubeadm would make, read back with kubectl.
+    const secret = JSON.parse(kubectl(["get", "secret", `bootstrap-token-${id}`, "-n", "kube-system", "-o", "json"])) as { type: string; data: Record<string, string> };
+    const data = Object.fromEntries(Object.entries(secret.data).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]));
+    expect(secret.type).toBe("bootstrap.kubernetes.io/token");
+    expect(data).toMatchObject({ "token-id": id, "token-secret": token.slice(7), "usage-bootstrap-authentication": "true", "usage-bootstrap-signing": "true", "auth-extra-groups": "system:bootstrappers:workers", description: "rack 4" });
+    expect(Date.parse(data.expiration!) - Date.now()).toBeGreaterThan(7_100_000);
+    const listed = tokenCli(["list"]).split("\n").find((l) => l.startsWith(token));
+    expect(listed).toMatch(new RegExp(`^${token}\\s+1h\\s+\\S+Z\\s+signing,authentication\\s+rack 4\\s+system:bootstrappers:workers$`));
+    const asNode = (args: readonly string[]) =>
+      execFileSync("kubectl", ["--kubeconfig", "/dev/null", "--server", up.address, "--certificate-authority", join(up.dataDir, "pki", "ca.crt"), "--token", token, ...args], { encoding: "utf8", stdio: ["pipe", "pipe", "pipe"], timeout: 30_000 });
+    expect(JSON.parse(asNode(["auth", "whoami", "-o", "json"])).status.userInfo.groups).toEqual(["system:bootstrappers", "system:bootstrappers:workers", "system:authenticated"]);
+    expect(tokenCli(["delete", token])).toBe(`bootstrap token "${id}" deleted\n`);
+    expect(kubectlFails(Object.assign(asNode, { baseArgs: [] }), ["auth", "whoami"])).toMatch(/Unauthorized/);
   });
 
   it("describes a CSR with the controllers' Events (kubectl reads them from core /api/v1/events), as platformctl does", async () => {

@@ -8,9 +8,9 @@ import type { AuthnResult } from "./identity.js";
 import type { ObjectLookup } from "./service-account-tokens.js";
 
 /** A bootstrap token: six and sixteen characters of `[a-z0-9]` (kubeadm's format). */
-const TOKEN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
+export const BOOTSTRAP_TOKEN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
 /** Extra groups a token may put its user in: only below `system:bootstrappers:`. */
-const EXTRA_GROUP = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
+export const BOOTSTRAP_EXTRA_GROUP = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
 /** The user of token `<id>`: `system:bootstrap:<id>`. */
 export const BOOTSTRAP_USER_PREFIX = "system:bootstrap:";
 /**
@@ -50,7 +50,7 @@ export class BootstrapTokenAuthenticator {
 
   /** undefined when the token does not have a bootstrap token's format (another authenticator may know it). */
   async authenticateToken(token: string): Promise<AuthnResult | undefined> {
-    const m = TOKEN.exec(token);
+    const m = BOOTSTRAP_TOKEN.exec(token);
     if (!m) return undefined;
     const [, id, secret] = m as unknown as [string, string, string];
     const why = await this.#problem(id, secret);
@@ -89,7 +89,7 @@ export class BootstrapTokenAuthenticator {
     // As upstream: comma-separated, each a valid name (no spaces, no empty entry), the result sorted without repeats.
     const listed = data["auth-extra-groups"] ?? "";
     const extra = listed === "" ? [] : listed.split(",");
-    const bad = extra.find((g) => !EXTRA_GROUP.test(g));
+    const bad = extra.find((g) => !BOOTSTRAP_EXTRA_GROUP.test(g));
     if (bad !== undefined) return `the extra group ${JSON.stringify(bad)} is not a group below system:bootstrappers:`;
     return [...new Set([BOOTSTRAPPERS_GROUP, ...extra])].sort();
   }

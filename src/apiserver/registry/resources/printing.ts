@@ -34,6 +34,18 @@ export function humanDuration(totalSeconds: number): string {
   return `${Math.trunc(hours / 24 / 365)}y`;
 }
 
+/** Upstream's ShortHumanDuration: one unit, rounded down ("59s", "119m" is "1h", "23h", "3d", "2y"). */
+export function shortHumanDuration(totalSeconds: number): string {
+  const seconds = Math.trunc(totalSeconds);
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.trunc(seconds / 60)}m`;
+  const hours = Math.trunc(seconds / 3600);
+  if (hours < 24) return `${hours}h`;
+  return hours < 24 * 365 ? `${Math.trunc(hours / 24)}d` : `${Math.trunc(hours / 24 / 365)}y`;
+}
+
 /** Time since `timestamp` at `now`, "<unknown>" when there is none. */
 export function since(timestamp: unknown, now: Date): string {
   if (typeof timestamp !== "string" || timestamp === "") return "<unknown>";
