@@ -2,6 +2,7 @@
 // credentials, and the detached JWS signatures with which each bootstrap token vouches for it (RFC 7515 appendix F).
 import { createHmac } from "node:crypto";
 import { stringify as toYaml } from "yaml";
+import { parsePlainYaml } from "../plain-data.js";
 
 export const CLUSTER_INFO_NAME = "cluster-info";
 /** The key of the kubeconfig text the signatures are over. */
@@ -36,4 +37,19 @@ export function clusterInfoKubeconfig(server: string, caPem: string): string {
     preferences: {},
     users: null,
   });
+}
+
+/** The server and CA bundle a cluster-info kubeconfig names (its first cluster), or undefined when it names none. */
+export function clusterInfoCluster(kubeconfig: string): { server: string; caPem: string } | undefined {
+  let doc: { clusters?: { cluster?: Record<string, unknown> }[] } | null;
+  try {
+    doc = parsePlainYaml(kubeconfig) as typeof doc;
+  } catch {
+    return undefined;
+  }
+  const cluster = Array.isArray(doc?.clusters) ? doc.clusters[0]?.cluster : undefined;
+  const server = cluster?.server;
+  const caData = cluster?.["certificate-authority-data"];
+  if (typeof server !== "string" || typeof caData !== "string") return undefined;
+  return { server, caPem: Buffer.from(caData, "base64").toString("utf8") };
 }

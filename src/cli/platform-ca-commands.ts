@@ -16,6 +16,7 @@ const modules: LazyModules = [
   ["hsm", async () => (await import("./commands/hsm.js")).hsmCommand],
   ["storage", async () => (await import("./commands/storage.js")).storageCommand],
   ["token", async () => (await import("./commands/token.js")).tokenCommand],
+  ["join", async () => (await import("./commands/join.js")).joinCommand],
   ["completion", async () => (await import("./completion.js")).completionCommand({ dynamic: false })],
 ];
 

@@ -2,7 +2,7 @@
 // CSRs, the approval subresource), kubectl's typed commands (certificate, wait, auth, create token, describe) and the
 // official Python client reading cluster-info without credentials, as kubeadm's token discovery does.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
@@ -373,6 +373,31 @@ describe("kubectl's typed commands", () => {
     expect(JSON.parse(asNode(["auth", "whoami", "-o", "json"])).status.userInfo.groups).toEqual(["system:bootstrappers", "system:bootstrappers:workers", "system:authenticated"]);
     expect(tokenCli(["delete", token])).toBe(`bootstrap token "${id}" deleted\n`);
     expect(kubectlFails(Object.assign(asNode, { baseArgs: [] }), ["auth", "whoami"])).toMatch(/Unauthorized/);
+  });
+
+  it("joins a node with platform-ca token create --print-join-command, platform-ca join and platform-ca credential: a client certificate from the token alone", () => {
+    const cli = (args: readonly string[], cwd?: string) => execFileSync(process.execPath, [PLATFORM_CA, ...args], { encoding: "utf8", timeout: 60_000, ...(cwd && { cwd }), stdio: ["ignore", "pipe", "pipe"] });
+    const command = cli(["token", "create", "--print-join-command", "--platformconfig", up.adminConfig, "--group-suffix", "k8s.io"]).trim();
+    const m = /^platform-ca join (https:\/\/\S+) --token ([a-z0-9]{6}\.[a-z0-9]{16}) --discovery-token-ca-cert-hash (sha256:[0-9a-f]{64}) -o bootstrap\.conf --group-suffix k8s\.io$/.exec(command);
+    expect(m, command).not.toBeNull();
+    const [, server, token, pin] = m!;
+    expect(server).toBe(up.address);
+    // The pin is kubeadm's: the SHA-256 of the CA's SubjectPublicKeyInfo, as openssl computes it.
+    const caFile = join(up.dataDir, "pki", "ca.crt");
+    const spki = execFileSync("sh", ["-c", `openssl x509 -in '${caFile}' -noout -pubkey | openssl pkey -pubin -outform der | sha256sum`], { encoding: "utf8" }).split(" ")[0];
+    expect(pin).toBe(`sha256:${spki}`);
+    const node = mkdtempSync(join(tmpdir(), "node-"));
+    // A wrong pin: refused with one line, nothing written.
+    expect(() => cli(["join", server!, "--token", token!, "--discovery-token-ca-cert-hash", `sha256:${"0".repeat(64)}`, "-o", "bootstrap.conf", "--group-suffix", "k8s.io"], node)).toThrow(/matches none of the --discovery-token-ca-cert-hash pins/);
+    expect(existsSync(join(node, "bootstrap.conf"))).toBe(false);
+    cli(command.replace(/^platform-ca /, "").split(" "), node);
+    // The node's first client certificate, through the credential plugin with the bootstrap config.
+    const credential = JSON.parse(cli(["credential", "--platformconfig", "bootstrap.conf", "--cn", "system:node:joined-1", "--o", "system:nodes", "--signer-name", "kubernetes.io/kube-apiserver-client-kubelet", "--group-suffix", "k8s.io", "--cache-dir", "cache"], node)) as { status: { clientCertificateData: string } };
+    const certFile = join(node, "node.crt");
+    writeFileSync(certFile, credential.status.clientCertificateData);
+    expect(execFileSync("openssl", ["verify", "-CAfile", caFile, certFile], { encoding: "utf8" }).trim()).toBe(`${certFile}: OK`);
+    expect(execFileSync("openssl", ["x509", "-in", certFile, "-noout", "-subject"], { encoding: "utf8" })).toMatch(/O ?= ?system:nodes, CN ?= ?system:node:joined-1/);
+    cli(["token", "delete", token!, "--platformconfig", up.adminConfig, "--group-suffix", "k8s.io"]);
   });
 
   it("describes a CSR with the controllers' Events (kubectl reads them from core /api/v1/events), as platformctl does", async () => {

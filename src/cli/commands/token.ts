@@ -3,10 +3,12 @@
 import { randomInt } from "node:crypto";
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, groupNames, type GroupNames } from "../../api/group.js";
-import { CORE_VERSION, type Secret } from "../../api/types/core.js";
+import { CORE_VERSION, type ConfigMap, type Secret } from "../../api/types/core.js";
+import { CLUSTER_INFO_KUBECONFIG_KEY, CLUSTER_INFO_NAME, clusterInfoCluster } from "../../api/cluster-info.js";
+import { caCertHashes } from "./join.js";
 import { BOOTSTRAP_EXTRA_GROUP, BOOTSTRAP_TOKEN, bootstrapTokenExpiry, bootstrapTokenSecretName } from "../../apiserver/auth/authn-bootstrap-token.js";
 import { shortHumanDuration } from "../../apiserver/registry/resources/printing.js";
-import { addClientFlags, createClient, defaultUserAgent, restConfigFromFlags, type ClientFlags } from "../../client/index.js";
+import { addClientFlags, createClient, defaultUserAgent, restConfigFromFlags, type ClientFlags, type RestClient } from "../../client/index.js";
 import type { ResourceClient } from "../../client/types.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import { parseDuration } from "../../fields/duration.js";
@@ -19,6 +21,7 @@ interface TokenFlags extends ClientFlags {
   readonly usages?: string;
   readonly groups?: string;
   readonly description?: string;
+  readonly printJoinCommand?: boolean;
 }
 
 const USAGES = ["signing", "authentication"] as const;
@@ -62,7 +65,24 @@ function parseFlags(flags: TokenFlags): { ttlMs: number; usages: string[]; group
   return { ttlMs, usages, groups };
 }
 
-async function withSecrets<T>(flags: TokenFlags, run: (secrets: ResourceClient<Secret>, names: GroupNames) => Promise<T>): Promise<T> {
+/** `platform-ca join` with the server and CA pin cluster-info publishes (which the node will check) and this token. */
+async function joinCommandFor(client: RestClient, names: GroupNames, token: string): Promise<string> {
+  const namespace = names.bootstrapTokens.publicNamespace;
+  let cm: ConfigMap;
+  try {
+    cm = await client.resource<ConfigMap>({ group: "", version: CORE_VERSION, plural: "configmaps", namespaced: true }).get(CLUSTER_INFO_NAME, { namespace });
+  } catch (err) {
+    if (!isPlatformError(err, "NOT_FOUND")) throw err;
+    throw new PlatformError("NOT_FOUND", `${namespace}/${CLUSTER_INFO_NAME} is not published: start the server with platform-ca up --enable-bootstrap-token-auth`);
+  }
+  const cluster = clusterInfoCluster(cm.data?.[CLUSTER_INFO_KUBECONFIG_KEY] ?? "");
+  if (!cluster) throw new PlatformError("INTERNAL", `${namespace}/${CLUSTER_INFO_NAME} names no server or CA`);
+  const pins = caCertHashes(cluster.caPem).map((p) => `--discovery-token-ca-cert-hash ${p}`);
+  const suffix = names.suffix === DEFAULT_GROUP_SUFFIX ? "" : ` --group-suffix ${names.suffix}`;
+  return `platform-ca join ${cluster.server} --token ${token} ${pins.join(" ")} -o bootstrap.conf${suffix}`;
+}
+
+async function withSecrets<T>(flags: TokenFlags, run: (secrets: ResourceClient<Secret>, names: GroupNames, client: RestClient) => Promise<T>): Promise<T> {
   let names: GroupNames;
   try {
     names = groupNames(flags.groupSuffix);
@@ -72,7 +92,7 @@ async function withSecrets<T>(flags: TokenFlags, run: (secrets: ResourceClient<S
   const config = await restConfigFromFlags(flags, process.env, { groupSuffix: names.suffix, userAgent: defaultUserAgent("platform-ca-token") });
   const client = createClient(config, { groupSuffix: names.suffix });
   try {
-    return await run(client.resource<Secret>({ group: "", version: CORE_VERSION, plural: "secrets", namespaced: true }), names);
+    return await run(client.resource<Secret>({ group: "", version: CORE_VERSION, plural: "secrets", namespaced: true }), names, client);
   } finally {
     client.close();
   }
@@ -106,16 +126,20 @@ export const tokenCommand: CommandModule = (program: Command) => {
       .option("--usages <list>", "what the token may be used for: signing (cluster-info), authentication", USAGES.join(","))
       .option("--groups <list>", "extra groups of the token's user, each below system:bootstrappers:")
       .option("--description <text>", "what the token is for")
+      .option("--print-join-command", "print the `platform-ca join` command a node runs with it (server and CA pin from cluster-info)")
       .addHelpText("after", examples("create --platformconfig .platform/admin.conf --description 'rack 4'", "create abcdef.0123456789abcdef --ttl 2h --usages authentication --groups system:bootstrappers:workers")),
   ).action(async (given: string | undefined, flags: TokenFlags) => {
     const o = parseFlags(flags);
     if (given !== undefined && !BOOTSTRAP_TOKEN.test(given)) throw new UsageError(`token ${JSON.stringify(given)}: expected 6 and 16 characters of [a-z0-9] joined by a dot (abcdef.0123456789abcdef)`);
     const value = given ?? newBootstrapToken();
-    await withSecrets(flags, async (secrets, names) => {
+    const line = await withSecrets(flags, async (secrets, names, client) => {
+      // The join command needs what cluster-info publishes: read before the token exists, so a failure leaves none.
+      const join = flags.printJoinCommand ? await joinCommandFor(client, names, value) : undefined;
       const secret = bootstrapTokenSecret(names, value, { ...o, ...(flags.description !== undefined && { description: flags.description }), now: Date.now() });
       await secrets.create(secret, { namespace: secret.metadata.namespace! });
+      return join ?? value;
     });
-    process.stdout.write(`${value}\n`);
+    process.stdout.write(`${line}\n`);
   });
   common(token.command("list").description("list bootstrap tokens: TOKEN TTL EXPIRES USAGES DESCRIPTION EXTRA GROUPS").addHelpText("after", examples("list --platformconfig .platform/admin.conf --group-suffix k8s.io"))).action(async (flags: TokenFlags) => {
     const rows = await withSecrets(flags, async (secrets, names) => {
