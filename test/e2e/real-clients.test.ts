@@ -457,6 +457,12 @@ describe("kubectl describe under the default suffix", () => {
       }));
     expect(allowed("cluster-info")).toBe("true");
     expect(allowed("platform-root-ca.crt")).toBe("false");
+    // Anonymous access is off by default: the server refuses the request before authorization.
     expect(execFileSync("curl", ["-sk", "-o", "/dev/null", "-w", "%{http_code}", `${plain.address}/api/v1/namespaces/platform-public/configmaps/cluster-info`], { encoding: "utf8" })).toBe("401");
+    // platform-ca join says what to change.
+    const token = execFileSync(process.execPath, [PLATFORM_CA, "token", "create", "--platformconfig", plain.adminConfig], { encoding: "utf8" }).trim();
+    expect(() =>
+      execFileSync(process.execPath, [PLATFORM_CA, "join", plain.address, "--token", token, "--discovery-token-unsafe-skip-ca-verification", "-o", join(tmpdir(), `never-${process.pid}.conf`)], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }),
+    ).toThrow(/does not let requests without credentials read \/api\/v1\/namespaces\/platform-public\/configmaps\/cluster-info: allow anonymous requests on that path/);
   });
 });

@@ -9,7 +9,7 @@ import { DEFAULT_GROUP_SUFFIX, groupNames, type GroupNames } from "../../api/gro
 import { CORE_VERSION, type ConfigMap } from "../../api/types/core.js";
 import { BOOTSTRAP_TOKEN } from "../../apiserver/auth/authn-bootstrap-token.js";
 import { createClient, defaultUserAgent, normalizeServer, type RestConfig } from "../../client/index.js";
-import { PlatformError } from "../../errors.js";
+import { isPlatformError, PlatformError } from "../../errors.js";
 import { writeFileAtomic } from "../../pki/files.js";
 import { decodePem } from "../../pki/pem.js";
 import { UsageError, type CommandModule } from "../program.js";
@@ -63,8 +63,15 @@ function config(server: string, tls: RestConfig["tls"], timeoutMs: number): Rest
 
 async function readClusterInfo(names: GroupNames, rest: RestConfig): Promise<ConfigMap> {
   const client = createClient(rest, { groupSuffix: names.suffix });
+  const namespace = names.bootstrapTokens.publicNamespace;
   try {
-    return await client.resource<ConfigMap>({ group: "", version: CORE_VERSION, plural: "configmaps", namespaced: true }).get(CLUSTER_INFO_NAME, { namespace: names.bootstrapTokens.publicNamespace });
+    return await client.resource<ConfigMap>({ group: "", version: CORE_VERSION, plural: "configmaps", namespaced: true }).get(CLUSTER_INFO_NAME, { namespace });
+  } catch (err) {
+    // The two refusals a first join meets, with what to do about them.
+    const path = `/api/v1/namespaces/${namespace}/configmaps/${CLUSTER_INFO_NAME}`;
+    if (isPlatformError(err, "UNAUTHORIZED")) throw new PlatformError("UNAUTHORIZED", `${rest.server} does not let requests without credentials read ${path}: allow anonymous requests on that path (an AuthenticationConfiguration's anonymous.conditions; docs/operations.md "Discovery")`, { cause: err });
+    if (isPlatformError(err, "NOT_FOUND")) throw new PlatformError("NOT_FOUND", `${rest.server} publishes no ${namespace}/${CLUSTER_INFO_NAME} (platform-ca up --enable-bootstrap-token-auth does${names.suffix === DEFAULT_GROUP_SUFFIX ? "" : `; is --group-suffix ${names.suffix} the server's?`})`, { cause: err });
+    throw err;
   } finally {
     client.close();
   }
