@@ -250,6 +250,8 @@ describe("kubectl's typed commands", () => {
     // The Secret labelled invalid, then the account deleted (its Secret with it): each time the token is refused.
     kubectl(["label", "secret", "build-robot-token", "kubernetes.io/legacy-token-invalid-since=2026-11-28"]);
     expect(kubectlFails(Object.assign(asRobot, { baseArgs: [] }), ["auth", "whoami"])).toMatch(/Unauthorized.*invalid since 2026-11-28/);
+    // Still counted, as upstream counts uses of invalidated tokens.
+    expect(counted("serviceaccount_invalid_legacy_auto_token_uses_total")).toBe(1);
     kubectl(["label", "secret", "build-robot-token", "kubernetes.io/legacy-token-invalid-since-"]);
     expect(asRobot(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"])).toBe("system:serviceaccount:default:build-robot");
     kubectl(["delete", "serviceaccount", "build-robot"]);

@@ -6,17 +6,21 @@ import type { ServiceAccountTokens, TokenLookups } from "./service-account-token
 export interface ServiceAccountAuthenticatorOptions {
   readonly tokens: ServiceAccountTokens;
   readonly lookups: TokenLookups;
+  /** Told of each refused use of a token Secret's token labelled invalid (upstream counts them). */
+  readonly onInvalidatedLegacyToken?: () => void;
 }
 
 export class ServiceAccountAuthenticator {
   readonly #tokens: ServiceAccountTokens;
   readonly #lookups: TokenLookups;
+  readonly #onInvalidated: (() => void) | undefined;
 
   constructor(options: ServiceAccountAuthenticatorOptions) {
     if (!options?.tokens) throw invalidOption("tokens", "to be ServiceAccountTokens", options?.tokens);
     if (typeof options.lookups?.serviceAccount !== "function") throw invalidOption("lookups.serviceAccount", "to be a function", options.lookups?.serviceAccount);
     this.#tokens = options.tokens;
     this.#lookups = options.lookups;
+    this.#onInvalidated = options.onInvalidatedLegacyToken;
   }
 
   /** undefined when the token is not a ServiceAccount token of this server (another authenticator may know it). */
@@ -24,7 +28,13 @@ export class ServiceAccountAuthenticator {
     if (!this.#tokens.looksLikeOurs(token)) return undefined;
     // No audiences: the review checks the token against the API server's own.
     let legacyToken: LegacyTokenUse | undefined;
-    const status = await this.#tokens.review(token, { lookups: this.#lookups, onLegacyUse: (use) => (legacyToken = use) });
+    const status = await this.#tokens.review(token, {
+      lookups: this.#lookups,
+      onLegacyUse: (use) => {
+        if (use.invalidated) this.#onInvalidated?.();
+        else legacyToken = use;
+      },
+    });
     if (status.authenticated && status.user) return { user: status.user, authenticator: { authenticator: "service-account", ...(legacyToken && { legacyToken }) } };
     return { error: `invalid ServiceAccount token: ${status.error ?? "not authenticated"}` };
   }

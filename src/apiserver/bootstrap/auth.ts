@@ -162,7 +162,7 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       chain = new AuthenticatorChain({
         x509: new X509Authenticator({ trustPool: options.clientCaPool, clock, revocation: revocations }),
         ...(tokenFile && { tokenFile }),
-        serviceAccount: new ServiceAccountAuthenticator({ tokens, lookups: lateLookups }),
+        serviceAccount: new ServiceAccountAuthenticator({ tokens, lookups: lateLookups, onInvalidatedLegacyToken: () => metrics?.invalidatedLegacyTokenUsed() }),
         ...(options.bootstrapTokens && { bootstrapToken: new BootstrapTokenAuthenticator({ secret: lateLookups.secret!, names, clock, logger }) }),
         anonymous: options.anonymous === true,
         ...(configFile && { configured: () => configFile.current }),
