@@ -7,7 +7,7 @@ import { isStackOverflow, NESTING_MESSAGE } from "../../plain-data.js";
 import type { Logger } from "../../logger.js";
 import type { Clock } from "../../time/clock.js";
 import { applyPatch, checkPatchShape, patchTypeOf } from "../patch/index.js";
-import type { Pipeline } from "../pipeline.js";
+import { authenticationWarnings, type Pipeline } from "../pipeline.js";
 import type { ResourceStore } from "../registry/generic.js";
 import type { Registry } from "../registry/registry.js";
 import { listCollection, type CachedCollection } from "../registry/list.js";
@@ -51,7 +51,7 @@ export class ResourceHandler {
     const q = req.query as RawQuery;
     const store = this.deps.registry.store(t.def);
     const tableAllowed = verb === "get" || verb === "list" || verb === "watch";
-    const out: ResponseSettings = { negotiated: negotiate(req.headers.accept, tableAllowed), pretty: isPretty(q), warnings: [] };
+    const out: ResponseSettings = { negotiated: negotiate(req.headers.accept, tableAllowed), pretty: isPretty(q), warnings: authenticationWarnings(user) };
     const ns = t.namespace;
     switch (verb) {
       case "get": {

@@ -20,7 +20,6 @@ interface JoinFlags {
   readonly discoveryTokenUnsafeSkipCaVerification?: boolean;
   readonly output?: string;
   readonly groupSuffix?: string;
-  readonly timeout?: string;
 }
 
 /** kubeadm's pin of a CA certificate (PEM or DER): `sha256:` and the hex SHA-256 of its SubjectPublicKeyInfo. */
