@@ -9,7 +9,6 @@ export const SYSTEM_MASTERS = "system:masters";
 export const SERVICE_ACCOUNTS_GROUP = "system:serviceaccounts";
 export const SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:";
 
-/** Which authenticator accepted a user's credentials (and, for a JWT, its issuer): recorded in the audit. */
 /** One authentication with a token Secret's token: the token's user, its Secret, and whether its account lists the Secret. */
 export interface LegacyTokenUse {
   readonly subject: string;
@@ -19,6 +18,7 @@ export interface LegacyTokenUse {
   readonly invalidated?: boolean;
 }
 
+/** Which authenticator accepted a user's credentials (and, for a JWT, its issuer): recorded in the audit. */
 export interface AuthenticatedBy {
   readonly authenticator: "x509" | "token-file" | "service-account" | "bootstrap-token" | "jwt" | "basic-auth" | "anonymous";
   readonly issuer?: string;

@@ -1,7 +1,7 @@
 // `platform-ca up --enable-bootstrap-token-auth` publishes cluster-info as kubeadm's init does: the kubeconfig a joining
 // node reads without credentials (server and CA) in the public namespace, and the Role that lets system:anonymous get it.
-import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
+import { isDeepStrictEqual } from "node:util";
 import { CLUSTER_INFO_KUBECONFIG_KEY, CLUSTER_INFO_NAME, CLUSTER_INFO_READER, clusterInfoKubeconfig } from "../../api/cluster-info.js";
 import type { ApiObject } from "../../api/meta.js";
 import { CORE_VERSION, type ConfigMap } from "../../api/types/core.js";
@@ -35,34 +35,39 @@ export function advertisedServer(bound: string): string {
 
 /** Writes cluster-info (kept up to date with the server's address and CA at each start) and its reader's Role and binding. */
 export async function publishClusterInfo(ctx: Pick<ComponentContext, "adminConfigPath" | "address" | "names">): Promise<string> {
-  const [{ readAdminConfig }, { loadClientConfig }, { resolveRestConfig }, { createClient }] = await Promise.all([
-    import("../../apiserver/bootstrap/admin-config.js"),
+  const [{ loadClientConfig }, { resolveRestConfig }, { createClient }] = await Promise.all([
     import("../../client/config-file.js"),
     import("../../client/resolve-config.js"),
     import("../../client/rest-client.js"),
   ]);
-  const admin = readAdminConfig(await readFile(ctx.adminConfigPath, "utf8"));
-  if (!admin) throw new PlatformError("INTERNAL", `${ctx.adminConfigPath} holds no cluster CA to publish in cluster-info`);
-  const client = createClient(await resolveRestConfig(await loadClientConfig({ explicitPath: ctx.adminConfigPath }), {}, { groupSuffix: ctx.names.suffix }));
+  const rest = await resolveRestConfig(await loadClientConfig({ explicitPath: ctx.adminConfigPath }), {}, { groupSuffix: ctx.names.suffix });
+  // admin.conf's CA is the one that verifies this server: what a joining node must trust.
+  const caPem = rest.tls.ca;
+  if (caPem === undefined) throw new PlatformError("INTERNAL", `${ctx.adminConfigPath} holds no cluster CA to publish in cluster-info`);
+  const client = createClient(rest);
   const namespace = ctx.names.bootstrapTokens.publicNamespace;
-  const resource = <T extends ApiObject>(group: string, plural: string, namespaced = true) =>
-    client.resource<T>({ group, version: group === "" ? CORE_VERSION : RBAC_VERSION, plural, namespaced });
-  const rbac = `${ctx.names.rbac}/${RBAC_VERSION}`;
-  await ensure(resource("", "namespaces", false), { apiVersion: CORE_VERSION, kind: "Namespace", metadata: { name: namespace } }, () => true, (c) => c);
-  const kubeconfig = clusterInfoKubeconfig(advertisedServer(ctx.address), admin.caPem);
-  await ensure<ConfigMap>(
-    resource("", "configmaps"),
-    { apiVersion: CORE_VERSION, kind: "ConfigMap", metadata: { name: CLUSTER_INFO_NAME, namespace }, data: { [CLUSTER_INFO_KUBECONFIG_KEY]: kubeconfig } },
-    (c) => c.data?.[CLUSTER_INFO_KUBECONFIG_KEY] === kubeconfig,
-    // The signatures stay: the bootstrap signer replaces them once it sees the new content.
-    (c) => ({ ...c, data: { ...c.data, [CLUSTER_INFO_KUBECONFIG_KEY]: kubeconfig } }),
-  );
-  const rules = [{ apiGroups: [""], resources: ["configmaps"], resourceNames: [CLUSTER_INFO_NAME], verbs: ["get"] }];
-  const role = { apiVersion: rbac, kind: "Role", metadata: { name: CLUSTER_INFO_READER, namespace }, rules };
-  await ensure(resource(ctx.names.rbac, "roles"), role as ApiObject, (c) => JSON.stringify((c as typeof role).rules) === JSON.stringify(rules), (c) => ({ ...c, rules }) as ApiObject);
-  const subjects = [{ kind: "User", apiGroup: ctx.names.rbac, name: "system:anonymous" }];
-  const binding = { apiVersion: rbac, kind: "RoleBinding", metadata: { name: CLUSTER_INFO_READER, namespace }, roleRef: { apiGroup: ctx.names.rbac, kind: "Role", name: CLUSTER_INFO_READER }, subjects };
-  await ensure(resource(ctx.names.rbac, "rolebindings"), binding as ApiObject, (c) => JSON.stringify((c as typeof binding).subjects) === JSON.stringify(subjects), (c) => ({ ...c, subjects }) as ApiObject);
+  try {
+    const resource = <T extends ApiObject>(group: string, plural: string, namespaced = true) =>
+      client.resource<T>({ group, version: group === "" ? CORE_VERSION : RBAC_VERSION, plural, namespaced });
+    const rbac = `${ctx.names.rbac}/${RBAC_VERSION}`;
+    await ensure(resource("", "namespaces", false), { apiVersion: CORE_VERSION, kind: "Namespace", metadata: { name: namespace } }, () => true, (c) => c);
+    const kubeconfig = clusterInfoKubeconfig(advertisedServer(ctx.address), caPem);
+    await ensure<ConfigMap>(
+      resource("", "configmaps"),
+      { apiVersion: CORE_VERSION, kind: "ConfigMap", metadata: { name: CLUSTER_INFO_NAME, namespace }, data: { [CLUSTER_INFO_KUBECONFIG_KEY]: kubeconfig } },
+      (c) => c.data?.[CLUSTER_INFO_KUBECONFIG_KEY] === kubeconfig,
+      // The signatures stay: the bootstrap signer replaces them once it sees the new content.
+      (c) => ({ ...c, data: { ...c.data, [CLUSTER_INFO_KUBECONFIG_KEY]: kubeconfig } }),
+    );
+    const rules = [{ apiGroups: [""], resources: ["configmaps"], resourceNames: [CLUSTER_INFO_NAME], verbs: ["get"] }];
+    const role = { apiVersion: rbac, kind: "Role", metadata: { name: CLUSTER_INFO_READER, namespace }, rules };
+    await ensure(resource(ctx.names.rbac, "roles"), role as ApiObject, (c) => isDeepStrictEqual((c as typeof role).rules, rules), (c) => ({ ...c, rules }) as ApiObject);
+    const subjects = [{ kind: "User", apiGroup: ctx.names.rbac, name: "system:anonymous" }];
+    const binding = { apiVersion: rbac, kind: "RoleBinding", metadata: { name: CLUSTER_INFO_READER, namespace }, roleRef: { apiGroup: ctx.names.rbac, kind: "Role", name: CLUSTER_INFO_READER }, subjects };
+    await ensure(resource(ctx.names.rbac, "rolebindings"), binding as ApiObject, (c) => isDeepStrictEqual((c as typeof binding).subjects, subjects), (c) => ({ ...c, subjects }) as ApiObject);
+  } finally {
+    client.close();
+  }
   return `${namespace}/${CLUSTER_INFO_NAME}`;
 }
 
