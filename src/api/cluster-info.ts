@@ -3,6 +3,7 @@
 import { createHmac } from "node:crypto";
 import { stringify as toYaml } from "yaml";
 import { parsePlainYaml } from "../plain-data.js";
+import { fromBase64, toBase64 } from "./base64-text.js";
 
 export const CLUSTER_INFO_NAME = "cluster-info";
 /** The key of the kubeconfig text the signatures are over. */
@@ -31,7 +32,7 @@ export function clusterInfoKubeconfig(server: string, caPem: string): string {
   return toYaml({
     apiVersion: "v1",
     kind: "Config",
-    clusters: [{ name: "", cluster: { "certificate-authority-data": Buffer.from(caPem, "utf8").toString("base64"), server } }],
+    clusters: [{ name: "", cluster: { "certificate-authority-data": toBase64(caPem), server } }],
     contexts: null,
     "current-context": "",
     preferences: {},
@@ -51,5 +52,5 @@ export function clusterInfoCluster(kubeconfig: string): { server: string; caPem:
   const server = cluster?.server;
   const caData = cluster?.["certificate-authority-data"];
   if (typeof server !== "string" || typeof caData !== "string") return undefined;
-  return { server, caPem: Buffer.from(caData, "base64").toString("utf8") };
+  return { server, caPem: fromBase64(caData)! };
 }

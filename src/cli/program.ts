@@ -1,6 +1,7 @@
 // Builds the `platform-ca` command tree: each subcommand lives in src/cli/commands/ and registers itself here.
 import { Command, CommanderError } from "commander";
 import { isPlatformError, type ErrorCause } from "../errors.js";
+import { groupNames, type GroupNames } from "../api/group.js";
 
 /** A subcommand module: adds its commands to the root program. */
 export type CommandModule = (program: Command) => void;
@@ -23,6 +24,15 @@ export const EXIT_USAGE = 2;
 
 export class UsageError extends Error {
   override name = "UsageError";
+}
+
+/** The names of a `--group-suffix`: an invalid one is a usage error (one line, exit 2) with groupNames' reason. */
+export function groupNamesFlag(suffix: string | undefined): GroupNames {
+  try {
+    return groupNames(suffix);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }
 
 /** Ends a command with `code` and nothing more on stderr: an answer, not a failure (`auth can-i` says "no" with 1). */

@@ -1,6 +1,7 @@
 // Bootstrap tokens (upstream's `--enable-bootstrap-token-auth`): bearer tokens `<id>.<secret>` kept as Secrets
 // `bootstrap-token-<id>` of type `bootstrap.kubernetes.io/token` in kube-system, with which node agents join a cluster.
 import { timingSafeEqual } from "node:crypto";
+import { fromBase64 } from "../../api/base64-text.js";
 import type { GroupNames } from "../../api/group.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { BOOTSTRAPPERS_GROUP } from "./bootstrap-policy.js";
@@ -19,6 +20,15 @@ export const BOOTSTRAP_USER_PREFIX = "system:bootstrap:";
  */
 export function bootstrapTokenExpiry(text: string): number {
   return /^\d{4}-\d\d-\d\dT/.test(text) ? Date.parse(text) : NaN;
+}
+
+/**
+ * The `expiration` of a bootstrap token Secret (its `data` as stored, base64) in ms: NaN when unreadable, undefined
+ * when it has none. The token cleaner, the bootstrap signer and `platform-ca token list` read it alike.
+ */
+export function secretExpiry(data: Readonly<Record<string, string>> | undefined): number | undefined {
+  const text = fromBase64(data?.expiration);
+  return text === undefined ? undefined : bootstrapTokenExpiry(text);
 }
 
 /** The name of the Secret of token `<id>`. */

@@ -1,5 +1,6 @@
 // Adapters from the API server's registry to what the identity layer consumes: object lookups and bootstrap writes.
 import type { ApiObject, UserInfo } from "../../api/meta.js";
+import { decodedData } from "../../api/base64-text.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import type { ResourceStore } from "../registry/generic.js";
 import type { Registry } from "../registry/registry.js";
@@ -13,13 +14,6 @@ const SERVER_USER: UserInfo = { username: "system:apiserver", groups: [SYSTEM_MA
 function storeOf(registry: Registry, group: string, plural: string): ResourceStore | undefined {
   const def = registry.catalog.definition(group, "v1", plural);
   return def ? registry.store(def) : undefined;
-}
-
-/** A Secret's data with each value decoded (what is not a base64 string is left out). */
-function decodedData(data: unknown): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (typeof data === "object" && data !== null) for (const [k, v] of Object.entries(data)) if (typeof v === "string") out[k] = Buffer.from(v, "base64").toString("utf8");
-  return out;
 }
 
 function lookup(registry: Registry, plural: "serviceaccounts" | "pods" | "secrets"): ObjectLookup {

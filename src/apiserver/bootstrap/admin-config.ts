@@ -1,5 +1,6 @@
 // admin.conf: a kubeconfig for the cluster administrator (client certificate in system:masters) next to the data.
 import { X509Certificate } from "node:crypto";
+import { fromBase64, toBase64 } from "../../api/base64-text.js";
 import { stringify as toYaml } from "yaml";
 import { parsePlainYaml } from "../../plain-data.js";
 import { invalidOption } from "../../errors.js";
@@ -44,8 +45,8 @@ interface AdminMaterial {
   readonly keyPem: string;
 }
 
-const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
-const unb64 = (value: unknown) => (typeof value === "string" ? Buffer.from(value, "base64").toString("utf8") : "");
+/** A field's text, "" when it has none (a broken admin.conf is then rewritten, not read). */
+const unb64 = (value: unknown) => fromBase64(value) ?? "";
 
 /** The kubeconfig text: cluster `platform-ca`, user `admin`, context `platform-ca` (current). */
 export function adminConfigText(m: AdminMaterial): string {
@@ -53,8 +54,8 @@ export function adminConfigText(m: AdminMaterial): string {
   return toYaml({
     apiVersion: "v1",
     kind: "Config",
-    clusters: [{ name: cluster, cluster: { server: m.server, "certificate-authority-data": b64(m.caPem) } }],
-    users: [{ name: user, user: { "client-certificate-data": b64(m.certPem), "client-key-data": b64(m.keyPem) } }],
+    clusters: [{ name: cluster, cluster: { server: m.server, "certificate-authority-data": toBase64(m.caPem) } }],
+    users: [{ name: user, user: { "client-certificate-data": toBase64(m.certPem), "client-key-data": toBase64(m.keyPem) } }],
     contexts: [{ name: context, context: { cluster, user } }],
     "current-context": context,
     preferences: {},

@@ -4,11 +4,11 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { Option, type Command } from "commander";
-import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
+import { DEFAULT_GROUP_SUFFIX } from "../../api/group.js";
 import { addClientFlags, createClient, defaultUserAgent, EXEC_INFO_ENV, restConfigFromFlags, type ClientFlags } from "../../client/index.js";
 import { PlatformError } from "../../errors.js";
 import { loadPrivateKey, privateKeyMatchesCertificate, writePrivateKeyFile } from "../../pki/keys.js";
-import { UsageError, type CommandModule } from "../program.js";
+import { groupNamesFlag, UsageError, type CommandModule } from "../program.js";
 import { generateRequest, parseExpirationSeconds, parseKeyType, parseTimeout, submitCsr, waitForCertificate } from "../ctl/csr-issuance.js";
 
 /** kubectl hands the ExecCredential over in its own variable; both are read. */
@@ -76,12 +76,7 @@ const rfc3339 = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
 
 async function run(flags: CredentialFlags, env: Readonly<Record<string, string | undefined>>): Promise<void> {
   if (env[ACTIVE_ENV]) throw new PlatformError("CREDENTIALS_UNAVAILABLE", "the bootstrap credentials of platform-ca credential run platform-ca credential again; give it other credentials (--platformconfig, --token, --client-certificate)");
-  let names;
-  try {
-    names = groupNames(flags.groupSuffix);
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const names = groupNamesFlag(flags.groupSuffix);
   const keyType = parseKeyType(flags.keyType);
   const expirationSeconds = parseExpirationSeconds(flags.expirationSeconds);
   const timeoutMs = parseTimeout(flags.timeout);

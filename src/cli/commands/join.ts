@@ -5,14 +5,15 @@ import { createHash, timingSafeEqual, X509Certificate } from "node:crypto";
 import type { Command } from "commander";
 import { stringify as toYaml } from "yaml";
 import { CLUSTER_INFO_KUBECONFIG_KEY, CLUSTER_INFO_NAME, CLUSTER_INFO_SIGNATURE_PREFIX, clusterInfoCluster, detachedSignature } from "../../api/cluster-info.js";
-import { DEFAULT_GROUP_SUFFIX, groupNames, type GroupNames } from "../../api/group.js";
+import { DEFAULT_GROUP_SUFFIX, type GroupNames } from "../../api/group.js";
 import { CORE_VERSION, type ConfigMap } from "../../api/types/core.js";
+import { toBase64 } from "../../api/base64-text.js";
 import { BOOTSTRAP_TOKEN } from "../../apiserver/auth/authn-bootstrap-token.js";
 import { createClient, defaultUserAgent, normalizeServer, type RestConfig } from "../../client/index.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import { writeFileAtomic } from "../../pki/files.js";
 import { decodePem } from "../../pki/pem.js";
-import { UsageError, type CommandModule } from "../program.js";
+import { groupNamesFlag, UsageError, type CommandModule } from "../program.js";
 
 interface JoinFlags {
   readonly token?: string;
@@ -81,7 +82,7 @@ export function bootstrapConfigText(server: string, caPem: string, token: string
   return toYaml({
     apiVersion: "v1",
     kind: "Config",
-    clusters: [{ name: "bootstrap", cluster: { server, "certificate-authority-data": Buffer.from(caPem).toString("base64") } }],
+    clusters: [{ name: "bootstrap", cluster: { server, "certificate-authority-data": toBase64(caPem) } }],
     users: [{ name: "bootstrap", user: { token } }],
     contexts: [{ name: "bootstrap", context: { cluster: "bootstrap", user: "bootstrap" } }],
     "current-context": "bootstrap",
@@ -89,12 +90,7 @@ export function bootstrapConfigText(server: string, caPem: string, token: string
 }
 
 async function join(address: string, flags: JoinFlags): Promise<void> {
-  let names: GroupNames;
-  try {
-    names = groupNames(flags.groupSuffix);
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const names = groupNamesFlag(flags.groupSuffix);
   const token = flags.token ?? "";
   if (!BOOTSTRAP_TOKEN.test(token)) throw new UsageError("--token: expected a bootstrap token, 6 and 16 characters of [a-z0-9] joined by a dot");
   const pins = (flags.discoveryTokenCaCertHash ?? []).map((p) => p.toLowerCase());

@@ -4,10 +4,10 @@ import { readFile } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import { text } from "node:stream/consumers";
 import type { Command } from "commander";
-import { DEFAULT_GROUP_SUFFIX, groupNames } from "../../api/group.js";
+import { DEFAULT_GROUP_SUFFIX } from "../../api/group.js";
 import { PlatformError } from "../../errors.js";
 import { addCaKeyKmsOptions, useCaKeyKmsFlags, type CaKeyKmsFlags } from "../ca-key-kms-flags.js";
-import { UsageError, type CommandModule } from "../program.js";
+import { groupNamesFlag, UsageError, type CommandModule } from "../program.js";
 import { durationFlag } from "../duration.js";
 import { isPkcs11Uri } from "../../pki/pkcs11-uri.js";
 import { MIN_EXPIRATION_SECONDS } from "../../pki/validity.js";
@@ -47,12 +47,7 @@ async function readCsr(path: string): Promise<string> {
 /** Flag checks that make a usage error (exit 2) rather than a refusal. */
 async function checkFlags(flags: SignFlags): Promise<{ usages: string[]; expirationSeconds?: number; maxDurationSeconds?: number }> {
   if (flags.policy !== undefined && flags.plugin !== undefined) throw new UsageError("--policy and --plugin exclude each other");
-  let names;
-  try {
-    names = groupNames(flags.groupSuffix);
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const names = groupNamesFlag(flags.groupSuffix);
   if (flags.policy === undefined && flags.plugin === undefined && !Object.values(names.signers).includes(flags.signerName)) {
     throw new UsageError(
       `${JSON.stringify(flags.signerName)} is not a built-in signer (${Object.values(names.signers).join(", ")}); give a custom signer --policy or --plugin`,

@@ -2,18 +2,19 @@
 // with an administrator's client config (their Secrets, the authenticator's and the controllers' one format).
 import { randomInt } from "node:crypto";
 import type { Command } from "commander";
-import { DEFAULT_GROUP_SUFFIX, groupNames, type GroupNames } from "../../api/group.js";
+import { DEFAULT_GROUP_SUFFIX, type GroupNames } from "../../api/group.js";
 import { CORE_VERSION, type ConfigMap, type Secret } from "../../api/types/core.js";
 import { CLUSTER_INFO_KUBECONFIG_KEY, CLUSTER_INFO_NAME, clusterInfoCluster } from "../../api/cluster-info.js";
 import { caCertHashes } from "./join.js";
-import { BOOTSTRAP_EXTRA_GROUP, BOOTSTRAP_TOKEN, bootstrapTokenExpiry, bootstrapTokenSecretName } from "../../apiserver/auth/authn-bootstrap-token.js";
+import { BOOTSTRAP_EXTRA_GROUP, BOOTSTRAP_TOKEN, bootstrapTokenSecretName, secretExpiry } from "../../apiserver/auth/authn-bootstrap-token.js";
+import { decodedData, toBase64 } from "../../api/base64-text.js";
 import { shortHumanDuration } from "../../apiserver/registry/resources/printing.js";
 import { addClientFlags, createClient, defaultUserAgent, restConfigFromFlags, type ClientFlags, type RestClient } from "../../client/index.js";
 import type { ResourceClient } from "../../client/types.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import { parseDuration } from "../../fields/duration.js";
 import { formatTable } from "../table.js";
-import { UsageError, type CommandModule } from "../program.js";
+import { groupNamesFlag, UsageError, type CommandModule } from "../program.js";
 
 interface TokenFlags extends ClientFlags {
   readonly groupSuffix?: string;
@@ -27,8 +28,6 @@ interface TokenFlags extends ClientFlags {
 const USAGES = ["signing", "authentication"] as const;
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 const randomText = (n: number) => Array.from({ length: n }, () => ALPHABET[randomInt(ALPHABET.length)]).join("");
-const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
-const unb64 = (value: string | undefined) => (value === undefined ? undefined : Buffer.from(value, "base64").toString("utf8"));
 
 /** A new token `<6>.<16>` of `[a-z0-9]`, drawn without bias from the system's CSPRNG (kubeadm's format). */
 export function newBootstrapToken(): string {
@@ -49,7 +48,7 @@ export function bootstrapTokenSecret(names: GroupNames, token: string, o: { ttlM
     kind: "Secret",
     type: secretType,
     metadata: { name: bootstrapTokenSecretName(id), namespace },
-    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, toBase64(v)])),
   };
 }
 
@@ -83,12 +82,7 @@ async function joinCommandFor(client: RestClient, names: GroupNames, token: stri
 }
 
 async function withSecrets<T>(flags: TokenFlags, run: (secrets: ResourceClient<Secret>, names: GroupNames, client: RestClient) => Promise<T>): Promise<T> {
-  let names: GroupNames;
-  try {
-    names = groupNames(flags.groupSuffix);
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const names = groupNamesFlag(flags.groupSuffix);
   const config = await restConfigFromFlags(flags, process.env, { groupSuffix: names.suffix, userAgent: defaultUserAgent("platform-ca-token") });
   const client = createClient(config, { groupSuffix: names.suffix });
   try {
@@ -101,14 +95,15 @@ async function withSecrets<T>(flags: TokenFlags, run: (secrets: ResourceClient<S
 /** The rows of `token list`: kubeadm's columns, its TTL rounded down to one unit. */
 export function tokenRows(items: readonly Secret[], now: number): string[][] {
   return items.flatMap((s) => {
-    const id = unb64(s.data?.["token-id"]);
-    const secret = unb64(s.data?.["token-secret"]);
+    const data = decodedData(s.data);
+    const id = data["token-id"];
+    const secret = data["token-secret"];
     if (id === undefined || secret === undefined || !BOOTSTRAP_TOKEN.test(`${id}.${secret}`)) return [];
-    const expiration = unb64(s.data?.expiration);
-    const at = expiration === undefined ? undefined : bootstrapTokenExpiry(expiration);
+    const expiration = data.expiration;
+    const at = secretExpiry(s.data);
     const ttl = at === undefined ? "<forever>" : !(at > now) ? "<invalid>" : shortHumanDuration((at - now) / 1000);
-    const usages = USAGES.filter((u) => unb64(s.data?.[`usage-bootstrap-${u}`]) === "true").join(",");
-    return [[`${id}.${secret}`, ttl, expiration ?? "<never>", usages || "<none>", unb64(s.data?.description) || "<none>", unb64(s.data?.["auth-extra-groups"]) || "<none>"]];
+    const usages = USAGES.filter((u) => data[`usage-bootstrap-${u}`] === "true").join(",");
+    return [[`${id}.${secret}`, ttl, expiration ?? "<never>", usages || "<none>", data.description || "<none>", data["auth-extra-groups"] || "<none>"]];
   });
 }
 

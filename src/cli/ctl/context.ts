@@ -1,10 +1,10 @@
 // What a platformctl command works with: merged flags, the REST client, discovery, output streams and server warnings.
 import type { Command } from "commander";
-import { groupNames, type GroupNames } from "../../api/group.js";
+import type { GroupNames } from "../../api/group.js";
 import { createClient, defaultUserAgent, restConfigFromFlags, type RestClient, type RestConfig } from "../../client/index.js";
 import { PlatformError } from "../../errors.js";
 import { VERSION } from "../../version.js";
-import { UsageError } from "../program.js";
+import { groupNamesFlag } from "../program.js";
 import { configEnv, configFlag, withConfigHint } from "./client-config.js";
 import { Discovery } from "./discovery.js";
 import { globalFlags, type GlobalFlags } from "./global-options.js";
@@ -35,11 +35,7 @@ export class CtlContext {
     readonly io: CtlIo = processIo,
     readonly env: Readonly<Record<string, string | undefined>> = process.env,
   ) {
-    try {
-      this.names = groupNames(flags.groupSuffix);
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
+    this.names = groupNamesFlag(flags.groupSuffix);
   }
 
   /** The client version this run reports (`--version=vX.Y.Z` overrides it). */

@@ -5,7 +5,8 @@ import { CLUSTER_INFO_KUBECONFIG_KEY, CLUSTER_INFO_NAME, CLUSTER_INFO_SIGNATURE_
 import type { ConfigMap, Secret } from "../../api/types/core.js";
 import type { ResourceClient } from "../../client/types.js";
 import { isPlatformError } from "../../errors.js";
-import { bootstrapTokenExpiry, bootstrapTokenSecretName } from "../../apiserver/auth/authn-bootstrap-token.js";
+import { bootstrapTokenSecretName, secretExpiry } from "../../apiserver/auth/authn-bootstrap-token.js";
+import { fromBase64 } from "../../api/base64-text.js";
 import type { Informer } from "../informer.js";
 import { Controller, type ControllerOptions } from "../controller.js";
 
@@ -25,8 +26,6 @@ export interface BootstrapSignerOptions extends ControllerOptions {
   readonly publicNamespace: string;
 }
 
-const text = (data: Record<string, string> | undefined, key: string) => (data?.[key] === undefined ? "" : Buffer.from(data[key]!, "base64").toString("utf8"));
-
 /**
  * A token signs while its Secret (not being deleted) has the type, is named for the `token-id` it holds, has a
  * `token-secret`, `usage-bootstrap-signing: "true"` and no past or unreadable `expiration` — upstream's rule. Returns
@@ -34,11 +33,11 @@ const text = (data: Record<string, string> | undefined, key: string) => (data?.[
  */
 function signingToken(secret: Secret, type: string, now: number): { id: string; secret: string; until: number } | undefined {
   if (secret.type !== type || secret.metadata.deletionTimestamp) return undefined;
-  const id = text(secret.data, "token-id");
-  const tokenSecret = text(secret.data, "token-secret");
-  if (id === "" || tokenSecret === "" || secret.metadata.name !== bootstrapTokenSecretName(id)) return undefined;
-  if (text(secret.data, "usage-bootstrap-signing") !== "true") return undefined;
-  const expiration = secret.data?.expiration === undefined ? undefined : bootstrapTokenExpiry(text(secret.data, "expiration"));
+  const id = fromBase64(secret.data?.["token-id"]);
+  const tokenSecret = fromBase64(secret.data?.["token-secret"]);
+  if (!id || !tokenSecret || secret.metadata.name !== bootstrapTokenSecretName(id)) return undefined;
+  if (fromBase64(secret.data?.["usage-bootstrap-signing"]) !== "true") return undefined;
+  const expiration = secretExpiry(secret.data);
   if (expiration !== undefined && !(expiration > now)) return undefined;
   return { id, secret: tokenSecret, until: expiration ?? Infinity };
 }

@@ -3,7 +3,7 @@
 import type { Secret } from "../../api/types/core.js";
 import type { ResourceClient } from "../../client/types.js";
 import { isPlatformError } from "../../errors.js";
-import { bootstrapTokenExpiry } from "../../apiserver/auth/authn-bootstrap-token.js";
+import { secretExpiry } from "../../apiserver/auth/authn-bootstrap-token.js";
 import type { Informer } from "../informer.js";
 import { Controller, type ControllerOptions } from "../controller.js";
 
@@ -15,13 +15,6 @@ export interface TokenCleanerOptions extends ControllerOptions {
   /** Bootstrap token Secrets (the informer selects their namespace and type). */
   readonly tokens: Informer<Secret>;
   readonly secretType: string;
-}
-
-/** The Secret's `expiration` in ms, NaN when it is not a time (upstream treats that as expired), undefined when absent. */
-function expiresAt(secret: Secret): number | undefined {
-  const text = secret.data?.expiration;
-  if (text === undefined) return undefined;
-  return bootstrapTokenExpiry(Buffer.from(text, "base64").toString("utf8"));
 }
 
 /** Keys are `namespace/name`. A token not yet expired is looked at again when it expires. */
@@ -41,7 +34,8 @@ export class TokenCleaner extends Controller {
   protected async sync(key: string, signal: AbortSignal): Promise<void> {
     const secret = this.o.tokens.get(key);
     if (!secret || secret.metadata.deletionTimestamp || secret.type !== this.o.secretType) return;
-    const at = expiresAt(secret);
+    // NaN (not a time) counts as expired, as upstream.
+    const at = secretExpiry(secret.data);
     if (at === undefined) return;
     const left = at - this.clock.now();
     if (left > 0) {

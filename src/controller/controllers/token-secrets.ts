@@ -3,6 +3,7 @@
 import type { ApiObject } from "../../api/meta.js";
 import type { GroupNames } from "../../api/group.js";
 import type { Secret } from "../../api/types/core.js";
+import { toBase64 } from "../../api/base64-text.js";
 import type { ResourceClient } from "../../client/types.js";
 import { isPlatformError } from "../../errors.js";
 import { signLegacyToken } from "../../apiserver/auth/legacy-tokens.js";
@@ -30,8 +31,6 @@ export interface TokenControllerOptions extends ControllerOptions {
   /** What `ca.crt` holds (SAController.RootCAFile, else the CA the client trusts for the server); none: not written. */
   readonly rootCa?: string;
 }
-
-const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
 
 /**
  * Keys are `namespace/name` of token Secrets. A Secret whose ServiceAccount does not exist (read from the server,
@@ -72,10 +71,10 @@ export class TokenController extends Controller {
     const data = secret.data ?? {};
     const next: Record<string, string> = { ...data };
     if (!data[TOKEN_KEY]) {
-      next[TOKEN_KEY] = b64(await signLegacyToken(this.o.key, this.o.names, { namespace, secretName: secret.metadata.name!, serviceAccountName: saName!, serviceAccountUid: sa.metadata.uid! }));
+      next[TOKEN_KEY] = toBase64(await signLegacyToken(this.o.key, this.o.names, { namespace, secretName: secret.metadata.name!, serviceAccountName: saName!, serviceAccountUid: sa.metadata.uid! }));
     }
-    if (this.o.rootCa !== undefined) next[TOKEN_CA_KEY] = b64(this.o.rootCa);
-    next[TOKEN_NAMESPACE_KEY] = b64(namespace);
+    if (this.o.rootCa !== undefined) next[TOKEN_CA_KEY] = toBase64(this.o.rootCa);
+    next[TOKEN_NAMESPACE_KEY] = toBase64(namespace);
     const sameData = Object.keys(next).every((k) => next[k] === data[k]);
     if (sameData && wantedUid === sa.metadata.uid) return;
     // The informer's object is shared: the update goes from a copy, with its resourceVersion (a conflict is retried).
