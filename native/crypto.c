@@ -9,6 +9,8 @@
  *   signingKey   a CA private key (PKCS#8 DER) held as EC_KEY / RSA for the life of the issuer;
  *   sign         one ECDSA or RSA PKCS#1 v1.5 signature with it, hashing in C: no EVP context per call.
  *   issueBatch   a batch of CSRs read, checked, and issued as certificates in one call (issue.c, csr.c).
+ *   verifyRequests  a batch of requests' self-signatures checked on the libuv pool (verify-async.c), ahead of the
+ *                  thread that will parse them.
  *   generateRsaKey  an RSA key generated on the libuv pool (rsa-keygen.c, rsa-keygen-async.c); isProbablePrime its
  *                  primality test.
  *
@@ -59,6 +61,14 @@ size_t digest(int hash_bits, const unsigned char *msg, size_t len, unsigned char
     case 512: { SHA512_CTX c; SHA512_Init(&c); SHA512_Update(&c, msg, len); SHA512_Final(out, &c); *nid = NID_sha512; return 64; }
     default: return 0;
   }
+}
+
+int queue_promised_work(napi_env env, const char *name, napi_async_execute_callback execute, napi_async_complete_callback complete,
+                        void *data, napi_async_work *work, napi_deferred *deferred, napi_value *promise) {
+  napi_value resource_name;
+  return napi_create_promise(env, deferred, promise) == napi_ok &&
+         napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &resource_name) == napi_ok &&
+         napi_create_async_work(env, NULL, resource_name, execute, complete, data, work) == napi_ok && napi_queue_async_work(env, *work) == napi_ok;
 }
 
 napi_value null_value(napi_env env) {
@@ -237,6 +247,7 @@ static napi_value Init(napi_env env, napi_value exports) {
   export_fn(env, exports, "sign", Sign);
   export_fn(env, exports, "issueBatch", IssueBatch);
   export_fn(env, exports, "verifyEcdsaBatch", VerifyEcdsaBatch);
+  export_fn(env, exports, "verifyRequests", VerifyRequests);
   export_fn(env, exports, "generateRsaKey", GenerateRsaKey);
   export_fn(env, exports, "isProbablePrime", IsProbablePrime);
   return exports;

@@ -78,10 +78,15 @@ unsigned int sign_digest(const signing_key *k, int md_nid, const unsigned char *
 
 int get_bytes(napi_env env, napi_value v, unsigned char **data, size_t *len);
 napi_value null_value(napi_env env);
+/* A promise for work on libuv's pool (execute there, complete back on the JavaScript thread); 0 when it could not be
+ * queued (a promise made before the failure is left pending, unreachable). */
+int queue_promised_work(napi_env env, const char *name, napi_async_execute_callback execute, napi_async_complete_callback complete,
+                        void *data, napi_async_work *work, napi_deferred *deferred, napi_value *promise);
 signing_key *signing_key_of(napi_env env, napi_value v);
 
 napi_value IssueBatch(napi_env env, napi_callback_info info);
 napi_value VerifyEcdsaBatch(napi_env env, napi_callback_info info);
+napi_value VerifyRequests(napi_env env, napi_callback_info info);
 napi_value GenerateRsaKey(napi_env env, napi_callback_info info);
 napi_value IsProbablePrime(napi_env env, napi_callback_info info);
 

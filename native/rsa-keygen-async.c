@@ -45,7 +45,7 @@ static void keygen_complete(napi_env env, napi_status status, void *data) {
 /* generateRsaKey(bits) -> Promise<{ n, e, d, p, q, dp, dq, qi }> (Buffers) | null when bits is not 2048–8192, ×8. */
 napi_value GenerateRsaKey(napi_env env, napi_callback_info info) {
   size_t argc = 1;
-  napi_value argv[1], promise, name;
+  napi_value argv[1], promise;
   int32_t bits = 0;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc != 1) return null_value(env);
   if (napi_get_value_int32(env, argv[0], &bits) != napi_ok) return null_value(env);
@@ -53,11 +53,8 @@ napi_value GenerateRsaKey(napi_env env, napi_callback_info info) {
   keygen_job *job = calloc(1, sizeof(*job));
   if (job == NULL) return null_value(env);
   job->bits = bits;
-  if (napi_create_promise(env, &job->deferred, &promise) != napi_ok ||
-      napi_create_string_utf8(env, "platform-ca:rsa-keygen", NAPI_AUTO_LENGTH, &name) != napi_ok ||
-      napi_create_async_work(env, NULL, name, keygen_execute, keygen_complete, job, &job->work) != napi_ok ||
-      napi_queue_async_work(env, job->work) != napi_ok) {
-    free(job); /* a promise made before the failure is left pending, unreachable */
+  if (!queue_promised_work(env, "platform-ca:rsa-keygen", keygen_execute, keygen_complete, job, &job->work, &job->deferred, &promise)) {
+    free(job);
     return null_value(env);
   }
   return promise;

@@ -43,6 +43,12 @@ export interface NativeCrypto {
    */
   verifyEcdsaBatch?(points: readonly Uint8Array[], hashBits: NativeHashBits, messages: readonly Uint8Array[], signatures: readonly Uint8Array[]): Int8Array | null;
   /**
+   * The self-signature checks of DER requests back to back (request i ends at ends[i]) on the libuv pool
+   * (native/verify-async.c): 1 when request i reads and verifies, 0 when not (the caller judges it then); the number 0
+   * when the job could not run. Null when the arguments are not of this shape. Absent from a build older than the function.
+   */
+  verifyRequests?(bytes: Uint8Array, ends: Uint32Array): Promise<Int8Array | number> | null;
+  /**
    * Generates an RSA key (e = 65537) of `bits` (2048–8192, a multiple of 8) on the libuv pool (native/rsa-keygen.c):
    * its components as big-endian magnitudes, or null for another size. Absent from a build older than the function.
    */

@@ -78,6 +78,8 @@ export class ResourceStore {
     // As upstream, the writer owns what it sent: fields the strategy then sets (the requester's identity) are no one's.
     if (manageFields) this.guard(() => this.fields.update(undefined, obj, this.writer(now, opts)));
     this.guard(() => this.def.strategy.prepareForCreate(obj, sctx));
+    const ahead = this.def.strategy.checkAhead?.(obj);
+    if (ahead !== undefined) await ahead;
     await this.ctx.admit(requestAttributes(this.def, "create", opts, namespace, obj.metadata.name), obj, undefined);
     this.validate(obj, [...this.metadataProblems(namespace, obj.metadata), ...this.guard(() => this.def.strategy.validate(obj, sctx))]);
     // Created, dry run or not (upstream's create handler answers 201 either way; so does an apply that creates).

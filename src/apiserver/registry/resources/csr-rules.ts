@@ -4,6 +4,7 @@ import type { GroupNames } from "../../../api/group.js";
 import type { CertificateSigningRequestCondition, CertificateSigningRequestSpec, CertificateSigningRequestStatus } from "../../../api/types/csr.js";
 import { CONDITION_STATUSES, TERMINAL_CONDITION_TYPES, type CsrConditionType } from "../../../api/conditions.js";
 import { parseCsr } from "../../../pki/csr.js";
+import { verifyAhead } from "../../../pki/verify-ahead.js";
 import { decodeSinglePem } from "../../../pki/pem.js";
 import { findDuplicateUsages, isKnownUsage, KNOWN_USAGES } from "../../../pki/usages.js";
 import { validateIssuedCertificate } from "../../../pki/bundle.js";
@@ -36,6 +37,22 @@ function validateRequest(request: string | undefined): FieldError[] {
     return [];
   } catch (err) {
     return errorsFromCauses(field, "<request data>", err);
+  }
+}
+
+/**
+ * The request's signature checked on another core before validation reads it (verifyAhead); undefined when the field
+ * is not a PEM request, which validation then reports.
+ */
+export function checkRequestAhead(obj: ApiObject): Promise<void> | undefined {
+  const request = view(obj).spec?.request;
+  if (typeof request !== "string" || request === "") return undefined;
+  const bytes = decodeBase64(request);
+  if (!bytes) return undefined;
+  try {
+    return verifyAhead(decodeSinglePem(bytes.toString("latin1"), "CERTIFICATE REQUEST").der);
+  } catch {
+    return undefined;
   }
 }
 

@@ -9,6 +9,7 @@ import { dropNulls, ownFields, typeErrors } from "../type-check.js";
 import { buildStrategy, isRecord, immutableFields, keepAllBut, specChanged, defineResource, SUBRESOURCE_VERBS } from "./strategy-kit.js";
 import { column, ageColumn, humanDuration, nameColumn, NONE, orNone, since, text } from "./printing.js";
 import {
+  checkRequestAhead,
   populateConditionTimestamps,
   preserveConditions,
   validateCertificate,
@@ -95,6 +96,7 @@ const status = conditionSubresource((next, previous) => keepAllBut(next, previou
 
 const strategy = buildStrategy({
   schema,
+  checkAhead: checkRequestAhead,
   prepareForCreate(obj, ctx) {
     setRequester(obj, ctx);
     // Be explicit that a request cannot be created approved or issued.

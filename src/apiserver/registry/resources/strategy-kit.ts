@@ -33,6 +33,7 @@ export interface StrategyParts {
   specChanged?(next: ApiObject, previous: ApiObject): boolean;
   readonly subresources?: Readonly<Record<string, SubresourceStrategy>>;
   readonly deletion?: ResourceStrategy["deletion"];
+  readonly checkAhead?: ResourceStrategy["checkAhead"];
 }
 
 export function buildStrategy(parts: StrategyParts): ResourceStrategy {
@@ -58,6 +59,7 @@ export function buildStrategy(parts: StrategyParts): ResourceStrategy {
     specChanged: parts.specChanged ?? contentChanged,
     ...(parts.subresources ? { subresources: parts.subresources } : {}),
     ...(parts.deletion ? { deletion: parts.deletion } : {}),
+    ...(parts.checkAhead ? { checkAhead: parts.checkAhead } : {}),
   };
 }
 
