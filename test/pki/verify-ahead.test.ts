@@ -7,7 +7,8 @@ import { parseCsr } from "../../src/pki/csr.js";
 import { unverifiedKey } from "../../src/pki/csr-signature.js";
 import { nativeCrypto } from "../../src/pki/native.js";
 import { verifyAhead } from "../../src/pki/verify-ahead.js";
-import { checkRequestAhead } from "../../src/apiserver/registry/resources/csr-rules.js";
+import { checkRequestAhead, validateSpec } from "../../src/apiserver/registry/resources/csr-rules.js";
+import { groupNames } from "../../src/api/group.js";
 import type { ApiObject } from "../../src/api/meta.js";
 import { csr, tamperedSignature } from "../fixtures/csr.js";
 import { mutation } from "./der-mutations.js";
@@ -70,6 +71,19 @@ describe.runIf(nativeCrypto?.verifyRequests !== undefined)("signatures checked a
     for (const request of [undefined, 42, "", "not base64!", Buffer.from(der).toString("base64"), Buffer.from("-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n").toString("base64")]) {
       expect(checkRequestAhead(object(request))).toBeUndefined();
     }
+  });
+
+  it("lets validation read the request read ahead, and only while spec.request is that very text", async () => {
+    const names = groupNames();
+    const good = Buffer.from((await csr({ cn: "read-ahead", freshKey: true })).pem).toString("base64");
+    const badDer = Buffer.from(tamperedSignature((await csr({ cn: "read-ahead-bad", freshKey: true })).der)).toString("base64");
+    const bad = Buffer.from(`-----BEGIN CERTIFICATE REQUEST-----\n${badDer.replace(/.{64}/g, "$&\n")}\n-----END CERTIFICATE REQUEST-----\n`).toString("base64");
+    const obj = { metadata: {}, spec: { request: good, signerName: names.signers.apiserverClient, usages: ["client auth"] } } as unknown as ApiObject;
+    await checkRequestAhead(obj);
+    expect(validateSpec(obj, names)).toEqual([]);
+    // Changed after the early read (a mutating admission step, say): the new text is decoded and judged.
+    (obj.spec as { request: string }).request = bad;
+    expect(validateSpec(obj, names)).toEqual([expect.objectContaining({ field: "spec.request", message: expect.stringContaining("signature does not verify") })]);
   });
 
   it("refuses arguments of another shape", () => {

@@ -26,17 +26,25 @@ export function conditionsOf(obj: ApiObject): CertificateSigningRequestCondition
   return isRecord(status) && Array.isArray(status.conditions) ? status.conditions : [];
 }
 
-function validateRequest(request: string | undefined): FieldError[] {
+/** The DER checkRequestAhead read from an object's spec.request: validation reads that text again without decoding it. */
+const readAhead = new WeakMap<ApiObject, { readonly request: string; readonly der: Uint8Array }>();
+
+function validateRequest(request: string | undefined, ahead: { readonly request: string; readonly der: Uint8Array } | undefined): FieldError[] {
   const field = "spec.request";
   if (!request) return [required(field)];
+  if (ahead?.request === request) return requestErrors(() => parseCsr(ahead.der));
   const bytes = decodeBase64(request);
   if (!bytes) return [invalid(field, "<request data>", "must be the base64 encoding of a PEM CERTIFICATE REQUEST block")];
+  // Only the `CERTIFICATE REQUEST` label, as upstream; parseCsr alone would also take DER and the legacy label.
+  return requestErrors(() => parseCsr(decodeSinglePem(bytes.toString("latin1"), "CERTIFICATE REQUEST").der));
+}
+
+function requestErrors(parse: () => unknown): FieldError[] {
   try {
-    // Only the `CERTIFICATE REQUEST` label, as upstream; parseCsr alone would also take DER and the legacy label.
-    parseCsr(decodeSinglePem(bytes.toString("latin1"), "CERTIFICATE REQUEST").der);
+    parse();
     return [];
   } catch (err) {
-    return errorsFromCauses(field, "<request data>", err);
+    return errorsFromCauses("spec.request", "<request data>", err);
   }
 }
 
@@ -49,11 +57,14 @@ export function checkRequestAhead(obj: ApiObject): Promise<void> | undefined {
   if (typeof request !== "string" || request === "") return undefined;
   const bytes = decodeBase64(request);
   if (!bytes) return undefined;
+  let der: Uint8Array;
   try {
-    return verifyAhead(decodeSinglePem(bytes.toString("latin1"), "CERTIFICATE REQUEST").der);
+    der = decodeSinglePem(bytes.toString("latin1"), "CERTIFICATE REQUEST").der;
   } catch {
     return undefined;
   }
+  readAhead.set(obj, { request, der });
+  return verifyAhead(der);
 }
 
 function validateUsages(usages: readonly string[]): FieldError[] {
@@ -70,7 +81,7 @@ function validateUsages(usages: readonly string[]): FieldError[] {
 export function validateSpec(obj: ApiObject, names: GroupNames): FieldError[] {
   const spec = view(obj).spec;
   if (!spec) return [required("spec")];
-  const errors = [...validateRequest(spec.request), ...validateUsages(spec.usages ?? [])];
+  const errors = [...validateRequest(spec.request, readAhead.get(obj)), ...validateUsages(spec.usages ?? [])];
   const signerName = spec.signerName ?? "";
   if (signerName === names.signers.legacyUnknown) {
     errors.push(invalid("spec.signerName", signerName, "the legacy signerName is not allowed via this API version"));
