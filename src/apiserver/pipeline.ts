@@ -57,7 +57,8 @@ export interface Pipeline {
    * Mutating then validating admission of a create, update or delete. May change `obj`; throws a PlatformError
    * (FORBIDDEN, INVALID) to refuse. `old` is the stored object for updates and deletes.
    */
-  admit(attributes: RequestAttributes, obj: ApiObject | undefined, old: ApiObject | undefined): Promise<void>;
+  /** Undefined when every admission plugin answered at once; a refusal is thrown or the promise rejects. */
+  admit(attributes: RequestAttributes, obj: ApiObject | undefined, old: ApiObject | undefined): void | Promise<void>;
   /** Checks /readyz adds for identity (e.g. external token issuers whose keys are not fetched yet). */
   readinessChecks?(): readonly ReadinessCheck[];
 }

@@ -1,6 +1,6 @@
 // Admission (validating): setting or changing status.certificate through /status needs `sign` on the CSR's signer.
 import type { ApiObject } from "../../api/meta.js";
-import { admissionForbidden, authorizedForSigner, specOf, targets, type ValidatingPlugin } from "./admission.js";
+import { requireSignerPermission, specOf, targets, type ValidatingPlugin } from "./admission.js";
 
 function certificateOf(obj: ApiObject | undefined): unknown {
   const status = obj?.status as { certificate?: unknown } | undefined;
@@ -9,14 +9,11 @@ function certificateOf(obj: ApiObject | undefined): unknown {
 
 export const csrSigningPlugin: ValidatingPlugin = {
   name: "CertificateSigning",
-  async admit(a, obj, old, ctx) {
+  admit(a, obj, old, ctx) {
     if (a.operation !== "UPDATE" || !targets(a, ctx.names, "certificatesigningrequests", "status")) return;
     // Conditions alone (Failed) need no signer permission; only the certificate does.
     if (certificateOf(obj) === certificateOf(old)) return;
     const signerName = specOf(old ?? obj)?.signerName;
-    if (typeof signerName !== "string" || !(await authorizedForSigner(ctx, a.user, "sign", signerName, a.deadline))) {
-      throw admissionForbidden(a, `user not permitted to sign requests with signerName ${JSON.stringify(signerName ?? "")}`);
-    }
-    a.annotate?.(`certificatesigning.admission.${ctx.names.suffix}/signer-name`, signerName);
+    return requireSignerPermission(a, ctx, "sign", signerName, "sign requests with signerName", `certificatesigning.admission.${ctx.names.suffix}/signer-name`);
   },
 };

@@ -72,8 +72,14 @@ async function allowedTo(ctx: AdmissionContext, a: AdmissionAttributes, verb: st
 export function rbacEscalationPlugin(lister: Pick<RbacLister, "roles" | "clusterRoles">): ValidatingPlugin {
   return {
     name: "RBACEscalationPrevention",
-    async admit(a, obj, old, ctx) {
+    admit(a, obj, old, ctx) {
       if ((a.operation !== "CREATE" && a.operation !== "UPDATE") || a.group !== ctx.names.rbac || a.subresource !== undefined || !obj) return;
+      return checkEscalation(a, obj, old, ctx);
+    },
+  };
+
+  async function checkEscalation(a: AdmissionAttributes, obj: ApiObject, old: ApiObject | undefined, ctx: AdmissionContext): Promise<void> {
+    {
       const namespace = a.resource === "roles" || a.resource === "rolebindings" ? a.namespace : undefined;
       if (ROLE_RESOURCES.has(a.resource)) {
         if (JSON.stringify(rulesOf(obj)) === JSON.stringify(rulesOf(old))) return;
@@ -97,6 +103,6 @@ export function rbacEscalationPlugin(lister: Pick<RbacLister, "roles" | "cluster
       if (missing) {
         throw admissionForbidden(a, `user ${JSON.stringify(a.user.username)} is attempting to grant RBAC permissions not currently held: ${missing} (needs bind on ${roleResource} ${JSON.stringify(ref.name)})`);
       }
-    },
-  };
+    }
+  }
 }

@@ -1,9 +1,9 @@
 // Admission (validating): writing a ClusterTrustBundle tied to a signer needs `attest` on that signer (seed 000 §2 rule 2).
-import { admissionForbidden, authorizedForSigner, specOf, targets, type ValidatingPlugin } from "./admission.js";
+import { requireSignerPermission, specOf, targets, type ValidatingPlugin } from "./admission.js";
 
 export const trustBundleAttestPlugin: ValidatingPlugin = {
   name: "ClusterTrustBundleAttest",
-  async admit(a, obj, old, ctx) {
+  admit(a, obj, old, ctx) {
     if ((a.operation !== "CREATE" && a.operation !== "UPDATE") || !targets(a, ctx.names, "clustertrustbundles")) return;
     const spec = specOf(obj);
     const signerName = spec?.signerName;
@@ -11,8 +11,6 @@ export const trustBundleAttestPlugin: ValidatingPlugin = {
     const before = specOf(old);
     // An update that leaves signer and anchors as they were (labels, finalizers, storage migration) attests nothing new.
     if (a.operation === "UPDATE" && before?.signerName === signerName && before?.trustBundle === spec?.trustBundle) return;
-    if (typeof signerName !== "string" || !(await authorizedForSigner(ctx, a.user, "attest", signerName, a.deadline))) {
-      throw admissionForbidden(a, `user not permitted to attest for signerName ${JSON.stringify(signerName)}`);
-    }
+    return requireSignerPermission(a, ctx, "attest", signerName, "attest for signerName");
   },
 };

@@ -94,20 +94,67 @@ export class AdmissionChain {
     this.#ctx = { names: options.names, authorizer: options.authorizer, logger: options.logger ?? silentLogger() };
   }
 
-  /** Every mutating plugin in order, then every validating one; the first refusal stops the chain. */
-  async admit(attributes: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined): Promise<void> {
-    for (const plugins of [this.#mutating, this.#validating]) {
-      for (const plugin of plugins) {
-        try {
-          await plugin.admit(attributes, obj, oldObj, this.#ctx);
-        } catch (err) {
-          const e = toPlatformError(err);
-          this.#ctx.logger.debug({ plugin: plugin.name, code: e.code, resource: attributes.resource, name: attributes.name, user: attributes.user.username }, "admission refused a write");
-          throw e;
-        }
-      }
+  /**
+   * Every mutating plugin in order, then every validating one; the first refusal stops the chain (thrown, or the
+   * returned promise rejected). Plugins with nothing to check for a write answer at once: the chain waits only from the
+   * first one that returns a promise, so most writes pass it without a promise per plugin (five writes per CSR, seven
+   * plugins by default).
+   */
+  admit(attributes: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined): void | Promise<void> {
+    const plugins = this.#plugins;
+    for (let i = 0; i < plugins.length; i++) {
+      const pending = this.#run(plugins[i]!, attributes, obj, oldObj);
+      if (pending !== undefined) return this.#finish(pending, i + 1, attributes, obj, oldObj);
     }
   }
+
+  get #plugins(): readonly (MutatingPlugin | ValidatingPlugin)[] {
+    return (this.#all ??= [...this.#mutating, ...this.#validating]);
+  }
+
+  #all: readonly (MutatingPlugin | ValidatingPlugin)[] | undefined;
+
+  async #finish(pending: Promise<void>, next: number, attributes: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined): Promise<void> {
+    const plugins = this.#plugins;
+    await pending;
+    for (let i = next; i < plugins.length; i++) await this.#run(plugins[i]!, attributes, obj, oldObj);
+  }
+
+  /** One plugin: undefined when it has answered, else its promise; a refusal is logged and thrown (or rejected) as a PlatformError. */
+  #run(plugin: MutatingPlugin | ValidatingPlugin, attributes: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined): Promise<void> | undefined {
+    let pending: void | Promise<void>;
+    try {
+      pending = plugin.admit(attributes, obj, oldObj, this.#ctx);
+    } catch (err) {
+      throw this.#refused(plugin, attributes, err);
+    }
+    return pending === undefined ? undefined : pending.catch((err: unknown) => Promise.reject(this.#refused(plugin, attributes, err)));
+  }
+
+  #refused(plugin: MutatingPlugin | ValidatingPlugin, attributes: AdmissionAttributes, err: unknown): PlatformError {
+    const e = toPlatformError(err);
+    this.#ctx.logger.debug({ plugin: plugin.name, code: e.code, resource: attributes.resource, name: attributes.name, user: attributes.user.username }, "admission refused a write");
+    return e;
+  }
+}
+
+/**
+ * Refuses (FORBIDDEN: `user not permitted to <what> "<signerName>"`) unless the user may `verb` the signer, then records
+ * `annotation` with the signer's name in the audit event. The waiting part of the signer plugins, which decide
+ * synchronously whether a write concerns them.
+ */
+export async function requireSignerPermission(
+  a: AdmissionAttributes,
+  ctx: AdmissionContext,
+  verb: string,
+  signerName: unknown,
+  what: string,
+  annotation?: string,
+): Promise<void> {
+  if (typeof signerName !== "string" || !(await authorizedForSigner(ctx, a.user, verb, signerName, a.deadline))) {
+    throw admissionForbidden(a, `user not permitted to ${what} ${JSON.stringify(signerName ?? "")}`);
+  }
+  if (annotation !== undefined) a.annotate?.(annotation, signerName);
 }
 
 /** Whether `verb` is allowed on `signers` named `signerName` or its `<domain>/*` (certificates group), as upstream. */

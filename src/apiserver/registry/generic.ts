@@ -80,7 +80,8 @@ export class ResourceStore {
     this.guard(() => this.def.strategy.prepareForCreate(obj, sctx));
     const ahead = this.def.strategy.checkAhead?.(obj);
     if (ahead !== undefined) await ahead;
-    await this.ctx.admit(requestAttributes(this.def, "create", opts, namespace, obj.metadata.name), obj, undefined);
+    const admitted = this.ctx.admit(requestAttributes(this.def, "create", opts, namespace, obj.metadata.name), obj, undefined);
+    if (admitted !== undefined) await admitted;
     this.validate(obj, [...this.metadataProblems(namespace, obj.metadata), ...this.guard(() => this.def.strategy.validate(obj, sctx))]);
     // Created, dry run or not (upstream's create handler answers 201 either way; so does an apply that creates).
     if (opts.dryRun) return { object: obj, code: 201 };
@@ -167,7 +168,8 @@ export class ResourceStore {
         this.guard(() => this.def.strategy.prepareForUpdate(next, previous, sctx));
         if (this.def.strategy.specChanged?.(next, previous)) next.metadata.generation = (previous.metadata.generation ?? 0) + 1;
       }
-      await this.ctx.admit(requestAttributes(this.def, "update", opts, namespace, name), next, previous);
+      const admitted = this.ctx.admit(requestAttributes(this.def, "update", opts, namespace, name), next, previous);
+      if (admitted !== undefined) await admitted;
       const errors = sub
         ? [...immutableErrors, ...validateMetadata(this.def, next.metadata), ...this.guard(() => sub.validateUpdate(next, previous, sctx))]
         : [
@@ -210,7 +212,8 @@ export class ResourceStore {
       if (pre?.resourceVersion !== undefined && pre.resourceVersion !== String(stored.revision)) {
         throw conflict(this.def, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in meta: ${stored.revision}`);
       }
-      await this.ctx.admit(requestAttributes(this.def, "delete", opts, namespace, name), undefined, current);
+      const admitted = this.ctx.admit(requestAttributes(this.def, "delete", opts, namespace, name), undefined, current);
+      if (admitted !== undefined) await admitted;
       const deletion = this.def.strategy.deletion;
       const marked = current.metadata.deletionTimestamp !== undefined;
       // Foreground and Orphan leave the object to the garbage collector, under its finalizer, as upstream's.

@@ -6,7 +6,7 @@ import { defaultAdmissionPlugins } from "../../../src/apiserver/auth/admission-p
 import { RbacAuthorizer } from "../../../src/apiserver/auth/rbac.js";
 import { PlatformError } from "../../../src/errors.js";
 import { csr, csrObject, type CsrObjectOptions } from "../../fixtures/csr.js";
-import { clusterRole, clusterRoleBinding, names, rule, StaticLister, user, userSubject, admissionOutcome } from "./fixtures.js";
+import { clusterRole, clusterRoleBinding, names, rule, StaticLister, user, userSubject, admissionOutcome, refusal } from "./fixtures.js";
 import type { Deadline } from "../../../src/apiserver/webhook/deadline.js";
 
 const CERT = names.certificates;
@@ -181,15 +181,34 @@ describe("AdmissionChain", () => {
       ],
       mutating: [{ name: "m1", admit: (_a, obj) => { seen.push(`m1:${obj?.metadata.name}`); } }],
     });
-    await expect(c.admit(attrs("CREATE", "things", user()), bundle(), undefined)).rejects.toThrow("no");
+    expect(() => c.admit(attrs("CREATE", "things", user()), bundle(), undefined)).toThrow("no");
     expect(seen).toEqual(["m1:b", "v1", "v2"]);
   });
 
-  it("wraps a plain error from a plugin into a PlatformError", async () => {
-    const c = new AdmissionChain({ names, authorizer, validating: [{ name: "bad", admit: () => { throw new Error("boom"); } }] });
-    const err = await c.admit(attrs("CREATE", "things", user()), bundle(), undefined).catch((e: unknown) => e);
+  it("wraps a plain error from a plugin into a PlatformError, thrown at once or rejected after a plugin that waited", async () => {
+    const bad = { name: "bad", admit: () => { throw new Error("boom"); } };
+    const c = new AdmissionChain({ names, authorizer, validating: [bad] });
+    expect(() => c.admit(attrs("CREATE", "things", user()), bundle(), undefined)).toThrow(expect.objectContaining({ code: "INTERNAL" }));
+    const waited = new AdmissionChain({ names, authorizer, validating: [{ name: "slow", admit: () => new Promise<void>((r) => setTimeout(r, 1)) }, bad] });
+    const err = await refusal(waited.admit(attrs("CREATE", "things", user()), bundle(), undefined));
     expect(err).toBeInstanceOf(PlatformError);
-    expect((err as PlatformError).code).toBe("INTERNAL");
+    expect(err.code).toBe("INTERNAL");
+  });
+
+  it("answers at once, without a promise, when no plugin has to wait; waits from the first that does, in order", async () => {
+    const seen: string[] = [];
+    const now = (name: string) => ({ name, admit: () => void seen.push(name) });
+    const later = (name: string) => ({ name, admit: async () => void seen.push(name) });
+    const chain = (validating: { name: string; admit: () => void | Promise<void> }[]) => new AdmissionChain({ names, authorizer, mutating: [now("m")], validating });
+    expect(chain([now("a"), now("b")]).admit(attrs("CREATE", "things", user()), bundle(), undefined)).toBeUndefined();
+    expect(seen).toEqual(["m", "a", "b"]);
+    seen.length = 0;
+    const pending = chain([now("a"), later("b"), now("c"), later("d")]).admit(attrs("CREATE", "things", user()), bundle(), undefined);
+    expect(pending).toBeInstanceOf(Promise);
+    // Nothing after the first plugin that waits runs before it is done.
+    expect(seen).toEqual(["m", "a", "b"]);
+    await pending;
+    expect(seen).toEqual(["m", "a", "b", "c", "d"]);
   });
 
   it.each([

@@ -134,9 +134,12 @@ export async function admissionOutcome(chain: AdmissionChain, a: AdmissionAttrib
   }
 }
 
-/** The PlatformError a promise rejects with; fails the test when it resolves or rejects with something else. */
-export async function refusal(p: Promise<unknown>): Promise<PlatformError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+/**
+ * The PlatformError a promise rejects with; fails the test when it resolves or rejects with something else. An admission
+ * chain that answered at once (undefined) admitted the write.
+ */
+export async function refusal(p: void | Promise<unknown>): Promise<PlatformError> {
+  const err = await Promise.resolve(p).then(() => undefined, (e: unknown) => e);
   if (!(err instanceof PlatformError)) throw new Error(`expected a refusal, got ${String(err)}`);
   return err;
 }
