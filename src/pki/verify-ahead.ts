@@ -1,5 +1,5 @@
-// Requests' self-signatures checked ahead, on libuv's pool (native/verify-async.c) in batches of one event-loop turn:
-// the thread that later parses a request finds it in the memory of verified requests instead of verifying it itself.
+// Requests' self-signatures checked ahead, on libuv's pool (native/verify-async.c), one job at a time: the thread that
+// later parses a request finds it in the memory of verified requests instead of verifying it itself.
 import { nativeCrypto } from "./native.js";
 import { rememberVerified, unverifiedKey, type VerifiedKey } from "./csr-signature.js";
 
@@ -26,9 +26,9 @@ export function verifyAhead(der: Uint8Array): Promise<void> | undefined {
   const key = unverifiedKey(der);
   if (key === undefined) return undefined;
   return new Promise<void>((done) => {
-    // One job at a time: handing work to the pool wakes a thread (a system call or two), which cost as much as the
-    // check itself when each request went alone. Requests arriving while a job runs go together as the next one, and
-    // P-256 ones then share an inversion; an idle server sends a request at the end of this turn of the event loop.
+    // One job at a time: each job wakes a pool thread, which on a busy host takes the server's own core while it runs
+    // (docs/benchmarks.md, 2026-11-28), so fewer and larger jobs. Requests arriving while a job runs go together as the
+    // next one, and P-256 ones then share an inversion; an idle server sends a request at the end of this turn.
     if (waiting.length === 0 && !running) setImmediate(submit);
     waiting.push({ der, key, done });
   });

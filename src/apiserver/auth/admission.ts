@@ -84,13 +84,12 @@ export function admissionAttributes(a: Omit<RequestAttributes, "resourceRequest"
 }
 
 export class AdmissionChain {
-  readonly #mutating: readonly MutatingPlugin[];
-  readonly #validating: readonly ValidatingPlugin[];
+  /** The mutating plugins in order, then the validating ones. */
+  readonly #plugins: readonly (MutatingPlugin | ValidatingPlugin)[];
   readonly #ctx: AdmissionContext;
 
   constructor(options: AdmissionChainOptions) {
-    this.#mutating = [...(options.mutating ?? [])];
-    this.#validating = [...(options.validating ?? [])];
+    this.#plugins = [...(options.mutating ?? []), ...(options.validating ?? [])];
     this.#ctx = { names: options.names, authorizer: options.authorizer, logger: options.logger ?? silentLogger() };
   }
 
@@ -107,12 +106,6 @@ export class AdmissionChain {
       if (pending !== undefined) return this.#finish(pending, i + 1, attributes, obj, oldObj);
     }
   }
-
-  get #plugins(): readonly (MutatingPlugin | ValidatingPlugin)[] {
-    return (this.#all ??= [...this.#mutating, ...this.#validating]);
-  }
-
-  #all: readonly (MutatingPlugin | ValidatingPlugin)[] | undefined;
 
   async #finish(pending: Promise<void>, next: number, attributes: AdmissionAttributes, obj: ApiObject | undefined, oldObj: ApiObject | undefined): Promise<void> {
     const plugins = this.#plugins;
