@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* More than a burst ever queues between two turns of the event loop; a larger batch is refused (the caller checks on
- * its own thread then). */
+/* Far more than a burst queues while one job runs (src/pki/verify-ahead.ts sends at most 512); a larger batch is
+ * refused, and the caller checks on its own thread then. */
 #define MAX_REQUESTS 4096
 
 typedef struct {
