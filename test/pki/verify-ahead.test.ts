@@ -2,7 +2,7 @@
 // remembered so parseCsr skips it; anything else (a broken signature, bytes the native reader does not take, mutations)
 // is left for parseCsr to judge, and no such request is ever remembered as verified.
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { parseCsr } from "../../src/pki/csr.js";
 import { unverifiedKey } from "../../src/pki/csr-signature.js";
 import { nativeCrypto } from "../../src/pki/native.js";
@@ -36,7 +36,7 @@ describe.runIf(nativeCrypto?.verifyRequests !== undefined)("signatures checked a
     expect(() => parseCsr(bad)).toThrow(expect.objectContaining({ code: "CSR_SIGNATURE" }));
   });
 
-  it("checks the requests of one turn together, each with its own verdict", async () => {
+  it("checks requests that arrive together, each with its own verdict", async () => {
     const good = await Promise.all(Array.from({ length: 40 }, (_, i) => fresh(`many-${i}`)));
     const bad = good.slice(0, 5).map(tamperedSignature);
     const all = [...good.slice(0, 20), ...bad, ...good.slice(20)];
@@ -84,6 +84,17 @@ describe.runIf(nativeCrypto?.verifyRequests !== undefined)("signatures checked a
     // Changed after the early read (a mutating admission step, say): the new text is decoded and judged.
     (obj.spec as { request: string }).request = bad;
     expect(validateSpec(obj, names)).toEqual([expect.objectContaining({ field: "spec.request", message: expect.stringContaining("signature does not verify") })]);
+  });
+
+  it("needs no timer: a create waits for the pool, not for the event loop's timers (fake timers in a test suite)", async () => {
+    vi.useFakeTimers();
+    try {
+      const der = await fresh("fake-timers");
+      await verifyAhead(der);
+      expect(remembered(der)).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("refuses arguments of another shape", () => {
