@@ -5,6 +5,7 @@ import type { GroupNames } from "../../api/group.js";
 import type { UserInfo } from "../../api/meta.js";
 import type { TokenReviewStatus } from "../../api/types/authentication.js";
 import { invalidOption, PlatformError } from "../../errors.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { addGroups, serviceAccountGroups, serviceAccountUsername, SYSTEM_AUTHENTICATED, type LegacyTokenUse } from "./identity.js";
 import { readLegacyClaims, type LegacyTokenSubject } from "./legacy-tokens.js";
@@ -164,7 +165,7 @@ export class ServiceAccountTokens {
       .setExpirationTime(now + seconds)
       .setJti(randomUUID())
       .sign(key.privateKey);
-    return { token, expirationSeconds: seconds, expirationTimestamp: new Date((now + seconds) * 1000).toISOString().replace(".000Z", "Z") };
+    return { token, expirationSeconds: seconds, expirationTimestamp: rfc3339(new Date((now + seconds) * 1000)) };
   }
 
   /**

@@ -3,6 +3,7 @@ import type { UserInfo } from "../../api/meta.js";
 import type { BoundObjectReference, TokenRequestSpec, TokenReviewSpec, TokenReviewStatus } from "../../api/types/authentication.js";
 import { AUTHENTICATION_VERSION, SELF_SUBJECT_REVIEW_KIND, TOKEN_REQUEST_KIND, TOKEN_REVIEW_KIND } from "../../api/types/authentication.js";
 import { PlatformError } from "../../errors.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 import { selfSubjectReviewDefinition } from "../registry/resources/self-subject-review.js";
 import { tokenRequestStrategy } from "../registry/resources/token-request.js";
 import { tokenReviewDefinition } from "../registry/resources/token-review.js";
@@ -46,7 +47,7 @@ export function createTokenRequestHandler(options: TokenHandlerOptions): CreateH
     return {
       apiVersion,
       kind: TOKEN_REQUEST_KIND,
-      metadata: { name, namespace, creationTimestamp: timestamp(ctx.now) },
+      metadata: { name, namespace, creationTimestamp: rfc3339(ctx.now) },
       spec: { ...spec, audiences: [...audiences] },
       status: { token: issued.token, expirationTimestamp: issued.expirationTimestamp },
     };
@@ -96,7 +97,7 @@ export function createTokenReviewHandler(options: TokenReviewHandlerOptions): Cr
     else if (fromJwt && isAuthenticated(fromJwt)) status = forApiAudiences({ ...fromJwt.user, groups: addGroups(fromJwt.user.groups, SYSTEM_AUTHENTICATED) }, spec.audiences);
     else if (fromJwt) status = { authenticated: false, error: fromJwt.error };
     else status = await tokens.review(spec.token, { audiences: spec.audiences, lookups });
-    return { ...review, metadata: { ...review.metadata, creationTimestamp: timestamp(ctx.now) }, status };
+    return { ...review, metadata: { ...review.metadata, creationTimestamp: rfc3339(ctx.now) }, status };
   };
 }
 
@@ -105,7 +106,7 @@ export function createSelfSubjectReviewHandler(): CreateHandler {
   return async (body, ctx) => {
     if (!ctx.user) throw new PlatformError("UNAUTHORIZED", "the request carries no user to review");
     const review = checkCreateBody(selfSubjectReviewDefinition(ctx.names).strategy, { group: ctx.names.authentication, kind: SELF_SUBJECT_REVIEW_KIND }, body, ctx);
-    return { ...review, metadata: { ...review.metadata, creationTimestamp: timestamp(ctx.now) }, status: { userInfo: userInfoOf(ctx.user) } };
+    return { ...review, metadata: { ...review.metadata, creationTimestamp: rfc3339(ctx.now) }, status: { userInfo: userInfoOf(ctx.user) } };
   };
 }
 
@@ -116,5 +117,3 @@ function userInfoOf(user: UserInfo): UserInfo {
     : undefined;
   return { username: user.username, ...(user.uid && { uid: user.uid }), groups: [...(user.groups ?? [])], ...(extra && { extra }) };
 }
-
-const timestamp = (now: Date) => now.toISOString().replace(/\.\d{3}Z$/, "Z");

@@ -14,7 +14,7 @@ import { KeyedRuns } from "../../time/keyed-runs.js";
 import { UNAUDITED, type AuditInternal } from "../audit/internal-requests.js";
 import type { ResourceStore } from "./generic.js";
 import { FOREGROUND, ORPHAN, OwnerGraph, type Located } from "./owner-graph.js";
-import { rfc3339 } from "./metadata.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 
 const PAGE = 500;
 /** The Events' source, as upstream's garbage collector names itself. */

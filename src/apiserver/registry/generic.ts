@@ -7,7 +7,8 @@ import type { FieldError, ResourceDefinition, StrategyContext, SubresourceStrate
 import { alreadyExists, badRequest, conflict, forbidden, invalid, invalidOne, notFound } from "./errors.js";
 import { FieldManager, type Writer } from "../apply/field-manager.js";
 import { schemaRegistry } from "../../api/schema.js";
-import { generateName, initCreateMetadata, keepSystemMetadata, rfc3339, validateMetadata } from "./metadata.js";
+import { generateName, initCreateMetadata, keepSystemMetadata, validateMetadata } from "./metadata.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 import { checkApplyBody, checkBody, dropEmptyMetadata, requestAttributes } from "./write-request.js";
 import type { ApplyOptions, DeleteOptions, DeleteResult, Mutation, RegistryContext, WriteOptions, WriteResult } from "./store-types.js";
 import { copyObject, serializeForStorage, StoredObject, withResourceVersion } from "./stored.js";

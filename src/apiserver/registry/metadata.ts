@@ -4,21 +4,12 @@ import type { ApiObject, ObjectMeta } from "../../api/meta.js";
 import type { FieldError, ResourceDefinition } from "./strategy.js";
 import { immutable } from "../../api/field-errors.js";
 import { labelValueProblem, nameProblem, qualifiedNameProblem } from "../../api/names.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 
 export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
 /** Upstream's generateName alphabet: no vowels (no accidental words) and no look-alike digits. */
 const SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
 const GENERATED_SUFFIX = 5;
-
-/** The last second formatted: a write stamps several fields, and a busy server many writes, within one second. */
-let formatted = { second: NaN, text: "" };
-
-/** RFC 3339 with seconds precision, as ObjectMeta timestamps are serialized. */
-export function rfc3339(date: Date): string {
-  const second = Math.floor(date.getTime() / 1000);
-  if (second !== formatted.second) formatted = { second, text: new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, "Z") };
-  return formatted.text;
-}
 
 /** Longest prefix a generated name keeps, as upstream: with the suffix it still fits a 63-character DNS label. */
 const MAX_GENERATED_PREFIX = 63 - GENERATED_SUFFIX;

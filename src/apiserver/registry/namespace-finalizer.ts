@@ -10,7 +10,7 @@ import { KeyedRuns } from "../../time/keyed-runs.js";
 import type { ResourceStore } from "./generic.js";
 import { NAMESPACE_FINALIZER } from "./resources/namespace.js";
 import { StoredObject } from "./stored.js";
-import { rfc3339 } from "./metadata.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 import { Leftovers, mergeConditions } from "./namespace-conditions.js";
 import { UNAUDITED, type AuditInternal } from "../audit/internal-requests.js";
 

@@ -3,7 +3,7 @@ import { Buffer } from "node:buffer";
 import { PlatformError } from "../../errors.js";
 import { invalid, type FieldError } from "../../api/field-errors.js";
 import { DNS1123_SUBDOMAIN_MAX, qualifiedNameProblem } from "../../api/names.js";
-import { rfc3339 } from "./metadata.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 
 // --- field paths ---
 

@@ -7,6 +7,7 @@ import { Option, type Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX } from "../../api/group.js";
 import { addClientFlags, createClient, defaultUserAgent, EXEC_INFO_ENV, restConfigFromFlags, type ClientFlags } from "../../client/index.js";
 import { PlatformError } from "../../errors.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 import { loadPrivateKey, privateKeyMatchesCertificate, writePrivateKeyFile } from "../../pki/keys.js";
 import { groupNamesFlag, UsageError, type CommandModule } from "../program.js";
 import { generateRequest, parseExpirationSeconds, parseKeyType, parseTimeout, submitCsr, waitForCertificate } from "../ctl/csr-issuance.js";
@@ -71,8 +72,6 @@ async function readCache(paths: { cert: string; key: string }, now: Date): Promi
     return undefined;
   }
 }
-
-const rfc3339 = (d: Date) => d.toISOString().replace(/\.\d+Z$/, "Z");
 
 async function run(flags: CredentialFlags, env: Readonly<Record<string, string | undefined>>): Promise<void> {
   if (env[ACTIVE_ENV]) throw new PlatformError("CREDENTIALS_UNAVAILABLE", "the bootstrap credentials of platform-ca credential run platform-ca credential again; give it other credentials (--platformconfig, --token, --client-certificate)");

@@ -7,6 +7,7 @@ import { PlatformError } from "../../errors.js";
 import { UsageError, type CommandModule } from "../program.js";
 import { durationFlag } from "../duration.js";
 import { formatTable } from "../table.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 import type { DevPkiRow } from "../../devpki/dev-pki.js";
 import type { IssueRow } from "../../devpki/issue-one.js";
 import { CA_ROOT_ENV, locateDevCa, PROJECT_MANIFEST, userCaRoot } from "../../devpki/ca-root.js";
@@ -48,18 +49,16 @@ function shortPath(path: string): string {
   return rel === "" || rel.startsWith("..") || isAbsolute(rel) ? path : rel;
 }
 
-const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
-
 export function formatRows(rows: readonly DevPkiRow[]): string {
   return formatTable(
     ["name", "kind", "action", "not after", "files", "reason"],
-    rows.map((r) => [r.name, r.kind, r.action, iso(r.notAfter), r.files.map(shortPath).join(","), r.reason]),
+    rows.map((r) => [r.name, r.kind, r.action, rfc3339(r.notAfter), r.files.map(shortPath).join(","), r.reason]),
   );
 }
 
 /** `issue`'s table: the last column holds the names a certificate is for (the CA's common name on its row). */
 export function formatIssueRows(rows: readonly IssueRow[]): string {
-  return formatTable(["name", "kind", "action", "not after", "files", "names"], rows.map((r) => [r.name, r.kind, r.action, iso(r.notAfter), r.files.map(shortPath).join(","), r.names]));
+  return formatTable(["name", "kind", "action", "not after", "files", "names"], rows.map((r) => [r.name, r.kind, r.action, rfc3339(r.notAfter), r.files.map(shortPath).join(","), r.names]));
 }
 
 /** A counter line on stderr: rewritten in place on a terminal, every tenth and the last otherwise. */

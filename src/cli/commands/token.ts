@@ -13,6 +13,7 @@ import { addClientFlags, createClient, defaultUserAgent, restConfigFromFlags, ty
 import type { ResourceClient } from "../../client/types.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import { parseDuration } from "../../fields/duration.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 import { formatTable } from "../table.js";
 import { groupNamesFlag, UsageError, type CommandModule } from "../program.js";
 
@@ -38,7 +39,7 @@ export function newBootstrapToken(): string {
 export function bootstrapTokenSecret(names: GroupNames, token: string, o: { ttlMs: number; usages: readonly string[]; groups: readonly string[]; description?: string; now: number }): Secret {
   const [id, secret] = token.split(".") as [string, string];
   const data: Record<string, string> = { "token-id": id, "token-secret": secret };
-  if (o.ttlMs > 0) data.expiration = new Date(o.now + o.ttlMs).toISOString().replace(/\.\d+Z$/, "Z");
+  if (o.ttlMs > 0) data.expiration = rfc3339(new Date(o.now + o.ttlMs));
   for (const usage of o.usages) data[`usage-bootstrap-${usage}`] = "true";
   if (o.groups.length > 0) data["auth-extra-groups"] = o.groups.join(",");
   if (o.description) data.description = o.description;

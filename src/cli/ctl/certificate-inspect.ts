@@ -8,6 +8,7 @@ import type { ClusterTrustBundle } from "../../api/types/trust-bundle.js";
 import { humanDuration } from "../../apiserver/registry/resources/printing.js";
 import type { RestClient } from "../../client/index.js";
 import { PlatformError } from "../../errors.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 import { certificatesOf, summarizeCertificate, verifyChain, type CertificateSummary, type ChainVerdict } from "../../pki/certificate-summary.js";
 import { UsageError } from "../program.js";
 import { withContext, type CtlContext } from "./context.js";
@@ -50,8 +51,6 @@ export async function signerTrust(client: RestClient, names: GroupNames, signerN
   return { names: list.items.map((b) => `ClusterTrustBundle ${b.metadata.name}`), pem: list.items.map((b) => b.spec.trustBundle).join("\n") };
 }
 
-const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
-
 function remaining(seconds: number): string {
   return seconds >= 0 ? `expires in ${humanDuration(seconds)}` : `expired ${humanDuration(-seconds)} ago`;
 }
@@ -75,8 +74,8 @@ export function inspectionText(i: CertificateInspection, indent = "", width = 22
     ["Subject Alt Names", sans.join(", ") || "<none>"],
     ["Issuer", `${i.issuer}${i.selfSigned ? " (self-signed)" : ""}`],
     ["Serial Number", i.serialNumber],
-    ["Not Before", iso(i.notBefore)],
-    ["Not After", `${iso(i.notAfter)} (${remaining(i.remainingSeconds)})`],
+    ["Not Before", rfc3339(i.notBefore)],
+    ["Not After", `${rfc3339(i.notAfter)} (${remaining(i.remainingSeconds)})`],
     ["Public Key", key],
     ["Signature Algorithm", i.signatureAlgorithm],
     ["Key Usages", i.keyUsages.join(", ") || "<none>"],

@@ -7,6 +7,7 @@ import { CsrConditionMessage, CsrConditionReason } from "../../api/conditions.js
 import type { CertificateSigningRequest } from "../../api/types/csr.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import { writePrivateKeyFile } from "../../pki/keys.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 import { UsageError, type CommandModule } from "../program.js";
 import { withContext, type CtlContext } from "./context.js";
 import { Failures } from "./failures.js";
@@ -36,7 +37,7 @@ function decide(csr: CertificateSigningRequest, decision: Decision, now: Date): 
   }
   const reason = decision === "Approved" ? CsrConditionReason.PlatformctlApprove : CsrConditionReason.PlatformctlDeny;
   const message = decision === "Approved" ? CsrConditionMessage.PlatformctlApprove : CsrConditionMessage.PlatformctlDeny;
-  const condition = { type: decision, status: "True" as const, reason, message, lastUpdateTime: now.toISOString().replace(/\.\d+Z$/, "Z") };
+  const condition = { type: decision, status: "True" as const, reason, message, lastUpdateTime: rfc3339(now) };
   return { csr: { ...csr, status: { ...csr.status, conditions: [...conditions, condition] } }, had: false };
 }
 

@@ -5,6 +5,7 @@ import { SUBJECT_ACCESS_REVIEW_KIND, AUTHORIZATION_VERSION, type SubjectAccessRe
 import type { CertificateSigningRequest } from "../../api/types/csr.js";
 import type { ResourceClient } from "../../client/types.js";
 import { invalidOption, PlatformError, toPlatformError } from "../../errors.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 import { createNodeagentClientSigner } from "../../../signers/apiserver-client-nodeagent.js";
 import { createNodeagentServingSigner } from "../../../signers/nodeagent-serving.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
@@ -13,7 +14,7 @@ import { ItemExponentialBackoff } from "../../time/backoff.js";
 import type { EventRecorder } from "../event-recorder.js";
 import type { Informer } from "../informer.js";
 import { ServingApprover, type ServingApprovalPolicy } from "../../../signers/serving-approval.js";
-import { conditionTime, CsrParser, setCondition, writeCsr } from "./csr-object.js";
+import { CsrParser, setCondition, writeCsr } from "./csr-object.js";
 import { AllowedReviewCache, DEFAULT_REVIEW_CACHE_TTL_MS } from "./review-cache.js";
 import { Controller, type ControllerOptions } from "../controller.js";
 import { UnansweredWrites } from "./unanswered.js";
@@ -152,7 +153,7 @@ export class ApprovingController extends Controller {
   }
 
   private async approve(csr: CertificateSigningRequest, message: string, signal: AbortSignal): Promise<void> {
-    const now = conditionTime(this.clock.now());
+    const now = rfc3339(new Date(this.clock.now()));
     const reason = CsrConditionReason.AutoApproved;
     // Our own approval, committed though its answer was lost: same reason and message from the same sync.
     const landed = (fresh: CertificateSigningRequest) => fresh.status?.conditions?.some((c) => c.type === "Approved" && c.reason === reason && c.message === message && c.lastUpdateTime === now) === true;

@@ -152,8 +152,3 @@ export function setCondition(csr: CertificateSigningRequest, condition: Certific
   const others = (status.conditions ?? []).filter((c) => c.type !== condition.type);
   status.conditions = [...others, condition];
 }
-
-/** A condition's Time: RFC 3339 in UTC to the second, as the API writes it. */
-export function conditionTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
-}

@@ -4,13 +4,14 @@ import { CsrConditionReason, isApproved, isDenied, isFailed, isIssued } from "..
 import type { CertificateSigningRequest } from "../../api/types/csr.js";
 import type { ResourceClient } from "../../client/types.js";
 import { isPlatformError, type PlatformError, toPlatformError } from "../../errors.js";
+import { rfc3339 } from "../../time/rfc3339.js";
 import { validateIssuedCertificate } from "../../pki/bundle.js";
 import type { SignerRegistry } from "../../../signers/registry.js";
 import type { IssuedChain, RequestBytes, Signer, SigningRequest } from "../../../signers/signer.js";
 import type { SigningPool } from "../../pki/signing-pool.js";
 import type { EventRecorder } from "../event-recorder.js";
 import type { Informer } from "../informer.js";
-import { conditionTime, CsrParser, READ_PROBLEM_CODES, REQUEST_PROBLEM_CODES, setCondition, writeCsr } from "./csr-object.js";
+import { CsrParser, READ_PROBLEM_CODES, REQUEST_PROBLEM_CODES, setCondition, writeCsr } from "./csr-object.js";
 import { BoundedSet } from "../bounded-set.js";
 import { UnansweredWrites } from "./unanswered.js";
 import { Controller, type ControllerOptions } from "../controller.js";
@@ -254,7 +255,7 @@ export class SigningController extends Controller {
 
   /** A terminal problem: the Failed condition through /status and a Warning event; the sync itself succeeds. */
   private async fail(csr: CertificateSigningRequest, reason: CsrConditionReason, message: string, signal: AbortSignal): Promise<void> {
-    const now = conditionTime(this.clock.now());
+    const now = rfc3339(new Date(this.clock.now()));
     const written = await writeCsr(csr, {
       client: this.o.csrs,
       subresource: "status",

@@ -26,10 +26,16 @@ export function conditionsOf(obj: ApiObject): CertificateSigningRequestCondition
   return isRecord(status) && Array.isArray(status.conditions) ? status.conditions : [];
 }
 
-/** The DER checkRequestAhead read from an object's spec.request: validation reads that text again without decoding it. */
-const readAhead = new WeakMap<ApiObject, { readonly request: string; readonly der: Uint8Array }>();
+/** The DER checkRequestAhead decoded from the text of an object's spec.request. */
+interface ReadAhead {
+  readonly request: string;
+  readonly der: Uint8Array;
+}
 
-function validateRequest(request: string | undefined, ahead: { readonly request: string; readonly der: Uint8Array } | undefined): FieldError[] {
+/** What checkRequestAhead read, by object: validation reads that text again without decoding it. */
+const readAhead = new WeakMap<ApiObject, ReadAhead>();
+
+function validateRequest(request: string | undefined, ahead: ReadAhead | undefined): FieldError[] {
   const field = "spec.request";
   if (!request) return [required(field)];
   if (ahead?.request === request) return requestErrors(() => parseCsr(ahead.der));

@@ -1,7 +1,7 @@
-// Object timestamps: RFC 3339 at seconds precision; the formatted second is reused, never a stale one.
+// RFC 3339 timestamps at seconds precision; the formatted second is reused, never a stale one.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { rfc3339 } from "../../../src/apiserver/registry/metadata.js";
+import { rfc3339 } from "../../src/time/rfc3339.js";
 
 describe("rfc3339", () => {
   it("drops the milliseconds, within one second and across seconds, in any order", () => {
