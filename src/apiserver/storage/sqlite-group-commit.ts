@@ -1,6 +1,6 @@
 // Group commit of the SQLite store: writes queue for the next batch, and a committed batch is acknowledged only once
-// the write-ahead log holding it is flushed to disk. The flush (fdatasync) runs on a libuv thread, so the event loop
-// goes on serving while the disk works; SQLite itself syncs only around checkpoints.
+// the write-ahead log holding it is flushed to disk. The flushes (fdatasync of the log, and of the database file after
+// a checkpoint) run on a libuv thread, so the event loop goes on serving while the disk works; SQLite never syncs.
 import { closeSync, fdatasyncSync, fstatSync, openSync, statSync } from "node:fs";
 import type Database from "better-sqlite3";
 import { PlatformError } from "../../errors.js";
@@ -16,17 +16,26 @@ const CHECKPOINT_WRITES = 1000;
 /** Flushes the write-ahead log (by descriptor) to disk, calling back once it is durable. */
 export type SyncLog = (fd: number, done: (err: Error | null) => void) => void;
 
-/** The write-ahead log file, opened (created 0600 if SQLite has not yet) so the storage can flush it by descriptor. */
+/**
+ * The write-ahead log file, opened (created 0600 if SQLite has not yet) so the storage can flush it by descriptor,
+ * and the database file's own descriptor, to flush a checkpoint's copy.
+ */
 export interface LogFile {
   readonly path: string;
   fd: number;
   ino: number;
+  readonly dbFd: number;
 }
 
 export function openLog(dbPath: string): LogFile {
   const path = `${dbPath}-wal`;
   const fd = openSync(path, "a", 0o600);
-  return { path, fd, ino: fstatSync(fd).ino };
+  try {
+    return { path, fd, ino: fstatSync(fd).ino, dbFd: openSync(dbPath, "r+") };
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
 }
 
 /**
@@ -48,6 +57,11 @@ export class GroupCommit<V extends StoredValue> {
   /** Batches the flush in progress will acknowledge; undefined when no flush runs. */
   #syncing: UnsyncedBatch[] | undefined;
   #writesSinceCheckpoint = 0;
+  /**
+   * Set while a checkpoint's copy into the database file is being flushed: no batch commits until it is on disk,
+   * because the next write transaction may restart the log over the frames just copied.
+   */
+  #dbSyncing = false;
   /** Set once a flush failed: what is committed may not be on disk, so no further write is accepted. */
   #broken: PlatformError | undefined;
   #released = false;
@@ -92,8 +106,9 @@ export class GroupCommit<V extends StoredValue> {
     });
   }
 
-  /** Commits one batch of the queue; what is left waits for the next check phase. */
+  /** Commits one batch of the queue; what is left waits for the next check phase. Nothing while the database syncs. */
   #commitQueued(): void {
+    if (this.#dbSyncing) return;
     const batch = this.#pending.splice(0, MAX_BATCH);
     if (this.#pending.length > 0) this.#scheduleFlush();
     if (batch.length > 0) this.#commit(batch);
@@ -121,9 +136,9 @@ export class GroupCommit<V extends StoredValue> {
       this.#syncing = undefined;
       if (err) return this.#fail(err, batches);
       for (const batch of batches) batch.acknowledge();
-      this.#checkpointIfDue();
-      // The writes queued during the flush are committed now, and the next flush covers them.
-      this.#commitQueued();
+      // The writes queued during the flush are committed now (or once the checkpoint's copy is on disk), and the
+      // next flush covers them.
+      if (!this.#checkpointIfDue()) this.#commitQueued();
       this.#sync();
     });
   }
@@ -132,30 +147,45 @@ export class GroupCommit<V extends StoredValue> {
    * After a failed flush the state of the file is unknown (the kernel may have dropped the dirty pages), so the
    * storage stops accepting writes until a restart lets SQLite recover from what is on disk.
    */
-  #fail(err: Error, batches: readonly UnsyncedBatch[]): void {
-    const broken = new PlatformError("STORAGE_UNAVAILABLE", `storage failure: the write-ahead log could not be flushed to disk: ${err.message}; writes are refused until the server restarts`, {
+  #fail(err: Error, batches: readonly UnsyncedBatch[], file = "the write-ahead log"): void {
+    const broken = new PlatformError("STORAGE_UNAVAILABLE", `storage failure: ${file} could not be flushed to disk: ${err.message}; writes are refused until the server restarts`, {
       cause: err,
       retryable: false,
     });
     this.#broken = broken;
-    this.#logger.error({ err }, "write-ahead log flush failed; storage refuses writes until restarted");
+    this.#logger.error({ err, file }, "storage flush failed; storage refuses writes until restarted");
     for (const batch of [...batches, ...this.#unsynced.splice(0)]) batch.fail(broken);
     for (const write of this.#pending.splice(0)) write.reject(broken);
   }
 
-  /** Copies the log into the database with synchronous=FULL (log synced before, database after), then resets the mode. */
-  #checkpointIfDue(): void {
-    if (this.#writesSinceCheckpoint < CHECKPOINT_WRITES) return;
+  /**
+   * Copies the log into the database file, then flushes that file on the thread pool; returns whether that flush
+   * runs (and will commit the queue when it ends). SQLite's own checkpoint under synchronous=FULL syncs the log
+   * before the copy and the database after it, on the event loop (half a checkpoint's time); here the first holds
+   * already — it runs only when every committed batch is flushed, so the log has no frame that is not on disk — and
+   * the second is the pool's flush, before which no batch commits: a write transaction after a complete checkpoint
+   * restarts the log from its start, over frames the database file must hold on disk first.
+   */
+  #checkpointIfDue(): boolean {
+    if (this.#writesSinceCheckpoint < CHECKPOINT_WRITES || this.#unsynced.length > 0 || this.#released) return false;
     this.#writesSinceCheckpoint = 0;
+    let copied = false;
     try {
-      this.#db.pragma("synchronous = FULL");
-      this.#db.pragma("wal_checkpoint(PASSIVE)");
+      const [result] = this.#db.pragma("wal_checkpoint(PASSIVE)") as Array<{ checkpointed: number }>;
+      copied = (result?.checkpointed ?? 0) > 0;
     } catch (err) {
       this.#logger.warn({ err }, "checkpoint failed; the next one retries");
-    } finally {
-      this.#db.pragma("synchronous = OFF");
     }
     this.#checkLogFile();
+    if (!copied) return false;
+    this.#dbSyncing = true;
+    this.#syncLog(this.#log.dbFd, (err) => {
+      if (!this.#dbSyncing) return this.#closeDbIfReleased();
+      this.#dbSyncing = false;
+      if (err) return this.#fail(err, [], "the database file");
+      this.#commitQueued();
+    });
+    return true;
   }
 
   /** SQLite keeps one log file while it holds the database; should it ever be replaced, follow it (flushing both). */
@@ -180,11 +210,25 @@ export class GroupCommit<V extends StoredValue> {
     if (this.#released) closeSync(this.#log.fd);
   }
 
+  #closeDbIfReleased(): void {
+    if (this.#released) closeSync(this.#log.dbFd);
+  }
+
   /**
    * Writes accepted before close are still committed, flushed and acknowledged before the database closes; a flush
    * still running on the thread pool then finds its batches acknowledged and only closes the log descriptor.
    */
   release(): void {
+    // A checkpoint's copy still being flushed on the pool: on disk first (its own callback then only closes the file).
+    const dbFlushing = this.#dbSyncing;
+    if (dbFlushing) {
+      this.#dbSyncing = false;
+      try {
+        fdatasyncSync(this.#log.dbFd);
+      } catch (err) {
+        this.#fail(err as Error, [], "the database file");
+      }
+    }
     while (this.#pending.length > 0 && !this.#broken) this.#commit(this.#pending.splice(0, MAX_BATCH));
     const waiting = [...(this.#syncing ?? []), ...this.#unsynced];
     const flushing = this.#syncing !== undefined;
@@ -203,6 +247,7 @@ export class GroupCommit<V extends StoredValue> {
     this.#db.pragma("synchronous = FULL");
     this.#db.close();
     if (!flushing) closeSync(this.#log.fd);
+    if (!dbFlushing) closeSync(this.#log.dbFd);
   }
 }
 

@@ -63,8 +63,8 @@ async function openSqlite<V extends StoredValue>(options: SqliteStorageOptions, 
     db.pragma("locking_mode = EXCLUSIVE");
     db.pragma("journal_mode = WAL");
     // Commits do not fsync: the storage flushes the log itself, off the event loop, before acknowledging (#sync).
-    // Checkpoints copy the log into the database file, so they run by hand with synchronous=FULL, which makes SQLite
-    // sync the log before the copy and the database after it; an automatic checkpoint would run unsynced.
+    // Checkpoints copy the log into the database file, so they run by hand, when the log is on disk, and the storage
+    // flushes the database file after the copy (sqlite-group-commit.ts); an automatic one would run at any time.
     db.pragma("synchronous = OFF");
     db.pragma("wal_autocheckpoint = 0");
     db.pragma(`cache_size = ${-Math.floor(cacheSizeBytes / 1024)}`);

@@ -1,6 +1,6 @@
 // Group commit of the SQLite backend: writes issued together share one transaction yet keep per-write revisions,
 // preconditions, failures and watch order.
-import { fdatasync, rmSync, statSync } from "node:fs";
+import { fdatasync, fstatSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { isPlatformError } from "../../../src/errors.js";
@@ -48,6 +48,38 @@ function heldFlushes() {
       this.releaseAll();
     },
   };
+}
+
+/**
+ * Log flushes run at once; flushes of the database file `path` (found by inode: the storage flushes it through its
+ * own descriptor) wait in `held`, or fail with `fail`.
+ */
+function heldDatabaseFlushes(path: string) {
+  const held: Array<() => void> = [];
+  let fail: Error | undefined;
+  return {
+    held,
+    syncLog(fd: number, done: (err: Error | null) => void): void {
+      if (fstatSync(fd).ino !== statSync(path).ino) return fdatasync(fd, done);
+      held.push(() => (fail ? done(fail) : fdatasync(fd, done)));
+    },
+    failWith(err: Error): void {
+      fail = err;
+    },
+  };
+}
+
+/**
+ * A store whose database flushes are held, after 1,000 acknowledged writes of 1 KB under `prefix` (the checkpoint's
+ * interval, 100 at a time); `before`: the database file's size before them.
+ */
+async function openAtCheckpoint(prefix: string) {
+  const path = dbPath();
+  const flushes = heldDatabaseFlushes(path);
+  const s = await openSqliteStorage({ path, syncLog: flushes.syncLog });
+  const before = statSync(path).size;
+  for (let i = 0; i < 10; i++) await Promise.all(Array.from({ length: 100 }, (_, j) => s.create(`${prefix}${i}-${j}`, JSON.stringify({ pad: "p".repeat(1000) }))));
+  return { path, flushes, s, before };
 }
 
 const settledYet = async (p: Promise<unknown>): Promise<boolean> => {
@@ -250,6 +282,51 @@ describe("sqlite group commit", () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     const again = await openSqliteStorage({ path });
     expect((await again.get("/c/a"))?.modRevision).toBe(kv.modRevision);
+    await again.close();
+  });
+
+  it("flushes a checkpoint's copy on the thread pool and commits no write until it is on disk", async () => {
+    const { path, flushes, s, before } = await openAtCheckpoint("/hold/");
+    // The 1,000th acknowledgement ran the checkpoint: its copy is in the database file, its flush is out.
+    expect(flushes.held).toHaveLength(1);
+    expect(statSync(path).size).toBeGreaterThan(before + 500_000);
+    const r = await s.revision();
+    const later = [s.create("/hold/late-a", "{}"), s.create("/hold/late-b", "{}")];
+    expect(await settledYet(Promise.race(later))).toBe(false);
+    // Not even committed: the next write transaction may restart the log over the frames just copied.
+    expect(await s.revision()).toBe(r);
+    flushes.held.shift()!();
+    expect((await Promise.all(later)).map((kv) => kv.modRevision)).toEqual([r + 1, r + 2]);
+    await s.close();
+    const again = await openSqliteStorage({ path });
+    expect((await again.list("/hold/")).items).toHaveLength(1002);
+    await again.close();
+  });
+
+  it("refuses writes with STORAGE_UNAVAILABLE once a checkpoint's copy could not be flushed", async () => {
+    const { flushes, s } = await openAtCheckpoint("/eio/");
+    const waiting = s.create("/eio/late", "{}").catch((err: unknown) => err);
+    flushes.failWith(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" }));
+    flushes.held.shift()!();
+    const err = await waiting;
+    expect(isPlatformError(err, "STORAGE_UNAVAILABLE")).toBe(true);
+    expect((err as Error).message).toMatch(/the database file could not be flushed to disk: EIO.*until the server restarts/);
+    await expect(s.revision()).rejects.toThrow(/could not be flushed/);
+    await s.close();
+  });
+
+  it("on close, flushes a checkpoint's copy still out and commits the writes waiting for it", async () => {
+    const { path, flushes, s } = await openAtCheckpoint("/shut/");
+    expect(flushes.held).toHaveLength(1);
+    const waiting = s.create("/shut/late", "{}");
+    await s.close();
+    const kv = await waiting;
+    // The pool's flush ends after the close: it only closes its descriptor.
+    flushes.held.shift()!();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const again = await openSqliteStorage({ path });
+    expect((await again.get("/shut/late"))?.modRevision).toBe(kv.modRevision);
+    expect((await again.list("/shut/")).items).toHaveLength(1001);
     await again.close();
   });
 

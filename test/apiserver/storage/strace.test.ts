@@ -38,7 +38,7 @@ describe("parseStrace", () => {
 describe("acksOf", () => {
   it("counts a flush split by the acknowledging thread once it returned, before the acknowledgement", () => {
     const acks = acksOf(trace(commit(1), `2  fdatasync(${wal} <unfinished ...>`, `1  write(5<anon_inode:[eventfd]>, "\\1", 8) = 8`, `2  <... fdatasync resumed>) = 0`, ack(1, 0)), db);
-    expect(acks).toEqual([{ dirty: false, fresh: true, dbDirty: false, walWrites: 1, dbWrites: 0 }]);
+    expect(acks).toEqual([{ dirty: false, fresh: true, dbDirty: false, walWrites: 1, dbWrites: 0, dbWritesOverDirtyLog: 0, walWritesOverDirtyDb: 0 }]);
   });
 
   it("finds an acknowledgement written while the flush still runs, or after it failed", () => {
@@ -67,5 +67,16 @@ describe("acksOf", () => {
     const copy = `1  pwrite64(9<${db}>, "\\r\\0"..., 4096, 8192) = 4096`;
     const acks = acksOf(trace(copy, ack(1, 0), `1  fsync(12<${db}>) = 0`, ack(1, 1)), db);
     expect(acks).toMatchObject([{ dbDirty: true, dbWrites: 1 }, { dbDirty: false, dbWrites: 1 }]);
+  });
+
+  it("counts a checkpoint's copy made over unflushed log writes, and log writes made over an unflushed copy", () => {
+    const copy = `1  pwrite64(9<${db}>, "\\r\\0"..., 4096, 8192) = 4096`;
+    const restart = `1  pwrite64(${wal}, "\\0\\0"..., 32, 0) = 32`;
+    const early = acksOf(trace(commit(1), copy, `2  fdatasync(${wal}) = 0`, `2  fdatasync(9<${db}>) = 0`, restart, ack(1, 0)), db);
+    expect(early).toMatchObject([{ dbWritesOverDirtyLog: 1, walWritesOverDirtyDb: 0 }]);
+    const late = acksOf(trace(commit(1), `2  fdatasync(${wal}) = 0`, copy, restart, `2  fdatasync(9<${db}>) = 0`, ack(1, 0)), db);
+    expect(late).toMatchObject([{ dbWritesOverDirtyLog: 0, walWritesOverDirtyDb: 1 }]);
+    const ordered = acksOf(trace(commit(1), `2  fdatasync(${wal}) = 0`, copy, `2  fdatasync(9<${db}>) = 0`, restart, ack(1, 0)), db);
+    expect(ordered).toMatchObject([{ dbWritesOverDirtyLog: 0, walWritesOverDirtyDb: 0, dbDirty: false, dirty: true }]);
   });
 });

@@ -65,6 +65,10 @@ export interface Ack {
   dbDirty: boolean;
   walWrites: number;
   dbWrites: number;
+  /** Writes to the database file so far that entered while the log had writes no completed flush covered. */
+  dbWritesOverDirtyLog: number;
+  /** Writes to the log so far that entered while the database file had writes no completed flush covered. */
+  walWritesOverDirtyDb: number;
 }
 
 /**
@@ -79,7 +83,7 @@ export interface Ack {
 export function acksOf(calls: readonly Syscall[], db: string): Ack[] {
   const log = new Unflushed();
   const file = new Unflushed();
-  let [fresh, walWrites, dbWrites] = [false, 0, 0];
+  let [fresh, walWrites, dbWrites, dbWritesOverDirtyLog, walWritesOverDirtyDb] = [false, 0, 0, 0, 0];
   const acks: Ack[] = [];
   // A call printed in one line enters and returns at the same index: its entry goes first.
   const events = calls.flatMap((call) => [{ at: call.start, entry: true, call }, { at: call.end, entry: false, call }]);
@@ -89,15 +93,17 @@ export function acksOf(calls: readonly Syscall[], db: string): Ack[] {
     const write = call.name === "pwrite64" || call.name === "write";
     const flush = (call.name === "fsync" || call.name === "fdatasync") && call.result === "0";
     if (entry && write && path === `${db}-wal`) {
+      if (file.dirty) walWritesOverDirtyDb++;
       log.wrote(call);
       walWrites++;
     } else if (entry && write && path === db) {
+      if (log.dirty) dbWritesOverDirtyLog++;
       file.wrote(call);
       dbWrites++;
     } else if (!entry && flush && path === `${db}-wal`) fresh = log.flushed(call) || fresh;
     else if (!entry && flush && path === db) file.flushed(call);
     else if (entry && call.name === "write" && /^1(<[^>]*>)?, "\/crash\//.test(call.args)) {
-      acks.push({ dirty: log.dirty, fresh, dbDirty: file.dirty, walWrites, dbWrites });
+      acks.push({ dirty: log.dirty, fresh, dbDirty: file.dirty, walWrites, dbWrites, dbWritesOverDirtyLog, walWritesOverDirtyDb });
       fresh = false;
     }
   }
