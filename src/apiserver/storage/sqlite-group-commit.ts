@@ -13,6 +13,9 @@ const MAX_BATCH = 256;
 /** Writes acknowledged between checkpoints; SQLite's own automatic checkpoint (which would not sync) is off. */
 const CHECKPOINT_WRITES = 1000;
 
+/** The files the storage flushes, as its errors name them. */
+const FILES = { log: "write-ahead log", db: "database file" } as const;
+
 /** Flushes the write-ahead log (by descriptor) to disk, calling back once it is durable. */
 export type SyncLog = (fd: number, done: (err: Error | null) => void) => void;
 
@@ -147,13 +150,13 @@ export class GroupCommit<V extends StoredValue> {
    * After a failed flush the state of the file is unknown (the kernel may have dropped the dirty pages), so the
    * storage stops accepting writes until a restart lets SQLite recover from what is on disk.
    */
-  #fail(err: Error, batches: readonly UnsyncedBatch[], file = "the write-ahead log"): void {
-    const broken = new PlatformError("STORAGE_UNAVAILABLE", `storage failure: ${file} could not be flushed to disk: ${err.message}; writes are refused until the server restarts`, {
+  #fail(err: Error, batches: readonly UnsyncedBatch[], file: keyof typeof FILES = "log"): void {
+    const broken = new PlatformError("STORAGE_UNAVAILABLE", `storage failure: the ${FILES[file]} could not be flushed to disk: ${err.message}; writes are refused until the server restarts`, {
       cause: err,
       retryable: false,
     });
     this.#broken = broken;
-    this.#logger.error({ err, file }, "storage flush failed; storage refuses writes until restarted");
+    this.#logger.error({ err }, `${FILES[file]} flush failed; storage refuses writes until restarted`);
     for (const batch of [...batches, ...this.#unsynced.splice(0)]) batch.fail(broken);
     for (const write of this.#pending.splice(0)) write.reject(broken);
   }
@@ -182,7 +185,7 @@ export class GroupCommit<V extends StoredValue> {
     this.#syncLog(this.#log.dbFd, (err) => {
       if (!this.#dbSyncing) return this.#closeDbIfReleased();
       this.#dbSyncing = false;
-      if (err) return this.#fail(err, [], "the database file");
+      if (err) return this.#fail(err, [], "db");
       this.#commitQueued();
     });
     return true;
@@ -226,7 +229,7 @@ export class GroupCommit<V extends StoredValue> {
       try {
         fdatasyncSync(this.#log.dbFd);
       } catch (err) {
-        this.#fail(err as Error, [], "the database file");
+        this.#fail(err as Error, [], "db");
       }
     }
     while (this.#pending.length > 0 && !this.#broken) this.#commit(this.#pending.splice(0, MAX_BATCH));

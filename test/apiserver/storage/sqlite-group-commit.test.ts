@@ -2,7 +2,9 @@
 // preconditions, failures and watch order.
 import { fdatasync, fstatSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
+import { createLogger } from "../../../src/logger.js";
 import { isPlatformError } from "../../../src/errors.js";
 import { openSqliteStorage, type SqliteStorageOptions } from "../../../src/apiserver/storage/sqlite.js";
 import type { SqliteStorage } from "../../../src/apiserver/storage/sqlite-storage.js";
@@ -73,10 +75,10 @@ function heldDatabaseFlushes(path: string) {
  * A store whose database flushes are held, after 1,000 acknowledged writes of 1 KB under `prefix` (the checkpoint's
  * interval, 100 at a time); `before`: the database file's size before them.
  */
-async function openAtCheckpoint(prefix: string) {
+async function openAtCheckpoint(prefix: string, options: Partial<SqliteStorageOptions> = {}) {
   const path = dbPath();
   const flushes = heldDatabaseFlushes(path);
-  const s = await openSqliteStorage({ path, syncLog: flushes.syncLog });
+  const s = await openSqliteStorage({ path, syncLog: flushes.syncLog, ...options });
   const before = statSync(path).size;
   for (let i = 0; i < 10; i++) await Promise.all(Array.from({ length: 100 }, (_, j) => s.create(`${prefix}${i}-${j}`, JSON.stringify({ pad: "p".repeat(1000) }))));
   return { path, flushes, s, before };
@@ -304,7 +306,9 @@ describe("sqlite group commit", () => {
   });
 
   it("refuses writes with STORAGE_UNAVAILABLE once a checkpoint's copy could not be flushed", async () => {
-    const { flushes, s } = await openAtCheckpoint("/eio/");
+    let logged = "";
+    const destination = new Writable({ write(chunk, _encoding, done) { logged += String(chunk); done(); } });
+    const { flushes, s } = await openAtCheckpoint("/eio/", { logger: createLogger({ level: "error", destination }) });
     const waiting = s.create("/eio/late", "{}").catch((err: unknown) => err);
     flushes.failWith(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" }));
     flushes.held.shift()!();
@@ -312,6 +316,7 @@ describe("sqlite group commit", () => {
     expect(isPlatformError(err, "STORAGE_UNAVAILABLE")).toBe(true);
     expect((err as Error).message).toMatch(/the database file could not be flushed to disk: EIO.*until the server restarts/);
     await expect(s.revision()).rejects.toThrow(/could not be flushed/);
+    expect(logged).toContain("database file flush failed; storage refuses writes until restarted");
     await s.close();
   });
 
