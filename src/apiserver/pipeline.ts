@@ -3,7 +3,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { TLSSocket } from "node:tls";
 import type { ApiObject, UserInfo } from "../api/meta.js";
 import type { Logger } from "../logger.js";
-import type { AuthenticatedBy } from "./auth/identity.js";
+import type { AuthenticatedBy, LegacyTokenUse } from "./auth/identity.js";
 import type { Deadline } from "./webhook/deadline.js";
 
 /** What authentication sees of a request. */
@@ -129,4 +129,15 @@ export function recordRequester(err: unknown, requester: UserInfo): unknown {
 
 export function requesterOf(err: unknown): UserInfo | undefined {
   return typeof err === "object" && err !== null ? requesters.get(err) : undefined;
+}
+
+/** The token Secret's token labelled invalid that a 401 refused, for upstream's audit annotation on that refusal. */
+const refusedLegacyTokens = new WeakMap<object, LegacyTokenUse>();
+
+export function recordRefusedLegacyToken(err: object, use: LegacyTokenUse | undefined): void {
+  if (use) refusedLegacyTokens.set(err, use);
+}
+
+export function refusedLegacyTokenOf(err: unknown): LegacyTokenUse | undefined {
+  return typeof err === "object" && err !== null ? refusedLegacyTokens.get(err) : undefined;
 }

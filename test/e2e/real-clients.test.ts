@@ -97,9 +97,13 @@ beforeAll(async () => {
   const configDir = mkdtempSync(join(tmpdir(), "up-config-"));
   const authn = join(configDir, "authentication.yaml");
   writeFileSync(authn, ANONYMOUS_CLUSTER_INFO);
-  // ServiceAccounts' requests audited (the legacy token annotations); nobody else's.
+  // ServiceAccounts' requests audited (the legacy token annotations), and anyone's `auth whoami` (a refused token's
+  // request has no user to match).
   const policy = join(configDir, "audit-policy.yaml");
-  writeFileSync(policy, "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  userGroups: [system:serviceaccounts]\n");
+  writeFileSync(
+    policy,
+    "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n  userGroups: [system:serviceaccounts]\n- level: Metadata\n  resources: [{group: authentication.k8s.io, resources: [selfsubjectreviews]}]\n",
+  );
   auditLog = join(configDir, "audit.log");
   up = await startUp({ args: ["--group-suffix", "k8s.io", "--enable-bootstrap-token-auth", "--authentication-config", authn, "--audit-policy-file", policy, "--audit-log-path", auditLog] });
   kubectl = kubectlWith(up.adminConfig);
@@ -253,9 +257,15 @@ describe("kubectl's typed commands", () => {
     await eventually("the orphan Secret deleted", () => (kubectl(["get", "secrets", "-o", "name"]).includes("orphan-token") ? undefined : true));
     // The Secret labelled invalid, then the account deleted (its Secret with it): each time the token is refused.
     kubectl(["label", "secret", "build-robot-token", "kubernetes.io/legacy-token-invalid-since=2026-11-28"]);
-    expect(kubectlFails(Object.assign(asRobot, { baseArgs: [] }), ["auth", "whoami"])).toMatch(/Unauthorized.*invalid since 2026-11-28/);
-    // Still counted, as upstream counts uses of invalidated tokens.
+    expect(kubectlFails(Object.assign(asRobot, { baseArgs: [] }), ["auth", "whoami"])).toMatch(/Unauthorized.*invalid since 2026-11-28: use tokens from the TokenRequest API.*remove the Secret's kubernetes.io\/legacy-token-invalid-since label/);
+    // Still counted, as upstream counts uses of invalidated tokens, and its refusal audited with upstream's annotation.
     expect(counted("serviceaccount_invalid_legacy_auto_token_uses_total")).toBe(1);
+    const refusals = readFileSync(auditLog, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { responseStatus?: { code?: number }; annotations?: Record<string, string> })
+      .filter((e) => e.responseStatus?.code === 401 && e.annotations?.["authentication.k8s.io/legacy-token-invalidated"] !== undefined);
+    expect(refusals.map((e) => e.annotations!["authentication.k8s.io/legacy-token-invalidated"])).toEqual(["build-robot-token/default"]);
     kubectl(["label", "secret", "build-robot-token", "kubernetes.io/legacy-token-invalid-since-"]);
     expect(asRobot(["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"])).toBe("system:serviceaccount:default:build-robot");
     kubectl(["delete", "serviceaccount", "build-robot"]);

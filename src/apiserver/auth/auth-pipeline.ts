@@ -3,7 +3,7 @@ import type { GroupNames } from "../../api/group.js";
 import type { UserInfo } from "../../api/meta.js";
 import { PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import { recordAuthenticator, recordImpersonator, recordRequester, type Pipeline, type RequestCredentials } from "../pipeline.js";
+import { recordAuthenticator, recordImpersonator, recordRefusedLegacyToken, recordRequester, type Pipeline, type RequestCredentials } from "../pipeline.js";
 import { AdmissionChain, admissionAttributes } from "./admission.js";
 import type { AuthnRequest } from "./authn-chain.js";
 import type { Authorizer } from "./authorizer.js";
@@ -29,7 +29,9 @@ export function createAuthPipeline(options: AuthPipelineOptions): Pipeline {
       const result = await authenticator.authenticate(request);
       if ("error" in result) {
         logger.debug({ remoteAddress: request.remoteAddress, reason: result.error }, "request not authenticated");
-        throw new PlatformError("UNAUTHORIZED", `Unauthorized: ${result.error}`);
+        const refusal = new PlatformError("UNAUTHORIZED", `Unauthorized: ${result.error}`);
+        recordRefusedLegacyToken(refusal, result.invalidatedLegacyToken);
+        throw refusal;
       }
       if (result.authenticator) recordAuthenticator(result.user, result.authenticator);
       // A refused impersonation is audited as its sender's request.

@@ -8,7 +8,7 @@ import type { ServiceAccountAuthenticator } from "./authn-service-account.js";
 import type { BootstrapTokenAuthenticator } from "./authn-bootstrap-token.js";
 import { peerCertificateChain, type X509Authenticator } from "./authn-x509.js";
 import type { ConfiguredAuthentication } from "./authn-config-reload.js";
-import type { AuthenticatedBy } from "./identity.js";
+import type { AuthenticatedBy, LegacyTokenUse } from "./identity.js";
 import { addGroups, anonymousUser, isAuthenticated, SYSTEM_AUTHENTICATED, type AuthnResult } from "./identity.js";
 
 /** What authentication reads of a request; the pipeline's RequestCredentials fits this shape. */
@@ -61,9 +61,10 @@ export class AuthenticatorChain {
   async authenticate(request: AuthnRequest): Promise<AuthnResult> {
     try {
       const errors: string[] = [];
-      const found = this.#certificate(request, errors) ?? (await this.#authorization(request.headers?.authorization, errors));
+      const refused: { invalidatedLegacyToken?: LegacyTokenUse } = {};
+      const found = this.#certificate(request, errors) ?? (await this.#authorization(request.headers?.authorization, errors, refused));
       if (found) return { user: withAuthenticatedGroup(found.user), authenticator: found.authenticator };
-      if (errors.length > 0) return { error: errors.join("; ") };
+      if (errors.length > 0) return { error: errors.join("; "), ...refused };
       if (this.#anonymousAllowed(request.path)) return { user: anonymousUser(), authenticator: { authenticator: "anonymous" } };
       return { error: "no credentials were presented (a client certificate or a bearer token is required)" };
     } catch (err) {
@@ -89,7 +90,7 @@ export class AuthenticatorChain {
     return undefined;
   }
 
-  async #authorization(header: unknown, errors: string[]): Promise<Found | undefined> {
+  async #authorization(header: unknown, errors: string[], refused: { invalidatedLegacyToken?: LegacyTokenUse }): Promise<Found | undefined> {
     if (header === undefined) return undefined;
     if (typeof header !== "string") {
       errors.push("the Authorization header must be given once");
@@ -108,6 +109,7 @@ export class AuthenticatorChain {
     else r = { error: `the authentication scheme ${JSON.stringify((m?.[1] ?? "").slice(0, 32))} is not supported (use Bearer or a client certificate)` };
     if ("user" in r) return r as Found;
     errors.push(r.error);
+    if (r.invalidatedLegacyToken) refused.invalidatedLegacyToken = r.invalidatedLegacyToken;
     return undefined;
   }
 

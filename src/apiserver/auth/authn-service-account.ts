@@ -32,10 +32,11 @@ export class ServiceAccountAuthenticator {
       lookups: this.#lookups,
       onLegacyUse: (use) => {
         if (use.invalidated) this.#onInvalidated?.();
-        else legacyToken = use;
+        legacyToken = use;
       },
     });
     if (status.authenticated && status.user) return { user: status.user, authenticator: { authenticator: "service-account", ...(legacyToken && { legacyToken }) } };
-    return { error: `invalid ServiceAccount token: ${status.error ?? "not authenticated"}` };
+    const error = `invalid ServiceAccount token: ${status.error ?? "not authenticated"}`;
+    return legacyToken?.invalidated ? { error, invalidatedLegacyToken: legacyToken } : { error };
   }
 }

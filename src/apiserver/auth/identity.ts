@@ -30,7 +30,13 @@ export interface AuthenticatedBy {
 }
 
 /** What an authenticator answers: a user (and, from the chain, which method accepted it), or why the credentials are not accepted. */
-export type AuthnResult = { readonly user: UserInfo; readonly authenticator?: AuthenticatedBy } | { readonly error: string };
+export type AuthnResult =
+  | { readonly user: UserInfo; readonly authenticator?: AuthenticatedBy }
+  | {
+      readonly error: string;
+      /** The refused credential was a token Secret's token labelled invalid: upstream's audit annotation names its Secret. */
+      readonly invalidatedLegacyToken?: LegacyTokenUse;
+    };
 
 export function isAuthenticated(result: AuthnResult): result is { readonly user: UserInfo } {
   return "user" in result;

@@ -259,7 +259,9 @@ export class ServiceAccountTokens {
       await this.#markUsed(s, secret, options.lookups);
       if (invalidSince !== undefined) {
         options.onLegacyUse?.({ ...use, invalidated: true });
-        return refused(`the token of Secret ${s.namespace}/${s.secretName} has been invalid since ${invalidSince}`);
+        return refused(
+          `the token of Secret ${s.namespace}/${s.secretName} has been invalid since ${invalidSince}: use tokens from the TokenRequest API or manually created secret-based tokens, or remove the Secret's ${this.#o.names.secretTypes.legacyTokenInvalidSinceLabel} label to allow this token for now`,
+        );
       }
       options.onLegacyUse?.(use);
     } catch (err) {

@@ -4,7 +4,8 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { TLSSocket } from "node:tls";
 import type { Status, UserInfo } from "../../api/meta.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
-import { authenticatorOf, impersonatorOf, requesterOf, type Pipeline } from "../pipeline.js";
+import { authenticatorOf, impersonatorOf, refusedLegacyTokenOf, requesterOf, type Pipeline } from "../pipeline.js";
+import { splitServiceAccountUsername } from "../auth/identity.js";
 import { sourceIPs, type Auditor } from "../audit/auditor.js";
 import type { AuditContext, AuditRequest } from "../audit/audit-context.js";
 import { peerCertificateChain } from "../auth/authn-x509.js";
@@ -70,6 +71,13 @@ function annotateAuthenticator(ctx: AuditContext, o: AuditHookOptions, user: Use
   }
 }
 
+/** Upstream's annotation of a refused token Secret's token labelled invalid: `<secret name>/<namespace>`. */
+function annotateInvalidatedLegacyToken(ctx: AuditContext, o: AuditHookOptions, err: unknown): void {
+  const legacy = refusedLegacyTokenOf(err);
+  const namespace = legacy && splitServiceAccountUsername(legacy.subject)?.namespace;
+  if (namespace !== undefined) ctx.annotate(`${o.registry.names.authentication}/legacy-token-invalidated`, `${legacy!.secret}/${namespace}`);
+}
+
 /** Upstream records a request that failed authentication with an empty user. */
 const NO_USER = Object.freeze({}) as UserInfo;
 
@@ -93,7 +101,10 @@ export async function auditRefusal(req: FastifyRequest, reply: FastifyReply, o: 
   }
   const ctx = o.auditor!.begin(attributes, () => auditRequest(req, reply, user));
   if (!ctx) return;
-  if (unauthorized) return ctx.failedAuthentication(authenticationAttempts(req)).catch(() => undefined);
+  if (unauthorized) {
+    annotateInvalidatedLegacyToken(ctx, o, err);
+    return ctx.failedAuthentication(authenticationAttempts(req)).catch(() => undefined);
+  }
   annotateAuthenticator(ctx, o, user);
   req.platformAudit = ctx;
   await ctx.received().catch(() => undefined);
