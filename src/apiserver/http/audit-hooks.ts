@@ -74,8 +74,9 @@ function annotateAuthenticator(ctx: AuditContext, o: AuditHookOptions, user: Use
 /** Upstream's annotation of a refused token Secret's token labelled invalid: `<secret name>/<namespace>`. */
 function annotateInvalidatedLegacyToken(ctx: AuditContext, o: AuditHookOptions, err: unknown): void {
   const legacy = refusedLegacyTokenOf(err);
-  const namespace = legacy && splitServiceAccountUsername(legacy.subject)?.namespace;
-  if (namespace !== undefined) ctx.annotate(`${o.registry.names.authentication}/legacy-token-invalidated`, `${legacy!.secret}/${namespace}`);
+  if (!legacy) return;
+  const namespace = splitServiceAccountUsername(legacy.subject)?.namespace;
+  if (namespace !== undefined) ctx.annotate(`${o.registry.names.authentication}/legacy-token-invalidated`, `${legacy.secret}/${namespace}`);
 }
 
 /** Upstream records a request that failed authentication with an empty user. */

@@ -32,9 +32,20 @@ export interface LogFile {
 
 export function openLog(dbPath: string): LogFile {
   const path = `${dbPath}-wal`;
+  const { fd, ino } = openWal(path);
+  try {
+    return { path, fd, ino, dbFd: openSync(dbPath, "r+") };
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+}
+
+/** The log file alone (at open, and when SQLite replaced it): its descriptor and inode. */
+function openWal(path: string): { fd: number; ino: number } {
   const fd = openSync(path, "a", 0o600);
   try {
-    return { path, fd, ino: fstatSync(fd).ino, dbFd: openSync(dbPath, "r+") };
+    return { fd, ino: fstatSync(fd).ino };
   } catch (err) {
     closeSync(fd);
     throw err;
@@ -135,7 +146,7 @@ export class GroupCommit<V extends StoredValue> {
     this.#unsynced = [];
     this.#syncLog(this.#log.fd, (err) => {
       // close() flushed synchronously and acknowledged these already.
-      if (this.#syncing !== batches) return this.#closeLogIfReleased();
+      if (this.#syncing !== batches) return this.#closeIfReleased(this.#log.fd);
       this.#syncing = undefined;
       if (err) return this.#fail(err, batches);
       for (const batch of batches) batch.acknowledge();
@@ -183,7 +194,7 @@ export class GroupCommit<V extends StoredValue> {
     if (!copied) return false;
     this.#dbSyncing = true;
     this.#syncLog(this.#log.dbFd, (err) => {
-      if (!this.#dbSyncing) return this.#closeDbIfReleased();
+      if (!this.#dbSyncing) return this.#closeIfReleased(this.#log.dbFd);
       this.#dbSyncing = false;
       if (err) return this.#fail(err, [], "db");
       this.#commitQueued();
@@ -204,17 +215,14 @@ export class GroupCommit<V extends StoredValue> {
     // Runs between flushes (never while one is on the thread pool), so the old descriptor is free to close.
     fdatasyncSync(this.#log.fd);
     closeSync(this.#log.fd);
-    const fresh = openLog(this.#log.path.slice(0, -"-wal".length));
+    const fresh = openWal(this.#log.path);
     this.#log.fd = fresh.fd;
     this.#log.ino = fresh.ino;
   }
 
-  #closeLogIfReleased(): void {
-    if (this.#released) closeSync(this.#log.fd);
-  }
-
-  #closeDbIfReleased(): void {
-    if (this.#released) closeSync(this.#log.dbFd);
+  /** A flush that ended after close(): its descriptor, left open for it, is closed now. */
+  #closeIfReleased(fd: number): void {
+    if (this.#released) closeSync(fd);
   }
 
   /**

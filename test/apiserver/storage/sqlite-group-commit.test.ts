@@ -1,6 +1,6 @@
 // Group commit of the SQLite backend: writes issued together share one transaction yet keep per-write revisions,
 // preconditions, failures and watch order.
-import { fdatasync, fstatSync, rmSync, statSync } from "node:fs";
+import { fdatasync, fstatSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
@@ -82,6 +82,13 @@ async function openAtCheckpoint(prefix: string, options: Partial<SqliteStorageOp
   const before = statSync(path).size;
   for (let i = 0; i < 10; i++) await Promise.all(Array.from({ length: 100 }, (_, j) => s.create(`${prefix}${i}-${j}`, JSON.stringify({ pad: "p".repeat(1000) }))));
   return { path, flushes, s, before };
+}
+
+/** A logger (warnings and above) whose lines the test reads back. */
+function capturedLog() {
+  let text = "";
+  const destination = new Writable({ write(chunk, _encoding, done) { text += String(chunk); done(); } });
+  return { logger: createLogger({ level: "warn", destination }), text: () => text };
 }
 
 const settledYet = async (p: Promise<unknown>): Promise<boolean> => {
@@ -306,9 +313,8 @@ describe("sqlite group commit", () => {
   });
 
   it("refuses writes with STORAGE_UNAVAILABLE once a checkpoint's copy could not be flushed", async () => {
-    let logged = "";
-    const destination = new Writable({ write(chunk, _encoding, done) { logged += String(chunk); done(); } });
-    const { flushes, s } = await openAtCheckpoint("/eio/", { logger: createLogger({ level: "error", destination }) });
+    const log = capturedLog();
+    const { flushes, s } = await openAtCheckpoint("/eio/", { logger: log.logger });
     const waiting = s.create("/eio/late", "{}").catch((err: unknown) => err);
     flushes.failWith(Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" }));
     flushes.held.shift()!();
@@ -316,7 +322,7 @@ describe("sqlite group commit", () => {
     expect(isPlatformError(err, "STORAGE_UNAVAILABLE")).toBe(true);
     expect((err as Error).message).toMatch(/the database file could not be flushed to disk: EIO.*until the server restarts/);
     await expect(s.revision()).rejects.toThrow(/could not be flushed/);
-    expect(logged).toContain("database file flush failed; storage refuses writes until restarted");
+    expect(log.text()).toContain("database file flush failed; storage refuses writes until restarted");
     await s.close();
   });
 
@@ -333,6 +339,22 @@ describe("sqlite group commit", () => {
     expect((await again.get("/shut/late"))?.modRevision).toBe(kv.modRevision);
     expect((await again.list("/shut/")).items).toHaveLength(1001);
     await again.close();
+  });
+
+  it("follows a replaced log file at the next checkpoint, with one descriptor of the database file as before", async () => {
+    const log = capturedLog();
+    const path = dbPath();
+    const s = await openSqliteStorage({ path, logger: log.logger });
+    const real = realpathSync(path);
+    const open = (file: string) => readdirSync("/proc/self/fd").filter((fd) => { try { return readlinkSync(`/proc/self/fd/${fd}`) === file; } catch { return false; } }).length;
+    const before = { db: open(real), wal: open(`${real}-wal`) };
+    renameSync(`${path}-wal`, `${path}-wal.old`);
+    writeFileSync(`${path}-wal`, "");
+    for (let i = 0; i < 11; i++) await Promise.all(Array.from({ length: 100 }, (_, j) => s.create(`/moved/${i}-${j}`, "{}")));
+    expect(log.text()).toContain("write-ahead log file replaced");
+    // The new log is opened; the old one's descriptor closed (SQLite keeps its own); the database file's unchanged.
+    expect({ db: open(real), wal: open(`${real}-wal`) }).toEqual({ db: before.db, wal: 1 });
+    await s.close();
   });
 
   it("checkpoints the log into the database file as writes accumulate, not only at close", async () => {
