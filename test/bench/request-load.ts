@@ -19,8 +19,10 @@ export interface LoadSpec {
   readonly body?: string;
   /** Distinct CSRs to make for CSR_PLACEHOLDER in `body`; the run fails should it need more. */
   readonly distinctCsrs?: number;
-  /** Absent for a plain http:// URL. */
-  readonly tls?: { readonly ca: string; readonly cert: string; readonly key: string };
+  /** Absent for a plain http:// URL; `cert` and `key` absent for a client that authenticates with `bearer` alone. */
+  readonly tls?: { readonly ca: string; readonly cert?: string; readonly key?: string };
+  /** A bearer token sent with every request (a bootstrap token, a ServiceAccount's). */
+  readonly bearer?: string;
   readonly concurrency: number;
   readonly seconds: number;
 }
@@ -49,7 +51,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
   const once = () =>
     new Promise<void>((resolve, reject) => {
       const body = nextBody();
-      const headers: Record<string, string> = { accept: "application/json" };
+      const headers: Record<string, string> = { accept: "application/json", ...(spec.bearer !== undefined && { authorization: `Bearer ${spec.bearer}` }) };
       if (body) Object.assign(headers, { "content-type": "application/json", "content-length": String(body.length) });
       const req = send({ host: url.hostname, port: url.port, path: url.pathname, method: spec.method, agent, headers }, (res) => {
         codes[res.statusCode ?? 0] = (codes[res.statusCode ?? 0] ?? 0) + 1;

@@ -1,8 +1,9 @@
 // bench:requests — what one request of each kind the CSR flow makes costs `platform-ca apiserver` in CPU, against a
 // bare node:https server (client certificates verified, a JSON body parsed, a CSR-sized JSON answer) on the same
 // machine: the transport's share and the server's own. Requests come as the controllers' user or as a node (client
-// certificates outside system:masters, so RBAC decides each one), every CSR create with CSR bytes of its own; the
-// same creates against `--insecure-local` are the extra row. The load comes from a separate process (a bare
+// certificates outside system:masters, so RBAC decides each one), or with the bearer token of a real client (a
+// ServiceAccount's from TokenRequest, a node agent's bootstrap token Secret); every CSR create with CSR bytes of its
+// own; the same creates against `--insecure-local` are the extra row. The load comes from a separate process (a bare
 // node:https client), except for one row sent through the platform-ca client to show that client's own cost.
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -31,8 +32,28 @@ const ROW_FILTER = process.env.BENCH_ROWS ? new RegExp(process.env.BENCH_ROWS, "
 const here = fileURLToPath(new URL(".", import.meta.url));
 
 /** Runs the load process against `url` and returns its figures with the target process's CPU per request. */
-function measure(pid: number, url: string, method: string, body: unknown, tls: LoadSpec["tls"], distinctCsrs?: number): Promise<LoadResult & { serverMicros: number }> {
-  return measureLoad(pid, { url, method, tls, concurrency: CONCURRENCY, seconds: SECONDS, ...(body === undefined ? {} : { body: JSON.stringify(body) }), ...(distinctCsrs && { distinctCsrs }) });
+function measure(pid: number, url: string, method: string, body: unknown, tls: LoadSpec["tls"], distinctCsrs?: number, bearer?: string): Promise<LoadResult & { serverMicros: number }> {
+  return measureLoad(pid, { url, method, tls, concurrency: CONCURRENCY, seconds: SECONDS, ...(body === undefined ? {} : { body: JSON.stringify(body) }), ...(distinctCsrs && { distinctCsrs }), ...(bearer !== undefined && { bearer }) });
+}
+
+/**
+ * The two bearer tokens of real clients, made through the API as an administrator would: a node agent's bootstrap
+ * token (a Secret in the bootstrap tokens' namespace, as `platform-ca token create` or kubeadm makes it) and a
+ * ServiceAccount's token from the TokenRequest API (what a controller in a pod sends).
+ */
+async function bearerTokens(c: Awaited<ReturnType<typeof startCluster>>): Promise<{ bootstrap: string; serviceAccount: string }> {
+  const admin = createClient(await restConfigFromConnection({ kubeconfig: c.adminConfig, qps: 0, burst: 1 }));
+  try {
+    const { namespace, secretType } = c.names.bootstrapTokens;
+    const expiration = new Date(Date.now() + 3600_000).toISOString();
+    const data = { "token-id": "bench1", "token-secret": "0123456789abcdef", expiration, "usage-bootstrap-authentication": "true" };
+    await admin.request("POST", `/api/v1/namespaces/${namespace}/secrets`, { apiVersion: "v1", kind: "Secret", type: secretType, metadata: { name: "bootstrap-token-bench1", namespace }, stringData: data });
+    await admin.request("POST", "/api/v1/namespaces/default/serviceaccounts", { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "bench" } });
+    const issued = await admin.request<{ status: { token: string } }>("POST", "/api/v1/namespaces/default/serviceaccounts/bench/token", { apiVersion: `${c.names.authentication}/v1`, kind: "TokenRequest", spec: {} });
+    return { bootstrap: "bench1.0123456789abcdef", serviceAccount: issued.status.token };
+  } finally {
+    admin.close();
+  }
 }
 
 /** The same GET through the platform-ca client (RestClient) in this process, as `tls`: its CPU per request, and the server's. */
@@ -48,7 +69,7 @@ async function measureClient(pid: number, kubeconfig: string, tls: ClientTls, pa
   }
 }
 
-const c = await startCluster();
+const c = await startCluster({ apiserverArgs: ["--enable-bootstrap-token-auth"] });
 const insecureDir = mkdtempSync(join(tmpdir(), "bench-requests-"));
 const insecure = await startServer(insecureDir);
 const peerProc = spawn(process.execPath, [join(here, "bare-https.js"), join(c.dataDir, "pki", "apiserver.crt"), join(c.dataDir, "pki", "apiserver.key"), c.caFiles.certFile], {
@@ -88,6 +109,10 @@ try {
       resourceAttributes: { group: n.certificates, resource: "certificatesigningrequests", subresource: "nodeclient", verb: "create" },
     },
   };
+  const ssrBody = { apiVersion: `${n.authentication}/v1`, kind: "SelfSubjectReview", metadata: {} };
+  const bearer = await bearerTokens(c);
+  // Server-verified TLS without a client certificate: the token is the only credential.
+  const caOnly = { ca: controller.ca };
   const server = c.apiserver.child.pid!;
   const allRows: Array<[string, () => Promise<LoadResult & { serverMicros: number }>]> = [
     ["bare node:https (peer): POST, JSON parsed, 3 KB answer", () => measure(peerProc.pid!, `https://127.0.0.1:${peerPort}/`, "POST", sarBody, controller)],
@@ -95,6 +120,8 @@ try {
     ["the same GET through the platform-ca client", () => measureClient(server, c.adminConfig, controller, `${csrPath}/bench-get`)],
     ["POST SubjectAccessReview (not stored; controllers' user)", () => measure(server, `${c.address}/apis/${n.authorization}/v1/subjectaccessreviews`, "POST", sarBody, controller)],
     ["POST Event (durable write; controllers' user)", () => measure(server, `${c.address}/apis/${n.events}/v1/namespaces/default/events`, "POST", eventBody, controller)],
+    ["POST SelfSubjectReview (not stored; a ServiceAccount's token)", () => measure(server, `${c.address}/apis/${n.authentication}/v1/selfsubjectreviews`, "POST", ssrBody, caOnly, undefined, bearer.serviceAccount)],
+    ["POST CertificateSigningRequest (durable, distinct CSRs checked; a node agent's bootstrap token)", () => measure(server, `${c.address}${csrPath}`, "POST", csrBody, caOnly, CSR_POOL, bearer.bootstrap)],
     ["POST CertificateSigningRequest (durable, distinct CSRs checked; a node)", () => measure(server, `${c.address}${csrPath}`, "POST", csrBody, node, CSR_POOL)],
     ["the same POST to `apiserver --insecure-local` (HTTP, no authn/RBAC)", () => measure(insecure.child.pid!, `${insecure.base}${csrPath}`, "POST", csrBody, undefined, CSR_POOL)],
   ];

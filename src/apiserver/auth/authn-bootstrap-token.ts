@@ -68,11 +68,13 @@ export class BootstrapTokenAuthenticator {
       this.#logger.debug({ tokenId: id, reason: why }, "bootstrap token refused");
       return { error: "invalid bootstrap token" };
     }
-    return { user: { username: `${BOOTSTRAP_USER_PREFIX}${id}`, groups: why } };
+    const { namespace } = this.#o.names.bootstrapTokens;
+    const user = { username: `${BOOTSTRAP_USER_PREFIX}${id}`, groups: why.groups };
+    return { user, dependsOn: [`secrets/${namespace}/${bootstrapTokenSecretName(id)}`], ...(why.validUntil !== undefined && { validUntil: why.validUntil }) };
   }
 
-  /** The user's groups, or why the token is refused. */
-  async #problem(id: string, tokenSecret: string): Promise<string | string[]> {
+  /** The user's groups and when the token expires (no cache keeps it past then), or why the token is refused. */
+  async #problem(id: string, tokenSecret: string): Promise<string | { groups: string[]; validUntil?: number }> {
     const { namespace, secretType } = this.#o.names.bootstrapTokens;
     const name = bootstrapTokenSecretName(id);
     let found;
@@ -90,8 +92,8 @@ export class BootstrapTokenAuthenticator {
     if (stored.length !== given.length || !timingSafeEqual(stored, given)) return "the token's secret does not match";
     if (data["token-id"] !== id) return "the Secret's token-id does not match";
     const expiration = data.expiration;
-    if (expiration !== undefined) {
-      const at = bootstrapTokenExpiry(expiration);
+    const at = expiration === undefined ? undefined : bootstrapTokenExpiry(expiration);
+    if (at !== undefined) {
       if (Number.isNaN(at)) return `the Secret's expiration ${JSON.stringify(expiration)} is not an RFC 3339 time`;
       if (at <= this.#o.clock.now()) return `the token expired at ${expiration}`;
     }
@@ -101,6 +103,6 @@ export class BootstrapTokenAuthenticator {
     const extra = listed === "" ? [] : listed.split(",");
     const bad = extra.find((g) => !BOOTSTRAP_EXTRA_GROUP.test(g));
     if (bad !== undefined) return `the extra group ${JSON.stringify(bad)} is not a group below system:bootstrappers:`;
-    return [...new Set([BOOTSTRAPPERS_GROUP, ...extra])].sort();
+    return { groups: [...new Set([BOOTSTRAPPERS_GROUP, ...extra])].sort(), ...(at !== undefined && { validUntil: at }) };
   }
 }

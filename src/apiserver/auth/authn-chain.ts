@@ -10,6 +10,8 @@ import { peerCertificateChain, type X509Authenticator } from "./authn-x509.js";
 import type { ConfiguredAuthentication } from "./authn-config-reload.js";
 import type { AuthenticatedBy, LegacyTokenUse } from "./identity.js";
 import { addGroups, anonymousUser, isAuthenticated, SYSTEM_AUTHENTICATED, type AuthnResult } from "./identity.js";
+import { systemClock, type Clock } from "../../time/clock.js";
+import { TokenSuccessCache, tokenKey } from "./token-cache.js";
 
 /** What authentication reads of a request; the pipeline's RequestCredentials fits this shape. */
 export interface AuthnRequest {
@@ -38,6 +40,8 @@ export interface AuthenticatorChainOptions {
    * reloaded on change). Its `anonymous`, when set, replaces the `anonymous` option.
    */
   readonly configured?: () => ConfiguredAuthentication | undefined;
+  /** The clock of the token success cache. */
+  readonly clock?: Clock;
   readonly logger?: Logger;
 }
 
@@ -47,10 +51,13 @@ const MAX_AUTHORIZATION_BYTES = 32 * 1024;
 export class AuthenticatorChain {
   readonly #o: AuthenticatorChainOptions;
   readonly #logger: Logger;
+  /** ServiceAccount and bootstrap tokens that authenticated in the last 10 s (the configured JWT issuers keep their own). */
+  readonly #tokens: TokenSuccessCache<Found>;
 
   constructor(options: AuthenticatorChainOptions = {}) {
     this.#o = options;
     this.#logger = options.logger ?? silentLogger();
+    this.#tokens = new TokenSuccessCache(options.clock ?? systemClock);
   }
 
   /**
@@ -116,15 +123,44 @@ export class AuthenticatorChain {
   /** As upstream orders bearer authenticators: the token file, ServiceAccount tokens, bootstrap tokens, then the configured JWT issuers. */
   async #bearer(token: string): Promise<AuthnResult> {
     if (token === "") return { error: "the bearer token is empty" };
-    const fromFile = this.#o.tokenFile?.authenticateToken(token);
+    const key = tokenKey(token);
+    const fromFile = this.#o.tokenFile?.authenticateToken(token, key);
     if (fromFile) return { ...fromFile, authenticator: { authenticator: "token-file" } };
+    // As upstream's token cache (token-cache.ts): a success is not checked again for 10 s — no signature, no reads of
+    // the ServiceAccount, Pod or Secret behind the token. Refusals are not remembered.
+    const remembered = this.#tokens.get(key);
+    if (remembered) return remembered;
+    const epoch = this.#tokens.epoch;
     const fromServiceAccount = await this.#o.serviceAccount?.authenticateToken(token);
-    if (fromServiceAccount) return { authenticator: { authenticator: "service-account" }, ...fromServiceAccount };
+    if (fromServiceAccount) return this.#remember(key, { authenticator: { authenticator: "service-account" }, ...fromServiceAccount }, epoch);
     const fromBootstrap = await this.#o.bootstrapToken?.authenticateToken(token);
-    if (fromBootstrap) return { ...fromBootstrap, authenticator: { authenticator: "bootstrap-token" } };
+    if (fromBootstrap) return this.#remember(key, { ...fromBootstrap, authenticator: { authenticator: "bootstrap-token" } }, epoch);
     const fromJwt = await this.#o.configured?.()?.jwt.authenticateToken(token);
     if (fromJwt) return { ...fromJwt, authenticator: { authenticator: "jwt", ...(fromJwt.issuer && { issuer: fromJwt.issuer }) } };
     return { error: "invalid bearer token" };
+  }
+
+  /**
+   * A success as every request of the token gets it for the next 10 s (its user with system:authenticated, frozen),
+   * unless an object changed while it was checked (since `epoch`).
+   */
+  #remember(key: string, result: AuthnResult & { readonly authenticator: AuthenticatedBy }, epoch: number): AuthnResult {
+    if (!isAuthenticated(result)) return result;
+    const { validUntil, dependsOn, ...found } = result as Found;
+    return this.#tokens.remember(key, { ...found, user: withAuthenticatedGroup(found.user) }, { ...(validUntil !== undefined && { validUntil }), ...(dependsOn && { dependsOn }) }, epoch);
+  }
+
+  /**
+   * An object a token may stand for (`<plural>/<namespace>/<name>`: a ServiceAccount, Pod or Secret) was written or
+   * deleted: the tokens checked against it are checked again at their next request.
+   */
+  objectChanged(object: string): void {
+    this.#tokens.forget(object);
+  }
+
+  /** The server can no longer follow those objects: every token is checked again. */
+  forgetTokens(): void {
+    this.#tokens.forgetAll();
   }
 
   #basic(value: string): AuthnResult {

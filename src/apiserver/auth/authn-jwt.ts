@@ -1,17 +1,15 @@
 // Bearer tokens from external OIDC issuers (AuthenticationConfiguration `jwt`): signature, iss/aud/exp/nbf, claim rules and mappings.
-import { createHash } from "node:crypto";
 import type { Agent } from "node:https";
-import type { LRUCache } from "lru-cache";
 import type { UserInfo } from "../../api/meta.js";
 import { celValue } from "../../cel/index.js";
 import type { ClaimSource, JwtAuthenticatorConfig, LoadedAuthenticationConfig } from "../../config/authentication-config.js";
 import { PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { systemClock, type Clock } from "../../time/clock.js";
-import { ttlCache } from "../../time/ttl-cache.js";
-import { frozenUser, type AuthnResult } from "./identity.js";
+import type { AuthnResult } from "./identity.js";
 import { OidcKeySource } from "./oidc-keys.js";
 import { isJwtAlgorithm, JWT_ALGORITHMS, parseCompactJws, verifyJws, type CompactJws } from "./jws.js";
+import { TokenSuccessCache, tokenKey } from "./token-cache.js";
 
 /** The clock skew `nbf` is given, as upstream's verifier (exp has none). */
 const NBF_LEEWAY_SECONDS = 300;
@@ -162,26 +160,21 @@ export interface JwtAuthenticatorsOptions {
   readonly refetchIntervalMs?: number;
 }
 
-/** Upstream's token success cache: 10 s (failures are not cached), here never past the token's own `exp`. */
-export const TOKEN_SUCCESS_CACHE_TTL_MS = 10_000;
-const TOKEN_CACHE_ENTRIES = 10_000;
-
 type Authenticated = AuthnResult & { issuer?: string };
 
 /**
  * The JWT authenticators of one configuration file, tried by the token's `iss` (at most one issuer matches). A token
- * that authenticated is remembered (by its SHA-256) for 10 s, as upstream's token cache: a client sends the same token
- * with every request, and checking its signature and CEL mappings each time costs 0.1–0.3 ms. A reload builds new
- * authenticators, so nothing is remembered across configurations.
+ * that authenticated is remembered for 10 s (token-cache.ts), never past its `exp`: checking its signature and CEL
+ * mappings costs 0.1–0.3 ms. The cache is this object's, and a reload builds new authenticators, so nothing is
+ * remembered across configurations.
  */
 export class JwtAuthenticators {
   readonly #byIssuer: ReadonlyMap<string, JwtAuthenticator>;
-  readonly #clock: Clock;
-  readonly #cache: LRUCache<string, Authenticated>;
+  readonly #cache: TokenSuccessCache<Authenticated & { user: UserInfo }>;
 
   constructor(config: Pick<LoadedAuthenticationConfig, "jwt">, options: JwtAuthenticatorsOptions = {}) {
-    const clock = (this.#clock = options.clock ?? systemClock);
-    this.#cache = ttlCache(TOKEN_CACHE_ENTRIES, clock);
+    const clock = options.clock ?? systemClock;
+    this.#cache = new TokenSuccessCache(clock);
     const logger = options.logger ?? silentLogger();
     this.#byIssuer = new Map(
       config.jwt.map((a) => {
@@ -220,7 +213,7 @@ export class JwtAuthenticators {
 
   /** undefined when the token is not a JWT of a configured issuer (another authenticator may know it). */
   async authenticateToken(token: string): Promise<Authenticated | undefined> {
-    const key = createHash("sha256").update(token).digest("base64");
+    const key = tokenKey(token);
     const cached = this.#cache.get(key);
     if (cached) return cached;
     const jws = parseCompactJws(token);
@@ -228,14 +221,6 @@ export class JwtAuthenticators {
     const authenticator = typeof iss === "string" ? this.#byIssuer.get(iss) : undefined;
     if (!jws || !authenticator) return undefined;
     const result: Authenticated = { ...(await authenticator.authenticate(jws)), issuer: authenticator.config.issuer.url };
-    if ("user" in result) {
-      // The user is shared by every request of this token for the entry's life, so nobody may change it.
-      const user = frozenUser(result.user);
-      const ttl = Math.min(TOKEN_SUCCESS_CACHE_TTL_MS, (jws.payload.exp as number) * 1000 - this.#clock.now());
-      const shared: Authenticated = { ...result, user };
-      if (ttl > 0) this.#cache.set(key, shared, { ttl });
-      return shared;
-    }
-    return result;
+    return "user" in result ? this.#cache.remember(key, result, { validUntil: (jws.payload.exp as number) * 1000 }, this.#cache.epoch) : result;
   }
 }

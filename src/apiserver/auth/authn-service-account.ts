@@ -1,7 +1,8 @@
 // Bearer-token authentication with ServiceAccount JWTs: the API server's own audiences and live object checks.
+import { decodeJwt } from "jose";
 import { invalidOption } from "../../errors.js";
 import type { AuthnResult, LegacyTokenUse } from "./identity.js";
-import type { ServiceAccountTokens, TokenLookups } from "./service-account-tokens.js";
+import type { ObjectLookup, ServiceAccountTokens, TokenLookups } from "./service-account-tokens.js";
 
 export interface ServiceAccountAuthenticatorOptions {
   readonly tokens: ServiceAccountTokens;
@@ -28,15 +29,37 @@ export class ServiceAccountAuthenticator {
     if (!this.#tokens.looksLikeOurs(token)) return undefined;
     // No audiences: the review checks the token against the API server's own.
     let legacyToken: LegacyTokenUse | undefined;
+    const read: string[] = [];
     const status = await this.#tokens.review(token, {
-      lookups: this.#lookups,
+      lookups: recorded(this.#lookups, read),
       onLegacyUse: (use) => {
         if (use.invalidated) this.#onInvalidated?.();
         legacyToken = use;
       },
     });
-    if (status.authenticated && status.user) return { user: status.user, authenticator: { authenticator: "service-account", ...(legacyToken && { legacyToken }) } };
+    if (status.authenticated && status.user) {
+      // A bound token's `exp` (verified by the review): no cache keeps it authenticated past then. A token Secret's has none.
+      const exp = decodeJwt(token).exp;
+      const authenticator = { authenticator: "service-account", ...(legacyToken && { legacyToken }) } as const;
+      return { user: status.user, authenticator, dependsOn: read, ...(typeof exp === "number" && { validUntil: exp * 1000 }) };
+    }
     const error = `invalid ServiceAccount token: ${status.error ?? "not authenticated"}`;
     return legacyToken?.invalidated ? { error, invalidatedLegacyToken: legacyToken } : { error };
   }
+}
+
+/** The lookups, each object read noted in `read` as `<plural>/<namespace>/<name>` (what the token's check depends on). */
+function recorded(lookups: TokenLookups, read: string[]): TokenLookups {
+  const noting =
+    (plural: string, lookup: ObjectLookup): ObjectLookup =>
+    (ns, name) => {
+      read.push(`${plural}/${ns}/${name}`);
+      return lookup(ns, name);
+    };
+  return {
+    ...lookups,
+    serviceAccount: noting("serviceaccounts", lookups.serviceAccount),
+    ...(lookups.pod && { pod: noting("pods", lookups.pod) }),
+    ...(lookups.secret && { secret: noting("secrets", lookups.secret) }),
+  };
 }

@@ -1,9 +1,10 @@
 // Static credential files: CSV `token,user,uid,"group1,group2"` (the basic-auth file has a password first), checked in constant time.
-import { createHash, hash, timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { UserInfo } from "../../api/meta.js";
 import { PlatformError } from "../../errors.js";
 import { addGroups, frozenUser, SYSTEM_AUTHENTICATED, type AuthnResult } from "./identity.js";
+import { tokenKey } from "./token-cache.js";
 
 /** One line of a credential file: the secret (token or password) and the user it stands for. */
 export interface CredentialEntry {
@@ -96,9 +97,9 @@ export async function loadCredentialFile(path: string, secretName = "token"): Pr
   return parseCredentialFile(text, `${secretName} file ${path}`, secretName);
 }
 
+
+/** A password's SHA-256: fixed-length, so a constant-time comparison tells nothing of its length. */
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
-/** The lookup key of a token: its SHA-256 in base64, one-shot (crypto.hash, Node ≥ 20.12) on every request that carries one. */
-const tokenKey = (s: string): string => (typeof hash === "function" ? hash("sha256", s, "base64") : digest(s).toString("base64"));
 
 /** The user as every request with this credential gets it: authenticated, and one frozen object shared by them all. */
 function authenticatedUser(user: UserInfo): UserInfo {
@@ -120,9 +121,12 @@ export class TokenFileAuthenticator {
     }
   }
 
-  /** The token's user, or undefined when the file does not hold it (another authenticator may). */
-  authenticateToken(token: string): AuthnResult | undefined {
-    const found = this.#byDigest.get(tokenKey(token));
+  /**
+   * The token's user, or undefined when the file does not hold it (another authenticator may). `key`: the token's
+   * `tokenKey`, when the caller has it already.
+   */
+  authenticateToken(token: string, key = tokenKey(token)): AuthnResult | undefined {
+    const found = this.#byDigest.get(key);
     return found ? { user: found } : undefined;
   }
 }

@@ -31,7 +31,14 @@ export interface AuthenticatedBy {
 
 /** What an authenticator answers: a user (and, from the chain, which method accepted it), or why the credentials are not accepted. */
 export type AuthnResult =
-  | { readonly user: UserInfo; readonly authenticator?: AuthenticatedBy }
+  | {
+      readonly user: UserInfo;
+      readonly authenticator?: AuthenticatedBy;
+      /** When the credential stops being valid by itself (ms; a token's `exp`): no cache keeps it past then. */
+      readonly validUntil?: number;
+      /** The objects read to check it (`<plural>/<namespace>/<name>`): a cache forgets it when one changes. */
+      readonly dependsOn?: readonly string[];
+    }
   | {
       readonly error: string;
       /** The refused credential was a token Secret's token labelled invalid: upstream's audit annotation names its Secret. */

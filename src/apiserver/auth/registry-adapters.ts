@@ -56,7 +56,8 @@ function secretLabeller(registry: Registry): NonNullable<TokenLookups["labelSecr
 }
 
 /**
- * ServiceAccount, Pod and Secret lookups that read the registry's storage (uncached: a deleted object is seen at once),
+ * ServiceAccount, Pod and Secret lookups that read the registry's storage (a deleted object is seen at once; the token
+ * success cache, token-cache.ts, forgets what it remembered of one as it changes),
  * and the Secret label a token Secret's use sets.
  */
 export function registryLookups(registry: Registry): TokenLookups {

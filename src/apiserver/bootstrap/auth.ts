@@ -21,6 +21,7 @@ import { RbacAuthorizer } from "../auth/rbac.js";
 import { StorageRevocationList, type RevocationUnavailable } from "../auth/revocation-list.js";
 import { namespaceLabelsLookup, registryBootstrapWriter, registryLookups } from "../auth/registry-adapters.js";
 import { ServiceAccountTokens, type ObjectLookup, type TokenLookups } from "../auth/service-account-tokens.js";
+import { followTokenObjects } from "../auth/token-objects.js";
 import { BootstrapTokenAuthenticator } from "../auth/authn-bootstrap-token.js";
 import { createSelfSubjectAccessReviewHandler, createSubjectAccessReviewHandler } from "../auth/subject-access-review.js";
 import { createSelfSubjectRulesReviewHandler, type RuleResolver } from "../auth/rules-review.js";
@@ -116,6 +117,7 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
   const admission = new AdmissionChain({ names, authorizer, logger, ...plugins });
   let tokenFile: TokenFileAuthenticator | undefined;
   let chain: AuthenticatorChain | undefined;
+  let stopFollowingTokens: (() => void) | undefined;
   let registry: Registry | undefined;
   let lookups: TokenLookups | undefined;
   // The registry exists only once the server is built from this pipeline, so object lookups are bound in attach().
@@ -166,8 +168,11 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
         ...(options.bootstrapTokens && { bootstrapToken: new BootstrapTokenAuthenticator({ secret: lateLookups.secret!, names, clock, logger }) }),
         anonymous: options.anonymous === true,
         ...(configFile && { configured: () => configFile.current }),
+        clock,
         logger,
       });
+      // Before any request: a token the cache remembers is forgotten as soon as its ServiceAccount, Pod or Secret changes.
+      stopFollowingTokens = followTokenObjects(storage, chain, clock, logger);
     },
     attach(server) {
       if (!chain) throw new PlatformError("NOT_READY", "load() identity before attach()");
@@ -191,6 +196,7 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       return created;
     },
     stop() {
+      stopFollowingTokens?.();
       configFile?.stop();
       configured?.stop();
       lister.stop();

@@ -22,6 +22,7 @@ import { parseAuditPolicy } from "../../../src/config/audit-policy.js";
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
 import { newCsrObject } from "../../fixtures/csr.js";
 import { FakeClock } from "../../../src/time/fake-clock.js";
+import { TOKEN_SUCCESS_CACHE_TTL_MS } from "../../../src/apiserver/auth/token-cache.js";
 import { issueCert, names, T0, CLIENT_CA } from "./fixtures.js";
 import { testCa } from "../../fixtures/ca.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
@@ -67,7 +68,7 @@ beforeAll(async () => {
   const x509 = new X509Authenticator({ trustPool: (await testCa(CLIENT_CA)).certPem, clock });
   const serviceAccount = new ServiceAccountAuthenticator({ tokens, lookups: { serviceAccount: (ns, n) => registryLookups(server.registry).serviceAccount(ns, n) } });
   const admission = new AdmissionChain({ names, authorizer, ...defaultAdmissionPlugins() });
-  const pipeline = createAuthPipeline({ authenticator: new AuthenticatorChain({ x509, tokenFile, serviceAccount }), authorizer, admission, names });
+  const pipeline = createAuthPipeline({ authenticator: new AuthenticatorChain({ x509, tokenFile, serviceAccount, clock }), authorizer, admission, names });
   const audit = { policy: parseAuditPolicy("apiVersion: audit.platform.io/v1\nkind: Policy\nrules: [{ level: Metadata }]\n", "policy").policy, sink: auditSink };
   server = createApiServer({ storage, pipeline, clock, tls: { key: serverCert.keyPem, cert: serverCert.pem, requestCert: true }, audit });
   const lookups = registryLookups(server.registry);
@@ -158,6 +159,9 @@ describe("the auth pipeline in a running server", () => {
     expect(review.body.status).toMatchObject({ authenticated: true, user: { username: "system:serviceaccount:default:builder" } });
 
     expect((await call("DELETE", "/api/v1/namespaces/default/serviceaccounts/builder", { token: "admin-token" })).status).toBe(200);
+    // As upstream's token cache: the token stays authenticated for up to 10 s after its account is gone, then it is not.
+    expect((await call("POST", SSR, { token, body: ssrBody })).status).toBe(201);
+    await clock.advance(TOKEN_SUCCESS_CACHE_TTL_MS + 1);
     const after = await call("POST", SSR, { token, body: ssrBody });
     expect(after.status).toBe(401);
     expect(after.body.message).toMatch(/has been deleted/);

@@ -3,9 +3,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { groupNames } from "../../../src/api/group.js";
+import type { UserInfo } from "../../../src/api/meta.js";
 import { BootstrapTokenAuthenticator } from "../../../src/apiserver/auth/authn-bootstrap-token.js";
 import { AuthenticatorChain } from "../../../src/apiserver/auth/authn-chain.js";
 import type { FoundObject } from "../../../src/apiserver/auth/service-account-tokens.js";
+import { TOKEN_SUCCESS_CACHE_TTL_MS } from "../../../src/apiserver/auth/token-cache.js";
+import { FakeClock } from "../../../src/time/fake-clock.js";
 import { names, T0 } from "./fixtures.js";
 
 const TOKEN = "abcdef.0123456789abcdef";
@@ -34,6 +37,9 @@ describe("BootstrapTokenAuthenticator", () => {
     const { a, reads } = authenticator({ data: data({ "auth-extra-groups": "system:bootstrappers:worker,system:bootstrappers:kubeadm:default-node-token" }) });
     expect(await a.authenticateToken(TOKEN)).toEqual({
       user: { username: "system:bootstrap:abcdef", groups: ["system:bootstrappers", "system:bootstrappers:kubeadm:default-node-token", "system:bootstrappers:worker"] },
+      // Its expiration, and its Secret: no cache keeps the token authenticated past the one or a change of the other.
+      validUntil: T0 + 3600_000,
+      dependsOn: ["secrets/platform-system/bootstrap-token-abcdef"],
     });
     expect(reads).toEqual(["platform-system/bootstrap-token-abcdef"]);
   });
@@ -88,6 +94,72 @@ describe("BootstrapTokenAuthenticator", () => {
       authenticator: { authenticator: "bootstrap-token" },
     });
     expect(await new AuthenticatorChain({}).authenticate({ headers: { authorization: `Bearer ${TOKEN}` } })).toEqual({ error: "invalid bearer token" });
+  });
+
+  it("is checked again after 10 s in the chain, as upstream's token cache: a deleted Secret stops it then, never past its expiration", async () => {
+    const clock = new FakeClock(T0);
+    let secret: Partial<FoundObject> | undefined = { data: data() };
+    const reads: string[] = [];
+    const a = new BootstrapTokenAuthenticator({ names, clock, secret: (ns, name) => (reads.push(`${ns}/${name}`), secret && { uid: "u", type: `bootstrap.${names.domain}/token`, ...secret }) });
+    const chain = new AuthenticatorChain({ bootstrapToken: a, clock });
+    const authenticate = () => chain.authenticate({ headers: { authorization: `Bearer ${TOKEN}` } });
+    const userOf = async () => ((await authenticate()) as { user: UserInfo }).user;
+    const first = await userOf();
+    expect(first).toMatchObject({ username: "system:bootstrap:abcdef", groups: ["system:bootstrappers", "system:authenticated"] });
+    // One user object for every request of the token while it is remembered, frozen so nobody changes it.
+    expect(await userOf()).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(reads).toHaveLength(1);
+    secret = undefined;
+    await clock.advance(TOKEN_SUCCESS_CACHE_TTL_MS);
+    expect(await userOf()).toBe(first);
+    await clock.advance(1);
+    expect(await authenticate()).toEqual({ error: "invalid bootstrap token" });
+    // Refusals are not remembered: each one reads the Secret again, and a Secret created meanwhile counts at once.
+    expect(await authenticate()).toEqual({ error: "invalid bootstrap token" });
+    expect(reads).toHaveLength(3);
+    secret = { data: data({ expiration: new Date(clock.now() + 4_000).toISOString() }) };
+    expect(await authenticate()).toMatchObject({ user: { username: "system:bootstrap:abcdef" } });
+    await clock.advance(4_000);
+    expect(await authenticate()).toEqual({ error: "invalid bootstrap token" });
+    expect(reads).toHaveLength(5);
+  });
+
+  it("is checked again at once in the chain when its Secret changes, also while it was being checked", async () => {
+    const clock = new FakeClock(T0);
+    const reads: string[] = [];
+    let during: (() => void) | undefined;
+    const a = new BootstrapTokenAuthenticator({
+      names,
+      clock,
+      secret: (ns, name) => {
+        reads.push(`${ns}/${name}`);
+        during?.();
+        return { uid: "u", type: `bootstrap.${names.domain}/token`, data: data() };
+      },
+    });
+    const chain = new AuthenticatorChain({ bootstrapToken: a, clock });
+    const authenticate = () => chain.authenticate({ headers: { authorization: `Bearer ${TOKEN}` } });
+    await authenticate();
+    await authenticate();
+    expect(reads).toHaveLength(1);
+    chain.objectChanged("secrets/platform-system/another-secret");
+    await authenticate();
+    expect(reads).toHaveLength(1);
+    chain.objectChanged("secrets/platform-system/bootstrap-token-abcdef");
+    await authenticate();
+    expect(reads).toHaveLength(2);
+    // A change while the token is being checked: that answer is not remembered (it may predate the change).
+    chain.objectChanged("secrets/platform-system/bootstrap-token-abcdef");
+    during = () => chain.objectChanged("secrets/platform-system/bootstrap-token-abcdef");
+    await authenticate();
+    during = undefined;
+    await authenticate();
+    await authenticate();
+    expect(reads).toHaveLength(4);
+    chain.forgetTokens();
+    await authenticate();
+    expect(reads).toHaveLength(5);
   });
 
   it("never throws on any token or Secret data (fuzzed)", async () => {

@@ -6,6 +6,10 @@ import { ServiceAccountAuthenticator } from "../../../src/apiserver/auth/authn-s
 import { BasicAuthFileAuthenticator, parseCredentialFile, TokenFileAuthenticator } from "../../../src/apiserver/auth/authn-token-file.js";
 import { X509Authenticator } from "../../../src/apiserver/auth/authn-x509.js";
 import { ServiceAccountTokens } from "../../../src/apiserver/auth/service-account-tokens.js";
+import { TOKEN_SUCCESS_CACHE_TTL_MS } from "../../../src/apiserver/auth/token-cache.js";
+import type { UserInfo } from "../../../src/api/meta.js";
+import { FakeClock } from "../../../src/time/fake-clock.js";
+import { decodeJwt } from "jose";
 import { issueCert, names, T0, CLIENT_CA } from "./fixtures.js";
 import { testCa } from "../../fixtures/ca.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
@@ -69,10 +73,50 @@ describe("AuthenticatorChain", () => {
     expect(() => a!.user.groups.push("system:masters")).toThrow(TypeError);
   });
 
-  it("copies the user of a ServiceAccount token per request", async () => {
-    const [a, b] = [await chain().authenticate(req({ authorization: `Bearer ${saToken}` })), await chain().authenticate(req({ authorization: `Bearer ${saToken}` }))] as { user: object }[];
-    expect(a!.user).toEqual(b!.user);
-    expect(a!.user).not.toBe(b!.user);
+  /** A chain on `fake` whose ServiceAccount authenticator counts its lookups of the account. */
+  function countingChain(fake: FakeClock) {
+    const counted = { lookups: 0 };
+    const lookups = { serviceAccount: (ns: string, name: string) => (counted.lookups++, accounts.has(`${ns}/${name}`) ? { uid: accounts.get(`${ns}/${name}`) } : undefined) };
+    const c = chain({ serviceAccount: new ServiceAccountAuthenticator({ tokens, lookups }), clock: fake });
+    const authenticate = () => c.authenticate(req({ authorization: `Bearer ${saToken}` }));
+    return { counted, authenticate, userOf: async () => ((await authenticate()) as { user: UserInfo }).user };
+  }
+
+  it("hands every request of a ServiceAccount token one frozen user for 10 s without checking it again, as upstream's token cache", async () => {
+    const fake = new FakeClock(T0 + 60_000);
+    const { counted, authenticate, userOf } = countingChain(fake);
+    const first = await userOf();
+    expect(first).toMatchObject({ username: "system:serviceaccount:team:builder", groups: ["system:serviceaccounts", "system:serviceaccounts:team", "system:authenticated"] });
+    expect(await userOf()).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.groups)).toBe(true);
+    expect(counted.lookups).toBe(1);
+    accounts.delete("team/builder");
+    try {
+      // Gone, yet still authenticated until 10 s have passed since the check (upstream's TokenSuccessCacheTTL).
+      await fake.advance(TOKEN_SUCCESS_CACHE_TTL_MS);
+      expect(await userOf()).toBe(first);
+      await fake.advance(1);
+      expect(await authenticate()).toEqual({ error: "invalid ServiceAccount token: the ServiceAccount team/builder has been deleted" });
+      // Refusals are not remembered.
+      expect(await authenticate()).toMatchObject({ error: expect.stringMatching(/has been deleted/) });
+      expect(counted.lookups).toBe(3);
+    } finally {
+      accounts.set("team/builder", "sa-uid-1");
+    }
+  });
+
+  it("never keeps a ServiceAccount token past its exp", async () => {
+    const exp = decodeJwt(saToken).exp! * 1000;
+    const fake = new FakeClock(exp - 4_000);
+    const { counted, userOf } = countingChain(fake);
+    await userOf();
+    await fake.advance(3_999);
+    await userOf();
+    expect(counted.lookups).toBe(1);
+    // At its exp the token is checked again (here the authenticator's own clock still takes it; its expiry is its own test).
+    await fake.advance(1);
+    await userOf();
+    expect(counted.lookups).toBe(2);
   });
 
   it.each([
