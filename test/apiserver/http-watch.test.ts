@@ -25,6 +25,29 @@ describe("watch", () => {
     w.close();
   });
 
+  it("watches one name in every namespace, and every name but one, with field selectors on metadata.name", async () => {
+    const name = unique("wname");
+    const other = unique("wother");
+    const ns = unique("wns");
+    await call(shared.base, "POST", "/api/v1/namespaces", { body: { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } } });
+    const one = await openWatch(shared.base, `/api/v1/serviceaccounts?watch=1&fieldSelector=metadata.name%3D${name}`);
+    const allBut = await openWatch(shared.base, `/api/v1/namespaces/${ns}/serviceaccounts?watch=1&fieldSelector=metadata.name!%3D${name}`);
+    await call(shared.base, "POST", SA, { body: serviceAccount({ name: other }) });
+    await call(shared.base, "POST", `/api/v1/namespaces/${ns}/serviceaccounts`, { body: serviceAccount({ name: other, namespace: ns }) });
+    await call(shared.base, "POST", SA, { body: serviceAccount({ name }) });
+    await call(shared.base, "POST", `/api/v1/namespaces/${ns}/serviceaccounts`, { body: serviceAccount({ name, namespace: ns }) });
+    expect(await one.next()).toMatchObject({ type: "ADDED", object: { metadata: { name, namespace: "default" } } });
+    expect(await one.next()).toMatchObject({ type: "ADDED", object: { metadata: { name, namespace: ns } } });
+    expect(await allBut.next()).toMatchObject({ type: "ADDED", object: { metadata: { name: other, namespace: ns } } });
+    await call(shared.base, "DELETE", `${SA}/${other}`);
+    await call(shared.base, "DELETE", `/api/v1/namespaces/${ns}/serviceaccounts/${other}`);
+    expect(await allBut.next()).toMatchObject({ type: "DELETED", object: { metadata: { name: other, namespace: ns } } });
+    await call(shared.base, "DELETE", `${SA}/${name}`);
+    expect(await one.next()).toMatchObject({ type: "DELETED", object: { metadata: { name, namespace: "default" } } });
+    one.close();
+    allBut.close();
+  });
+
   it("starts after a resourceVersion and turns selector exits into DELETED", async () => {
     const name = unique("wsel");
     const created = await call(shared.base, "POST", SA, { body: serviceAccount({ name, labels: { team: "x" } }) });

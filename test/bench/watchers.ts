@@ -17,25 +17,32 @@ export interface WatcherOptions {
   readonly path: string;
   readonly selector: string;
   readonly count: number;
+  /**
+   * Instead of the label selector: watcher i watches only the object named `names[i]` (a field selector on
+   * metadata.name, as a node agent waits for its own CSR); `count` is then the number of names.
+   */
+  readonly names?: readonly string[];
   readonly secureContext?: SecureContext;
 }
 
 /** Opens `count` watches from the collection's current revision (a LIST of one item gives it). */
 export async function openWatchers(o: WatcherOptions): Promise<WatcherSet> {
   const https = o.base.startsWith("https:");
-  const agent = https ? new HttpsAgent({ keepAlive: false, maxSockets: o.count + 1, secureContext: o.secureContext }) : new HttpAgent({ keepAlive: false, maxSockets: o.count + 1 });
+  const count = o.names?.length ?? o.count;
+  const agent = https ? new HttpsAgent({ keepAlive: false, maxSockets: count + 1, secureContext: o.secureContext }) : new HttpAgent({ keepAlive: false, maxSockets: count + 1 });
   const listed = await httpCall(agent as HttpAgent, o.base, "GET", `${o.path}?limit=1`);
   if (listed.status !== 200) throw new Error(`list answered ${listed.status}: ${listed.text.slice(0, 300)}`);
   const rv = (JSON.parse(listed.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
   const received = new Map<string, number[]>();
-  const url = `${o.base}${o.path}?watch=1&resourceVersion=${rv}&labelSelector=${encodeURIComponent(o.selector)}`;
+  const url = (i: number) =>
+    `${o.base}${o.path}?watch=1&resourceVersion=${rv}&${o.names ? `fieldSelector=${encodeURIComponent(`metadata.name=${o.names[i]}`)}` : `labelSelector=${encodeURIComponent(o.selector)}`}`;
   const send = https ? httpsRequest : httpRequest;
   const streams = await Promise.all(
     Array.from(
-      { length: o.count },
-      () =>
+      { length: count },
+      (_, i) =>
         new Promise<ClientRequest>((resolve, reject) => {
-          const req = send(url, { agent }, (res) => {
+          const req = send(url(i), { agent }, (res) => {
             if (res.statusCode !== 200) reject(new Error(`watch answered ${res.statusCode}`));
             let buf = "";
             res.setEncoding("utf8");

@@ -98,13 +98,19 @@ export class ResourceHandler {
   }
 
   private filter(def: ResourceDefinition, labelSelector: string, fieldSelector: string): ((obj: ApiObject) => boolean) | undefined {
+    return this.selection(def, labelSelector, fieldSelector).filter;
+  }
+
+  /** The selectors as a filter, and the one name they require when a field selector names it (`metadata.name=x`). */
+  private selection(def: ResourceDefinition, labelSelector: string, fieldSelector: string): { filter: ((obj: ApiObject) => boolean) | undefined; name?: string } {
     const labels = parseLabelSelector(labelSelector);
     const extra = def.fieldSelectors ?? {};
     const fields = parseFieldSelector(fieldSelector, ["metadata.name", "metadata.namespace", ...Object.keys(extra)]);
-    if (labels.length === 0 && fields.length === 0) return undefined;
-    return (obj) =>
-      matchesLabels(labels, obj.metadata?.labels) &&
-      matchesFields(fields, (f) => (Object.hasOwn(extra, f) ? extra[f]!(obj) : metadataField(obj, f)));
+    if (labels.length === 0 && fields.length === 0) return { filter: undefined };
+    const name = fields.find((f) => f.field === "metadata.name" && f.operator === "=")?.value;
+    const filter = (obj: ApiObject) =>
+      matchesLabels(labels, obj.metadata?.labels) && matchesFields(fields, (f) => (Object.hasOwn(extra, f) ? extra[f]!(obj) : metadataField(obj, f)));
+    return { filter, ...(name !== undefined && { name }) };
   }
 
   private async list(reply: FastifyReply, out: ResponseSettings, store: ResourceStore, ns: string | undefined, q: RawQuery): Promise<unknown> {
@@ -131,7 +137,7 @@ export class ResourceHandler {
 
   private async watch(req: FastifyRequest, reply: FastifyReply, out: ResponseSettings, store: ResourceStore, ns: string | undefined, q: RawQuery): Promise<unknown> {
     const p = listParams(q);
-    const filter = this.filter(store.def, p.labelSelector, p.fieldSelector);
+    const { filter, name } = this.selection(store.def, p.labelSelector, p.fieldSelector);
     const source = this.deps.cache(store);
     if (!source) throw new PlatformError("METHOD_NOT_ALLOWED", `watch is not served for ${store.def.plural}`);
     const table = out.negotiated.table ? this.table(store.def) : undefined;
@@ -145,6 +151,7 @@ export class ResourceHandler {
       prefix: store.prefix(ns),
       params: p,
       filter,
+      ...(name !== undefined && { name }),
       convert,
       clock: this.deps.clock,
       timeoutSeconds: p.timeoutSeconds ?? this.deps.minRequestTimeoutSeconds * (1 + Math.random()),

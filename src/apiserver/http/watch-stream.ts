@@ -14,6 +14,8 @@ export interface WatchStreamOptions {
   readonly prefix: string;
   readonly params: ListParams;
   readonly filter: ((obj: ApiObject) => boolean) | undefined;
+  /** The one object name `filter` can match, when its field selector requires one (the cache offers it only that object's events). */
+  readonly name?: string;
   /** Re-encodes event objects (Table output for kubectl `get -w`). */
   readonly convert: ((obj: ApiObject) => unknown) | undefined;
   readonly clock: Clock;
@@ -64,6 +66,7 @@ export async function streamWatch(req: FastifyRequest, reply: FastifyReply, o: W
       sendInitialEvents: start.sendInitialEvents,
       allowBookmarks: o.params.allowWatchBookmarks,
       filter: o.filter,
+      ...(o.name !== undefined && { name: o.name }),
       signal: abort.signal,
     });
     for await (const ev of events) {

@@ -49,6 +49,7 @@ class CachedResource implements CachedCollection, WatchSource {
     const watcher = await this.cache.watch({
       fromRevision: request.fromRevision,
       filter: scoped(request.prefix, this.store.collectionPrefix, request.filter),
+      ...(request.name !== undefined && { name: request.name }),
       sendInitialEvents: request.sendInitialEvents,
       allowBookmarks: request.allowBookmarks,
       signal: request.signal,

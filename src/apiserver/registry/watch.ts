@@ -22,6 +22,8 @@ export interface WatchRequest {
   readonly allowBookmarks: boolean;
   /** Selector over decoded objects; objects that leave it arrive as DELETED, objects that enter it as ADDED. */
   readonly filter: ((obj: ApiObject) => boolean) | undefined;
+  /** The one object name the selector can match (an exact `metadata.name` field selector), when it requires one. */
+  readonly name?: string;
   /** Aborting ends the iteration. */
   readonly signal: AbortSignal;
 }

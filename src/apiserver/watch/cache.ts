@@ -11,6 +11,7 @@ import { CacheWatcher, type WatchFilter } from "./cache-watcher.js";
 import { INITIAL_EVENTS_END_ANNOTATION, historyEvents, initialEvents } from "./backlog.js";
 import { EventRing } from "./ring.js";
 import { FreshnessWaiters } from "./freshness.js";
+import { WatcherIndex } from "./watcher-index.js";
 
 export interface WatchCacheOptions {
   readonly storage: Storage;
@@ -36,6 +37,11 @@ export interface CacheWatchOptions {
   /** Events after this revision; 0/undefined: from now. Older than the ring → GONE; newer than the cache → wait. */
   readonly fromRevision?: number;
   readonly filter?: WatchFilter;
+  /**
+   * The one object name `filter` can match (an exact `metadata.name` field selector): live events of other objects are
+   * then not even offered to it. The filter still decides.
+   */
+  readonly name?: string;
   /** Start with ADDED for every current object (then, with allowBookmarks, the initial-events-end BOOKMARK). */
   readonly sendInitialEvents?: boolean;
   readonly allowBookmarks?: boolean;
@@ -87,7 +93,7 @@ export class WatchCache {
   readonly #objects = new Map<string, CachedObject>();
   readonly #keys = new OrderedKeys();
   readonly #ring: EventRing;
-  readonly #watchers = new Set<CacheWatcher>();
+  readonly #watchers = new WatcherIndex();
   readonly #fresh: FreshnessWaiters;
   #revision = 0;
   /** Oldest revision a watch may resume from: every later event is in the ring. */
@@ -206,7 +212,7 @@ export class WatchCache {
       signal: options.signal,
       onClose: (w) => this.#watchers.delete(w),
     });
-    if (!watcher.closed) this.#watchers.add(watcher);
+    if (!watcher.closed) this.#watchers.add(watcher, options.name);
     return watcher;
   }
 
@@ -259,7 +265,7 @@ export class WatchCache {
     const evicted = this.#ring.push(ringEvent);
     if (evicted) this.#floor = evicted.revision;
     this.#revision = event.revision;
-    for (const watcher of this.#watchers) watcher.offer(ringEvent);
+    this.#watchers.offer(ringEvent);
     this.#fresh.check();
   }
 

@@ -86,6 +86,33 @@ describe("watch cache", () => {
     expect(decodes).toBe(2);
   });
 
+  it("offers a watcher of one name only that object's events, its filter still deciding, and bookmarks; a closed one is forgotten", async () => {
+    let filtered = 0;
+    const { storage, cache, clock, synced } = await fixture({ bookmarkIntervalMs: 30_000 });
+    await synced;
+    const nameIs = (name: string) => (o: unknown) => (filtered++, (o as { metadata: { name: string } }).metadata.name === name);
+    const watchers = await Promise.all(Array.from({ length: 200 }, (_, i) => cache.watch({ filter: nameIs(`n${i}`), name: `n${i}`, allowBookmarks: true })));
+    // A name watcher whose other requirement (a label) the object does not meet sees nothing of it.
+    const labelled = await cache.watch({ filter: (o, k) => nameIs("n7")(o) && web(o, k), name: "n7" });
+    const all = await cache.watch();
+    for (let i = 0; i < 20; i++) await storage.create(keyOf(`other-${i}`), obj(`other-${i}`));
+    const created = await storage.create(keyOf("n7"), obj("n7", { app: "db" }));
+    const updated = await storage.update(keyOf("n7"), obj("n7", { app: "web" }));
+    expect(brief(await take(watchers[7]!, 2))).toEqual([["ADDED", "n7", created.modRevision], ["MODIFIED", "n7", updated.modRevision]]);
+    expect(brief(await take(labelled, 1))).toEqual([["ADDED", "n7", updated.modRevision]]);
+    expect(await take(all, 22)).toHaveLength(22);
+    // Only the filters of n7's two named watchers ran (the create's state, the update's before and after): none for
+    // the 20 other objects.
+    expect(filtered).toBe(2 * 3);
+    expect(watchers[8]!.buffered).toBe(0);
+    await clock.advance(30_000);
+    expect((await take(watchers[8]!, 1))[0]!.type).toBe("BOOKMARK");
+    watchers[7]!.close();
+    expect(cache.watcherCount).toBe(201);
+    await storage.update(keyOf("n7"), obj("n7", { app: "web" }, { v: 2 }));
+    expect(brief(await take(labelled, 1))[0]![0]).toBe("MODIFIED");
+  });
+
   describe("selector transitions", () => {
     it.each<[string, string | undefined, string | null, string | undefined]>([
       ["an object created inside the selector is ADDED", undefined, "web", "ADDED"],
