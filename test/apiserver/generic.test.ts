@@ -242,6 +242,31 @@ describe("list", () => {
     expect([names(p3.items), p3.continue]).toEqual([["sa-4"], undefined]);
   });
 
+  it("reads only the one key of a name selector's object (upstream's single-object list), the others not at all", async () => {
+    const { sa, storage } = await accounts(5);
+    const calls = { list: 0, get: 0 };
+    const counted = new Proxy(storage, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target) as unknown;
+        if (prop === "list" || prop === "get") calls[prop]++;
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const byName = (name: string) => (o: ApiObject) => o.metadata.name === name;
+    const one = await listCollection(counted, undefined, sa.prefix("default"), { name: "sa-3", single: true, filter: byName("sa-3") });
+    expect(names(one.items)).toEqual(["sa-3"]);
+    expect(one.revision).toBe(await storage.revision());
+    expect([one.continue, one.remainingItemCount]).toEqual([undefined, undefined]);
+    // The selector's other requirements still decide; a missing name lists nothing.
+    expect((await listCollection(counted, undefined, sa.prefix("default"), { name: "sa-3", single: true, filter: (o) => byName("sa-3")(o) && o.metadata.labels?.parity === "even" })).items).toEqual([]);
+    expect((await listCollection(counted, undefined, sa.prefix("default"), { name: "nope", single: true, filter: byName("nope") })).items).toEqual([]);
+    expect(calls).toEqual({ list: 0, get: 3 });
+    // Every namespace (not single): the collection is read, each other object passed over by its key.
+    const all = await listCollection(counted, undefined, sa.prefix(), { name: "sa-3", filter: byName("sa-3") });
+    expect(names(all.items)).toEqual(["sa-3"]);
+    expect(calls.list).toBe(1);
+  });
+
   it("fills pages with matching items when a selector filters", async () => {
     const { sa, storage } = await accounts(7);
     const filter = (o: ApiObject) => o.metadata.labels?.parity === "odd";

@@ -25,6 +25,8 @@ export interface WatcherOptions {
   readonly secureContext?: SecureContext;
 }
 
+const STARTING = 128;
+
 /** Opens `count` watches from the collection's current revision (a LIST of one item gives it). */
 export async function openWatchers(o: WatcherOptions): Promise<WatcherSet> {
   const https = o.base.startsWith("https:");
@@ -34,15 +36,19 @@ export async function openWatchers(o: WatcherOptions): Promise<WatcherSet> {
   if (listed.status !== 200) throw new Error(`list answered ${listed.status}: ${listed.text.slice(0, 300)}`);
   const rv = (JSON.parse(listed.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
   const received = new Map<string, number[]>();
-  const url = (i: number) =>
-    `${o.base}${o.path}?watch=1&resourceVersion=${rv}&${o.names ? `fieldSelector=${encodeURIComponent(`metadata.name=${o.names[i]}`)}` : `labelSelector=${encodeURIComponent(o.selector)}`}`;
+  // A watcher of one name starts as an informer does (upstream's kubelet waiting for its CSR): a LIST with its field
+  // selector, then a watch from that list's revision.
+  const url = async (i: number): Promise<string> => {
+    if (!o.names) return `${o.base}${o.path}?watch=1&resourceVersion=${rv}&labelSelector=${encodeURIComponent(o.selector)}`;
+    const selector = `fieldSelector=${encodeURIComponent(`metadata.name=${o.names[i]}`)}`;
+    const own = await httpCall(agent as HttpAgent, o.base, "GET", `${o.path}?${selector}`);
+    if (own.status !== 200) throw new Error(`list answered ${own.status}: ${own.text.slice(0, 300)}`);
+    return `${o.base}${o.path}?watch=1&resourceVersion=${(JSON.parse(own.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion}&${selector}`;
+  };
   const send = https ? httpsRequest : httpRequest;
-  const streams = await Promise.all(
-    Array.from(
-      { length: count },
-      (_, i) =>
-        new Promise<ClientRequest>((resolve, reject) => {
-          const req = send(url(i), { agent }, (res) => {
+  const open = (i: number) =>
+        url(i).then((target) => new Promise<ClientRequest>((resolve, reject) => {
+          const req = send(target, { agent }, (res) => {
             if (res.statusCode !== 200) reject(new Error(`watch answered ${res.statusCode}`));
             let buf = "";
             res.setEncoding("utf8");
@@ -60,9 +66,14 @@ export async function openWatchers(o: WatcherOptions): Promise<WatcherSet> {
           });
           req.on("error", reject);
           req.end();
-        }),
-    ),
-  );
+        }));
+  // At most STARTING connections being set up at once: thousands of simultaneous handshakes overflow the server's
+  // listen backlog (connections reset), which no client of one agent each would do.
+  const streams: ClientRequest[] = [];
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(STARTING, count) }, async () => {
+    for (let i = next++; i < count; i = next++) streams.push(await open(i));
+  }));
   return {
     async arrivals(name, count) {
       for (const until = performance.now() + 60_000; (received.get(name)?.length ?? 0) < count; ) {

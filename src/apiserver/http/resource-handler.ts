@@ -115,9 +115,9 @@ export class ResourceHandler {
 
   private async list(reply: FastifyReply, out: ResponseSettings, store: ResourceStore, ns: string | undefined, q: RawQuery): Promise<unknown> {
     const p = listParams(q);
-    const filter = this.filter(store.def, p.labelSelector, p.fieldSelector);
+    const { filter, name } = this.selection(store.def, p.labelSelector, p.fieldSelector);
     const page = await withTimeout(
-      listCollection(this.deps.registry.storage, this.deps.cache(store), store.prefix(ns), { ...p, filter }),
+      listCollection(this.deps.registry.storage, this.deps.cache(store), store.prefix(ns), { ...p, filter, ...(name !== undefined && { name, single: !store.def.namespaced || ns !== undefined }) }),
       p.timeoutSeconds,
       this.deps.clock,
     );

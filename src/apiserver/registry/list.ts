@@ -6,6 +6,7 @@ import type { Storage } from "../storage/types.js";
 import { badRequest } from "./errors.js";
 import { decodeContinue, encodeContinue } from "./continue.js";
 import { StoredObject } from "./stored.js";
+import { keyName } from "../watch/watcher-index.js";
 
 export type ResourceVersionMatch = "NotOlderThan" | "Exact";
 
@@ -16,6 +17,13 @@ export interface ListQuery {
   readonly continue?: string;
   /** Selector filter over decoded objects; undefined selects everything (and keeps the no-parse fast path). */
   readonly filter?: (obj: ApiObject) => boolean;
+  /** The one object name `filter` can match (an exact metadata.name field selector): others are skipped by key, undecoded. */
+  readonly name?: string;
+  /**
+   * With `name`: the prefix holds at most one object of that name (a cluster-scoped collection, or one namespace), so
+   * the list reads that one key, as upstream's registry does for a selector that matches a single object.
+   */
+  readonly single?: boolean;
 }
 
 export interface ListPage {
@@ -28,7 +36,7 @@ export interface ListPage {
 /** The watch cache's view of one collection, as LIST needs it. */
 export interface CachedCollection {
   /** Current objects under `prefix` matching `filter`, and the revision the cache has seen. */
-  list(prefix: string, filter: ((obj: ApiObject) => boolean) | undefined): Promise<{ items: readonly StoredObject[]; revision: number }>;
+  list(prefix: string, filter: ((obj: ApiObject) => boolean) | undefined, name?: string): Promise<{ items: readonly StoredObject[]; revision: number }>;
   /** Resolves once the cache has seen `revision` (or rejects with TIMEOUT). */
   waitUntilFresh(revision: number): Promise<void>;
 }
@@ -51,6 +59,7 @@ export async function listCollection(storage: Storage, cache: CachedCollection |
     const token = decodeContinue(q.continue, prefix);
     return readPages(storage, prefix, q, token.revision, token.startAfter, true);
   }
+  if (q.name !== undefined && q.single === true && q.resourceVersionMatch !== "Exact") return listOne(storage, cache, prefix + q.name, q);
   if (q.resourceVersionMatch === "Exact") {
     if (rv === "0") throw badRequest('resourceVersionMatch "Exact" is forbidden for resourceVersion "0"');
     return readPages(storage, prefix, q, parseRevision(rv), undefined, false);
@@ -59,7 +68,7 @@ export async function listCollection(storage: Storage, cache: CachedCollection |
     // "0": any recent state, straight from the cache. NotOlderThan N: wait until the cache has seen N.
     const min = parseRevision(rv);
     if (min > 0) await cache.waitUntilFresh(min);
-    const { items, revision } = await cache.list(prefix, q.filter);
+    const { items, revision } = await cache.list(prefix, q.filter, q.name);
     return { items, revision };
   }
   if (rv !== "") {
@@ -69,6 +78,31 @@ export async function listCollection(storage: Storage, cache: CachedCollection |
     if (q.resourceVersionMatch === undefined && q.limit && min > 0) return readPages(storage, prefix, q, min, undefined, false);
   }
   return readPages(storage, prefix, q, undefined, undefined, false);
+}
+
+/**
+ * The list of the one object `key` can hold: from the watch cache when the request allows any recent state (as a full
+ * list would be served), else a read of storage at its current revision. No continue token: there is nothing after.
+ */
+async function listOne(storage: Storage, cache: CachedCollection | undefined, key: string, q: ListQuery): Promise<ListPage> {
+  const rv = q.resourceVersion ?? "";
+  if (!isStorableKey(key)) return { items: [], revision: await storage.revision() };
+  if (rv !== "" && cache !== undefined) {
+    const min = parseRevision(rv);
+    if (min > 0) await cache.waitUntilFresh(min);
+    const { items, revision } = await cache.list(key, q.filter, q.name);
+    return { items: items.filter((i) => i.key === key), revision };
+  }
+  if (rv !== "") {
+    const min = parseRevision(rv);
+    const latest = await storage.revision();
+    if (min > latest) throw new PlatformError("TIMEOUT", `Too large resource version: ${min}, current resource version: ${latest}`, { details: { retryAfterSeconds: 1 } });
+  }
+  // The revision first: an object written after it is still current, as a list's snapshot at a later revision would hold.
+  const revision = await storage.revision();
+  const kv = await storage.get(key);
+  const stored = kv && StoredObject.of(kv);
+  return { items: stored && (!q.filter || q.filter(stored.object)) ? [stored] : [], revision: Math.max(revision, kv?.modRevision ?? 0) };
 }
 
 async function readPages(storage: Storage, prefix: string, q: ListQuery, revision: number | undefined, startAfter: string | undefined, continuing: boolean): Promise<ListPage> {
@@ -94,6 +128,7 @@ async function readPages(storage: Storage, prefix: string, q: ListQuery, revisio
     for (const kv of page.items) {
       const stored = StoredObject.of(kv);
       after = kv.key;
+      if (q.name !== undefined && keyName(kv.key) !== q.name) continue;
       if (q.filter && !q.filter(stored.object)) continue;
       items.push(stored);
     }

@@ -32,8 +32,8 @@ class CachedResource implements CachedCollection, WatchSource {
     this.#started.catch(() => undefined);
   }
 
-  async list(prefix: string, filter: ((obj: ApiObject) => boolean) | undefined) {
-    const result = await this.cache.list({ filter: scoped(prefix, this.store.collectionPrefix, filter) });
+  async list(prefix: string, filter: ((obj: ApiObject) => boolean) | undefined, name?: string) {
+    const result = await this.cache.list({ filter: scoped(prefix, this.store.collectionPrefix, filter), ...(name !== undefined && { name }) });
     return { items: result.items.map((kv) => new StoredObject(kv.key, kv.value, kv.modRevision)), revision: result.revision };
   }
 

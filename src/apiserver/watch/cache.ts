@@ -11,7 +11,7 @@ import { CacheWatcher, type WatchFilter } from "./cache-watcher.js";
 import { INITIAL_EVENTS_END_ANNOTATION, historyEvents, initialEvents } from "./backlog.js";
 import { EventRing } from "./ring.js";
 import { FreshnessWaiters } from "./freshness.js";
-import { WatcherIndex } from "./watcher-index.js";
+import { keyName, WatcherIndex } from "./watcher-index.js";
 
 export interface WatchCacheOptions {
   readonly storage: Storage;
@@ -52,6 +52,8 @@ export interface CacheListOptions {
   /** 0/undefined: whatever the cache holds (resourceVersion "0"); otherwise not older than this revision. */
   readonly revision?: number;
   readonly filter?: WatchFilter;
+  /** The one object name `filter` can match: other objects are passed over by their key, undecoded. */
+  readonly name?: string;
   /** At most this many items (0/undefined: all). */
   readonly limit?: number;
   readonly startAfter?: string;
@@ -182,12 +184,14 @@ export class WatchCache {
     const items: CachedObject[] = [];
     for (const key of this.#keys.from(from, after)) {
       if (key >= this.#end || items.length > limit) break;
+      // A list of one name (an exact metadata.name field selector) looks at the others' keys only, decoding none.
+      if (options.name !== undefined && keyName(key) !== options.name) continue;
       const object = this.#objects.get(key)!;
       if (!options.filter || options.filter(object.object(), object.key)) items.push(object);
     }
     const more = items.length > limit;
     if (more) items.pop();
-    const remaining = options.filter ? undefined : this.#keys.count(from, this.#end, after) - items.length;
+    const remaining = options.filter || options.name !== undefined ? undefined : this.#keys.count(from, this.#end, after) - items.length;
     return { items, revision: this.#revision, more, ...(remaining === undefined ? {} : { remaining }) };
   }
 
@@ -199,10 +203,10 @@ export class WatchCache {
     let backlog: Iterator<CacheEvent> | undefined;
     if (options.sendInitialEvents) {
       const end = options.allowBookmarks ? { revision: this.#revision, annotation: this.#annotation } : undefined;
-      backlog = initialEvents([...this.#objects.values()], options.filter, end);
+      backlog = initialEvents([...this.#objects.values()], options.filter, end, options.name);
     } else if (from > 0) {
       if (from < this.#floor) throw tooOld(from, this.#floor);
-      backlog = historyEvents(this.#ring.since(from), options.filter);
+      backlog = historyEvents(this.#ring.since(from), options.filter, options.name);
     }
     const watcher = new CacheWatcher({
       filter: options.filter,

@@ -113,6 +113,27 @@ describe("watch cache", () => {
     expect(brief(await take(labelled, 1))[0]![0]).toBe("MODIFIED");
   });
 
+  it("lists, starts and resumes a watch of one name decoding only that object, however many are stored", async () => {
+    let decodes = 0;
+    const { storage, cache, synced } = await fixture({ decode: (t) => (decodes++, JSON.parse(t)) });
+    for (let i = 0; i < 50; i++) await storage.create(keyOf(`o${i}`), obj(`o${i}`));
+    await synced;
+    const only = (o: unknown) => (o as { metadata: { name: string } }).metadata.name === "o7";
+    expect((await cache.list({ filter: only, name: "o7" })).items.map((i) => i.key)).toEqual([keyOf("o7")]);
+    const w = await cache.watch({ filter: only, name: "o7", sendInitialEvents: true });
+    expect(brief(await take(w, 1))).toEqual([["ADDED", "o7", expect.any(Number)]]);
+    const from = (await storage.create(keyOf("later"), obj("later"))).modRevision - 1;
+    const updated = await storage.update(keyOf("o7"), obj("o7", {}, { v: 2 }));
+    const resumed = await cache.watch({ filter: only, name: "o7", fromRevision: from });
+    expect(brief(await take(resumed, 1))).toEqual([["MODIFIED", "o7", updated.modRevision]]);
+    // o7 before and after its update, nothing else (decoded objects are kept only while their events are in the ring).
+    expect(decodes).toBeLessThanOrEqual(3);
+    // Without the name the same list decodes every object.
+    decodes = 0;
+    await cache.list({ filter: only });
+    expect(decodes).toBeGreaterThanOrEqual(50);
+  });
+
   describe("selector transitions", () => {
     it.each<[string, string | undefined, string | null, string | undefined]>([
       ["an object created inside the selector is ADDED", undefined, "web", "ADDED"],
