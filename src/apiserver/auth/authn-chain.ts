@@ -146,8 +146,8 @@ export class AuthenticatorChain {
    */
   #remember(key: string, result: AuthnResult & { readonly authenticator: AuthenticatedBy }, epoch: number): AuthnResult {
     if (!isAuthenticated(result)) return result;
-    const { validUntil, dependsOn, ...found } = result as Found;
-    return this.#tokens.remember(key, { ...found, user: withAuthenticatedGroup(found.user) }, { ...(validUntil !== undefined && { validUntil }), ...(dependsOn && { dependsOn }) }, epoch);
+    const { validUntil: _until, dependsOn: _objects, ...found } = result as Found;
+    return this.#tokens.remember(key, { ...found, user: withAuthenticatedGroup(found.user) }, result, epoch);
   }
 
   /**

@@ -97,7 +97,6 @@ export async function loadCredentialFile(path: string, secretName = "token"): Pr
   return parseCredentialFile(text, `${secretName} file ${path}`, secretName);
 }
 
-
 /** A password's SHA-256: fixed-length, so a constant-time comparison tells nothing of its length. */
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
 

@@ -29,16 +29,17 @@ export interface AuthenticatedBy {
   readonly legacyToken?: LegacyTokenUse;
 }
 
+/** What a credential's check rested on, for a cache of successes (auth/token-cache.ts). */
+export interface CheckedAgainst {
+  /** When the credential stops being valid by itself (ms on the clock: a token's `exp`, a bootstrap token's expiration). */
+  readonly validUntil?: number;
+  /** The objects read to check it, as `<plural>/<namespace>/<name>`: a change to one forgets it. */
+  readonly dependsOn?: readonly string[];
+}
+
 /** What an authenticator answers: a user (and, from the chain, which method accepted it), or why the credentials are not accepted. */
 export type AuthnResult =
-  | {
-      readonly user: UserInfo;
-      readonly authenticator?: AuthenticatedBy;
-      /** When the credential stops being valid by itself (ms; a token's `exp`): no cache keeps it past then. */
-      readonly validUntil?: number;
-      /** The objects read to check it (`<plural>/<namespace>/<name>`): a cache forgets it when one changes. */
-      readonly dependsOn?: readonly string[];
-    }
+  | ({ readonly user: UserInfo; readonly authenticator?: AuthenticatedBy } & CheckedAgainst)
   | {
       readonly error: string;
       /** The refused credential was a token Secret's token labelled invalid: upstream's audit annotation names its Secret. */

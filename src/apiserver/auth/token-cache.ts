@@ -5,7 +5,7 @@ import type { LRUCache } from "lru-cache";
 import type { UserInfo } from "../../api/meta.js";
 import type { Clock } from "../../time/clock.js";
 import { ttlCache } from "../../time/ttl-cache.js";
-import { frozenUser } from "./identity.js";
+import { frozenUser, type CheckedAgainst } from "./identity.js";
 
 /**
  * How long a token that authenticated stays authenticated without being checked again: kube-apiserver's
@@ -21,14 +21,6 @@ const TOKEN_CACHE_ENTRIES = 10_000;
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest("base64");
 /** The lookup key of a token: its SHA-256 in base64 (one-shot crypto.hash where node has it, Node ≥ 20.12). */
 export const tokenKey = (token: string): string => (typeof hash === "function" ? hash("sha256", token, "base64") : digest(token));
-
-/** What a success is remembered with: when it stops by itself, and the objects it was checked against. */
-export interface Remembered {
-  /** ms on the clock: the token's `exp`, a bootstrap token's expiration; no entry outlives it. */
-  readonly validUntil?: number;
-  /** The objects read to check the token, as `<plural>/<namespace>/<name>`: a change to one forgets the token. */
-  readonly dependsOn?: readonly string[];
-}
 
 /** Successes of one set of authenticators; `T` is what they answer (a user, and what else the caller records). */
 export class TokenSuccessCache<T extends { readonly user: UserInfo }> {
@@ -67,7 +59,7 @@ export class TokenSuccessCache<T extends { readonly user: UserInfo }> {
    * Remembers a success for 10 s, never past `validUntil`, unless an object changed since `epoch`. Returns the
    * result as every later request of the token gets it: its user frozen, since one object is then shared by them all.
    */
-  remember(key: string, result: T, how: Remembered, epoch: number): T {
+  remember(key: string, result: T, how: CheckedAgainst, epoch: number): T {
     const shared: T = { ...result, user: frozenUser(result.user) };
     // An entry is still read `ttl` ms after it was set (stale only past that), and a token is refused at `validUntil`
     // itself: so one millisecond less.

@@ -97,10 +97,6 @@ export class ResourceHandler {
     return send(reply, code, table, out);
   }
 
-  private filter(def: ResourceDefinition, labelSelector: string, fieldSelector: string): ((obj: ApiObject) => boolean) | undefined {
-    return this.selection(def, labelSelector, fieldSelector).filter;
-  }
-
   /** The selectors as a filter, and the one name they require when a field selector names it (`metadata.name=x`). */
   private selection(def: ResourceDefinition, labelSelector: string, fieldSelector: string): { filter: ((obj: ApiObject) => boolean) | undefined; name?: string } {
     const labels = parseLabelSelector(labelSelector);
@@ -230,7 +226,7 @@ export class ResourceHandler {
     const q = req.query as RawQuery;
     const p = listParams(q);
     const opts = this.deleteOptions(req, out, user);
-    const filter = this.filter(store.def, p.labelSelector, p.fieldSelector);
+    const { filter } = this.selection(store.def, p.labelSelector, p.fieldSelector);
     const page = await listCollection(this.deps.registry.storage, undefined, store.prefix(ns), { ...p, filter });
     for (const item of page.items) {
       try {

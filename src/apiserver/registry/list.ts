@@ -21,7 +21,8 @@ export interface ListQuery {
   readonly name?: string;
   /**
    * With `name`: the prefix holds at most one object of that name (a cluster-scoped collection, or one namespace), so
-   * the list reads that one key, as upstream's registry does for a selector that matches a single object.
+   * a list of the latest state reads that one key, as upstream's registry does for a selector that matches a single
+   * object.
    */
   readonly single?: boolean;
 }
@@ -59,7 +60,6 @@ export async function listCollection(storage: Storage, cache: CachedCollection |
     const token = decodeContinue(q.continue, prefix);
     return readPages(storage, prefix, q, token.revision, token.startAfter, true);
   }
-  if (q.name !== undefined && q.single === true && q.resourceVersionMatch !== "Exact") return listOne(storage, cache, prefix + q.name, q);
   if (q.resourceVersionMatch === "Exact") {
     if (rv === "0") throw badRequest('resourceVersionMatch "Exact" is forbidden for resourceVersion "0"');
     return readPages(storage, prefix, q, parseRevision(rv), undefined, false);
@@ -77,29 +77,16 @@ export async function listCollection(storage: Storage, cache: CachedCollection |
     if (min > latest) throw new PlatformError("TIMEOUT", `Too large resource version: ${min}, current resource version: ${latest}`, { details: { retryAfterSeconds: 1 } });
     if (q.resourceVersionMatch === undefined && q.limit && min > 0) return readPages(storage, prefix, q, min, undefined, false);
   }
+  // The latest state of one name where only one object can hold it: that key alone, as upstream's single-object list.
+  if (q.name !== undefined && q.single === true) return readOne(storage, prefix + q.name, q);
   return readPages(storage, prefix, q, undefined, undefined, false);
 }
 
-/**
- * The list of the one object `key` can hold: from the watch cache when the request allows any recent state (as a full
- * list would be served), else a read of storage at its current revision. No continue token: there is nothing after.
- */
-async function listOne(storage: Storage, cache: CachedCollection | undefined, key: string, q: ListQuery): Promise<ListPage> {
-  const rv = q.resourceVersion ?? "";
-  if (!isStorableKey(key)) return { items: [], revision: await storage.revision() };
-  if (rv !== "" && cache !== undefined) {
-    const min = parseRevision(rv);
-    if (min > 0) await cache.waitUntilFresh(min);
-    const { items, revision } = await cache.list(key, q.filter, q.name);
-    return { items: items.filter((i) => i.key === key), revision };
-  }
-  if (rv !== "") {
-    const min = parseRevision(rv);
-    const latest = await storage.revision();
-    if (min > latest) throw new PlatformError("TIMEOUT", `Too large resource version: ${min}, current resource version: ${latest}`, { details: { retryAfterSeconds: 1 } });
-  }
+/** The latest state of the one object `key` can hold, at storage's current revision; no continue: nothing is after it. */
+async function readOne(storage: Storage, key: string, q: ListQuery): Promise<ListPage> {
   // The revision first: an object written after it is still current, as a list's snapshot at a later revision would hold.
   const revision = await storage.revision();
+  if (!isStorableKey(key)) return { items: [], revision };
   const kv = await storage.get(key);
   const stored = kv && StoredObject.of(kv);
   return { items: stored && (!q.filter || q.filter(stored.object)) ? [stored] : [], revision: Math.max(revision, kv?.modRevision ?? 0) };
