@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { parseAllDocuments } from "yaml";
 import { describe, expect, it } from "vitest";
-import { MAX_NESTING_DEPTH, PlainDataError, parsePlainJson, parsePlainYaml, plainYamlValue } from "../src/plain-data.js";
+import { MAX_NESTING_DEPTH, PlainDataError, copyPlain, parsePlainJson, parsePlainYaml, plainYamlValue } from "../src/plain-data.js";
 
 describe("parsePlainYaml", () => {
   it.each([
@@ -119,5 +119,41 @@ describe("parsePlainJson", () => {
     let deep: unknown = 0;
     for (let level = 0; level <= MAX_NESTING_DEPTH; level++) deep = level % 2 === 0 ? [deep] : { d: deep };
     expect(() => parsePlainJson(JSON.stringify(deep))).toThrow(/nested more than/);
+  });
+});
+
+describe("copyPlain", () => {
+  it("copies any JSON value deeply: equal, and sharing nothing a mutation could reach", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const copy = copyPlain(value);
+        expect(copy).toStrictEqual(value);
+        const shared: unknown[] = [];
+        const visit = (a: unknown, b: unknown): void => {
+          if (a === null || typeof a !== "object") return;
+          if (a === b) shared.push(a);
+          for (const k of Object.keys(a)) visit((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]);
+        };
+        visit(value, copy);
+        expect(shared).toEqual([]);
+      }),
+    );
+  });
+
+  it("keeps an own __proto__ key a key, and the copy's prototype Object's", () => {
+    const value = JSON.parse('{"a":{"__proto__":{"polluted":true}}}') as { a: Record<string, unknown> };
+    const copy = copyPlain(value);
+    expect(Object.getPrototypeOf(copy.a)).toBe(Object.prototype);
+    expect(Object.hasOwn(copy.a, "__proto__")).toBe(true);
+    expect((copy.a as { polluted?: boolean }).polluted).toBeUndefined();
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(value));
+  });
+
+  it("copies values that are not plain data as structuredClone does", () => {
+    const when = new Date(0);
+    const copy = copyPlain({ when, bytes: Buffer.from("ab") });
+    expect(copy.when).toBeInstanceOf(Date);
+    expect(copy.when).not.toBe(when);
+    expect(copy.when.getTime()).toBe(0);
   });
 });

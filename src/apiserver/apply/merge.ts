@@ -2,6 +2,7 @@
 import type { ListNode, SchemaNode } from "../../api/schema.js";
 import { indexItems, itemElement } from "./compare.js";
 import { fieldElement, FieldSet } from "./field-set.js";
+import { copyPlain } from "../../plain-data.js";
 
 type Obj = Record<string, unknown>;
 
@@ -23,7 +24,7 @@ export function mergeConfig(live: unknown, config: unknown, node: SchemaNode | u
     return out;
   }
   if (Array.isArray(live) && Array.isArray(config) && node?.type === "list" && node.listType !== "atomic") return mergeLists(live, config, node);
-  return structuredClone(config);
+  return copyPlain(config);
 }
 
 /** Upstream's list merge: shared items in the configuration's order, live-only items where they stood. */
@@ -56,7 +57,7 @@ function mergeLists(lhs: readonly unknown[], rhs: readonly unknown[], node: List
     }
     if (l < lPE.length) {
       if (!observedR.has(lPE[l]!)) {
-        out.push(structuredClone(lhs[l]));
+        out.push(copyPlain(lhs[l]));
         l++;
         continue;
       }

@@ -32,6 +32,8 @@ export interface ServedApis {
 }
 
 function decode(segment: string): string | undefined {
+  // Most segments have no escape: decodeURIComponent (and its try) only for those that do.
+  if (!segment.includes("%")) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {

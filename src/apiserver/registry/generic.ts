@@ -11,7 +11,8 @@ import { generateName, initCreateMetadata, keepSystemMetadata, validateMetadata 
 import { rfc3339 } from "../../time/rfc3339.js";
 import { checkApplyBody, checkBody, dropEmptyMetadata, requestAttributes } from "./write-request.js";
 import type { ApplyOptions, DeleteOptions, DeleteResult, Mutation, RegistryContext, WriteOptions, WriteResult } from "./store-types.js";
-import { copyObject, serializeForStorage, StoredObject, withResourceVersion } from "./stored.js";
+import { serializeForStorage, StoredObject, withResourceVersion } from "./stored.js";
+import { copyPlain } from "../../plain-data.js";
 
 const GENERATE_NAME_ATTEMPTS = 8;
 const UPDATE_ATTEMPTS = 10;
@@ -107,13 +108,13 @@ export class ResourceStore {
     const precondition = next.metadata.resourceVersion;
     // With a precondition there is one attempt (a conflict is the caller's to resolve), so a body the call owns is the
     // next object itself; otherwise each attempt starts from a fresh copy of it.
-    return this.write(namespace, name, opts, precondition, precondition !== undefined && opts.ownBody === true ? () => next : () => copyObject(next));
+    return this.write(namespace, name, opts, precondition, precondition !== undefined && opts.ownBody === true ? () => next : () => copyPlain(next));
   }
 
   /** PATCH: `mutation` applies the patch to a copy of the current object; retried on a concurrent write. */
   patch(namespace: string | undefined, name: string, mutation: Mutation, opts: WriteOptions): Promise<WriteResult> {
     return this.write(namespace, name, opts, undefined, (current) => {
-      const next = this.checkBody(mutation(copyObject(current)), namespace, name);
+      const next = this.checkBody(mutation(copyPlain(current)), namespace, name);
       const rv = next.metadata.resourceVersion;
       // A patch that sets a resourceVersion makes it a precondition, as upstream does.
       if (rv !== undefined && rv !== current.metadata.resourceVersion) throw conflict(this.def, name);
@@ -130,7 +131,7 @@ export class ResourceStore {
     // The merged object keeps an empty map its configuration names (not dropEmptyMetadata): the appliers' field sets
     // own it, and dropping it would leave an owned field missing, a conflict for the next applier naming it.
     const applied = (live: ApiObject | undefined) =>
-      checkBody(this.def, this.apiVersion, this.guard(() => this.fields.apply(live, copyObject(cfg), this.writer(new Date(this.ctx.clock.now()), opts), opts.force)), namespace, name);
+      checkBody(this.def, this.apiVersion, this.guard(() => this.fields.apply(live, copyPlain(cfg), this.writer(new Date(this.ctx.clock.now()), opts), opts.force)), namespace, name);
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.write(namespace, name, opts, undefined, applied, false);
@@ -236,7 +237,7 @@ export class ResourceStore {
 
   /** Sets the deletionTimestamp (and what `mark` sets) of an object something still holds, and stores it. */
   private async markDeleted(stored: StoredObject, opts: DeleteOptions, mark?: (next: ApiObject) => void): Promise<DeleteResult> {
-    const next = copyObject(stored.object);
+    const next = copyPlain(stored.object);
     next.metadata.deletionTimestamp = rfc3339(new Date(this.ctx.clock.now()));
     next.metadata.deletionGracePeriodSeconds = 0;
     mark?.(next);

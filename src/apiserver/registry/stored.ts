@@ -59,8 +59,3 @@ export class StoredObject {
     return withResourceVersion(this.text, this.revision);
   }
 }
-
-/** A deep copy that is safe to mutate (objects are plain JSON). */
-export function copyObject<T>(value: T): T {
-  return structuredClone(value);
-}

@@ -12,6 +12,7 @@ import { MIN_EXPIRATION_SECONDS } from "../../../pki/validity.js";
 import type { FieldError } from "../strategy.js";
 import { decodeBase64, duplicate, errorsFromCauses, forbidden, formatTime, index, invalid, notSupported, required, validateSignerName } from "../validation.js";
 import { deepEqual, isRecord } from "./strategy-kit.js";
+import { copyPlain } from "../../../plain-data.js";
 
 
 export interface CsrView {
@@ -183,7 +184,7 @@ export function preserveConditions(next: ApiObject, previous: ApiObject, type: C
   const at = conditions.flatMap((c, i) => (isRecord(c) && c.type === type ? [i] : []));
   if (at.length !== before.length) return;
   at.forEach((i, n) => {
-    conditions[i] = structuredClone(before[n]!);
+    conditions[i] = copyPlain(before[n]!);
   });
 }
 

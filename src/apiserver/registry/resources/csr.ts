@@ -20,6 +20,7 @@ import {
   type TransitionRules,
 } from "./csr-rules.js";
 import { recordRevokedSerial, validateRevocation } from "./csr-revocation.js";
+import { copyPlain } from "../../../plain-data.js";
 
 const schema = kindSchema(CSR_KIND);
 const ownSchema = ownFields(schema);
@@ -37,7 +38,7 @@ function setRequester(obj: ApiObject, ctx: StrategyContext): void {
   spec.username = user.username;
   if (user.uid) spec.uid = user.uid;
   if (user.groups?.length) spec.groups = [...user.groups];
-  if (user.extra && Object.keys(user.extra).length > 0) spec.extra = structuredClone(user.extra);
+  if (user.extra && Object.keys(user.extra).length > 0) spec.extra = copyPlain(user.extra);
 }
 
 const statusRules = (obj: ApiObject) => [...validateConditions(view(obj).status?.conditions ?? []), ...validateCertificate(obj)];
@@ -68,7 +69,7 @@ function keepAllButConditions(next: ApiObject, previous: ApiObject): void {
   const status = next.status;
   keepAllBut(next, previous, []);
   if (isRecord(status)) {
-    const kept = isRecord(previous.status) ? structuredClone(previous.status) : {};
+    const kept = isRecord(previous.status) ? copyPlain(previous.status) : {};
     if (status.conditions === undefined) delete kept.conditions;
     else kept.conditions = status.conditions;
     next.status = kept;
@@ -107,7 +108,7 @@ const strategy = buildStrategy({
   },
   prepareForUpdate(next, previous) {
     if (previous.status === undefined) delete next.status;
-    else next.status = structuredClone(previous.status);
+    else next.status = copyPlain(previous.status);
   },
   validateUpdate(next, previous) {
     return [...immutableFields(next, previous, IMMUTABLE_SPEC), ...validateTransition(next, previous, { mayAdd: [], maySetCertificate: false })];

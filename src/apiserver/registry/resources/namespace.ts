@@ -7,6 +7,7 @@ import { forbidden } from "../errors.js";
 import { index, invalid, notSupported, validateQualifiedName } from "../validation.js";
 import { buildStrategy, defineResource, fieldSubresource, specChanged, STANDARD_VERBS, statusSubresource } from "./strategy-kit.js";
 import { ageColumn, column, nameColumn, since } from "./printing.js";
+import { copyPlain } from "../../../plain-data.js";
 
 export const NAMESPACE_PHASES = ["Active", "Terminating"];
 
@@ -58,7 +59,7 @@ const strategy = buildStrategy({
   },
   prepareForUpdate(next, previous) {
     // Finalizers change only through /finalize, the phase only through /status or a delete.
-    next.status = structuredClone(previous.status ?? { phase: "Active" });
+    next.status = copyPlain(previous.status ?? { phase: "Active" });
     const kept = (previous as Namespace).spec?.finalizers;
     (next as Namespace).spec = { ...(next as Namespace).spec };
     if (kept === undefined) delete (next as Namespace).spec!.finalizers;

@@ -6,6 +6,7 @@ import type { FieldError, ResourceDefinition } from "../strategy.js";
 import { dns1123LabelProblem, dns1123SubdomainProblem, duplicate, forbidden, index, notSupported, required, validateNameRule } from "../validation.js";
 import { buildStrategy, deepEqual, isRecord, defineResource, specChanged, statusSubresource } from "./strategy-kit.js";
 import { ageColumn, column, nameColumn, since } from "./printing.js";
+import { copyPlain } from "../../../plain-data.js";
 
 export const POD_PHASES = ["Pending", "Running", "Succeeded", "Failed", "Unknown"];
 export const RESTART_POLICIES = ["Always", "OnFailure", "Never"];
@@ -59,7 +60,7 @@ const strategy = buildStrategy({
   },
   prepareForUpdate(next, previous) {
     if (previous.status === undefined) delete next.status;
-    else next.status = structuredClone(previous.status);
+    else next.status = copyPlain(previous.status);
   },
   validate: validatePod,
   validateUpdate(next, previous) {

@@ -4,6 +4,7 @@ import type { ObjectNode } from "../../../api/schema.js";
 import type { FieldError, ResourceDefinition, ResourceStrategy, StrategyContext, SubresourceStrategy, Verb } from "../strategy.js";
 import { dropNulls, ownFields, typeErrors } from "../type-check.js";
 import { forbidden, immutable } from "../validation.js";
+import { copyPlain } from "../../../plain-data.js";
 
 export const STANDARD_VERBS: readonly Verb[] = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"];
 export const CREATE_ONLY_VERBS: readonly Verb[] = ["create"];
@@ -97,7 +98,7 @@ export function fieldSubresource(field: string, verbs: readonly Verb[], parts: S
 export function keepAllBut(next: ApiObject, previous: ApiObject, except: readonly string[]): void {
   const skip = new Set(["metadata", ...except]);
   for (const k of Object.keys(next)) if (!skip.has(k) && !(k in previous)) delete next[k];
-  for (const [k, v] of Object.entries(previous)) if (!skip.has(k)) next[k] = structuredClone(v);
+  for (const [k, v] of Object.entries(previous)) if (!skip.has(k)) next[k] = copyPlain(v);
 }
 
 /** Whether a value is what an unset field decodes to upstream (absent, null, "", [] or {}). */
