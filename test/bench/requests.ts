@@ -121,6 +121,7 @@ try {
     ["POST SubjectAccessReview (not stored; controllers' user)", () => measure(server, `${c.address}/apis/${n.authorization}/v1/subjectaccessreviews`, "POST", sarBody, controller)],
     ["POST Event (durable write; controllers' user)", () => measure(server, `${c.address}/apis/${n.events}/v1/namespaces/default/events`, "POST", eventBody, controller)],
     ["POST SelfSubjectReview (not stored; a ServiceAccount's token)", () => measure(server, `${c.address}/apis/${n.authentication}/v1/selfsubjectreviews`, "POST", ssrBody, caOnly, undefined, bearer.serviceAccount)],
+    ["POST TokenReview of a ServiceAccount's token (not stored; controllers' user)", () => measure(server, `${c.address}/apis/${n.authentication}/v1/tokenreviews`, "POST", { apiVersion: `${n.authentication}/v1`, kind: "TokenReview", spec: { token: bearer.serviceAccount } }, controller)],
     ["POST CertificateSigningRequest (durable, distinct CSRs checked; a node agent's bootstrap token)", () => measure(server, `${c.address}${csrPath}`, "POST", csrBody, caOnly, CSR_POOL, bearer.bootstrap)],
     ["POST CertificateSigningRequest (durable, distinct CSRs checked; a node)", () => measure(server, `${c.address}${csrPath}`, "POST", csrBody, node, CSR_POOL)],
     ["the same POST to `apiserver --insecure-local` (HTTP, no authn/RBAC)", () => measure(insecure.child.pid!, `${insecure.base}${csrPath}`, "POST", csrBody, undefined, CSR_POOL)],

@@ -387,8 +387,14 @@ describe("kubectl's typed commands", () => {
     const asNode = (args: readonly string[]) =>
       execFileSync("kubectl", ["--kubeconfig", "/dev/null", "--server", up.address, "--certificate-authority", join(up.dataDir, "pki", "ca.crt"), "--token", token, ...args], { encoding: "utf8", stdio: ["pipe", "pipe", "pipe"], timeout: 30_000 });
     expect(JSON.parse(asNode(["auth", "whoami", "-o", "json"])).status.userInfo.groups).toEqual(["system:bootstrappers", "system:bootstrappers:workers", "system:authenticated"]);
+    // A TokenReview takes it as a request does (upstream's review runs the request authenticators), for the API
+    // server's audiences only; once deleted, it is refused there too.
+    const review = (audiences?: string[]) => JSON.parse(kubectl(["create", "-f", "-", "-o", "json"], JSON.stringify({ apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec: { token, ...(audiences && { audiences }) } }))).status;
+    expect(review()).toMatchObject({ authenticated: true, user: { username: `system:bootstrap:${id}`, groups: ["system:bootstrappers", "system:bootstrappers:workers", "system:authenticated"] } });
+    expect(review(["vault"])).toMatchObject({ authenticated: false, error: "the token is not valid for the requested audiences" });
     expect(tokenCli(["delete", token])).toBe(`bootstrap token "${id}" deleted\n`);
     expect(kubectlFails(Object.assign(asNode, { baseArgs: [] }), ["auth", "whoami"])).toMatch(/Unauthorized/);
+    expect(review()).toMatchObject({ authenticated: false, error: "invalid bootstrap token" });
   });
 
   it("joins a node with platform-ca token create --print-join-command, platform-ca join and platform-ca credential: a client certificate from the token alone", () => {

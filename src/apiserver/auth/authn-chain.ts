@@ -12,6 +12,8 @@ import type { AuthenticatedBy, LegacyTokenUse } from "./identity.js";
 import { addGroups, anonymousUser, isAuthenticated, SYSTEM_AUTHENTICATED, type AuthnResult } from "./identity.js";
 import { systemClock, type Clock } from "../../time/clock.js";
 import { TokenSuccessCache, tokenKey } from "./token-cache.js";
+import type { TokenReviewStatus } from "../../api/types/authentication.js";
+import { copyPlain } from "../../plain-data.js";
 
 /** What authentication reads of a request; the pipeline's RequestCredentials fits this shape. */
 export interface AuthnRequest {
@@ -40,6 +42,11 @@ export interface AuthenticatorChainOptions {
    * reloaded on change). Its `anonymous`, when set, replaces the `anonymous` option.
    */
   readonly configured?: () => ConfiguredAuthentication | undefined;
+  /**
+   * The API server's own audiences, for which a TokenReview without audiences checks a token (and the only ones a
+   * token of an audience-agnostic authenticator holds for). Default: the ServiceAccount authenticator's.
+   */
+  readonly apiAudiences?: readonly string[];
   /** The clock of the token success cache. */
   readonly clock?: Clock;
   readonly logger?: Logger;
@@ -120,31 +127,67 @@ export class AuthenticatorChain {
     return undefined;
   }
 
-  /** As upstream orders bearer authenticators: the token file, ServiceAccount tokens, bootstrap tokens, then the configured JWT issuers. */
-  async #bearer(token: string): Promise<AuthnResult> {
+  /**
+   * A TokenReview: whom `token` stands for, as a request bearing it is authenticated (the same authenticators, in the
+   * same order, through the same cache), for `audiences` when the review names some — upstream's TokenReview. Only a
+   * ServiceAccount token is checked against them; the others hold for the API server's own audiences only.
+   */
+  async reviewToken(token: string, audiences?: readonly string[]): Promise<TokenReviewStatus> {
+    try {
+      const r = await this.#bearer(token, audiences?.length ? audiences : undefined);
+      if (!isAuthenticated(r)) return { authenticated: false, error: r.error };
+      return { authenticated: true, user: copyPlain(withAuthenticatedGroup(r.user)), audiences: [...(r.audiences ?? this.#apiAudiences)] };
+    } catch (err) {
+      this.#logger.error({ err }, "token review failed unexpectedly");
+      return { authenticated: false, error: "authentication failed: internal error" };
+    }
+  }
+
+  get #apiAudiences(): readonly string[] {
+    return this.#o.apiAudiences ?? this.#o.serviceAccount?.apiAudiences ?? [];
+  }
+
+  /**
+   * As upstream orders bearer authenticators: the token file, ServiceAccount tokens, bootstrap tokens, then the
+   * configured JWT issuers. `audiences`: a TokenReview's, when it names some (else the API server's own).
+   */
+  async #bearer(token: string, audiences?: readonly string[]): Promise<AuthnResult> {
     if (token === "") return { error: "the bearer token is empty" };
-    const key = tokenKey(token);
-    const fromFile = this.#o.tokenFile?.authenticateToken(token, key);
-    if (fromFile) return { ...fromFile, authenticator: { authenticator: "token-file" } };
+    const digest = tokenKey(token);
+    const fromFile = this.#o.tokenFile?.authenticateToken(token, digest);
+    if (fromFile) return this.#forAudiences({ ...fromFile, authenticator: { authenticator: "token-file" } }, audiences);
     // As upstream's token cache (token-cache.ts): a success is not checked again for 10 s — no signature, no reads of
-    // the ServiceAccount, Pod or Secret behind the token. Refusals are not remembered.
+    // the ServiceAccount, Pod or Secret behind the token. Refusals are not remembered. A review for named audiences
+    // is remembered apart, under the token and those audiences (as upstream keys its cache).
+    const key = audiences === undefined ? digest : tokenKey(JSON.stringify([audiences, token]));
     const remembered = this.#tokens.get(key);
     if (remembered) return remembered;
     const epoch = this.#tokens.epoch;
-    const fromServiceAccount = await this.#o.serviceAccount?.authenticateToken(token);
+    const fromServiceAccount = await this.#o.serviceAccount?.authenticateToken(token, audiences);
     if (fromServiceAccount) return this.#remember(key, { authenticator: { authenticator: "service-account" }, ...fromServiceAccount }, epoch);
     const fromBootstrap = await this.#o.bootstrapToken?.authenticateToken(token);
-    if (fromBootstrap) return this.#remember(key, { ...fromBootstrap, authenticator: { authenticator: "bootstrap-token" } }, epoch);
+    if (fromBootstrap) return this.#remember(key, this.#forAudiences({ ...fromBootstrap, authenticator: { authenticator: "bootstrap-token" } }, audiences), epoch);
     const fromJwt = await this.#o.configured?.()?.jwt.authenticateToken(token);
-    if (fromJwt) return { ...fromJwt, authenticator: { authenticator: "jwt", ...(fromJwt.issuer && { issuer: fromJwt.issuer }) } };
+    if (fromJwt) return this.#forAudiences({ ...fromJwt, authenticator: { authenticator: "jwt", ...(fromJwt.issuer && { issuer: fromJwt.issuer }) } }, audiences);
     return { error: "invalid bearer token" };
+  }
+
+  /**
+   * A success of an authenticator that does not know audiences (upstream's WrapAudienceAgnosticToken): valid for the
+   * named audiences that are the API server's own, refused when none is.
+   */
+  #forAudiences<R extends AuthnResult>(result: R, audiences: readonly string[] | undefined): R | AuthnResult {
+    if (audiences === undefined || !isAuthenticated(result)) return result;
+    const api = this.#apiAudiences;
+    const valid = audiences.filter((a) => api.includes(a));
+    return valid.length > 0 ? { ...result, audiences: valid } : { error: "the token is not valid for the requested audiences" };
   }
 
   /**
    * A success as every request of the token gets it for the next 10 s (its user with system:authenticated, frozen),
    * unless an object changed while it was checked (since `epoch`).
    */
-  #remember(key: string, result: AuthnResult & { readonly authenticator: AuthenticatedBy }, epoch: number): AuthnResult {
+  #remember(key: string, result: AuthnResult, epoch: number): AuthnResult {
     if (!isAuthenticated(result)) return result;
     const { validUntil: _until, dependsOn: _objects, ...found } = result as Found;
     return this.#tokens.remember(key, { ...found, user: withAuthenticatedGroup(found.user) }, result, epoch);

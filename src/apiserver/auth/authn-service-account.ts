@@ -24,13 +24,21 @@ export class ServiceAccountAuthenticator {
     this.#onInvalidated = options.onInvalidatedLegacyToken;
   }
 
-  /** undefined when the token is not a ServiceAccount token of this server (another authenticator may know it). */
-  async authenticateToken(token: string): Promise<AuthnResult | undefined> {
+  /** The API server's own audiences: what a token is checked against when no audiences are asked for. */
+  get apiAudiences(): readonly string[] {
+    return this.#tokens.apiAudiences;
+  }
+
+  /**
+   * undefined when the token is not a ServiceAccount token of this server (another authenticator may know it).
+   * `audiences`: a TokenReview's; without them the token is checked against the API server's own (a request's token).
+   */
+  async authenticateToken(token: string, audiences?: readonly string[]): Promise<AuthnResult | undefined> {
     if (!this.#tokens.looksLikeOurs(token)) return undefined;
-    // No audiences: the review checks the token against the API server's own.
     let legacyToken: LegacyTokenUse | undefined;
     const read: string[] = [];
     const status = await this.#tokens.review(token, {
+      ...(audiences !== undefined && { audiences }),
       lookups: recorded(this.#lookups, read),
       onLegacyUse: (use) => {
         if (use.invalidated) this.#onInvalidated?.();
@@ -41,7 +49,13 @@ export class ServiceAccountAuthenticator {
       // A bound token's `exp` (verified by the review): no cache keeps it authenticated past then. A token Secret's has none.
       const exp = decodeJwt(token).exp;
       const authenticator = { authenticator: "service-account", ...(legacyToken && { legacyToken }) } as const;
-      return { user: status.user, authenticator, dependsOn: read, ...(typeof exp === "number" && { validUntil: exp * 1000 }) };
+      return {
+        user: status.user,
+        authenticator,
+        dependsOn: read,
+        ...(audiences !== undefined && status.audiences && { audiences: status.audiences }),
+        ...(typeof exp === "number" && { validUntil: exp * 1000 }),
+      };
     }
     const error = `invalid ServiceAccount token: ${status.error ?? "not authenticated"}`;
     return legacyToken?.invalidated ? { error, invalidatedLegacyToken: legacyToken } : { error };

@@ -39,7 +39,15 @@ export interface CheckedAgainst {
 
 /** What an authenticator answers: a user (and, from the chain, which method accepted it), or why the credentials are not accepted. */
 export type AuthnResult =
-  | ({ readonly user: UserInfo; readonly authenticator?: AuthenticatedBy } & CheckedAgainst)
+  | ({
+      readonly user: UserInfo;
+      readonly authenticator?: AuthenticatedBy;
+      /**
+       * The audiences the credential was found valid for (upstream's authenticator.Response.Audiences): set by an
+       * audience-aware check (a ServiceAccount token reviewed for given audiences); unset means the API server's own.
+       */
+      readonly audiences?: readonly string[];
+    } & CheckedAgainst)
   | {
       readonly error: string;
       /** The refused credential was a token Secret's token labelled invalid: upstream's audit annotation names its Secret. */

@@ -8,10 +8,7 @@ import { selfSubjectReviewDefinition } from "../registry/resources/self-subject-
 import { tokenRequestStrategy } from "../registry/resources/token-request.js";
 import { tokenReviewDefinition } from "../registry/resources/token-review.js";
 import type { CreateHandler } from "../registry/strategy.js";
-import type { TokenFileAuthenticator } from "./authn-token-file.js";
-import type { JwtAuthenticators } from "./authn-jwt.js";
 import { checkCreateBody } from "./create-body.js";
-import { addGroups, isAuthenticated, SYSTEM_AUTHENTICATED } from "./identity.js";
 import type { BoundObject, ServiceAccountTokens, TokenLookups } from "./service-account-tokens.js";
 
 export interface TokenHandlerOptions {
@@ -70,33 +67,17 @@ async function resolveBound(ref: BoundObjectReference, namespace: string, saName
   return { kind, name, uid: found.uid, ...(ref.apiVersion && { apiVersion: ref.apiVersion }) };
 }
 
-export interface TokenReviewHandlerOptions extends TokenHandlerOptions {
-  /** Static tokens are checked too; they are not audience-aware, so they only pass for the API server's own audiences. */
-  readonly tokenFile?: TokenFileAuthenticator;
-  /** The JWT issuers of the authentication configuration (read per review: the file is reloaded); audience-agnostic like the token file. */
-  readonly jwt?: () => Pick<JwtAuthenticators, "authenticateToken"> | undefined;
+export interface TokenReviewHandlerOptions {
+  /** The review itself: the request authenticators and their cache (AuthenticatorChain.reviewToken). */
+  readonly review: (token: string, audiences: readonly string[] | undefined) => Promise<TokenReviewStatus>;
 }
 
-/** POST tokenreviews: fills status from the token (token file first, then ServiceAccount JWTs, then the configured JWT issuers). */
+/** POST tokenreviews: fills status from the token, as a request bearing it would be authenticated. */
 export function createTokenReviewHandler(options: TokenReviewHandlerOptions): CreateHandler {
-  const { tokens, lookups, tokenFile } = options;
-  /** A user of an authenticator that does not check the review's audiences: valid only for the API server's own. */
-  const forApiAudiences = (user: UserInfo, wantedAudiences: readonly string[] | undefined): TokenReviewStatus => {
-    const wanted = wantedAudiences?.length ? wantedAudiences : tokens.apiAudiences;
-    const audiences = wanted.filter((a) => tokens.apiAudiences.includes(a));
-    return audiences.length > 0 ? { authenticated: true, user, audiences } : { authenticated: false, error: "the token is not valid for the requested audiences" };
-  };
   return async (body, ctx) => {
     const review = checkCreateBody(tokenReviewDefinition(ctx.names).strategy, { group: ctx.names.authentication, kind: TOKEN_REVIEW_KIND }, body, ctx);
     const spec = review.spec as TokenReviewSpec;
-    const token = spec.token ?? "";
-    const fromFile = tokenFile?.authenticateToken(token);
-    const fromJwt = fromFile || tokens.looksLikeOurs(token) ? undefined : await options.jwt?.()?.authenticateToken(token);
-    let status: TokenReviewStatus;
-    if (fromFile && isAuthenticated(fromFile)) status = forApiAudiences(fromFile.user, spec.audiences);
-    else if (fromJwt && isAuthenticated(fromJwt)) status = forApiAudiences({ ...fromJwt.user, groups: addGroups(fromJwt.user.groups, SYSTEM_AUTHENTICATED) }, spec.audiences);
-    else if (fromJwt) status = { authenticated: false, error: fromJwt.error };
-    else status = await tokens.review(spec.token, { audiences: spec.audiences, lookups });
+    const status = await options.review(spec.token ?? "", spec.audiences);
     return { ...review, metadata: { ...review.metadata, creationTimestamp: rfc3339(ctx.now) }, status };
   };
 }

@@ -180,7 +180,8 @@ export function createSecureAuth(options: SecureAuthOptions): SecureAuth {
       metrics = server.metrics;
       lookups = registryLookups(server.registry);
       server.registerCreateHandler("", "serviceaccounts/token", createTokenRequestHandler({ tokens, lookups: lateLookups }));
-      server.registerCreateHandler(names.authentication, "tokenreviews", createTokenReviewHandler({ tokens, lookups: lateLookups, ...(tokenFile && { tokenFile }), ...(configFile && { jwt: () => configFile.current?.jwt }) }));
+      const reviewing = chain;
+      server.registerCreateHandler(names.authentication, "tokenreviews", createTokenReviewHandler({ review: (token, audiences) => reviewing.reviewToken(token, audiences) }));
       server.registerCreateHandler(names.authentication, "selfsubjectreviews", createSelfSubjectReviewHandler());
       server.registerCreateHandler(names.authorization, "subjectaccessreviews", createSubjectAccessReviewHandler(authorizer));
       server.registerCreateHandler(names.authorization, "selfsubjectaccessreviews", createSelfSubjectAccessReviewHandler(authorizer));

@@ -68,12 +68,13 @@ beforeAll(async () => {
   const x509 = new X509Authenticator({ trustPool: (await testCa(CLIENT_CA)).certPem, clock });
   const serviceAccount = new ServiceAccountAuthenticator({ tokens, lookups: { serviceAccount: (ns, n) => registryLookups(server.registry).serviceAccount(ns, n) } });
   const admission = new AdmissionChain({ names, authorizer, ...defaultAdmissionPlugins() });
-  const pipeline = createAuthPipeline({ authenticator: new AuthenticatorChain({ x509, tokenFile, serviceAccount, clock }), authorizer, admission, names });
+  const authenticator = new AuthenticatorChain({ x509, tokenFile, serviceAccount, clock });
+  const pipeline = createAuthPipeline({ authenticator, authorizer, admission, names });
   const audit = { policy: parseAuditPolicy("apiVersion: audit.platform.io/v1\nkind: Policy\nrules: [{ level: Metadata }]\n", "policy").policy, sink: auditSink };
   server = createApiServer({ storage, pipeline, clock, tls: { key: serverCert.keyPem, cert: serverCert.pem, requestCert: true }, audit });
   const lookups = registryLookups(server.registry);
   server.registerCreateHandler("", "serviceaccounts/token", createTokenRequestHandler({ tokens, lookups }));
-  server.registerCreateHandler(names.authentication, "tokenreviews", createTokenReviewHandler({ tokens, lookups, tokenFile }));
+  server.registerCreateHandler(names.authentication, "tokenreviews", createTokenReviewHandler({ review: (token, audiences) => authenticator.reviewToken(token, audiences) }));
   server.registerCreateHandler(names.authentication, "selfsubjectreviews", createSelfSubjectReviewHandler());
   server.registerCreateHandler(names.authorization, "subjectaccessreviews", createSubjectAccessReviewHandler(authorizer));
   await tokens.start();

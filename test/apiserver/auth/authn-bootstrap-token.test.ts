@@ -96,6 +96,19 @@ describe("BootstrapTokenAuthenticator", () => {
     expect(await new AuthenticatorChain({}).authenticate({ headers: { authorization: `Bearer ${TOKEN}` } })).toEqual({ error: "invalid bearer token" });
   });
 
+  it("is reviewed (TokenReview) as the chain authenticates it, for the API server's audiences only, through the same cache", async () => {
+    const { a, reads } = authenticator({ data: data() });
+    const chain = new AuthenticatorChain({ bootstrapToken: a, apiAudiences: ["https://api.test"], clock: new FakeClock(T0) });
+    const user = { username: "system:bootstrap:abcdef", groups: ["system:bootstrappers", "system:authenticated"] };
+    expect(await chain.reviewToken(TOKEN)).toEqual({ authenticated: true, user, audiences: ["https://api.test"] });
+    expect(await chain.reviewToken(TOKEN, ["vault", "https://api.test"])).toEqual({ authenticated: true, user, audiences: ["https://api.test"] });
+    expect(await chain.reviewToken(TOKEN, ["vault"])).toEqual({ authenticated: false, error: "the token is not valid for the requested audiences" });
+    await chain.authenticate({ headers: { authorization: `Bearer ${TOKEN}` } });
+    // The review without audiences and the request share one entry; each set of named audiences has its own.
+    expect(reads).toHaveLength(3);
+    expect(await chain.reviewToken("abcdef.ffffffffffffffff")).toEqual({ authenticated: false, error: "invalid bootstrap token" });
+  });
+
   it("is checked again after 10 s in the chain, as upstream's token cache: a deleted Secret stops it then, never past its expiration", async () => {
     const clock = new FakeClock(T0);
     let secret: Partial<FoundObject> | undefined = { data: data() };

@@ -79,7 +79,7 @@ describe("AuthenticatorChain", () => {
     const lookups = { serviceAccount: (ns: string, name: string) => (counted.lookups++, accounts.has(`${ns}/${name}`) ? { uid: accounts.get(`${ns}/${name}`) } : undefined) };
     const c = chain({ serviceAccount: new ServiceAccountAuthenticator({ tokens, lookups }), clock: fake });
     const authenticate = () => c.authenticate(req({ authorization: `Bearer ${saToken}` }));
-    return { counted, authenticate, userOf: async () => ((await authenticate()) as { user: UserInfo }).user };
+    return { counted, c, authenticate, userOf: async () => ((await authenticate()) as { user: UserInfo }).user };
   }
 
   it("hands every request of a ServiceAccount token one frozen user for 10 s without checking it again, as upstream's token cache", async () => {
@@ -103,6 +103,42 @@ describe("AuthenticatorChain", () => {
     } finally {
       accounts.set("team/builder", "sa-uid-1");
     }
+  });
+
+  it("reviews a token (TokenReview) through the requests' cache, and one for named audiences under its own entry", async () => {
+    const fake = new FakeClock(T0 + 60_000);
+    const { counted, c, authenticate } = countingChain(fake);
+    const review = (audiences?: string[]) => c.reviewToken(saToken, audiences);
+    expect(await review()).toEqual({ authenticated: true, user: expect.objectContaining({ username: "system:serviceaccount:team:builder", groups: expect.arrayContaining(["system:authenticated"]) }), audiences: [ISSUER] });
+    expect(await review([])).toMatchObject({ authenticated: true });
+    await authenticate();
+    // One check for the review without audiences, the one with none named and the request: one entry.
+    expect(counted.lookups).toBe(1);
+    expect(await review([ISSUER])).toMatchObject({ authenticated: true, audiences: [ISSUER] });
+    expect(await review([ISSUER])).toMatchObject({ authenticated: true, audiences: [ISSUER] });
+    expect(counted.lookups).toBe(2);
+    // A refusal for another audience is not remembered, nor does it take the place of the success.
+    expect(await review(["vault"])).toEqual({ authenticated: false, error: expect.stringMatching(/do not include any of \["vault"\]/) });
+    expect(await review(["vault"])).toMatchObject({ authenticated: false });
+    expect(counted.lookups).toBe(2);
+    // A change to the ServiceAccount forgets both entries.
+    c.objectChanged("serviceaccounts/team/builder");
+    await review();
+    await review([ISSUER]);
+    expect(counted.lookups).toBe(4);
+  });
+
+  it.each([
+    ["no audiences", undefined, { authenticated: true, audiences: [ISSUER] }],
+    ["the API server's audience", [ISSUER, "vault"], { authenticated: true, audiences: [ISSUER] }],
+    ["another audience only", ["vault"], { authenticated: false, error: "the token is not valid for the requested audiences" }],
+  ])("reviews a token of the token file, which knows no audiences, for %s", async (_name, audiences, expected) => {
+    expect(await chain().reviewToken("admin-token", audiences)).toMatchObject(expected);
+  });
+
+  it("answers a review of an unknown or empty token as not authenticated", async () => {
+    expect(await chain().reviewToken("nope")).toEqual({ authenticated: false, error: "invalid bearer token" });
+    expect(await chain().reviewToken("")).toEqual({ authenticated: false, error: "the bearer token is empty" });
   });
 
   it("never keeps a ServiceAccount token past its exp", async () => {

@@ -3,6 +3,8 @@ import { decodeJwt } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ApiObject } from "../../../src/api/meta.js";
 import { parseCredentialFile, TokenFileAuthenticator } from "../../../src/apiserver/auth/authn-token-file.js";
+import { AuthenticatorChain } from "../../../src/apiserver/auth/authn-chain.js";
+import { ServiceAccountAuthenticator } from "../../../src/apiserver/auth/authn-service-account.js";
 import { ServiceAccountTokens, type TokenLookups } from "../../../src/apiserver/auth/service-account-tokens.js";
 import { createSelfSubjectReviewHandler, createTokenRequestHandler, createTokenReviewHandler } from "../../../src/apiserver/auth/token-handlers.js";
 import { PlatformError } from "../../../src/errors.js";
@@ -74,7 +76,8 @@ describe("createTokenRequestHandler", () => {
 });
 
 describe("createTokenReviewHandler", () => {
-  const handler = createTokenReviewHandler({ tokens, lookups, tokenFile });
+  const chain = new AuthenticatorChain({ tokenFile, serviceAccount: new ServiceAccountAuthenticator({ tokens, lookups }) });
+  const handler = createTokenReviewHandler({ review: (token, audiences) => chain.reviewToken(token, audiences) });
   let saToken = "";
   beforeAll(async () => {
     saToken = (await tokens.issue({ namespace: "team", serviceAccount: { name: "builder", uid: "sa-uid" }, audiences: ["vault"] })).token;

@@ -66,7 +66,7 @@ describe("TokenRequest and TokenReview round trip", () => {
     expect(await review(f, token)).toMatchObject({ authenticated: true });
     expect((await f.call("DELETE", `${NS}/secrets/bound-secret`, admin)).status).toBe(200);
     const after = await review(f, token);
-    expect(after).toMatchObject({ authenticated: false, error: "the bound Secret default/bound-secret has been deleted" });
+    expect(after).toMatchObject({ authenticated: false, error: "invalid ServiceAccount token: the bound Secret default/bound-secret has been deleted" });
     expect((await whoAmI(f, { token })).status).toBe(401);
   });
 
