@@ -104,6 +104,9 @@ export class ResourceHandler {
     const fields = parseFieldSelector(fieldSelector, ["metadata.name", "metadata.namespace", ...Object.keys(extra)]);
     if (labels.length === 0 && fields.length === 0) return { filter: undefined };
     const name = fields.find((f) => f.field === "metadata.name" && f.operator === "=")?.value;
+    // The name alone (a node agent waiting for its CSR): every list and watch path holds to it by the key, so no
+    // object is decoded to be selected.
+    if (name !== undefined && labels.length === 0 && fields.length === 1) return { filter: undefined, name };
     const filter = (obj: ApiObject) =>
       matchesLabels(labels, obj.metadata?.labels) && matchesFields(fields, (f) => (Object.hasOwn(extra, f) ? extra[f]!(obj) : metadataField(obj, f)));
     return { filter, ...(name !== undefined && { name }) };

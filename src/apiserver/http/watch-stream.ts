@@ -14,7 +14,7 @@ export interface WatchStreamOptions {
   readonly prefix: string;
   readonly params: ListParams;
   readonly filter: ((obj: ApiObject) => boolean) | undefined;
-  /** The one object name `filter` can match, when its field selector requires one (the cache offers it only that object's events). */
+  /** Only the object of this name, when the field selector requires one (the cache offers only that object's events). */
   readonly name?: string;
   /** Re-encodes event objects (Table output for kubectl `get -w`). */
   readonly convert: ((obj: ApiObject) => unknown) | undefined;

@@ -17,7 +17,7 @@ export interface ListQuery {
   readonly continue?: string;
   /** Selector filter over decoded objects; undefined selects everything (and keeps the no-parse fast path). */
   readonly filter?: (obj: ApiObject) => boolean;
-  /** The one object name `filter` can match (an exact metadata.name field selector): others are skipped by key, undecoded. */
+  /** Only the object of this name (an exact metadata.name field selector), held to by its key: others are skipped undecoded. */
   readonly name?: string;
   /**
    * With `name`: the prefix holds at most one object of that name (a cluster-scoped collection, or one namespace), so
@@ -129,6 +129,6 @@ async function readPages(storage: Storage, prefix: string, q: ListQuery, revisio
     ...result,
     continue: encodeContinue({ revision: rev!, startAfter: after! }, prefix),
     // Only exact without a filter: with selectors the count of matching items ahead is unknown.
-    ...(q.filter === undefined && remaining !== undefined ? { remainingItemCount: remaining } : {}),
+    ...(q.filter === undefined && q.name === undefined && remaining !== undefined ? { remainingItemCount: remaining } : {}),
   };
 }

@@ -13,11 +13,12 @@ import type { ApiWatchEvent, WatchRequest, WatchSource } from "./watch.js";
 
 export type WatchCacheSettings = Pick<WatchCacheOptions, "capacity" | "bookmarkIntervalMs" | "watcherBufferSize" | "freshnessTimeoutMs" | "decode">;
 
-/** A selector limited to keys under `prefix` (one namespace of a resource-wide cache). */
-function scoped(prefix: string, collectionPrefix: string, filter: ((obj: ApiObject) => boolean) | undefined): WatchFilter | undefined {
-  const inScope = prefix === collectionPrefix;
-  if (inScope && !filter) return undefined;
-  return (obj, key) => (inScope || key.startsWith(prefix)) && (!filter || filter(obj as ApiObject));
+/**
+ * What a list or watch of `prefix` asks of the resource-wide cache: the keys of that one namespace (a scope, decided
+ * by the key alone, so the cache never decodes another namespace's objects) and the selector over the decoded object.
+ */
+function scoped(prefix: string, collectionPrefix: string, filter: ((obj: ApiObject) => boolean) | undefined): { prefix?: string; filter?: WatchFilter } {
+  return { ...(prefix !== collectionPrefix && { prefix }), ...(filter && { filter: (obj: unknown) => filter(obj as ApiObject) }) };
 }
 
 class CachedResource implements CachedCollection, WatchSource {
@@ -33,7 +34,7 @@ class CachedResource implements CachedCollection, WatchSource {
   }
 
   async list(prefix: string, filter: ((obj: ApiObject) => boolean) | undefined, name?: string) {
-    const result = await this.cache.list({ filter: scoped(prefix, this.store.collectionPrefix, filter), ...(name !== undefined && { name }) });
+    const result = await this.cache.list({ ...scoped(prefix, this.store.collectionPrefix, filter), ...(name !== undefined && { name }) });
     return { items: result.items.map((kv) => new StoredObject(kv.key, kv.value, kv.modRevision)), revision: result.revision };
   }
 
@@ -48,7 +49,7 @@ class CachedResource implements CachedCollection, WatchSource {
   async *watch(request: WatchRequest): AsyncIterable<ApiWatchEvent> {
     const watcher = await this.cache.watch({
       fromRevision: request.fromRevision,
-      filter: scoped(request.prefix, this.store.collectionPrefix, request.filter),
+      ...scoped(request.prefix, this.store.collectionPrefix, request.filter),
       ...(request.name !== undefined && { name: request.name }),
       sendInitialEvents: request.sendInitialEvents,
       allowBookmarks: request.allowBookmarks,

@@ -20,6 +20,8 @@ export function transition(event: RingEvent, filter: WatchFilter | undefined): C
 }
 
 export interface CacheWatcherSetup {
+  /** Only keys under it (one namespace): others are passed over by their key, before any decoding. */
+  readonly prefix?: string;
   readonly filter: WatchFilter | undefined;
   readonly allowBookmarks: boolean;
   /** Live events held for a consumer that has not read them yet; one more closes the watch. */
@@ -58,6 +60,7 @@ export class CacheWatcher implements AsyncIterableIterator<CacheEvent> {
   /** Called by the cache for every write, synchronously in revision order. */
   offer(event: RingEvent): void {
     if (this.#closed) return;
+    if (this.#setup.prefix !== undefined && !event.key.startsWith(this.#setup.prefix)) return;
     let seen: CacheEvent | undefined;
     try {
       seen = transition(event, this.#setup.filter);

@@ -33,13 +33,21 @@ export interface WatchCacheOptions {
   readonly logger?: Logger;
 }
 
-export interface CacheWatchOptions {
+/**
+ * Only the keys under `prefix` (one namespace of a namespaced collection; the whole cache when absent): others are
+ * passed over by their key, undecoded, and a list or the initial events visit only the keys in it.
+ */
+interface CacheScope {
+  readonly prefix?: string;
+}
+
+export interface CacheWatchOptions extends CacheScope {
   /** Events after this revision; 0/undefined: from now. Older than the ring → GONE; newer than the cache → wait. */
   readonly fromRevision?: number;
   readonly filter?: WatchFilter;
   /**
-   * The one object name `filter` can match (an exact `metadata.name` field selector): live events of other objects are
-   * then not even offered to it. The filter still decides.
+   * Only the object of this name (an exact `metadata.name` field selector), held to by its key: live events of other
+   * objects are not even offered to the watcher. The filter, when there is one, decides among that object's events.
    */
   readonly name?: string;
   /** Start with ADDED for every current object (then, with allowBookmarks, the initial-events-end BOOKMARK). */
@@ -48,11 +56,11 @@ export interface CacheWatchOptions {
   readonly signal?: AbortSignal;
 }
 
-export interface CacheListOptions {
+export interface CacheListOptions extends CacheScope {
   /** 0/undefined: whatever the cache holds (resourceVersion "0"); otherwise not older than this revision. */
   readonly revision?: number;
   readonly filter?: WatchFilter;
-  /** The one object name `filter` can match: other objects are passed over by their key, undecoded. */
+  /** Only the object of this name: other objects are passed over by their key, undecoded. */
   readonly name?: string;
   /** At most this many items (0/undefined: all). */
   readonly limit?: number;
@@ -176,14 +184,15 @@ export class WatchCache {
     checkRevision("limit", options.limit);
     if (options.startAfter !== undefined) checkKey(options.startAfter);
     const revision = options.revision ?? 0;
+    const [start, end] = this.#scope(options);
     if (!this.#ready || revision > this.#revision) await this.waitUntilFresh(revision, { signal: options.signal });
     // Seek to the first key of the page and walk only as far as the page (or the filter) needs.
-    const after = options.startAfter !== undefined && options.startAfter >= this.#prefix;
-    const from = after ? options.startAfter! : this.#prefix;
+    const after = options.startAfter !== undefined && options.startAfter >= start;
+    const from = after ? options.startAfter! : start;
     const limit = options.limit || Infinity;
     const items: CachedObject[] = [];
     for (const key of this.#keys.from(from, after)) {
-      if (key >= this.#end || items.length > limit) break;
+      if (key >= end || items.length > limit) break;
       // A list of one name (an exact metadata.name field selector) looks at the others' keys only, decoding none.
       if (options.name !== undefined && keyName(key) !== options.name) continue;
       const object = this.#objects.get(key)!;
@@ -191,24 +200,33 @@ export class WatchCache {
     }
     const more = items.length > limit;
     if (more) items.pop();
-    const remaining = options.filter || options.name !== undefined ? undefined : this.#keys.count(from, this.#end, after) - items.length;
+    const remaining = options.filter || options.name !== undefined ? undefined : this.#keys.count(from, end, after) - items.length;
     return { items, revision: this.#revision, more, ...(remaining === undefined ? {} : { remaining }) };
   }
 
   async watch(options: CacheWatchOptions = {}): Promise<CacheWatcher> {
     const from = options.fromRevision ?? 0;
     checkRevision("fromRevision", from);
+    const [start, end] = this.#scope(options);
+    const prefix = options.prefix;
     if (!this.#ready || from > this.#revision) await this.waitUntilFresh(from, { signal: options.signal });
     // From here on everything is synchronous: the backlog ends exactly where live delivery starts.
     let backlog: Iterator<CacheEvent> | undefined;
     if (options.sendInitialEvents) {
-      const end = options.allowBookmarks ? { revision: this.#revision, annotation: this.#annotation } : undefined;
-      backlog = initialEvents([...this.#objects.values()], options.filter, end, options.name);
+      const last = options.allowBookmarks ? { revision: this.#revision, annotation: this.#annotation } : undefined;
+      // The objects of the scope as they are now (the backlog is read later, as the client takes it).
+      const objects: CachedObject[] = [];
+      for (const key of this.#keys.from(start, false)) {
+        if (key >= end) break;
+        objects.push(this.#objects.get(key)!);
+      }
+      backlog = initialEvents(objects, options.filter, last, options.name);
     } else if (from > 0) {
       if (from < this.#floor) throw tooOld(from, this.#floor);
-      backlog = historyEvents(this.#ring.since(from), options.filter, options.name);
+      backlog = historyEvents(this.#ring.since(from), options.filter, options.name, prefix);
     }
     const watcher = new CacheWatcher({
+      ...(prefix !== undefined && { prefix }),
       filter: options.filter,
       allowBookmarks: options.allowBookmarks ?? false,
       bufferSize: this.#bufferSize,
@@ -218,6 +236,14 @@ export class WatchCache {
     });
     if (!watcher.closed) this.#watchers.add(watcher, options.name);
     return watcher;
+  }
+
+  /** The first key and the end (exclusive) of the keys an operation looks at: its scope's, or the whole cache's. */
+  #scope(options: CacheScope): [string, string] {
+    if (options.prefix === undefined) return [this.#prefix, this.#end];
+    checkPrefix(options.prefix);
+    if (!options.prefix.startsWith(this.#prefix)) throw invalidOption("prefix", `to be within ${this.#prefix}`, options.prefix);
+    return [options.prefix, prefixEnd(options.prefix)];
   }
 
   async #sync(): Promise<void> {

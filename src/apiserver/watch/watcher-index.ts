@@ -21,7 +21,7 @@ export class WatcherIndex {
     return this.#all.size;
   }
 
-  /** `name`: the only name the watcher's selector can match, when it requires one; its filter still decides. */
+  /** `name`: the one object the watcher sees, when its selector requires one name; its filter, if any, decides among its events. */
   add(watcher: CacheWatcher, name: string | undefined): void {
     this.#all.add(watcher);
     if (name === undefined) return void this.#everything.add(watcher);

@@ -134,6 +134,32 @@ describe("watch cache", () => {
     expect(decodes).toBeGreaterThanOrEqual(50);
   });
 
+  it("keeps a list or watch of one namespace to its keys: nothing of another is decoded, and a list of it pages and counts", async () => {
+    let decodes = 0;
+    const { storage, cache, synced } = await fixture({ decode: (t) => (decodes++, JSON.parse(t)) });
+    const inNs = (ns: string, name: string) => `${PREFIX}${ns}/${name}`;
+    for (let i = 0; i < 40; i++) await storage.create(inNs(i < 4 ? "b" : i % 2 ? "a" : "c", `o${i}`), obj(`o${i}`, { app: "web" }));
+    await synced;
+    const scope = `${PREFIX}b/`;
+    decodes = 0;
+    const page = await cache.list({ prefix: scope, limit: 3 });
+    expect(page.items.map((i) => i.key)).toEqual([inNs("b", "o0"), inNs("b", "o1"), inNs("b", "o2")]);
+    expect(page).toMatchObject({ more: true, remaining: 1 });
+    expect((await cache.list({ prefix: scope, filter: web })).items).toHaveLength(4);
+    const initial = await cache.watch({ prefix: scope, filter: web, sendInitialEvents: true });
+    expect(brief(await take(initial, 4)).map(([type, name]) => `${type} ${name}`)).toEqual(["ADDED b/o0", "ADDED b/o1", "ADDED b/o2", "ADDED b/o3"]);
+    const from = await storage.revision();
+    const live = await cache.watch({ prefix: scope, filter: web });
+    await storage.update(inNs("a", "o5"), obj("o5", { app: "web" }, { v: 2 }));
+    await storage.update(inNs("b", "o1"), obj("o1", { app: "web" }, { v: 2 }));
+    expect(brief(await take(live, 1))).toEqual([["MODIFIED", "b/o1", expect.any(Number)]]);
+    const resumed = await cache.watch({ prefix: scope, filter: web, fromRevision: from });
+    expect(brief(await take(resumed, 1))).toEqual([["MODIFIED", "b/o1", expect.any(Number)]]);
+    // Only the four objects of b (and o1's new state) were decoded for the filter, none of the other namespaces'.
+    expect(decodes).toBeLessThanOrEqual(6);
+    await expect(cache.list({ prefix: "/other/" })).rejects.toThrow(/prefix/);
+  });
+
   describe("selector transitions", () => {
     it.each<[string, string | undefined, string | null, string | undefined]>([
       ["an object created inside the selector is ADDED", undefined, "web", "ADDED"],
