@@ -12,6 +12,15 @@ export interface LabelRequirement {
   readonly values: readonly string[];
 }
 
+/**
+ * A selector over decoded objects; `mayMatch`, when set, is a cheap necessary condition on the stored JSON text,
+ * checked first so that objects which cannot match are never decoded.
+ */
+export interface ObjectFilter {
+  (obj: ApiObject): boolean;
+  readonly mayMatch?: (text: string) => boolean;
+}
+
 export interface FieldRequirement {
   readonly field: string;
   readonly operator: "=" | "!=";
@@ -88,6 +97,18 @@ export function labelSelectorMatches(s: LabelSelector, labels: Readonly<Record<s
     ...(s.matchExpressions ?? []).map((e) => ({ key: e.key, operator: ops[e.operator], values: e.values ?? [] })),
   ];
   return matchesLabels(requirements, labels ?? {});
+}
+
+/**
+ * A cheap necessary condition on an object's stored JSON text for `requirements` to hold: the value of each `=` and
+ * `in` requirement must appear in it as a JSON string (stored text is JSON.stringify's, and a label value is a plain
+ * `[A-Za-z0-9_.-]` word or empty, so it is written as is). False means the object cannot match, without decoding it;
+ * true decides nothing. Undefined when no requirement gives a value to look for.
+ */
+export function labelTextHint(requirements: readonly LabelRequirement[]): ((text: string) => boolean) | undefined {
+  const wanted = requirements.filter((r) => r.operator === "=" || r.operator === "in").map((r) => r.values.map((v) => JSON.stringify(v)));
+  if (wanted.length === 0) return undefined;
+  return (text) => wanted.every((anyOf) => anyOf.some((v) => text.includes(v)));
 }
 
 export function matchesLabels(requirements: readonly LabelRequirement[], labels: Readonly<Record<string, string>> | undefined): boolean {

@@ -1,6 +1,7 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isPlatformError } from "../../src/errors.js";
-import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "../../src/apiserver/selectors.js";
+import { labelTextHint, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "../../src/apiserver/selectors.js";
 
 const labels = { app: "web", tier: "front", "example.com/team": "a" };
 
@@ -79,5 +80,39 @@ describe("field selectors", () => {
     ["metadata.name>3", "not of the form"],
   ])("refuses %j with a 400", (selector, words) => {
     expect(() => parseFieldSelector(selector, supported)).toThrow(words);
+  });
+});
+
+describe("labelTextHint", () => {
+  // Few values, so that generated labels often satisfy the generated selector.
+  const word = fc.constantFrom("a", "b", "web", "x.y-z");
+  const key = fc.constantFrom("app", "tier", "example.com/team", "v");
+  const requirement = fc.oneof(
+    fc.tuple(key, word).map(([k, v]) => `${k}=${v}`),
+    fc.tuple(key, word).map(([k, v]) => `${k}!=${v}`),
+    fc.tuple(key, fc.array(word, { minLength: 1, maxLength: 3 })).map(([k, vs]) => `${k} in (${vs.join(",")})`),
+    fc.tuple(key, fc.array(word, { minLength: 1, maxLength: 3 })).map(([k, vs]) => `${k} notin (${vs.join(",")})`),
+    key,
+    key.map((k) => `!${k}`),
+  );
+
+  it("never turns away an object the selector matches (it only spares decoding those that cannot)", () => {
+    fc.assert(
+      fc.property(fc.dictionary(key, fc.oneof(word, fc.constant(""))), fc.array(requirement, { minLength: 1, maxLength: 3 }), fc.jsonValue(), (objLabels, reqs, other) => {
+        const requirements = parseLabelSelector(reqs.join(","));
+        const text = JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x", labels: objLabels }, data: { other } });
+        const hint = labelTextHint(requirements);
+        if (matchesLabels(requirements, objLabels)) expect(hint?.(text) ?? true).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("turns away text without a required value, and has nothing to say without = or in", () => {
+    const hint = labelTextHint(parseLabelSelector("app=web,tier in (front,back)"))!;
+    expect(hint('{"metadata":{"labels":{"app":"web","tier":"back"}}}')).toBe(true);
+    expect(hint('{"metadata":{"labels":{"app":"web","tier":"middle"}}}')).toBe(false);
+    expect(hint('{"metadata":{"labels":{"app":"webapp","tier":"front"}}}')).toBe(false);
+    expect(labelTextHint(parseLabelSelector("app!=web,!tier,team"))).toBeUndefined();
   });
 });

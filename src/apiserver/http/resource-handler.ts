@@ -12,7 +12,7 @@ import type { ResourceStore } from "../registry/generic.js";
 import type { Registry } from "../registry/registry.js";
 import { listCollection, type CachedCollection } from "../registry/list.js";
 import type { ResourceDefinition, Verb } from "../registry/strategy.js";
-import { matchesFields, matchesLabels, metadataField, parseFieldSelector, parseLabelSelector } from "../selectors.js";
+import { labelTextHint, matchesFields, matchesLabels, metadataField, parseFieldSelector, parseLabelSelector, type ObjectFilter } from "../selectors.js";
 import { TableConverter } from "../table.js";
 import type { WatchSource } from "../registry/watch.js";
 import { decodeBody, decodeJson, decodeYaml, mediaType, negotiate } from "./content.js";
@@ -98,7 +98,7 @@ export class ResourceHandler {
   }
 
   /** The selectors as a filter, and the one name they require when a field selector names it (`metadata.name=x`). */
-  private selection(def: ResourceDefinition, labelSelector: string, fieldSelector: string): { filter: ((obj: ApiObject) => boolean) | undefined; name?: string } {
+  private selection(def: ResourceDefinition, labelSelector: string, fieldSelector: string): { filter: ObjectFilter | undefined; name?: string } {
     const labels = parseLabelSelector(labelSelector);
     const extra = def.fieldSelectors ?? {};
     const fields = parseFieldSelector(fieldSelector, ["metadata.name", "metadata.namespace", ...Object.keys(extra)]);
@@ -107,8 +107,11 @@ export class ResourceHandler {
     // The name alone (a node agent waiting for its CSR): every list and watch path holds to it by the key, so no
     // object is decoded to be selected.
     if (name !== undefined && labels.length === 0 && fields.length === 1) return { filter: undefined, name };
-    const filter = (obj: ApiObject) =>
+    const matches = (obj: ApiObject) =>
       matchesLabels(labels, obj.metadata?.labels) && matchesFields(fields, (f) => (Object.hasOwn(extra, f) ? extra[f]!(obj) : metadataField(obj, f)));
+    // Objects whose text lacks a required label value are passed over undecoded (a label-selected list of a large collection).
+    const mayMatch = labelTextHint(labels);
+    const filter: ObjectFilter = mayMatch ? Object.assign(matches, { mayMatch }) : matches;
     return { filter, ...(name !== undefined && { name }) };
   }
 

@@ -1,4 +1,5 @@
 // Streams a watch as newline-delimited JSON events over a chunked response, until timeout, error or client disconnect.
+import type { ObjectFilter } from "../selectors.js";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ApiObject } from "../../api/meta.js";
 import { PlatformError, toPlatformError } from "../../errors.js";
@@ -13,7 +14,7 @@ export interface WatchStreamOptions {
   readonly source: WatchSource;
   readonly prefix: string;
   readonly params: ListParams;
-  readonly filter: ((obj: ApiObject) => boolean) | undefined;
+  readonly filter: ObjectFilter | undefined;
   /** Only the object of this name, when the field selector requires one (the cache offers only that object's events). */
   readonly name?: string;
   /** Re-encodes event objects (Table output for kubectl `get -w`). */

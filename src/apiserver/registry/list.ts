@@ -1,4 +1,5 @@
 // LIST over storage or the watch cache: resourceVersion semantics, selectors, limit/continue on one snapshot.
+import type { ObjectFilter } from "../selectors.js";
 import type { ApiObject } from "../../api/meta.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import { isStorableKey } from "../storage/checks.js";
@@ -16,7 +17,7 @@ export interface ListQuery {
   readonly limit?: number;
   readonly continue?: string;
   /** Selector filter over decoded objects; undefined selects everything (and keeps the no-parse fast path). */
-  readonly filter?: (obj: ApiObject) => boolean;
+  readonly filter?: ObjectFilter;
   /** Only the object of this name (an exact metadata.name field selector), held to by its key: others are skipped undecoded. */
   readonly name?: string;
   /**
@@ -37,7 +38,7 @@ export interface ListPage {
 /** The watch cache's view of one collection, as LIST needs it. */
 export interface CachedCollection {
   /** Current objects under `prefix` matching `filter`, and the revision the cache has seen. */
-  list(prefix: string, filter: ((obj: ApiObject) => boolean) | undefined, name?: string): Promise<{ items: readonly StoredObject[]; revision: number }>;
+  list(prefix: string, filter: ObjectFilter | undefined, name?: string): Promise<{ items: readonly StoredObject[]; revision: number }>;
   /** Resolves once the cache has seen `revision` (or rejects with TIMEOUT). */
   waitUntilFresh(revision: number): Promise<void>;
 }
@@ -89,7 +90,12 @@ async function readOne(storage: Storage, key: string, q: ListQuery): Promise<Lis
   if (!isStorableKey(key)) return { items: [], revision };
   const kv = await storage.get(key);
   const stored = kv && StoredObject.of(kv);
-  return { items: stored && (!q.filter || q.filter(stored.object)) ? [stored] : [], revision: Math.max(revision, kv?.modRevision ?? 0) };
+  return { items: stored && (!q.filter || selected(q.filter, stored)) ? [stored] : [], revision: Math.max(revision, kv?.modRevision ?? 0) };
+}
+
+/** Whether `filter` selects the stored object, decoding it only when its text may match. */
+function selected(filter: ObjectFilter, stored: StoredObject): boolean {
+  return filter.mayMatch?.(stored.text) !== false && filter(stored.object);
 }
 
 async function readPages(storage: Storage, prefix: string, q: ListQuery, revision: number | undefined, startAfter: string | undefined, continuing: boolean): Promise<ListPage> {
@@ -116,7 +122,7 @@ async function readPages(storage: Storage, prefix: string, q: ListQuery, revisio
       const stored = StoredObject.of(kv);
       after = kv.key;
       if (q.name !== undefined && keyName(kv.key) !== q.name) continue;
-      if (q.filter && !q.filter(stored.object)) continue;
+      if (q.filter && !selected(q.filter, stored)) continue;
       items.push(stored);
     }
     more = page.more;

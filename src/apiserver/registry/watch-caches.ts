@@ -5,6 +5,7 @@ import type { Clock } from "../../time/clock.js";
 import type { Storage } from "../storage/types.js";
 import { WatchCache, type WatchCacheOptions } from "../watch/cache.js";
 import type { WatchFilter } from "../watch/cache-watcher.js";
+import type { ObjectFilter } from "../selectors.js";
 import type { CacheEvent } from "../watch/cached-object.js";
 import type { ResourceStore } from "./generic.js";
 import type { CachedCollection } from "./list.js";
@@ -17,8 +18,8 @@ export type WatchCacheSettings = Pick<WatchCacheOptions, "capacity" | "bookmarkI
  * What a list or watch of `prefix` asks of the resource-wide cache: the keys of that one namespace (a scope, decided
  * by the key alone, so the cache never decodes another namespace's objects) and the selector over the decoded object.
  */
-function scoped(prefix: string, collectionPrefix: string, filter: ((obj: ApiObject) => boolean) | undefined): { prefix?: string; filter?: WatchFilter } {
-  return { ...(prefix !== collectionPrefix && { prefix }), ...(filter && { filter: (obj: unknown) => filter(obj as ApiObject) }) };
+function scoped(prefix: string, collectionPrefix: string, filter: ObjectFilter | undefined): { prefix?: string; filter?: WatchFilter } {
+  return { ...(prefix !== collectionPrefix && { prefix }), ...(filter && { filter: Object.assign((obj: unknown) => filter(obj as ApiObject), { mayMatch: filter.mayMatch }) }) };
 }
 
 class CachedResource implements CachedCollection, WatchSource {
@@ -33,7 +34,7 @@ class CachedResource implements CachedCollection, WatchSource {
     this.#started.catch(() => undefined);
   }
 
-  async list(prefix: string, filter: ((obj: ApiObject) => boolean) | undefined, name?: string) {
+  async list(prefix: string, filter: ObjectFilter | undefined, name?: string) {
     const result = await this.cache.list({ ...scoped(prefix, this.store.collectionPrefix, filter), ...(name !== undefined && { name }) });
     return { items: result.items.map((kv) => new StoredObject(kv.key, kv.value, kv.modRevision)), revision: result.revision };
   }

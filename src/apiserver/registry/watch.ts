@@ -1,4 +1,5 @@
 // The API's view of watch: decoded events with resourceVersion set, fed from the watch cache of one resource.
+import type { ObjectFilter } from "../selectors.js";
 import type { ApiObject, Status } from "../../api/meta.js";
 
 export type ApiWatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
@@ -21,7 +22,7 @@ export interface WatchRequest {
   /** Periodic BOOKMARKs, and with sendInitialEvents the one annotated `k8s.io/initial-events-end`. */
   readonly allowBookmarks: boolean;
   /** Selector over decoded objects; objects that leave it arrive as DELETED, objects that enter it as ADDED. */
-  readonly filter: ((obj: ApiObject) => boolean) | undefined;
+  readonly filter: ObjectFilter | undefined;
   /** The one object name the selector can match (an exact `metadata.name` field selector), when it requires one. */
   readonly name?: string;
   /** Aborting ends the iteration. */

@@ -1,6 +1,6 @@
 // What a new watcher receives before live events: the ring's history after its revision, or the initial state.
 import { added, bookmark, type CacheEvent, type CachedObject, type RingEvent } from "./cached-object.js";
-import { transition, type WatchFilter } from "./cache-watcher.js";
+import { selects, transition, type WatchFilter } from "./cache-watcher.js";
 import { keyName } from "./watcher-index.js";
 
 /** Upstream's marker on the BOOKMARK that ends the initial events of a `sendInitialEvents` watch. */
@@ -29,7 +29,7 @@ export function* initialEvents(
 ): Generator<CacheEvent> {
   for (const object of objects) {
     if (name !== undefined && keyName(object.key) !== name) continue;
-    if (!filter || filter(object.object(), object.key)) yield added(object);
+    if (!filter || selects(filter, object)) yield added(object);
   }
   if (end) yield bookmark(end.revision, { [end.annotation]: "true" });
 }

@@ -3,8 +3,19 @@
 import { PlatformError, toPlatformError } from "../../errors.js";
 import { bookmark, type CacheEvent, type RingEvent } from "./cached-object.js";
 
-/** Selector over the decoded object (and its key); the API layer builds it from label and field selectors. */
-export type WatchFilter = (object: unknown, key: string) => boolean;
+/**
+ * Selector over the decoded object (and its key); the API layer builds it from label and field selectors. `mayMatch`,
+ * when set, is a necessary condition on the stored text: an object whose text fails it is passed over undecoded.
+ */
+export interface WatchFilter {
+  (object: unknown, key: string): boolean;
+  readonly mayMatch?: (text: string) => boolean;
+}
+
+/** Whether `filter` selects the stored object, decoding it only when its text may match. */
+export function selects(filter: WatchFilter, stored: { readonly key: string; readonly value: string; object(): unknown }): boolean {
+  return filter.mayMatch?.(stored.value) !== false && filter(stored.object(), stored.key);
+}
 
 /**
  * The event a watcher with this filter sees, or undefined: an update that leaves the selector is DELETED for it,
@@ -13,8 +24,8 @@ export type WatchFilter = (object: unknown, key: string) => boolean;
 export function transition(event: RingEvent, filter: WatchFilter | undefined): CacheEvent | undefined {
   const { current, previous } = event;
   if (!filter) return event.view(event.deleted ? "DELETED" : previous ? "MODIFIED" : "ADDED");
-  const now = !event.deleted && filter(current.object(), current.key);
-  const before = previous !== undefined && filter(previous.object(), previous.key);
+  const now = !event.deleted && selects(filter, current);
+  const before = previous !== undefined && selects(filter, previous);
   if (now) return event.view(before ? "MODIFIED" : "ADDED");
   return before ? event.view("DELETED") : undefined;
 }

@@ -7,7 +7,7 @@ import { checkKey, checkPrefix, checkRevision, prefixEnd } from "../storage/chec
 import { systemClock, type CancelTimer, type Clock } from "../../time/clock.js";
 import { OrderedKeys } from "../storage/ordered-keys.js";
 import { CachedObject, RingEvent, type CacheEvent, type Decoder } from "./cached-object.js";
-import { CacheWatcher, type WatchFilter } from "./cache-watcher.js";
+import { CacheWatcher, selects, type WatchFilter } from "./cache-watcher.js";
 import { INITIAL_EVENTS_END_ANNOTATION, historyEvents, initialEvents } from "./backlog.js";
 import { EventRing } from "./ring.js";
 import { FreshnessWaiters } from "./freshness.js";
@@ -196,7 +196,7 @@ export class WatchCache {
       // A list of one name (an exact metadata.name field selector) looks at the others' keys only, decoding none.
       if (options.name !== undefined && keyName(key) !== options.name) continue;
       const object = this.#objects.get(key)!;
-      if (!options.filter || options.filter(object.object(), object.key)) items.push(object);
+      if (!options.filter || selects(options.filter, object)) items.push(object);
     }
     const more = items.length > limit;
     if (more) items.pop();

@@ -160,6 +160,24 @@ describe("watch cache", () => {
     await expect(cache.list({ prefix: "/other/" })).rejects.toThrow(/prefix/);
   });
 
+  it("decodes for a filter only the objects whose text its mayMatch lets through, listing and watching", async () => {
+    let decodes = 0;
+    const { storage, cache, synced } = await fixture({ decode: (t) => (decodes++, JSON.parse(t)) });
+    for (let i = 0; i < 30; i++) await storage.create(keyOf(`o${i}`), obj(`o${i}`, { app: i % 10 === 0 ? "web" : "db" }));
+    await synced;
+    const filter = Object.assign(web, { mayMatch: (text: string) => text.includes('"web"') });
+    decodes = 0;
+    expect((await cache.list({ filter })).items).toHaveLength(3);
+    const w = await cache.watch({ filter, sendInitialEvents: true });
+    expect(await take(w, 3)).toHaveLength(3);
+    await storage.update(keyOf("o1"), obj("o1", { app: "db" }, { v: 2 }));
+    await storage.update(keyOf("o2"), obj("o2", { app: "web" }));
+    expect(brief(await take(w, 1))).toEqual([["ADDED", "o2", expect.any(Number)]]);
+    // The three web objects (list, then initial events: decoded objects are kept only while their events are in the
+    // ring) and o2's new state; no db object, before or after its update.
+    expect(decodes).toBeLessThanOrEqual(7);
+  });
+
   describe("selector transitions", () => {
     it.each<[string, string | undefined, string | null, string | undefined]>([
       ["an object created inside the selector is ADDED", undefined, "web", "ADDED"],
