@@ -100,13 +100,17 @@ export function labelSelectorMatches(s: LabelSelector, labels: Readonly<Record<s
 }
 
 /**
- * A cheap necessary condition on an object's stored JSON text for `requirements` to hold: the value of each `=` and
- * `in` requirement must appear in it as a JSON string (stored text is JSON.stringify's, and a label value is a plain
- * `[A-Za-z0-9_.-]` word or empty, so it is written as is). False means the object cannot match, without decoding it;
- * true decides nothing. Undefined when no requirement gives a value to look for.
+ * A cheap necessary condition on an object's stored JSON text for the selectors to hold: the value of each label `=`
+ * and `in` requirement, and of each field `=` requirement but an empty one (a missing field selects as ""), must appear
+ * in it as a JSON string — stored text is JSON.stringify's, which writes a string the same way wherever it stands, and
+ * every selectable field is a string field of the object (ResourceDefinition.fieldSelectors). False means the object
+ * cannot match, without decoding it; true decides nothing. Undefined when no requirement gives a value to look for.
  */
-export function labelTextHint(requirements: readonly LabelRequirement[]): ((text: string) => boolean) | undefined {
-  const wanted = requirements.filter((r) => r.operator === "=" || r.operator === "in").map((r) => r.values.map((v) => JSON.stringify(v)));
+export function selectorTextHint(labels: readonly LabelRequirement[], fields: readonly FieldRequirement[] = []): ((text: string) => boolean) | undefined {
+  const wanted = [
+    ...labels.filter((r) => r.operator === "=" || r.operator === "in").map((r) => r.values.map((v) => JSON.stringify(v))),
+    ...fields.filter((r) => r.operator === "=" && r.value !== "").map((r) => [JSON.stringify(r.value)]),
+  ];
   if (wanted.length === 0) return undefined;
   return (text) => wanted.every((anyOf) => anyOf.some((v) => text.includes(v)));
 }

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isPlatformError } from "../../src/errors.js";
-import { labelTextHint, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "../../src/apiserver/selectors.js";
+import { selectorTextHint, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "../../src/apiserver/selectors.js";
 
 const labels = { app: "web", tier: "front", "example.com/team": "a" };
 
@@ -83,7 +83,7 @@ describe("field selectors", () => {
   });
 });
 
-describe("labelTextHint", () => {
+describe("selectorTextHint", () => {
   // Few values, so that generated labels often satisfy the generated selector.
   const word = fc.constantFrom("a", "b", "web", "x.y-z");
   const key = fc.constantFrom("app", "tier", "example.com/team", "v");
@@ -101,18 +101,35 @@ describe("labelTextHint", () => {
       fc.property(fc.dictionary(key, fc.oneof(word, fc.constant(""))), fc.array(requirement, { minLength: 1, maxLength: 3 }), fc.jsonValue(), (objLabels, reqs, other) => {
         const requirements = parseLabelSelector(reqs.join(","));
         const text = JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "x", labels: objLabels }, data: { other } });
-        const hint = labelTextHint(requirements);
+        const hint = selectorTextHint(requirements);
         if (matchesLabels(requirements, objLabels)) expect(hint?.(text) ?? true).toBe(true);
       }),
       { numRuns: 1000 },
     );
   });
 
+  it("never turns away an object whose string field a field selector matches, whatever characters it holds", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.string({ unit: "binary" }), fc.constantFrom('a"b', "a\\b", "a/b", "é", "\u2028")), fc.jsonValue(), (value, other) => {
+        const text = JSON.stringify({ apiVersion: "v1", kind: "Secret", metadata: { name: "x" }, type: value, data: { other } });
+        const requirement = { field: "type", operator: "=" as const, value };
+        expect(matchesFields([requirement], () => value)).toBe(true);
+        expect(selectorTextHint([], [requirement])?.(text) ?? true).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("turns away text without a required value, and has nothing to say without = or in", () => {
-    const hint = labelTextHint(parseLabelSelector("app=web,tier in (front,back)"))!;
+    const hint = selectorTextHint(parseLabelSelector("app=web,tier in (front,back)"))!;
     expect(hint('{"metadata":{"labels":{"app":"web","tier":"back"}}}')).toBe(true);
     expect(hint('{"metadata":{"labels":{"app":"web","tier":"middle"}}}')).toBe(false);
     expect(hint('{"metadata":{"labels":{"app":"webapp","tier":"front"}}}')).toBe(false);
-    expect(labelTextHint(parseLabelSelector("app!=web,!tier,team"))).toBeUndefined();
+    expect(selectorTextHint(parseLabelSelector("app!=web,!tier,team"))).toBeUndefined();
+    // A missing field selects as "", so an empty value gives nothing to look for; nor does !=.
+    expect(selectorTextHint([], parseFieldSelector("type=,spec.signerName!=a/b", ["type", "spec.signerName"]))).toBeUndefined();
+    const field = selectorTextHint([], parseFieldSelector("spec.signerName=example.com/x", ["spec.signerName"]))!;
+    expect(field('{"spec":{"signerName":"example.com/x"}}')).toBe(true);
+    expect(field('{"spec":{"signerName":"example.com/y"}}')).toBe(false);
   });
 });

@@ -12,7 +12,7 @@ import type { ResourceStore } from "../registry/generic.js";
 import type { Registry } from "../registry/registry.js";
 import { listCollection, type CachedCollection } from "../registry/list.js";
 import type { ResourceDefinition, Verb } from "../registry/strategy.js";
-import { labelTextHint, matchesFields, matchesLabels, metadataField, parseFieldSelector, parseLabelSelector, type ObjectFilter } from "../selectors.js";
+import { selectorTextHint, matchesFields, matchesLabels, metadataField, parseFieldSelector, parseLabelSelector, type ObjectFilter } from "../selectors.js";
 import { TableConverter } from "../table.js";
 import type { WatchSource } from "../registry/watch.js";
 import { decodeBody, decodeJson, decodeYaml, mediaType, negotiate } from "./content.js";
@@ -109,8 +109,8 @@ export class ResourceHandler {
     if (name !== undefined && labels.length === 0 && fields.length === 1) return { filter: undefined, name };
     const matches = (obj: ApiObject) =>
       matchesLabels(labels, obj.metadata?.labels) && matchesFields(fields, (f) => (Object.hasOwn(extra, f) ? extra[f]!(obj) : metadataField(obj, f)));
-    // Objects whose text lacks a required label value are passed over undecoded (a label-selected list of a large collection).
-    const mayMatch = labelTextHint(labels);
+    // Objects whose text lacks a required value are passed over undecoded (a selective list of a large collection).
+    const mayMatch = selectorTextHint(labels, fields);
     const filter: ObjectFilter = mayMatch ? Object.assign(matches, { mayMatch }) : matches;
     return { filter, ...(name !== undefined && { name }) };
   }

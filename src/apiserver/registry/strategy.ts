@@ -80,7 +80,11 @@ export interface ResourceDefinition {
   readonly nameRule: NameRule;
   /** Create-only kinds are never stored: create runs this handler (wired by the identity layer). */
   readonly createOnly?: boolean;
-  /** Extra field selectors beyond metadata.name / metadata.namespace, e.g. `spec.signerName`. */
+  /**
+   * Extra field selectors beyond metadata.name / metadata.namespace, e.g. `spec.signerName`. Each returns a string
+   * field of the object as it is (never a value made from others, nor a number or boolean as text): a selector's
+   * value is looked for in the stored text before the object is decoded (`selectorTextHint`).
+   */
   readonly fieldSelectors?: Readonly<Record<string, (obj: ApiObject) => string | undefined>>;
   /** Table output columns (NAME and AGE are added by the server when absent). */
   readonly columns?: readonly TableColumnDefinition[];
