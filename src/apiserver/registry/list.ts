@@ -1,6 +1,5 @@
 // LIST over storage or the watch cache: resourceVersion semantics, selectors, limit/continue on one snapshot.
 import type { ObjectFilter } from "../selectors.js";
-import type { ApiObject } from "../../api/meta.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import { isStorableKey } from "../storage/checks.js";
 import type { Storage } from "../storage/types.js";

@@ -7,74 +7,14 @@ import { checkKey, checkPrefix, checkRevision, prefixEnd } from "../storage/chec
 import { systemClock, type CancelTimer, type Clock } from "../../time/clock.js";
 import { OrderedKeys } from "../storage/ordered-keys.js";
 import { CachedObject, RingEvent, type CacheEvent, type Decoder } from "./cached-object.js";
-import { CacheWatcher, selects, type WatchFilter } from "./cache-watcher.js";
+import type { CacheListOptions, CacheListResult, CacheScope, CacheWatchOptions, WatchCacheOptions } from "./cache-options.js";
+import { CacheWatcher, selects } from "./cache-watcher.js";
 import { INITIAL_EVENTS_END_ANNOTATION, historyEvents, initialEvents } from "./backlog.js";
 import { EventRing } from "./ring.js";
 import { FreshnessWaiters } from "./freshness.js";
 import { keyName, WatcherIndex } from "./watcher-index.js";
 
-export interface WatchCacheOptions {
-  readonly storage: Storage;
-  /** Key prefix of the resource, e.g. `/<group>/<resource>/`. */
-  readonly prefix: string;
-  /** Events kept for watches that resume from a revision; default 10,000. */
-  readonly capacity?: number;
-  /** Interval of BOOKMARK events to watchers that allow them; default 60 s. */
-  readonly bookmarkIntervalMs?: number;
-  /** Live events a watcher may have unread before it is closed (GONE, relist); default 1,000. */
-  readonly watcherBufferSize?: number;
-  /** Default wait for a revision the cache has not seen yet; default 3 s, then TIMEOUT. */
-  readonly freshnessTimeoutMs?: number;
-  /** Delay before listing again after the storage watch failed; default 1 s. */
-  readonly retryDelayMs?: number;
-  readonly initialEventsEndAnnotation?: string;
-  readonly decode?: Decoder;
-  readonly clock?: Clock;
-  readonly logger?: Logger;
-}
-
-/**
- * Only the keys under `prefix` (one namespace of a namespaced collection; the whole cache when absent): others are
- * passed over by their key, undecoded, and a list or the initial events visit only the keys in it.
- */
-interface CacheScope {
-  readonly prefix?: string;
-}
-
-export interface CacheWatchOptions extends CacheScope {
-  /** Events after this revision; 0/undefined: from now. Older than the ring → GONE; newer than the cache → wait. */
-  readonly fromRevision?: number;
-  readonly filter?: WatchFilter;
-  /**
-   * Only the object of this name (an exact `metadata.name` field selector), held to by its key: live events of other
-   * objects are not even offered to the watcher. The filter, when there is one, decides among that object's events.
-   */
-  readonly name?: string;
-  /** Start with ADDED for every current object (then, with allowBookmarks, the initial-events-end BOOKMARK). */
-  readonly sendInitialEvents?: boolean;
-  readonly allowBookmarks?: boolean;
-  readonly signal?: AbortSignal;
-}
-
-export interface CacheListOptions extends CacheScope {
-  /** 0/undefined: whatever the cache holds (resourceVersion "0"); otherwise not older than this revision. */
-  readonly revision?: number;
-  readonly filter?: WatchFilter;
-  /** Only the object of this name: other objects are passed over by their key, undecoded. */
-  readonly name?: string;
-  /** At most this many items (0/undefined: all). */
-  readonly limit?: number;
-  readonly startAfter?: string;
-  readonly signal?: AbortSignal;
-}
-
-export interface CacheListResult {
-  readonly items: readonly CachedObject[];
-  readonly revision: number;
-  readonly more: boolean;
-  /** Items after the last one returned; only without a filter. */
-  readonly remaining?: number;
-}
+export type { CacheListOptions, CacheListResult, CacheScope, CacheWatchOptions, WatchCacheOptions } from "./cache-options.js";
 
 const positive = (name: string, value: number | undefined, fallback: number, min = 1): number => {
   const v = value ?? fallback;
