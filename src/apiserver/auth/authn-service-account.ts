@@ -53,7 +53,8 @@ export class ServiceAccountAuthenticator {
         user: status.user,
         authenticator,
         dependsOn: read,
-        ...(audiences !== undefined && status.audiences && { audiences: status.audiences }),
+        // Those of the asked (or the API server's) audiences the token holds: a review answers them.
+        ...(status.audiences && { audiences: status.audiences }),
         ...(typeof exp === "number" && { validUntil: exp * 1000 }),
       };
     }

@@ -128,6 +128,15 @@ describe("AuthenticatorChain", () => {
     expect(counted.lookups).toBe(4);
   });
 
+  it("answers a review without audiences with those of the API server's that the ServiceAccount token holds", async () => {
+    const apiServer = new ServiceAccountTokens({ dataDir: tempDir(), issuer: ISSUER, names, clock, apiAudiences: [ISSUER, "https://other.test"] });
+    await apiServer.start();
+    const token = (await apiServer.issue({ namespace: "team", serviceAccount: { name: "builder", uid: "sa-uid-1" }, audiences: ["https://other.test"] })).token;
+    const c = chain({ serviceAccount: new ServiceAccountAuthenticator({ tokens: apiServer, lookups: { serviceAccount: () => ({ uid: "sa-uid-1" }) } }) });
+    expect(await c.reviewToken(token)).toMatchObject({ authenticated: true, audiences: ["https://other.test"] });
+    expect(await c.reviewToken("admin-token")).toMatchObject({ authenticated: true, audiences: [ISSUER, "https://other.test"] });
+  });
+
   it.each([
     ["no audiences", undefined, { authenticated: true, audiences: [ISSUER] }],
     ["the API server's audience", [ISSUER, "vault"], { authenticated: true, audiences: [ISSUER] }],
