@@ -34,4 +34,15 @@ describe("selectors checked against the stored text first", () => {
       w.close();
     }
   });
+
+  it("deletes by a field selector of one name that object alone, in a namespace and across namespaces", async () => {
+    const [keep, gone, alsoGone] = [s.unique("keep"), s.unique("gone"), s.unique("gone2")];
+    for (const name of [keep, gone, alsoGone]) expect((await call(s.base, "POST", SECRETS, { body: secret(name, "Opaque") })).status).toBe(201);
+    expect((await call(s.base, "DELETE", `${SECRETS}?fieldSelector=${encodeURIComponent(`metadata.name=${gone}`)}`)).status).toBe(200);
+    expect((await call(s.base, "GET", `${SECRETS}/${gone}`)).status).toBe(404);
+    expect((await call(s.base, "GET", `${SECRETS}/${keep}`)).status).toBe(200);
+    expect((await call(s.base, "DELETE", `/api/v1/secrets?fieldSelector=${encodeURIComponent(`metadata.name=${alsoGone}`)}`)).status).toBe(200);
+    expect((await call(s.base, "GET", `${SECRETS}/${alsoGone}`)).status).toBe(404);
+    expect((await call(s.base, "GET", `${SECRETS}/${keep}`)).status).toBe(200);
+  });
 });

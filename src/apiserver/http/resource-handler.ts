@@ -10,7 +10,7 @@ import { applyPatch, checkPatchShape, patchTypeOf } from "../patch/index.js";
 import { authenticationWarnings, type Pipeline } from "../pipeline.js";
 import type { ResourceStore } from "../registry/generic.js";
 import type { Registry } from "../registry/registry.js";
-import { listCollection, type CachedCollection } from "../registry/list.js";
+import { listCollection, type CachedCollection, type ListQuery } from "../registry/list.js";
 import type { ResourceDefinition, Verb } from "../registry/strategy.js";
 import { selectorTextHint, matchesFields, matchesLabels, metadataField, parseFieldSelector, parseLabelSelector, type ObjectFilter } from "../selectors.js";
 import { TableConverter } from "../table.js";
@@ -18,11 +18,14 @@ import type { WatchSource } from "../registry/watch.js";
 import { decodeBody, decodeJson, decodeYaml, mediaType, negotiate } from "./content.js";
 import { checkFields } from "./field-validation.js";
 import { deleteOptions } from "./delete-options.js";
-import { isPretty, listParams, writeParams, type RawQuery, type WriteParams } from "./query.js";
+import { isPretty, listParams, writeParams, type ListParams, type RawQuery, type WriteParams } from "./query.js";
 import { send, sendRawList, sendWritten, type ResponseSettings } from "./respond.js";
 import type { ResourceTarget } from "./resource-verb.js";
 import { actionBody, annotator, decodeChecked, writeOptions } from "./resource-write.js";
 import { streamWatch } from "./watch-stream.js";
+
+/** What a request's selectors select: a filter over decoded objects, and one name held to by its key. */
+type Selection = Pick<ListQuery, "filter" | "name" | "single">;
 
 export interface ResourceHandlerDeps {
   readonly registry: Registry;
@@ -97,29 +100,33 @@ export class ResourceHandler {
     return send(reply, code, table, out);
   }
 
-  /** The selectors as a filter, and the one name they require when a field selector names it (`metadata.name=x`). */
-  private selection(def: ResourceDefinition, labelSelector: string, fieldSelector: string): { filter: ObjectFilter | undefined; name?: string } {
-    const labels = parseLabelSelector(labelSelector);
+  /**
+   * What the selectors select in the collection of `ns`, as every list, watch and collection delete takes it whole: a
+   * filter, and the one name they require when a field selector names it (`metadata.name=x`, held to by the key) —
+   * a name without the rest would select everything.
+   */
+  private selection(def: ResourceDefinition, p: ListParams, ns: string | undefined): Selection {
+    const labels = parseLabelSelector(p.labelSelector);
     const extra = def.fieldSelectors ?? {};
-    const fields = parseFieldSelector(fieldSelector, ["metadata.name", "metadata.namespace", ...Object.keys(extra)]);
-    if (labels.length === 0 && fields.length === 0) return { filter: undefined };
+    const fields = parseFieldSelector(p.fieldSelector, ["metadata.name", "metadata.namespace", ...Object.keys(extra)]);
+    if (labels.length === 0 && fields.length === 0) return {};
     const name = fields.find((f) => f.field === "metadata.name" && f.operator === "=")?.value;
+    const named = name === undefined ? {} : { name, single: !def.namespaced || ns !== undefined };
     // The name alone (a node agent waiting for its CSR): every list and watch path holds to it by the key, so no
     // object is decoded to be selected.
-    if (name !== undefined && labels.length === 0 && fields.length === 1) return { filter: undefined, name };
+    if (name !== undefined && labels.length === 0 && fields.length === 1) return named;
     const matches = (obj: ApiObject) =>
       matchesLabels(labels, obj.metadata?.labels) && matchesFields(fields, (f) => (Object.hasOwn(extra, f) ? extra[f]!(obj) : metadataField(obj, f)));
     // Objects whose text lacks a required value are passed over undecoded (a selective list of a large collection).
     const mayMatch = selectorTextHint(labels, fields);
     const filter: ObjectFilter = mayMatch ? Object.assign(matches, { mayMatch }) : matches;
-    return { filter, ...(name !== undefined && { name }) };
+    return { filter, ...named };
   }
 
   private async list(reply: FastifyReply, out: ResponseSettings, store: ResourceStore, ns: string | undefined, q: RawQuery): Promise<unknown> {
     const p = listParams(q);
-    const { filter, name } = this.selection(store.def, p.labelSelector, p.fieldSelector);
     const page = await withTimeout(
-      listCollection(this.deps.registry.storage, this.deps.cache(store), store.prefix(ns), { ...p, filter, ...(name !== undefined && { name, single: !store.def.namespaced || ns !== undefined }) }),
+      listCollection(this.deps.registry.storage, this.deps.cache(store), store.prefix(ns), { ...p, ...this.selection(store.def, p, ns) }),
       p.timeoutSeconds,
       this.deps.clock,
     );
@@ -139,7 +146,7 @@ export class ResourceHandler {
 
   private async watch(req: FastifyRequest, reply: FastifyReply, out: ResponseSettings, store: ResourceStore, ns: string | undefined, q: RawQuery): Promise<unknown> {
     const p = listParams(q);
-    const { filter, name } = this.selection(store.def, p.labelSelector, p.fieldSelector);
+    const { filter, name } = this.selection(store.def, p, ns);
     const source = this.deps.cache(store);
     if (!source) throw new PlatformError("METHOD_NOT_ALLOWED", `watch is not served for ${store.def.plural}`);
     const table = out.negotiated.table ? this.table(store.def) : undefined;
@@ -232,8 +239,7 @@ export class ResourceHandler {
     const q = req.query as RawQuery;
     const p = listParams(q);
     const opts = this.deleteOptions(req, out, user);
-    const { filter } = this.selection(store.def, p.labelSelector, p.fieldSelector);
-    const page = await listCollection(this.deps.registry.storage, undefined, store.prefix(ns), { ...p, filter });
+    const page = await listCollection(this.deps.registry.storage, undefined, store.prefix(ns), { ...p, ...this.selection(store.def, p, ns) });
     for (const item of page.items) {
       try {
         await store.delete(item.object.metadata.namespace, item.object.metadata.name!, opts);

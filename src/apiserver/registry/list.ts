@@ -15,7 +15,7 @@ export interface ListQuery {
   readonly resourceVersionMatch?: ResourceVersionMatch;
   readonly limit?: number;
   readonly continue?: string;
-  /** Selector filter over decoded objects; undefined selects everything (and keeps the no-parse fast path). */
+  /** Selector filter over decoded objects; undefined filters nothing (`name` still selects) and keeps the no-parse fast path. */
   readonly filter?: ObjectFilter;
   /** Only the object of this name (an exact metadata.name field selector), held to by its key: others are skipped undecoded. */
   readonly name?: string;

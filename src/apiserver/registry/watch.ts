@@ -23,7 +23,7 @@ export interface WatchRequest {
   readonly allowBookmarks: boolean;
   /** Selector over decoded objects; objects that leave it arrive as DELETED, objects that enter it as ADDED. */
   readonly filter: ObjectFilter | undefined;
-  /** The one object name the selector can match (an exact `metadata.name` field selector), when it requires one. */
+  /** Only the object of this name (an exact `metadata.name` field selector), held to by its key; with `filter` too when set. */
   readonly name?: string;
   /** Aborting ends the iteration. */
   readonly signal: AbortSignal;
