@@ -8,8 +8,7 @@ export const INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end";
 
 /**
  * Replays recorded events through the watcher's filter; produced lazily, as the reader asks. `name`: the one object
- * name the filter can match, `prefix`: the watcher's scope — others are passed over by their key, without decoding
- * them for the filter.
+ * the watcher sees, `prefix`: its scope — others are passed over by their key, without decoding them for the filter.
  */
 export function* historyEvents(events: readonly RingEvent[], filter: WatchFilter | undefined, name?: string, prefix?: string): Generator<CacheEvent> {
   for (const event of events) {
