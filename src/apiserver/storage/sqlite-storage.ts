@@ -11,6 +11,7 @@ import { ageCheckInterval, revisionTarget, type Retention } from "./retention.js
 import { OrderedKeys } from "./ordered-keys.js";
 import type { KvRow, LogRow, Statements } from "./sqlite-schema.js";
 import { GroupCommit, type LogFile, type PendingWrite, type SyncLog } from "./sqlite-group-commit.js";
+import { RowCache } from "./row-cache.js";
 
 /** Revisions compacted per transaction, so one compaction pass never holds the writer for long. */
 const COMPACT_CHUNK = 2000;
@@ -34,8 +35,13 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
    * made each first page cost time in proportion to the collection; the index counts in O(log n).
    */
   readonly #keys = new OrderedKeys();
-  /** Keys written by the batch being committed: not in `#keys` until it commits, yet their rows are there to read. */
+  /**
+   * Keys written so far by the batch being committed: not in `#keys` until it commits, yet their rows are there to
+   * read, and `#rows` does not hold them yet.
+   */
   readonly #batchKeys = new Set<string>();
+  /** The committed rows of recently read and written keys (text stores only), so an update's reads skip SQLite. */
+  readonly #rows: RowCache<V> | undefined;
 
   /** Use openSqliteStorage: it opens and checks the file; this only wires the opened database. */
   constructor(
@@ -54,6 +60,9 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
     this.#db = db;
     this.#stmt = stmt;
     this.#tx = db.transaction((fn: () => unknown) => fn());
+    // Bytes (encryption at rest) come back from SQLite as a fresh Buffer per read, which a layer above may hold or
+    // change; a text value is immutable, so one row can be handed to every reader.
+    this.#rows = kind === "text" ? new RowCache<V>() : undefined;
     this.#retention = retention;
     this.rev = state.revision;
     this.compacted = state.compacted;
@@ -83,8 +92,14 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
    * (most writes are creates of new keys, and the lookup was a tenth of a create's storage time).
    */
   protected readKey(key: string): KeyValue<V> | undefined {
-    if (!this.#keys.has(key) && !this.#batchKeys.has(key)) return undefined;
-    return this.#stmt.get.get(key);
+    // Written earlier in the batch being committed: its uncommitted row, which only the transaction sees.
+    if (this.#batchKeys.has(key)) return this.#stmt.get.get(key);
+    if (!this.#keys.has(key)) return undefined;
+    const cached = this.#rows?.get(key);
+    if (cached) return cached;
+    const row = this.#stmt.get.get(key);
+    if (row) this.#rows?.set(row);
+    return row;
   }
 
   protected transaction<T>(fn: () => T): T {
@@ -130,8 +145,9 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
         this.#tx(() => {
           for (const write of writes) {
             try {
-              this.#batchKeys.add(write.key);
               done.push({ write, event: careful ? (this.#tx(() => this.apply(write.key, write.decide)) as StorageEvent<V>) : this.#applyOrRedo(write) });
+              // Only now: the write's own decision read the committed row (a refused or rolled-back write wrote none).
+              this.#batchKeys.add(write.key);
             } catch (err) {
               if (err === REDO_WITH_SAVEPOINTS) throw err;
               if (!this.#db.inTransaction) {
@@ -161,8 +177,13 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
       }
       // Committed: reads see these rows from now on, so the key index follows now (not at the flush).
       for (const { event } of done) {
-        if (event.type === "PUT") this.#keys.insert(event.key);
-        else this.#keys.remove(event.key);
+        if (event.type === "PUT") {
+          this.#keys.insert(event.key);
+          this.#rows?.set(event.kv);
+        } else {
+          this.#keys.remove(event.key);
+          this.#rows?.delete(event.key);
+        }
       }
       this.#batchKeys.clear();
       // Outcomes (refusals too: they were decided against the batch's earlier writes) wait for the log flush.

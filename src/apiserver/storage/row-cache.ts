@@ -1,0 +1,46 @@
+// The latest rows of the keys a SQLite store read or wrote last, kept in memory: an update reads its key twice (the
+// registry's read, then the decision inside the commit), a controller reads what it wrote a moment ago.
+import { LRUCache } from "lru-cache";
+import type { KeyValue, StoredValue } from "./types.js";
+
+/**
+ * Characters of values held at most (JSON text is mostly one byte per character in V8's strings): enough for every
+ * object a burst of writes touches twice, small beside the SQLite page cache it saves reads from.
+ */
+export const ROW_CACHE_CHARS = 32 * 1024 * 1024;
+
+/**
+ * Committed rows by key, least recently used dropped first. The store alone decides what goes in: a row read
+ * outside the batch being committed, or written by a batch once it committed; a deleted key leaves. Rows are shared
+ * with every reader, so only immutable values (text) may be held.
+ */
+export class RowCache<V extends StoredValue> {
+  readonly #rows: LRUCache<string, KeyValue<V>>;
+
+  constructor(maxChars = ROW_CACHE_CHARS) {
+    this.#rows = new LRUCache<string, KeyValue<V>>({
+      maxSize: maxChars,
+      // One large object may not push out everything else; it is read from SQLite each time instead.
+      maxEntrySize: Math.max(1, Math.floor(maxChars / 8)),
+      sizeCalculation: (row) => Math.max(1, row.key.length + row.value.length),
+    });
+  }
+
+  get(key: string): KeyValue<V> | undefined {
+    return this.#rows.get(key);
+  }
+
+  set(row: KeyValue<V>): void {
+    // A row over the entry bound is not kept, and must not leave an older row of its key behind.
+    if (row.key.length + row.value.length > this.#rows.maxEntrySize) this.#rows.delete(row.key);
+    else this.#rows.set(row.key, row);
+  }
+
+  delete(key: string): void {
+    this.#rows.delete(key);
+  }
+
+  get size(): number {
+    return this.#rows.size;
+  }
+}
