@@ -8,6 +8,7 @@ import { AUTHENTICATION_VERSION, TOKEN_REVIEW_KIND, type TokenReview } from "../
 import { AUTHORIZATION_VERSION, SUBJECT_ACCESS_REVIEW_KIND, type SubjectAccessReview, type SubjectAccessReviewSpec } from "../api/types/authorization.js";
 import { forbiddenError } from "../apiserver/auth/authorizer.js";
 import { peerCertificateChain, X509Authenticator } from "../apiserver/auth/authn-x509.js";
+import { TokenSuccessCache, tokenKey } from "../apiserver/auth/token-cache.js";
 import { PlatformError, toPlatformError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { AllowedReviewCache, DEFAULT_REVIEW_CACHE_TTL_MS } from "./controllers/review-cache.js";
@@ -38,12 +39,19 @@ export class DelegatedOpsAuth {
   readonly #o: OpsAuthOptions;
   readonly #x509: X509Authenticator | undefined;
   readonly #allowed = new AllowedReviewCache(DEFAULT_REVIEW_CACHE_TTL_MS, Date.now);
+  /**
+   * Bearer tokens the API server authenticated, remembered 10 s as upstream's delegating authenticator does
+   * (`--authentication-token-webhook-cache-ttl`): a scraper sends its token every few seconds. Refusals are asked
+   * again each time.
+   */
+  readonly #tokens: TokenSuccessCache<{ readonly user: UserInfo }>;
   readonly #alwaysAllow: readonly string[];
 
   constructor(o: OpsAuthOptions) {
     this.#o = o;
     this.#alwaysAllow = o.alwaysAllowPaths ?? DEFAULT_ALWAYS_ALLOW_PATHS;
     this.#x509 = o.clientCas && o.clientCas.length > 0 ? new X509Authenticator({ trustPool: o.clientCas, clock: o.clock ?? Date }) : undefined;
+    this.#tokens = new TokenSuccessCache(o.clock ?? Date);
   }
 
   /**
@@ -81,14 +89,19 @@ export class DelegatedOpsAuth {
     }
     const m = /^\s*bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "");
     if (!m) throw new PlatformError("UNAUTHORIZED", "Unauthorized: no credentials were presented (a client certificate or a bearer token is required)");
+    const token = m[1]!;
+    const key = tokenKey(token);
+    const known = this.#tokens.get(key);
+    if (known) return known.user;
+    const epoch = this.#tokens.epoch;
     const review = await this.#create<TokenReview>(this.#o.names.authentication, AUTHENTICATION_VERSION, "tokenreviews", {
       apiVersion: `${this.#o.names.authentication}/${AUTHENTICATION_VERSION}`,
       kind: TOKEN_REVIEW_KIND,
       metadata: {},
-      spec: { token: m[1]! },
+      spec: { token },
     });
     if (review.status?.authenticated !== true || !review.status.user?.username) throw new PlatformError("UNAUTHORIZED", "Unauthorized: invalid bearer token");
-    return review.status.user;
+    return this.#tokens.remember(key, { user: review.status.user }, {}, epoch).user;
   }
 
   /** Creates a review; an API server that cannot answer is a 500 naming why (logged once per failure). */

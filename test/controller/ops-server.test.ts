@@ -25,13 +25,22 @@ afterEach(async () => {
 });
 
 /** An ops server whose reviews go to the fixture's API server as its administrator (the controllers' identity in `up`). */
-async function startOps(o: Partial<OpsServerOptions> = {}, server = fx().state.server.address): Promise<OpsServer> {
+async function startOps(o: Partial<OpsServerOptions> = {}, server = fx().state.server.address, onCreate?: (plural: string) => void): Promise<OpsServer> {
   const f = fx();
-  const client = createClient(
+  const api = createClient(
     // The fixture's server certificate lives on its fake clock (2030): not verified here, the ops side is under test.
     { server, tls: { insecureSkipVerify: true }, credentials: { type: "token", token: TOKENS.admin }, namespace: "default", userAgent: "ops-test/1", qps: 0, burst: 1 },
     { groupSuffix: f.names.suffix, retry: { maxAttempts: 1 } },
   );
+  // Each review the ops side creates is told to `onCreate` by its plural.
+  const client: typeof api = Object.create(api, {
+    resource: {
+      value: (d: Parameters<typeof api.resource>[0]) => {
+        const r = api.resource(d);
+        return Object.create(r, { create: { value: (body: unknown) => (onCreate?.(d.plural), r.create(body as never)) } });
+      },
+    },
+  });
   const ops = new OpsServer({
     host: "127.0.0.1",
     port: 0,
@@ -77,6 +86,26 @@ describe("the ops endpoint over HTTPS", () => {
     expect((await httpsCall(ops.address, "GET", "/metrics", { token: "not-a-token" })).status).toBe(401);
     const alice = await httpsCall(ops.address, "GET", "/metrics", { token: TOKENS.alice });
     expect([alice.status, alice.body?.message]).toEqual([403, 'forbidden: User "alice" cannot get path "/metrics"']);
+  });
+
+  it("asks the API server about a token that authenticated once per 10 s, and about a refused one every time", async () => {
+    const f = fx();
+    let reviews = 0;
+    const ops = await startOps({}, f.state.server.address, (plural) => plural === "tokenreviews" && reviews++);
+    const scrape = async (token: string) => (await httpsCall(ops.address, "GET", "/metrics", { token })).status;
+    expect([await scrape(TOKENS.admin), await scrape(TOKENS.admin)]).toEqual([200, 200]);
+    expect(reviews).toBe(1);
+    await f.clock.advance(9_000);
+    expect(await scrape(TOKENS.admin)).toBe(200);
+    expect(reviews).toBe(1);
+    await f.clock.advance(1_001);
+    expect(await scrape(TOKENS.admin)).toBe(200);
+    expect(reviews).toBe(2);
+    expect([await scrape("not-a-token"), await scrape("not-a-token")]).toEqual([401, 401]);
+    expect(reviews).toBe(4);
+    // Remembered, the token still passes authorization each time: a user RBAC refuses stays refused.
+    expect([await scrape(TOKENS.alice), await scrape(TOKENS.alice)]).toEqual([403, 403]);
+    expect(reviews).toBe(5);
   });
 
   it("serves /metrics to the administrator's token and to a system:monitoring client certificate", async () => {

@@ -24,13 +24,13 @@ export const tokenKey = (token: string): string => (typeof hash === "function" ?
 
 /** Successes of one set of authenticators; `T` is what they answer (a user, and what else the caller records). */
 export class TokenSuccessCache<T extends { readonly user: UserInfo }> {
-  readonly #clock: Clock;
+  readonly #clock: Pick<Clock, "now">;
   readonly #entries: LRUCache<string, { readonly result: T; readonly dependsOn: readonly string[] }>;
   /** Token keys by the object they depend on. */
   readonly #dependents = new Map<string, Set<string>>();
   #epoch = 0;
 
-  constructor(clock: Clock) {
+  constructor(clock: Pick<Clock, "now">) {
     this.#clock = clock;
     // However an entry goes (expired, pushed out, forgotten), its objects stop pointing at it.
     this.#entries = ttlCache(TOKEN_CACHE_ENTRIES, clock, (entry, key) => {
