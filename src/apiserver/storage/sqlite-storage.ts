@@ -94,9 +94,10 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
   protected readKey(key: string): KeyValue<V> | undefined {
     // Written earlier in the batch being committed: its uncommitted row, which only the transaction sees.
     if (this.#batchKeys.has(key)) return this.#stmt.get.get(key);
-    if (!this.#keys.has(key)) return undefined;
+    // A held row is a committed key's (a delete takes it out as it commits): no walk of the key index either.
     const cached = this.#rows?.get(key);
     if (cached) return cached;
+    if (!this.#keys.has(key)) return undefined;
     const row = this.#stmt.get.get(key);
     if (row) this.#rows?.set(row);
     return row;
@@ -178,7 +179,8 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
       // Committed: reads see these rows from now on, so the key index follows now (not at the flush).
       for (const { event } of done) {
         if (event.type === "PUT") {
-          this.#keys.insert(event.key);
+          // An update's key is in the index already (its decision read the row).
+          if (!event.prev) this.#keys.insert(event.key);
           this.#rows?.set(event.kv);
         } else {
           this.#keys.remove(event.key);

@@ -100,10 +100,17 @@ describe("sqlite storage rows in memory", () => {
             }),
           );
         }
+        // The key index (a first page's `remaining`) is built from SQLite at open, and kept by the commits until then.
+        const firstPage = async (st: typeof s) => {
+          const { items, remaining } = await st.list("/r/", { limit: 1 });
+          return { items, remaining };
+        };
         const inMemory = await Promise.all(keys.map((k) => s.get(k)));
+        const page = await firstPage(s);
         await s.close();
         const reopened = await openSqliteStorage(opts);
         expect(await Promise.all(keys.map((k) => reopened.get(k)))).toEqual(inMemory);
+        expect(await firstPage(reopened)).toEqual(page);
         await reopened.close();
       }),
       { numRuns: 40 },
