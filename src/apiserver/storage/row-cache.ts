@@ -11,8 +11,9 @@ export const ROW_CACHE_CHARS = 32 * 1024 * 1024;
 
 /**
  * Committed rows by key, least recently used dropped first. The store alone decides what goes in: a row read
- * outside the batch being committed, or written by a batch once it committed; a deleted key leaves. Rows are shared
- * with every reader, so only immutable values (text) may be held.
+ * outside the batch being committed, or written by a batch once it committed; a deleted key leaves. One row is handed
+ * to every reader: text is immutable, and the bytes of a byte store (encryption at rest) are only ever read by the
+ * layer above (it decrypts from views of them), never changed in place.
  */
 export class RowCache<V extends StoredValue> {
   readonly #rows: LRUCache<string, KeyValue<V>>;

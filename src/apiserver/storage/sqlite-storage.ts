@@ -40,8 +40,8 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
    * read, and `#rows` does not hold them yet.
    */
   readonly #batchKeys = new Set<string>();
-  /** The committed rows of recently read and written keys (text stores only), so an update's reads skip SQLite. */
-  readonly #rows: RowCache<V> | undefined;
+  /** The committed rows of recently read and written keys, so an update's reads skip SQLite. */
+  readonly #rows: RowCache<V>;
 
   /** Use openSqliteStorage: it opens and checks the file; this only wires the opened database. */
   constructor(
@@ -60,9 +60,7 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
     this.#db = db;
     this.#stmt = stmt;
     this.#tx = db.transaction((fn: () => unknown) => fn());
-    // Bytes (encryption at rest) come back from SQLite as a fresh Buffer per read, which a layer above may hold or
-    // change; a text value is immutable, so one row can be handed to every reader.
-    this.#rows = kind === "text" ? new RowCache<V>() : undefined;
+    this.#rows = new RowCache<V>();
     this.#retention = retention;
     this.rev = state.revision;
     this.compacted = state.compacted;
@@ -95,11 +93,11 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
     // Written earlier in the batch being committed: its uncommitted row, which only the transaction sees.
     if (this.#batchKeys.has(key)) return this.#stmt.get.get(key);
     // A held row is a committed key's (a delete takes it out as it commits): no walk of the key index either.
-    const cached = this.#rows?.get(key);
+    const cached = this.#rows.get(key);
     if (cached) return cached;
     if (!this.#keys.has(key)) return undefined;
     const row = this.#stmt.get.get(key);
-    if (row) this.#rows?.set(row);
+    if (row) this.#rows.set(row);
     return row;
   }
 
@@ -181,10 +179,10 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
         if (event.type === "PUT") {
           // An update's key is in the index already (its decision read the row).
           if (!event.prev) this.#keys.insert(event.key);
-          this.#rows?.set(event.kv);
+          this.#rows.set(event.kv);
         } else {
           this.#keys.remove(event.key);
-          this.#rows?.delete(event.key);
+          this.#rows.delete(event.key);
         }
       }
       this.#batchKeys.clear();
