@@ -7,7 +7,7 @@ import type { KeyValue, StoredValue } from "./types.js";
  * Characters of values held at most (JSON text is mostly one byte per character in V8's strings): enough for every
  * object a burst of writes touches twice, small beside the SQLite page cache it saves reads from.
  */
-export const ROW_CACHE_CHARS = 32 * 1024 * 1024;
+const ROW_CACHE_CHARS = 32 * 1024 * 1024;
 
 /**
  * Committed rows by key, least recently used dropped first. The store alone decides what goes in: a row read
@@ -31,17 +31,12 @@ export class RowCache<V extends StoredValue> {
     return this.#rows.get(key);
   }
 
+  /** A row over the entry bound is not kept, and lru-cache then drops the older row of its key too. */
   set(row: KeyValue<V>): void {
-    // A row over the entry bound is not kept, and must not leave an older row of its key behind.
-    if (row.key.length + row.value.length > this.#rows.maxEntrySize) this.#rows.delete(row.key);
-    else this.#rows.set(row.key, row);
+    this.#rows.set(row.key, row);
   }
 
   delete(key: string): void {
     this.#rows.delete(key);
-  }
-
-  get size(): number {
-    return this.#rows.size;
   }
 }
