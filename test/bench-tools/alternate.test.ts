@@ -1,7 +1,7 @@
 // bench:e2e's report read by the alternation tool (test/bench/alternate.ts): the figures of a burst from its real lines,
 // and nothing from a run that did not finish.
 import { describe, expect, it } from "vitest";
-import { parseBurst } from "../bench/alternate.js";
+import { parseBurst, runLine } from "../bench/alternate.js";
 
 /** The lines e2e.js printed for a burst (2026-11-27), among others it prints. */
 const REPORT = [
@@ -21,5 +21,12 @@ describe("parseBurst", () => {
     expect(parseBurst(REPORT.split("\n").slice(0, 2).join("\n"))).toBeUndefined();
     expect(parseBurst("")).toBeUndefined();
     expect(parseBurst(REPORT.split("\n").filter((l) => !l.startsWith("transport peer")).join("\n"))?.peerRatio).toBeNaN();
+  });
+
+  it("names the peer's ratio in a run's line only when the run measured its peer", () => {
+    const run = parseBurst(REPORT)!;
+    expect(runLine("01:02:03", "A /dir", run)).toBe("01:02:03 A /dir: all work 16.8 s (4.7× the peer) | per CSR: server 1.13, controllers 0.57, other 0.28, load generator 0.42 ms");
+    const alone = parseBurst(REPORT.split("\n").filter((l) => !l.startsWith("transport peer")).join("\n"))!;
+    expect(runLine("01:02:03", "A /dir", alone)).toBe("01:02:03 A /dir: all work 16.8 s | per CSR: server 1.13, controllers 0.57, other 0.28, load generator 0.42 ms");
   });
 });

@@ -26,6 +26,12 @@ export function parseBurst(text: string): Run | undefined {
   return { wall: Number(wall[1]), server: Number(cpu[1]), controllers: Number(cpu[2]), other: Number(cpu[3]), loadGenerator: Number(cpu[4]), peerRatio: peer ? Number(peer[1]) : NaN };
 }
 
+/** One run's line; the peer's ratio only when the run measured its peer (not under BENCH_PEER=0). */
+export function runLine(at: string, label: string, run: Run): string {
+  const peer = Number.isNaN(run.peerRatio) ? "" : ` (${run.peerRatio}× the peer)`;
+  return `${at} ${label}: all work ${run.wall} s${peer} | per CSR: server ${run.server}, controllers ${run.controllers}, other ${run.other}, load generator ${run.loadGenerator} ms`;
+}
+
 const median = (xs: readonly number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
@@ -60,9 +66,7 @@ function main(): void {
         continue;
       }
       runs.get(label)!.push(run);
-      console.log(
-        `${at} ${label}: all work ${run.wall} s (${run.peerRatio}× the peer) | per CSR: server ${run.server}, controllers ${run.controllers}, other ${run.other}, load generator ${run.loadGenerator} ms`,
-      );
+      console.log(runLine(at, label, run));
     }
   }
   console.log("\n| build | runs | all work (median) | server ms/CSR | controllers ms/CSR | server / load generator | controllers / load generator |");
