@@ -25,7 +25,7 @@ export interface OpsAuthOptions {
   readonly clientCas?: readonly string[];
   /** Paths served without authentication or authorization; a trailing `*` matches a prefix. */
   readonly alwaysAllowPaths?: readonly string[];
-  /** Time client certificates are checked at (default the system clock). */
+  /** The clock client certificates are checked at and remembered answers expire by (default the system clock). */
   readonly clock?: { now(): number };
   readonly logger: Logger;
 }
@@ -38,7 +38,7 @@ export function pathAllowed(path: string, patterns: readonly string[]): boolean 
 export class DelegatedOpsAuth {
   readonly #o: OpsAuthOptions;
   readonly #x509: X509Authenticator | undefined;
-  readonly #allowed = new AllowedReviewCache(DEFAULT_REVIEW_CACHE_TTL_MS, Date.now);
+  readonly #allowed: AllowedReviewCache;
   /**
    * Bearer tokens the API server authenticated, remembered 10 s as upstream's delegating authenticator does
    * (`--authentication-token-webhook-cache-ttl`): a scraper sends its token every few seconds. Refusals are asked
@@ -50,8 +50,10 @@ export class DelegatedOpsAuth {
   constructor(o: OpsAuthOptions) {
     this.#o = o;
     this.#alwaysAllow = o.alwaysAllowPaths ?? DEFAULT_ALWAYS_ALLOW_PATHS;
-    this.#x509 = o.clientCas && o.clientCas.length > 0 ? new X509Authenticator({ trustPool: o.clientCas, clock: o.clock ?? Date }) : undefined;
-    this.#tokens = new TokenSuccessCache(o.clock ?? Date);
+    const clock = o.clock ?? Date;
+    this.#x509 = o.clientCas && o.clientCas.length > 0 ? new X509Authenticator({ trustPool: o.clientCas, clock }) : undefined;
+    this.#tokens = new TokenSuccessCache(clock);
+    this.#allowed = new AllowedReviewCache(DEFAULT_REVIEW_CACHE_TTL_MS, () => clock.now());
   }
 
   /**
