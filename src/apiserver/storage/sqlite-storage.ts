@@ -41,7 +41,7 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
    */
   readonly #batchKeys = new Set<string>();
   /** The committed rows of recently read and written keys, so an update's reads skip SQLite. */
-  readonly #rows: RowCache<V>;
+  readonly #rows = new RowCache<V>();
 
   /** Use openSqliteStorage: it opens and checks the file; this only wires the opened database. */
   constructor(
@@ -60,7 +60,6 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
     this.#db = db;
     this.#stmt = stmt;
     this.#tx = db.transaction((fn: () => unknown) => fn());
-    this.#rows = new RowCache<V>();
     this.#retention = retention;
     this.rev = state.revision;
     this.compacted = state.compacted;
