@@ -11,7 +11,7 @@ export interface RequestCredentials {
   readonly headers: IncomingHttpHeaders;
   /** Every header as a list (`req.headersDistinct`), so repeated Impersonate-Group values arrive intact. */
   readonly headersDistinct?: Readonly<Record<string, string[] | undefined>>;
-  /** The TLS socket when served over HTTPS (client certificate via getPeerCertificate). */
+  /** The TLS socket when served over HTTPS (its client certificate chain: peerCertificateChain). */
   readonly tlsSocket?: TLSSocket;
   readonly remoteAddress?: string;
   /** The request path without its query (anonymous access may be limited to some paths). */

@@ -1,7 +1,7 @@
 // Client-certificate authentication: the TLS peer chain verified against the client CA pool; CN is the user, O the groups.
 import { Buffer } from "node:buffer";
 import { X509Certificate } from "node:crypto";
-import type { TLSSocket, DetailedPeerCertificate } from "node:tls";
+import type { TLSSocket } from "node:tls";
 import { invalidOption } from "../../errors.js";
 import { readCertificateFacts } from "../../pki/ca.js";
 import { DerReader } from "../../pki/der.js";
@@ -45,20 +45,22 @@ const ANY_EKU = ExtKeyUsageOid.any;
 // would otherwise report on the connection's next read (400 ERR_SSL_EVP_LIB instead of this authenticator's 401).
 const chainsBySocket = new WeakMap<TLSSocket, Uint8Array[]>();
 
-/** The DER certificates a TLS client presented, leaf first; empty when it presented none. */
+/** More than any accepted chain (maxChainLength is at most 16): a longer one is refused by its length either way. */
+const MAX_PRESENTED = 17;
+
+/**
+ * The DER certificates a TLS client presented, leaf first; empty when it presented none. Read as X509Certificate
+ * objects (the leaf and the chain it sent): `getPeerCertificate(true)` builds a JavaScript object of every field of
+ * every certificate, and appends the server's own anchor, ~4–5× the CPU per connection (a node agent's LIST and
+ * watch each open one). The anchor is found by the path checks below anyway.
+ */
 export function peerCertificateChain(socket: TLSSocket | undefined): Uint8Array[] {
   if (socket === undefined) return [];
   const known = chainsBySocket.get(socket);
   if (known !== undefined) return known;
   const out: Uint8Array[] = [];
-  let cert: DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
-  const seen = new Set<string>();
-  // The issuer links end in a self-reference at a root; stop at any repeat.
-  while (cert?.raw && !seen.has(cert.fingerprint256)) {
-    seen.add(cert.fingerprint256);
-    out.push(new Uint8Array(cert.raw));
-    cert = cert.issuerCertificate;
-  }
+  // The issuer links are the certificates the client sent after its leaf, in its order; the bound only guards them.
+  for (let cert = socket.getPeerX509Certificate(); cert !== undefined && out.length < MAX_PRESENTED; cert = cert.issuerCertificate) out.push(new Uint8Array(cert.raw));
   chainsBySocket.set(socket, out);
   return out;
 }

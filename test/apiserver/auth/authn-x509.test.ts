@@ -183,6 +183,29 @@ describe("peerCertificateChain over a real TLS handshake", () => {
     expect(await seen).toEqual({ user: { username: "frank", groups: ["tls", "system:authenticated"] } });
   });
 
+  it("reads exactly what the client sent, without the anchor the server's own CA list would add", async () => {
+    const serverCa = await testCa({ commonName: "server CA" });
+    const server = await issueCert({ cn: "localhost", usages: ["digital signature", "server auth"], issuer: serverCa });
+    const mid = await intermediateCa({ cn: "tls intermediate" });
+    const client = await issueCert({ cn: "grace", issuer: mid });
+    const anchor = (await testCa(CLIENT_CA)).certPem;
+    const chain = new Promise<Uint8Array[]>((resolve) => {
+      // With `ca` set, node's detailed peer certificate would end in this anchor: the chain must not count it.
+      const srv = createServer({ cert: server.pem, key: server.keyPem, ca: anchor, requestCert: true, rejectUnauthorized: false }, (socket: TLSSocket) => {
+        resolve(peerCertificateChain(socket));
+        socket.end();
+        srv.close();
+      });
+      srv.listen(0, "127.0.0.1", () => {
+        const port = (srv.address() as { port: number }).port;
+        const c = connect({ host: "127.0.0.1", port, cert: client.pem + mid.certPem, key: client.keyPem, rejectUnauthorized: false });
+        c.on("error", () => undefined);
+        c.on("end", () => c.destroy());
+      });
+    });
+    expect((await chain).map((der) => Buffer.from(der).toString("base64"))).toEqual([client.der, mid.der].map((der) => Buffer.from(der).toString("base64")));
+  });
+
   it("gives an empty chain for a socket without a client certificate", () => {
     expect(peerCertificateChain(undefined)).toEqual([]);
   });
