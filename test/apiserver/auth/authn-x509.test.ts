@@ -160,50 +160,43 @@ describe("X509Authenticator with openssl-made certificates", () => {
   });
 });
 
+/**
+ * The chain the server reads from one real handshake in which the client presents its leaf and `mid`; `ca` is the
+ * server's own list of client CAs (node appends the anchor from it to the detailed peer certificate).
+ */
+async function presentedChain(cn: string, o: { ca?: string } = {}) {
+  const serverCa = await testCa({ commonName: "server CA" });
+  const server = await issueCert({ cn: "localhost", usages: ["digital signature", "server auth"], issuer: serverCa });
+  const mid = await intermediateCa({ cn: "tls intermediate" });
+  const client = await issueCert({ cn, o: ["tls"], issuer: mid });
+  const chain = await new Promise<Uint8Array[]>((resolve) => {
+    const srv = createServer({ cert: server.pem, key: server.keyPem, ...(o.ca && { ca: o.ca }), requestCert: true, rejectUnauthorized: false }, (socket: TLSSocket) => {
+      resolve(peerCertificateChain(socket));
+      socket.end();
+      srv.close();
+    });
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      const c = connect({ host: "127.0.0.1", port, cert: client.pem + mid.certPem, key: client.keyPem, rejectUnauthorized: false });
+      c.on("error", () => undefined);
+      c.on("end", () => c.destroy());
+    });
+  });
+  return { chain, sent: [client.der, mid.der] };
+}
+
+const base64 = (ders: readonly Uint8Array[]) => ders.map((der) => Buffer.from(der).toString("base64"));
+
 describe("peerCertificateChain over a real TLS handshake", () => {
   it("hands the presented chain to the authenticator, leaf first", async () => {
-    const serverCa = await testCa({ commonName: "server CA" });
-    const server = await issueCert({ cn: "localhost", usages: ["digital signature", "server auth"], issuer: serverCa });
-    const mid = await intermediateCa({ cn: "tls intermediate" });
-    const client = await issueCert({ cn: "frank", o: ["tls"], issuer: mid });
     const a = new X509Authenticator({ trustPool: (await testCa(CLIENT_CA)).certPem, clock: { now: () => T0 + 3600_000 } });
-    const seen = new Promise<unknown>((resolve) => {
-      const srv = createServer({ cert: server.pem, key: server.keyPem, requestCert: true, rejectUnauthorized: false }, (socket: TLSSocket) => {
-        resolve(a.authenticate(peerCertificateChain(socket)));
-        socket.end();
-        srv.close();
-      });
-      srv.listen(0, "127.0.0.1", () => {
-        const port = (srv.address() as { port: number }).port;
-        const c = connect({ host: "127.0.0.1", port, cert: client.pem + mid.certPem, key: client.keyPem, rejectUnauthorized: false });
-        c.on("error", () => undefined);
-        c.on("end", () => c.destroy());
-      });
-    });
-    expect(await seen).toEqual({ user: { username: "frank", groups: ["tls", "system:authenticated"] } });
+    const { chain } = await presentedChain("frank");
+    expect(a.authenticate(chain)).toEqual({ user: { username: "frank", groups: ["tls", "system:authenticated"] } });
   });
 
   it("reads exactly what the client sent, without the anchor the server's own CA list would add", async () => {
-    const serverCa = await testCa({ commonName: "server CA" });
-    const server = await issueCert({ cn: "localhost", usages: ["digital signature", "server auth"], issuer: serverCa });
-    const mid = await intermediateCa({ cn: "tls intermediate" });
-    const client = await issueCert({ cn: "grace", issuer: mid });
-    const anchor = (await testCa(CLIENT_CA)).certPem;
-    const chain = new Promise<Uint8Array[]>((resolve) => {
-      // With `ca` set, node's detailed peer certificate would end in this anchor: the chain must not count it.
-      const srv = createServer({ cert: server.pem, key: server.keyPem, ca: anchor, requestCert: true, rejectUnauthorized: false }, (socket: TLSSocket) => {
-        resolve(peerCertificateChain(socket));
-        socket.end();
-        srv.close();
-      });
-      srv.listen(0, "127.0.0.1", () => {
-        const port = (srv.address() as { port: number }).port;
-        const c = connect({ host: "127.0.0.1", port, cert: client.pem + mid.certPem, key: client.keyPem, rejectUnauthorized: false });
-        c.on("error", () => undefined);
-        c.on("end", () => c.destroy());
-      });
-    });
-    expect((await chain).map((der) => Buffer.from(der).toString("base64"))).toEqual([client.der, mid.der].map((der) => Buffer.from(der).toString("base64")));
+    const { chain, sent } = await presentedChain("grace", { ca: (await testCa(CLIENT_CA)).certPem });
+    expect(base64(chain)).toEqual(base64(sent));
   });
 
   it("gives an empty chain for a socket without a client certificate", () => {
