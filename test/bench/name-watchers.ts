@@ -7,7 +7,9 @@
 import { secureTarget, timedCreates } from "./api-target.js";
 import { distinctCsrPems } from "./identity.js";
 import { cpuSeconds, envNumber, percentile } from "./measure.js";
-import { openWatchers } from "./watchers.js";
+import { join } from "node:path";
+import { startPeer } from "./start-peer.js";
+import { openWatchers, STARTING } from "./watchers.js";
 
 const LEVELS = (process.env.BENCH_LEVELS ?? "0,1000,4000").split(",").map(Number);
 const ROUNDS = envNumber("BENCH_ROUNDS", 3);
@@ -47,6 +49,12 @@ try {
     }
     stored += CREATES * LEVELS.length;
   }
+  // The same run's floor of a start: its two TLS connections and requests to a bare node server (BENCH_PEER=0 skips it).
+  const startWatchers = Math.max(...LEVELS);
+  const pki = join(target.cluster!.dataDir, "pki");
+  const peer = process.env.BENCH_PEER === "0" || startWatchers === 0
+    ? NaN
+    : await startPeer({ certFile: join(pki, "apiserver.crt"), keyFile: join(pki, "apiserver.key"), clientCaFile: join(pki, "ca.crt"), secureContext: target.secureContext!, starts: startWatchers, concurrency: STARTING });
   console.log(`bench:name-watchers — ${new Date().toISOString()}, node ${process.version}, ${CREATES} creates per level and round, ${ROUNDS} rounds (medians), ${CONCURRENCY} callers`);
   console.log(`each node agent starts as an informer: a LIST with its field selector, then a watch from that revision (${stored.toLocaleString("en-US")} CSRs stored at the end)`);
   console.log("| name watchers open | creates/s | server CPU µs/create | ÷ no watchers | create→event at its watcher p50 / p99 ms | server CPU µs per node agent's LIST + watch start |");
@@ -58,6 +66,10 @@ try {
     const lat = r.latency.length > 0 ? `${percentile(r.latency, 50).toFixed(1)} / ${percentile(r.latency, 99).toFixed(1)}` : "—";
     const start = r.start.length > 0 ? percentile(r.start, 50).toFixed(0) : "—";
     console.log(`| ${w.toLocaleString("en-US")} | ${percentile(r.rate, 50).toFixed(0)} | ${cpu.toFixed(0)} | ${(cpu / base).toFixed(2)}× | ${lat} | ${start} |`);
+  }
+  if (!Number.isNaN(peer)) {
+    const start = percentile(results.get(startWatchers)!.start, 50);
+    console.log(`transport peer, same run: a bare node HTTPS server with the API server's certificates, ${startWatchers.toLocaleString("en-US")} starts of two connections with the client certificate and one GET each: ${peer.toFixed(0)} µs of its CPU per start; a node agent's start costs ${(start / peer).toFixed(2)}× that`);
   }
 } finally {
   await target.stop();

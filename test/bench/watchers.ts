@@ -25,7 +25,7 @@ export interface WatcherOptions {
   readonly secureContext?: SecureContext;
 }
 
-const STARTING = 128;
+export const STARTING = 128;
 
 /** Opens `count` watches from the collection's current revision (a LIST of one item gives it). */
 export async function openWatchers(o: WatcherOptions): Promise<WatcherSet> {
