@@ -66,6 +66,21 @@ describe("X509Authenticator", () => {
     expect(a.authenticate([cert.der])).toEqual({ error: "x509: certificate signed by unknown authority" });
   });
 
+  it("accepts five presented certificates and refuses six, by default; maxChainLength moves the limit", async () => {
+    const mids = await intermediates(5);
+    const leaf = await issueCert({ cn: "ivan", issuer: mids[0]! });
+    expect((await authenticator()).authenticate([leaf.der, ...mids.map((m) => m.der)])).toEqual({ error: "x509: the client presented 6 certificates, more than the limit of 5" });
+    const fromFourth = await issueCert({ cn: "judy", issuer: mids[1]! });
+    expect((await authenticator()).authenticate([fromFourth.der, ...mids.slice(1).map((m) => m.der)])).toHaveProperty("user.username", "judy");
+    const six = new X509Authenticator({ trustPool: (await testCa(CLIENT_CA)).certPem, clock: { now: () => T0 + 3600_000 }, maxChainLength: 6 });
+    expect(six.authenticate([leaf.der, ...mids.map((m) => m.der)])).toHaveProperty("user.username", "ivan");
+  });
+
+  it.each([0, 17, 2.5])("refuses maxChainLength %s at construction", async (max) => {
+    const build = async () => new X509Authenticator({ trustPool: (await testCa(CLIENT_CA)).certPem, clock: { now: () => T0 }, maxChainLength: max });
+    await expect(build()).rejects.toThrow(/maxChainLength/);
+  });
+
   it("refuses an intermediate whose own usages exclude client auth", async () => {
     const mid = await intermediateCa({ cn: "server-only intermediate", usages: ["cert sign", "server auth"] });
     const cert = await issueCert({ issuer: mid });
@@ -160,15 +175,23 @@ describe("X509Authenticator with openssl-made certificates", () => {
   });
 });
 
+/** `count` intermediates, each issued by the one before (the first by the shared client CA), last first. */
+async function intermediates(count: number) {
+  const out: Awaited<ReturnType<typeof intermediateCa>>[] = [];
+  for (let i = 0; i < count; i++) out.unshift(await intermediateCa({ cn: `intermediate ${i}`, ...(out[0] && { issuer: out[0] }) }));
+  return out;
+}
+
 /**
- * The chain the server reads from one real handshake in which the client presents its leaf and `mid`; `ca` is the
- * server's own list of client CAs (node appends the anchor from it to the detailed peer certificate).
+ * The chain the server reads from one real handshake in which the client presents its leaf and its intermediates
+ * (one by default); `ca` is the server's own list of client CAs (node appends the anchor from it to the detailed peer
+ * certificate).
  */
-async function presentedChain(cn: string, o: { ca?: string } = {}) {
+async function presentedChain(cn: string, o: { ca?: string; intermediates?: number } = {}) {
   const serverCa = await testCa({ commonName: "server CA" });
   const server = await issueCert({ cn: "localhost", usages: ["digital signature", "server auth"], issuer: serverCa });
-  const mid = await intermediateCa({ cn: "tls intermediate" });
-  const client = await issueCert({ cn, o: ["tls"], issuer: mid });
+  const mids = await intermediates(o.intermediates ?? 1);
+  const client = await issueCert({ cn, o: ["tls"], issuer: mids[0]! });
   const chain = await new Promise<Uint8Array[]>((resolve) => {
     const srv = createServer({ cert: server.pem, key: server.keyPem, ...(o.ca && { ca: o.ca }), requestCert: true, rejectUnauthorized: false }, (socket: TLSSocket) => {
       resolve(peerCertificateChain(socket));
@@ -177,12 +200,12 @@ async function presentedChain(cn: string, o: { ca?: string } = {}) {
     });
     srv.listen(0, "127.0.0.1", () => {
       const port = (srv.address() as { port: number }).port;
-      const c = connect({ host: "127.0.0.1", port, cert: client.pem + mid.certPem, key: client.keyPem, rejectUnauthorized: false });
+      const c = connect({ host: "127.0.0.1", port, cert: client.pem + mids.map((m) => m.certPem).join(""), key: client.keyPem, rejectUnauthorized: false });
       c.on("error", () => undefined);
       c.on("end", () => c.destroy());
     });
   });
-  return { chain, sent: [client.der, mid.der] };
+  return { chain, sent: [client.der, ...mids.map((m) => m.der)] };
 }
 
 const base64 = (ders: readonly Uint8Array[]) => ders.map((der) => Buffer.from(der).toString("base64"));
@@ -197,6 +220,14 @@ describe("peerCertificateChain over a real TLS handshake", () => {
   it("reads exactly what the client sent, without the anchor the server's own CA list would add", async () => {
     const { chain, sent } = await presentedChain("grace", { ca: (await testCa(CLIENT_CA)).certPem });
     expect(base64(chain)).toEqual(base64(sent));
+  });
+
+  it("accepts a leaf and four intermediates from a server with its own CA list: five presented, the anchor not counted", async () => {
+    const anchor = (await testCa(CLIENT_CA)).certPem;
+    const { chain, sent } = await presentedChain("heidi", { ca: anchor, intermediates: 4 });
+    expect(base64(chain)).toEqual(base64(sent));
+    const a = new X509Authenticator({ trustPool: anchor, clock: { now: () => T0 + 3600_000 } });
+    expect(a.authenticate(chain)).toEqual({ user: { username: "heidi", groups: ["tls", "system:authenticated"] } });
   });
 
   it("gives an empty chain for a socket without a client certificate", () => {

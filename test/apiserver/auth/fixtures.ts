@@ -98,9 +98,7 @@ export interface IssuedCa {
 /** A certificate for a fresh CSR, issued by `issuer` (default the shared client CA). */
 export async function issueCert(o: CertOptions = {}): Promise<{ pem: string; der: Uint8Array; keyPem: string }> {
   const request = await csr({ cn: o.cn ?? "bob", o: o.o ?? [], key: "p256" });
-  const parent = o.issuer ?? (await testCa(CLIENT_CA));
-  const issuer = "issuer" in parent ? parent.issuer : new Issuer(parent.ca);
-  const cert = issuer.issue({
+  const cert = (await issuerOf(o.issuer)).issue({
     csr: parseCsr(request.pem),
     profile: { usages: resolveUsages(o.usages ?? (o.isCa ? ["cert sign", "digital signature"] : ["digital signature", "client auth"])), isCa: o.isCa ?? false, includeSans: false },
     validity: { notBefore: new Date(T0 + (o.from ?? -300) * 1000), notAfter: new Date(T0 + (o.to ?? 86400) * 1000) },
@@ -108,11 +106,16 @@ export async function issueCert(o: CertOptions = {}): Promise<{ pem: string; der
   return { pem: cert.pem, der: cert.der, keyPem: request.keyPem };
 }
 
-/** An intermediate CA issued by the shared client CA, able to issue further certificates. */
+/** The Issuer of `parent`, a CA or an intermediate (default the shared client CA). */
+async function issuerOf(parent: CertOptions["issuer"]): Promise<Issuer> {
+  const ca = parent ?? (await testCa(CLIENT_CA));
+  return "issuer" in ca ? ca.issuer : new Issuer(ca.ca);
+}
+
+/** An intermediate CA issued by `o.issuer` (default the shared client CA), able to issue further certificates. */
 export async function intermediateCa(o: CertOptions = {}): Promise<IssuedCa & { der: Uint8Array }> {
   const request = await csr({ cn: o.cn ?? "intermediate", key: "p256", requestCa: true });
-  const parent = await testCa(CLIENT_CA);
-  const cert = new Issuer(parent.ca).issue({
+  const cert = (await issuerOf(o.issuer)).issue({
     csr: parseCsr(request.pem),
     profile: { usages: resolveUsages(o.usages ?? ["cert sign", "digital signature"]), isCa: true, includeSans: false },
     validity: { notBefore: new Date(T0 - 300_000), notAfter: new Date(T0 + (o.to ?? 365 * 86400) * 1000) },
