@@ -69,7 +69,7 @@ try {
   }
   if (!Number.isNaN(peer)) {
     const start = percentile(results.get(startWatchers)!.start, 50);
-    console.log(`transport peer, same run: a bare node HTTPS server with the API server's certificates, ${startWatchers.toLocaleString("en-US")} starts of two connections with the client certificate and one GET each: ${peer.toFixed(0)} µs of its CPU per start; a node agent's start costs ${(start / peer).toFixed(2)}× that`);
+    console.log(`transport peer, same run: a bare node HTTPS server with the API server's certificates, ${startWatchers.toLocaleString("en-US")} starts of two connections with the client certificate (a GET answered, a watch held open): ${peer.toFixed(0)} µs of its CPU per start; a node agent's start costs ${(start / peer).toFixed(2)}× that`);
   }
 } finally {
   await target.stop();

@@ -1,8 +1,10 @@
 // bench:name-watchers' same-run peer of a node agent's start (a LIST, then a watch, each on a new TLS connection with
 // its client certificate): the same connections and requests to a bare node HTTPS server with the API server's own
-// certificates and nothing behind it, in a process of its own. What the TLS handshakes alone cost on this host.
+// certificates and nothing behind it, in a process of its own; the second request of each start stays open as a watch
+// does, until every start is made. What the TLS handshakes and the open connections alone cost on this host.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import type { ClientRequest, IncomingMessage, ServerResponse } from "node:http";
 import https from "node:https";
 import { createInterface } from "node:readline";
 import type { SecureContext } from "node:tls";
@@ -22,23 +24,43 @@ export interface StartPeerOptions {
   readonly concurrency: number;
 }
 
-/** The child process: a TLS server asking for client certificates as the API server does, answering every GET. */
+/**
+ * The child process: a TLS server asking for client certificates as the API server does. `/watch` is answered with
+ * a watch's headers and held open; anything else with 3 KB of JSON.
+ */
 function serve(certFile: string, keyFile: string, caFile: string): void {
-  const server = https.createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile), ca: readFileSync(caFile), requestCert: true, rejectUnauthorized: false }, bareHandler());
+  const bare = bareHandler();
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    if (req.url !== "/watch") return bare(req, res);
+    res.writeHead(200, { "Content-Type": "application/json", "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" });
+    res.flushHeaders();
+  };
+  const server = https.createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile), ca: readFileSync(caFile), requestCert: true, rejectUnauthorized: false }, handler);
   server.listen(0, "127.0.0.1", () => process.stdout.write(`listening on ${(server.address() as { port: number }).port}\n`));
 }
 
-/** The peer server's CPU µs per start (two connections, one GET each), after an unmeasured pass of a fifth. */
+/**
+ * The peer server's CPU µs per start (two connections: a GET answered, then a watch held open), after an unmeasured
+ * pass of a fifth whose watches are closed first.
+ */
 export async function startPeer(o: StartPeerOptions): Promise<number> {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "serve", o.certFile, o.keyFile, o.clientCaFile], { stdio: ["ignore", "pipe", "inherit"] });
   try {
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
     const port = Number(/listening on (\d+)/.exec(String((await lines.next()).value))?.[1]);
-    // As the watchers' agent: no keep-alive, so every request is a connection of its own (TLS sessions resumed alike).
-    const agent = new https.Agent({ keepAlive: false, maxSockets: o.concurrency * 2, secureContext: o.secureContext });
-    const get = () =>
+    // As the watchers' agent: no keep-alive, so every request is a connection of its own (TLS sessions resumed alike),
+    // and no cap that the held watches would fill.
+    const agent = new https.Agent({ keepAlive: false, maxSockets: Infinity, secureContext: o.secureContext });
+    const held: ClientRequest[] = [];
+    /** A GET of `path`: resolves once the answer is read, or for `/watch` once its headers came (it stays open). */
+    const get = (path: string) =>
       new Promise<void>((resolve, reject) => {
-        const req = https.request({ host: "127.0.0.1", port, path: "/x", agent, rejectUnauthorized: false }, (res) => {
+        const req = https.request({ host: "127.0.0.1", port, path, agent, rejectUnauthorized: false }, (res) => {
+          if (path === "/watch") {
+            held.push(req);
+            res.on("error", () => undefined);
+            return resolve();
+          }
           const chunks: Buffer[] = [];
           res.on("data", (c: Buffer) => chunks.push(c));
           res.on("end", () => resolve(void JSON.parse(Buffer.concat(chunks).toString("utf8"))));
@@ -46,19 +68,24 @@ export async function startPeer(o: StartPeerOptions): Promise<number> {
         req.on("error", reject);
         req.end();
       });
+    const closeHeld = () => {
+      for (const req of held.splice(0)) req.destroy();
+    };
     const pass = async (count: number) => {
       let next = 0;
       await Promise.all(Array.from({ length: o.concurrency }, async () => {
         for (; next < count; next++) {
-          await get();
-          await get();
+          await get("/x");
+          await get("/watch");
         }
       }));
     };
     await pass(Math.ceil(o.starts / 5));
+    closeHeld();
     const before = cpuSeconds(child.pid);
     await pass(o.starts);
     const micros = ((cpuSeconds(child.pid) - before) * 1e6) / o.starts;
+    closeHeld();
     agent.destroy();
     return micros;
   } finally {
