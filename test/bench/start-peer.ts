@@ -73,8 +73,10 @@ export async function startPeer(o: StartPeerOptions): Promise<number> {
     };
     const pass = async (count: number) => {
       let next = 0;
+      // Each caller claims a start before making it (as the burst peer's callers do), so exactly `count` are made.
       await Promise.all(Array.from({ length: o.concurrency }, async () => {
-        for (; next < count; next++) {
+        while (next < count) {
+          next++;
           await get("/x");
           await get("/watch");
         }
