@@ -3,11 +3,11 @@
 // server's CPU per create and the create→event latency at the one watcher of that CSR, with 0, 1,000 and 4,000 such
 // watchers open, the levels alternated in rounds; and what starting one costs the server (its LIST with the field
 // selector, then its watch), with every CSR of the earlier rounds stored. TLS, client certificates and RBAC (a
-// system:nodes identity).
+// system:nodes identity); after the levels, the same run's peer of a start (start-peer.ts).
+import { join } from "node:path";
 import { secureTarget, timedCreates } from "./api-target.js";
 import { distinctCsrPems } from "./identity.js";
 import { cpuSeconds, envNumber, percentile } from "./measure.js";
-import { join } from "node:path";
 import { startPeer } from "./start-peer.js";
 import { openWatchers, STARTING } from "./watchers.js";
 
