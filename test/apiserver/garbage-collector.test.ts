@@ -98,6 +98,31 @@ describe("garbage collector", () => {
     ]);
   });
 
+  it("deletes a dependent whose owner lives in another namespace, and reports it as upstream's collector does", async () => {
+    const w = await world();
+    await w.store("Namespace").create(undefined, { apiVersion: "v1", kind: "Namespace", metadata: { name: "elsewhere" } }, {});
+    const abroad = (await w.sas.create("elsewhere", serviceAccount({ name: "abroad", namespace: "elsewhere" }), {})).object;
+    // Another object of the name, elsewhere too, but not the uid named: nothing to report.
+    const namesake = (await w.sas.create("elsewhere", serviceAccount({ name: "namesake", namespace: "elsewhere" }), {})).object;
+    const home = await w.account("home");
+    await w.secrets.create("default", secret("crossing", [ref(abroad)]), {});
+    await w.secrets.create("default", secret("mistaken", [ref(namesake, { uid: "0000-other" })]), {});
+    await w.secrets.create("default", secret("at-home", [ref(home)]), {});
+    await w.until(async () => (await w.exists("crossing")) === undefined && (await w.exists("mistaken")) === undefined);
+    await w.clock.advance(5_000);
+    expect(await w.exists("at-home")).toBeDefined();
+    expect((await w.sas.get("elsewhere", "abroad")).object.metadata.uid).toBe(abroad.metadata.uid);
+    const events = (await w.storage.list("/")).items.map((kv) => JSON.parse(kv.value) as Record<string, any>).filter((e) => e.reason === "OwnerRefInvalidNamespace");
+    expect(events).toEqual([
+      expect.objectContaining({
+        metadata: expect.objectContaining({ namespace: "default" }),
+        type: "Warning",
+        regarding: expect.objectContaining({ kind: "Secret", namespace: "default", name: "crossing" }),
+        note: `ownerRef [v1/ServiceAccount, namespace: default, name: abroad, uid: ${abroad.metadata.uid}] does not exist in namespace "default"`,
+      }),
+    ]);
+  });
+
   it("Orphan: keeps the dependents without the reference, then the owner goes", async () => {
     const w = await world();
     const bot = await w.account("bot");

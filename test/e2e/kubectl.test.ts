@@ -75,6 +75,22 @@ describe("kubectl against the embedded API server (platform.io)", () => {
     expect(kubectl(["get", "clusterrole", "gc-invalid-owned", "-o", "name"])).toContain("gc-invalid-owned");
   });
 
+  it("deletes a Secret whose owner lives in another namespace, reporting upstream's OwnerRefInvalidNamespace in its own", async () => {
+    kubectl(["create", "namespace", "gc-abroad"]);
+    kubectl(["create", "serviceaccount", "gc-abroad-owner", "-n", "gc-abroad"]);
+    const uid = kubectl(["get", "sa", "gc-abroad-owner", "-n", "gc-abroad", "-o", "jsonpath={.metadata.uid}"]);
+    const dependent = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: gc-abroad-owned\n  ownerReferences:\n  - {apiVersion: v1, kind: ServiceAccount, name: gc-abroad-owner, uid: ${uid}}\n`;
+    expect(kubectl(["create", "-f", "-"], dependent)).toContain("secret/gc-abroad-owned created");
+    const reported = () => kubectl(["get", "events", "-n", "default", "--field-selector", "reason=OwnerRefInvalidNamespace", "-o", "jsonpath={range .items[*]}{.type} {.involvedObject.kind}/{.involvedObject.name}: {.message}{\"\\n\"}{end}"]);
+    // Read once found: Events expire after four seconds on this server.
+    let text = "";
+    for (const start = Date.now(); !(text = reported()).includes("gc-abroad-owned"); await new Promise((r) => setTimeout(r, 100))) expect(Date.now() - start).toBeLessThan(10_000);
+    expect(text).toContain(`Warning Secret/gc-abroad-owned: ownerRef [v1/ServiceAccount, namespace: default, name: gc-abroad-owner, uid: ${uid}] does not exist in namespace "default"`);
+    const kept = () => kubectl(["get", "secrets", "--field-selector", "metadata.name=gc-abroad-owned", "-o", "name"]);
+    for (const start = Date.now(); kept().trim() !== ""; await new Promise((r) => setTimeout(r, 100))) expect(Date.now() - start).toBeLessThan(10_000);
+    expect(kubectl(["get", "sa", "gc-abroad-owner", "-n", "gc-abroad", "-o", "name"]).trim()).toBe("serviceaccount/gc-abroad-owner");
+  });
+
   it("creates ConfigMaps from literals and files, lists them with their entry count, and keeps an immutable one", () => {
     const dir = mkdtempSync(join(tmpdir(), "kubectl-cm-"));
     try {

@@ -184,21 +184,51 @@ export class GarbageCollector {
       await this.#reportInvalidNamespace(at, dependent, ref);
       return "present";
     }
+    let owner: ApiObject | undefined;
     try {
-      const owner = (await store.get(store.def.namespaced ? at.namespace : undefined, ref.name)).object;
-      if (owner.metadata.uid !== ref.uid) return "gone";
-      const foreground = owner.metadata.deletionTimestamp !== undefined && (owner.metadata.finalizers ?? []).includes(FOREGROUND);
-      return foreground ? "foreground" : "present";
+      owner = (await store.get(store.def.namespaced ? at.namespace : undefined, ref.name)).object;
     } catch (err) {
-      if (isPlatformError(err, "NOT_FOUND")) return "gone";
-      throw err;
+      if (!isPlatformError(err, "NOT_FOUND")) throw err;
     }
+    if (owner === undefined || owner.metadata.uid !== ref.uid) {
+      // Gone from the dependent's namespace, as upstream decides too; an owner of that uid in another namespace is
+      // reported (owners and dependents share a namespace).
+      if (store.def.namespaced && (await this.#inOtherNamespace(store, at.namespace!, ref))) await this.#reportInvalidNamespace(at, dependent, ref);
+      return "gone";
+    }
+    const foreground = owner.metadata.deletionTimestamp !== undefined && (owner.metadata.finalizers ?? []).includes(FOREGROUND);
+    return foreground ? "foreground" : "present";
   }
 
   /**
-   * Upstream's Warning Event `OwnerRefInvalidNamespace` on a cluster-scoped dependent that names a namespaced owner
-   * (`kubectl get events -A --field-selector reason=OwnerRefInvalidNamespace` finds them), once per reference; an
-   * Event that cannot be written is logged, and the collection goes on.
+   * Whether an object of the owner's kind, name and uid lives in a namespace other than `namespace`: one read per
+   * namespace, only for a reference found dangling (the graph keeps no index of every object's uid).
+   */
+  async #inOtherNamespace(store: ResourceStore, namespace: string, ref: OwnerReference): Promise<boolean> {
+    const namespaces = this.#o.stores.find((s) => s.def.group === "" && s.def.kind === "Namespace");
+    if (!namespaces) return false;
+    const prefix = namespaces.collectionPrefix;
+    for (let startAfter: string | undefined, more = true; more; ) {
+      const page = await this.#o.storage.list(prefix, { limit: PAGE, ...(startAfter !== undefined && { startAfter }) });
+      for (const kv of page.items) {
+        const other = kv.key.slice(prefix.length);
+        if (other === namespace) continue;
+        try {
+          if ((await store.get(other, ref.name)).object.metadata.uid === ref.uid) return true;
+        } catch (err) {
+          if (!isPlatformError(err, "NOT_FOUND")) throw err;
+        }
+      }
+      [more, startAfter] = [page.more, page.items.at(-1)?.key];
+    }
+    return false;
+  }
+
+  /**
+   * Upstream's Warning Event `OwnerRefInvalidNamespace` on a dependent whose namespaced owner cannot be in its
+   * namespace: a cluster-scoped dependent (its Event in `default`), or a namespaced one whose owner lives in another
+   * namespace (its Event in its own). `kubectl get events -A --field-selector reason=OwnerRefInvalidNamespace` finds
+   * them. Once per reference; an Event that cannot be written is logged, and the collection goes on.
    */
   async #reportInvalidNamespace(at: Located, dependent: ApiObject, ref: OwnerReference): Promise<void> {
     const key = `${dependent.metadata.uid ?? ""}/${ref.uid}`;
@@ -206,15 +236,16 @@ export class GarbageCollector {
     if (this.#reported.has(key) || !events) return;
     this.#reported.add(key);
     const now = rfc3339(new Date(this.#o.clock.now()));
-    const namespace = "default";
+    const own = at.namespace ?? "";
+    const namespace = at.namespace ?? "default";
     const name = `${at.name}.${randomBytes(8).toString("hex")}`;
     const event: ApiObject = {
       apiVersion: "v1",
       kind: "Event",
       metadata: { name, namespace },
-      involvedObject: { apiVersion: at.store.apiVersion, kind: at.store.def.kind, name: at.name, uid: dependent.metadata.uid },
+      involvedObject: { apiVersion: at.store.apiVersion, kind: at.store.def.kind, ...(at.namespace !== undefined && { namespace: at.namespace }), name: at.name, uid: dependent.metadata.uid },
       reason: "OwnerRefInvalidNamespace",
-      message: `ownerRef [${ref.apiVersion}/${ref.kind}, namespace: , name: ${ref.name}, uid: ${ref.uid}] does not exist in namespace ""`,
+      message: `ownerRef [${ref.apiVersion}/${ref.kind}, namespace: ${own}, name: ${ref.name}, uid: ${ref.uid}] does not exist in namespace "${own}"`,
       type: "Warning",
       source: { component: GC_COMPONENT },
       firstTimestamp: now,
