@@ -3,22 +3,20 @@
 // deleted; an owner deleted with propagationPolicy Foreground waits under `foregroundDeletion` until its dependents
 // that block it are gone; one deleted with Orphan has its reference taken off every dependent, then its `orphan`
 // finalizer. The graph is the objects with ownerReferences, kept from the storage's watch (a replica's writes too).
-import { randomBytes } from "node:crypto";
 import type { ApiObject, OwnerReference, UserInfo } from "../../api/meta.js";
 import { groupOfApiVersion } from "../../api/schema.js";
 import { isPlatformError, PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
-import type { Storage, StorageEvent, Watch } from "../storage/types.js";
+import type { KeyValue, Storage, StorageEvent, Watch } from "../storage/types.js";
 import type { Clock } from "../../time/clock.js";
 import { KeyedRuns } from "../../time/keyed-runs.js";
 import { UNAUDITED, type AuditInternal } from "../audit/internal-requests.js";
 import type { ResourceStore } from "./generic.js";
 import { FOREGROUND, ORPHAN, OwnerGraph, type Located } from "./owner-graph.js";
-import { rfc3339 } from "../../time/rfc3339.js";
+import type { NamespaceStates } from "./namespace-states.js";
+import { InvalidOwnerReports } from "./invalid-owner-reports.js";
 
 const PAGE = 500;
-/** The Events' source, as upstream's garbage collector names itself. */
-const GC_COMPONENT = "garbage-collector-controller";
 /** Its writes' field manager, and what its audited writes name as their agent. */
 const FIELD_MANAGER = "garbage-collector";
 const AGENT_COMPONENT = "garbage collector";
@@ -37,7 +35,10 @@ export interface GarbageCollectorOptions {
   /** Who the deletes and patches are made as (they pass admission like any other). */
   readonly user: UserInfo;
   readonly audit?: AuditInternal;
+  /** The namespaces' in-memory view (registry's NamespaceStates); without it they are listed from storage. */
+  readonly namespaces?: Pick<NamespaceStates, "names" | "lookup"> | undefined;
 }
+
 
 export class GarbageCollector {
   readonly #o: GarbageCollectorOptions;
@@ -52,14 +53,20 @@ export class GarbageCollector {
   #closed = false;
   /** While the objects are (re)read the graph is incomplete: an owner's dependents cannot be told from it. */
   #reading = false;
-  /** `<dependent uid>/<owner uid>` of the invalid references already reported with an Event. */
-  readonly #reported = new Set<string>();
+  /** References to an owner that cannot be in the dependent's namespace: looked for, and reported. */
+  readonly #invalid: InvalidOwnerReports;
 
   constructor(options: GarbageCollectorOptions) {
     this.#o = options;
     this.#audit = options.audit ?? UNAUDITED;
     this.#graph = new OwnerGraph(options.stores);
     this.#runs = new KeyedRuns({ clock: options.clock, baseMs: FIRST_RETRY_MS, maxMs: MAX_RETRY_MS, run: (key) => this.#run(key) });
+    this.#invalid = new InvalidOwnerReports({
+      ...options,
+      eachStored: (prefix, visit) => this.#eachStored(prefix, visit),
+      create: (at, work) => this.#write("create", at, work),
+      fieldManager: FIELD_MANAGER,
+    });
   }
 
   /**
@@ -81,15 +88,9 @@ export class GarbageCollector {
     this.#watch?.cancel();
     this.#reading = true;
     this.#graph.clear();
-    let startAfter: string | undefined;
-    let revision = 0;
+    let revision: number;
     try {
-      for (let more = true; more; ) {
-        const page = await this.#o.storage.list("/", { limit: PAGE, ...(revision && { revision }), ...(startAfter !== undefined && { startAfter }) });
-        revision = page.revision;
-        for (const kv of page.items) this.#graph.observe(kv.key, kv.value);
-        [more, startAfter] = [page.more, page.items.at(-1)?.key];
-      }
+      revision = await this.#eachStored("/", (kv) => this.#graph.observe(kv.key, kv.value));
     } finally {
       this.#reading = false;
     }
@@ -106,6 +107,19 @@ export class GarbageCollector {
         this.#o.clock.setTimer(FIRST_RETRY_MS, () => this.begin());
       },
     );
+  }
+
+  /** Visits every stored key under `prefix`, a page at a time, all at the first page's revision (returned). */
+  async #eachStored(prefix: string, visit: (kv: KeyValue) => void): Promise<number> {
+    let startAfter: string | undefined;
+    let revision = 0;
+    for (let more = true; more; ) {
+      const page = await this.#o.storage.list(prefix, { limit: PAGE, ...(revision && { revision }), ...(startAfter !== undefined && { startAfter }) });
+      revision = page.revision;
+      for (const kv of page.items) visit(kv);
+      [more, startAfter] = [page.more, page.items.at(-1)?.key];
+    }
+    return revision;
   }
 
   close(): void {
@@ -181,7 +195,7 @@ export class GarbageCollector {
     // cluster-scoped object — is left alone, as if it existed (upstream's rule since 1.20); the second is reported.
     if (!store) return "present";
     if (store.def.namespaced && at.namespace === undefined) {
-      await this.#reportInvalidNamespace(at, dependent, ref);
+      await this.#invalid.report(at, dependent, ref);
       return "present";
     }
     let owner: ApiObject | undefined;
@@ -193,70 +207,11 @@ export class GarbageCollector {
     if (owner === undefined || owner.metadata.uid !== ref.uid) {
       // Gone from the dependent's namespace, as upstream decides too; an owner of that uid in another namespace is
       // reported (owners and dependents share a namespace).
-      if (store.def.namespaced && (await this.#inOtherNamespace(store, at.namespace!, ref))) await this.#reportInvalidNamespace(at, dependent, ref);
+      if (store.def.namespaced && (await this.#invalid.inOtherNamespace(store, at.namespace!, ref))) await this.#invalid.report(at, dependent, ref);
       return "gone";
     }
     const foreground = owner.metadata.deletionTimestamp !== undefined && (owner.metadata.finalizers ?? []).includes(FOREGROUND);
     return foreground ? "foreground" : "present";
-  }
-
-  /**
-   * Whether an object of the owner's kind, name and uid lives in a namespace other than `namespace`: one read per
-   * namespace, only for a reference found dangling (the graph keeps no index of every object's uid).
-   */
-  async #inOtherNamespace(store: ResourceStore, namespace: string, ref: OwnerReference): Promise<boolean> {
-    const namespaces = this.#o.stores.find((s) => s.def.group === "" && s.def.kind === "Namespace");
-    if (!namespaces) return false;
-    const prefix = namespaces.collectionPrefix;
-    for (let startAfter: string | undefined, more = true; more; ) {
-      const page = await this.#o.storage.list(prefix, { limit: PAGE, ...(startAfter !== undefined && { startAfter }) });
-      for (const kv of page.items) {
-        const other = kv.key.slice(prefix.length);
-        if (other === namespace) continue;
-        try {
-          if ((await store.get(other, ref.name)).object.metadata.uid === ref.uid) return true;
-        } catch (err) {
-          if (!isPlatformError(err, "NOT_FOUND")) throw err;
-        }
-      }
-      [more, startAfter] = [page.more, page.items.at(-1)?.key];
-    }
-    return false;
-  }
-
-  /**
-   * Upstream's Warning Event `OwnerRefInvalidNamespace` on a dependent whose namespaced owner cannot be in its
-   * namespace: a cluster-scoped dependent (its Event in `default`), or a namespaced one whose owner lives in another
-   * namespace (its Event in its own). `kubectl get events -A --field-selector reason=OwnerRefInvalidNamespace` finds
-   * them. Once per reference; an Event that cannot be written is logged, and the collection goes on.
-   */
-  async #reportInvalidNamespace(at: Located, dependent: ApiObject, ref: OwnerReference): Promise<void> {
-    const key = `${dependent.metadata.uid ?? ""}/${ref.uid}`;
-    const events = this.#o.events;
-    if (this.#reported.has(key) || !events) return;
-    this.#reported.add(key);
-    const now = rfc3339(new Date(this.#o.clock.now()));
-    const own = at.namespace ?? "";
-    const namespace = at.namespace ?? "default";
-    const name = `${at.name}.${randomBytes(8).toString("hex")}`;
-    const event: ApiObject = {
-      apiVersion: "v1",
-      kind: "Event",
-      metadata: { name, namespace },
-      involvedObject: { apiVersion: at.store.apiVersion, kind: at.store.def.kind, ...(at.namespace !== undefined && { namespace: at.namespace }), name: at.name, uid: dependent.metadata.uid },
-      reason: "OwnerRefInvalidNamespace",
-      message: `ownerRef [${ref.apiVersion}/${ref.kind}, namespace: ${own}, name: ${ref.name}, uid: ${ref.uid}] does not exist in namespace "${own}"`,
-      type: "Warning",
-      source: { component: GC_COMPONENT },
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-    };
-    try {
-      await this.#write("create", { store: events, namespace, name }, () => events.create(namespace, event, { user: this.#o.user, fieldManager: FIELD_MANAGER }));
-    } catch (err) {
-      this.#o.logger.warn({ err, key: at.name }, "the garbage collector could not record an OwnerRefInvalidNamespace event");
-    }
   }
 
   /** Orphan: every dependent loses its reference to the owner, then the owner its finalizer (and goes, if no other holds it). */

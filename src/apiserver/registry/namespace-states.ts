@@ -70,6 +70,11 @@ export class NamespaceStates {
     return this.#live ? this.#states.get(name) : undefined;
   }
 
+  /** Every namespace's name as last seen; undefined when the view is not current (ask storage). */
+  names(): string[] | undefined {
+    return this.#live ? [...this.#states.keys()] : undefined;
+  }
+
   #name(key: string): string {
     return key.slice(this.#prefix.length);
   }

@@ -100,6 +100,7 @@ export class Registry {
       logger: options.logger,
       user: SERVER_USER,
       audit: this.audit,
+      namespaces: this.#namespaceStates,
     });
   }
 
