@@ -114,7 +114,7 @@ describe("garbage collector", () => {
     expect(await w.exists("at-home")).toBeDefined();
     expect((await w.sas.get("elsewhere", "abroad")).object.metadata.uid).toBe(abroad.metadata.uid);
     const events = (await w.storage.list("/")).items.map((kv) => JSON.parse(kv.value) as Record<string, any>).filter((e) => e.reason === "OwnerRefInvalidNamespace");
-    // One per dependent (the second found by the collector's memory of the owner's uid).
+    // One per dependent (the second may be answered from the collector's memory of the owner's uid).
     const note = `ownerRef [v1/ServiceAccount, namespace: default, name: abroad, uid: ${abroad.metadata.uid}] does not exist in namespace "default"`;
     expect(events.map((e) => e.regarding.name).sort()).toEqual(["crossing", "crossing-too"]);
     for (const e of events) {

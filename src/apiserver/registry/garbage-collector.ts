@@ -39,7 +39,6 @@ export interface GarbageCollectorOptions {
   readonly namespaces?: Pick<NamespaceStates, "names" | "lookup"> | undefined;
 }
 
-
 export class GarbageCollector {
   readonly #o: GarbageCollectorOptions;
   readonly #audit: AuditInternal;
