@@ -13,8 +13,7 @@ import { KeyedRuns } from "../../time/keyed-runs.js";
 import { UNAUDITED, type AuditInternal } from "../audit/internal-requests.js";
 import type { ResourceStore } from "./generic.js";
 import { FOREGROUND, ORPHAN, OwnerGraph, type Located } from "./owner-graph.js";
-import type { NamespaceStates } from "./namespace-states.js";
-import { InvalidOwnerReports } from "./invalid-owner-reports.js";
+import { InvalidOwnerReports, type InvalidOwnerReportsOptions } from "./invalid-owner-reports.js";
 
 const PAGE = 500;
 /** Its writes' field manager, and what its audited writes name as their agent. */
@@ -36,7 +35,7 @@ export interface GarbageCollectorOptions {
   readonly user: UserInfo;
   readonly audit?: AuditInternal;
   /** The namespaces' in-memory view (registry's NamespaceStates); without it they are listed from storage. */
-  readonly namespaces?: Pick<NamespaceStates, "names" | "lookup"> | undefined;
+  readonly namespaces?: InvalidOwnerReportsOptions["namespaces"];
 }
 
 export class GarbageCollector {
@@ -206,7 +205,7 @@ export class GarbageCollector {
     if (owner === undefined || owner.metadata.uid !== ref.uid) {
       // Gone from the dependent's namespace, as upstream decides too; an owner of that uid in another namespace is
       // reported (owners and dependents share a namespace).
-      if (store.def.namespaced && (await this.#invalid.inOtherNamespace(store, at.namespace!, ref))) await this.#invalid.report(at, dependent, ref);
+      if (store.def.namespaced) await this.#invalid.reportIfElsewhere(store, at, dependent, ref);
       return "gone";
     }
     const foreground = owner.metadata.deletionTimestamp !== undefined && (owner.metadata.finalizers ?? []).includes(FOREGROUND);

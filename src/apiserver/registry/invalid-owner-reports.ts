@@ -33,9 +33,12 @@ export interface InvalidOwnerReportsOptions {
   readonly create: (at: Located, work: () => Promise<{ object: ApiObject }>) => Promise<unknown>;
 }
 
+/** `<dependent uid>/<owner uid>`: what one report is about. */
+const reportKey = (dependent: ApiObject, ref: OwnerReference): string => `${dependent.metadata.uid ?? ""}/${ref.uid}`;
+
 export class InvalidOwnerReports {
   readonly #o: InvalidOwnerReportsOptions;
-  /** `<dependent uid>/<owner uid>` of the invalid references already reported with an Event. */
+  /** reportKey of the invalid references already reported with an Event. */
   readonly #reported = new Set<string>();
   /** Owner uid → whether an object of that uid lives in another namespace than the dependent that named it. */
   readonly #elsewhere = new Map<string, boolean>();
@@ -45,11 +48,21 @@ export class InvalidOwnerReports {
   }
 
   /**
-   * Whether an object of the owner's kind, name and uid lives in a namespace other than `namespace`: asked only for a
-   * reference found dangling, one read per namespace, once per owner uid (the collector's graph keeps no index of
-   * every object's uid). A namespace being deleted takes its objects with it: nothing is looked for there.
+   * A namespaced dependent's reference found dangling in its namespace: reported when an object of the owner's kind,
+   * name and uid lives in another namespace. Looked for only when a report could still be made (an Events store, the
+   * reference not reported yet).
    */
-  async inOtherNamespace(store: ResourceStore, namespace: string, ref: OwnerReference): Promise<boolean> {
+  async reportIfElsewhere(store: ResourceStore, at: Located, dependent: ApiObject, ref: OwnerReference): Promise<void> {
+    if (!this.#o.events || this.#reported.has(reportKey(dependent, ref))) return;
+    if (await this.#inOtherNamespace(store, at.namespace!, ref)) await this.report(at, dependent, ref);
+  }
+
+  /**
+   * Whether an object of the owner's kind, name and uid lives in a namespace other than `namespace`: one read per
+   * namespace, once per owner uid (the collector's graph keeps no index of every object's uid). A namespace being
+   * deleted takes its objects with it: nothing is looked for there.
+   */
+  async #inOtherNamespace(store: ResourceStore, namespace: string, ref: OwnerReference): Promise<boolean> {
     const view = this.#o.namespaces;
     if (view?.lookup(namespace) === "terminating") return false;
     const known = this.#elsewhere.get(ref.uid);
@@ -87,7 +100,7 @@ export class InvalidOwnerReports {
    * finds them). Once per reference; an Event that cannot be written is logged, and the collection goes on.
    */
   async report(at: Located, dependent: ApiObject, ref: OwnerReference): Promise<void> {
-    const key = `${dependent.metadata.uid ?? ""}/${ref.uid}`;
+    const key = reportKey(dependent, ref);
     const events = this.#o.events;
     if (this.#reported.has(key) || !events) return;
     this.#reported.add(key);
