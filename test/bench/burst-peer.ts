@@ -15,7 +15,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { bareHandler, postRequest } from "./bare-exchange.js";
-import { threadCpu } from "./measure.js";
+import { listeningPort, threadCpu } from "./measure.js";
 
 export interface PeerOptions {
   /** The API server's serving certificate, its key, and the CA that clients verify it with. */
@@ -75,8 +75,7 @@ export async function transportPeer(o: PeerOptions): Promise<PeerResult> {
   const dir = mkdtempSync(join(tmpdir(), "burst-peer-"));
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "serve", o.certFile, o.keyFile, join(dir, "peer.sock"), String(o.controllerCallers)], { stdio: ["pipe", "pipe", "inherit"] });
   try {
-    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-    const port = Number(/listening on (\d+)/.exec(String((await lines.next()).value))?.[1]);
+    const { port, lines } = await listeningPort(child);
     const agent = new https.Agent({ keepAlive: true, maxSockets: o.createCallers, ca: readFileSync(o.caFile) });
     const pass = async (scale: number) => {
       const started = performance.now();

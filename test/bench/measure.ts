@@ -1,5 +1,7 @@
 // What the benchmarks read about processes (/proc) and the host, and how they drive a timed, concurrent request loop.
+import type { ChildProcess } from "node:child_process";
 import { closeSync, fstatSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 
 /** A numeric setting of a benchmark from the environment (`BENCH_*`), or its default. */
 export const envNumber = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
@@ -129,4 +131,14 @@ export async function timedLoop(concurrency: number, seconds: number, once: () =
 export function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+/**
+ * A peer server spawned with its stdout piped: the port of its first line (`listening on PORT`), and the rest of its
+ * lines for whoever talks with it afterwards.
+ */
+export async function listeningPort(child: ChildProcess): Promise<{ readonly port: number; readonly lines: AsyncIterator<string> }> {
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const port = Number(/listening on (\d+)/.exec(String((await lines.next()).value))?.[1]);
+  return { port, lines };
 }

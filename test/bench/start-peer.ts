@@ -6,11 +6,10 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import type { ClientRequest, IncomingMessage, ServerResponse } from "node:http";
 import https from "node:https";
-import { createInterface } from "node:readline";
 import type { SecureContext } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { bareHandler } from "./bare-exchange.js";
-import { cpuSeconds } from "./measure.js";
+import { cpuSeconds, listeningPort } from "./measure.js";
 
 export interface StartPeerOptions {
   /** The API server's serving certificate and key, and the CA its client certificates chain to. */
@@ -46,8 +45,7 @@ function serve(certFile: string, keyFile: string, caFile: string): void {
 export async function startPeer(o: StartPeerOptions): Promise<number> {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "serve", o.certFile, o.keyFile, o.clientCaFile], { stdio: ["ignore", "pipe", "inherit"] });
   try {
-    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-    const port = Number(/listening on (\d+)/.exec(String((await lines.next()).value))?.[1]);
+    const { port } = await listeningPort(child);
     // As the watchers' agent: no keep-alive, so every request is a connection of its own (TLS sessions resumed alike),
     // and no cap that the held watches would fill.
     const agent = new https.Agent({ keepAlive: false, maxSockets: Infinity, secureContext: o.secureContext });
