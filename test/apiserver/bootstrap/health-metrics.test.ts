@@ -104,6 +104,12 @@ describe("/metrics", () => {
     }
     // Authenticated in between: the list, bob's request, and the scrape that read `after`.
     expect(sample(after, 'authentication_attempts{result="success"}') - sample(before, 'authentication_attempts{result="success"}')).toBe(3);
+    // Each attempt is timed too: as many more observations of its result, every one within the last bucket.
+    for (const [result, more] of [["success", 3], ["failure", 1], ["error", 1]] as const) {
+      const count = `authentication_duration_seconds_count{result="${result}"}`;
+      expect(sample(after, count) - sample(before, count)).toBe(more);
+      expect(sample(after, `authentication_duration_seconds_bucket{le="+Inf",result="${result}"}`)).toBe(sample(after, count));
+    }
     expect(after).toMatch(/^apiserver_request_duration_seconds_count\{verb="LIST",dry_run="",group="",version="v1",resource="serviceaccounts",subresource="",scope="namespace",component="apiserver"\} [1-9]/m);
     expect(after).toMatch(/^apiserver_current_inflight_requests\{request_kind="readOnly"\} 1$/m);
   });
