@@ -37,7 +37,7 @@ export interface ApiServerMetricsOptions {
 }
 
 /** Upstream's buckets for apiserver_request_duration_seconds. */
-const REQUEST_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+export const REQUEST_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 /** Upstream's buckets for authentication_duration_seconds: 1 ms doubling 15 times. */
 const AUTHN_BUCKETS = Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i);
 /** Prometheus' default buckets, which upstream's authorization webhook histogram uses. */
@@ -209,6 +209,11 @@ export class ApiServerMetrics {
   }
 }
 
+/** What names a request's label set (without `component`, always the same) in the counts and the latency histogram. */
+export function requestKey(labels: RequestLabels): string {
+  return `${labels.verb}|${labels.dry_run}|${labels.group}|${labels.version}|${labels.resource}|${labels.subresource}|${labels.scope}`;
+}
+
 /** Labels of a request answered before routing (a 401): its HTTP method, nothing else known. */
 function unroutedLabels(method: string): RequestLabels {
   return { verb: method, dry_run: "", group: "", version: "", resource: "", subresource: "", scope: "", component: COMPONENT };
@@ -260,7 +265,7 @@ export class RequestTracker {
     } else {
       this.#m.inflight(this.#kind, -1);
     }
-    const key = `${labels.verb}|${labels.dry_run}|${labels.group}|${labels.version}|${labels.resource}|${labels.subresource}|${labels.scope}`;
+    const key = requestKey(labels);
     this.#m.counted(key, labels, code);
     this.#m.durations.observe(key, labels, (performance.now() - this.#start) / 1000);
   }

@@ -3,12 +3,11 @@
 // peer), the same label objects and durations for both, in interleaved rounds. CPU time per observation, medians.
 import { Histogram, Registry } from "prom-client";
 import { AccumulatedHistogram } from "../../src/apiserver/accumulated-histogram.js";
-import type { RequestLabels } from "../../src/apiserver/metrics.js";
+import { REQUEST_BUCKETS, requestKey, type RequestLabels } from "../../src/apiserver/metrics.js";
 import { describeHost, envNumber, percentile } from "./measure.js";
 
 const OBSERVATIONS = envNumber("BENCH_OBSERVATIONS", 400_000);
 const ROUNDS = envNumber("BENCH_ROUNDS", 5);
-const BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 /** The requests of a CSR's flow: its create, approval, status and Events. */
 const REQUESTS = [
   ["POST", "certificates.platform.io", "certificatesigningrequests", ""],
@@ -23,16 +22,16 @@ function labelsOf(i: number): RequestLabels {
   return { verb, dry_run: "", group, version: "v1", resource, subresource, scope: "resource", component: "apiserver" };
 }
 
-/** µs of CPU per observation; the accumulated one builds its key as the request tracker does. */
+/** µs of CPU per observation; the accumulated one builds its key as the request tracker does (`requestKey`). */
 function round(accumulated: boolean): number {
   const registers = [new Registry()];
-  const ours = new AccumulatedHistogram<RequestLabels>({ name: "latency", help: "latency", buckets: BUCKETS, registers });
-  const theirs = new Histogram({ name: "latency2", help: "latency", labelNames: Object.keys(labelsOf(0)), buckets: BUCKETS, registers });
+  const ours = new AccumulatedHistogram<RequestLabels>({ name: "latency", help: "latency", buckets: REQUEST_BUCKETS, registers });
+  const theirs = new Histogram({ name: "latency2", help: "latency", labelNames: Object.keys(labelsOf(0)), buckets: REQUEST_BUCKETS, registers });
   const start = process.cpuUsage();
   for (let i = 0; i < OBSERVATIONS; i++) {
     const l = labelsOf(i);
     const seconds = (i % 1000) / 20_000;
-    if (accumulated) ours.observe(`${l.verb}|${l.dry_run}|${l.group}|${l.version}|${l.resource}|${l.subresource}|${l.scope}`, l, seconds);
+    if (accumulated) ours.observe(requestKey(l), l, seconds);
     else theirs.observe(l as unknown as Record<string, string>, seconds);
   }
   const used = process.cpuUsage(start);
