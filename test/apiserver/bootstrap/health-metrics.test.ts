@@ -2,6 +2,7 @@
 // without credentials, per-check paths and /metrics for system:monitoring, and the metrics' values.
 import { execFileSync } from "node:child_process";
 import { request as httpsRequest } from "node:https";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { MONITORING_GROUP, PUBLIC_INFO_ROLE } from "../../../src/apiserver/auth/bootstrap-policy.js";
@@ -112,6 +113,21 @@ describe("/metrics", () => {
     }
     expect(after).toMatch(/^apiserver_request_duration_seconds_count\{verb="LIST",dry_run="",group="",version="v1",resource="serviceaccounts",subresource="",scope="namespace",component="apiserver"\} [1-9]/m);
     expect(after).toMatch(/^apiserver_current_inflight_requests\{request_kind="readOnly"\} 1$/m);
+  });
+
+  it("reports the process under the names of upstream's servers, once per scrape however many servers the process runs", async () => {
+    // Two servers in this test process (the file's two fixtures): the process's metrics are one set, not one per server.
+    const [text] = await Promise.all([fx().call("GET", "/metrics", admin).then((r) => r.text), withClientCa().call("GET", "/metrics", admin)]);
+    const rss = Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync("/proc/self/status", "utf8"))![1]) * 1024;
+    expect(text.match(/^# TYPE process_resident_memory_bytes gauge$/gm)).toHaveLength(1);
+    expect(sample(text, "process_resident_memory_bytes") / rss).toBeGreaterThan(0.5);
+    expect(sample(text, "process_resident_memory_bytes") / rss).toBeLessThan(2);
+    expect(Math.abs(sample(text, "process_start_time_seconds") - (Date.now() / 1000 - process.uptime()))).toBeLessThan(2);
+    expect(sample(text, "process_cpu_seconds_total")).toBeGreaterThan(0);
+    expect(sample(text, "process_open_fds")).toBeGreaterThan(0);
+    expect(sample(text, "process_open_fds")).toBeLessThanOrEqual(readdirSync("/proc/self/fd").length + 16);
+    expect(sample(text, "nodejs_heap_size_used_bytes")).toBeGreaterThan(0);
+    expect(sample(text, "nodejs_heap_size_used_bytes")).toBeLessThan(sample(text, "process_resident_memory_bytes"));
   });
 
   it("reports the stored objects of each resource", async () => {
