@@ -1,6 +1,7 @@
 // When the embedded backends delete keys written with a time to live: a min-heap of (time, key, revision), checked
 // lazily — an entry whose key was written again (or deleted) since is dropped when it comes due, so a write costs
-// O(log n) and nothing is ever searched for.
+// O(log n) and nothing is ever searched for; once such entries outnumber the live ones the heap is rebuilt without
+// them, so it holds what is stored, not every write of the last time-to-live.
 import { isPlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { CancelTimer, Clock } from "../../time/clock.js";
@@ -14,6 +15,9 @@ export interface Expiring {
 
 /** How often at most the due keys are looked for (etcd checks its leases every 500 ms). */
 const SWEEP_MS = 500;
+/** Entries beyond twice the live ones (and this many) that make the queue drop its stale entries. */
+const STALE_SLACK = 1024;
+
 /**
  * Keys deleted per sweep: a backlog (a burst's Events, or those due during a long stop) goes in batches of this many,
  * each sweep starting when the one before is committed, so other writes interleave.
@@ -52,6 +56,13 @@ export class ExpiryQueue {
 
   clear(): void {
     this.#heap.length = 0;
+  }
+
+  /** Keeps only the entries `live` accepts, in heap order again (O(n)). */
+  retain(live: (entry: Expiring) => boolean): void {
+    const kept = this.#heap.filter(live);
+    this.#heap.length = 0;
+    for (const entry of kept.sort((a, b) => a.at - b.at)) this.#heap.push(entry);
   }
 
   #pop(): Expiring {
@@ -107,6 +118,9 @@ export class Expirer {
     if (this.#closed) return;
     this.#queue.add(entry);
     this.#at.set(entry.key, entry.at);
+    // Deleted keys and earlier writes of a key written again: rebuilt away once they are most of the queue, so a
+    // rebuild's O(n) is paid at most once per n/2 writes.
+    if (this.#queue.size > 2 * this.#at.size + STALE_SLACK) this.#queue.retain((e) => this.#live(e));
     this.#arm();
   }
 
@@ -118,6 +132,17 @@ export class Expirer {
   /** When the key expires, if it was last written with a time to live. */
   expiryOf(key: string): number | undefined {
     return this.#at.get(key);
+  }
+
+  /**
+   * Whether `entry` may still expire its key: the key expires (it was not deleted or written without a time to live)
+   * and not after the entry's time. A write of the key since has a later time (the time to live is the server's); a
+   * failed delete's retry a later one too; one that kept the key's expiry the same (harmless: the earlier revision's
+   * delete meets CONFLICT).
+   */
+  #live(entry: Expiring): boolean {
+    const at = this.#at.get(entry.key);
+    return at !== undefined && entry.at >= at;
   }
 
   close(): void {

@@ -65,4 +65,35 @@ describe("expirer", () => {
     await clock.advance(400);
     expect(removed.at(-1)).toBe(1500);
   });
+
+  it("holds what still expires, not every write of the last time to live: deleted and rewritten keys' entries are dropped", async () => {
+    const clock = new FakeClock(0);
+    const removed: string[] = [];
+    // As the store: a delete whose revision is not the key's last meets CONFLICT.
+    const latest = new Map<string, number>();
+    let failures = 1;
+    const expirer = new Expirer(clock, silentLogger(), async (key, rev) => {
+      if (latest.get(key) !== rev) throw new PlatformError("CONFLICT", "written again");
+      if (key === "/k/flaky" && failures-- > 0) throw new PlatformError("STORAGE_UNAVAILABLE", "disk full");
+      removed.push(key);
+    });
+    const add = (e: Expiring) => (latest.set(e.key, e.rev), expirer.add(e));
+    add({ at: 1000, key: "/k/flaky", rev: 1 });
+    add({ at: 50_000, key: "/k/kept", rev: 2 });
+    // A delete that failed is tried again later, with a time after its key's own: a rebuild keeps it.
+    await clock.advance(1000);
+    expect(removed).toEqual([]);
+    // 3,000 Events deleted, and one key written 1,000 times: the queue is rebuilt around the live entries.
+    for (let i = 0; i < 3000; i++) add({ at: 60_000, key: `/k/deleted/${i}`, rev: 10 + i });
+    for (let i = 0; i < 3000; i++) expirer.forget(`/k/deleted/${i}`);
+    expect(expirer.pending).toBe(3002);
+    for (let i = 0; i < 3000; i++) add({ at: 2000 + i, key: "/k/rewritten", rev: 5000 + i });
+    // Rebuilt at the first of these writes (the deleted keys' entries gone), and again each time the rewritten key's
+    // stale entries passed the slack: never more than the slack above the three live entries.
+    expect(expirer.pending).toBeLessThanOrEqual(3 * 2 + 1024 + 1);
+    add({ at: 70_000, key: "/k/last", rev: 9000 });
+    await clock.advance(69_000);
+    expect(removed.sort()).toEqual(["/k/flaky", "/k/kept", "/k/last", "/k/rewritten"]);
+    expect(expirer.pending).toBe(0);
+  });
 });
