@@ -4,11 +4,9 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isApproved, isIssued } from "../../src/api/conditions.js";
 import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
-import { Informer } from "../../src/controller/informer.js";
-import { createPersistently, opsGet, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
-import { newCsrObject } from "../fixtures/csr.js";
+import { createPersistently, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
+import { controllerMetrics as metricsOf, createAll as createFrom, eventCounts as countsOf, observe, prepare, untilEvents as untilCounts, waitFor, type EventCounts, type Observer } from "./csr-flow.js";
 import { transportPeer } from "./burst-peer.js";
 import { cpuSeconds, describeHost, describeThreadCpu, mainThreadWaitSeconds, memoryMiB, percentile, threadCpu, envNumber } from "./measure.js";
 
@@ -27,44 +25,10 @@ const TARGET_SECONDS = 10;
 /** BENCH_PEER=0 skips the transport peer after each burst (burst-peer.ts). */
 const PEER = process.env.BENCH_PEER !== "0";
 
-interface Timeline {
-  created?: number;
-  approved?: number;
-  issued?: number;
-}
-
-/** Watches every CSR and notes, by name, when the approval and the certificate were first seen (this process's clock). */
-function observe(c: Cluster): { readonly times: Map<string, Timeline>; informer: Informer<CertificateSigningRequest>; issuedCount(): number } {
-  const times = new Map<string, Timeline>();
-  let issued = 0;
-  const informer = new Informer<CertificateSigningRequest>({ listWatcher: c.admin.csrs, name: "bench" });
-  const seen = (csr: CertificateSigningRequest): void => {
-    const t = times.get(csr.metadata.name!) ?? {};
-    const now = performance.now();
-    if (t.approved === undefined && isApproved(csr)) t.approved = now;
-    if (t.issued === undefined && isIssued(csr)) {
-      t.issued = now;
-      issued++;
-    }
-    times.set(csr.metadata.name!, t);
-  };
-  informer.addHandlers({ onAdd: seen, onUpdate: (_o, n) => seen(n) });
-  return { times, informer, issuedCount: () => issued };
-}
-
-async function waitFor(done: () => boolean, limitMs: number): Promise<boolean> {
-  const until = Date.now() + limitMs;
-  while (!done()) {
-    if (Date.now() > until) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return true;
-}
-
 interface Phase {
   readonly c: Cluster;
   readonly controller: ControllerProc;
-  readonly watch: ReturnType<typeof observe>;
+  readonly watch: Observer;
 }
 
 /**
@@ -91,45 +55,10 @@ async function phase(controllerArgs: readonly string[] | "up", nodeTokens = 0): 
   return { c, controller, watch };
 }
 
-/** Requests are made before the clock starts, so making keys and CSRs is not measured. */
-async function prepare(c: Cluster, prefix: string, count: number): Promise<CertificateSigningRequest[]> {
-  const out: CertificateSigningRequest[] = [];
-  for (let i = 0; i < count; i++) {
-    const name = `${prefix}-${i}`;
-    out.push(await newCsrObject({ names: c.names, name, cn: `system:node:${name}`, o: ["system:nodes"] }));
-  }
-  return out;
-}
-
 /** The controllers' metrics (their ops endpoint, read as the administrator). */
-async function controllerMetrics(p: Phase): Promise<string> {
-  return (await opsGet(p.c.adminConfig, `${p.controller.ops}/metrics`)).text;
-}
-
-interface EventCounts {
-  readonly written: number;
-  readonly failed: number;
-  readonly dropped: number;
-  readonly throttled: number;
-}
-
-/** The Event writes the controllers' metrics count so far, by result. */
-async function eventCounts(p: Phase): Promise<EventCounts> {
-  const metrics = await controllerMetrics(p);
-  const of = (result: string) => sample(metrics, `platform_ca_events_total{result="${result}"}`);
-  return { written: of("written"), failed: of("failed"), dropped: of("dropped"), throttled: of("throttled") };
-}
-
-/** Reads the Event counts every 100 ms until `done` says so or `limitMs` passed; the last counts read. */
-async function untilEvents(p: Phase, done: (c: EventCounts) => boolean, limitMs: number): Promise<EventCounts> {
-  const until = Date.now() + limitMs;
-  let last = await eventCounts(p);
-  while (!done(last) && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    last = await eventCounts(p);
-  }
-  return last;
-}
+const controllerMetrics = (p: Phase): Promise<string> => metricsOf(p.c, p.controller.ops);
+const eventCounts = (p: Phase): Promise<EventCounts> => countsOf(p.c, p.controller.ops);
+const untilEvents = (p: Phase, done: (c: EventCounts) => boolean, limitMs: number): Promise<EventCounts> => untilCounts(p.c, p.controller.ops, done, limitMs);
 
 async function summary(p: Phase): Promise<{ metrics: string; apiserverCpu: number; controllerCpu: number }> {
   const metrics = await controllerMetrics(p);
@@ -188,29 +117,13 @@ async function finish(p: Phase): Promise<void> {
 }
 
 /** Creates every CSR from CLIENTS parallel clients, each CSR from the shared bootstrap identity or (distinct) its node's own. */
-async function createAll(p: Phase, csrs: readonly CertificateSigningRequest[], distinct: boolean): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      while (next < csrs.length) {
-        const i = next++;
-        const csr = csrs[i]!;
-        const t = p.watch.times.get(csr.metadata.name!) ?? {};
-        t.created = performance.now();
-        p.watch.times.set(csr.metadata.name!, t);
-        if (!distinct) {
-          await createPersistently(p.c.bootstrapper, csr);
-          continue;
-        }
-        const agent = p.c.nodeAgent(i);
-        try {
-          await createPersistently(agent.resources, csr);
-        } finally {
-          agent.close();
-        }
-      }
-    }),
-  );
+function createAll(p: Phase, csrs: readonly CertificateSigningRequest[], distinct: boolean): Promise<void> {
+  const shared = { resources: p.c.bootstrapper };
+  return createFrom(csrs, CLIENTS, (i) => (distinct ? p.c.nodeAgent(i) : shared), (csr) => {
+    const t = p.watch.times.get(csr.metadata.name!) ?? {};
+    t.created = performance.now();
+    p.watch.times.set(csr.metadata.name!, t);
+  });
 }
 
 /**
