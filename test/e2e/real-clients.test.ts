@@ -399,7 +399,10 @@ describe("kubectl's typed commands", () => {
 
   it("joins a node with platform-ca token create --print-join-command, platform-ca join and platform-ca credential: a client certificate from the token alone", () => {
     const cli = (args: readonly string[], cwd?: string) => execFileSync(process.execPath, [PLATFORM_CA, ...args], { encoding: "utf8", timeout: 60_000, ...(cwd && { cwd }), stdio: ["ignore", "pipe", "pipe"] });
-    const command = cli(["token", "create", "--print-join-command", "--platformconfig", up.adminConfig, "--group-suffix", "k8s.io"]).trim();
+    const printed = spawnSync(process.execPath, [PLATFORM_CA, "token", "create", "--print-join-command", "--platformconfig", up.adminConfig, "--group-suffix", "k8s.io"], { encoding: "utf8", timeout: 60_000 });
+    // Anonymous reads of cluster-info are on here: no warning beside the command.
+    expect([printed.status, printed.stderr]).toEqual([0, ""]);
+    const command = printed.stdout.trim();
     const m = /^platform-ca join (https:\/\/\S+) --token ([a-z0-9]{6}\.[a-z0-9]{16}) --discovery-token-ca-cert-hash (sha256:[0-9a-f]{64}) -o bootstrap\.conf --group-suffix k8s\.io$/.exec(command);
     expect(m, command).not.toBeNull();
     const [, server, token, pin] = m!;
@@ -486,5 +489,12 @@ describe("kubectl describe under the default suffix", () => {
     expect(() =>
       execFileSync(process.execPath, [PLATFORM_CA, "join", plain.address, "--token", token, "--discovery-token-unsafe-skip-ca-verification", "-o", join(tmpdir(), `never-${process.pid}.conf`)], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }),
     ).toThrow(/does not let requests without credentials read \/api\/v1\/namespaces\/platform-public\/configmaps\/cluster-info: allow anonymous requests on that path/);
+    // And token create says it beside the join command it prints, which stays the only line on stdout.
+    const printed = spawnSync(process.execPath, [PLATFORM_CA, "token", "create", "--print-join-command", "--platformconfig", plain.adminConfig], { encoding: "utf8", timeout: 60_000 });
+    expect(printed.status).toBe(0);
+    expect(printed.stdout).toMatch(/^platform-ca join https:\/\/\S+ --token [a-z0-9]{6}\.[a-z0-9]{16} --discovery-token-ca-cert-hash sha256:[0-9a-f]{64} -o bootstrap\.conf\n$/);
+    expect(printed.stderr).toBe(
+      `Warning: the join command fails as the server stands: ${plain.address} does not let requests without credentials read /api/v1/namespaces/platform-public/configmaps/cluster-info: allow anonymous requests on that path (an AuthenticationConfiguration's anonymous.conditions; docs/operations.md "Discovery")\n`,
+    );
   });
 });

@@ -57,11 +57,13 @@ export function trustedClusterInfo(cm: ConfigMap, token: string, pins: readonly 
   return { server, caPem, content };
 }
 
-function config(server: string, tls: RestConfig["tls"], timeoutMs: number): RestConfig {
+/** A client config without credentials, as a node that holds only a token has for its discovery. */
+export function discoveryConfig(server: string, tls: RestConfig["tls"], timeoutMs: number): RestConfig {
   return { server, tls, credentials: { type: "none" }, namespace: "default", timeoutMs, qps: 0, burst: 0, userAgent: defaultUserAgent("platform-ca-join") };
 }
 
-async function readClusterInfo(names: GroupNames, rest: RestConfig): Promise<ConfigMap> {
+/** cluster-info as `rest` reads it; a refusal says what to change on the server. */
+export async function readClusterInfo(names: GroupNames, rest: RestConfig): Promise<ConfigMap> {
   const client = createClient(rest, { groupSuffix: names.suffix });
   const namespace = names.bootstrapTokens.publicNamespace;
   try {
@@ -108,11 +110,11 @@ async function join(address: string, flags: JoinFlags): Promise<void> {
   }
   const timeoutMs = 30_000;
   // Nothing to check the server with yet: the content is trusted through the token's signature and the pin instead.
-  const insecure = await readClusterInfo(names, config(server, { insecureSkipVerify: true }, timeoutMs));
+  const insecure = await readClusterInfo(names, discoveryConfig(server, { insecureSkipVerify: true }, timeoutMs));
   const found = trustedClusterInfo(insecure, token, pins);
   // As kubeadm: read it again over TLS checked against the discovered CA, so the server proves it holds the CA's
   // serving key, and the content must be the same.
-  const again = await readClusterInfo(names, config(found.server, { ca: found.caPem }, timeoutMs));
+  const again = await readClusterInfo(names, discoveryConfig(found.server, { ca: found.caPem }, timeoutMs));
   if (again.data?.[CLUSTER_INFO_KUBECONFIG_KEY] !== found.content) throw new PlatformError("UNAUTHORIZED", "cluster-info changed between the unchecked and the checked read: refusing it");
   await writeFileAtomic(flags.output, bootstrapConfigText(found.server, found.caPem, token), 0o600);
   process.stderr.write(`cluster-info trusted: server ${found.server}, CA ${caCertHashes(found.caPem).join(", ")}; wrote ${flags.output}\n`);

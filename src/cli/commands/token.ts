@@ -5,7 +5,7 @@ import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX, type GroupNames } from "../../api/group.js";
 import { CORE_VERSION, type ConfigMap, type Secret } from "../../api/types/core.js";
 import { CLUSTER_INFO_KUBECONFIG_KEY, CLUSTER_INFO_NAME, clusterInfoCluster } from "../../api/cluster-info.js";
-import { caCertHashes } from "./join.js";
+import { caCertHashes, discoveryConfig, readClusterInfo } from "./join.js";
 import { BOOTSTRAP_EXTRA_GROUP, BOOTSTRAP_TOKEN, bootstrapTokenSecretName, secretExpiry } from "../../apiserver/auth/authn-bootstrap-token.js";
 import { decodedData, toBase64 } from "../../api/base64-text.js";
 import { shortHumanDuration } from "../../apiserver/registry/resources/printing.js";
@@ -79,7 +79,21 @@ async function joinCommandFor(client: RestClient, names: GroupNames, token: stri
   if (!cluster) throw new PlatformError("INTERNAL", `${namespace}/${CLUSTER_INFO_NAME} names no server or CA`);
   const pins = caCertHashes(cluster.caPem).map((p) => `--discovery-token-ca-cert-hash ${p}`);
   const suffix = names.suffix === DEFAULT_GROUP_SUFFIX ? "" : ` --group-suffix ${names.suffix}`;
+  await warnIfNodesCannotRead(names, cluster);
   return `platform-ca join ${cluster.server} --token ${token} ${pins.join(" ")} -o bootstrap.conf${suffix}`;
+}
+
+/**
+ * A node's first read is cluster-info without credentials, which the server refuses unless anonymous requests are on
+ * for that path (docs/operations.md "Discovery"): say so beside a join command that would fail. A server this machine
+ * cannot reach at the published address (nodes may) gets no warning.
+ */
+async function warnIfNodesCannotRead(names: GroupNames, cluster: { readonly server: string; readonly caPem: string }): Promise<void> {
+  try {
+    await readClusterInfo(names, discoveryConfig(cluster.server, { ca: cluster.caPem }, 10_000));
+  } catch (err) {
+    if (isPlatformError(err, "UNAUTHORIZED") || isPlatformError(err, "FORBIDDEN")) process.stderr.write(`Warning: the join command fails as the server stands: ${err.message}\n`);
+  }
 }
 
 async function withSecrets<T>(flags: TokenFlags, run: (secrets: ResourceClient<Secret>, names: GroupNames, client: RestClient) => Promise<T>): Promise<T> {
