@@ -2,7 +2,8 @@
 // requests, watchers, stored objects, authentication attempts, the expiry of the certificates it holds, and encryption
 // at rest (stale reads, configuration reloads).
 import { performance } from "node:perf_hooks";
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { processRegistry, withProcessMetrics } from "../process-metrics.js";
 import { certificateExpiryGauge, type HeldCertificate } from "../pki/expiry-gauge.js";
 import { AccumulatedHistogram } from "./accumulated-histogram.js";
 import type { ReloadStats } from "./encryption/encrypted-storage.js";
@@ -206,26 +207,8 @@ export class ApiServerMetrics {
 
   /** The text exposition format, and its content type. */
   async scrape(): Promise<{ readonly contentType: string; readonly body: string }> {
-    const [own, process] = await Promise.all([this.registry.metrics(), processRegistry().metrics()]);
-    return { contentType: this.registry.contentType, body: own + process };
+    return { contentType: this.registry.contentType, body: await withProcessMetrics(this.registry) };
   }
-}
-
-let processMetrics: Registry | undefined;
-
-/**
- * The process's own metrics under the names Prometheus' process collector gives upstream's servers
- * (`process_resident_memory_bytes`, `process_cpu_seconds_total`, `process_start_time_seconds`, `process_open_fds`…),
- * with the runtime's `nodejs_*` where a Go server has `go_*` (the heap is this thread's). One collector per thread, made
- * with its first server: its event-loop monitor and GC observer are never stopped, so each server of a test process
- * must not add its own.
- */
-function processRegistry(): Registry {
-  if (!processMetrics) {
-    processMetrics = new Registry();
-    collectDefaultMetrics({ register: processMetrics });
-  }
-  return processMetrics;
 }
 
 /** What names a request's label set (without `component`, always the same) in the counts and the latency histogram. */

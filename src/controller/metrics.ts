@@ -1,12 +1,16 @@
 // Prometheus metrics of one controller manager: its own prom-client registry, so two managers in a process never clash.
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { processRegistry, withProcessMetrics } from "../process-metrics.js";
 import { certificateExpiryGauge, type HeldCertificate } from "../pki/expiry-gauge.js";
 import type { Signer } from "../../signers/signer.js";
 import type { EventResult } from "./event-recorder-types.js";
 import type { WorkQueueMetrics } from "./workqueue.js";
 
 export interface ControllerMetricsOptions {
-  /** Also export process metrics (CPU, memory, event loop, GC); default false, as a library should not. */
+  /**
+   * Also export the process's metrics (CPU, memory, event loop, GC) under upstream's unprefixed names
+   * (process-metrics.ts); default false, as a library should not.
+   */
   readonly processMetrics?: boolean;
   /** Metric name prefix (default `platform_ca_`). */
   readonly prefix?: string;
@@ -42,6 +46,7 @@ export class ControllerMetrics {
   readonly eventsQueued: Gauge;
   /** The event queue of the current term's recorder, read at each scrape. */
   private eventQueue: { readonly queued: number } | undefined;
+  private readonly processMetrics: boolean;
   /** Sources of the certificates reported by the expiry gauge, read at each scrape. */
   private readonly held: (() => readonly HeldCertificate[])[] = [];
 
@@ -89,7 +94,8 @@ export class ControllerMetrics {
     for (const s of signers) this.csrSigned.inc({ signer: s.signerName }, 0);
     if (signers.length > 0) this.held.push(() => signers.flatMap((s) => anchorsOf(s).map((pem) => ({ usage: "ca", name: s.signerName, pem }))));
     certificateExpiryGauge(this.registry, p, () => this.held.flatMap((source) => source()));
-    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: p });
+    this.processMetrics = options.processMetrics === true;
+    if (this.processMetrics) processRegistry();
   }
 
   /** Reports the certificates `source` names in the expiry gauge from now on (the ops endpoint's serving certificate). */
@@ -120,7 +126,7 @@ export class ControllerMetrics {
 
   /** The text exposition format, and its content type. */
   async scrape(): Promise<{ readonly contentType: string; readonly body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    return { contentType: this.registry.contentType, body: this.processMetrics ? await withProcessMetrics(this.registry) : await this.registry.metrics() };
   }
 }
 

@@ -138,6 +138,17 @@ describe("the ops endpoint over HTTPS", () => {
     }
   });
 
+  it("exports the process under upstream's unprefixed names when asked (the controller command asks), not otherwise", async () => {
+    const [withProcess, without] = await Promise.all([startOps({ metrics: new ControllerMetrics({ processMetrics: true }) }), startOps()]);
+    const text = (await httpsCall(withProcess.address, "GET", "/metrics", { token: TOKENS.admin })).text;
+    expect(text).toMatch(/^# TYPE process_resident_memory_bytes gauge$/m);
+    expect(sample(text, "process_resident_memory_bytes")).toBeGreaterThan(0);
+    expect(sample(text, "nodejs_heap_size_used_bytes")).toBeGreaterThan(0);
+    expect(text).toMatch(/^platform_ca_leader /m);
+    expect(text).not.toMatch(/^platform_ca_(process|nodejs)_/m);
+    expect((await httpsCall(without.address, "GET", "/metrics", { token: TOKENS.admin })).text).not.toMatch(/^(platform_ca_)?process_/m);
+  });
+
   it("answers each check on its own path to an authorized user, and skips the checks ?exclude= names", async () => {
     const ops = await startOps({ ready: () => [{ name: "ping", ok: true }, { name: "informers-synced", ok: false, detail: "not synced yet" }] });
     // Anyone may read /readyz: it names the failed check, and only its own path, behind authorization, says why.
