@@ -13,7 +13,9 @@ let registry: Registry | undefined;
 export function processRegistry(): Registry {
   if (!registry) {
     registry = new Registry();
-    collectDefaultMetrics({ register: registry });
+    // The event-loop delay sampled every 100 ms rather than prom-client's 10: each sample wakes the thread, and at 10 ms
+    // an idle thread spent ~7 ms of CPU a second on them here (~2 ms at 100).
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
   }
   return registry;
 }
