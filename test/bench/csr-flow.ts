@@ -64,10 +64,17 @@ export async function prepare(c: Cluster, prefix: string, count: number): Promis
 }
 
 /**
- * Creates every CSR from `clients` parallel callers; `who(i)` gives the identity of the i-th (and closes it after), and
- * `onCreate` runs just before each request is sent.
+ * Creates every CSR from `clients` parallel callers; `who(i)` gives the identity of the i-th (and closes it after),
+ * `onCreate` runs just before each request is sent, and `then` after it, before the caller's next (a node agent that
+ * waits for its certificate).
  */
-export async function createAll(csrs: readonly CertificateSigningRequest[], clients: number, who: (i: number) => { readonly resources: ControllerResources; close?(): void }, onCreate?: (csr: CertificateSigningRequest) => void): Promise<void> {
+export async function createAll(
+  csrs: readonly CertificateSigningRequest[],
+  clients: number,
+  who: (i: number) => { readonly resources: ControllerResources; close?(): void },
+  onCreate?: (csr: CertificateSigningRequest) => void,
+  then?: (csr: CertificateSigningRequest) => Promise<unknown>,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: clients }, async () => {
@@ -78,6 +85,7 @@ export async function createAll(csrs: readonly CertificateSigningRequest[], clie
         const agent = who(i);
         try {
           await createPersistently(agent.resources, csr);
+          await then?.(csr);
         } finally {
           agent.close?.();
         }

@@ -6,6 +6,7 @@
 // ones (JIT, caches filling, history up to the store's retention); the figure is the growth per CSR from the second
 // cycle to the last. Also checks that nothing was lost: each cycle's certificates all issued once, its Events all written.
 import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
+import { waitForCertificate } from "../../src/cli/ctl/csr-issuance.js";
 import { isPlatformError } from "../../src/errors.js";
 import { opsGet, sample, startCluster, type Cluster } from "../controller/controllers/cluster.js";
 import { freePort } from "../fixtures/ports.js";
@@ -18,6 +19,11 @@ const PER_CYCLE = envNumber("BENCH_CYCLE_CSRS", 5_000);
 const CLIENTS = envNumber("BENCH_CLIENTS", 32);
 const IDLE_SECONDS = envNumber("BENCH_IDLE_SECONDS", 5);
 const EVENT_TTL_SECONDS = envNumber("BENCH_EVENT_TTL", 20);
+/**
+ * BENCH_WAIT=1: each node agent waits for its certificate as `platformctl certificate request --wait` does (a list and
+ * a watch of its CSR's name, closed once it is issued) before its next request.
+ */
+const WAIT = process.env.BENCH_WAIT === "1";
 /** BENCH_DELETE_EVENTS=1: the Events are deleted with their CSRs (`kubectl delete events --all`) instead of expiring. */
 const DELETE_EVENTS = process.env.BENCH_DELETE_EVENTS === "1";
 const NODEAGENT = "platform.io/apiserver-client-nodeagent";
@@ -74,7 +80,7 @@ async function idleReading(c: Cluster, inspectPort: number): Promise<Reading> {
 async function main(): Promise<void> {
   console.log(`bench:soak — ${new Date().toISOString()}, node ${process.version}`);
   console.log(describeHost());
-  console.log(`${CYCLES} cycles of ${PER_CYCLE} CSRs from ${CLIENTS} clients through platform-ca up (defaults), each deleted and its Events ${DELETE_EVENTS ? "deleted" : "expired"} (--event-ttl ${EVENT_TTL_SECONDS}s), then ${IDLE_SECONDS} s idle\n`);
+  console.log(`${CYCLES} cycles of ${PER_CYCLE} CSRs from ${CLIENTS} clients through platform-ca up (defaults), ${WAIT ? "each agent waiting for its certificate, " : ""}each deleted and its Events ${DELETE_EVENTS ? "deleted" : "expired"} (--event-ttl ${EVENT_TTL_SECONDS}s), then ${IDLE_SECONDS} s idle\n`);
   // The inspector of `up` (its main thread, the API server's), on loopback only.
   const inspectPort = await freePort();
   process.env.BENCH_NODE_ARGS = `${process.env.BENCH_NODE_ARGS ?? ""} --inspect=127.0.0.1:${inspectPort}`;
@@ -94,7 +100,8 @@ async function main(): Promise<void> {
       const csrs: CertificateSigningRequest[] = await prepare(c, `soak${cycle}`, PER_CYCLE);
       const start = performance.now();
       const cpuBefore = cpuSeconds(pid);
-      await createAll(csrs, CLIENTS, () => shared);
+      const wait = WAIT ? (csr: CertificateSigningRequest) => waitForCertificate(c.bootstrapClient, c.names, csr.metadata.name!, { timeoutMs: 600_000 }) : undefined;
+      await createAll(csrs, CLIENTS, () => shared, undefined, wait);
       if (!(await waitFor(() => watch.issuedCount() >= cycle * PER_CYCLE, 600_000))) throw new Error(`cycle ${cycle}: not every certificate was issued`);
       const events = await untilEvents(c, ops, (e) => e.written + e.failed + e.dropped >= 2 * cycle * PER_CYCLE, 600_000);
       if (events.written !== 2 * cycle * PER_CYCLE) throw new Error(`cycle ${cycle}: ${events.written} Events written of ${2 * cycle * PER_CYCLE} (${events.failed} failed, ${events.dropped} dropped)`);

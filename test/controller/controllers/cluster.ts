@@ -77,6 +77,8 @@ export interface Cluster {
   readonly admin: ControllerResources;
   /** Resources as a node agent with the bootstrap token. */
   readonly bootstrapper: ControllerResources;
+  /** The client under `bootstrapper`, for what takes a RestClient (platformctl's waitForCertificate). */
+  readonly bootstrapClient: RestClient;
   /**
    * Resources as node agent `i` (0 ≤ i < ClusterOptions.nodeTokens) with a bootstrap token of its own, so the approver
    * reviews each node's request separately; close() the client when done (connections are shared with `bootstrapper`).
@@ -144,6 +146,7 @@ export async function startCluster(o: ClusterOptions = {}): Promise<Cluster> {
     controllersOps,
     admin: controllerResources(admin, names),
     bootstrapper: controllerResources(node, names),
+    bootstrapClient: node,
     nodeAgent(i: number) {
       return this.withToken(nodeToken(i));
     },
