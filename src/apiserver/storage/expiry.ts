@@ -58,7 +58,7 @@ export class ExpiryQueue {
     this.#heap.length = 0;
   }
 
-  /** Keeps only the entries `live` accepts, in heap order again (O(n)). */
+  /** Keeps only the entries `live` accepts, in heap order again (sorted: O(n log n) for what is kept). */
   retain(live: (entry: Expiring) => boolean): void {
     const kept = this.#heap.filter(live);
     this.#heap.length = 0;
@@ -119,7 +119,7 @@ export class Expirer {
     this.#queue.add(entry);
     this.#at.set(entry.key, entry.at);
     // Deleted keys and earlier writes of a key written again: rebuilt away once they are most of the queue, so a
-    // rebuild's O(n) is paid at most once per n/2 writes.
+    // rebuild (a filter and a sort) is paid at most once per n/2 writes.
     if (this.#queue.size > 2 * this.#at.size + STALE_SLACK) this.#queue.retain((e) => this.#live(e));
     this.#arm();
   }

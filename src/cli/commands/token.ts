@@ -90,7 +90,7 @@ async function joinCommandFor(client: RestClient, names: GroupNames, token: stri
  */
 async function warnIfNodesCannotRead(names: GroupNames, cluster: { readonly server: string; readonly caPem: string }): Promise<void> {
   try {
-    await readClusterInfo(names, discoveryConfig(cluster.server, { ca: cluster.caPem }, 10_000));
+    await readClusterInfo(names, discoveryConfig(cluster.server, { ca: cluster.caPem }, 3_000));
   } catch (err) {
     if (isPlatformError(err, "UNAUTHORIZED") || isPlatformError(err, "FORBIDDEN")) process.stderr.write(`Warning: the join command fails as the server stands: ${err.message}\n`);
   }
