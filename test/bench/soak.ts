@@ -1,10 +1,13 @@
-// bench:soak — whether `platform-ca up` keeps its memory flat over hours of churn: cycles of node-agent CSRs created,
-// approved, issued and Evented, then deleted (as the cleaner does in a running cluster) while their Events expire
-// (`--event-ttl`, shortened here from the hour of upstream's default), each followed by an idle spell. Then the server's and the controllers' threads' heaps are read after a full
-// collection each (through the inspector of the `up` process, started with --inspect on a loopback port), and the
-// process's RSS. A leak shows as heap that grows with the cycles after the first
-// ones (JIT, caches filling, history up to the store's retention); the figure is the growth per CSR from the second
-// cycle to the last. Also checks that nothing was lost: each cycle's certificates all issued once, its Events all written.
+// bench:soak — whether `platform-ca up` keeps its memory and its store flat over hours of churn: cycles of node-agent
+// CSRs created, approved, issued and Evented, then deleted (as the cleaner does in a running cluster) while their
+// Events expire (`--event-ttl`, shortened here from the hour of upstream's default), each followed by an idle spell.
+// Then the server's and the controllers' threads' heaps are read after a full collection each (through the inspector
+// of the `up` process, started with --inspect on a loopback port), with the process's RSS and the store's files on
+// disk. A leak shows as heap that grows with the cycles after the first ones (JIT, caches filling, history up to the
+// store's retention); the figure is the growth per CSR from the second cycle to the last. Also checks that nothing was
+// lost: each cycle's certificates all issued once, its Events all written.
+import { existsSync, statSync } from "node:fs";
+import { join } from "node:path";
 import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
 import { waitForCertificate } from "../../src/cli/ctl/csr-issuance.js";
 import { isPlatformError } from "../../src/errors.js";
@@ -30,6 +33,8 @@ const NODEAGENT = "platform.io/apiserver-client-nodeagent";
 const MiB = 1024 * 1024;
 
 interface Reading {
+  /** The SQLite store's files (database and write-ahead log), bytes. */
+  readonly storeBytes: number;
   readonly serverHeap: number;
   readonly controllersHeap: number;
   readonly rss: number;
@@ -68,7 +73,9 @@ async function idleReading(c: Cluster, inspectPort: number): Promise<Reading> {
   const controllers = heaps.workers.find((w) => w.url.includes("controller-thread"));
   if (!controllers) throw new Error(`no controller thread among the workers of platform-ca up: ${heaps.workers.map((w) => w.url).join(", ")}`);
   const server = await serverMetrics(c);
+  const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
   return {
+    storeBytes: size(join(c.dataDir, "store.db")) + size(join(c.dataDir, "store.db-wal")),
     serverHeap: heaps.main,
     controllersHeap: controllers.used,
     rss: sample(server, "process_resident_memory_bytes"),
@@ -94,8 +101,8 @@ async function main(): Promise<void> {
   try {
     watch.informer.start();
     await watch.informer.waitForSync();
-    console.log("| cycle | work s (until nothing is stored) | CPU s | server heap after a full GC, MiB | controllers' heap after a full GC, MiB | RSS MiB | stored CSRs / Events after |");
-    console.log("|---:|---:|---:|---:|---:|---:|---|");
+    console.log("| cycle | work s (until nothing is stored) | CPU s | server heap after a full GC, MiB | controllers' heap after a full GC, MiB | RSS MiB | store files MiB | stored CSRs / Events after |");
+    console.log("|---:|---:|---:|---:|---:|---:|---:|---|");
     for (let cycle = 1; cycle <= CYCLES; cycle++) {
       const csrs: CertificateSigningRequest[] = await prepare(c, `soak${cycle}`, PER_CYCLE);
       const start = performance.now();
@@ -121,7 +128,7 @@ async function main(): Promise<void> {
       const cpu = cpuSeconds(pid) - cpuBefore;
       const r = await idleReading(c, inspectPort);
       rows.push(r);
-      console.log(`| ${cycle} | ${work.toFixed(1)} | ${cpu.toFixed(1)} | ${(r.serverHeap / MiB).toFixed(1)} | ${(r.controllersHeap / MiB).toFixed(1)} | ${(r.rss / MiB).toFixed(0)} | ${r.storedCsrs} / ${r.storedEvents} |`);
+      console.log(`| ${cycle} | ${work.toFixed(1)} | ${cpu.toFixed(1)} | ${(r.serverHeap / MiB).toFixed(1)} | ${(r.controllersHeap / MiB).toFixed(1)} | ${(r.rss / MiB).toFixed(0)} | ${(r.storeBytes / MiB).toFixed(1)} | ${r.storedCsrs} / ${r.storedEvents} |`);
     }
   } finally {
     await watch.informer.stop();
@@ -132,7 +139,7 @@ async function main(): Promise<void> {
   const [second, last] = [rows[1]!, rows.at(-1)!];
   const counted = (rows.length - 2) * PER_CYCLE;
   const perCsr = (a: number, b: number) => `${((b - a) / counted).toFixed(1)} bytes per CSR (${((b - a) / MiB).toFixed(1)} MiB over ${counted} CSRs)`;
-  console.log(`\nfrom cycle 2 to cycle ${rows.length}: server heap ${perCsr(second.serverHeap, last.serverHeap)}; controllers' heap ${perCsr(second.controllersHeap, last.controllersHeap)}; RSS ${perCsr(second.rss, last.rss)}`);
+  console.log(`\nfrom cycle 2 to cycle ${rows.length}: server heap ${perCsr(second.serverHeap, last.serverHeap)}; controllers' heap ${perCsr(second.controllersHeap, last.controllersHeap)}; RSS ${perCsr(second.rss, last.rss)}; store files ${perCsr(second.storeBytes, last.storeBytes)}`);
 }
 
 await main();
