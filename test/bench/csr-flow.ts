@@ -63,35 +63,41 @@ export async function prepare(c: Cluster, prefix: string, count: number): Promis
   return out;
 }
 
+/** Runs `work` on every item from `callers` parallel callers, each taking the next item as it finishes one. */
+export async function inParallel<T>(items: readonly T[], callers: number, work: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await work(items[i]!, i);
+      }
+    }),
+  );
+}
+
 /**
  * Creates every CSR from `clients` parallel callers; `who(i)` gives the identity of the i-th (and closes it after),
  * `onCreate` runs just before each request is sent, and `then` after it, before the caller's next (a node agent that
  * waits for its certificate).
  */
-export async function createAll(
+export function createAll(
   csrs: readonly CertificateSigningRequest[],
   clients: number,
   who: (i: number) => { readonly resources: ControllerResources; close?(): void },
   onCreate?: (csr: CertificateSigningRequest) => void,
   then?: (csr: CertificateSigningRequest) => Promise<unknown>,
 ): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (next < csrs.length) {
-        const i = next++;
-        const csr = csrs[i]!;
-        onCreate?.(csr);
-        const agent = who(i);
-        try {
-          await createPersistently(agent.resources, csr);
-          await then?.(csr);
-        } finally {
-          agent.close?.();
-        }
-      }
-    }),
-  );
+  return inParallel(csrs, clients, async (csr, i) => {
+    onCreate?.(csr);
+    const agent = who(i);
+    try {
+      await createPersistently(agent.resources, csr);
+      await then?.(csr);
+    } finally {
+      agent.close?.();
+    }
+  });
 }
 
 export interface EventCounts {

@@ -13,7 +13,7 @@ import { waitForCertificate } from "../../src/cli/ctl/csr-issuance.js";
 import { isPlatformError } from "../../src/errors.js";
 import { opsGet, sample, startCluster, type Cluster } from "../controller/controllers/cluster.js";
 import { freePort } from "../fixtures/ports.js";
-import { controllerMetrics, createAll, observe, prepare, untilEvents, waitFor } from "./csr-flow.js";
+import { controllerMetrics, createAll, inParallel, observe, prepare, untilEvents, waitFor } from "./csr-flow.js";
 import { threadHeaps } from "./inspector-heap.js";
 import { cpuSeconds, describeHost, envNumber } from "./measure.js";
 
@@ -52,16 +52,10 @@ const storedEvents = (c: Cluster, metrics: string): number =>
   Math.max(sample(metrics, 'apiserver_storage_objects{resource="events"}'), sample(metrics, `apiserver_storage_objects{resource="events.${c.names.events}"}`));
 
 /** Deletes each name with `del` from CLIENTS parallel callers; an object already gone counts as deleted. */
-async function deleteAll(names: readonly string[], del: (name: string) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      while (next < names.length) {
-        const name = names[next++]!;
-        await del(name).catch((err: unknown) => {
-          if (!isPlatformError(err, "NOT_FOUND")) throw err;
-        });
-      }
+function deleteAll(names: readonly string[], del: (name: string) => Promise<void>): Promise<void> {
+  return inParallel(names, CLIENTS, (name) =>
+    del(name).catch((err: unknown) => {
+      if (!isPlatformError(err, "NOT_FOUND")) throw err;
     }),
   );
 }
