@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { bareHandler, postRequest } from "./bare-exchange.js";
 import { listeningPort, threadCpu } from "./measure.js";
+import { inParallel, times } from "../fixtures/parallel.js";
 
 export interface PeerOptions {
   /** The API server's serving certificate, its key, and the CA that clients verify it with. */
@@ -38,14 +39,7 @@ export interface PeerResult {
 
 /** `count` POSTs of the request body from `callers` keep-alive callers; resolves once every answer was read and parsed. */
 async function post(count: number, callers: number, options: https.RequestOptions, secure: boolean): Promise<void> {
-  let next = 0;
-  const one = () => postRequest(options, secure, { authorization: "Bearer peer" });
-  await Promise.all(Array.from({ length: callers }, async () => {
-    while (next < count) {
-      next++;
-      await one();
-    }
-  }));
+  await inParallel(times(count), callers, () => postRequest(options, secure, { authorization: "Bearer peer" }));
 }
 
 /** The child process: both listeners on its main thread; "go N" on stdin makes its other thread send N requests. */

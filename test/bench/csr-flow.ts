@@ -6,6 +6,7 @@ import type { ControllerResources } from "../../src/controller/controllers/contr
 import { Informer } from "../../src/controller/informer.js";
 import { createPersistently, opsGet, sample, type Cluster } from "../controller/controllers/cluster.js";
 import { newCsrObject } from "../fixtures/csr.js";
+import { inParallel } from "../fixtures/parallel.js";
 
 export interface Timeline {
   created?: number;
@@ -61,19 +62,6 @@ export async function prepare(c: Cluster, prefix: string, count: number): Promis
     out.push(await newCsrObject({ names: c.names, name, cn: `system:node:${name}`, o: ["system:nodes"] }));
   }
   return out;
-}
-
-/** Runs `work` on every item from `callers` parallel callers, each taking the next item as it finishes one. */
-export async function inParallel<T>(items: readonly T[], callers: number, work: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: callers }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await work(items[i]!, i);
-      }
-    }),
-  );
 }
 
 /**

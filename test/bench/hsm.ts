@@ -18,6 +18,7 @@ import { Issuer } from "../../src/pki/issue.js";
 import type { CertificateProfile, ParsedCsr } from "../../src/pki/types.js";
 import { resolveUsages } from "../../src/pki/usages.js";
 import { importIntoToken } from "../hsm/import-key.js";
+import { inParallel } from "../fixtures/parallel.js";
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const COUNTS = { p256: Number(process.env.BENCH_P256 ?? 3000), rsa2048: Number(process.env.BENCH_RSA ?? 800) };
@@ -80,16 +81,12 @@ async function main(): Promise<void> {
       const tokenIssuer = new Issuer(tokenCa);
       await tokenIssuer.issueAsync({ csr: forToken[0]!, profile, validity }); // sessions opened, key looked up
       const tokenLatency: number[] = [];
-      let next = 0;
       const tokenStart = performance.now();
-      await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-        while (next < forToken.length) {
-          const csr = forToken[next++]!;
-          const t = performance.now();
-          await tokenIssuer.issueAsync({ csr, profile, validity });
-          tokenLatency.push(performance.now() - t);
-        }
-      }));
+      await inParallel(forToken, CONCURRENCY, async (csr) => {
+        const t = performance.now();
+        await tokenIssuer.issueAsync({ csr, profile, validity });
+        tokenLatency.push(performance.now() - t);
+      });
       rows.push(row(label, `SoftHSM2 token, ${CONCURRENCY} in flight`, tokenLatency, (performance.now() - tokenStart) / 1000));
     }
     const cpu = /model name\s*:\s*(.*)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? "unknown";

@@ -13,9 +13,10 @@ import { waitForCertificate } from "../../src/cli/ctl/csr-issuance.js";
 import { isPlatformError } from "../../src/errors.js";
 import { opsGet, sample, startCluster, type Cluster } from "../controller/controllers/cluster.js";
 import { freePort } from "../fixtures/ports.js";
-import { controllerMetrics, createAll, inParallel, observe, prepare, untilEvents, waitFor } from "./csr-flow.js";
+import { controllerMetrics, createAll, observe, prepare, untilEvents, waitFor } from "./csr-flow.js";
 import { threadHeaps } from "./inspector-heap.js";
 import { cpuSeconds, describeHost, envNumber } from "./measure.js";
+import { inParallel } from "../fixtures/parallel.js";
 
 const CYCLES = envNumber("BENCH_CYCLES", 8);
 const PER_CYCLE = envNumber("BENCH_CYCLE_CSRS", 5_000);

@@ -10,6 +10,7 @@ import type { SecureContext } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { bareHandler } from "./bare-exchange.js";
 import { cpuSeconds, listeningPort } from "./measure.js";
+import { inParallel, times } from "../fixtures/parallel.js";
 
 export interface StartPeerOptions {
   /** The API server's serving certificate and key, and the CA its client certificates chain to. */
@@ -70,15 +71,10 @@ export async function startPeer(o: StartPeerOptions): Promise<number> {
       for (const req of held.splice(0)) req.destroy();
     };
     const pass = async (count: number) => {
-      let next = 0;
-      // Each caller claims a start before making it (as the burst peer's callers do), so exactly `count` are made.
-      await Promise.all(Array.from({ length: o.concurrency }, async () => {
-        while (next < count) {
-          next++;
-          await get("/x");
-          await get("/watch");
-        }
-      }));
+      await inParallel(times(count), o.concurrency, async () => {
+        await get("/x");
+        await get("/watch");
+      });
     };
     await pass(Math.ceil(o.starts / 5));
     closeHeld();

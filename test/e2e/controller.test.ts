@@ -21,6 +21,7 @@ import { csrObject } from "../fixtures/csr.js";
 import { ensureBuilt, kubectlWith } from "./apiserver-process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
 import { until } from "../fixtures/wait.js";
+import { inParallel } from "../fixtures/parallel.js";
 
 const work = tempDir("controller-e2e-");
 
@@ -170,17 +171,11 @@ describe("the controllers inside platform-ca up", () => {
 /** `count` node-agent client requests created by `parallel` clients, as fast as they go. */
 async function burst(c: Cluster, prefix: string, count: number, parallel = 8, onCreated?: (n: number) => Promise<void> | void): Promise<string[]> {
   const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
-  let next = 0;
   let created = 0;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < names.length) {
-        const node = names[next++]!;
-        await createPersistently(c.bootstrapper, await nodeClientCsr(c.names, node, { name: node }));
-        await onCreated?.(++created);
-      }
-    }),
-  );
+  await inParallel(names, parallel, async (node) => {
+    await createPersistently(c.bootstrapper, await nodeClientCsr(c.names, node, { name: node }));
+    await onCreated?.(++created);
+  });
   return names;
 }
 

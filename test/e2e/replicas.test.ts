@@ -15,6 +15,7 @@ import { opsGet, sample, startCluster, type Cluster } from "../controller/contro
 import { nodeClientCsr } from "../controller/controllers/harness.js";
 import { startEtcd, type EtcdCluster } from "../fixtures/etcd.js";
 import { until } from "../fixtures/wait.js";
+import { inParallel } from "../fixtures/parallel.js";
 import { ensureBuilt } from "./apiserver-process.js";
 
 const COUNT = Number(process.env["REPLICA_BURST"] ?? 200);
@@ -76,19 +77,13 @@ describe("API server replicas on etcd", () => {
     const names = Array.from({ length: COUNT }, (_, i) => `replica-${i}`);
     const csrs = await Promise.all(names.map((n) => nodeClientCsr(a.names, n, { name: n })));
     const burstAt = Date.now();
-    let next = 0;
     let done = 0;
     let killed: Promise<unknown> | undefined;
-    await Promise.all(
-      Array.from({ length: 8 }, async (_, worker) => {
-        while (next < names.length) {
-          const i = next++;
-          const [first, other] = worker % 2 ? [a.bootstrapper, b.bootstrapper] : [b.bootstrapper, a.bootstrapper];
-          await create(first, other, names[i]!, csrs[i]!);
-          if (++done === Math.floor(COUNT / 3)) killed = Promise.all([b.apiserver.stop("SIGKILL"), etcd!.members[0]!.stop("SIGKILL")]);
-        }
-      }),
-    );
+    await inParallel(names, 8, async (name, i, caller) => {
+      const [first, other] = caller % 2 ? [a.bootstrapper, b.bootstrapper] : [b.bootstrapper, a.bootstrapper];
+      await create(first, other, name, csrs[i]!);
+      if (++done === Math.floor(COUNT / 3)) killed = Promise.all([b.apiserver.stop("SIGKILL"), etcd!.members[0]!.stop("SIGKILL")]);
+    });
     await killed;
     const acknowledgedAt = Date.now();
 
