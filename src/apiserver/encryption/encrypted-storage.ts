@@ -2,6 +2,7 @@
 // provider of its rule writes and every provider reads. Keys, revisions and preconditions pass through untouched.
 import { PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
+import { RowCache } from "../storage/row-cache.js";
 import type { ByteStorage, KeyValue, ListResult, Storage, StorageEvent } from "../storage/types.js";
 import { mappedWatch } from "./plain-guard.js";
 import { covers, type EncryptionConfig } from "./config.js";
@@ -34,6 +35,12 @@ export function isEncrypted(storage: Storage): storage is EncryptedStorage {
 }
 
 const PLAIN: readonly Transformer[] = [identity];
+
+/** A value's plain text, and whether the first provider of its rule read it (nothing to rewrite). */
+interface Opened {
+  readonly text: string;
+  readonly current: boolean;
+}
 
 /** `/<group or core>/<resource>/…` → the rule's transformers (identity when no rule names the resource). */
 function transformersFor(config: EncryptionConfig): (key: string) => readonly Transformer[] {
@@ -107,18 +114,40 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
   let transformers = transformersFor(config);
   let stale = 0;
   const warned = new Set<string>();
+  // The plain text of values read or written lately, each for its key's revision: a value is decrypted (and a KMS
+  // plugin asked) once, not at every LIST, GET and watch event, as upstream's watch cache holds decoded objects. A
+  // value read through a provider other than the first is not kept, so every such read is still counted and warned of.
+  const plain = new RowCache<string>();
+  let generation = 0;
+  /** The cache, emptied first when a provider's verdicts on staleness may have changed since it was filled. */
+  const cache = (): RowCache<string> => {
+    let now = 0;
+    for (const t of config.kms) now += t.generation();
+    if (now !== generation) {
+      generation = now;
+      plain.clear();
+    }
+    return plain;
+  };
+  // The bytes this store sealed, by identity, with their text: the storage hands its watchers a commit before the
+  // writer hears of it, so a write's own watch event is known by its bytes before its revision is.
+  const sealedHere = new WeakMap<Uint8Array, { readonly text: string; readonly generation: number }>();
 
   const seal = (key: string, text: string): Buffer => {
     if (typeof text !== "string") throw new PlatformError("INVALID_ARGUMENT", `storage value must be JSON text, got ${typeof text}`);
     const first = transformers(key)[0]!;
-    return Buffer.concat([first.prefix, first.seal(Buffer.from(text, "utf8"), key)]);
+    cache();
+    const bytes = Buffer.concat([first.prefix, first.seal(Buffer.from(text, "utf8"), key)]);
+    sealedHere.set(bytes, { text, generation });
+    return bytes;
   };
 
   /**
    * Upstream's order: the first provider whose prefix the value carries; identity (no prefix) may pass to the next.
-   * Plain text at once when the key is at hand; a promise when a KMS plugin must unwrap a data key first.
+   * Plain text at once when the key is at hand; a promise when a KMS plugin must unwrap a data key first. `current`:
+   * read through the first provider, as a write would seal it now.
    */
-  const open = (key: string, value: Uint8Array): string | Promise<string> => {
+  const open = (key: string, value: Uint8Array): Opened | Promise<Opened> => {
     const list = transformers(key);
     const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
     const reasons: string[] = [];
@@ -134,9 +163,10 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
         if (t.prefix.length === 0) continue;
         break;
       }
-      const done = (out: Buffer): string => {
-        if (i !== 0 || t.stale?.(body)) markStale(key, t);
-        return out.toString("utf8");
+      const done = (out: Buffer): Opened => {
+        const current = i === 0 && t.stale?.(body) !== true;
+        if (!current) markStale(key, t);
+        return { text: out.toString("utf8"), current };
       };
       if (!(plain instanceof Promise)) return done(plain);
       return plain.then(done, (err: Error) => {
@@ -154,18 +184,32 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
     logger.warn({ collection, provider: t.name }, "stored objects are encrypted with a provider (or KMS key ID) other than the current one; run `platform-ca storage rewrite` to re-encrypt them");
   };
 
+  /** The value as text, kept for its revision (a value the first provider reads, or this store wrote just now). */
+  const remember = (kv: KeyValue<Uint8Array>, value: string): KeyValue => {
+    const out = { key: kv.key, value, createRevision: kv.createRevision, modRevision: kv.modRevision };
+    cache().set(out);
+    return out;
+  };
   const kvOut = (kv: KeyValue<Uint8Array>): KeyValue | Promise<KeyValue> => {
-    const value = open(kv.key, kv.value);
-    const out = (v: string): KeyValue => ({ key: kv.key, value: v, createRevision: kv.createRevision, modRevision: kv.modRevision });
-    return typeof value === "string" ? out(value) : value.then(out);
+    const known = cache().get(kv.key);
+    if (known !== undefined && known.modRevision === kv.modRevision && known.createRevision === kv.createRevision) return known;
+    const mine = sealedHere.get(kv.value);
+    if (mine !== undefined && mine.generation === generation) return remember(kv, mine.text);
+    const opened = open(kv.key, kv.value);
+    const out = ({ text, current }: Opened): KeyValue =>
+      current ? remember(kv, text) : { key: kv.key, value: text, createRevision: kv.createRevision, modRevision: kv.modRevision };
+    return opened instanceof Promise ? opened.then(out) : out(opened);
   };
   const eventOut = (ev: StorageEvent<Uint8Array>): StorageEvent | Promise<StorageEvent> => {
+    // The previous value first: it may be the one kept for this key, which the new value then replaces.
+    const prev = ev.prev === undefined || ev.prev === ev.kv ? undefined : kvOut(ev.prev);
     const kv = kvOut(ev.kv);
-    // A DELETE's kv and prev are the same entry: decrypt once.
-    const prev = ev.prev === undefined ? undefined : ev.prev === ev.kv ? kv : kvOut(ev.prev);
+    if (ev.type === "DELETE") plain.delete(ev.key);
+    // A DELETE's kv and prev are the same entry: decrypted once.
     const build = (k: KeyValue, p: KeyValue | undefined): StorageEvent => (p ? { type: ev.type, key: ev.key, kv: k, prev: p, revision: ev.revision } : { type: ev.type, key: ev.key, kv: k, revision: ev.revision });
-    if (!(kv instanceof Promise) && !(prev instanceof Promise)) return build(kv, prev);
-    return Promise.all([kv, prev]).then(([k, p]) => build(k, p));
+    const same = ev.prev !== undefined && ev.prev === ev.kv;
+    if (!(kv instanceof Promise) && !(prev instanceof Promise)) return build(kv, same ? kv : prev);
+    return Promise.all([kv, prev]).then(([k, p]) => build(k, same ? k : p));
   };
   const checks = initial.kms.length > 0 || o.reloadable === true ? [{ name: "kms-providers", run: () => checkKmsProviders(config) }] : [];
 
@@ -176,6 +220,8 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
     setConfig(next) {
       config = next;
       transformers = transformersFor(next);
+      // What was read under the old configuration is read again under the new one (a provider dropped, or no longer first).
+      plain.clear();
     },
     revision: () => inner.revision(),
     compactedRevision: () => inner.compactedRevision(),
@@ -195,15 +241,14 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
       return { ...page, items: items.some((i) => i instanceof Promise) ? await Promise.all(items) : (items as KeyValue[]) };
     },
     async create(key, value, ttlSeconds) {
-      const kv = await inner.create(key, seal(key, value), ttlSeconds);
-      return { ...kv, value };
+      return remember(await inner.create(key, seal(key, value), ttlSeconds), value);
     },
     async update(key, value, expectedModRevision, ttlSeconds) {
-      const kv = await inner.update(key, seal(key, value), expectedModRevision, ttlSeconds);
-      return { ...kv, value };
+      return remember(await inner.update(key, seal(key, value), expectedModRevision, ttlSeconds), value);
     },
     async delete(key, expectedModRevision) {
       const r = await inner.delete(key, expectedModRevision);
+      plain.delete(key);
       return { revision: r.revision, prev: await kvOut(r.prev) };
     },
     watch: (prefix, options, onEvent, onError) =>

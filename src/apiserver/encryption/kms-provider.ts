@@ -77,6 +77,8 @@ export class KmsTransformer implements Transformer {
   private readonly seeds = new LRUCache<string, Buffer>({ max: 1024 });
   private readonly unwrapping = new Map<string, Promise<Buffer>>();
   private refreshing: Promise<void> | undefined;
+  /** Key ID changes seen (the first answer included): each may change what `stale` says of a stored value. */
+  private rotations = 0;
   private last: { at: number; error: Error | undefined } | undefined;
   private timer: CancelTimer | undefined;
   private closed = false;
@@ -148,6 +150,7 @@ export class KmsTransformer implements Transformer {
     this.seeds.set(cacheKey(wrapped), seed);
     const old = this.state?.keyId;
     this.state = { keyId: res.key_id, seed, tail: encodeObjectTail(wrapped), expiresAt };
+    this.rotations++;
     this.logger.info({ provider: this.name, keyIdHash: keyIdHash(res.key_id), ...(old !== undefined && { oldKeyIdHash: keyIdHash(old) }) }, old === undefined ? "KMS data key seed generated" : "KMS key ID changed: new data key seed; values under the old key ID read as stale until rewritten");
   }
 
@@ -183,6 +186,10 @@ export class KmsTransformer implements Transformer {
     const seed = this.seeds.get(key);
     if (seed) return openData(o, seed, storageKey);
     return this.unwrap(key, o).then((unwrapped) => openData(o, unwrapped, storageKey));
+  }
+
+  generation(): number {
+    return this.rotations;
   }
 
   stale(body: Uint8Array): boolean {

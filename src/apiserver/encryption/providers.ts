@@ -28,6 +28,8 @@ export interface Transformer {
   open(body: Uint8Array, storageKey: string): Buffer | Promise<Buffer>;
   /** Whether a value this transformer read should still be written again (KMS: sealed under an older key ID). */
   stale?(body: Uint8Array): boolean;
+  /** Changes whenever `stale` may judge a stored value differently than before (KMS: the plugin's key ID changed). */
+  generation?(): number;
 }
 
 export const identity: LocalTransformer = {

@@ -10,7 +10,8 @@ import type { KeyValue, StoredValue } from "./types.js";
 const ROW_CACHE_CHARS = 32 * 1024 * 1024;
 
 /**
- * Committed rows by key, least recently used dropped first. The store alone decides what goes in: a row read
+ * Committed rows by key, least recently used dropped first (also the plain texts encryption at rest decrypted, by the
+ * revision each was read at). The store alone decides what goes in: a row read
  * outside the batch being committed, or written by a batch once it committed; a deleted key leaves. One row is handed
  * to every reader: text is immutable, and the bytes of a byte store (encryption at rest) are only ever read by the
  * layer above (it decrypts from views of them), never changed in place.
@@ -38,5 +39,9 @@ export class RowCache<V extends StoredValue> {
 
   delete(key: string): void {
     this.#rows.delete(key);
+  }
+
+  clear(): void {
+    this.#rows.clear();
   }
 }

@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { encryptedStorage } from "../../../src/apiserver/encryption/encrypted-storage.js";
 import { keyTransformer } from "../../../src/apiserver/encryption/providers.js";
 import { rewriteAll } from "../../../src/apiserver/encryption/rewrite.js";
@@ -183,6 +183,50 @@ describe("encryption at rest", () => {
       `cannot decrypt the stored value of ${SECRET_KEY}: identity: the value is encrypted and no --encryption-provider-config is given`,
     );
     await plain.close();
+  });
+
+  it("decrypts a value once for its revision: reads and watch events of what it wrote or read are not decrypted again", async () => {
+    const path = freshPath();
+    const config = everythingWith("aesgcm");
+    const key1 = config.rules[0]!.transformers[0]!;
+    const opens = vi.spyOn(key1, "open");
+    const inner = await openSqliteByteStorage({ path });
+    const s = encryptedStorage(inner, config);
+    for (let i = 0; i < 5; i++) await s.create(`/core/secrets/default/s${i}`, JSON.stringify({ i }));
+    const w = recorder(s, "/core/secrets/", await s.revision());
+    await s.update("/core/secrets/default/s0", JSON.stringify({ i: 0, v: 2 }));
+    expect((await w.until(1))[0]!.kv.value).toBe(JSON.stringify({ i: 0, v: 2 }));
+    for (let r = 0; r < 3; r++) expect((await s.list("/core/secrets/")).items.map((kv) => JSON.parse(kv.value).i)).toEqual([0, 1, 2, 3, 4]);
+    expect((await s.get("/core/secrets/default/s1"))?.value).toBe(JSON.stringify({ i: 1 }));
+    expect(opens).not.toHaveBeenCalled();
+    // Another server's write (the same store through etcd): a new revision, decrypted once, then served as read.
+    const sealed = Buffer.concat([key1.prefix, key1.seal(Buffer.from(JSON.stringify({ i: 1, by: "other" })), "/core/secrets/default/s1")]);
+    await inner.update("/core/secrets/default/s1", sealed);
+    for (let r = 0; r < 3; r++) expect(JSON.parse((await s.get("/core/secrets/default/s1"))!.value)).toEqual({ i: 1, by: "other" });
+    expect(opens).toHaveBeenCalledTimes(1);
+    // Deleted and created again: the new value, never the old one's text.
+    await s.delete("/core/secrets/default/s2");
+    await inner.create("/core/secrets/default/s2", Buffer.concat([key1.prefix, key1.seal(Buffer.from('{"i":2,"again":true}'), "/core/secrets/default/s2")]));
+    expect((await s.get("/core/secrets/default/s2"))?.value).toBe('{"i":2,"again":true}');
+    w.watch.cancel();
+    await s.close();
+    // After a restart every value is decrypted at its first read, and only then.
+    opens.mockClear();
+    const reopened = encryptedStorage(await openSqliteByteStorage({ path }), config);
+    for (let r = 0; r < 3; r++) expect((await reopened.list("/core/secrets/")).items.length).toBe(5);
+    expect(opens).toHaveBeenCalledTimes(5);
+    await reopened.close();
+  });
+
+  it("decrypts a value read through a provider other than the first at every read, so each read counts as stale", async () => {
+    const path = freshPath();
+    const s = await open(path, everythingWith("aesgcm"));
+    for (let i = 0; i < 4; i++) await s.create(`/core/secrets/default/s${i}`, JSON.stringify({ i }));
+    await s.close();
+    const rotated = await open(path, encryptionConfig(["*.*"], [{ aesgcm: { key2: KEY_B, key1: KEY_A } }]));
+    for (let r = 0; r < 3; r++) await rotated.list("/core/secrets/");
+    expect(rotated.staleReads()).toBe(12);
+    await rotated.close();
   });
 
   it("decrypts with identity first (moving away from encryption) and writes plain text from then on", async () => {
