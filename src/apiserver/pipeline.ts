@@ -3,8 +3,8 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { TLSSocket } from "node:tls";
 import type { ApiObject, UserInfo } from "../api/meta.js";
 import type { Logger } from "../logger.js";
+import type { AuthorizationAttributes } from "./auth/authorizer.js";
 import type { AuthenticatedBy, LegacyTokenUse } from "./auth/identity.js";
-import type { Deadline } from "./webhook/deadline.js";
 
 /** What authentication sees of a request. */
 export interface RequestCredentials {
@@ -18,19 +18,9 @@ export interface RequestCredentials {
   readonly path?: string;
 }
 
-/** What authorization and admission decide on, as upstream's request attributes. */
-export interface RequestAttributes {
-  readonly user: UserInfo;
-  readonly verb: string;
-  /** False for non-resource paths such as /version or /healthz. */
-  readonly resourceRequest: boolean;
+/** What authorization and admission decide on, as upstream's request attributes: authorization's, and more. */
+export interface RequestAttributes extends AuthorizationAttributes {
   readonly path: string;
-  readonly group?: string;
-  readonly version?: string;
-  readonly resource?: string;
-  readonly subresource?: string;
-  readonly namespace?: string;
-  readonly name?: string;
   /** Kind of the object written (admission only). */
   readonly kind?: string;
   readonly dryRun?: boolean;
@@ -38,8 +28,6 @@ export interface RequestAttributes {
   readonly annotate?: (key: string, value: string) => void;
   /** Adds a warning to the response (admission webhooks). */
   readonly warn?: (text: string) => void;
-  /** The request's deadline, for the webhooks it calls (authorization and admission). */
-  readonly deadline?: Deadline;
 }
 
 export interface AuthorizationDecision {

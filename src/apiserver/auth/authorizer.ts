@@ -4,7 +4,7 @@ import { PlatformError } from "../../errors.js";
 import { SYSTEM_MASTERS } from "./identity.js";
 import type { Deadline } from "../webhook/deadline.js";
 
-/** The request as authorization sees it; the pipeline's RequestAttributes fits this shape. */
+/** The request as authorization sees it; the pipeline's RequestAttributes extends it. */
 export interface AuthorizationAttributes {
   readonly user: UserInfo;
   readonly verb: string;
@@ -20,7 +20,7 @@ export interface AuthorizationAttributes {
   readonly subresource?: string;
   readonly namespace?: string;
   readonly name?: string;
-  /** The request's deadline: webhook authorizers stop waiting when it aborts. Not part of what is decided. */
+  /** The request's deadline: webhooks (authorization, admission) stop waiting when it aborts. Not part of what is decided. */
   readonly deadline?: Deadline;
 }
 
