@@ -120,6 +120,37 @@ describe("etcd storage", () => {
     onB.watch.cancel();
   });
 
+  it("under encryption, each replica reads the other's writes, never a text it decrypted for an earlier revision", async () => {
+    const c = await cluster();
+    const replica = async () => {
+      const s = encryptedStorage(await openEtcdStorage<Uint8Array>({ endpoints: c.endpoints, values: "bytes" }), everythingWith("aesgcm"));
+      stores.push(s as Storage<never>);
+      return s;
+    };
+    const [a, b] = [await replica(), await replica()];
+    const key = "/core/secrets/default/shared";
+    await a.create(key, JSON.stringify({ v: 1 }));
+    expect((await b.get(key))?.value).toBe(JSON.stringify({ v: 1 }));
+    const wb = recorder(b, "/core/secrets/", await b.revision());
+    await wb.live;
+    // A's update: B's reads and B's watcher get the new text, though B holds the old one's for that key.
+    const updated = await a.update(key, JSON.stringify({ v: 2 }));
+    expect((await b.get(key))?.value).toBe(JSON.stringify({ v: 2 }));
+    expect((await b.list("/core/secrets/")).items.map((kv) => kv.value)).toEqual([JSON.stringify({ v: 2 })]);
+    // Deleted and created again by A: B reads the new object, not the text of the deleted one.
+    await a.delete(key);
+    const again = await a.create(key, JSON.stringify({ v: 3 }));
+    expect((await b.get(key))?.value).toBe(JSON.stringify({ v: 3 }));
+    const events = await wb.until(3);
+    expect(events.map((e) => [e.type, e.kv.value, e.prev?.value])).toEqual([
+      ["PUT", JSON.stringify({ v: 2 }), JSON.stringify({ v: 1 })],
+      ["DELETE", JSON.stringify({ v: 2 }), JSON.stringify({ v: 2 })],
+      ["PUT", JSON.stringify({ v: 3 }), undefined],
+    ]);
+    expect(events.map((e) => e.kv.modRevision)).toEqual([updated.modRevision, updated.modRevision, again.modRevision]);
+    wb.watch.cancel();
+  });
+
   it("ends a watch with GONE, never skipping events, when history arrives after its replay was assumed complete", async () => {
     const c = await cluster();
     // A quiet period of 1 ms: the replay is assumed done before etcd sends it, as on a host too busy for 1 s.
