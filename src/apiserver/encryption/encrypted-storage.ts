@@ -248,8 +248,10 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
     },
     async delete(key, expectedModRevision) {
       const r = await inner.delete(key, expectedModRevision);
+      // The last value from what is kept, then the key forgotten (not kept again by that read).
+      const prev = await kvOut(r.prev);
       plain.delete(key);
-      return { revision: r.revision, prev: await kvOut(r.prev) };
+      return { revision: r.revision, prev };
     },
     watch: (prefix, options, onEvent, onError) =>
       mappedWatch<Uint8Array>((deliver, progress) => inner.watch(prefix, progress ? { ...options, onProgress: progress } : options, deliver, onError), eventOut, onEvent, onError, options.onProgress),

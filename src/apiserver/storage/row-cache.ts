@@ -1,5 +1,6 @@
 // The latest rows of the keys a SQLite store read or wrote last, kept in memory: an update reads its key twice (the
-// registry's read, then the decision inside the commit), a controller reads what it wrote a moment ago.
+// registry's read, then the decision inside the commit), a controller reads what it wrote a moment ago. Encryption at
+// rest keeps the texts it decrypted in one too.
 import { LRUCache } from "lru-cache";
 import type { KeyValue, StoredValue } from "./types.js";
 
@@ -10,11 +11,11 @@ import type { KeyValue, StoredValue } from "./types.js";
 const ROW_CACHE_CHARS = 32 * 1024 * 1024;
 
 /**
- * Committed rows by key, least recently used dropped first (also the plain texts encryption at rest decrypted, by the
- * revision each was read at). The store alone decides what goes in: a row read
- * outside the batch being committed, or written by a batch once it committed; a deleted key leaves. One row is handed
- * to every reader: text is immutable, and the bytes of a byte store (encryption at rest) are only ever read by the
- * layer above (it decrypts from views of them), never changed in place.
+ * Rows by key, least recently used dropped first. The SQLite store keeps its committed rows here and alone decides
+ * what goes in: a row read outside the batch being committed, or written by a batch once it committed; a deleted key
+ * leaves. Encryption at rest keeps the plain texts it decrypted or sealed, each for the revisions it was read at. One
+ * row is handed to every reader: text is immutable, and the bytes of a byte store (encryption at rest) are only ever
+ * read by the layer above (it decrypts from views of them), never changed in place.
  */
 export class RowCache<V extends StoredValue> {
   readonly #rows: LRUCache<string, KeyValue<V>>;

@@ -123,7 +123,7 @@ describe("etcd storage", () => {
   it("under encryption, each replica reads the other's writes, never a text it decrypted for an earlier revision", async () => {
     const c = await cluster();
     const replica = async () => {
-      const s = encryptedStorage(await openEtcdStorage<Uint8Array>({ endpoints: c.endpoints, values: "bytes" }), everythingWith("aesgcm"));
+      const s: Storage = encryptedStorage(await openEtcdStorage<Uint8Array>({ endpoints: c.endpoints, values: "bytes" }), everythingWith("aesgcm"));
       stores.push(s as Storage<never>);
       return s;
     };
