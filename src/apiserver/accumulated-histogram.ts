@@ -36,7 +36,12 @@ export class AccumulatedHistogram<L extends object> {
     this.name = o.name;
     this.help = o.help;
     this.#bounds = [...o.buckets].sort((a, b) => a - b);
-    for (const registry of o.registers) registry.registerMetric(this as unknown as Parameters<Registry["registerMetric"]>[0]);
+    for (const registry of o.registers) this.register(registry);
+  }
+
+  /** Adds it to a registry (one made after its first observations, too). */
+  register(registry: Registry): void {
+    registry.registerMetric(this as unknown as Parameters<Registry["registerMetric"]>[0]);
   }
 
   /** Adds `value` to the label set `key` names (`labels` is copied the first time the key is seen). */

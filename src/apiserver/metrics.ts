@@ -1,12 +1,13 @@
 // Prometheus metrics of the API server under upstream's names: requests and latencies, in-flight and long-running
 // requests, watchers, stored objects, authentication attempts, the expiry of the certificates it holds, and encryption
-// at rest (stale reads, configuration reloads).
+// at rest (stale reads, configuration reloads, transformations).
 import { performance } from "node:perf_hooks";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { processRegistry, withProcessMetrics } from "../process-metrics.js";
 import { certificateExpiryGauge, type HeldCertificate } from "../pki/expiry-gauge.js";
 import { AccumulatedHistogram } from "./accumulated-histogram.js";
 import type { ReloadStats } from "./encryption/encrypted-storage.js";
+import { encryptionReloadMetrics, type TransformationMetrics } from "./encryption/metrics.js";
 
 /** What a request is, as upstream labels it (`verb` upper case: GET, LIST, WATCH, POST, PUT, PATCH, APPLY, DELETE…). */
 export interface RequestLabels {
@@ -35,6 +36,8 @@ export interface ApiServerMetricsOptions {
   readonly staleReads?: () => number;
   /** Automatic reloads of the encryption configuration, when on. */
   readonly encryptionReloads?: () => ReloadStats;
+  /** Values sealed and opened by encryption at rest. */
+  readonly transformations?: TransformationMetrics;
 }
 
 /** Upstream's buckets for apiserver_request_duration_seconds. */
@@ -161,6 +164,7 @@ export class ApiServerMetrics {
     }
     const reloads = options.encryptionReloads;
     if (reloads) encryptionReloadMetrics(registers, reloads);
+    options.transformations?.register(this.registry);
     if (options.certificates) certificateExpiryGauge(this.registry, "platform_ca_", options.certificates);
   }
 
@@ -271,33 +275,4 @@ export class RequestTracker {
     this.#m.counted(key, labels, code);
     this.#m.durations.observe(key, labels, (performance.now() - this.#start) / 1000);
   }
-}
-
-/** Upstream's encryption configuration reload metrics (without its apiserver_id_hash label: one server per registry). */
-function encryptionReloadMetrics(registers: Registry[], stats: () => ReloadStats): void {
-  let reported = { success: 0, failure: 0 };
-  new Counter({
-    name: "apiserver_encryption_config_controller_automatic_reloads_total",
-    help: "Total number of reload successes and failures of encryption configuration split by apiserver identity.",
-    labelNames: ["status"],
-    registers,
-    collect() {
-      const now = stats();
-      for (const status of ["success", "failure"] as const) {
-        this.inc({ status }, now[status] - reported[status]);
-      }
-      reported = { success: now.success, failure: now.failure };
-    },
-  });
-  new Gauge({
-    name: "apiserver_encryption_config_controller_automatic_reload_last_timestamp_seconds",
-    help: "Timestamp of the last successful or failed automatic reload of encryption configuration split by apiserver identity.",
-    labelNames: ["status"],
-    registers,
-    collect() {
-      const now = stats();
-      if (now.lastSuccess !== undefined) this.set({ status: "success" }, now.lastSuccess);
-      if (now.lastFailure !== undefined) this.set({ status: "failure" }, now.lastFailure);
-    },
-  });
 }

@@ -120,6 +120,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     storageObjects: storageObjectCounter(registry),
     ...(isEncrypted(options.storage) && { staleReads: options.storage.staleReads }),
     ...(isEncrypted(options.storage) && options.storage.reloadStats && { encryptionReloads: options.storage.reloadStats }),
+    ...(isEncrypted(options.storage) && { transformations: options.storage.transformations }),
     ...(options.certificates && { certificates: options.certificates }),
   });
   auditor = options.audit && new Auditor({ ...options.audit, groupSuffix: names.suffix, clock, metrics: metrics.registry, logger });

@@ -97,6 +97,13 @@ describe("platform-ca --encryption-provider-config", () => {
       const listed = (await (await fetch(`${base}/api/v1/namespaces/default/secrets`)).json()) as { items: Array<{ metadata: { name: string; resourceVersion: string } }> };
       expect(listed.items.map((i) => i.metadata.name)).toContain("db");
       expect(listed.items.every((i) => /^\d+$/.test(i.metadata.resourceVersion))).toBe(true);
+      // Upstream's transformation metrics on the server's /metrics: the Secret sealed once (by its key and by its
+      // provider), each at least once (the other Secrets the server writes at start are sealed too).
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      for (const prefix of ["key1:", "k8s:enc:secretbox:v1:"]) {
+        expect(metrics).toMatch(new RegExp(`\\napiserver_storage_transformation_operations_total\\{transformation_type="to_storage",transformer_prefix="${prefix}",status="OK"\\} [1-9]\\d*\\n`));
+      }
+      expect(metrics).toContain("# TYPE apiserver_storage_transformation_duration_seconds histogram");
     } finally {
       expect(await proc.stop()).toBe(0);
     }

@@ -1,9 +1,11 @@
 // Encryption at rest as a layer over any byte store (SQLite, later etcd): text in, bytes out, per resource the first
 // provider of its rule writes and every provider reads. Keys, revisions and preconditions pass through untouched.
+import { performance } from "node:perf_hooks";
 import { PlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
 import { RowCache } from "../storage/row-cache.js";
 import type { ByteStorage, KeyValue, ListResult, Storage, StorageEvent } from "../storage/types.js";
+import { TransformationMetrics } from "./metrics.js";
 import { mappedWatch } from "./plain-guard.js";
 import { covers, type EncryptionConfig } from "./config.js";
 import { ENCRYPTED_PREFIX, identity, undecryptable, type Transformer } from "./providers.js";
@@ -20,6 +22,8 @@ export interface ReloadStats {
 export interface EncryptedStorage extends Storage {
   /** Reads answered by a provider other than the first of their rule since start: objects waiting for a rewrite. */
   staleReads(): number;
+  /** Values sealed and opened, for upstream's transformation metrics. */
+  readonly transformations: TransformationMetrics;
   /** Health checks of the providers (`kms-providers`), for /healthz and /readyz. */
   checks(): readonly { readonly name: string; run(): Promise<void> }[];
   config(): EncryptionConfig;
@@ -114,6 +118,7 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
   let transformers = transformersFor(config);
   let stale = 0;
   const warned = new Set<string>();
+  const transformations = new TransformationMetrics();
   // The plain text of values read or written lately, each for its key's revision: a value is decrypted (and a KMS
   // plugin asked) once, not at every LIST, GET and watch event, as upstream's watch cache holds decoded objects. A
   // value read through a provider other than the first is not kept, so every such read is still counted and warned of.
@@ -135,9 +140,20 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
 
   const seal = (key: string, text: string): Buffer => {
     if (typeof text !== "string") throw new PlatformError("INVALID_ARGUMENT", `storage value must be JSON text, got ${typeof text}`);
-    const first = transformers(key)[0]!;
+    const list = transformers(key);
+    const first = list[0]!;
     cache();
-    const bytes = Buffer.concat([first.prefix, first.seal(Buffer.from(text, "utf8"), key)]);
+    const at = performance.now();
+    let sealed: Buffer;
+    try {
+      sealed = first.seal(Buffer.from(text, "utf8"), key);
+    } catch (err) {
+      if (list !== PLAIN) transformations.record("to_storage", first, at, err);
+      throw err;
+    }
+    // A resource no rule names is written as is, and (as upstream's) not counted as a transformation.
+    if (list !== PLAIN) transformations.record("to_storage", first, at);
+    const bytes = Buffer.concat([first.prefix, sealed]);
     sealedHere.set(bytes, { text, generation });
     return bytes;
   };
@@ -149,8 +165,11 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
    */
   const open = (key: string, value: Uint8Array): Opened | Promise<Opened> => {
     const list = transformers(key);
+    const counted = list !== PLAIN;
+    const at = performance.now();
     const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
     const reasons: string[] = [];
+    let failed = false;
     for (let i = 0; i < list.length; i++) {
       const t = list[i]!;
       if (bytes.length < t.prefix.length || !bytes.subarray(0, t.prefix.length).equals(t.prefix)) continue;
@@ -160,20 +179,28 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
         plain = t.open(body, key);
       } catch (err) {
         reasons.push(`${t.name}: ${(err as Error).message}`);
+        // identity refusing encrypted bytes passes them on uncounted, as upstream's does.
         if (t.prefix.length === 0) continue;
+        if (counted) transformations.record("from_storage", t, at, err);
+        failed = true;
         break;
       }
       const done = (out: Buffer): Opened => {
+        if (counted) transformations.record("from_storage", t, at);
         const current = i === 0 && t.stale?.(body) !== true;
         if (!current) markStale(key, t);
         return { text: out.toString("utf8"), current };
       };
       if (!(plain instanceof Promise)) return done(plain);
       return plain.then(done, (err: Error) => {
+        if (counted) transformations.record("from_storage", t, at, err);
         throw undecryptable(key, [...reasons, `${t.name}: ${err.message}`]);
       });
     }
-    throw undecryptable(key, reasons);
+    // No provider's prefix matched: upstream counts it under `unknown`.
+    const error = undecryptable(key, reasons);
+    if (counted && !failed) transformations.unmatched(list, bytes, at, error);
+    throw error;
   };
 
   const markStale = (key: string, t: Transformer): void => {
@@ -215,6 +242,7 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
 
   return {
     staleReads: () => stale,
+    transformations,
     checks: () => checks,
     config: () => config,
     setConfig(next) {

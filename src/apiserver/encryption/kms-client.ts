@@ -42,7 +42,8 @@ export class KmsClient {
   private call<T>(method: string, request: object): Promise<T> {
     return new Promise((resolve, reject) => {
       this.client[method]!(request, { deadline: Date.now() + this.timeoutMs }, (err, res) => {
-        if (err) reject(new Error(`the KMS plugin at ${this.endpoint} did not answer ${method}: ${err.details || err.message}`));
+        // The gRPC code stays on the error: upstream's transformation metrics label a failed read by it.
+        if (err) reject(Object.assign(new Error(`the KMS plugin at ${this.endpoint} did not answer ${method}: ${err.details || err.message}`), { grpcCode: err.code }));
         else resolve(res as T);
       });
     });

@@ -211,7 +211,7 @@ export class KmsTransformer implements Transformer {
             return plain;
           },
           (err: Error) => {
-            throw new Error(`failed to decrypt DEK, error: ${err.message}`);
+            throw new Error(`failed to decrypt DEK, error: ${err.message}`, { cause: err });
           },
         )
         .finally(() => this.unwrapping.delete(key));

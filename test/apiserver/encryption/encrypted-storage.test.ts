@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { encryptedStorage } from "../../../src/apiserver/encryption/encrypted-storage.js";
 import { keyTransformer } from "../../../src/apiserver/encryption/providers.js";
 import { rewriteAll } from "../../../src/apiserver/encryption/rewrite.js";
-import { ApiServerMetrics } from "../../../src/apiserver/metrics.js";
+import { ApiServerMetrics, type ApiServerMetricsOptions } from "../../../src/apiserver/metrics.js";
 import { openSqliteByteStorage } from "../../../src/apiserver/storage/sqlite.js";
 import { openDataStore } from "../../../src/apiserver/bootstrap/store.js";
 import { silentLogger } from "../../../src/logger.js";
@@ -227,6 +227,52 @@ describe("encryption at rest", () => {
     for (let r = 0; r < 3; r++) await rotated.list("/core/secrets/");
     expect(rotated.staleReads()).toBe(12);
     await rotated.close();
+  });
+
+  it("counts what it seals and opens as upstream's transformation metrics: direction, key and provider prefix, outcome", async () => {
+    const path = freshPath();
+    const secretsOnly = (keys: Record<string, string>) => encryptionConfig(["secrets"], [{ aesgcm: keys }]);
+    const text = (s: { transformations: ApiServerMetricsOptions["transformations"] }) => new ApiServerMetrics({ transformations: s.transformations }).registry.metrics();
+    const ops = (type: string, prefix: string, status: string, n: number) =>
+      `apiserver_storage_transformation_operations_total{transformation_type="${type}",transformer_prefix="${prefix}",status="${status}"} ${n}\n`;
+    const s = await open(path, secretsOnly({ key1: KEY_A }));
+    for (let i = 0; i < 3; i++) await s.create(`/core/secrets/default/s${i}`, JSON.stringify({ i }));
+    await s.create("/core/configmaps/default/plain", "{}");
+    for (let r = 0; r < 2; r++) await s.list("/core/");
+    const written = await text(s);
+    // Sealed three times, counted under the key and under the provider as upstream's nested transformers count; the
+    // ConfigMap, which no rule names, not at all; nothing opened (the texts written are kept).
+    expect(written).toContain(ops("to_storage", "key1:", "OK", 3));
+    expect(written).toContain(ops("to_storage", "k8s:enc:aesgcm:v1:", "OK", 3));
+    expect(written).not.toContain('transformation_type="from_storage"');
+    expect(written).not.toMatch(/transformer_prefix="(identity)?"/);
+    await s.close();
+
+    const reopened = await open(path, secretsOnly({ key1: KEY_A }));
+    for (let r = 0; r < 2; r++) expect((await reopened.list("/core/secrets/")).items).toHaveLength(3);
+    const read = await text(reopened);
+    expect(read).toContain(ops("from_storage", "key1:", "OK", 3));
+    expect(read).toContain(ops("from_storage", "k8s:enc:aesgcm:v1:", "OK", 3));
+    expect(read).toContain('apiserver_storage_transformation_duration_seconds_count{transformation_type="from_storage",transformer_prefix="key1:"} 3\n');
+    expect(read).toMatch(/apiserver_storage_transformation_duration_seconds_bucket\{le="0\.000005",transformation_type="from_storage",transformer_prefix="key1:"\} \d/);
+    await reopened.close();
+
+    // The key gone from the file: no provider reads it (upstream's `unknown`, and its provider's prefix); a listed key
+    // whose secret changed: that key and its provider fail.
+    const keyGone = await open(path, secretsOnly({ key2: KEY_B }));
+    await rejection(keyGone.get("/core/secrets/default/s0"), "STORAGE_UNAVAILABLE");
+    const gone = await text(keyGone);
+    expect(gone).toContain(ops("from_storage", "unknown", "unknown-non-grpc", 1));
+    expect(gone).toContain(ops("from_storage", "k8s:enc:aesgcm:v1:", "unknown-non-grpc", 1));
+    expect(gone).not.toContain("transformation_duration_seconds_count{transformation_type=\"from_storage\"");
+    await keyGone.close();
+    const otherSecret = await open(path, secretsOnly({ key1: KEY_B }));
+    await rejection(otherSecret.get("/core/secrets/default/s0"), "STORAGE_UNAVAILABLE");
+    const refused = await text(otherSecret);
+    expect(refused).toContain(ops("from_storage", "key1:", "unknown-non-grpc", 1));
+    expect(refused).toContain(ops("from_storage", "k8s:enc:aesgcm:v1:", "unknown-non-grpc", 1));
+    expect(refused).not.toContain('transformer_prefix="unknown"');
+    await otherSecret.close();
   });
 
   it("decrypts with identity first (moving away from encryption) and writes plain text from then on", async () => {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkProvidersCoverStore, encryptedStorage } from "../../../src/apiserver/encryption/encrypted-storage.js";
 import { KMS_WRITE_TTL_MS } from "../../../src/apiserver/encryption/kms-provider.js";
 import { KmsClient } from "../../../src/apiserver/encryption/kms-client.js";
+import { ApiServerMetrics } from "../../../src/apiserver/metrics.js";
 import { MemoryStorage } from "../../../src/apiserver/storage/memory.js";
 import { rewriteAll } from "../../../src/apiserver/encryption/rewrite.js";
 import { openSqliteByteStorage } from "../../../src/apiserver/storage/sqlite.js";
@@ -154,6 +155,10 @@ sys.stdout.write(AESGCM(key).decrypt(data[32:44], data[44:], aad).decode())
     const failing = recorder(cold, "/core/secrets/", 1);
     expect((await failing.failed).message).toMatch(/^cannot decrypt the stored value of \/core\/secrets\/default\/s0: kms\/kms1: failed to decrypt DEK/);
     expect(failing.events).toEqual([]);
+    // Upstream's transformation metrics: each failed read under the plugin's prefix with the gRPC code it failed with.
+    const failed = await new ApiServerMetrics({ transformations: cold.transformations }).registry.metrics();
+    expect(failed).toMatch(/\napiserver_storage_transformation_operations_total\{transformation_type="from_storage",transformer_prefix="k8s:enc:kms:v2:kms1:",status="Unavailable"\} [12]\n/);
+    expect(failed).not.toContain('status="OK"');
     await cold.close();
     await kms.up();
     const before = kms.calls.decrypt;
@@ -164,6 +169,10 @@ sys.stdout.write(AESGCM(key).decrypt(data[32:44], data[44:], aad).decode())
     w.watch.cancel();
     expect((await reader.list("/core/secrets/")).items.length).toBe(20);
     expect(kms.calls.decrypt - before).toBe(1);
+    // Twenty values opened once each (the list is served from what the replay decrypted).
+    expect(await new ApiServerMetrics({ transformations: reader.transformations }).registry.metrics()).toContain(
+      '\napiserver_storage_transformation_operations_total{transformation_type="from_storage",transformer_prefix="k8s:enc:kms:v2:kms1:",status="OK"} 20\n',
+    );
     await reader.close();
   });
 
