@@ -7,6 +7,7 @@ import { processRegistry, withProcessMetrics } from "../process-metrics.js";
 import { certificateExpiryGauge, type HeldCertificate } from "../pki/expiry-gauge.js";
 import { AccumulatedHistogram } from "./accumulated-histogram.js";
 import type { ReloadStats } from "./encryption/encrypted-storage.js";
+import { kmsMetrics } from "./encryption/kms-metrics.js";
 import { encryptionReloadMetrics, type TransformationMetrics } from "./encryption/metrics.js";
 
 /** What a request is, as upstream labels it (`verb` upper case: GET, LIST, WATCH, POST, PUT, PATCH, APPLY, DELETE…). */
@@ -164,7 +165,10 @@ export class ApiServerMetrics {
     }
     const reloads = options.encryptionReloads;
     if (reloads) encryptionReloadMetrics(registers, reloads);
-    options.transformations?.register(this.registry);
+    if (options.transformations) {
+      options.transformations.register(this.registry);
+      kmsMetrics.register(this.registry);
+    }
     if (options.certificates) certificateExpiryGauge(this.registry, "platform_ca_", options.certificates);
   }
 

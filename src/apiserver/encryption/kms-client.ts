@@ -1,7 +1,9 @@
 // The gRPC client of a KMS v2 plugin on a unix socket: Status, Encrypt, Decrypt, each bounded by the configured timeout.
+import { performance } from "node:perf_hooks";
 import { createRequire } from "node:module";
 import type { Client, GrpcObject, ServiceClientConstructor, ServiceError } from "@grpc/grpc-js";
 import { KMS_V2_DESCRIPTOR, type EncryptResponse, type StatusResponse } from "./kms-wire.js";
+import { kmsMetrics } from "./kms-metrics.js";
 
 // gRPC is loaded on first use, not at import: every server start reads this module (the encryption config checks
 // endpoints with socketPath), and only one with a KMS provider should pay for gRPC's ~60 modules.
@@ -30,6 +32,8 @@ export class KmsClient {
   constructor(
     readonly endpoint: string,
     private readonly timeoutMs: number,
+    /** The provider's name: each call is then timed in upstream's KMS metrics under it. */
+    private readonly provider?: string,
   ) {
     const Service = kmsServiceConstructor();
     // Short reconnect back-off: a plugin restarted after a crash is used again within a second, not after minutes.
@@ -40,10 +44,13 @@ export class KmsClient {
   }
 
   private call<T>(method: string, request: object): Promise<T> {
+    const started = performance.now();
     return new Promise((resolve, reject) => {
       this.client[method]!(request, { deadline: Date.now() + this.timeoutMs }, (err, res) => {
-        // The gRPC code stays on the error: upstream's transformation metrics label a failed read by it.
-        if (err) reject(Object.assign(new Error(`the KMS plugin at ${this.endpoint} did not answer ${method}: ${err.details || err.message}`), { grpcCode: err.code }));
+        // The gRPC code stays on the error: upstream's metrics label a failed call, and a read it failed, by it.
+        const failed = err ? Object.assign(new Error(`the KMS plugin at ${this.endpoint} did not answer ${method}: ${err.details || err.message}`), { grpcCode: err.code }) : undefined;
+        if (this.provider !== undefined) kmsMetrics.call(this.provider, method, (performance.now() - started) / 1000, failed);
+        if (failed) reject(failed);
         else resolve(res as T);
       });
     });

@@ -11,6 +11,7 @@ import { systemClock, type CancelTimer, type Clock } from "../../time/clock.js";
 import { KmsClient } from "./kms-client.js";
 import { AES_GCM_KEY, HKDF_SHA256_XNONCE_AES_GCM_SEED, decodeObject, encodeObjectTail, encodeWithTail, type EncryptedObject } from "./kms-wire.js";
 import { ENCRYPTED_PREFIX, gcmOpen, gcmSeal, type Transformer } from "./providers.js";
+import { keyIdHash, kmsMetrics } from "./kms-metrics.js";
 
 /** Upstream's intervals (encryptionconfig/config.go): status poll when healthy / failing, and how long writes coast. */
 export const KMS_POLL_HEALTHY_MS = 60_000;
@@ -41,8 +42,6 @@ interface WriteState {
   expiresAt: number;
 }
 
-/** `sha256:<hex>`: how upstream names a key ID in logs and errors. */
-export const keyIdHash = (keyId: string): string => (keyId === "" ? "" : `sha256:${createHash("sha256").update(keyId).digest("hex")}`);
 
 /** HKDF-Expand(SHA-256, seed, info) for one 32-byte block (upstream expands only: the seed is already uniform). */
 function deriveKey(seed: Buffer, info: Uint8Array): Buffer {
@@ -89,7 +88,7 @@ export class KmsTransformer implements Transformer {
   ) {
     this.prefix = Buffer.from(`${ENCRYPTED_PREFIX}kms:v2:${settings.name}:`, "latin1");
     this.name = `kms/${settings.name}`;
-    this.client = new KmsClient(settings.endpoint, settings.timeoutMs);
+    this.client = new KmsClient(settings.endpoint, settings.timeoutMs, settings.name);
     this.clock = options.clock ?? systemClock;
     this.logger = options.logger ?? silentLogger();
   }
@@ -124,7 +123,10 @@ export class KmsTransformer implements Transformer {
       const problems: string[] = [];
       if (status.healthz !== "ok") problems.push(`got unexpected healthz status: ${status.healthz}`);
       if (status.version !== "v2" && status.version !== "v2beta1") problems.push(`expected KMSv2 API version v2, got ${status.version}`);
-      if (status.key_id === "" || status.key_id.length > MAX_KEY_ID) {
+      const valid = status.key_id !== "" && status.key_id.length <= MAX_KEY_ID;
+      if (valid) kmsMetrics.keyIdFromStatus(this.settings.name, status.key_id, this.clock.now());
+      else kmsMetrics.invalidKeyIdFromStatus(this.settings.name, status.key_id === "" ? "empty" : "too_long");
+      if (!valid) {
         problems.push(`got invalid KMSv2 KeyID hash "${keyIdHash(status.key_id)}": the key ID is ${status.key_id.length} bytes (1–${MAX_KEY_ID})`);
       } else if (this.state?.keyId === status.key_id) {
         // As upstream, a plugin that answers with a valid key ID extends the seed even while it reports unhealthy.
@@ -176,12 +178,14 @@ export class KmsTransformer implements Transformer {
     }
     const info = randomBytes(INFO_BYTES);
     const data = Buffer.concat([info, gcmSeal(deriveKey(s.seed, info), plain, storageKey)]);
+    kmsMetrics.keyIdUsed("to_storage", this.settings.name, s.keyId, now);
     return encodeWithTail(data, s.tail);
   }
 
   open(body: Uint8Array, storageKey: string): Buffer | Promise<Buffer> {
     const o = decodeObject(body);
     checkObject(o);
+    kmsMetrics.keyIdUsed("from_storage", this.settings.name, o.keyID, this.clock.now());
     const key = cacheKey(o);
     const seed = this.seeds.get(key);
     if (seed) return openData(o, seed, storageKey);

@@ -159,6 +159,7 @@ sys.stdout.write(AESGCM(key).decrypt(data[32:44], data[44:], aad).decode())
     const failed = await new ApiServerMetrics({ transformations: cold.transformations }).registry.metrics();
     expect(failed).toMatch(/\napiserver_storage_transformation_operations_total\{transformation_type="from_storage",transformer_prefix="k8s:enc:kms:v2:kms1:",status="Unavailable"\} [12]\n/);
     expect(failed).not.toContain('status="OK"');
+    expect(failed).toMatch(/\napiserver_envelope_encryption_kms_operations_latency_seconds_count\{provider_name="kms1",method_name="\/v2\.KeyManagementService\/Decrypt",grpc_status_code="Unavailable"\} [1-9]/);
     await cold.close();
     await kms.up();
     const before = kms.calls.decrypt;
@@ -192,6 +193,21 @@ sys.stdout.write(AESGCM(key).decrypt(data[32:44], data[44:], aad).decode())
       const stale = s.staleReads();
       await s.list("/core/secrets/");
       expect(s.staleReads()).toBe(stale);
+      // Upstream's KMS metrics (one set per process, so other tests' counts are in them too): both key IDs by hash,
+      // never as themselves; the last Status answer; each Encrypt call timed; a Status answer without a key ID refused.
+      const [hash1, hash2] = ["key-1", "key-2"].map((id) => `sha256:${createHash("sha256").update(id).digest("hex")}`);
+      kms.keyId = "";
+      await expect(t.refresh()).rejects.toThrow(/got invalid KMSv2 KeyID hash "": the key ID is 0 bytes/);
+      const text = await new ApiServerMetrics({ transformations: s.transformations }).registry.metrics();
+      const series = (name: string, labels: string) => new RegExp(`\\n${name}\\{${labels}\\} ([0-9.e+]+)\\n`).exec(text)?.[1];
+      expect(Number(series("apiserver_envelope_encryption_key_id_hash_total", `transformation_type="to_storage",provider_name="kms1",key_id_hash="${hash2}"`))).toBeGreaterThanOrEqual(10);
+      expect(Number(series("apiserver_envelope_encryption_key_id_hash_total", `transformation_type="from_storage",provider_name="kms1",key_id_hash="${hash1}"`))).toBeGreaterThanOrEqual(10);
+      const lastUse = Number(series("apiserver_envelope_encryption_key_id_hash_last_timestamp_seconds", `transformation_type="to_storage",provider_name="kms1",key_id_hash="${hash2}"`));
+      expect(Math.abs(lastUse - Date.now() / 1000)).toBeLessThan(60);
+      expect(Number(series("apiserver_envelope_encryption_key_id_hash_status_last_timestamp_seconds", `provider_name="kms1",key_id_hash="${hash2}"`))).toBeGreaterThan(0);
+      expect(Number(series("apiserver_envelope_encryption_invalid_key_id_from_status_total", `provider_name="kms1",error="empty"`))).toBeGreaterThanOrEqual(1);
+      expect(Number(series("apiserver_envelope_encryption_kms_operations_latency_seconds_count", `provider_name="kms1",method_name="/v2.KeyManagementService/Encrypt",grpc_status_code="OK"`))).toBeGreaterThanOrEqual(2);
+      expect(text).not.toMatch(/key_id_hash="key-[12]"/);
       await s.close();
       const o = EncryptedObject.toObject(EncryptedObject.decode(rawValue(path, "/core/secrets/default/s3").subarray(PREFIX.length))) as unknown as Decoded;
       expect(o.keyID).toBe("key-2");

@@ -1,0 +1,141 @@
+// Upstream's KMS v2 metrics (apiserver_envelope_encryption_*): each call to a plugin with its latency and gRPC code,
+// the key IDs values were sealed and opened under, and what the plugins' Status answered. One set per process, as
+// upstream's; each API server's registry reads it at scrape.
+import { createHash } from "node:crypto";
+import { Counter, Gauge, type Registry } from "prom-client";
+import { AccumulatedHistogram } from "../accumulated-histogram.js";
+import { transformationStatus, type TransformationType } from "./metrics.js";
+import { KMS_V2_SERVICE } from "./kms-wire.js";
+
+/** Upstream's buckets: 0.1 ms doubling 20 times (the last bound ~52 s). */
+const KMS_BUCKETS = Array.from({ length: 20 }, (_, i) => 0.0001 * 2 ** i);
+/** Key ID label sets kept (upstream's LRU of 10): a series beyond them is dropped, least recently used first. */
+const KEY_ID_SERIES = 10;
+
+interface KmsCallLabels {
+  readonly provider_name: string;
+  readonly method_name: string;
+  readonly grpc_status_code: string;
+}
+
+interface KeyIdUse {
+  readonly labels: { readonly transformation_type: TransformationType; readonly provider_name: string; readonly key_id_hash: string };
+  count: number;
+  lastSeconds: number;
+}
+
+/** `sha256:<hex>`: how upstream names a key ID in logs, errors and metric labels (never the key ID itself). */
+export const keyIdHash = (keyId: string): string => (keyId === "" ? "" : `sha256:${createHash("sha256").update(keyId).digest("hex")}`);
+
+/** A Map used as an LRU of at most `max` entries: a touched key moves to the end, the first goes when it is full. */
+function touch<V>(map: Map<string, V>, key: string, make: () => V, max: number): V {
+  let v = map.get(key);
+  if (v !== undefined) map.delete(key);
+  else v = make();
+  map.set(key, v);
+  if (map.size > max) map.delete(map.keys().next().value!);
+  return v;
+}
+
+export class KmsMetrics {
+  readonly #latency = new AccumulatedHistogram<KmsCallLabels>({
+    name: "apiserver_envelope_encryption_kms_operations_latency_seconds",
+    help: "KMS operation duration with gRPC error code status total.",
+    buckets: KMS_BUCKETS,
+    registers: [],
+  });
+  readonly #keyIdUses = new Map<string, KeyIdUse>();
+  readonly #statusKeyIds = new Map<string, { readonly labels: { readonly provider_name: string; readonly key_id_hash: string }; lastSeconds: number }>();
+  readonly #invalid = new Map<string, { readonly labels: { readonly provider_name: string; readonly error: string }; count: number }>();
+  readonly #hashes = new Map<string, string>();
+
+  /** One call of `method` (Status, Encrypt, Decrypt) to the plugin of provider `provider`. */
+  call(provider: string, method: string, seconds: number, error?: unknown): void {
+    const labels = { provider_name: provider, method_name: `/${KMS_V2_SERVICE}/${method}`, grpc_status_code: transformationStatus(error) };
+    this.#latency.observe(`${labels.provider_name}\u0000${labels.method_name}\u0000${labels.grpc_status_code}`, labels, seconds);
+  }
+
+  /** A value sealed (`to_storage`) or opened (`from_storage`) under `keyId`. */
+  keyIdUsed(type: TransformationType, provider: string, keyId: string, nowMs: number): void {
+    const hash = this.#hash(keyId);
+    const use = touch(this.#keyIdUses, `${type}\u0000${provider}\u0000${hash}`, () => ({ labels: { transformation_type: type, provider_name: provider, key_id_hash: hash }, count: 0, lastSeconds: 0 }), KEY_ID_SERIES);
+    use.count++;
+    use.lastSeconds = nowMs / 1000;
+  }
+
+  /** The plugin's Status answered `keyId`. */
+  keyIdFromStatus(provider: string, keyId: string, nowMs: number): void {
+    const hash = this.#hash(keyId);
+    touch(this.#statusKeyIds, `${provider}\u0000${hash}`, () => ({ labels: { provider_name: provider, key_id_hash: hash }, lastSeconds: 0 }), KEY_ID_SERIES).lastSeconds = nowMs / 1000;
+  }
+
+  /** The plugin's Status answered a key ID that cannot be used: `empty` or `too_long` (upstream's codes). */
+  invalidKeyIdFromStatus(provider: string, error: "empty" | "too_long"): void {
+    const key = `${provider}\u0000${error}`;
+    let entry = this.#invalid.get(key);
+    if (entry === undefined) this.#invalid.set(key, (entry = { labels: { provider_name: provider, error }, count: 0 }));
+    entry.count++;
+  }
+
+  register(registry: Registry): void {
+    const uses = this.#keyIdUses;
+    const statusKeyIds = this.#statusKeyIds;
+    const invalid = this.#invalid;
+    const registers = [registry];
+    this.#latency.register(registry);
+    // Totals are kept here, so each registry's series are set from them at scrape (and dropped with their label set).
+    new Counter({
+      name: "apiserver_envelope_encryption_key_id_hash_total",
+      help: "Number of times a keyID is used split by transformation type and provider.",
+      labelNames: ["transformation_type", "provider_name", "key_id_hash"],
+      registers,
+      collect() {
+        this.reset();
+        for (const use of uses.values()) this.inc(use.labels, use.count);
+      },
+    });
+    new Gauge({
+      name: "apiserver_envelope_encryption_key_id_hash_last_timestamp_seconds",
+      help: "The last time in seconds when a keyID was used.",
+      labelNames: ["transformation_type", "provider_name", "key_id_hash"],
+      registers,
+      collect() {
+        this.reset();
+        for (const use of uses.values()) this.set(use.labels, use.lastSeconds);
+      },
+    });
+    new Gauge({
+      name: "apiserver_envelope_encryption_key_id_hash_status_last_timestamp_seconds",
+      help: "The last time in seconds when a keyID was returned by the Status RPC call.",
+      labelNames: ["provider_name", "key_id_hash"],
+      registers,
+      collect() {
+        this.reset();
+        for (const s of statusKeyIds.values()) this.set(s.labels, s.lastSeconds);
+      },
+    });
+    new Counter({
+      name: "apiserver_envelope_encryption_invalid_key_id_from_status_total",
+      help: "Number of times an invalid keyID is returned by the Status RPC call split by error.",
+      labelNames: ["provider_name", "error"],
+      registers,
+      collect() {
+        this.reset();
+        for (const i of invalid.values()) this.inc(i.labels, i.count);
+      },
+    });
+  }
+
+  #hash(keyId: string): string {
+    let hash = this.#hashes.get(keyId);
+    if (hash === undefined) {
+      hash = keyIdHash(keyId);
+      // Key IDs change rarely; the memory of their hashes is bounded all the same.
+      touch(this.#hashes, keyId, () => hash!, 64);
+    }
+    return hash;
+  }
+}
+
+/** The process's KMS metrics. */
+export const kmsMetrics = new KmsMetrics();
