@@ -6,7 +6,8 @@
 // disk. A leak shows as heap that grows with the cycles after the first ones (JIT, caches filling, history up to the
 // store's retention); the figure is the growth per CSR from the second cycle to the last. Also checks that nothing was
 // lost: each cycle's certificates all issued once, its Events all written.
-import { existsSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
 import { waitForCertificate } from "../../src/cli/ctl/csr-issuance.js";
@@ -17,6 +18,7 @@ import { controllerMetrics, createAll, observe, prepare, untilEvents, waitFor } 
 import { threadHeaps } from "./inspector-heap.js";
 import { cpuSeconds, describeHost, envNumber } from "./measure.js";
 import { inParallel } from "../fixtures/parallel.js";
+import { KEY_A, encryptionYaml } from "../apiserver/encryption/fixtures.js";
 
 const CYCLES = envNumber("BENCH_CYCLES", 8);
 const PER_CYCLE = envNumber("BENCH_CYCLE_CSRS", 5_000);
@@ -30,6 +32,11 @@ const EVENT_TTL_SECONDS = envNumber("BENCH_EVENT_TTL", 20);
 const WAIT = process.env.BENCH_WAIT === "1";
 /** BENCH_DELETE_EVENTS=1: the Events are deleted with their CSRs (`kubectl delete events --all`) instead of expiring. */
 const DELETE_EVENTS = process.env.BENCH_DELETE_EVENTS === "1";
+/**
+ * BENCH_ENCRYPTION=1: every resource encrypted at rest (aesgcm, `*.*`), so the texts the store keeps decrypted, the
+ * sealed bytes it remembers and the transformation metrics are in the churn too.
+ */
+const ENCRYPTION = process.env.BENCH_ENCRYPTION === "1";
 const NODEAGENT = "platform.io/apiserver-client-nodeagent";
 const MiB = 1024 * 1024;
 
@@ -79,14 +86,23 @@ async function idleReading(c: Cluster, inspectPort: number): Promise<Reading> {
   };
 }
 
+/** An EncryptionConfiguration sealing every resource with aesgcm, in a 0600 file of its own temporary directory. */
+function encryptionFile(): { readonly file: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "pca-soak-encryption-"));
+  const file = join(dir, "encryption.yaml");
+  writeFileSync(file, encryptionYaml(["*.*"], [{ aesgcm: { key1: KEY_A } }]), { mode: 0o600 });
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 async function main(): Promise<void> {
   console.log(`bench:soak — ${new Date().toISOString()}, node ${process.version}`);
   console.log(describeHost());
-  console.log(`${CYCLES} cycles of ${PER_CYCLE} CSRs from ${CLIENTS} clients through platform-ca up (defaults), ${WAIT ? "each agent waiting for its certificate, " : ""}each deleted and its Events ${DELETE_EVENTS ? "deleted" : "expired"} (--event-ttl ${EVENT_TTL_SECONDS}s), then ${IDLE_SECONDS} s idle\n`);
+  console.log(`${CYCLES} cycles of ${PER_CYCLE} CSRs from ${CLIENTS} clients through platform-ca up (defaults${ENCRYPTION ? ", every resource encrypted at rest with aesgcm" : ""}), ${WAIT ? "each agent waiting for its certificate, " : ""}each deleted and its Events ${DELETE_EVENTS ? "deleted" : "expired"} (--event-ttl ${EVENT_TTL_SECONDS}s), then ${IDLE_SECONDS} s idle\n`);
   // The inspector of `up` (its main thread, the API server's), on loopback only.
   const inspectPort = await freePort();
   process.env.BENCH_NODE_ARGS = `${process.env.BENCH_NODE_ARGS ?? ""} --inspect=127.0.0.1:${inspectPort}`;
-  const c = await startCluster({ mode: "up", apiserverArgs: ["--event-ttl", `${EVENT_TTL_SECONDS}s`] });
+  const encryption = ENCRYPTION ? encryptionFile() : undefined;
+  const c = await startCluster({ mode: "up", apiserverArgs: ["--event-ttl", `${EVENT_TTL_SECONDS}s`, ...(encryption ? ["--encryption-provider-config", encryption.file] : [])] });
   const ops = c.controllersOps;
   if (ops === undefined) throw new Error(`platform-ca up did not print the controllers' address:\n${c.apiserver.stdout()}`);
   const watch = observe(c);
@@ -128,6 +144,7 @@ async function main(): Promise<void> {
   } finally {
     await watch.informer.stop();
     await c.stop();
+    encryption?.remove();
   }
   if (rows.length < 3) return;
   // From the second cycle on: the first one's reading still holds what a fresh process builds once.
