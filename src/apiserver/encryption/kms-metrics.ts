@@ -48,6 +48,11 @@ export class KmsMetrics {
   readonly #statusKeyIds = new Map<string, { readonly labels: { readonly provider_name: string; readonly key_id_hash: string }; lastSeconds: number }>();
   readonly #invalid = new Map<string, { readonly labels: { readonly provider_name: string; readonly error: string }; count: number }>();
   readonly #hashes = new Map<string, string>();
+  /**
+   * The started providers' counts of unwrapped seeds, by name, oldest first: after a reload the new provider of a name
+   * is reported, and after a refused one (its providers started, then closed) the one still serving again.
+   */
+  readonly #seedCaches = new Map<string, Array<() => number>>();
 
   /** One call of `method` (Status, Encrypt, Decrypt) to the plugin of provider `provider`. */
   call(provider: string, method: string, seconds: number, error?: unknown): void {
@@ -77,7 +82,19 @@ export class KmsMetrics {
     entry.count++;
   }
 
+  /** Reports `size()` as the provider's seed cache until the returned function is called (its transformer closed). */
+  trackSeeds(provider: string, size: () => number): () => void {
+    const sizes = this.#seedCaches.get(provider) ?? [];
+    this.#seedCaches.set(provider, [...sizes, size]);
+    return () => {
+      const left = (this.#seedCaches.get(provider) ?? []).filter((s) => s !== size);
+      if (left.length > 0) this.#seedCaches.set(provider, left);
+      else this.#seedCaches.delete(provider);
+    };
+  }
+
   register(registry: Registry): void {
+    const seedCaches = this.#seedCaches;
     const uses = this.#keyIdUses;
     const statusKeyIds = this.#statusKeyIds;
     const invalid = this.#invalid;
@@ -112,6 +129,16 @@ export class KmsMetrics {
       collect() {
         this.reset();
         for (const s of statusKeyIds.values()) this.set(s.labels, s.lastSeconds);
+      },
+    });
+    new Gauge({
+      name: "apiserver_envelope_encryption_dek_source_cache_size",
+      help: "Number of records in data encryption key (DEK) source cache. On a restart, this value is an approximation of the number of decrypt RPC calls the server will make to the KMS plugin.",
+      labelNames: ["provider_name"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [provider, sizes] of seedCaches) this.set({ provider_name: provider }, sizes.at(-1)!());
       },
     });
     new Counter({

@@ -81,6 +81,7 @@ export class KmsTransformer implements Transformer {
   private last: { at: number; error: Error | undefined } | undefined;
   private timer: CancelTimer | undefined;
   private closed = false;
+  private untrackSeeds: (() => void) | undefined;
 
   constructor(
     readonly settings: KmsSettings,
@@ -95,6 +96,8 @@ export class KmsTransformer implements Transformer {
 
   /** First status and seed, then the poll loop. Resolves either way: a failure shows in health and in writes. */
   async start(): Promise<Error | undefined> {
+    // Only a started provider serves: one parsed from a file that was then refused is never reported.
+    this.untrackSeeds = kmsMetrics.trackSeeds(this.settings.name, () => this.seeds.size);
     const error = await this.refresh().then(() => undefined, (err: Error) => err);
     if (error) this.logger.warn({ provider: this.name, err: error.message }, "the KMS plugin did not answer at start; writes through this provider fail until it does");
     this.schedule();
@@ -226,6 +229,7 @@ export class KmsTransformer implements Transformer {
 
   close(): void {
     this.closed = true;
+    this.untrackSeeds?.();
     this.timer?.();
     this.client.close();
   }

@@ -23,6 +23,24 @@ describe("KMS metrics", () => {
     expect(text).not.toContain("key-2\"");
   });
 
+  it("reports the seed cache of the provider serving now: the newest started of a name, the one before once it closes", async () => {
+    const m = new KmsMetrics();
+    const registry = new Registry();
+    m.register(registry);
+    const size = async () => /apiserver_envelope_encryption_dek_source_cache_size\{provider_name="kms1"\} (\d+)/.exec(await registry.metrics())?.[1];
+    const untrackServing = m.trackSeeds("kms1", () => 3);
+    expect(await size()).toBe("3");
+    // A reload refused after its providers started: they close, and the serving one is reported again.
+    const untrackRefused = m.trackSeeds("kms1", () => 7);
+    expect(await size()).toBe("7");
+    untrackRefused();
+    expect(await size()).toBe("3");
+    // A reload that succeeds: the new one reported, the old one retired later without taking it away.
+    m.trackSeeds("kms1", () => 5);
+    untrackServing();
+    expect(await size()).toBe("5");
+  });
+
   it("labels each call with the service's method and the gRPC code it ended with", async () => {
     const m = new KmsMetrics();
     m.call("kms1", "Decrypt", 0.002);

@@ -171,9 +171,10 @@ sys.stdout.write(AESGCM(key).decrypt(data[32:44], data[44:], aad).decode())
     expect((await reader.list("/core/secrets/")).items.length).toBe(20);
     expect(kms.calls.decrypt - before).toBe(1);
     // Twenty values opened once each (the list is served from what the replay decrypted).
-    expect(await new ApiServerMetrics({ transformations: reader.transformations }).registry.metrics()).toContain(
-      '\napiserver_storage_transformation_operations_total{transformation_type="from_storage",transformer_prefix="k8s:enc:kms:v2:kms1:",status="OK"} 20\n',
-    );
+    const served = await new ApiServerMetrics({ transformations: reader.transformations }).registry.metrics();
+    expect(served).toContain('\napiserver_storage_transformation_operations_total{transformation_type="from_storage",transformer_prefix="k8s:enc:kms:v2:kms1:",status="OK"} 20\n');
+    // Its own seed and the one it unwrapped for the twenty values.
+    expect(served).toContain('\napiserver_envelope_encryption_dek_source_cache_size{provider_name="kms1"} 2\n');
     await reader.close();
   });
 
