@@ -5,6 +5,7 @@ import type { ApiObject, UserInfo } from "../api/meta.js";
 import type { Logger } from "../logger.js";
 import type { AuthorizationAttributes } from "./auth/authorizer.js";
 import type { AuthenticatedBy, LegacyTokenUse } from "./auth/identity.js";
+import type { Deadline } from "./webhook/deadline.js";
 
 /** What authentication sees of a request. */
 export interface RequestCredentials {
@@ -18,16 +19,40 @@ export interface RequestCredentials {
   readonly path?: string;
 }
 
+/**
+ * What a write's admission may do to the request it serves, handed from the HTTP layer through the registry to the
+ * admission plugins: each absent where there is no such request (a write made in the process).
+ */
+export interface RequestHooks {
+  /**
+   * Adds an annotation to the request's audit event, as upstream's AddAnnotation: keys are
+   * `<plugin>.admission.<suffix>/<name>`. Absent when the request is not audited.
+   */
+  readonly annotate?: (key: string, value: string) => void;
+  /** Adds a warning to the response (a Warning header). */
+  readonly warn?: (text: string) => void;
+  /** The request's deadline: admission webhooks stop waiting when it aborts (then their failurePolicy applies). */
+  readonly deadline?: Deadline;
+  /** Counts an admission webhook's round trip, which `apiserver_request_sli_duration_seconds` leaves out (as upstream). */
+  readonly webhookTime?: (seconds: number) => void;
+}
+
+/** The hooks of `o` that are set, for passing on (an object spread would copy the rest of `o` too). */
+export function requestHooks(o: RequestHooks): RequestHooks {
+  return {
+    ...(o.annotate !== undefined && { annotate: o.annotate }),
+    ...(o.warn !== undefined && { warn: o.warn }),
+    ...(o.deadline !== undefined && { deadline: o.deadline }),
+    ...(o.webhookTime !== undefined && { webhookTime: o.webhookTime }),
+  };
+}
+
 /** What authorization and admission decide on, as upstream's request attributes: authorization's, and more. */
-export interface RequestAttributes extends AuthorizationAttributes {
+export interface RequestAttributes extends AuthorizationAttributes, RequestHooks {
   readonly path: string;
   /** Kind of the object written (admission only). */
   readonly kind?: string;
   readonly dryRun?: boolean;
-  /** Adds an annotation to the request's audit event (admission plugins); absent when the request is not audited. */
-  readonly annotate?: (key: string, value: string) => void;
-  /** Adds a warning to the response (admission webhooks). */
-  readonly warn?: (text: string) => void;
 }
 
 export interface AuthorizationDecision {

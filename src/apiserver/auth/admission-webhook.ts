@@ -1,6 +1,7 @@
 // The MutatingAdmissionWebhook and ValidatingAdmissionWebhook plugins: each matching webhook is sent an AdmissionReview
 // (admission.<suffix>/v1) and its answer checked, applied (JSON Patch, mutating only) and enforced as upstream's dispatchers do.
 import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
 import type { ApiObject } from "../../api/meta.js";
 import type { LabelSelector } from "../../api/types/rbac.js";
 import type { AdmissionWebhook, WebhookAdmissionConfig, WebhookPhase } from "../../config/admission-webhooks.js";
@@ -131,6 +132,7 @@ async function call(h: Hook, a: AdmissionAttributes, obj: ApiObject | undefined,
   const signal = a.deadline?.signal;
   if (signal?.aborted) return failed(`failed to call webhook: ${(signal.reason as Error).message}`);
   let response: Record<string, unknown>;
+  const started = performance.now();
   try {
     // The client's own timer is timeoutSeconds; the request's deadline can end the call sooner.
     const answer = await h.client.post(JSON.stringify(sent), signal);
@@ -139,6 +141,9 @@ async function call(h: Hook, a: AdmissionAttributes, obj: ApiObject | undefined,
     if (signal?.aborted) return failed(`failed to call webhook: ${(signal.reason as Error).message}`);
     const e = toPlatformError(err);
     return failed(e.message.startsWith("received invalid webhook response") ? e.message : `failed to call webhook: ${e.message}`);
+  } finally {
+    // Upstream's webhook latency tracker: the round trip, answered or not, is left out of the request's SLI latency.
+    a.webhookTime?.((performance.now() - started) / 1000);
   }
   for (const [key, value] of Object.entries((response.auditAnnotations as Record<string, unknown> | undefined) ?? {})) {
     if (typeof value === "string") a.annotate?.(`${w.name}/${key}`, value);

@@ -3,13 +3,13 @@ import type { GroupNames } from "../../api/group.js";
 import type { ApiObject, UserInfo } from "../../api/meta.js";
 import { PlatformError, toPlatformError } from "../../errors.js";
 import { silentLogger, type Logger } from "../../logger.js";
-import type { RequestAttributes } from "../pipeline.js";
+import { requestHooks, type RequestAttributes, type RequestHooks } from "../pipeline.js";
 import type { Authorizer } from "./authorizer.js";
 import type { Deadline } from "../webhook/deadline.js";
 
 export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
 
-export interface AdmissionAttributes {
+export interface AdmissionAttributes extends RequestHooks {
   readonly operation: AdmissionOperation;
   /** API group; "" for the core group. */
   readonly group: string;
@@ -22,15 +22,6 @@ export interface AdmissionAttributes {
   readonly kind?: string;
   readonly user: UserInfo;
   readonly dryRun: boolean;
-  /**
-   * Adds an annotation to the request's audit event, as upstream's AddAnnotation: keys are
-   * `<plugin>.admission.<suffix>/<name>`. Absent when the request is not audited.
-   */
-  readonly annotate?: (key: string, value: string) => void;
-  /** Adds a warning to the response (a Warning header); absent when the caller has no response to warn in. */
-  readonly warn?: (text: string) => void;
-  /** The request's deadline: admission webhooks stop waiting when it aborts (then their failurePolicy applies). */
-  readonly deadline?: Deadline;
 }
 
 export interface AdmissionContext {
@@ -77,9 +68,7 @@ export function admissionAttributes(a: Omit<RequestAttributes, "resourceRequest"
     ...(a.namespace !== undefined && { namespace: a.namespace }),
     ...(a.name !== undefined && { name: a.name }),
     ...(a.kind !== undefined && { kind: a.kind }),
-    ...(a.annotate !== undefined && { annotate: a.annotate }),
-    ...(a.warn !== undefined && { warn: a.warn }),
-    ...(a.deadline !== undefined && { deadline: a.deadline }),
+    ...requestHooks(a),
   };
 }
 

@@ -11,7 +11,7 @@ import { decodeBody, decodeYaml, isJsonType, isYamlType, mediaType } from "./con
 import { checkFields } from "./field-validation.js";
 import type { WriteParams } from "./query.js";
 import type { ResponseSettings } from "./respond.js";
-import type { Deadline } from "../webhook/deadline.js";
+import type { RequestHooks } from "../pipeline.js";
 
 /** An action's body: an object whose apiVersion and kind, filled when missing, are the action's (as for any create). */
 export function actionBody(body: unknown, action: string, names: GroupNames): ApiObject {
@@ -38,12 +38,21 @@ export function writeOptions(req: FastifyRequest, out: ResponseSettings, w: Writ
   return { dryRun: w.dryRun, fieldManager: w.fieldManager ?? defaultManager(req.headers["user-agent"]), user, subresource, ...annotator(req, out) };
 }
 
-/** How admission annotates the request's audit event, when it is audited, adds warnings to the response, and knows the request's deadline. */
-export function annotator(req: FastifyRequest, out: ResponseSettings): { annotate?: (key: string, value: string) => void; warn: (text: string) => void; deadline?: Deadline } {
+/**
+ * How admission annotates the request's audit event, when it is audited, adds warnings to the response, knows the
+ * request's deadline, and counts its webhooks' time (which the request's SLI latency leaves out).
+ */
+export function annotator(req: FastifyRequest, out: ResponseSettings): RequestHooks & { readonly warn: (text: string) => void } {
   const audit = req.platformAudit;
   const warn = (text: string): void => void (out.warnings.includes(text) || out.warnings.push(text));
   const deadline = req.platformDeadline ?? undefined;
-  return { ...(audit && { annotate: (key: string, value: string) => audit.annotate(key, value) }), warn, ...(deadline && { deadline }) };
+  const tracker = req.platformTracker;
+  return {
+    ...(audit && { annotate: (key: string, value: string) => audit.annotate(key, value) }),
+    warn,
+    ...(deadline && { deadline }),
+    ...(tracker && { webhookTime: (seconds: number) => tracker.webhookTime(seconds) }),
+  };
 }
 
 /** Upstream's default field manager: the User-Agent up to its first '/' (`kubectl` from `kubectl/v1.32.4 ...`). */

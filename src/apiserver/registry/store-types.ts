@@ -4,8 +4,7 @@ import type { GroupNames } from "../../api/group.js";
 import type { Logger } from "../../logger.js";
 import type { Storage } from "../storage/types.js";
 import type { Clock } from "../../time/clock.js";
-import type { Pipeline } from "../pipeline.js";
-import type { Deadline } from "../webhook/deadline.js";
+import type { Pipeline, RequestHooks } from "../pipeline.js";
 import type { ResourceDefinition } from "./strategy.js";
 
 /** What every resource store shares. */
@@ -24,22 +23,16 @@ export interface RegistryContext {
 }
 
 /** Per-request write settings (query parameters and the requester). */
-export interface WriteOptions {
+export interface WriteOptions extends RequestHooks {
   readonly dryRun?: boolean;
   readonly fieldManager?: string;
   readonly user?: UserInfo;
   readonly subresource?: string;
-  /** Annotates the request's audit event (passed to admission). */
-  readonly annotate?: (key: string, value: string) => void;
   /**
    * The body was decoded for this call alone (an HTTP request) and may become the stored object as it is: an update
    * with a precondition then skips copying it (it has one attempt). Callers that keep their object leave this unset.
    */
   readonly ownBody?: boolean;
-  /** Adds a warning to the response (passed to admission). */
-  readonly warn?: (text: string) => void;
-  /** The request's deadline (passed to admission webhooks). */
-  readonly deadline?: Deadline;
 }
 
 export interface ApplyOptions extends WriteOptions {

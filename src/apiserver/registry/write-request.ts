@@ -1,7 +1,7 @@
 // A write request as a ResourceStore takes it in: its body checked against the endpoint, and the attributes admission sees.
 import type { ApiObject } from "../../api/meta.js";
 import { plainValueProblem } from "../../plain-data.js";
-import type { RequestAttributes } from "../pipeline.js";
+import { requestHooks, type RequestAttributes } from "../pipeline.js";
 import type { ResourceDefinition } from "./strategy.js";
 import { badRequest, invalidOne } from "./errors.js";
 import type { WriteOptions } from "./store-types.js";
@@ -81,8 +81,6 @@ export function requestAttributes(def: ResourceDefinition, verb: string, opts: W
     name,
     kind: def.kind,
     dryRun: opts.dryRun,
-    ...(opts.annotate && { annotate: opts.annotate }),
-    ...(opts.warn && { warn: opts.warn }),
-    ...(opts.deadline && { deadline: opts.deadline }),
+    ...requestHooks(opts),
   };
 }

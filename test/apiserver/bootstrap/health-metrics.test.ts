@@ -112,6 +112,10 @@ describe("/metrics", () => {
       expect(sample(after, `authentication_duration_seconds_bucket{le="+Inf",result="${result}"}`)).toBe(sample(after, count));
     }
     expect(after).toMatch(/^apiserver_request_duration_seconds_count\{verb="LIST",dry_run="",group="",version="v1",resource="serviceaccounts",subresource="",scope="namespace",component="apiserver"\} [1-9]/m);
+    // Upstream's SLI latency beside it: the same requests, without the dry_run label.
+    const listCount = /^apiserver_request_duration_seconds_count\{verb="LIST",dry_run="",group="",version="v1",resource="serviceaccounts",subresource="",scope="namespace",component="apiserver"\} (\d+)/m.exec(after)![1];
+    expect(after).toContain(`\napiserver_request_sli_duration_seconds_count{verb="LIST",group="",version="v1",resource="serviceaccounts",subresource="",scope="namespace",component="apiserver"} ${listCount}\n`);
+    expect(after).not.toMatch(/^apiserver_request_sli_duration_seconds\S*\{[^}]*dry_run/m);
     expect(after).toMatch(/^apiserver_current_inflight_requests\{request_kind="readOnly"\} 1$/m);
   });
 
