@@ -39,12 +39,13 @@ export interface RequestHooks {
 
 /** The hooks of `o` that are set, for passing on (an object spread would copy the rest of `o` too). */
 export function requestHooks(o: RequestHooks): RequestHooks {
-  return {
-    ...(o.annotate !== undefined && { annotate: o.annotate }),
-    ...(o.warn !== undefined && { warn: o.warn }),
-    ...(o.deadline !== undefined && { deadline: o.deadline }),
-    ...(o.webhookTime !== undefined && { webhookTime: o.webhookTime }),
-  };
+  // Assignments, not conditional spreads: each write passes its hooks twice, and a spread makes an object per hook.
+  const hooks: { -readonly [K in keyof RequestHooks]: RequestHooks[K] } = {};
+  if (o.annotate !== undefined) hooks.annotate = o.annotate;
+  if (o.warn !== undefined) hooks.warn = o.warn;
+  if (o.deadline !== undefined) hooks.deadline = o.deadline;
+  if (o.webhookTime !== undefined) hooks.webhookTime = o.webhookTime;
+  return hooks;
 }
 
 /** What authorization and admission decide on, as upstream's request attributes: authorization's, and more. */
