@@ -31,11 +31,17 @@ export class AccumulatedHistogram<L extends object> {
   readonly aggregator = "sum";
   readonly #bounds: readonly number[];
   readonly #series = new Map<string, Series<L>>();
+  readonly #labelNames: readonly (keyof L)[] | undefined;
 
-  constructor(o: { readonly name: string; readonly help: string; readonly buckets: readonly number[]; readonly registers: readonly Registry[] }) {
+  /**
+   * `labelNames`: the labels a series keeps, when callers hand a wider label set (the request's, for a histogram
+   * without its `dry_run`); by default all of them.
+   */
+  constructor(o: { readonly name: string; readonly help: string; readonly buckets: readonly number[]; readonly registers: readonly Registry[]; readonly labelNames?: readonly (keyof L)[] }) {
     this.name = o.name;
     this.help = o.help;
     this.#bounds = [...o.buckets].sort((a, b) => a - b);
+    this.#labelNames = o.labelNames;
     for (const registry of o.registers) this.register(registry);
   }
 
@@ -44,11 +50,11 @@ export class AccumulatedHistogram<L extends object> {
     registry.registerMetric(this as unknown as Parameters<Registry["registerMetric"]>[0]);
   }
 
-  /** Adds `value` to the label set `key` names (`labels` is copied the first time the key is seen). */
+  /** Adds `value` to the label set `key` names (`labels`, or its `labelNames`, copied the first time the key is seen). */
   observe(key: string, labels: L, value: number): void {
     if (!Number.isFinite(value)) return;
     let series = this.#series.get(key);
-    if (series === undefined) this.#series.set(key, (series = { labels: { ...labels }, counts: new Float64Array(this.#bounds.length), sum: 0, count: 0 }));
+    if (series === undefined) this.#series.set(key, (series = { labels: this.#copy(labels), counts: new Float64Array(this.#bounds.length), sum: 0, count: 0 }));
     const bounds = this.#bounds;
     let lo = 0;
     let hi = bounds.length;
@@ -61,6 +67,13 @@ export class AccumulatedHistogram<L extends object> {
     if (lo < bounds.length) series.counts[lo]!++;
     series.sum += value;
     series.count++;
+  }
+
+  #copy(labels: L): L {
+    if (this.#labelNames === undefined) return { ...labels };
+    const kept: Partial<L> = {};
+    for (const name of this.#labelNames) kept[name] = labels[name];
+    return kept as L;
   }
 
   /** What the registry formats: per label set its cumulative buckets, `+Inf`, sum and count. */

@@ -81,7 +81,6 @@ export class ApiServerMetrics {
   readonly authzWebhookDuration: Histogram<"name" | "result">;
   readonly terminations: Counter<Exclude<LabelName, "dry_run"> | "code">;
   readonly #requests = new Map<string, PendingCount>();
-  readonly #sliLabels = new Map<string, Omit<RequestLabels, "dry_run">>();
   readonly #inflight = { readOnly: 0, mutating: 0 };
   readonly #authAttempts = { success: 0, failure: 0, error: 0 };
 
@@ -108,6 +107,7 @@ export class ApiServerMetrics {
       help: "Response latency distribution (not counting webhook duration and priority & fairness queue wait times) in seconds for each verb, group, version, resource, subresource, scope and component.",
       buckets: SLI_BUCKETS,
       registers,
+      labelNames: ["verb", "group", "version", "resource", "subresource", "scope", "component"],
     });
     const inflight = this.#inflight;
     new Gauge({
@@ -224,15 +224,9 @@ export class ApiServerMetrics {
     c.pending++;
   }
 
-  /** @internal The SLI latency of a request: its label set without dry_run, named by a key of its own. */
+  /** @internal The SLI latency of a request: its label set without dry_run (the histogram keeps only its own labels). */
   sliObserve(labels: RequestLabels, seconds: number): void {
-    const key = `${labels.verb}|${labels.group}|${labels.version}|${labels.resource}|${labels.subresource}|${labels.scope}`;
-    let sliLabels = this.#sliLabels.get(key);
-    if (sliLabels === undefined) {
-      const { dry_run: _dryRun, ...rest } = labels;
-      this.#sliLabels.set(key, (sliLabels = rest));
-    }
-    this.sliDurations.observe(key, sliLabels, seconds);
+    this.sliDurations.observe(`${labels.verb}|${labels.group}|${labels.version}|${labels.resource}|${labels.subresource}|${labels.scope}`, labels, seconds);
   }
 
   /** The text exposition format, and its content type. */

@@ -211,9 +211,10 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
     logger.warn({ collection, provider: t.name }, "stored objects are encrypted with a provider (or KMS key ID) other than the current one; run `platform-ca storage rewrite` to re-encrypt them");
   };
 
+  const asText = (kv: KeyValue<Uint8Array>, value: string): KeyValue => ({ key: kv.key, value, createRevision: kv.createRevision, modRevision: kv.modRevision });
   /** The value as text, kept for its revision (a value the first provider reads, or this store wrote just now). */
   const remember = (kv: KeyValue<Uint8Array>, value: string): KeyValue => {
-    const out = { key: kv.key, value, createRevision: kv.createRevision, modRevision: kv.modRevision };
+    const out = asText(kv, value);
     cache().set(out);
     return out;
   };
@@ -223,18 +224,17 @@ export function encryptedStorage(inner: ByteStorage, initial: EncryptionConfig, 
     const mine = sealedHere.get(kv.value);
     if (mine !== undefined && mine.generation === generation) return remember(kv, mine.text);
     const opened = open(kv.key, kv.value);
-    const out = ({ text, current }: Opened): KeyValue =>
-      current ? remember(kv, text) : { key: kv.key, value: text, createRevision: kv.createRevision, modRevision: kv.modRevision };
+    const out = ({ text, current }: Opened): KeyValue => (current ? remember : asText)(kv, text);
     return opened instanceof Promise ? opened.then(out) : out(opened);
   };
   const eventOut = (ev: StorageEvent<Uint8Array>): StorageEvent | Promise<StorageEvent> => {
+    // A DELETE's kv and prev are the same entry: decrypted once.
+    const same = ev.prev === ev.kv;
     // The previous value first: it may be the one kept for this key, which the new value then replaces.
-    const prev = ev.prev === undefined || ev.prev === ev.kv ? undefined : kvOut(ev.prev);
+    const prev = ev.prev === undefined || same ? undefined : kvOut(ev.prev);
     const kv = kvOut(ev.kv);
     if (ev.type === "DELETE") plain.delete(ev.key);
-    // A DELETE's kv and prev are the same entry: decrypted once.
     const build = (k: KeyValue, p: KeyValue | undefined): StorageEvent => (p ? { type: ev.type, key: ev.key, kv: k, prev: p, revision: ev.revision } : { type: ev.type, key: ev.key, kv: k, revision: ev.revision });
-    const same = ev.prev !== undefined && ev.prev === ev.kv;
     if (!(kv instanceof Promise) && !(prev instanceof Promise)) return build(kv, same ? kv : prev);
     return Promise.all([kv, prev]).then(([k, p]) => build(k, same ? k : p));
   };
