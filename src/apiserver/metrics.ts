@@ -5,7 +5,7 @@ import { performance } from "node:perf_hooks";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { processRegistry, withProcessMetrics } from "../process-metrics.js";
 import { certificateExpiryGauge, type HeldCertificate } from "../pki/expiry-gauge.js";
-import { AccumulatedHistogram } from "./accumulated-histogram.js";
+import { AccumulatedCounter, AccumulatedHistogram } from "../accumulated-metrics.js";
 import type { ReloadStats } from "./encryption/encrypted-storage.js";
 import { kmsMetrics } from "./encryption/kms-metrics.js";
 import { encryptionReloadMetrics, type TransformationMetrics } from "./encryption/metrics.js";
@@ -51,21 +51,15 @@ const AUTHN_BUCKETS = Array.from({ length: 15 }, (_, i) => 0.001 * 2 ** i);
 const AUTHZ_WEBHOOK_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 export type AuthenticationResult = "success" | "failure" | "error";
 
-/** A request's counts waiting for the next scrape, per label set and code. */
-interface PendingCount {
-  readonly labels: RequestLabels & { readonly code: string };
-  pending: number;
-}
-
 const READ_ONLY = { request_kind: "readOnly" } as const;
 const MUTATING = { request_kind: "mutating" } as const;
 const AUTHN_LABELS = { success: { result: "success" }, failure: { result: "failure" }, error: { result: "error" } } as const;
 
 /**
- * The request path only adds to plain numbers and maps (a few hundred nanoseconds); prom-client's label hashing
- * (~2 µs per labelled update, ~6 µs with a spread label object) is paid at scrape time, when each counter takes what
- * accumulated. The histograms every request feeds (latency, authentication) add to plain numbers too
- * (AccumulatedHistogram); the authorization webhook's, one observation per round trip, is prom-client's.
+ * The request path only adds to plain numbers and maps (a few hundred nanoseconds): what every request feeds (the
+ * request counter, the latency histograms, authentication's counter and histogram) is an AccumulatedCounter or
+ * AccumulatedHistogram, which the registry reads at scrape; prom-client's label hashing (~2 µs per labelled update,
+ * ~6 µs with a spread label object) stays with the rarer metrics, the authorization webhook's one per round trip.
  */
 export class ApiServerMetrics {
   readonly registry = new Registry();
@@ -80,26 +74,18 @@ export class ApiServerMetrics {
   readonly authzWebhookEvaluations: Counter<"name" | "result">;
   readonly authzWebhookDuration: Histogram<"name" | "result">;
   readonly terminations: Counter<Exclude<LabelName, "dry_run"> | "code">;
-  readonly #requests = new Map<string, PendingCount>();
+  readonly #requests: AccumulatedCounter<RequestLabels & { readonly code: string }>;
   readonly #inflight = { readOnly: 0, mutating: 0 };
-  readonly #authAttempts = { success: 0, failure: 0, error: 0 };
+  readonly #authAttempts: AccumulatedCounter<{ readonly result: AuthenticationResult }>;
 
   constructor(options: ApiServerMetricsOptions = {}) {
     processRegistry();
     const registers = [this.registry];
     const labels: LabelName[] = ["verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component"];
-    const requests = this.#requests;
-    new Counter({
+    this.#requests = new AccumulatedCounter({
       name: "apiserver_request_total",
       help: "Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.",
-      labelNames: [...labels, "code"],
       registers,
-      collect() {
-        for (const c of requests.values()) {
-          if (c.pending > 0) this.inc(c.labels, c.pending);
-          c.pending = 0;
-        }
-      },
     });
     this.durations = new AccumulatedHistogram<RequestLabels>({ name: "apiserver_request_duration_seconds", help: "Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.", buckets: REQUEST_BUCKETS, registers });
     this.sliDurations = new AccumulatedHistogram({
@@ -124,19 +110,13 @@ export class ApiServerMetrics {
     this.terminations = new Counter({ name: "apiserver_request_terminations_total", help: "Number of requests which apiserver terminated in self-defense.", labelNames: ["verb", "group", "version", "resource", "subresource", "scope", "component", "code"], registers });
     this.longRunning = new Gauge({ name: "apiserver_longrunning_requests", help: "Gauge of all active long-running apiserver requests (watches) broken out by verb, group, version, resource, scope and component.", labelNames: labels, registers });
     this.watchers = new Gauge({ name: "apiserver_registered_watchers", help: "Number of currently registered watchers for a given resource.", labelNames: ["group", "version", "kind"], registers });
-    const attempts = this.#authAttempts;
-    new Counter({
+    this.#authAttempts = new AccumulatedCounter({
       name: "authentication_attempts",
       help: "Counter of authenticated attempts: success, failure (no credentials), error (credentials refused).",
-      labelNames: ["result"],
       registers,
-      collect() {
-        for (const result of ["success", "failure", "error"] as const) {
-          this.inc(AUTHN_LABELS[result], attempts[result]);
-          attempts[result] = 0;
-        }
-      },
     });
+    // Present at 0 from the start, so a rate over each result works before its first attempt.
+    for (const result of ["success", "failure", "error"] as const) this.#authAttempts.inc(result, AUTHN_LABELS[result], 0);
     // Upstream's names and help texts (its ServiceAccount token metrics).
     this.#legacyTokens = {
       all: new Counter({ name: "serviceaccount_legacy_tokens_total", help: "Cumulative legacy service account tokens used", registers }),
@@ -189,7 +169,7 @@ export class ApiServerMetrics {
   }
 
   authenticated(result: AuthenticationResult, startedAt: number): void {
-    this.#authAttempts[result]++;
+    this.#authAttempts.inc(result, AUTHN_LABELS[result]);
     this.authDuration.observe(result, AUTHN_LABELS[result], (performance.now() - startedAt) / 1000);
   }
 
@@ -218,10 +198,7 @@ export class ApiServerMetrics {
 
   /** @internal Counts one finished request; `key` identifies `labels` (without the code). */
   counted(key: string, labels: RequestLabels, code: number): void {
-    const k = `${key}\u0000${code}`;
-    let c = this.#requests.get(k);
-    if (!c) this.#requests.set(k, (c = { labels: { ...labels, code: String(code) }, pending: 0 }));
-    c.pending++;
+    this.#requests.inc(`${key}\u0000${code}`, () => ({ ...labels, code: String(code) }));
   }
 
   /** @internal The SLI latency of a request: its label set without dry_run (the histogram keeps only its own labels). */

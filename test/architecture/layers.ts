@@ -7,7 +7,7 @@ import { join, posix, relative, sep } from "node:path";
  * ending in `/` is a folder, any other a single file. Keep in step with "What may import what" in docs/architecture.md.
  */
 export const LAYERS: readonly (readonly string[])[] = [
-  ["src/errors.ts", "src/plain-data.ts", "src/logger.ts", "src/version.ts", "src/compiled-script.ts", "src/process-metrics.ts", "src/time/", "src/fields/"],
+  ["src/errors.ts", "src/plain-data.ts", "src/logger.ts", "src/version.ts", "src/compiled-script.ts", "src/process-metrics.ts", "src/accumulated-metrics.ts", "src/time/", "src/fields/"],
   ["src/api/", "src/pki/", "src/cel/"],
   ["signers/", "src/config/", "src/client/", "src/audit/", "src/tracing/"],
   ["src/controller/", "src/apiserver/", "src/devpki/"],

@@ -3,7 +3,7 @@
 // upstream's; each API server's registry reads it at scrape.
 import { createHash } from "node:crypto";
 import { Counter, Gauge, type Registry } from "prom-client";
-import { AccumulatedHistogram } from "../accumulated-histogram.js";
+import { AccumulatedHistogram } from "../../accumulated-metrics.js";
 import { transformationStatus, type TransformationType } from "./metrics.js";
 import { KMS_V2_SERVICE } from "./kms-wire.js";
 

@@ -2,7 +2,7 @@
 // with its latency), and the automatic reloads of the configuration.
 import { performance } from "node:perf_hooks";
 import { Counter, Gauge, type Registry } from "prom-client";
-import { AccumulatedHistogram } from "../accumulated-histogram.js";
+import { AccumulatedCounter, AccumulatedHistogram } from "../../accumulated-metrics.js";
 import type { ReloadStats } from "./encrypted-storage.js";
 import type { Transformer } from "./providers.js";
 
@@ -47,7 +47,11 @@ function prefixesOf(t: Transformer, type: TransformationType): readonly string[]
  * scrape. A value served from the texts the store keeps is not transformed, and not counted.
  */
 export class TransformationMetrics {
-  readonly #counts = new Map<string, { readonly labels: TransformationLabels & { readonly status: string }; pending: number }>();
+  readonly #counts = new AccumulatedCounter<TransformationLabels & { readonly status: string }>({
+    name: "apiserver_storage_transformation_operations_total",
+    help: "Total number of transformations.",
+    registers: [],
+  });
   readonly #durations = new AccumulatedHistogram<TransformationLabels>({
     name: "apiserver_storage_transformation_duration_seconds",
     help: "Latencies in seconds of value transformation operations.",
@@ -79,29 +83,14 @@ export class TransformationMetrics {
     const status = transformationStatus(error);
     for (const prefix of prefixes) {
       const key = `${type}\u0000${prefix}`;
-      const countKey = `${key}\u0000${status}`;
-      let count = this.#counts.get(countKey);
-      if (count === undefined) this.#counts.set(countKey, (count = { labels: { transformation_type: type, transformer_prefix: prefix, status }, pending: 0 }));
-      count.pending++;
+      this.#counts.inc(`${key}\u0000${status}`, () => ({ transformation_type: type, transformer_prefix: prefix, status }));
       // Upstream observes the latency of successes only.
       if (error === undefined) this.#durations.observe(key, { transformation_type: type, transformer_prefix: prefix }, seconds);
     }
   }
 
   register(registry: Registry): void {
-    const counts = this.#counts;
-    new Counter({
-      name: "apiserver_storage_transformation_operations_total",
-      help: "Total number of transformations.",
-      labelNames: ["transformation_type", "transformer_prefix", "status"],
-      registers: [registry],
-      collect() {
-        for (const c of counts.values()) {
-          if (c.pending > 0) this.inc(c.labels, c.pending);
-          c.pending = 0;
-        }
-      },
-    });
+    this.#counts.register(registry);
     this.#durations.register(registry);
   }
 

@@ -138,12 +138,13 @@ export class ApprovingController extends Controller {
         },
       };
       if (this.reviewed.allowed(review.spec)) {
-        this.metrics?.approvalReviews.inc({ result: "reused" });
+        this.metrics?.approvalReviews.inc("reused", { result: "reused" });
         return subresource;
       }
       const answer = await this.o.reviews.create(review, { signal });
       const allowed = answer.status?.allowed === true;
-      this.metrics?.approvalReviews.inc({ result: allowed ? "allowed" : "denied" });
+      const result = allowed ? "allowed" : "denied";
+      this.metrics?.approvalReviews.inc(result, { result });
       if (allowed) {
         this.reviewed.remember(review.spec);
         return subresource;
@@ -158,7 +159,7 @@ export class ApprovingController extends Controller {
     // Our own approval, committed though its answer was lost: same reason and message from the same sync.
     const landed = (fresh: CertificateSigningRequest) => fresh.status?.conditions?.some((c) => c.type === "Approved" && c.reason === reason && c.message === message && c.lastUpdateTime === now) === true;
     const record = (written: CertificateSigningRequest): void => {
-      this.metrics?.csrApproved.inc({ signer: csr.spec.signerName });
+      this.metrics?.csrApproved.inc(csr.spec.signerName, { signer: csr.spec.signerName });
       this.o.events.event(written, "Normal", reason, "Approve", message);
       this.log.debug({ name: csr.metadata.name, signerName: csr.spec.signerName }, "request approved");
     };

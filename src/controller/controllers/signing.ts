@@ -226,10 +226,11 @@ export class SigningController extends Controller {
     const certificate = Buffer.from(issued.pem, "latin1").toString("base64");
     const record = (written: CertificateSigningRequest): void => {
       const m = this.metrics;
-      m?.csrSigned.inc({ signer: signerName });
-      m?.signingDuration.observe({ signer: signerName }, seconds);
-      if (expirationSeconds !== undefined) m?.requestedDuration.observe({ signer: signerName }, expirationSeconds);
-      m?.honouredDuration.observe({ signer: signerName }, (notAfter.getTime() - notBefore.getTime()) / 1000);
+      const labels = { signer: signerName };
+      m?.csrSigned.inc(signerName, labels);
+      m?.signingDuration.observe(signerName, labels, seconds);
+      if (expirationSeconds !== undefined) m?.requestedDuration.observe(signerName, labels, expirationSeconds);
+      m?.honouredDuration.observe(signerName, labels, (notAfter.getTime() - notBefore.getTime()) / 1000);
       this.o.events.event(written, "Normal", SigningEvent.Issued, "Sign", `certificate issued by ${signerName}, valid until ${notAfter.toISOString()}`);
       // Built only when asked for: one per certificate in a burst.
       if (this.log.isLevelEnabled("debug")) this.log.debug({ name: csr.metadata.name, signerName, notAfter: notAfter.toISOString() }, "certificate issued");
@@ -264,7 +265,7 @@ export class SigningController extends Controller {
       signal,
     });
     if (!written) return;
-    this.metrics?.csrFailed.inc({ signer: csr.spec.signerName, reason });
+    this.metrics?.csrFailed.inc(`${csr.spec.signerName}\u0000${reason}`, { signer: csr.spec.signerName, reason });
     this.o.events.event(written, "Warning", reason, "Sign", message);
     this.log.info({ name: csr.metadata.name, signerName: csr.spec.signerName, reason, message }, "request marked Failed");
   }

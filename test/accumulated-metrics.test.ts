@@ -1,8 +1,9 @@
-// AccumulatedHistogram against prom-client's Histogram fed the same observations: the same exposition text, fuzzed.
+// AccumulatedCounter and AccumulatedHistogram against prom-client's Counter and Histogram fed the same updates: the
+// same exposition text, fuzzed.
 import fc from "fast-check";
-import { Histogram, Registry } from "prom-client";
+import { Counter, Histogram, Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { AccumulatedHistogram } from "../../src/apiserver/accumulated-histogram.js";
+import { AccumulatedCounter, AccumulatedHistogram } from "../src/accumulated-metrics.js";
 
 const BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 1, 5];
 type Labels = { readonly verb: string; readonly resource: string };
@@ -61,5 +62,52 @@ describe("AccumulatedHistogram", () => {
     expect(json.values.find((v) => v.metricName === "latency_seconds_bucket")?.labels).toEqual({ le: 0.005, verb: "GET", resource: "a" });
     p.ours.reset();
     expect((await p.ours.get()).values).toEqual([]);
+  });
+});
+
+describe("AccumulatedCounter", () => {
+  const help = "Requests.";
+  const key = (l: Labels): string => `${l.verb}|${l.resource}`;
+
+  it("matches prom-client's Counter for any increments (fuzzed), label sets in the order first counted", async () => {
+    const labels = fc.record({ verb: fc.constantFrom("GET", "LIST", "POST"), resource: fc.string({ maxLength: 6 }) });
+    const amount = fc.oneof(fc.constant(1), fc.constant(0), fc.double({ min: 0, max: 1e6, noNaN: true }));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.tuple(labels, amount), { maxLength: 40 }), async (increments) => {
+        const a = new Registry();
+        const b = new Registry();
+        const ours = new AccumulatedCounter<Labels>({ name: "requests_total", help, registers: [a] });
+        const theirs = new Counter({ name: "requests_total", help, labelNames: ["verb", "resource"], registers: [b] });
+        for (const [l, v] of increments) {
+          ours.inc(key(l), l, v);
+          theirs.inc(l, v);
+        }
+        expect(await a.metrics()).toBe(await b.metrics());
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("keeps totals that every registry reads, takes a label set once, and ignores what would lower it", async () => {
+    const a = new Registry();
+    const b = new Registry();
+    const c = new AccumulatedCounter<Labels>({ name: "requests_total", help, registers: [a, b] });
+    let made = 0;
+    const labels = { verb: "GET", resource: "pods" };
+    c.inc("k", () => (made++, labels));
+    c.inc("k", () => (made++, labels), 2);
+    const given = { verb: "PUT", resource: "csrs" };
+    c.inc("p", given);
+    given.resource = "changed";
+    for (const bad of [-1, Number.NaN, Infinity]) c.inc("k", labels, bad);
+    expect(made).toBe(1);
+    const first = await a.metrics();
+    expect(first).toContain('requests_total{verb="GET",resource="pods"} 3');
+    expect(first).toContain('requests_total{verb="PUT",resource="csrs"} 1');
+    // A scrape takes nothing away: the other registry, and the same one again, read the same totals.
+    expect(await b.metrics()).toBe(first);
+    expect(await a.metrics()).toBe(first);
+    a.resetMetrics();
+    expect(await b.metrics()).not.toContain("requests_total{");
   });
 });

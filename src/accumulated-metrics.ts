@@ -1,6 +1,73 @@
-// A histogram for the request path: an observation adds to plain numbers of its label set, found by a key the caller
-// already built; prom-client's registry reads it at scrape in the text its own Histogram would give.
+// Metrics for hot paths: an update adds to plain numbers of its label set, found by a key the caller already has;
+// prom-client's registry reads them at scrape in the text its own Counter or Histogram would give.
 import type { Registry } from "prom-client";
+
+type Registers = readonly Registry[];
+
+/** A label set as given: an object (copied the first time its key is seen), or what makes it, called only then. */
+export type LabelsOf<L> = L | (() => L);
+
+/** The label set `given` names: what it makes, or a copy of it (a caller may reuse its object). */
+function takeLabels<L extends object>(given: LabelsOf<L>): L {
+  return typeof given === "function" ? (given as () => L)() : { ...given };
+}
+
+/** What the registry formats, as prom-client's own metrics hand it over. */
+interface Exposition<V> {
+  readonly name: string;
+  readonly help: string;
+  readonly type: string;
+  readonly values: V[];
+  readonly aggregator: string;
+}
+
+/** Adds `metric` to `registry` (prom-client takes any object with its metric interface). */
+function registerIn(registry: Registry, metric: object): void {
+  registry.registerMetric(metric as Parameters<Registry["registerMetric"]>[0]);
+}
+
+/**
+ * prom-client's Counter checks and hashes its labels on every `inc` (~1–2 µs with several labels); here an increment is
+ * a Map lookup by a key the caller has. It keeps totals, not increments waiting for a scrape, so any number of
+ * registries read the same values. The text is prom-client's Counter's for the same increments, label sets in the order
+ * first counted.
+ */
+export class AccumulatedCounter<L extends object> {
+  readonly name: string;
+  readonly help: string;
+  readonly type = "counter";
+  readonly aggregator = "sum";
+  readonly #series = new Map<string, { readonly labels: L; value: number }>();
+
+  constructor(o: { readonly name: string; readonly help: string; readonly registers: Registers }) {
+    this.name = o.name;
+    this.help = o.help;
+    for (const registry of o.registers) this.register(registry);
+  }
+
+  register(registry: Registry): void {
+    registerIn(registry, this);
+  }
+
+  /** Adds `value` (default 1; a negative or non-finite one is ignored, as a counter never goes down) to the series `key` names. */
+  inc(key: string, labels: LabelsOf<L>, value = 1): void {
+    if (!(value >= 0) || value === Infinity) return;
+    const series = this.#series.get(key);
+    if (series !== undefined) series.value += value;
+    else this.#series.set(key, { labels: takeLabels(labels), value });
+  }
+
+  /** What the registry formats: a line per label set. */
+  get(): Promise<Exposition<{ readonly labels: L; readonly value: number }>> {
+    const values = [...this.#series.values()].map(({ labels, value }) => ({ labels, value }));
+    return Promise.resolve({ name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator });
+  }
+
+  /** Forgets every count (the registry's `resetMetrics`). */
+  reset(): void {
+    this.#series.clear();
+  }
+}
 
 /** One label set's buckets (not cumulative: each observation counts in the first bucket that holds it). */
 interface Series<L> {
@@ -37,7 +104,7 @@ export class AccumulatedHistogram<L extends object> {
    * `labelNames`: the labels a series keeps, when callers hand a wider label set (the request's, for a histogram
    * without its `dry_run`); by default all of them.
    */
-  constructor(o: { readonly name: string; readonly help: string; readonly buckets: readonly number[]; readonly registers: readonly Registry[]; readonly labelNames?: readonly (keyof L)[] }) {
+  constructor(o: { readonly name: string; readonly help: string; readonly buckets: readonly number[]; readonly registers: Registers; readonly labelNames?: readonly (keyof L)[] }) {
     this.name = o.name;
     this.help = o.help;
     this.#bounds = [...o.buckets].sort((a, b) => a - b);
@@ -47,11 +114,11 @@ export class AccumulatedHistogram<L extends object> {
 
   /** Adds it to a registry (one made after its first observations, too). */
   register(registry: Registry): void {
-    registry.registerMetric(this as unknown as Parameters<Registry["registerMetric"]>[0]);
+    registerIn(registry, this);
   }
 
-  /** Adds `value` to the label set `key` names (`labels`, or its `labelNames`, copied the first time the key is seen). */
-  observe(key: string, labels: L, value: number): void {
+  /** Adds `value` to the label set `key` names (`labels`, or its `labelNames`, taken the first time the key is seen). */
+  observe(key: string, labels: LabelsOf<L>, value: number): void {
     if (!Number.isFinite(value)) return;
     let series = this.#series.get(key);
     if (series === undefined) this.#series.set(key, (series = { labels: this.#copy(labels), counts: new Float64Array(this.#bounds.length), sum: 0, count: 0 }));
@@ -69,15 +136,16 @@ export class AccumulatedHistogram<L extends object> {
     series.count++;
   }
 
-  #copy(labels: L): L {
-    if (this.#labelNames === undefined) return { ...labels };
+  #copy(given: LabelsOf<L>): L {
+    const labels = takeLabels(given);
+    if (this.#labelNames === undefined) return labels;
     const kept: Partial<L> = {};
     for (const name of this.#labelNames) kept[name] = labels[name];
     return kept as L;
   }
 
   /** What the registry formats: per label set its cumulative buckets, `+Inf`, sum and count. */
-  getForPromString(): Promise<{ name: string; help: string; type: string; values: ValuePair[]; aggregator: string }> {
+  getForPromString(): Promise<Exposition<ValuePair>> {
     const bucket = `${this.name}_bucket`;
     const values: ValuePair[] = [];
     for (const { labels, counts, sum, count } of this.#series.values()) {
