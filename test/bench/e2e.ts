@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CertificateSigningRequest } from "../../src/api/types/csr.js";
-import { createPersistently, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
+import { createPersistently, opsGet, sample, startCluster, type Cluster, type ControllerProc } from "../controller/controllers/cluster.js";
 import { controllerMetrics as metricsOf, createAll as createFrom, eventCounts as countsOf, observe, prepare, untilEvents as untilCounts, waitFor, type EventCounts, type Observer } from "./csr-flow.js";
 import { transportPeer } from "./burst-peer.js";
 import { cpuSeconds, describeHost, describeThreadCpu, mainThreadWaitSeconds, memoryMiB, percentile, threadCpu, envNumber } from "./measure.js";
@@ -57,6 +57,30 @@ async function phase(controllerArgs: readonly string[] | "up", nodeTokens = 0): 
 
 /** The controllers' metrics (their ops endpoint, read as the administrator). */
 const controllerMetrics = (p: Phase): Promise<string> => metricsOf(p.c, p.controller.ops);
+
+interface GcSeconds {
+  readonly all: number;
+  readonly minor: number;
+}
+
+/**
+ * Seconds each thread has been paused by the garbage collector (the sum of `nodejs_gc_duration_seconds` over its kinds,
+ * and the minor collections' alone), as the server's /metrics and the controllers' report their own threads. V8's
+ * helper thread's share of the collection (its parallel and concurrent work) is not in them; it counts in "other threads".
+ */
+async function gcPauses(p: Phase): Promise<{ readonly server: GcSeconds; readonly controllers: GcSeconds }> {
+  const of = (text: string): GcSeconds => {
+    let all = 0;
+    let minor = 0;
+    for (const m of text.matchAll(/^nodejs_gc_duration_seconds_sum\{kind="(\w+)"\} ([\d.e+-]+)$/gm)) {
+      all += Number(m[2]);
+      if (m[1] === "minor") minor += Number(m[2]);
+    }
+    return { all, minor };
+  };
+  const [server, controllers] = await Promise.all([opsGet(p.c.adminConfig, `${p.c.address}/metrics`), controllerMetrics(p)]);
+  return { server: of(server.text), controllers: of(controllers) };
+}
 const eventCounts = (p: Phase): Promise<EventCounts> => countsOf(p.c, p.controller.ops);
 const untilEvents = (p: Phase, done: (c: EventCounts) => boolean, limitMs: number): Promise<EventCounts> => untilCounts(p.c, p.controller.ops, done, limitMs);
 
@@ -149,6 +173,7 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
   const warm = await warmUp(p);
   // `up` is one process; the split target has a second one, the controller.
   const procs = p.controller.child === p.c.apiserver.child ? [["platform-ca up", p.c.apiserver.child.pid] as const] : [["apiserver", p.c.apiserver.child.pid] as const, ["controller", p.controller.child.pid] as const];
+  const gcAtStart = await gcPauses(p);
   const cpuAtStart = { threads: procs.map(([, pid]) => threadCpu(pid)), bench: process.cpuUsage() };
   const serverWaitAtStart = mainThreadWaitSeconds(procs[0]![1]);
   const start = performance.now();
@@ -184,6 +209,11 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
     `server thread: ${split.server.toFixed(1)} s on a core, ${(mainThreadWaitSeconds(procs[0]![1]) - serverWaitAtStart).toFixed(1)} s runnable, waiting for one; ` +
       `all work finished in ${(finished / split.server).toFixed(2)}× its time on a core, both cores ${((100 * allCpu) / (2 * finished)).toFixed(0)}% busy`,
   );
+  // Read after the CPU above: a scrape's own cost stays out of it. The pauses include the scrapes' few collections.
+  const gc = await gcPauses(p);
+  const paused = (end: GcSeconds, begin: GcSeconds, cpu: number) =>
+    `${(end.all - begin.all).toFixed(2)} s (${((100 * (end.all - begin.all)) / cpu).toFixed(0)}% of its CPU; minor collections ${(end.minor - begin.minor).toFixed(2)} s)`;
+  console.log(`garbage collection pauses until all work finished: server thread ${paused(gc.server, gcAtStart.server, split.server)}, controllers' thread ${paused(gc.controllers, gcAtStart.controllers, split.controllers)}`);
   await report(p);
   // A throttled burst runs at the throttle's pace: the transport is not what it measures.
   if (PEER && controllerArgs !== UPSTREAM_THROTTLE) await peer(p.c, count, finished);
