@@ -7,6 +7,7 @@ import { PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { StorageEvent, StoredValue } from "./types.js";
 import type { WriteDecision } from "./base-storage.js";
+import { storageFlushMetrics, type FlushedFile } from "./flush-metrics.js";
 
 /** At most this many writes share one transaction, so one commit never holds the event loop for long. */
 const MAX_BATCH = 256;
@@ -130,6 +131,7 @@ export class GroupCommit<V extends StoredValue> {
 
   /** Queues a batch the store committed (of `writes` writes) for the log flush, and starts one unless one runs. */
   awaitFlush(writes: number, batch: UnsyncedBatch): void {
+    storageFlushMetrics.committed(writes);
     this.#writesSinceCheckpoint += writes;
     this.#unsynced.push(batch);
     this.#sync();
@@ -137,14 +139,23 @@ export class GroupCommit<V extends StoredValue> {
 
   /** One flush of the log outside the batches (the revision fence waits for it). */
   flushOnce(done: (err: Error | null) => void): void {
-    this.#syncLog(this.#log.fd, done);
+    this.#flush("log", this.#log.fd, done);
+  }
+
+  /** Flushes `fd` on the thread pool (the injected SyncLog), its time counted in the flush metrics. */
+  #flush(file: FlushedFile, fd: number, done: (err: Error | null) => void): void {
+    const started = performance.now();
+    this.#syncLog(fd, (err) => {
+      storageFlushMetrics.flushed(file, started);
+      done(err);
+    });
   }
 
   #sync(): void {
     if (this.#syncing || this.#unsynced.length === 0 || this.#released) return;
     const batches = (this.#syncing = this.#unsynced);
     this.#unsynced = [];
-    this.#syncLog(this.#log.fd, (err) => {
+    this.#flush("log", this.#log.fd, (err) => {
       // close() flushed synchronously and acknowledged these already.
       if (this.#syncing !== batches) return this.#closeIfReleased(this.#log.fd);
       this.#syncing = undefined;
@@ -193,7 +204,7 @@ export class GroupCommit<V extends StoredValue> {
     this.#checkLogFile();
     if (!copied) return false;
     this.#dbSyncing = true;
-    this.#syncLog(this.#log.dbFd, (err) => {
+    this.#flush("database", this.#log.dbFd, (err) => {
       if (!this.#dbSyncing) return this.#closeIfReleased(this.#log.dbFd);
       this.#dbSyncing = false;
       if (err) return this.#fail(err, [], "db");

@@ -3,11 +3,13 @@
 import { fdatasync, fstatSync, readdirSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../../src/logger.js";
 import { isPlatformError } from "../../../src/errors.js";
 import { openSqliteStorage, type SqliteStorageOptions } from "../../../src/apiserver/storage/sqlite.js";
 import type { SqliteStorage } from "../../../src/apiserver/storage/sqlite-storage.js";
+import { storageFlushMetrics } from "../../../src/apiserver/storage/flush-metrics.js";
 import { recorder } from "./contract.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
 
@@ -365,6 +367,57 @@ describe("sqlite group commit", () => {
     for (let i = 0; i < 3; i++) await Promise.all(Array.from({ length: 500 }, (_, j) => s.create(`/ck/${i}-${j}`, JSON.stringify({ pad }))));
     // 1,500 writes of 2 KB: at least one checkpoint has copied pages into the database file itself.
     expect(statSync(path).size).toBeGreaterThan(before + 1_000_000);
+    await s.close();
+  });
+});
+
+describe("sqlite group commit metrics", () => {
+  /** The process's flush and commit histograms as a scrape reads them: count and sum per series, and one bucket's count. */
+  async function read(): Promise<{ series(name: string, labels?: string): { count: number; sum: number }; bucket(name: string, le: string, labels?: string): number }> {
+    const registry = new Registry();
+    storageFlushMetrics.register(registry);
+    const text = await registry.metrics();
+    const value = (line: string) => {
+      const found = text.split("\n").find((l) => l.startsWith(`${line} `));
+      return found ? Number(found.slice(line.length + 1)) : 0;
+    };
+    const braces = (labels: string) => (labels ? `{${labels}}` : "");
+    return {
+      series: (name, labels = "") => ({ count: value(`${name}_count${braces(labels)}`), sum: value(`${name}_sum${braces(labels)}`) }),
+      bucket: (name, le, labels = "") => value(`${name}_bucket{le="${le}"${labels ? `,${labels}` : ""}}`),
+    };
+  }
+
+  it("times each log flush, slow ones in the buckets they took, and counts each commit's writes", async () => {
+    const before = await read();
+    // A disk that takes 20 ms to flush the log: the eight creates of one turn are one commit and one flush.
+    const s = await open({ syncLog: (fd, done) => setTimeout(() => fdatasync(fd, done), 20) });
+    const settled = await batch(s, Array.from({ length: 8 }, (_, i) => create(`/m/${i}`)));
+    expect(settled.every((r) => typeof r === "number")).toBe(true);
+    const after = await read();
+    const log = 'file="log"';
+    const flushes = after.series("platform_ca_storage_flush_duration_seconds", log).count - before.series("platform_ca_storage_flush_duration_seconds", log).count;
+    expect(flushes).toBeGreaterThanOrEqual(1);
+    const seconds = after.series("platform_ca_storage_flush_duration_seconds", log).sum - before.series("platform_ca_storage_flush_duration_seconds", log).sum;
+    expect(seconds).toBeGreaterThanOrEqual(0.019 * flushes);
+    // None of them under 12.8 ms.
+    expect(after.bucket("platform_ca_storage_flush_duration_seconds", "0.0128", log)).toBe(before.bucket("platform_ca_storage_flush_duration_seconds", "0.0128", log));
+    const commits = { count: after.series("platform_ca_storage_commit_writes").count - before.series("platform_ca_storage_commit_writes").count, sum: after.series("platform_ca_storage_commit_writes").sum - before.series("platform_ca_storage_commit_writes").sum };
+    expect(commits.sum).toBe(8);
+    expect(commits.count).toBeLessThanOrEqual(2);
+    // A batch of eight: counted in the bucket of 8, not of 4.
+    expect(after.bucket("platform_ca_storage_commit_writes", "8") - before.bucket("platform_ca_storage_commit_writes", "8")).toBeGreaterThanOrEqual(1);
+    await s.close();
+  });
+
+  it("times the database file's flush after a checkpoint apart from the log's", async () => {
+    const before = await read();
+    const s = await open();
+    for (let i = 0; i < 11; i++) await Promise.all(Array.from({ length: 100 }, (_, j) => s.create(`/cp/${i}-${j}`, JSON.stringify({ pad: "p".repeat(1000) }))));
+    const after = await read();
+    const db = 'file="database"';
+    expect(after.series("platform_ca_storage_flush_duration_seconds", db).count - before.series("platform_ca_storage_flush_duration_seconds", db).count).toBeGreaterThanOrEqual(1);
+    expect(after.series("platform_ca_storage_commit_writes").sum - before.series("platform_ca_storage_commit_writes").sum).toBe(1100);
     await s.close();
   });
 });
