@@ -68,7 +68,7 @@ interface GcSeconds {
  * and the minor collections' alone), as the server's /metrics and the controllers' report their own threads. V8's
  * helper thread's share of the collection (its parallel and concurrent work) is not in them; it counts in "other threads".
  */
-async function gcPauses(p: Phase): Promise<{ readonly server: GcSeconds; readonly controllers: GcSeconds }> {
+async function gcPauses(p: Phase): Promise<{ readonly server: GcSeconds; readonly controllers: GcSeconds; readonly store: StoreCounts }> {
   const of = (text: string): GcSeconds => {
     let all = 0;
     let minor = 0;
@@ -79,7 +79,22 @@ async function gcPauses(p: Phase): Promise<{ readonly server: GcSeconds; readonl
     return { all, minor };
   };
   const [server, controllers] = await Promise.all([opsGet(p.c.adminConfig, `${p.c.address}/metrics`), controllerMetrics(p)]);
-  return { server: of(server.text), controllers: of(controllers) };
+  const flush = 'platform_ca_storage_flush_duration_seconds_{}{file="log"}';
+  const store = {
+    flushes: sample(server.text, flush.replace("{}", "count")),
+    flushSeconds: sample(server.text, flush.replace("{}", "sum")),
+    commits: sample(server.text, "platform_ca_storage_commit_writes_count"),
+    writes: sample(server.text, "platform_ca_storage_commit_writes_sum"),
+  };
+  return { server: of(server.text), controllers: of(controllers), store };
+}
+
+/** The SQLite store's log flushes (how many, their time) and group commits (how many, their writes) so far. */
+interface StoreCounts {
+  readonly flushes: number;
+  readonly flushSeconds: number;
+  readonly commits: number;
+  readonly writes: number;
 }
 const eventCounts = (p: Phase): Promise<EventCounts> => countsOf(p.c, p.controller.ops);
 const untilEvents = (p: Phase, done: (c: EventCounts) => boolean, limitMs: number): Promise<EventCounts> => untilCounts(p.c, p.controller.ops, done, limitMs);
@@ -214,6 +229,12 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
   const paused = (end: GcSeconds, begin: GcSeconds, cpu: number) =>
     `${(end.all - begin.all).toFixed(2)} s (${((100 * (end.all - begin.all)) / cpu).toFixed(0)}% of its CPU; minor collections ${(end.minor - begin.minor).toFixed(2)} s)`;
   console.log(`garbage collection pauses until all work finished: server thread ${paused(gc.server, gcAtStart.server, split.server)}, controllers' thread ${paused(gc.controllers, gcAtStart.controllers, split.controllers)}`);
+  const flushes = gc.store.flushes - gcAtStart.store.flushes;
+  const commits = gc.store.commits - gcAtStart.store.commits;
+  if (flushes > 0 && commits > 0) {
+    const ms = ((gc.store.flushSeconds - gcAtStart.store.flushSeconds) * 1000) / flushes;
+    console.log(`the store: ${flushes} log flushes, ${ms.toFixed(2)} ms on average from hand-over to the thread pool until the server's thread heard; ${commits} group commits of ${((gc.store.writes - gcAtStart.store.writes) / commits).toFixed(1)} writes on average`);
+  }
   await report(p);
   // A throttled burst runs at the throttle's pace: the transport is not what it measures.
   if (PEER && controllerArgs !== UPSTREAM_THROTTLE) await peer(p.c, count, finished);

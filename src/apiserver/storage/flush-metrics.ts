@@ -16,7 +16,7 @@ const NO_LABELS = {};
 class StorageFlushMetrics {
   readonly #flushes = new AccumulatedHistogram<{ readonly file: FlushedFile }>({
     name: "platform_ca_storage_flush_duration_seconds",
-    help: "Time the SQLite store took to flush its write-ahead log (file=\"log\", before the writes of a commit are acknowledged) or its database file (file=\"database\", after a checkpoint) to disk, as etcd's etcd_disk_wal_fsync_duration_seconds; failed flushes included.",
+    help: "Time from handing a flush of the SQLite store's write-ahead log (file=\"log\", before the writes of a commit are acknowledged) or database file (file=\"database\", after a checkpoint) to the thread pool until the server's thread hears it is on disk: the disk's time, and on a busy server the wait for a pool thread and for the event loop. Failed flushes included.",
     buckets: FLUSH_BUCKETS,
     registers: [],
   });
@@ -27,7 +27,7 @@ class StorageFlushMetrics {
     registers: [],
   });
 
-  /** One flush of `file` begun at `startedAt` (performance.now()) has ended, well or not. */
+  /** One flush of `file` handed to the pool at `startedAt` (performance.now()) has ended, well or not, as the thread hears it. */
   flushed(file: FlushedFile, startedAt: number): void {
     this.#flushes.observe(file, FILE_LABELS[file], (performance.now() - startedAt) / 1000);
   }
