@@ -1,5 +1,5 @@
 // The SQLite store's group commits as Prometheus reads them: how long each flush to disk took, and how many writes each
-// commit carried. Kept per process (as etcd's client and upstream's KMS metrics are), read by each server's registry.
+// commit carried. Kept per process (as upstream's KMS metrics are) and read by each server's registry.
 import type { Registry } from "prom-client";
 import { AccumulatedHistogram } from "../../accumulated-metrics.js";
 
