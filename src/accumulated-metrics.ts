@@ -22,7 +22,7 @@ interface Exposition<V> {
 }
 
 /** Adds `metric` to `registry` (prom-client takes any object with its metric interface). */
-function registerIn(registry: Registry, metric: object): void {
+export function registerIn(registry: Registry, metric: object): void {
   registry.registerMetric(metric as Parameters<Registry["registerMetric"]>[0]);
 }
 

@@ -1,12 +1,12 @@
 // Prometheus metrics of the API server under upstream's names: requests and latencies, in-flight and long-running
 // requests, watchers, stored objects, authentication attempts, the expiry of the certificates it holds, encryption
-// at rest (stale reads, configuration reloads, transformations), and the SQLite store's flushes and commits.
+// at rest (stale reads, configuration reloads, transformations), and the SQLite store's flushes, commits and size.
 import { performance } from "node:perf_hooks";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { processRegistry, withProcessMetrics } from "../process-metrics.js";
 import { certificateExpiryGauge, type HeldCertificate } from "../pki/expiry-gauge.js";
 import { AccumulatedCounter, AccumulatedHistogram } from "../accumulated-metrics.js";
-import { storageFlushMetrics } from "./storage/flush-metrics.js";
+import { sqliteMetrics } from "./storage/sqlite-metrics.js";
 import type { ReloadStats } from "./encryption/encrypted-storage.js";
 import { kmsMetrics } from "./encryption/kms-metrics.js";
 import { encryptionReloadMetrics, type TransformationMetrics } from "./encryption/metrics.js";
@@ -162,8 +162,8 @@ export class ApiServerMetrics {
       kmsMetrics.register(this.registry);
     }
     if (options.certificates) certificateExpiryGauge(this.registry, "platform_ca_", options.certificates);
-    // The SQLite store's flushes and commits (none counted on etcd): per process, as the store may open before the server.
-    storageFlushMetrics.register(this.registry);
+    // The SQLite store's flushes, commits and size (none on etcd): per process, as the store may open before the server.
+    sqliteMetrics.register(this.registry);
   }
 
   /** Counts a request as in flight from now; the tracker records it when it ends. */

@@ -104,9 +104,10 @@ describe("platform-ca --encryption-provider-config", () => {
         expect(metrics).toMatch(new RegExp(`\\napiserver_storage_transformation_operations_total\\{transformation_type="to_storage",transformer_prefix="${prefix}",status="OK"\\} [1-9]\\d*\\n`));
       }
       expect(metrics).toContain("# TYPE apiserver_storage_transformation_duration_seconds histogram");
-      // The store's group commits below: each flush of its log timed, each commit's writes counted.
+      // The store below: each flush of its log timed, each commit's writes counted, its size.
       expect(metrics).toMatch(/\nplatform_ca_storage_flush_duration_seconds_count\{file="log"\} [1-9]\d*\n/);
       expect(metrics).toMatch(/\nplatform_ca_storage_commit_writes_sum [1-9]\d*\n/);
+      expect(metrics).toMatch(/\nplatform_ca_storage_size_bytes [1-9]\d*\n/);
     } finally {
       expect(await proc.stop()).toBe(0);
     }

@@ -7,7 +7,7 @@ import { PlatformError } from "../../errors.js";
 import type { Logger } from "../../logger.js";
 import type { StorageEvent, StoredValue } from "./types.js";
 import type { WriteDecision } from "./base-storage.js";
-import { storageFlushMetrics, type FlushedFile } from "./flush-metrics.js";
+import { sqliteMetrics, type FlushedFile } from "./sqlite-metrics.js";
 
 /** At most this many writes share one transaction, so one commit never holds the event loop for long. */
 const MAX_BATCH = 256;
@@ -131,7 +131,7 @@ export class GroupCommit<V extends StoredValue> {
 
   /** Queues a batch the store committed (of `writes` writes) for the log flush, and starts one unless one runs. */
   awaitFlush(writes: number, batch: UnsyncedBatch): void {
-    storageFlushMetrics.committed(writes);
+    sqliteMetrics.committed(writes);
     this.#writesSinceCheckpoint += writes;
     this.#unsynced.push(batch);
     this.#sync();
@@ -146,7 +146,7 @@ export class GroupCommit<V extends StoredValue> {
   #flush(file: FlushedFile, fd: number, done: (err: Error | null) => void): void {
     const started = performance.now();
     this.#syncLog(fd, (err) => {
-      storageFlushMetrics.flushed(file, started);
+      sqliteMetrics.flushed(file, started);
       done(err);
     });
   }

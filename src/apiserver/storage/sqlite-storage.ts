@@ -11,6 +11,7 @@ import { ageCheckInterval, revisionTarget, type Retention } from "./retention.js
 import { OrderedKeys } from "./ordered-keys.js";
 import type { KvRow, LogRow, Statements } from "./sqlite-schema.js";
 import { GroupCommit, type LogFile, type PendingWrite, type SyncLog } from "./sqlite-group-commit.js";
+import { sqliteMetrics } from "./sqlite-metrics.js";
 import { RowCache } from "./row-cache.js";
 
 /** Revisions compacted per transaction, so one compaction pass never holds the writer for long. */
@@ -68,6 +69,13 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
     for (const key of stmt.keys.iterate()) this.#keys.insert(key);
     // Keys whose time ran out while the store was closed are deleted at the first sweep.
     for (const entry of stmt.expiring.iterate()) this.expirer.add(entry);
+    sqliteMetrics.track(this);
+  }
+
+  /** The database's size in bytes (pages × page size, the log's pages included once copied in); undefined once closed. */
+  sizeBytes(): number | undefined {
+    if (!this.#db.open) return undefined;
+    return (this.#db.pragma("page_count", { simple: true }) as number) * (this.#db.pragma("page_size", { simple: true }) as number);
   }
 
   protected override guard<T>(fn: () => T): T {
@@ -284,6 +292,7 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
 
   /** Writes accepted before close are still committed and flushed (GroupCommit.release), then the database closes. */
   protected release(): void {
+    sqliteMetrics.untrack(this);
     this.#group.release();
   }
 

@@ -9,7 +9,7 @@ import { createLogger } from "../../../src/logger.js";
 import { isPlatformError } from "../../../src/errors.js";
 import { openSqliteStorage, type SqliteStorageOptions } from "../../../src/apiserver/storage/sqlite.js";
 import type { SqliteStorage } from "../../../src/apiserver/storage/sqlite-storage.js";
-import { storageFlushMetrics } from "../../../src/apiserver/storage/flush-metrics.js";
+import { sqliteMetrics } from "../../../src/apiserver/storage/sqlite-metrics.js";
 import { recorder } from "./contract.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
 
@@ -375,7 +375,7 @@ describe("sqlite group commit metrics", () => {
   /** The process's flush and commit histograms as a scrape reads them: count and sum per series, and one bucket's count. */
   async function read(): Promise<{ series(name: string, labels?: string): { count: number; sum: number }; bucket(name: string, le: string, labels?: string): number }> {
     const registry = new Registry();
-    storageFlushMetrics.register(registry);
+    sqliteMetrics.register(registry);
     const text = await registry.metrics();
     const value = (line: string) => {
       const found = text.split("\n").find((l) => l.startsWith(`${line} `));
