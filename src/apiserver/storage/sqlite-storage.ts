@@ -72,6 +72,18 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
     sqliteMetrics.track(this);
   }
 
+  /**
+   * VACUUM: the database written again without its free pages (a compaction or a delete frees pages for reuse but never
+   * shrinks the file, as etcd's defrag is needed after its compactions). For a store no server has open (the exclusive
+   * lock holds the others out) with no write in flight; the rebuilt pages go through the log, and the file shrinks when
+   * the store closes and checkpoints it. Returns the size before and after.
+   */
+  defragment(): { readonly before: number; readonly after: number } {
+    const before = this.sizeBytes()!;
+    this.#db.exec("VACUUM");
+    return { before, after: this.sizeBytes()! };
+  }
+
   /** The database's size in bytes (pages × page size, the log's pages included once copied in); undefined once closed. */
   sizeBytes(): number | undefined {
     if (!this.#db.open) return undefined;

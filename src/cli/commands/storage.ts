@@ -3,10 +3,12 @@
 // --ca-key-kms it also wraps the CA key file with that KMS provider (again, under its current key).
 // `platform-ca storage bump-revision`: after a restore, moves the revision past every revision handed out before it
 // and compacts there (docs/operations.md "Backups", "Backup and restore of etcd").
-import { existsSync } from "node:fs";
+// `platform-ca storage defrag`: gives a SQLite store's free pages back to the file system (etcdctl defrag for etcd).
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX } from "../../api/group.js";
+import type { SqliteStorage } from "../../apiserver/storage/sqlite-storage.js";
 import { createLogger } from "../../logger.js";
 import { addCaKeyKmsOption } from "../ca-key-kms-flags.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
@@ -67,14 +69,7 @@ async function bumpRevision(flags: BumpFlags): Promise<void> {
     const { fenceEtcdRevision } = await import("../../apiserver/storage/etcd/revision-fence.js");
     fence = await fenceEtcdRevision({ ...backend.etcd, egress: egress.dialer("etcd") }, by);
   } else {
-    if (flags.dataDir === undefined) throw new UsageError("--data-dir is required (or --etcd-servers for a store in etcd)");
-    const [{ STORE_FILE }, { openSqliteStorage }] = await Promise.all([import("../../apiserver/bootstrap/store.js"), import("../../apiserver/storage/sqlite.js")]);
-    const path = join(flags.dataDir, STORE_FILE);
-    // A missing store is a mistyped directory, not an empty store to create.
-    if (!existsSync(path)) throw new UsageError(`no store at ${path}: expected --data-dir to be a server's data directory`);
-    // Opened exclusively: a server running on this data directory makes this fail rather than race it. Its "storage
-    // opened" line is left out: the one line printed says the revisions.
-    const storage = await openSqliteStorage({ path });
+    const { storage } = await openStopped(flags.dataDir);
     try {
       fence = await storage.fenceRevision(by);
     } finally {
@@ -82,6 +77,36 @@ async function bumpRevision(flags: BumpFlags): Promise<void> {
     }
   }
   process.stdout.write(`moved the revision from ${fence.from} to ${fence.to} and compacted at ${fence.to}\n`);
+}
+
+/** The store of a stopped server's data directory, opened exclusively (a running server makes this fail, not race it). */
+async function openStopped(dataDir: string | undefined): Promise<{ readonly path: string; readonly storage: SqliteStorage }> {
+  if (dataDir === undefined) throw new UsageError("--data-dir is required (or --etcd-servers for a store in etcd)");
+  const [{ STORE_FILE }, { openSqliteStorage }] = await Promise.all([import("../../apiserver/bootstrap/store.js"), import("../../apiserver/storage/sqlite.js")]);
+  const path = join(dataDir, STORE_FILE);
+  // A missing store is a mistyped directory, not an empty store to create.
+  if (!existsSync(path)) throw new UsageError(`no store at ${path}: expected --data-dir to be a server's data directory`);
+  // Its "storage opened" line is left out: the one line printed says what was done.
+  return { path, storage: await openSqliteStorage({ path }) };
+}
+
+interface DefragFlags extends LogFlags, StorageFlags {
+  dataDir?: string;
+}
+
+async function defrag(flags: DefragFlags): Promise<void> {
+  if ((await storageBackend(flags)).kind === "etcd3") throw new UsageError("a store in etcd is defragmented by etcd: `etcdctl defrag --endpoints …`, one member at a time");
+  applyLogFlags(flags);
+  const { path, storage } = await openStopped(flags.dataDir);
+  let before: number;
+  try {
+    before = storage.defragment().before;
+  } finally {
+    await storage.close();
+  }
+  const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
+  // Closed, the log is copied in and the file has its new size.
+  process.stdout.write(`defragmented ${path}: ${mib(before)} → ${mib(statSync(path).size)}\n`);
 }
 
 export const storageCommand: CommandModule = (program: Command) => {
@@ -94,8 +119,9 @@ export const storageCommand: CommandModule = (program: Command) => {
     "platform-ca storage bump-revision --data-dir /var/lib/platform-ca --by 1000000",
     "platform-ca storage bump-revision --by 100000 --etcd-servers https://10.0.0.1:2379 --etcd-cafile ca.crt --etcd-certfile client.crt --etcd-keyfile client.key",
   ];
+  const defragExamples = ["platform-ca storage defrag --data-dir /var/lib/platform-ca"];
   const examples = (lines: readonly string[]) => `\nExamples:\n${lines.map((l) => `  ${l}\n`).join("")}`;
-  const storage = program.command("storage").description("maintenance of a stopped server's store").addHelpText("after", examples([...rewriteExamples, ...bumpExamples]));
+  const storage = program.command("storage").description("maintenance of a stopped server's store").addHelpText("after", examples([...rewriteExamples, ...bumpExamples, ...defragExamples]));
   const command = addStorageOptions(addEgressOption(addLogOptions(storage.command("rewrite").description("write every stored object again, encrypted with the first provider of its rule (after a key rotation)"))
     .option("--data-dir <dir>", "data directory of the stopped server")
     .option("--encryption-provider-config <file>", "the EncryptionConfiguration the server runs with")
@@ -109,4 +135,8 @@ export const storageCommand: CommandModule = (program: Command) => {
     .option("--group-suffix <suffix>", "API group suffix of the egress configuration's apiVersion", DEFAULT_GROUP_SUFFIX)))
     .addHelpText("after", examples(bumpExamples))
     .action((flags: BumpFlags) => bumpRevision(flags));
+  addStorageOptions(addLogOptions(storage.command("defrag").description("give the SQLite store's free pages back to the file system (compactions and deletes leave them for reuse)"))
+    .option("--data-dir <dir>", "data directory of the stopped server"))
+    .addHelpText("after", examples(defragExamples))
+    .action((flags: DefragFlags) => defrag(flags));
 };
