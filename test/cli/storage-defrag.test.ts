@@ -55,7 +55,7 @@ describe("platform-ca storage defrag", () => {
     const none = await runCli(["storage", "defrag", "--data-dir", join(dir, "nothing")]);
     expect([none.code, none.stderr.trim()]).toEqual([2, `error: no store at ${join(dir, "nothing", "store.db")}: expected --data-dir to be a server's data directory`]);
     const missing = await runCli(["storage", "defrag"]);
-    expect([missing.code, missing.stderr.trim()]).toEqual([2, "error: --data-dir is required (or --etcd-servers for a store in etcd)"]);
+    expect([missing.code, missing.stderr.trim()]).toEqual([2, "error: --data-dir is required: the data directory of the stopped server"]);
     const etcd = await runCli(["storage", "defrag", "--etcd-servers", "https://127.0.0.1:1"]);
     expect(etcd.code).not.toBe(0);
     expect(etcd.stderr.trim().split("\n")).toEqual(["error: a store in etcd is defragmented by etcd: `etcdctl defrag --endpoints …`, one member at a time"]);

@@ -69,7 +69,7 @@ async function bumpRevision(flags: BumpFlags): Promise<void> {
     const { fenceEtcdRevision } = await import("../../apiserver/storage/etcd/revision-fence.js");
     fence = await fenceEtcdRevision({ ...backend.etcd, egress: egress.dialer("etcd") }, by);
   } else {
-    const { storage } = await openStopped(flags.dataDir);
+    const { storage } = await openStopped(flags.dataDir, "--data-dir is required (or --etcd-servers for a store in etcd)");
     try {
       fence = await storage.fenceRevision(by);
     } finally {
@@ -79,9 +79,12 @@ async function bumpRevision(flags: BumpFlags): Promise<void> {
   process.stdout.write(`moved the revision from ${fence.from} to ${fence.to} and compacted at ${fence.to}\n`);
 }
 
-/** The store of a stopped server's data directory, opened exclusively (a running server makes this fail, not race it). */
-async function openStopped(dataDir: string | undefined): Promise<{ readonly path: string; readonly storage: SqliteStorage }> {
-  if (dataDir === undefined) throw new UsageError("--data-dir is required (or --etcd-servers for a store in etcd)");
+/**
+ * The store of a stopped server's data directory, opened exclusively (a running server makes this fail, not race it);
+ * `missing` is the usage error without --data-dir.
+ */
+async function openStopped(dataDir: string | undefined, missing: string): Promise<{ readonly path: string; readonly storage: SqliteStorage }> {
+  if (dataDir === undefined) throw new UsageError(missing);
   const [{ STORE_FILE }, { openSqliteStorage }] = await Promise.all([import("../../apiserver/bootstrap/store.js"), import("../../apiserver/storage/sqlite.js")]);
   const path = join(dataDir, STORE_FILE);
   // A missing store is a mistyped directory, not an empty store to create.
@@ -97,7 +100,7 @@ interface DefragFlags extends LogFlags, StorageFlags {
 async function defrag(flags: DefragFlags): Promise<void> {
   if ((await storageBackend(flags)).kind === "etcd3") throw new UsageError("a store in etcd is defragmented by etcd: `etcdctl defrag --endpoints …`, one member at a time");
   applyLogFlags(flags);
-  const { path, storage } = await openStopped(flags.dataDir);
+  const { path, storage } = await openStopped(flags.dataDir, "--data-dir is required: the data directory of the stopped server");
   let before: number;
   try {
     before = storage.defragment().before;
