@@ -3,7 +3,7 @@
 // upstream's; each API server's registry reads it at scrape.
 import { createHash } from "node:crypto";
 import { Counter, Gauge, type Registry } from "prom-client";
-import { AccumulatedHistogram } from "../../accumulated-metrics.js";
+import { AccumulatedCounter, AccumulatedHistogram } from "../../accumulated-metrics.js";
 import { transformationStatus, type TransformationType } from "./metrics.js";
 import { KMS_V2_SERVICE } from "./kms-wire.js";
 
@@ -46,7 +46,11 @@ export class KmsMetrics {
   });
   readonly #keyIdUses = new Map<string, KeyIdUse>();
   readonly #statusKeyIds = new Map<string, { readonly labels: { readonly provider_name: string; readonly key_id_hash: string }; lastSeconds: number }>();
-  readonly #invalid = new Map<string, { readonly labels: { readonly provider_name: string; readonly error: string }; count: number }>();
+  readonly #invalid = new AccumulatedCounter<{ readonly provider_name: string; readonly error: string }>({
+    name: "apiserver_envelope_encryption_invalid_key_id_from_status_total",
+    help: "Number of times an invalid keyID is returned by the Status RPC call split by error.",
+    registers: [],
+  });
   readonly #hashes = new Map<string, string>();
   /**
    * The started providers' counts of unwrapped seeds, by name, oldest first: after a reload the new provider of a name
@@ -76,10 +80,7 @@ export class KmsMetrics {
 
   /** The plugin's Status answered a key ID that cannot be used: `empty` or `too_long` (upstream's codes). */
   invalidKeyIdFromStatus(provider: string, error: "empty" | "too_long"): void {
-    const key = `${provider}\u0000${error}`;
-    let entry = this.#invalid.get(key);
-    if (entry === undefined) this.#invalid.set(key, (entry = { labels: { provider_name: provider, error }, count: 0 }));
-    entry.count++;
+    this.#invalid.inc(`${provider}\u0000${error}`, () => ({ provider_name: provider, error }));
   }
 
   /** Reports `size()` as the provider's seed cache until the returned function is called (its transformer closed). */
@@ -97,9 +98,9 @@ export class KmsMetrics {
     const seedCaches = this.#seedCaches;
     const uses = this.#keyIdUses;
     const statusKeyIds = this.#statusKeyIds;
-    const invalid = this.#invalid;
     const registers = [registry];
     this.#latency.register(registry);
+    this.#invalid.register(registry);
     // Totals are kept here, so each registry's series are set from them at scrape (and dropped with their label set).
     new Counter({
       name: "apiserver_envelope_encryption_key_id_hash_total",
@@ -139,16 +140,6 @@ export class KmsMetrics {
       collect() {
         this.reset();
         for (const [provider, sizes] of seedCaches) this.set({ provider_name: provider }, sizes.at(-1)!());
-      },
-    });
-    new Counter({
-      name: "apiserver_envelope_encryption_invalid_key_id_from_status_total",
-      help: "Number of times an invalid keyID is returned by the Status RPC call split by error.",
-      labelNames: ["provider_name", "error"],
-      registers,
-      collect() {
-        this.reset();
-        for (const i of invalid.values()) this.inc(i.labels, i.count);
       },
     });
   }
