@@ -64,11 +64,12 @@ interface GcSeconds {
 }
 
 /**
- * Seconds each thread has been paused by the garbage collector (the sum of `nodejs_gc_duration_seconds` over its kinds,
- * and the minor collections' alone), as the server's /metrics and the controllers' report their own threads. V8's
- * helper thread's share of the collection (its parallel and concurrent work) is not in them; it counts in "other threads".
+ * What the server's /metrics and the controllers' say so far of a burst's costs: the seconds each thread has been
+ * paused by the garbage collector (the sum of `nodejs_gc_duration_seconds` over its kinds, and the minor collections'
+ * alone; V8's helper thread's share of the collection is not in them, it counts in "other threads"), and the store's
+ * log flushes and group commits.
  */
-async function gcPauses(p: Phase): Promise<{ readonly server: GcSeconds; readonly controllers: GcSeconds; readonly store: StoreCounts }> {
+async function serverCounts(p: Phase): Promise<{ readonly server: GcSeconds; readonly controllers: GcSeconds; readonly store: StoreCounts }> {
   const of = (text: string): GcSeconds => {
     let all = 0;
     let minor = 0;
@@ -188,7 +189,7 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
   const warm = await warmUp(p);
   // `up` is one process; the split target has a second one, the controller.
   const procs = p.controller.child === p.c.apiserver.child ? [["platform-ca up", p.c.apiserver.child.pid] as const] : [["apiserver", p.c.apiserver.child.pid] as const, ["controller", p.controller.child.pid] as const];
-  const gcAtStart = await gcPauses(p);
+  const countsAtStart = await serverCounts(p);
   const cpuAtStart = { threads: procs.map(([, pid]) => threadCpu(pid)), bench: process.cpuUsage() };
   const serverWaitAtStart = mainThreadWaitSeconds(procs[0]![1]);
   const start = performance.now();
@@ -225,15 +226,15 @@ async function burst(label: string, count: number, controllerArgs: readonly stri
       `all work finished in ${(finished / split.server).toFixed(2)}× its time on a core, both cores ${((100 * allCpu) / (2 * finished)).toFixed(0)}% busy`,
   );
   // Read after the CPU above: a scrape's own cost stays out of it. The pauses include the scrapes' few collections.
-  const gc = await gcPauses(p);
+  const counts = await serverCounts(p);
   const paused = (end: GcSeconds, begin: GcSeconds, cpu: number) =>
     `${(end.all - begin.all).toFixed(2)} s (${((100 * (end.all - begin.all)) / cpu).toFixed(0)}% of its CPU; minor collections ${(end.minor - begin.minor).toFixed(2)} s)`;
-  console.log(`garbage collection pauses until all work finished: server thread ${paused(gc.server, gcAtStart.server, split.server)}, controllers' thread ${paused(gc.controllers, gcAtStart.controllers, split.controllers)}`);
-  const flushes = gc.store.flushes - gcAtStart.store.flushes;
-  const commits = gc.store.commits - gcAtStart.store.commits;
+  console.log(`garbage collection pauses until all work finished: server thread ${paused(counts.server, countsAtStart.server, split.server)}, controllers' thread ${paused(counts.controllers, countsAtStart.controllers, split.controllers)}`);
+  const flushes = counts.store.flushes - countsAtStart.store.flushes;
+  const commits = counts.store.commits - countsAtStart.store.commits;
   if (flushes > 0 && commits > 0) {
-    const ms = ((gc.store.flushSeconds - gcAtStart.store.flushSeconds) * 1000) / flushes;
-    console.log(`the store: ${flushes} log flushes, ${ms.toFixed(2)} ms on average from hand-over to the thread pool until the server's thread heard; ${commits} group commits of ${((gc.store.writes - gcAtStart.store.writes) / commits).toFixed(1)} writes on average`);
+    const ms = ((counts.store.flushSeconds - countsAtStart.store.flushSeconds) * 1000) / flushes;
+    console.log(`the store: ${flushes} log flushes, ${ms.toFixed(2)} ms on average from hand-over to the thread pool until the server's thread heard; ${commits} group commits of ${((counts.store.writes - countsAtStart.store.writes) / commits).toFixed(1)} writes on average`);
   }
   await report(p);
   // A throttled burst runs at the throttle's pace: the transport is not what it measures.
