@@ -1,12 +1,13 @@
 // `platform-ca storage defrag` on the built CLI: a SQLite store whose deleted and compacted rows left free pages gets
-// them back as a smaller file, every object and revision as before; an open store, etcd and a wrong directory refused
-// with one line.
-import { rmSync, statSync } from "node:fs";
+// them back as a smaller file, every object and revision as before; an open store, etcd, a wrong directory and too
+// little free disk space (a small tmpfs, mounted in a namespace of the test's own) refused with one line.
+import { mkdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSqliteStorage } from "../../src/apiserver/storage/sqlite.js";
+import { runTool } from "../fixtures/process.js";
 import { tempDir } from "../fixtures/temp-dir.js";
-import { runCli } from "./fixtures.js";
+import { CLI, REPO, runCli } from "./fixtures.js";
 
 const dir = tempDir("pca-defrag-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -59,5 +60,46 @@ describe("platform-ca storage defrag", () => {
     const etcd = await runCli(["storage", "defrag", "--etcd-servers", "https://127.0.0.1:1"]);
     expect(etcd.code).not.toBe(0);
     expect(etcd.stderr.trim().split("\n")).toEqual(["error: a store in etcd is defragmented by etcd: `etcdctl defrag --endpoints …`, one member at a time"]);
+  });
+
+  // A tmpfs of `kib` KiB mounted at `at` for one shell script, in a user and mount namespace of the test's own (no
+  // privilege needed, nothing left mounted); the script gets `at` as $0 and `args` as $1….
+  const onTmpfs = (kib: number, at: string, script: string, args: readonly string[], env: Record<string, string> = {}) =>
+    runTool("unshare", ["--user", "--map-root-user", "--mount", "sh", "-c", `mount -t tmpfs -o size=${kib}k tmpfs "$0" && ${script}`, at, ...args], { timeoutMs: 60_000, env });
+
+  it("refuses before it starts when the disk has no room for the rebuild, the store untouched; the library's rebuild that runs out of room is rolled back", async () => {
+    const dataDir = join(dir, "no-room");
+    const path = join(dataDir, "store.db");
+    const s = await openSqliteStorage({ path });
+    await Promise.all(Array.from({ length: 600 }, (_, i) => s.create(`/k/${i}`, JSON.stringify({ pad: "q".repeat(3000) }))));
+    await Promise.all(Array.from({ length: 300 }, (_, i) => s.delete(`/k/${i}`)));
+    await s.compact(await s.revision());
+    const revision = await s.revision();
+    await s.close();
+    const mount = join(dir, "mount");
+    mkdirSync(mount);
+
+    // The store copied onto a file system with 64 KiB to spare: the rebuilt database's log (~1 MiB) has no room.
+    const kib = Math.ceil(statSync(path).size / 1024) + 64;
+    const refused = await onTmpfs(kib, mount, `cp "$1" "$0/store.db" && "$2" "$3" storage defrag --data-dir "$0"; code=$?; cmp -s "$1" "$0/store.db" && echo "exit $code, unchanged"`, [path, process.execPath, CLI]);
+    expect(refused.stdout).toBe("exit 1, unchanged\n");
+    expect(refused.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(new RegExp(`^error: not enough free disk space to defragment: it needs about 1\\.[0-9] MiB for the rebuilt database's log in ${mount} \\(0\\.[01] MiB free\\); free some space, or point SQLITE_TMPDIR at a directory with room for the copy$`)),
+    ]);
+
+    // Without the check (the library's defragment) and with a page cache too small to hold the copy, which then goes to
+    // a temporary directory on a 1 MiB file system: SQLite runs out of room and rolls the rebuild back.
+    const script = `import { openSqliteStorage } from ${JSON.stringify(join(REPO, "dist/src/apiserver/storage/sqlite.js"))};
+      const s = await openSqliteStorage({ path: ${JSON.stringify(path)}, cacheSizeBytes: 65536 });
+      try { s.defragment(); console.log("defragmented"); } catch (err) { console.log(err.code, err.message); } finally { await s.close(); }`;
+    const full = await onTmpfs(1024, mount, `SQLITE_TMPDIR="$0" exec "$1" --input-type=module -e "$2"`, [process.execPath, script]);
+    expect(full.stdout.trim()).toBe("STORAGE_UNAVAILABLE defragment failed, the store is as it was: database or disk is full (SQLITE_FULL)");
+    const again = await openSqliteStorage({ path });
+    try {
+      expect(await again.revision()).toBe(revision);
+      expect((await again.list("/k/")).items.map((kv) => kv.key).sort()).toEqual(Array.from({ length: 300 }, (_, i) => `/k/${i + 300}`).sort());
+    } finally {
+      await again.close();
+    }
   });
 });

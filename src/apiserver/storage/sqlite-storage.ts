@@ -76,12 +76,31 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
    * VACUUM: the database written again without its free pages (a compaction or a delete frees pages for reuse but never
    * shrinks the file, as etcd's defrag is needed after its compactions). For a store no server has open (the exclusive
    * lock holds the others out) with no write in flight; the rebuilt pages go through the log, and the file shrinks when
-   * the store closes and checkpoints it. Returns the size before and after.
+   * the store closes and checkpoints it. Returns the size before and after. A VACUUM that fails (the disk full) is rolled
+   * back by SQLite: the store is as it was.
    */
   defragment(): { readonly before: number; readonly after: number } {
     const before = this.sizeBytes()!;
-    this.#db.exec("VACUUM");
+    try {
+      this.#db.exec("VACUUM");
+    } catch (err) {
+      throw storageError(err, "defragment failed, the store is as it was");
+    }
     return { before, after: this.sizeBytes()! };
+  }
+
+  /**
+   * The disk space a defragment needs, in bytes: the pages in use go to a temporary database (on disk in SQLite's
+   * temporary directory only past what the page cache holds), then back through the log beside the store, each page
+   * with a 24-byte frame header (a sixty-fourth allowed).
+   */
+  defragmentSpace(): { readonly log: number; readonly temporary: number } {
+    const pageSize = this.#db.pragma("page_size", { simple: true }) as number;
+    const live = ((this.#db.pragma("page_count", { simple: true }) as number) - (this.#db.pragma("freelist_count", { simple: true }) as number)) * pageSize;
+    // cache_size is in pages when positive, in KiB when negative (how the store sets it).
+    const cacheSize = this.#db.pragma("cache_size", { simple: true }) as number;
+    const cache = cacheSize < 0 ? -cacheSize * 1024 : cacheSize * pageSize;
+    return { log: live + Math.ceil(live / 64), temporary: live > cache ? live : 0 };
   }
 
   /** The database's size in bytes (pages × page size, the log's pages included once copied in); undefined once closed. */

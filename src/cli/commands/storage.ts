@@ -5,10 +5,11 @@
 // and compacts there (docs/operations.md "Backups", "Backup and restore of etcd").
 // `platform-ca storage defrag`: gives a SQLite store's free pages back to the file system (etcdctl defrag for etcd).
 import { existsSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { DEFAULT_GROUP_SUFFIX } from "../../api/group.js";
 import type { SqliteStorage } from "../../apiserver/storage/sqlite-storage.js";
+import { PlatformError } from "../../errors.js";
 import { createLogger } from "../../logger.js";
 import { addCaKeyKmsOption } from "../ca-key-kms-flags.js";
 import { addLogOptions, applyLogFlags, type LogFlags } from "../log-flags.js";
@@ -103,6 +104,10 @@ async function defrag(flags: DefragFlags): Promise<void> {
   const { path, storage } = await openStopped(flags.dataDir, "--data-dir is required: the data directory of the stopped server");
   let before: number;
   try {
+    // Checked first: a rebuild that fills the disk is rolled back, but only after it has filled it.
+    const space = await import("./defrag-space.js");
+    const problem = space.spaceShortfall(storage.defragmentSpace(), space.volume(dirname(path)), space.volume(space.sqliteTempDir()));
+    if (problem !== undefined) throw new PlatformError("STORAGE_UNAVAILABLE", problem, { retryable: false });
     before = storage.defragment().before;
   } finally {
     await storage.close();
