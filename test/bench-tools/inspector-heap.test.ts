@@ -1,12 +1,10 @@
 // bench:soak's reading of another process's heaps (test/bench/inspector-heap.ts) against a real node process with a
 // worker thread: each thread's heap after a full collection, the worker's own, and its garbage not counted.
-import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { freePort } from "../fixtures/ports.js";
 import { REPO } from "../fixtures/repo.js";
 import type { ThreadHeaps } from "../bench/inspector-heap.js";
+import { runWithWebSocket, startInspected, stopInspected } from "./inspected.js";
 
 const MiB = 1024 * 1024;
 
@@ -28,30 +26,18 @@ const worker = new Worker(\`
 worker.once("message", () => console.log("ready"));
 `;
 
-const targets: ChildProcess[] = [];
-afterEach(() => {
-  for (const t of targets.splice(0)) t.kill();
-});
+afterEach(stopInspected);
 
 /** Starts TARGET (without its garbage when `garbage` is false) with its inspector on a free port; resolves with the port. */
-async function startTarget(keptMiB: number, garbage: boolean): Promise<number> {
-  const port = await freePort();
+function startTarget(keptMiB: number, garbage: boolean): Promise<number> {
   const script = garbage ? TARGET : TARGET.replace("let garbage = fill(Number(process.env.KEPT_MIB));", "let garbage;");
-  const child = spawn(process.execPath, [`--inspect=127.0.0.1:${port}`, "-e", script], { env: { ...process.env, KEPT_MIB: String(keptMiB) }, stdio: ["ignore", "pipe", "ignore"] });
-  targets.push(child);
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on("data", (d: Buffer) => String(d).includes("ready") && resolve());
-    child.once("exit", (code) => reject(new Error(`the target exited with ${code}`)));
-  });
-  return port;
+  return startInspected(script, { KEPT_MIB: String(keptMiB) });
 }
 
 /** threadHeaps as bench:soak runs it: built, in a node with WebSocket. */
-async function readHeaps(port: number): Promise<ThreadHeaps> {
+function readHeaps(port: number): Promise<ThreadHeaps> {
   const module = join(REPO, "dist/test/bench/inspector-heap.js");
-  const script = `const { threadHeaps } = await import(${JSON.stringify(module)}); console.log(JSON.stringify(await threadHeaps(${port})));`;
-  const { stdout } = await promisify(execFile)(process.execPath, ["--experimental-websocket", "--no-warnings", "--input-type=module", "-e", script], { timeout: 60_000 });
-  return JSON.parse(stdout) as ThreadHeaps;
+  return runWithWebSocket<ThreadHeaps>(`const { threadHeaps } = await import(${JSON.stringify(module)}); console.log(JSON.stringify(await threadHeaps(${port})));`);
 }
 
 describe("threadHeaps", () => {
