@@ -62,10 +62,15 @@ describe("platform-ca storage defrag", () => {
     expect(etcd.stderr.trim().split("\n")).toEqual(["error: a store in etcd is defragmented by etcd: `etcdctl defrag --endpoints …`, one member at a time"]);
   });
 
-  // A tmpfs of `kib` KiB mounted at `at` for one shell script, in a user and mount namespace of the test's own (no
-  // privilege needed, nothing left mounted); the script gets `at` as $0 and `args` as $1….
-  const onTmpfs = (kib: number, at: string, script: string, args: readonly string[], env: Record<string, string> = {}) =>
-    runTool("unshare", ["--user", "--map-root-user", "--mount", "sh", "-c", `mount -t tmpfs -o size=${kib}k tmpfs "$0" && ${script}`, at, ...args], { timeoutMs: 60_000, env });
+  // A tmpfs of `kib` KiB mounted at `at` for one shell script, in a mount namespace of the test's own (nothing left
+  // mounted): inside a user namespace of its own (no privilege needed), or, where those are not allowed, as the root
+  // a CI container runs as. The script gets `at` as $0 and `args` as $1….
+  const onTmpfs = async (kib: number, at: string, script: string, args: readonly string[], env: Record<string, string> = {}) => {
+    const run = (namespaces: readonly string[]) =>
+      runTool("unshare", [...namespaces, "sh", "-c", `mount -t tmpfs -o size=${kib}k tmpfs "$0" && ${script}`, at, ...args], { timeoutMs: 60_000, env });
+    const r = await run(["--user", "--map-root-user", "--mount"]);
+    return r.stderr.startsWith("unshare: ") ? run(["--mount"]) : r;
+  };
 
   it("refuses before it starts when the disk has no room for the rebuild, the store untouched; the library's rebuild that runs out of room is rolled back", async () => {
     const dataDir = join(dir, "no-room");
