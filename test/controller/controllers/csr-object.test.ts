@@ -93,6 +93,32 @@ describe("CsrParser", () => {
     expect(Buffer.from(parser.bytes(fresh).der).equals(Buffer.from(f.der))).toBe(true);
   });
 
+  it("keeps a parse per uid, the least recently read going first past its size (512 by default)", async () => {
+    const pems = await Promise.all(Array.from({ length: 3 }, (_, i) => csr({ cn: `kept-${i}` })));
+    const parser = new CsrParser(2);
+    const [a, b, c] = pems.map((p, i) => object(p.pem, `u-kept-${i}`)) as [ReturnType<typeof object>, ReturnType<typeof object>, ReturnType<typeof object>];
+    const first = parser.request(a).csr;
+    expect(parser.request(a).csr).toBe(first);
+    const bFirst = parser.request(b).csr;
+    // a read again, so b is the least recently read when c comes (first in, but not the one to go).
+    expect(parser.request(a).csr).toBe(first);
+    parser.request(c);
+    expect(parser.request(a).csr).toBe(first);
+    expect(parser.request(b).csr).not.toBe(bFirst);
+    expect(parser.request(b).csr.subject.commonName).toBe("kept-1");
+    const none = new CsrParser(0);
+    expect(none.request(a).csr).not.toBe(none.request(a).csr);
+    // By default a parse outlives 511 others read after it, not 512.
+    const after = (others: number) => {
+      const parser = new CsrParser();
+      const kept = parser.request(a).csr;
+      for (let i = 0; i < others; i++) parser.request(object(pems[1]!.pem, `u-many-${i}`));
+      return parser.request(a).csr === kept;
+    };
+    expect(after(511)).toBe(true);
+    expect(after(512)).toBe(false);
+  });
+
   it("hands a request with a broken signature over as bytes, and refuses it at the checked read", async () => {
     const bad = tamperedSignature((await csr({ cn: "broken", freshKey: true })).der);
     const pem = `-----BEGIN CERTIFICATE REQUEST-----\n${Buffer.from(bad).toString("base64")}\n-----END CERTIFICATE REQUEST-----\n`;
