@@ -10,6 +10,7 @@ import { isPlatformError } from "../../../src/errors.js";
 import { openSqliteStorage, type SqliteStorageOptions } from "../../../src/apiserver/storage/sqlite.js";
 import type { SqliteStorage } from "../../../src/apiserver/storage/sqlite-storage.js";
 import { sqliteMetrics } from "../../../src/apiserver/storage/sqlite-metrics.js";
+import { sample } from "../../fixtures/metrics-text.js";
 import { recorder } from "./contract.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
 
@@ -377,10 +378,7 @@ describe("sqlite group commit metrics", () => {
     const registry = new Registry();
     sqliteMetrics.register(registry);
     const text = await registry.metrics();
-    const value = (line: string) => {
-      const found = text.split("\n").find((l) => l.startsWith(`${line} `));
-      return found ? Number(found.slice(line.length + 1)) : 0;
-    };
+    const value = (series: string) => sample(text, series);
     const braces = (labels: string) => (labels ? `{${labels}}` : "");
     return {
       series: (name, labels = "") => ({ count: value(`${name}_count${braces(labels)}`), sum: value(`${name}_sum${braces(labels)}`) }),

@@ -5,6 +5,7 @@ import { Registry } from "prom-client";
 import { afterAll, describe, expect, it } from "vitest";
 import { openSqliteStorage } from "../../../src/apiserver/storage/sqlite.js";
 import { sqliteMetrics } from "../../../src/apiserver/storage/sqlite-metrics.js";
+import { metricValue } from "../../fixtures/metrics-text.js";
 import { tempDir } from "../../fixtures/temp-dir.js";
 
 const dir = tempDir("pca-size-");
@@ -16,8 +17,7 @@ async function size(): Promise<number | undefined> {
   sqliteMetrics.register(registry);
   const text = await registry.metrics();
   expect(text).toContain("# TYPE platform_ca_storage_size_bytes gauge");
-  const line = text.split("\n").find((l) => l.startsWith("platform_ca_storage_size_bytes "));
-  return line === undefined ? undefined : Number(line.slice("platform_ca_storage_size_bytes ".length));
+  return metricValue(text, "platform_ca_storage_size_bytes");
 }
 
 describe("platform_ca_storage_size_bytes", () => {

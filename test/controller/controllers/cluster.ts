@@ -193,7 +193,4 @@ export async function createPersistently(resources: ControllerResources, csr: Ce
 }
 
 /** The value of one Prometheus sample (`name{labels}`) in a scrape, or 0 when absent. */
-export function sample(text: string, series: string): number {
-  const line = text.split("\n").find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : 0;
-}
+export { sample } from "../../fixtures/metrics-text.js";
