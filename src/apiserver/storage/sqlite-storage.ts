@@ -96,7 +96,7 @@ export class SqliteStorage<V extends StoredValue = string> extends BaseStorage<V
    */
   defragmentSpace(): { readonly log: number; readonly temporary: number } {
     const pageSize = this.#db.pragma("page_size", { simple: true }) as number;
-    const live = ((this.#db.pragma("page_count", { simple: true }) as number) - (this.#db.pragma("freelist_count", { simple: true }) as number)) * pageSize;
+    const live = this.sizeBytes()! - (this.#db.pragma("freelist_count", { simple: true }) as number) * pageSize;
     // cache_size is in pages when positive, in KiB when negative (how the store sets it).
     const cacheSize = this.#db.pragma("cache_size", { simple: true }) as number;
     const cache = cacheSize < 0 ? -cacheSize * 1024 : cacheSize * pageSize;
