@@ -8,6 +8,7 @@
 import { mainHeapSnapshot } from "./inspector-heap.js";
 import { generatorFunction, heapGraph, retainedOnlyBy, type HeapGraph } from "./heap-graph.js";
 import { envNumber } from "./measure.js";
+import { until } from "../fixtures/wait.js";
 
 /** A request being answered: fastify's and node's objects of one exchange (the in-thread channel's too). */
 const REQUEST_OBJECTS = new Set(["Reply", "_Request", "LocalRequest", "LocalResponse", "IncomingMessage", "ServerResponse"]);
@@ -31,16 +32,8 @@ if (!Number.isInteger(port) || port <= 0) throw new Error("usage: heap-in-flight
 const SNAPSHOTS = envNumber("BENCH_SNAPSHOTS", 8);
 const INTERVAL_MS = envNumber("BENCH_INTERVAL_MS", 1000);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-// The inspector opens with the process: wait for it, then for the work to begin.
-for (let tries = 0; ; tries++) {
-  try {
-    await fetch(`http://127.0.0.1:${port}/json/list`);
-    break;
-  } catch (err) {
-    if (tries > 600) throw err;
-    await sleep(100);
-  }
-}
+// The inspector opens with the process (up to a minute away): wait for it, then for the work to begin.
+await until(() => fetch(`http://127.0.0.1:${port}/json/list`).then(() => true, () => false), `the inspector on 127.0.0.1:${port}`, 6000);
 await sleep(envNumber("BENCH_DELAY_MS", 5000));
 console.log(`heap-in-flight — ${new Date().toISOString()}, inspector 127.0.0.1:${port}`);
 console.log("| taken (UTC) | heap MB | replies in flight | of them the channel's | retained only by the requests, KB | per reply, KB |");
